@@ -1,0 +1,198 @@
+"""Hidden-suite API: weighted test *cases* whose results the trusted parent decides.
+
+A hidden suite is a Python file ``autograder/suites/NN_slug/suite.py`` that builds one
+:class:`Suite` and registers cases on it::
+
+    suite = Suite(module="01_tensor", version="2027.1")
+
+    @suite.case(points=2, hint="Broadcasting aligns shapes from the right.")
+    def add_broadcasts_row_over_matrix(tt, rng):
+        a = tt.Tensor(rng.standard_normal((3, 4)).astype(np.float32))
+        b = tt.Tensor(rng.standard_normal((4,)).astype(np.float32))
+        return (a + b).numpy()
+
+A case is a *probe*, not an assertion. It runs in the sandboxed child with ``tt`` bound to the
+package under test (the student's view of ``tinytorch``) and ``rng`` a NumPy Generator seeded
+from the case name, and returns **plain data**: ``None``, bool, int, float, str, NumPy arrays
+and lists/tuples/dicts of these. The same function run against ``tinytorch_ref`` ("publish
+mode", at autograder build time) gives the expected value. The parent process, which never runs
+student code, compares the two with :func:`compare` and decides the score.
+
+Outcomes a case wants to test as data: return ``"ValueError"`` from an ``except`` clause, or
+``x.shape`` as a tuple. Exceptions escaping a case fail it, with the exception type and message
+shown to the student (never the case source or the expected value).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+Visibility = Literal["hidden", "after_due_date", "after_published", "visible"]
+Checker = Callable[[Any, Any], "tuple[bool, str]"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One weighted hidden test case."""
+
+    name: str
+    fn: Callable[..., Any]
+    points: float
+    hint: str = ""
+    visibility: Visibility = "after_due_date"
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    check_dtype: bool = True
+    check: Checker | None = None
+    timeout_s: float | None = None
+    tags: tuple[str, ...] = ()
+
+    def seed(self) -> int:
+        """Deterministic per-case seed: stable across runs, machines and Python versions."""
+        return int.from_bytes(hashlib.sha256(self.name.encode()).digest()[:4], "little")
+
+
+@dataclass
+class Suite:
+    """A module's hidden suite: an ordered, named collection of weighted cases."""
+
+    module: str
+    version: str
+    cases: list[Case] = field(default_factory=list)
+
+    def case(
+        self,
+        points: float,
+        *,
+        name: str | None = None,
+        hint: str = "",
+        visibility: Visibility = "after_due_date",
+        rtol: float = 1e-5,
+        atol: float = 1e-6,
+        check_dtype: bool = True,
+        check: Checker | None = None,
+        timeout_s: float | None = None,
+        tags: tuple[str, ...] = (),
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Register ``fn(tt, rng) -> plain data`` as a case worth ``points``."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            case_name = name or fn.__name__
+            if any(c.name == case_name for c in self.cases):
+                raise ValueError(f"{self.module}: duplicate case name {case_name!r}")
+            if points < 0:
+                raise ValueError(f"{self.module}: case {case_name!r} has negative points")
+            self.cases.append(
+                Case(case_name, fn, float(points), hint, visibility, rtol, atol, check_dtype,
+                     check, timeout_s, tuple(tags))
+            )
+            return fn
+
+        return register
+
+    @property
+    def total_points(self) -> float:
+        return math.fsum(c.points for c in self.cases)
+
+    def get(self, name: str) -> Case:
+        for c in self.cases:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+def run_case(case: Case, tt: Any) -> Any:
+    """Run one case against package ``tt`` with its deterministic generator."""
+    rng = np.random.default_rng(case.seed())
+    return case.fn(tt, rng)
+
+
+# --------------------------------------------------------------------------- comparison
+# Runs in the trusted parent on plain data only. Messages never include expected values.
+
+def compare(got: Any, expected: Any, case: Case) -> tuple[bool, str]:
+    """Decide whether ``got`` matches ``expected`` under the case's tolerances.
+
+    Returns:
+        (passed, message); the message describes the difference without revealing the
+        expected value (shapes and dtypes are named, values are not).
+    """
+    if case.check is not None:
+        return case.check(got, expected)
+    return _compare(got, expected, case, "result")
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+
+def _compare(got: Any, exp: Any, case: Case, where: str) -> tuple[bool, str]:
+    if isinstance(exp, np.ndarray):
+        if not isinstance(got, np.ndarray):
+            return False, f"{where}: expected an array, got {type(got).__name__}"
+        if got.shape != exp.shape:
+            return False, f"{where}: shape {got.shape} is wrong (expected {exp.shape})"
+        if case.check_dtype and got.dtype != exp.dtype:
+            return False, f"{where}: dtype {got.dtype} is wrong (expected {exp.dtype})"
+        if exp.dtype.kind in "biuUSO" or got.dtype.kind in "USO":
+            if not np.array_equal(got, exp):
+                bad = int(np.sum(got != exp)) if got.shape == exp.shape else got.size
+                return False, f"{where}: {bad} of {exp.size} elements differ"
+            return True, ""
+        g = got.astype(np.float64)
+        e = exp.astype(np.float64)
+        if np.array_equal(np.isnan(g), np.isnan(e)) is False:
+            return False, f"{where}: NaN where a number was expected (or the reverse)"
+        ok = np.isclose(g, e, rtol=case.rtol, atol=case.atol, equal_nan=True)
+        if not ok.all():
+            idx = tuple(int(i) for i in np.argwhere(~ok)[0])
+            err = float(np.nanmax(np.abs(g - e)))
+            return False, (f"{where}: {int((~ok).sum())} of {ok.size} values are off "
+                           f"(first at index {idx}; max abs error {err:.3g})")
+        return True, ""
+    if isinstance(exp, bool) or exp is None or isinstance(exp, str):
+        if type(got) is not type(exp) or got != exp:
+            shown = repr(got) if isinstance(got, (bool, type(None), str)) else type(got).__name__
+            if isinstance(got, str) and len(shown) > 80:
+                shown = shown[:77] + "..."
+            return False, f"{where}: got {shown}, which is not what the reference gives"
+        return True, ""
+    if _is_number(exp):
+        if not _is_number(got):
+            return False, f"{where}: expected a number, got {type(got).__name__}"
+        if isinstance(exp, (int, np.integer)) and not isinstance(got, (int, np.integer)):
+            if float(got) != float(exp):
+                return False, f"{where}: expected an integer, got {got!r}"
+            return True, ""
+        if not math.isclose(float(got), float(exp), rel_tol=case.rtol, abs_tol=case.atol):
+            if math.isnan(float(got)) and math.isnan(float(exp)):
+                return True, ""
+            return False, f"{where}: the number {float(got):.6g} is not what the reference gives"
+        return True, ""
+    if isinstance(exp, (list, tuple)):
+        if not isinstance(got, (list, tuple)):
+            return False, f"{where}: expected a sequence, got {type(got).__name__}"
+        if len(got) != len(exp):
+            return False, f"{where}: has {len(got)} items (expected {len(exp)})"
+        for i, (g, e) in enumerate(zip(got, exp)):
+            ok, msg = _compare(g, e, case, f"{where}[{i}]")
+            if not ok:
+                return ok, msg
+        return True, ""
+    if isinstance(exp, dict):
+        if not isinstance(got, dict):
+            return False, f"{where}: expected a mapping, got {type(got).__name__}"
+        if set(got) != set(exp):
+            return False, f"{where}: keys {sorted(map(str, got))} are wrong"
+        for k in exp:
+            ok, msg = _compare(got[k], exp[k], case, f"{where}[{k!r}]")
+            if not ok:
+                return ok, msg
+        return True, ""
+    return False, f"{where}: unsupported expected type {type(exp).__name__} (suite bug)"

@@ -1,0 +1,302 @@
+"""The course, declared once: course.yml parsed into a typed, validated schema.
+
+Every tito command loads the course through :func:`load_course`. An invalid file raises
+:class:`CourseError` whose message is one line naming the file, the field and the problem.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from tito.paths import REPO_ROOT
+
+COURSE_FILE = REPO_ROOT / "course.yml"
+_TIME_FORMAT = "%Y-%m-%d %H:%M"
+
+
+class CourseError(ValueError):
+    """course.yml (or a module reference) is invalid; the message is one line."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GradingLimits(_Strict):
+    test_timeout_s: float = Field(20, gt=0, description="Wall-clock limit for one hidden test case.")
+    run_timeout_s: float = Field(
+        540, gt=0, description="Wall-clock limit for grading one submission (Gradescope stops at 600)."
+    )
+    memory_limit_mb: int = Field(
+        700, gt=64, description="Address-space limit for student code (Gradescope gives 768 MB)."
+    )
+    max_output_kb: int = Field(64, gt=0, description="Student output kept per test case, in KiB.")
+
+
+class CourseInfo(_Strict):
+    name: str = Field(description="Course name shown in reports and notebooks.")
+    code: str = Field(description="Catalogue code, e.g. 'CS 249'.")
+    term: str = Field(description="Term label, e.g. 'Spring 2027'.")
+    timezone: str = Field(description="IANA time zone of every time in this file.")
+    gradebook_store: str = Field(
+        "build/gradebook/gradebook.sqlite",
+        description="Gradebook store: a path relative to the repository, or a database URL.",
+    )
+    grading: GradingLimits = Field(default_factory=GradingLimits, description="Grading limits.")
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, v: str) -> str:
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {v!r}") from exc
+        return v
+
+
+class Tier(_Strict):
+    id: str = Field(description="Tier identifier used by modules.")
+    title: str = Field(description="Tier title.")
+
+
+class Module(_Strict):
+    number: int = Field(ge=1, le=99, description="Position in the syllabus (01-20).")
+    slug: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="Concept name; also the file name.")
+    title: str = Field(description="Title shown to students.")
+    tier: str = Field(description="Tier id from `tiers`.")
+    category: str = Field("modules", description="Grading category its autograded score counts in.")
+    points: float = Field(gt=0, description="Autograded points: the hidden suite's weights sum to it.")
+    written_points: float = Field(0, ge=0, description="Hand-graded points of its written questions.")
+    release: str = Field(description="Release time, 'YYYY-MM-DD HH:MM' in the course time zone.")
+    due: str = Field(description="Due time, 'YYYY-MM-DD HH:MM' in the course time zone.")
+
+    @field_validator("release", "due")
+    @classmethod
+    def _time(cls, v: str) -> str:
+        try:
+            dt.datetime.strptime(v, _TIME_FORMAT)
+        except ValueError as exc:
+            raise ValueError(f"{v!r} is not a time in the form YYYY-MM-DD HH:MM") from exc
+        return v
+
+    @property
+    def name(self) -> str:
+        """Directory name, e.g. ``01_tensor``."""
+        return f"{self.number:02d}_{self.slug}"
+
+
+class Milestone(_Strict):
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="Identifier, e.g. 'xor_1969'.")
+    year: int = Field(description="Year of the result being recreated.")
+    title: str = Field(description="Title shown to students.")
+    requires: list[int] = Field(description="Module numbers the milestone needs.")
+    graded_with: int = Field(description="Module whose autograder trains and scores it.")
+    dataset: str = Field(description="Dataset name known to the milestone runner.")
+    metric: str = Field(description="Metric computed by the grader.")
+    threshold: float = Field(description="Minimum metric value to pass.")
+    seeds: list[int] = Field(min_length=1, description="Seeds trained; recorded in results.")
+    min_passing_seeds: int = Field(ge=1, description="Seeds that must pass (k of n).")
+    time_budget_s: float = Field(gt=0, description="Wall-clock budget for all seeds together.")
+    points: float = Field(gt=0, description="Points when the milestone passes.")
+
+    @model_validator(mode="after")
+    def _k_of_n(self) -> Milestone:
+        if self.min_passing_seeds > len(self.seeds):
+            raise ValueError("min_passing_seeds is larger than the number of seeds")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise ValueError("seeds repeat")
+        return self
+
+
+class Category(_Strict):
+    id: str = Field(description="Category id, referenced by track weights and modules.")
+    title: str = Field(description="Category title in reports.")
+    drop_lowest: int = Field(0, ge=0, description="Lowest N items dropped in this category.")
+
+
+class LatePolicy(_Strict):
+    grace_minutes: float = Field(0, ge=0, description="Minutes after the due time that are on time.")
+    deduction_per_day: float = Field(
+        0.1, ge=0, le=1, description="Fraction of the points lost per started day late."
+    )
+    max_deduction: float = Field(1.0, ge=0, le=1, description="Cap on the late deduction.")
+    tokens: int = Field(0, ge=0, description="Late tokens per student, shared across modules.")
+    token_hours: float = Field(24, gt=0, description="Hours of lateness one token forgives.")
+
+
+class Grading(_Strict):
+    categories: list[Category] = Field(min_length=1, description="Grading categories.")
+    late: LatePolicy = Field(default_factory=LatePolicy, description="Late policy.")
+    letters: dict[str, float] = Field(description="Letter -> minimum percentage, highest first.")
+
+    @field_validator("letters")
+    @classmethod
+    def _descending(cls, v: dict[str, float]) -> dict[str, float]:
+        cuts = list(v.values())
+        if not cuts:
+            raise ValueError("needs at least one letter")
+        if any(a <= b for a, b in zip(cuts, cuts[1:])):
+            raise ValueError("cutoffs must be listed from highest to lowest, strictly decreasing")
+        if cuts[-1] != 0:
+            raise ValueError("the lowest letter must have cutoff 0")
+        return v
+
+
+class Track(_Strict):
+    id: str = Field(description="Track id, e.g. 'foundation' or 'full'.")
+    title: str = Field(description="Track title.")
+    credits: int = Field(ge=1, description="Credit hours.")
+    modules: list[int] = Field(min_length=1, description="Module numbers in this track.")
+    weights: dict[str, float] = Field(description="Category id -> weight; weights sum to 1.")
+
+
+class Course(_Strict):
+    course: CourseInfo
+    tiers: list[Tier]
+    modules: list[Module] = Field(min_length=1)
+    milestones: list[Milestone] = Field(default_factory=list)
+    grading: Grading
+    tracks: list[Track] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> Course:
+        _unique("tiers", [t.id for t in self.tiers])
+        _unique("modules", [m.number for m in self.modules], "number")
+        _unique("modules", [m.slug for m in self.modules], "slug")
+        _unique("milestones", [m.id for m in self.milestones])
+        _unique("grading.categories", [c.id for c in self.grading.categories])
+        _unique("tracks", [t.id for t in self.tracks])
+        numbers = [m.number for m in self.modules]
+        if numbers != sorted(numbers):
+            raise ValueError("modules: must be listed in syllabus order (by number)")
+        tiers = {t.id for t in self.tiers}
+        cats = {c.id for c in self.grading.categories}
+        for i, m in enumerate(self.modules):
+            if m.tier not in tiers:
+                raise ValueError(f"modules[{i}].tier: unknown tier {m.tier!r}")
+            if m.category not in cats:
+                raise ValueError(f"modules[{i}].category: unknown category {m.category!r}")
+            if _parse_time(m.due) <= _parse_time(m.release):
+                raise ValueError(f"modules[{i}].due: is not after its release {m.release}")
+        known = set(numbers)
+        for i, ms in enumerate(self.milestones):
+            for n in ms.requires:
+                if n not in known:
+                    raise ValueError(f"milestones[{i}].requires: unknown module {n}")
+            if ms.graded_with not in known:
+                raise ValueError(f"milestones[{i}].graded_with: unknown module {ms.graded_with}")
+            if ms.graded_with < max(ms.requires):
+                raise ValueError(
+                    f"milestones[{i}].graded_with: module {ms.graded_with} comes before "
+                    f"required module {max(ms.requires)}"
+                )
+        if "milestones" not in cats and self.milestones:
+            raise ValueError("grading.categories: milestones exist but no 'milestones' category")
+        for i, t in enumerate(self.tracks):
+            for n in t.modules:
+                if n not in known:
+                    raise ValueError(f"tracks[{i}].modules: unknown module {n}")
+            for c in t.weights:
+                if c not in cats:
+                    raise ValueError(f"tracks[{i}].weights: unknown category {c!r}")
+            total = sum(t.weights.values())
+            if abs(total - 1.0) > 1e-9:
+                raise ValueError(f"tracks[{i}].weights: sum to {total:g}, not 1")
+        return self
+
+    # ----------------------------------------------------------------- lookups
+    def module(self, ref: str | int) -> Module:
+        """Find a module by ``01``, ``1``, ``01_tensor`` or ``tensor``.
+
+        Raises:
+            CourseError: no module matches, with the valid choices.
+        """
+        text = str(ref).strip()
+        for m in self.modules:
+            if text in (m.slug, m.name) or (text.isdigit() and int(text) == m.number):
+                return m
+        choices = ", ".join(m.name for m in self.modules)
+        raise CourseError(f"unknown module {text!r}; expected one of: {choices}")
+
+    def milestones_graded_with(self, number: int) -> list[Milestone]:
+        return [m for m in self.milestones if m.graded_with == number]
+
+    def track(self, track_id: str) -> Track:
+        for t in self.tracks:
+            if t.id == track_id:
+                return t
+        raise CourseError(f"unknown track {track_id!r}; expected one of: "
+                          + ", ".join(t.id for t in self.tracks))
+
+    def category(self, cat_id: str) -> Category:
+        for c in self.grading.categories:
+            if c.id == cat_id:
+                return c
+        raise CourseError(f"unknown category {cat_id!r}")
+
+    @property
+    def tz(self) -> ZoneInfo:
+        return ZoneInfo(self.course.timezone)
+
+    def local_time(self, text: str) -> dt.datetime:
+        """A course time string as an aware datetime in the course time zone."""
+        return _parse_time(text).replace(tzinfo=self.tz)
+
+
+def _parse_time(text: str) -> dt.datetime:
+    return dt.datetime.strptime(text, _TIME_FORMAT)
+
+
+def _unique(where: str, values: list, field: str = "id") -> None:
+    seen: set = set()
+    for v in values:
+        if v in seen:
+            raise ValueError(f"{where}: duplicate {field} {v!r}")
+        seen.add(v)
+
+
+def _format_error(path: Path, exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in err["loc"])
+    loc = re.sub(r"\.\[", "[", loc)
+    msg = err["msg"]
+    msg = re.sub(r"^(Value error|Assertion failed), ", "", msg)
+    if loc:
+        return f"{path.name}: {loc}: {msg}"
+    return f"{path.name}: {msg}"
+
+
+def load_course(path: Path | str | None = None) -> Course:
+    """Load and validate course.yml.
+
+    Args:
+        path: the file; defaults to ``$TITO_COURSE`` or the repository's course.yml.
+
+    Raises:
+        CourseError: one line naming the file, the field and the problem.
+    """
+    import os
+
+    p = Path(path or os.environ.get("TITO_COURSE") or COURSE_FILE)
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise CourseError(f"{p}: file not found") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise CourseError(f"{p.name}:{where}: {problem}") from exc
+    if not isinstance(raw, dict):
+        raise CourseError(f"{p.name}: expected a mapping at the top level")
+    try:
+        return Course.model_validate(raw)
+    except ValidationError as exc:
+        raise CourseError(_format_error(p, exc)) from exc
