@@ -1,0 +1,144 @@
+"""Leak scan: prove student_release/ holds no solution code and no hidden test.
+
+Fingerprints come from the sources themselves:
+
+* every significant line inside a solution block of a solution module (code and the written
+  answers), unless the same line also appears outside solution blocks (then it is given code);
+* every significant line and case name of every hidden suite under ``autograder/suites``;
+* solution and test markers themselves.
+
+A significant line has at least 8 characters once stripped and is not a bare comment.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+from tito import paths
+from tito.course import Course
+
+_MARKERS = re.compile(
+    r"BEGIN SOLUTION|END SOLUTION|#\s?SOLUTION\b|#\s?STUB\b|BEGIN HIDDEN|hidden:\s*true",
+)
+_BEGIN = re.compile(r"^\s*(# )?# BEGIN SOLUTION")
+_END = re.compile(r"^\s*(# )?# END SOLUTION")
+_MIN_LEN = 8
+
+
+def _significant(line: str) -> str | None:
+    s = line.strip()
+    if len(s) < _MIN_LEN or s.startswith("#"):
+        return None
+    return s
+
+
+def solution_fingerprints(source: Path) -> set[str]:
+    """Significant lines found only inside solution blocks of a solution module."""
+    inside: set[str] = set()
+    outside: set[str] = set()
+    depth = 0
+    for raw in source.read_text(encoding="utf-8").splitlines():
+        if _BEGIN.match(raw):
+            depth += 1
+            continue
+        if _END.match(raw):
+            depth = max(0, depth - 1)
+            continue
+        # markdown lines in percent files start with "# "; compare their text
+        line = raw[2:] if raw.startswith("# ") else raw
+        sig = _significant(line)
+        if sig is None:
+            continue
+        (inside if depth else outside).add(sig)
+    return inside - outside
+
+
+def suite_fingerprints(suite_file: Path) -> tuple[set[str], set[str]]:
+    """(significant source lines, case function names) of a hidden suite."""
+    text = suite_file.read_text(encoding="utf-8")
+    names = set()
+    try:
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef) and any(
+                isinstance(d, ast.Call) and getattr(getattr(d.func, "attr", None), "startswith",
+                                                    lambda _: False)("case")
+                for d in node.decorator_list
+            ):
+                names.add(node.name)
+    except SyntaxError:
+        pass
+    lines = set()
+    for raw in text.splitlines():
+        sig = _significant(raw)
+        if sig and not sig.startswith(("import ", "from ", "return ", '"""', "def ", "@")):
+            lines.add(sig)
+    return lines, names
+
+
+def _release_lines(path: Path) -> list[tuple[str, str]]:
+    """(location, line) pairs of a release file; notebooks by cell."""
+    if path.suffix == ".ipynb":
+        try:
+            nb = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return [(str(path), "<unreadable notebook>")]
+        out = []
+        for i, cell in enumerate(nb.get("cells", [])):
+            src = cell.get("source", "")
+            src = "".join(src) if isinstance(src, list) else src
+            out += [(f"{path}: cell {i + 1}", ln) for ln in src.splitlines()]
+        return out
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return []
+    return [(f"{path}:{n}", ln) for n, ln in enumerate(text.splitlines(), 1)]
+
+
+def scan(course: Course, release_dir: Path | None = None, *, solutions_dir: Path | None = None,
+         suites_dir: Path | None = None) -> list[str]:
+    """Return one message per leak found in ``release_dir`` (empty when clean)."""
+    release_dir = release_dir or paths.RELEASE
+    solutions_dir = solutions_dir or paths.SOLUTIONS
+    suites_dir = suites_dir or paths.SUITES
+    fingerprints: dict[str, str] = {}
+    for m in course.modules:
+        src = solutions_dir / m.name / f"{m.name}.py"
+        if src.exists():
+            for line in solution_fingerprints(src):
+                fingerprints.setdefault(line, f"solution code of {m.name}")
+    hidden_names: dict[str, str] = {}
+    if suites_dir.exists():
+        for suite in sorted(suites_dir.glob("*/suite.py")):
+            lines, names = suite_fingerprints(suite)
+            for line in lines:
+                fingerprints.setdefault(line, f"hidden suite {suite.parent.name}")
+            for name in names:
+                if "_" in name and len(name) >= 12:  # distinctive names only
+                    hidden_names[name] = suite.parent.name
+    name_re = (re.compile(r"\b(" + "|".join(map(re.escape, sorted(hidden_names))) + r")\b")
+               if hidden_names else None)
+
+    problems = []
+    if not release_dir.exists():
+        return problems
+    for path in sorted(release_dir.rglob("*")):
+        if not path.is_file() or "__pycache__" in path.parts:
+            continue
+        if path.name in ("suite.py", "goldens.json") or path.suffix in (".npz", ".pkl"):
+            problems.append(f"{path}: hidden-suite file in the release")
+            continue
+        for where, line in _release_lines(path):
+            if _MARKERS.search(line):
+                problems.append(f"{where}: marker left in release: {line.strip()[:60]}")
+                continue
+            s = line.strip()
+            if s in fingerprints:
+                problems.append(f"{where}: {fingerprints[s]} leaked: {s[:60]}")
+            elif name_re and name_re.search(line) and not s.startswith("#"):
+                hit = name_re.search(line).group(1)
+                problems.append(f"{where}: hidden case name {hit!r} ({hidden_names[hit]})")
+    return problems

@@ -1,0 +1,257 @@
+"""Build the reference package, the otter master notebooks and the student release.
+
+``sync``    solutions/NN_slug/NN_slug.py -> tinytorch_ref/<slug>.py        (the exporter)
+``master``  solution module + course.yml -> assignments/NN_slug/NN_slug.ipynb
+``release`` master --otter assign--> student_release/NN_slug/ (+ student_release/tinytorch/)
+
+Everything generated is deterministic (stable cell ids, no timestamps), so CI can check the
+checked-in trees are in sync with their sources. Every release ends with a leak scan.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tito import paths
+from tito.course import Course, Module
+from tito.export import export_module, read_cells, write_module
+
+# Files of tinytorch_ref that are package infrastructure (hand-written), not module exports.
+INFRA_SUFFIXES = (".py",)
+
+
+class ReleaseError(RuntimeError):
+    """A release step failed; one line naming the module and the problem."""
+
+
+def solution_path(module: Module) -> Path:
+    return paths.SOLUTIONS / module.name / f"{module.name}.py"
+
+
+def available_modules(course: Course) -> list[Module]:
+    """Modules of course.yml that have a solution module in solutions/."""
+    return [m for m in course.modules if solution_path(m).exists()]
+
+
+# ----------------------------------------------------------------------------- reference
+def reference_source(module: Module) -> str:
+    return export_module(solution_path(module), slug=module.slug, number=module.number,
+                         title=module.title, mode="reference")
+
+
+def sync(course: Course, *, check: bool = False, reference_dir: Path | None = None) -> list[str]:
+    """Regenerate ``tinytorch_ref/<slug>.py`` for every module with a solution.
+
+    Args:
+        check: do not write; return the modules whose file is out of date.
+
+    Returns:
+        Names of modules written (or, with ``check``, out of date).
+    """
+    ref = reference_dir or paths.REFERENCE
+    changed = []
+    for m in available_modules(course):
+        text = reference_source(m)
+        target = ref / f"{m.slug}.py"
+        current = target.read_text(encoding="utf-8") if target.exists() else None
+        if current != text:
+            changed.append(m.name)
+            if not check:
+                write_module(text, ref, m.slug)
+    return changed
+
+
+def module_files(course: Course) -> set[str]:
+    """File names in the package that are generated from a module (``tensor.py``, …)."""
+    return {f"{m.slug}.py" for m in course.modules}
+
+
+def infrastructure_files(course: Course, reference_dir: Path | None = None) -> list[Path]:
+    """Hand-written package files of tinytorch_ref (facades, ``__init__``), relative paths."""
+    ref = reference_dir or paths.REFERENCE
+    generated = module_files(course)
+    out = []
+    for p in sorted(ref.rglob("*.py")):
+        rel = p.relative_to(ref)
+        if "__pycache__" in rel.parts:
+            continue
+        if len(rel.parts) == 1 and rel.name in generated:
+            continue
+        out.append(rel)
+    return out
+
+
+# ----------------------------------------------------------------------------- master notebook
+def assignment_config(course: Course, module: Module) -> str:
+    return "\n".join([
+        "# ASSIGNMENT CONFIG",
+        f"name: {module.name}",
+        "init_cell: true",
+        "check_all_cell: false",
+        "export_cell: false",
+        "run_tests: false",
+        "strip_solutions_from_all_cells: true",
+        "tests:",
+        "  ok_format: false",
+        "  files: true",
+    ])
+
+
+SETUP_CELL = """\
+# Setup: make your own `tinytorch` package (in the folder above this one) importable.
+import sys
+from pathlib import Path
+
+_release_root = str(Path.cwd().parent)
+if _release_root not in sys.path:
+    sys.path.insert(0, _release_root)"""
+
+
+def build_master(course: Course, module: Module) -> dict:
+    """The otter master notebook (as JSON) for ``module``."""
+    import jupytext
+    import nbformat
+
+    text = solution_path(module).read_text(encoding="utf-8")
+    nb = jupytext.reads(text, fmt="py:percent")
+    config = nbformat.v4.new_raw_cell(assignment_config(course, module))
+    setup = nbformat.v4.new_code_cell(SETUP_CELL)
+    nb.cells = [config, setup, *nb.cells]
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+    }
+    for cell in nb.cells:
+        cell.metadata = {}
+    raw = json.loads(nbformat.writes(nb))
+    return normalize_notebook(raw)
+
+
+def normalize_notebook(nb: dict) -> dict:
+    """Stable cell ids and metadata, no outputs: byte-identical output for identical input."""
+    for i, cell in enumerate(nb.get("cells", [])):
+        cell["id"] = f"{i:04d}"
+        md = cell.get("metadata", {})
+        for key in ("lines_to_next_cell", "execution"):
+            md.pop(key, None)
+        cell["metadata"] = md
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+    nb.setdefault("metadata", {}).pop("jupytext", None)
+    nb["nbformat"], nb["nbformat_minor"] = 4, 5
+    return nb
+
+
+def dump_notebook(nb: dict) -> str:
+    return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+# ----------------------------------------------------------------------------- release
+_STUB_SUFFIX = re.compile(r"\s*# STUB\s*$")
+
+
+def _strip_stub_markers(source: str) -> str:
+    return "\n".join(_STUB_SUFFIX.sub("", ln) for ln in source.split("\n"))
+
+
+@dataclass
+class ReleaseResult:
+    module: str
+    notebook: Path
+    tests: list[Path] = field(default_factory=list)
+    package_file: Path | None = None
+
+
+def run_otter_assign(master: Path, out_dir: Path) -> None:
+    """Run ``otter assign`` on ``master`` into ``out_dir`` (no test run: we test ourselves)."""
+    cmd = [sys.executable, "-m", "otter", "assign", "--no-run-tests", str(master), str(out_dir)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        raise ReleaseError(f"otter assign failed for {master.name}: {tail[0]}")
+
+
+def release_module(course: Course, module: Module, *, assignments_dir: Path | None = None,
+                   release_dir: Path | None = None) -> ReleaseResult:
+    """Build ``assignments/NN_slug`` and ``student_release/NN_slug`` for one module."""
+    assignments_dir = assignments_dir or paths.ASSIGNMENTS
+    release_dir = release_dir or paths.RELEASE
+    if not solution_path(module).exists():
+        raise ReleaseError(f"{module.name}: no solution module at {solution_path(module)}")
+    master = build_master(course, module)
+    master_dir = assignments_dir / module.name
+    master_dir.mkdir(parents=True, exist_ok=True)
+    master_path = master_dir / f"{module.name}.ipynb"
+    master_path.write_text(dump_notebook(master), encoding="utf-8")
+
+    target = release_dir / module.name
+    with tempfile.TemporaryDirectory(prefix="tito-release-") as tmp:
+        tmp_master = Path(tmp) / f"{module.name}.ipynb"
+        shutil.copy(master_path, tmp_master)
+        out = Path(tmp) / "dist"
+        run_otter_assign(tmp_master, out)
+        student_nb = json.loads((out / "student" / f"{module.name}.ipynb").read_text("utf-8"))
+        for cell in student_nb["cells"]:
+            src = cell.get("source", "")
+            src = "".join(src) if isinstance(src, list) else src
+            cell["source"] = _strip_stub_markers(src)
+        student_nb = normalize_notebook(student_nb)
+        if target.exists():
+            shutil.rmtree(target)
+        (target / "tests").mkdir(parents=True)
+        nb_path = target / f"{module.name}.ipynb"
+        nb_path.write_text(dump_notebook(student_nb), encoding="utf-8")
+        tests = []
+        for t in sorted((out / "student" / "tests").glob("*.py")):
+            dest = target / "tests" / t.name
+            shutil.copy(t, dest)
+            tests.append(dest)
+    result = ReleaseResult(module.name, nb_path, tests)
+    # the student's package file: the stubs of this module, exported from the release notebook
+    text = export_module(nb_path, slug=module.slug, number=module.number, title=module.title,
+                         mode="student")
+    result.package_file = write_module(text, release_dir / "tinytorch", module.slug)
+    return result
+
+
+def write_student_package_infra(course: Course, release_dir: Path | None = None) -> None:
+    """Copy the package infrastructure (facades) from tinytorch_ref into the release package."""
+    release_dir = release_dir or paths.RELEASE
+    pkg = release_dir / "tinytorch"
+    for rel in infrastructure_files(course):
+        dest = pkg / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(paths.REFERENCE / rel, dest)
+
+
+def release(course: Course, modules: list[Module], *, release_dir: Path | None = None,
+            assignments_dir: Path | None = None) -> list[ReleaseResult]:
+    """Release ``modules`` (build masters, run otter assign, write the package) and leak-scan."""
+    from tito.leakscan import scan
+
+    release_dir = release_dir or paths.RELEASE
+    results = [release_module(course, m, release_dir=release_dir,
+                              assignments_dir=assignments_dir) for m in modules]
+    write_student_package_infra(course, release_dir)
+    problems = scan(course, release_dir)
+    if problems:
+        raise ReleaseError(f"leak scan failed: {problems[0]} (and {len(problems) - 1} more)"
+                           if len(problems) > 1 else f"leak scan failed: {problems[0]}")
+    return results
+
+
+def public_test_names(module: Module, release_dir: Path | None = None) -> list[str]:
+    release_dir = release_dir or paths.RELEASE
+    return [p.stem for p in sorted((release_dir / module.name / "tests").glob("*.py"))]
+
+
+def solution_cells(module: Module):  # pragma: no cover - convenience for tools
+    return read_cells(solution_path(module))
