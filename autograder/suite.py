@@ -196,3 +196,18 @@ def _compare(got: Any, exp: Any, case: Case, where: str) -> tuple[bool, str]:
                 return ok, msg
         return True, ""
     return False, f"{where}: unsupported expected type {type(exp).__name__} (suite bug)"
+
+
+def outcome(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
+    """``"ok"`` or the name of the exception ``fn(*args, **kwargs)`` raised.
+
+    ``NotImplementedError`` (an unfinished stub, and a subclass of RuntimeError) propagates, so
+    a stub never passes a case that expects an error.
+    """
+    try:
+        fn(*args, **kwargs)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the exception type is the answer
+        return type(exc).__name__
+    return "ok"

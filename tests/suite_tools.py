@@ -1,0 +1,99 @@
+"""Instructor-side helpers: score a package variant against a hidden suite, in-process.
+
+These run trusted code only (the reference, our own buggy fixtures), so no sandbox is needed;
+the real grader (autograder.harness) runs student code in a child process instead.
+
+A *variant* is the reference package with one module file replaced: the student-release stub,
+a hand-written buggy fixture, or a mutant. Each variant is imported under a fresh package name
+so variants never share ``sys.modules`` entries.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import itertools
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from autograder.suite import Case, Suite, compare, run_case
+from tito import paths
+
+_counter = itertools.count()
+_TMP = Path(tempfile.mkdtemp(prefix="tt-variants-"))
+
+
+def load_suite(module_name: str) -> Suite:
+    """Import ``autograder/suites/<module_name>/suite.py`` and return its ``suite``."""
+    path = paths.SUITES / module_name / "suite.py"
+    spec = importlib.util.spec_from_file_location(f"suite_{module_name}", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.suite
+
+
+def load_variant(replacements: dict[str, str | Path] | None = None) -> ModuleType:
+    """Import a copy of tinytorch_ref with some module files replaced.
+
+    Args:
+        replacements: ``{"tensor": source_text_or_path}``; ``tensor`` -> ``tensor.py``.
+    """
+    name = f"ttvariant_{next(_counter)}"
+    root = _TMP / name
+    shutil.copytree(paths.REFERENCE, root / name,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for slug, src in (replacements or {}).items():
+        text = Path(src).read_text(encoding="utf-8") if isinstance(src, Path) else src
+        (root / name / f"{slug}.py").write_text(text, encoding="utf-8")
+    sys.path.insert(0, str(root))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(root))
+
+
+@dataclass
+class CaseResult:
+    case: Case
+    passed: bool
+    message: str
+
+    @property
+    def score(self) -> float:
+        return self.case.points if self.passed else 0.0
+
+
+_expected_cache: dict[tuple[str, str], object] = {}
+
+
+def expected_value(suite: Suite, case: Case) -> object:
+    key = (suite.module, case.name)
+    if key not in _expected_cache:
+        import tinytorch_ref
+
+        _expected_cache[key] = run_case(case, tinytorch_ref)
+    return _expected_cache[key]
+
+
+def score_variant(suite: Suite, package: ModuleType) -> list[CaseResult]:
+    """Run every case against ``package`` and compare with the reference, in-process."""
+    results = []
+    for case in suite.cases:
+        expected = expected_value(suite, case)
+        try:
+            got = run_case(case, package)
+        except Exception as exc:  # noqa: BLE001 - any failure of the variant fails the case
+            results.append(CaseResult(case, False, f"{type(exc).__name__}: {exc}"))
+            continue
+        ok, msg = compare(got, expected, case)
+        results.append(CaseResult(case, ok, msg))
+    return results
+
+
+def total(results: list[CaseResult]) -> float:
+    return sum(r.score for r in results)
