@@ -97,3 +97,42 @@ def score_variant(suite: Suite, package: ModuleType) -> list[CaseResult]:
 
 def total(results: list[CaseResult]) -> float:
     return sum(r.score for r in results)
+
+
+def public_tests(module_name: str, release_dir: Path | None = None) -> list[tuple[str, object]]:
+    """The otter public test functions of a released module as (qualified name, function).
+
+    otter's ``test_case`` decorator is shimmed, so otter is not imported.
+    """
+    import types
+
+    shim = types.ModuleType("otter.test_files")
+    shim.test_case = lambda **_kw: (lambda fn: fn)  # type: ignore[attr-defined]
+    saved = {k: sys.modules.get(k) for k in ("otter", "otter.test_files")}
+    sys.modules["otter"] = types.ModuleType("otter")
+    sys.modules["otter.test_files"] = shim
+    out = []
+    try:
+        for path in sorted(((release_dir or paths.RELEASE) / module_name / "tests").glob("*.py")):
+            ns: dict = {}
+            exec(compile(path.read_text(), str(path), "exec"), ns)  # noqa: S102 - our own file
+            out += [(f"{path.stem}::{k}", v) for k, v in ns.items()
+                    if k.startswith("test_") and k != "test_case" and callable(v)]
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = v
+    return out
+
+
+def call_with_globals(fn, namespace: dict) -> None:
+    """Call a public test, binding its parameters by name from a module's globals."""
+    import inspect
+
+    params = inspect.signature(fn).parameters
+    missing = [p for p in params if p not in namespace]
+    if missing:
+        raise AssertionError(f"public test needs names the module does not define: {missing}")
+    fn(**{p: namespace[p] for p in params})

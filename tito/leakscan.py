@@ -56,6 +56,14 @@ def solution_fingerprints(source: Path) -> set[str]:
     return inside - outside
 
 
+def _callee(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
 def suite_fingerprints(suite_file: Path) -> tuple[set[str], set[str]]:
     """(significant source lines, case function names) of a hidden suite."""
     text = suite_file.read_text(encoding="utf-8")
@@ -63,8 +71,7 @@ def suite_fingerprints(suite_file: Path) -> tuple[set[str], set[str]]:
     try:
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.FunctionDef) and any(
-                isinstance(d, ast.Call) and getattr(getattr(d.func, "attr", None), "startswith",
-                                                    lambda _: False)("case")
+                isinstance(d, ast.Call) and _callee(d.func) in ("case", "milestone")
                 for d in node.decorator_list
             ):
                 names.add(node.name)
@@ -105,16 +112,19 @@ def scan(course: Course, release_dir: Path | None = None, *, solutions_dir: Path
     solutions_dir = solutions_dir or paths.SOLUTIONS
     suites_dir = suites_dir or paths.SUITES
     fingerprints: dict[str, str] = {}
+    public: set[str] = set()  # every line of every solution module: released or given code
     for m in course.modules:
         src = solutions_dir / m.name / f"{m.name}.py"
         if src.exists():
             for line in solution_fingerprints(src):
                 fingerprints.setdefault(line, f"solution code of {m.name}")
+            for raw in src.read_text(encoding="utf-8").splitlines():
+                public.add(raw.strip())
     hidden_names: dict[str, str] = {}
     if suites_dir.exists():
         for suite in sorted(suites_dir.glob("*/suite.py")):
             lines, names = suite_fingerprints(suite)
-            for line in lines:
+            for line in lines - public:
                 fingerprints.setdefault(line, f"hidden suite {suite.parent.name}")
             for name in names:
                 if "_" in name and len(name) >= 12:  # distinctive names only

@@ -1,0 +1,102 @@
+"""course.yml: the schema accepts the real file and rejects bad ones with one line."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tito.course import CourseError, load_course
+from tito.paths import REPO_ROOT
+
+RAW = yaml.safe_load((REPO_ROOT / "course.yml").read_text())
+
+
+def _write(tmp_path: Path, data: dict) -> Path:
+    p = tmp_path / "course.yml"
+    p.write_text(yaml.safe_dump(data, sort_keys=False))
+    return p
+
+
+def test_real_course_loads_with_20_modules_6_milestones_2_tracks(course):
+    assert [m.number for m in course.modules] == list(range(1, 21))
+    assert len(course.milestones) == 6
+    assert {t.id for t in course.tracks} == {"foundation", "full"}
+    assert course.track("foundation").modules == list(range(1, 8))
+    assert course.module(20).category == "capstone"
+
+
+@pytest.mark.parametrize("ref", ["01", "1", "01_tensor", "tensor", 1])
+def test_module_lookup_accepts_every_spelling(course, ref):
+    assert course.module(ref).name == "01_tensor"
+
+
+def test_unknown_module_lists_choices(course):
+    with pytest.raises(CourseError, match="unknown module 'tensors'.*01_tensor"):
+        course.module("tensors")
+
+
+def _mutate(path: list, value):
+    import copy
+
+    data = copy.deepcopy(RAW)
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return data
+
+
+@pytest.mark.parametrize("path,value,expected", [
+    (["milestones", 0, "threshold"], "high", "milestones[0].threshold"),
+    (["modules", 3, "points"], -5, "modules[3].points"),
+    (["modules", 2, "tier"], "advanced", "modules[2].tier: unknown tier 'advanced'"),
+    (["modules", 1, "due"], "next week", "modules[1].due"),
+    (["modules", 1, "slug"], "tensor", "duplicate slug 'tensor'"),
+    (["tracks", 0, "weights", "modules"], 0.9, "tracks[0].weights: sum to"),
+    (["grading", "letters"], {"A": 90, "B": 95, "F": 0}, "grading.letters"),
+    (["milestones", 1, "min_passing_seeds"], 9, "min_passing_seeds is larger"),
+    (["course", "timezone"], "Mars/Olympus", "course.timezone: unknown time zone"),
+    (["milestones", 2, "requires"], [1, 2, 42], "milestones[2].requires: unknown module 42"),
+])
+def test_invalid_course_gives_one_line_naming_the_field(tmp_path, path, value, expected):
+    p = _write(tmp_path, _mutate(path, value))
+    with pytest.raises(CourseError) as err:
+        load_course(p)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert msg.startswith("course.yml: ")
+    assert expected in msg
+
+
+def test_unknown_field_is_rejected(tmp_path):
+    data = _mutate(["course", "graading"], {})
+    with pytest.raises(CourseError, match="course.graading: Extra inputs are not permitted"):
+        load_course(_write(tmp_path, data))
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path):
+    p = tmp_path / "course.yml"
+    p.write_text("course:\n  name: [unclosed\n")
+    with pytest.raises(CourseError, match=r"course.yml: line \d+"):
+        load_course(p)
+
+
+def test_cli_stops_with_one_line_and_exit_2_on_bad_course(tmp_path):
+    p = _write(tmp_path, _mutate(["modules", 0, "points"], "lots"))
+    proc = subprocess.run([sys.executable, "-m", "tito.cli", "--course", str(p), "course", "check"],
+                          capture_output=True, text=True, cwd=REPO_ROOT)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "modules[0].points" in lines[0]
+
+
+def test_cli_course_check_summarises(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "tito.cli", "course", "check"],
+                          capture_output=True, text=True, cwd=REPO_ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert "20 modules, 6 milestones" in proc.stdout

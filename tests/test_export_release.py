@@ -1,0 +1,139 @@
+"""The exporter, the reference sync, the release and the leak scan."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tito import paths
+from tito.export import ExportError, export_module
+from tito.leakscan import scan
+from tito.release import available_modules, release, sync
+
+SOLUTION = paths.SOLUTIONS / "01_tensor" / "01_tensor.py"
+
+
+def _nb(tmp_path: Path, cells: list[tuple[str, str]], name: str = "01_tensor.ipynb") -> Path:
+    nb = {"cells": [{"cell_type": k, "source": s, "metadata": {}} for k, s in cells],
+          "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    p = tmp_path / name
+    p.write_text(json.dumps(nb))
+    return p
+
+
+def test_reference_mode_strips_markers_and_stubs():
+    text = export_module(SOLUTION, slug="tensor", number=1, mode="reference")
+    assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
+    assert "# STUB" not in text
+    assert "module 01: implement" not in text
+    compile(text, "tensor.py", "exec")
+
+
+def test_student_mode_keeps_code_and_rewrites_imports(tmp_path):
+    p = _nb(tmp_path, [("markdown", "# hi"),
+                       ("code", "#| export\nfrom tinytorch.tensor import Tensor\n"
+                                "from tinytorch import nn\n\ndef f():\n    return 1"),
+                       ("code", "print('not exported')")])
+    text = export_module(p, slug="activations", number=2, mode="student")
+    assert "from .tensor import Tensor" in text
+    assert "from . import nn" in text
+    assert "not exported" not in text
+
+
+@pytest.mark.parametrize("content,expected", [
+    (b"{not json", "is not valid notebook JSON"),
+    (b"\xff\xfe\x00garbage", "is not UTF-8"),
+    (b'{"cells": []}', "the notebook is empty"),
+    (b'{"metadata": {}}', "has no 'cells' list"),
+])
+def test_broken_notebooks_give_one_line(tmp_path, content, expected):
+    p = tmp_path / "01_tensor.ipynb"
+    p.write_bytes(content)
+    with pytest.raises(ExportError) as err:
+        export_module(p, slug="tensor", number=1)
+    assert expected in str(err.value) and "\n" not in str(err.value)
+
+
+def test_missing_export_cells_tell_the_student_what_to_restore(tmp_path):
+    p = _nb(tmp_path, [("code", "def f():\n    return 1")])
+    with pytest.raises(ExportError, match="no cells start with '#\\| export'"):
+        export_module(p, slug="tensor", number=1)
+
+
+def test_syntax_error_names_cell_and_line(tmp_path):
+    p = _nb(tmp_path, [("markdown", "x"), ("code", "#| export\nx = 1\ndef f(:\n    pass")])
+    with pytest.raises(ExportError, match=r"cell 2, line 3: invalid syntax"):
+        export_module(p, slug="tensor", number=1)
+
+
+def test_plain_import_of_tinytorch_is_refused(tmp_path):
+    p = _nb(tmp_path, [("code", "#| export\nimport tinytorch")])
+    with pytest.raises(ExportError, match="use 'from tinytorch.<module> import"):
+        export_module(p, slug="tensor", number=1)
+
+
+def test_reference_package_is_in_sync_with_solutions(course):
+    stale = sync(course, check=True)
+    assert stale == [], f"tinytorch_ref is stale for {stale}: run `tito sync`"
+
+
+def test_release_is_reproducible_and_checked_in_tree_is_current(course, tmp_path):
+    mods = available_modules(course)
+    assert mods, "no solution modules found"
+    rel, asg = tmp_path / "student_release", tmp_path / "assignments"
+    release(course, mods, release_dir=rel, assignments_dir=asg)
+    for m in mods:
+        for built, kept in [(asg / m.name / f"{m.name}.ipynb",
+                             paths.ASSIGNMENTS / m.name / f"{m.name}.ipynb"),
+                            (rel / m.name / f"{m.name}.ipynb",
+                             paths.RELEASE / m.name / f"{m.name}.ipynb"),
+                            (rel / "tinytorch" / f"{m.slug}.py",
+                             paths.RELEASE / "tinytorch" / f"{m.slug}.py")]:
+            assert built.read_text() == kept.read_text(), f"{kept} is stale: run `tito release --all`"
+        kept_tests = sorted(p.name for p in (paths.RELEASE / m.name / "tests").glob("*.py"))
+        built_tests = sorted(p.name for p in (rel / m.name / "tests").glob("*.py"))
+        assert kept_tests == built_tests
+        for name in kept_tests:
+            assert (rel / m.name / "tests" / name).read_text() == \
+                (paths.RELEASE / m.name / "tests" / name).read_text()
+
+
+def test_leak_scan_is_clean_on_the_release(course):
+    assert scan(course) == []
+
+
+@pytest.fixture()
+def release_copy(tmp_path):
+    dest = tmp_path / "student_release"
+    shutil.copytree(paths.RELEASE, dest)
+    return dest
+
+
+def test_leak_scan_catches_a_solution_line(course, release_copy):
+    pkg = release_copy / "tinytorch" / "tensor.py"
+    pkg.write_text(pkg.read_text() + "\n        out = np.matmul(self.data, other.data)\n")
+    problems = scan(course, release_copy)
+    assert any("solution code of 01_tensor leaked" in p for p in problems)
+
+
+def test_leak_scan_catches_markers_and_hidden_cases(course, release_copy):
+    (release_copy / "notes.py").write_text("# BEGIN SOLUTION\nx = 1\n"
+                                           "memory_footprint_in_bytes(tt, rng)\n")
+    problems = scan(course, release_copy)
+    assert any("marker left in release" in p for p in problems)
+    assert any("hidden case name 'memory_footprint_in_bytes'" in p for p in problems)
+
+
+def test_leak_scan_catches_a_copied_suite(course, release_copy):
+    shutil.copy(paths.SUITES / "01_tensor" / "suite.py", release_copy / "01_tensor" / "suite.py")
+    assert any("hidden-suite file" in p for p in scan(course, release_copy))
+
+
+def test_written_answers_are_not_released():
+    nb = json.loads((paths.RELEASE / "01_tensor" / "01_tensor.ipynb").read_text())
+    text = "".join("".join(c["source"]) for c in nb["cells"])
+    assert "activation checkpointing" not in text
+    assert "_Type your answer here" in text
