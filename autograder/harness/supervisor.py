@@ -1,0 +1,437 @@
+"""The trusted side of a sandboxed run: launch, watch, time out, kill, restart, collect.
+
+:func:`run_items` runs a list of items (``case:NAME``, ``public:FILE:I``,
+``milestone:ID@SEED``) in a child started by :mod:`autograder.harness.child`. It enforces a
+deadline for the import, one per item and one for the whole run. When the child dies or an
+item times out, the whole process tree is killed and a fresh child resumes at the next item,
+so one ``os._exit`` or infinite loop costs only the item that caused it. The parent never
+imports the package under test; it only reads framed JSON lines from a pipe and decodes them
+with :mod:`autograder.harness.wire`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import selectors
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from autograder.harness import isolation, wire
+
+Status = Literal["result", "error", "timeout", "crashed", "not_run", "fatal", "protocol"]
+
+CHILD = Path(__file__).with_name("child.py")
+HARNESS_ROOT = Path(__file__).resolve().parents[2]
+MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+MAX_CHANNEL_BYTES = 128 * 1024 * 1024
+_NEVER_HIDE = {"/", "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/dev",
+               "/proc", "/sys", "/tmp", "/var", "/home", "/opt", "/run", "/root", "/srv",
+               "/mnt", "/media", "/boot", "/var/tmp", "/dev/shm"}
+
+
+@dataclass
+class Outcome:
+    """What became of one item. Only ``status == "result"`` carries a decoded value."""
+
+    item: str
+    status: Status
+    value: Any = None
+    message: str = ""
+    where: str = ""
+    out: str = ""
+    secs: float = 0.0
+
+
+@dataclass
+class RunSpec:
+    """Everything a sandboxed (or trusted) run needs; paths are absolute."""
+
+    package_parent: Path
+    slug: str
+    suite_file: Path
+    items: list[str]
+    scratch: Path
+    item_timeout_s: dict[str, float]
+    import_timeout_s: float
+    run_timeout_s: float
+    memory_limit_mb: int
+    max_output_kb: int
+    student_file: Path | None = None
+    public_tests: list[dict[str, str]] = field(default_factory=list)
+    milestones: list[dict[str, str]] = field(default_factory=list)
+    sandbox: bool = True
+    hide: list[Path] = field(default_factory=list)
+    package: str = "tinytorch"
+
+
+@dataclass
+class RunReport:
+    """The whole run as the parent saw it."""
+
+    outcomes: dict[str, Outcome]
+    fatal: str | None = None
+    fatal_where: str = ""
+    integrity: list[str] = field(default_factory=list)
+    blocked_imports: list[str] = field(default_factory=list)
+    raw_output: str = ""
+    import_output: str = ""
+    isolation: list[str] = field(default_factory=list)
+    launches: int = 0
+    protocol_errors: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    child_numpy: str | None = None
+
+
+class _Capped:
+    def __init__(self, cap: int) -> None:
+        self.buf = bytearray()
+        self.cap = cap
+        self.dropped = 0
+
+    def add(self, data: bytes) -> None:
+        room = self.cap - len(self.buf)
+        if room > 0:
+            self.buf += data[:room]
+        self.dropped += max(0, len(data) - max(room, 0))
+
+    def text(self) -> str:
+        s = self.buf.decode("utf-8", errors="replace")
+        return s + (f"\n[... {self.dropped} more bytes dropped ...]" if self.dropped else "")
+
+
+def _child_env(home: Path) -> dict[str, str]:
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(home),
+        "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1",
+        "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
+    }
+
+
+def _prepare_box(spec: RunSpec, uid: int | None) -> Path:
+    """Scratch layout: root-owned 0711 scratch, a working dir owned by the run's uid."""
+    os.chmod(spec.scratch, 0o711)
+    work = spec.scratch / "work"
+    work.mkdir(exist_ok=True)
+    if uid is not None:
+        os.chown(work, uid, uid)
+        os.chmod(work, 0o700)
+        # The package stays root-owned and read-only to the sandbox.
+        for p in [spec.package_parent, *spec.package_parent.rglob("*")]:
+            os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    return work
+
+
+def _hide_list(spec: RunSpec) -> list[str]:
+    out: list[str] = []
+    for p in spec.hide:
+        rp = os.path.realpath(p)
+        if rp in _NEVER_HIDE or not os.path.exists(rp):
+            continue
+        if spec.scratch.resolve().as_posix().startswith(rp.rstrip("/") + "/"):
+            continue  # never cover our own scratch
+        out.append(rp)
+    return sorted(set(out))
+
+
+def run_items(spec: RunSpec) -> RunReport:
+    """Run ``spec.items`` in a child (restarting after crashes and timeouts) and collect."""
+    t_start = time.monotonic()
+    plan = isolation.plan() if spec.sandbox else isolation.Plan(False, False, os.geteuid() == 0)
+    uid = isolation.new_run_uid() if (spec.sandbox and plan.drop_uid) else None
+    work = _prepare_box(spec, uid)
+    report = RunReport(outcomes={}, isolation=plan.methods() if spec.sandbox else ["trusted"])
+    raw = _Capped(spec.max_output_kb * 1024)
+    deadline = t_start + spec.run_timeout_s
+    start = 0
+    while start < len(spec.items):
+        if time.monotonic() >= deadline:
+            break
+        before = len(report.outcomes)
+        nxt = _launch_once(spec, plan, uid, work, start, deadline, report, raw)
+        report.launches += 1
+        if report.fatal is not None:
+            break
+        if nxt is None:
+            break
+        if len(report.outcomes) == before and nxt <= start:
+            # No progress: charge the item we were on and move on.
+            item = spec.items[start]
+            report.outcomes.setdefault(item, Outcome(item, "crashed", message=(
+                "the grading process ended before this test could start")))
+            nxt = start + 1
+        start = nxt
+    for item in spec.items:
+        if item not in report.outcomes:
+            if report.fatal is not None:
+                report.outcomes[item] = Outcome(item, "fatal", message=report.fatal,
+                                                where=report.fatal_where)
+            else:
+                report.outcomes[item] = Outcome(item, "not_run", message=(
+                    f"not run: the whole submission used up its {spec.run_timeout_s:g} s "
+                    "time limit"))
+    report.raw_output = raw.text()
+    report.elapsed_s = time.monotonic() - t_start
+    if uid is not None:
+        isolation.kill_uid(uid)
+    shutil.rmtree(work, ignore_errors=True)
+    return report
+
+
+def _job(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path, start: int,
+         result_fd: int, nonce: str, deadline: float) -> dict[str, Any]:
+    sandbox: dict[str, Any] = {}
+    if spec.sandbox:
+        remaining = max(1, int(deadline - time.monotonic()) + 5)
+        sandbox = {
+            "rlimits": {"memory_mb": spec.memory_limit_mb, "cpu_s": remaining,
+                        "fsize_mb": 64, "nproc": 64 if uid is not None else None},
+            "uid": uid,
+            "block_network": not plan.namespaces,
+        }
+        if plan.namespaces:
+            sandbox["hide"] = _hide_list(spec)
+            sandbox["keep"] = [*isolation.python_paths_minimal(), str(spec.scratch)]
+    return {
+        "nonce": nonce, "result_fd": result_fd, "harness_root": str(HARNESS_ROOT),
+        "suite_file": str(spec.suite_file), "items": spec.items, "start": start,
+        "package_parent": str(spec.package_parent), "package": spec.package, "slug": spec.slug,
+        "student_file": str(spec.student_file) if spec.student_file else "",
+        "check_integrity": spec.student_file is not None,
+        "public_tests": spec.public_tests, "milestones": spec.milestones,
+        "max_output_chars": spec.max_output_kb * 1024, "cwd": str(work),
+        "sandbox": sandbox, "block_imports": spec.sandbox,
+    }
+
+
+def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path,
+                 start: int, deadline: float, report: RunReport, raw: _Capped) -> int | None:
+    """One child process from item ``start``; returns the index to resume at, or None."""
+    nonce = secrets.token_hex(16)
+    rfd, wfd = os.pipe()
+    cmd = [*isolation.launch_prefix(plan if spec.sandbox else isolation.Plan(False, False, False)),
+           sys.executable, "-I", "-B", str(CHILD)]
+    job = _job(spec, plan, uid, work, start, wfd, nonce, deadline)
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, pass_fds=(wfd,), cwd=str(work),
+                                env=_child_env(work), start_new_session=True)
+    finally:
+        os.close(wfd)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps(job).encode())
+        proc.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass
+    sel = selectors.DefaultSelector()
+    os.set_blocking(rfd, False)
+    os.set_blocking(proc.stdout.fileno(), False)
+    sel.register(rfd, selectors.EVENT_READ, "result")
+    sel.register(proc.stdout.fileno(), selectors.EVENT_READ, "raw")
+    pending = bytearray()
+    total = 0
+    seq = 0
+    ready = False
+    current: str | None = None
+    item_deadline = min(deadline, time.monotonic() + spec.import_timeout_s)
+    index = {name: i for i, name in enumerate(spec.items)}
+    resume: int | None = start
+    open_streams = 2
+    reason = ""
+    try:
+        while open_streams:
+            now = time.monotonic()
+            if now >= item_deadline:
+                reason = "deadline"
+                break
+            for key, _ in sel.select(timeout=min(0.5, item_deadline - now)):
+                try:
+                    chunk = os.read(key.fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    sel.unregister(key.fd)
+                    open_streams -= 1
+                    if key.data == "result":
+                        reason = "eof"
+                        open_streams = 0
+                    continue
+                if key.data == "raw":
+                    raw.add(chunk)
+                    continue
+                total += len(chunk)
+                pending += chunk
+                if total > MAX_CHANNEL_BYTES or (b"\n" not in pending
+                                                 and len(pending) > MAX_MESSAGE_BYTES):
+                    report.protocol_errors.append("result channel flooded")
+                    reason = "flood"
+                    open_streams = 0
+                    break
+                while b"\n" in pending:
+                    line, _, rest = bytes(pending).partition(b"\n")
+                    pending = bytearray(rest)
+                    msg = _parse(line, nonce, seq, report)
+                    if msg is None:
+                        continue
+                    seq = msg["seq"]
+                    kind = msg["type"]
+                    if kind == "fatal":
+                        report.fatal = _text(msg.get("error"), 2000) or "import failed"
+                        report.fatal_where = _text(msg.get("where"), 4000)
+                        report.import_output = _text(msg.get("out"), spec.max_output_kb * 1024)
+                        return None
+                    if kind == "ready":
+                        ready = True
+                        if start == 0 or not report.integrity:
+                            report.integrity = [_text(p, 300) for p in
+                                                _list(msg.get("integrity"))][:20]
+                        report.import_output = report.import_output or _text(
+                            msg.get("out"), spec.max_output_kb * 1024)
+                        report.child_numpy = _text(msg.get("numpy"), 40) or None
+                        item_deadline = deadline
+                        continue
+                    if kind == "done":
+                        return None
+                    item = msg.get("item")
+                    if not isinstance(item, str) or item not in index:
+                        report.protocol_errors.append(f"unknown item {str(item)[:80]!r}")
+                        continue
+                    _note_blocked(msg, report)
+                    if kind == "start":
+                        if not ready:
+                            report.protocol_errors.append("item started before import finished")
+                        current = item
+                        resume = index[item] + 1
+                        limit = spec.item_timeout_s.get(item, 10.0)
+                        item_deadline = min(deadline, time.monotonic() + limit)
+                        continue
+                    if kind in ("result", "error"):
+                        if item != current:
+                            report.protocol_errors.append(f"result for {item} out of order")
+                            report.outcomes[item] = Outcome(item, "protocol", message=(
+                                "the result of this test arrived out of order (tampering?)"))
+                            continue
+                        if item in report.outcomes:
+                            report.outcomes[item] = Outcome(item, "protocol", message=(
+                                "this test reported twice (tampering?)"))
+                            continue
+                        report.outcomes[item] = _outcome(kind, item, msg, spec)
+                        current = None
+                        item_deadline = deadline
+                        continue
+                    report.protocol_errors.append(f"unknown message type {str(kind)[:40]!r}")
+        # the child stopped talking: died, timed out, or flooded
+        if reason == "deadline":
+            if not ready:
+                if time.monotonic() >= deadline:
+                    return None
+                report.fatal = (f"importing your module took longer than "
+                                f"{spec.import_timeout_s:g} s (an infinite loop or heavy work "
+                                "at import time?)")
+                return None
+            if current is not None and current not in report.outcomes:
+                run_over = time.monotonic() >= deadline - 1e-3
+                limit = spec.item_timeout_s.get(current, 10.0)
+                report.outcomes[current] = Outcome(current, "timeout", message=(
+                    f"stopped after {limit:g} s" if not run_over else
+                    f"stopped: the whole submission used up its {spec.run_timeout_s:g} s"
+                    " time limit") + " (an infinite loop, or far too slow?)")
+            return None if time.monotonic() >= deadline else resume
+        if not ready:
+            code = _exit_code(proc)
+            report.fatal = _ended_message(code, "while your module was being imported")
+            return None
+        if current is not None and current not in report.outcomes:
+            code = _exit_code(proc)
+            report.outcomes[current] = Outcome(current, "crashed", message=_ended_message(
+                code, "during this test"))
+        return resume
+    finally:
+        sel.close()
+        os.close(rfd)
+        isolation.kill_tree(proc, uid=uid)
+        try:
+            rest = proc.stdout.read() or b""
+            raw.add(rest)
+        except (OSError, ValueError):
+            pass
+        proc.stdout.close()
+
+
+def _exit_code(proc: subprocess.Popen[bytes]) -> int | None:
+    try:
+        return proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def _ended_message(code: int | None, when: str) -> str:
+    if code is not None and code < 0:
+        sig = -code
+        what = {9: "was killed (SIGKILL: often the memory limit)", 11: "crashed (SIGSEGV)",
+                6: "aborted (SIGABRT)", 24: "ran out of CPU time"}.get(sig, f"got signal {sig}")
+        return f"the grading process {what} {when}"
+    if code == 137:
+        return f"the grading process was killed (often the memory limit) {when}"
+    return (f"the grading process ended {when} (exit code {code}); does your code call "
+            "os._exit/sys.exit, or use too much memory?")
+
+
+def _parse(line: bytes, nonce: str, seq: int, report: RunReport) -> dict[str, Any] | None:
+    try:
+        msg = json.loads(line.decode("utf-8"), parse_constant=_reject)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        report.protocol_errors.append("unreadable message on the result channel")
+        return None
+    if not isinstance(msg, dict) or msg.get("n") != nonce:
+        report.protocol_errors.append("message without the run's nonce")
+        return None
+    s = msg.get("seq")
+    if type(s) is not int or s <= seq or not isinstance(msg.get("type"), str):
+        report.protocol_errors.append("message out of sequence")
+        return None
+    return msg
+
+
+def _reject(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _outcome(kind: str, item: str, msg: dict[str, Any], spec: RunSpec) -> Outcome:
+    out = _text(msg.get("out"), spec.max_output_kb * 1024)
+    secs = msg.get("secs")
+    secs_f = float(secs) if type(secs) in (int, float) else 0.0
+    if kind == "error":
+        return Outcome(item, "error", message=_text(msg.get("error"), 2000),
+                       where=_text(msg.get("where"), 4000), out=out, secs=secs_f)
+    try:
+        value = wire.decode(msg.get("data"))
+    except (wire.WireError, RecursionError, ValueError, TypeError) as exc:
+        return Outcome(item, "protocol", message=f"the result could not be read ({exc})",
+                       out=out, secs=secs_f)
+    return Outcome(item, "result", value=value, out=out, secs=secs_f)
+
+
+def _note_blocked(msg: dict[str, Any], report: RunReport) -> None:
+    for name in _list(msg.get("blocked")):
+        t = _text(name, 100)
+        if t and t not in report.blocked_imports:
+            report.blocked_imports.append(t)
+
+
+def _text(x: Any, cap: int) -> str:
+    if not isinstance(x, str):
+        return ""
+    return x if len(x) <= cap else x[:cap] + "\n[... truncated ...]"
+
+
+def _list(x: Any) -> list[Any]:
+    return x if isinstance(x, list) else []
