@@ -1,0 +1,70 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "formulas"
+points = 0
+
+@test_case(points=None, hidden=False)
+def test_elementwise_gradients_match_finite_differences(gradcheck, np):
+    rng = np.random.default_rng(0)
+    a = rng.uniform(0.5, 2.0, (2, 3))
+    b = rng.uniform(0.5, 2.0, (2, 3))
+    checks = {'add': lambda x, y: x + y, 'sub': lambda x, y: x - y, 'mul': lambda x, y: x * y, 'div': lambda x, y: x / y, 'pow': lambda x, y: x ** 3, 'exp': lambda x, y: x.exp(), 'log': lambda x, y: x.log(), 'sqrt': lambda x, y: x.sqrt(), 'tanh': lambda x, y: x.tanh(), 'neg': lambda x, y: -x}
+    for name, f in checks.items():
+        try:
+            gradcheck(f, [a, b])
+        except AssertionError as err:
+            raise AssertionError(f'{name}: {err}. A wrong derivative here silently corrupts every model that uses this op') from None
+
+@test_case(points=None, hidden=False)
+def test_broadcast_gradient_is_reduced(Tensor, np):
+    x = Tensor(np.ones((4, 3), dtype=np.float32), requires_grad=True)
+    b = Tensor(np.zeros(3, dtype=np.float32), requires_grad=True)
+    (x + b).sum().backward()
+    assert b.grad is not None, 'b requires grad, so backward must fill b.grad'
+    assert b.grad.shape == (3,), f"b.grad must have b's shape (3,), got {b.grad.shape}: unbroadcast the gradient, or the optimizer cannot subtract it from the bias"
+    assert np.allclose(b.grad.numpy(), 4.0), 'each bias element was added to 4 rows'
+
+@test_case(points=None, hidden=False)
+def test_matmul_and_reduction_gradients(gradcheck, np):
+    rng = np.random.default_rng(1)
+    gradcheck(lambda a, b: a @ b, [rng.standard_normal((2, 3)), rng.standard_normal((3, 4))])
+    gradcheck(lambda a, b: a @ b, [rng.standard_normal((5, 2, 3)), rng.standard_normal((3, 4))])
+    gradcheck(lambda a: a.sum(dim=1), [rng.standard_normal((2, 3))])
+    gradcheck(lambda a: a.mean(dim=0, keepdim=True), [rng.standard_normal((2, 3))])
+    gradcheck(lambda a: a.max(dim=1).values, [rng.standard_normal((3, 4))])
+    gradcheck(lambda a: a.transpose(0, 1).reshape(6), [rng.standard_normal((2, 3))])
+
+@test_case(points=None, hidden=False)
+def test_gradients_accumulate(Tensor, np):
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
+    (x * x).sum().backward()
+    assert np.allclose(x.grad.numpy(), [4.0, 8.0]), 'two backward calls must ADD their gradients (2x + 2x): .grad accumulates until zero_grad(), which gradient accumulation over micro-batches relies on'
+    y = Tensor([3.0], requires_grad=True)
+    (y * y + y).sum().backward()
+    assert np.allclose(y.grad.numpy(), [7.0]), 'y is used three times: d(y*y + y)/dy = 2y + 1 = 7; sum the gradient of every use'
+
+@test_case(points=None, hidden=False)
+def test_indexing_repeats_add_up(Tensor, np):
+    x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    x[np.array([0, 0, 2])].sum().backward()
+    assert np.allclose(x.grad.numpy(), [2.0, 0.0, 1.0]), 'x[[0, 0, 2]] uses x[0] twice, so it gets gradient 2: use np.add.at, not g[idx] = grad'
+
+@test_case(points=None, hidden=False)
+def test_backward_errors_like_pytorch(Tensor, np):
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    try:
+        (x * 2).backward()
+    except RuntimeError as err:
+        assert 'scalar' in str(err), 'say that the implicit gradient needs a scalar output'
+    else:
+        raise AssertionError('backward() on a non-scalar without gradient must raise RuntimeError, as in PyTorch')
+    y = x * 2
+    y.backward(Tensor([1.0, 10.0]))
+    assert np.allclose(x.grad.numpy(), [2.0, 20.0]), 'backward(gradient) seeds dL/dy = gradient'
+    c = Tensor([1.0, 2.0])
+    (x * c).sum().backward()
+    assert c.grad is None, 'tensors without requires_grad get no gradient'
+
