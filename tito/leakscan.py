@@ -7,7 +7,7 @@ Fingerprints come from the sources themselves:
 * every significant line and case name of every hidden suite under ``autograder/suites``;
 * solution and test markers themselves.
 
-A significant line has at least 8 characters once stripped and is not a bare comment.
+A significant line has at least 12 characters once stripped and is not a bare comment.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ _MARKERS = re.compile(
 )
 _BEGIN = re.compile(r"^\s*(# )?# BEGIN SOLUTION")
 _END = re.compile(r"^\s*(# )?# END SOLUTION")
-_MIN_LEN = 8
+_MIN_LEN = 12
 
 
 def _significant(line: str) -> str | None:
@@ -35,8 +35,8 @@ def _significant(line: str) -> str | None:
     return s
 
 
-def solution_fingerprints(source: Path) -> set[str]:
-    """Significant lines found only inside solution blocks of a solution module."""
+def solution_lines(source: Path) -> tuple[set[str], set[str]]:
+    """(significant lines inside solution blocks, significant lines outside them)."""
     inside: set[str] = set()
     outside: set[str] = set()
     depth = 0
@@ -53,6 +53,12 @@ def solution_fingerprints(source: Path) -> set[str]:
         if sig is None:
             continue
         (inside if depth else outside).add(sig)
+    return inside, outside
+
+
+def solution_fingerprints(source: Path) -> set[str]:
+    """Significant lines found only inside solution blocks of one solution module."""
+    inside, outside = solution_lines(source)
     return inside - outside
 
 
@@ -113,13 +119,20 @@ def scan(course: Course, release_dir: Path | None = None, *, solutions_dir: Path
     suites_dir = suites_dir or paths.SUITES
     fingerprints: dict[str, str] = {}
     public: set[str] = set()  # every line of every solution module: released or given code
+    given: set[str] = set()  # lines outside solution blocks in any module: not secret
+    secret: dict[str, str] = {}
     for m in course.modules:
         src = solutions_dir / m.name / f"{m.name}.py"
         if src.exists():
-            for line in solution_fingerprints(src):
-                fingerprints.setdefault(line, f"solution code of {m.name}")
+            inside, outside = solution_lines(src)
+            given |= outside
+            for line in inside:
+                secret.setdefault(line, f"solution code of {m.name}")
             for raw in src.read_text(encoding="utf-8").splitlines():
                 public.add(raw.strip())
+    for line, what in secret.items():
+        if line not in given:
+            fingerprints[line] = what
     hidden_names: dict[str, str] = {}
     if suites_dir.exists():
         for suite in sorted(suites_dir.glob("*/suite.py")):
