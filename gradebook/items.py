@@ -141,7 +141,7 @@ def catalogue(course: object) -> pd.DataFrame:
         )
     frame = pd.DataFrame(rows)
     kind_rank = frame["kind"].map({AUTOGRADED: 0, WRITTEN: 1, MILESTONE: 2})
-    frame = frame.assign(_k=kind_rank).sort_values(["module", "_k", "item"], kind="stable")
+    frame = frame.assign(_k=kind_rank).sort_values(["module", "_k"], kind="stable")
     frame = frame.drop(columns="_k").reset_index(drop=True)
     frame["order"] = range(len(frame))
     frame["module"] = frame["module"].astype("int64")
