@@ -1,0 +1,170 @@
+"""Gradescope packaging: :func:`build_zip` makes the autograder zip for one module.
+
+Zip layout (reproducible: sorted entries, fixed timestamps)::
+
+    setup.sh, run_autograder     from templates/ (run_autograder -> autograder/gradescope/run.py)
+    requirements.txt             NumPy pinned as in the repository's requirements.txt
+    course.json                  course snapshot: module, points, limits, milestones
+    goldens.json                 expected values of every hidden case (wire-format JSON)
+    manifest.json                every file with its SHA-256, versions, build facts
+    autograder/                  suite API, harness, this package, the module's hidden suite,
+                                 milestone providers graded with the module
+    tito/export.py               the one exporter (+ an empty tito/__init__.py)
+    reference/                   the package minus the graded module: earlier modules from
+                                 tinytorch_ref, later ones as released stubs
+    public_tests/                the release's public tests (0-point feedback)
+
+The graded module's reference file is not shipped: goldens replace it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+TEMPLATES = Path(__file__).with_name("templates")
+_FIXED_TIME = (2020, 1, 1, 0, 0, 0)
+
+
+class PackagingError(RuntimeError):
+    """The autograder cannot be built (missing suite, failing reference, bad points)."""
+
+
+def _numpy_pin(requirements: Path) -> str:
+    for line in requirements.read_text(encoding="utf-8").splitlines():
+        if re.match(r"^numpy\s*==", line.strip(), re.I):
+            return line.strip()
+    raise PackagingError(f"{requirements.name}: no 'numpy==' pin")
+
+
+def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Path | None = None,
+              reference: Path | None = None, public_tests: Path | None = None,
+              stubs: Path | None = None, requirements: Path | None = None,
+              milestone_dir: Path | None = None) -> Path:
+    """Build the Gradescope autograder zip for ``module``; returns ``out_zip``.
+
+    Args:
+        module: a ``tito.course.Module`` (with ``course``, or course.yml is loaded) or a
+            module snapshot dict (then every path argument must be given).
+        out_zip: where to write the zip.
+        course: the parsed course for a ``Module``.
+        suite_path, reference, public_tests, stubs, requirements, milestone_dir: override the
+            repository locations (tests use stand-ins).
+
+    Raises:
+        PackagingError: the suite does not match course.yml, or the reference fails a case.
+    """
+    from autograder.harness.goldens import GoldensError, build_goldens, load_suite
+    from autograder.harness.limits import ModuleInfo, module_snapshot
+
+    if isinstance(module, dict):
+        snap = module
+    else:
+        if course is None:
+            from tito.course import load_course
+
+            course = load_course()
+        snap = module_snapshot(course, module)
+    info = ModuleInfo.from_any(snap)
+    name = info.name
+    repo = Path(__file__).resolve().parents[2]
+    suite_path = suite_path or repo / "autograder" / "suites" / name / "suite.py"
+    reference = reference or repo / "tinytorch_ref"
+    public_tests = public_tests or repo / "student_release" / name / "tests"
+    stubs = stubs or repo / "student_release" / "tinytorch"
+    requirements = requirements or repo / "requirements.txt"
+    milestone_dir = milestone_dir or repo / "autograder" / "milestones"
+    if not suite_path.is_file():
+        raise PackagingError(f"no hidden suite for {name} at {suite_path}")
+    suite = load_suite(suite_path)
+    if suite.module != name or abs(suite.total_points - info.points) > 1e-9:
+        raise PackagingError(f"suite {suite.module} is worth {suite.total_points:g} points; "
+                             f"course.yml gives {name} {info.points:g}")
+
+    files: dict[str, bytes] = {}
+    tmp = Path(tempfile.mkdtemp(prefix="ttzip-"))
+    try:
+        goldens = tmp / "goldens.json"
+        try:
+            build_goldens(suite_path=suite_path, reference=reference, out=goldens,
+                          slug=info.slug, number=info.number,
+                          all_modules=info.all_modules or ((info.number, info.slug),),
+                          limits=info.limits)
+        except GoldensError as exc:
+            raise PackagingError(str(exc)) from exc
+        files["goldens.json"] = goldens.read_bytes()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    files["setup.sh"] = (TEMPLATES / "setup.sh").read_bytes()
+    files["run_autograder"] = (TEMPLATES / "run_autograder").read_bytes()
+    files["requirements.txt"] = (_numpy_pin(requirements) + "\n").encode()
+    files["course.json"] = json.dumps(snap, indent=1, sort_keys=True).encode()
+    ag = repo / "autograder"
+    files["autograder/__init__.py"] = (ag / "__init__.py").read_bytes()
+    files["autograder/suite.py"] = (ag / "suite.py").read_bytes()
+    for p in sorted((ag / "harness").glob("*.py")):
+        files[f"autograder/harness/{p.name}"] = p.read_bytes()
+    for p in sorted((ag / "gradescope").glob("*.py")):
+        files[f"autograder/gradescope/{p.name}"] = p.read_bytes()
+    files[f"autograder/suites/{name}/suite.py"] = suite_path.read_bytes()
+    for m in info.milestones:
+        prov = milestone_dir / f"{m.id}.py"
+        if prov.is_file():
+            files[f"autograder/milestones/{m.id}.py"] = prov.read_bytes()
+        data_dir = milestone_dir / m.id
+        if data_dir.is_dir():
+            for f in sorted(data_dir.rglob("*")):
+                if f.is_file() and "__pycache__" not in f.parts:
+                    files[f"autograder/milestones/{m.id}/{f.relative_to(data_dir)}"] = \
+                        f.read_bytes()
+    files["tito/__init__.py"] = b'"""Only the exporter ships in the autograder."""\n'
+    files["tito/export.py"] = (repo / "tito" / "export.py").read_bytes()
+    files.update(_reference_files(reference, stubs, info))
+    if public_tests.is_dir():
+        for p in sorted(public_tests.glob("*.py")):
+            files[f"public_tests/{p.name}"] = p.read_bytes()
+    files["manifest.json"] = json.dumps({
+        "module": name, "suite_version": suite.version,
+        "files": {k: hashlib.sha256(v).hexdigest() for k, v in sorted(files.items())},
+    }, indent=1, sort_keys=True).encode()
+
+    out_zip = Path(out_zip)
+    out_zip.parent.mkdir(parents=True, exist_ok=True)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for arc in sorted(files):
+            zi = zipfile.ZipInfo(arc, date_time=_FIXED_TIME)
+            executable = arc in ("setup.sh", "run_autograder")
+            zi.external_attr = (0o100755 if executable else 0o100644) << 16
+            zi.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(zi, files[arc])
+    out_zip.write_bytes(buf.getvalue())
+    return out_zip
+
+
+def _reference_files(reference: Path, stubs: Path, info: Any) -> dict[str, bytes]:
+    """reference/: infrastructure + earlier modules; later modules as stubs; graded: none."""
+    numbers = {slug: n for n, slug in info.all_modules}
+    out: dict[str, bytes] = {}
+    for p in sorted(reference.rglob("*")):
+        if not p.is_file() or "__pycache__" in p.parts or p.suffix == ".pyc":
+            continue
+        rel = p.relative_to(reference).as_posix()
+        n = numbers.get(p.stem) if p.parent == reference else None
+        if n == info.number:
+            continue  # replaced by goldens: the graded module's solution never ships
+        if n is not None and n > info.number:
+            stub = stubs / p.name
+            if stub.is_file():
+                out[f"reference/{rel}"] = stub.read_bytes()
+                continue
+        out[f"reference/{rel}"] = p.read_bytes()
+    return out
