@@ -1,0 +1,855 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Module 02 · Activations
+#
+# A stack of linear layers is still one linear map: `W2 @ (W1 @ x) = (W2 @ W1) @ x`. What makes
+# a deep network more than a matrix is the **non-linearity** between the layers: the
+# activation function. In this module you build the activations every later module uses —
+# ReLU, Sigmoid, Tanh, GELU, Softmax and LogSoftmax — and you make them **numerically
+# stable**, because the textbook formulas overflow on exactly the inputs a training run
+# produces.
+#
+# ## Learning objectives
+#
+# By the end of this module you can:
+#
+# 1. explain why a network needs a non-linearity, and what each common activation does to its
+#    input range and to the gradient that flows back through it;
+# 2. implement `relu`, `sigmoid`, `tanh`, `gelu` (exact and tanh approximation), `softmax` and
+#    `log_softmax` with PyTorch's names, arguments (`dim`, `approximate`) and results;
+# 3. recognise **overflow** (`exp(1000) = inf`) and **cancellation** in floating point, and
+#    remove them with two standard tricks: branch on the sign, and subtract the maximum;
+# 4. count the memory and FLOPs an activation costs, and say why activations are
+#    *memory-bound* while matrix products are *compute-bound*.
+#
+# ## How to work through this notebook
+#
+# * Fill in every function that raises `NotImplementedError`. Its docstring gives **what** it
+#   computes, an **APPROACH**, an **EXAMPLE** with the expected output and **HINTS**.
+# * Run each `grader.check(...)` cell: the public tests explain what is wrong and why it
+#   matters. The hidden suite checks the same behaviour on more inputs (large values, other
+#   `dim`s, other shapes).
+# * Cells starting with `#| export` become `tinytorch/activations.py` when you run
+#   `tito export 02`. Your `Tensor` from module 01 is imported; every activation below is built
+#   from `Tensor` operations, so module 05 (autograd) will differentiate it automatically.
+
+# %%
+import numpy as np
+
+# %% [markdown]
+# ## 0. The provided machinery
+#
+# The first export cell is given. It holds:
+#
+# * `Activation` — a tiny base class. In PyTorch `nn.ReLU` is an `nn.Module`; we meet `Module`
+#   only in module 03, so activations get a minimal stand-in that already behaves like a
+#   parameter-free module (`__call__` runs `forward`, `parameters()` is empty, `train()` /
+#   `eval()` exist). Module 03 declares it a kind of `Module`, so `Sequential` accepts it.
+# * `erf` / `erfc` — NumPy has no error function; these are vectorised approximations with a
+#   relative error below 1.2e-7 (better than float32 needs).
+# * `_softmax_dim` — PyTorch's legacy rule for `Softmax()` created without a `dim`.
+
+# %%
+#| export
+"""Module 02 · Activations — depends on: tensor; used by: layers, losses, every model.
+
+Element-wise non-linearities (ReLU, Sigmoid, Tanh, GELU) and the normalising maps Softmax and
+LogSoftmax, as functions (``relu``, ``softmax``, ...) and as parameter-free modules (``ReLU``,
+``Softmax(dim)``, ...), numerically stable for large inputs.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from tinytorch.tensor import Context, Function, Tensor
+
+# ----------------------------------------------------------------------------- provided
+
+
+def erfc(x: np.ndarray) -> np.ndarray:
+    """Complementary error function ``1 - erf(x)``, element-wise, in float64.
+
+    Chebyshev fit (Numerical Recipes ``erfcc``): relative error below 1.2e-7 everywhere, so
+    tails such as ``erfc(6) ~ 2e-17`` keep their precision instead of cancelling to 0.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    z = np.abs(x)
+    t = 1.0 / (1.0 + 0.5 * z)
+    poly = (-1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (
+        -0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (
+            -0.82215223 + t * 0.17087277)))))))))
+    ans = t * np.exp(-z * z + poly)
+    return np.where(x >= 0, ans, 2.0 - ans)
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """Error function ``erf(x) = 2/sqrt(pi) * integral_0^x exp(-t^2) dt``, in float64."""
+    return 1.0 - erfc(x)
+
+
+def _softmax_dim(name: str, ndim: int) -> int:
+    """PyTorch's legacy choice of ``dim`` when none is given (with the same warning)."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
+                  "Change the call to include dim=X as an argument.", stacklevel=3)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+class Activation:
+    """A parameter-free module: ``act(x)`` calls ``act.forward(x)``.
+
+    A minimal stand-in for ``nn.Module`` (module 03), which registers it as a virtual
+    subclass, so ``isinstance(ReLU(), nn.Module)`` is True and containers accept it.
+    """
+
+    def __init__(self) -> None:
+        self.training = True
+        self._parameters: dict[str, Any] = {}
+        self._buffers: dict[str, Any] = {}
+        self._modules: dict[str, Any] = {}
+
+    def forward(self, x: Tensor) -> Tensor:
+        raise NotImplementedError(f"{type(self).__name__} must define forward")
+
+    def __call__(self, x: Tensor) -> Tensor:
+        return self.forward(x)
+
+    def train(self, mode: bool = True) -> Activation:
+        self.training = bool(mode)
+        return self
+
+    def eval(self) -> Activation:
+        return self.train(False)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Any]:
+        return iter(())
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[Any]:
+        return iter(())
+
+    def children(self) -> Iterator[Any]:
+        return iter(())
+
+    def modules(self) -> Iterator[Any]:
+        yield self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        return None
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        return {}
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.extra_repr()})"
+
+
+# %% [markdown]
+# ## 1. ReLU: the default non-linearity
+#
+# ```
+#   relu(x) = max(0, x)                       relu'(x) = 1 if x > 0 else 0
+#
+#        out                                   a gradient either passes unchanged
+#         │      ╱                             (x > 0) or is blocked (x <= 0): cheap,
+#         │    ╱                               and it does not shrink through many
+#    ─────┼──╱──────── x                       layers the way sigmoid's does.
+#         │
+# ```
+#
+# ReLU made deep networks trainable (AlexNet, 2012): it costs one comparison per element and
+# its gradient does not *saturate* for positive inputs. Its failure mode is the "dead ReLU": a
+# unit whose input is always negative never passes a gradient again.
+#
+# Build every activation from `Tensor` operations (`clamp`, `exp`, `tanh`, arithmetic,
+# `sum`, ...), never by returning a bare NumPy array: the operations you use are recorded, and
+# module 05 turns that record into gradients.
+
+# %%
+#| export
+def relu(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's argument name
+    """Rectified linear unit, element-wise: ``max(0, x)``.
+
+    Args:
+        input: a float tensor of any shape.
+
+    Returns:
+        A tensor of the same shape and dtype.
+
+    APPROACH: one ``Tensor`` operation from module 01 limits every element from below.
+
+    EXAMPLE:
+        >>> relu(Tensor([-2.0, 0.0, 3.0]))
+        tensor([0., 0., 3.])
+
+    HINT: ``Tensor.clamp(min=0.0)``; do not use ``np.maximum`` on ``.data`` — the result
+    would not be recorded for autograd.
+    """
+    # BEGIN SOLUTION NO PROMPT
+    return input.clamp(min=0.0)
+    # END SOLUTION
+    raise NotImplementedError("module 02: implement relu (see its docstring)")  # STUB
+
+
+# %% [markdown]
+# ## 2. Sigmoid and Tanh: squashing functions, and a stability trick
+#
+# ```
+#   sigmoid(x) = 1 / (1 + exp(-x))        range (0, 1): a probability
+#   tanh(x)    = 2·sigmoid(2x) - 1        range (-1, 1): zero-centred
+#
+#    1 ┤            ___________           sigmoid'(x) = s(1 - s) <= 0.25
+#      │         ╱                        tanh'(x)    = 1 - tanh(x)^2 <= 1
+#  0.5 ┤       ╱                          Both go to 0 for large |x|: the unit *saturates*
+#      │ ____╱                            and stops learning (vanishing gradients).
+#    0 ┼──────────────── x
+# ```
+#
+# **The overflow trap.** In float32, `exp(x)` overflows to `inf` for `x > 88.7`. The textbook
+# formula `1 / (1 + exp(-x))` at `x = -1000` computes `exp(1000) = inf` and returns
+# `1 / inf = 0` — correct by luck, with an overflow warning — but the equivalent
+# `exp(x) / (1 + exp(x))` at `x = +1000` gives `inf / inf = nan`. The fix is to branch on the
+# sign so that `exp` only ever sees a *non-positive* argument:
+#
+# ```
+#   x >= 0:  1 / (1 + exp(-x))        exp(-x) in (0, 1]  -> no overflow
+#   x <  0:  exp(x) / (1 + exp(x))    exp(x)  in (0, 1)  -> no overflow, and tiny values
+#                                                            such as sigmoid(-100) = 3.7e-44
+#                                                            keep their precision
+# ```
+#
+# Branching is not a `Tensor` operation, so sigmoid is a `Function`: you write `forward` on raw
+# NumPy arrays; `backward` is given. (Module 05 explains gradients: the derivative of sigmoid is
+# `s·(1 - s)`, so backward reuses the output saved in `ctx` instead of recomputing `exp`.)
+
+# %%
+#| export
+class _SigmoidFn(Function):
+    """Numerically stable logistic sigmoid with its own gradient."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray) -> np.ndarray:
+        """Compute ``1 / (1 + exp(-x))`` element-wise without overflow; save the output.
+
+        APPROACH:
+            1. ``out = np.empty_like(x)``; ``pos = x >= 0``.
+            2. Where ``pos``: ``1 / (1 + np.exp(-x[pos]))``.
+            3. Elsewhere: ``e = np.exp(x[~pos])``, then ``e / (1 + e)``.
+            4. ``ctx.save_for_backward(out)`` and return ``out`` (same dtype as ``x``).
+
+        EXAMPLE:
+            >>> _SigmoidFn.forward(Context(), np.array([-1000.0, 0.0, 1000.0], np.float32))
+            array([0. , 0.5, 1. ], dtype=float32)
+
+        HINT: no NumPy warning should appear for ``x = ±1000``: ``exp`` may only see
+        arguments <= 0.
+        """
+        # BEGIN SOLUTION NO PROMPT
+        out = np.empty_like(x)
+        pos = x >= 0
+        out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
+        e = np.exp(x[~pos])
+        out[~pos] = e / (1.0 + e)
+        ctx.save_for_backward(out)
+        return out
+        # END SOLUTION
+        raise NotImplementedError(  # STUB
+            "module 02: implement _SigmoidFn.forward (see its docstring)")  # STUB
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
+        # provided: d sigmoid / dx = s * (1 - s), with s the saved output
+        (s,) = ctx.saved
+        return (grad * s * (1 - s),)
+
+
+def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
+    """Logistic sigmoid ``1 / (1 + exp(-x))``, stable for any float input.
+
+    EXAMPLE:
+        >>> sigmoid(Tensor([0.0, 2.0, -1000.0]))
+        tensor([0.5   , 0.8808, 0.    ])
+    """
+    return _SigmoidFn.apply(input)
+
+
+def tanh(input: Tensor) -> Tensor:  # noqa: A002
+    """Hyperbolic tangent, element-wise (range (-1, 1)).
+
+    APPROACH: module 01's ``Tensor.tanh`` already computes it stably (``np.tanh`` never
+    overflows); return it.
+
+    EXAMPLE:
+        >>> tanh(Tensor([0.0, 1.0, 1000.0]))
+        tensor([0.    , 0.7616, 1.    ])
+    """
+    # BEGIN SOLUTION NO PROMPT
+    return input.tanh()
+    # END SOLUTION
+    raise NotImplementedError("module 02: implement tanh (see its docstring)")  # STUB
+
+
+# %% [raw]
+# # BEGIN QUESTION
+# name: pointwise
+# points: 0
+
+# %% [markdown]
+# ### Check: ReLU, Sigmoid, Tanh
+
+# %% [raw]
+# # BEGIN TESTS
+
+# %%
+def test_relu_values(relu, Tensor, np):
+    out = relu(Tensor([-2.0, -0.5, 0.0, 0.5, 3.0]))
+    assert isinstance(out, Tensor), "relu must return a Tensor (so autograd can track it)"
+    assert out.numpy().tolist() == [0.0, 0.0, 0.0, 0.5, 3.0], (
+        f"relu keeps positives and zeroes negatives, got {out.numpy().tolist()}")
+    assert out.dtype == np.float32, "relu must keep float32"
+
+# %%
+def test_sigmoid_is_stable(sigmoid, Tensor, np):
+    with np.errstate(over="raise", invalid="raise"):
+        out = sigmoid(Tensor([-1000.0, -100.0, 0.0, 100.0, 1000.0])).numpy()
+    assert not np.isnan(out).any(), "sigmoid returned NaN: exp overflowed (branch on the sign)"
+    assert np.allclose(out, [0.0, 0.0, 0.5, 1.0, 1.0]), f"sigmoid of large |x| is wrong: {out}"
+    assert out[1] > 0, "sigmoid(-100) = 3.7e-44 is tiny but positive: use exp(x) / (1 + exp(x))"
+    assert abs(sigmoid(Tensor([2.0])).item() - 0.880797) < 1e-6, "sigmoid(2) = 0.880797"
+
+# %%
+def test_tanh_values(tanh, Tensor, np):
+    out = tanh(Tensor([-1000.0, 0.0, 1.0])).numpy()
+    assert np.allclose(out, [-1.0, 0.0, 0.7615942]), f"tanh is wrong: {out}"
+
+# %% [raw]
+# # END TESTS
+
+# %% [raw]
+# # END QUESTION
+
+# %% [markdown]
+# ## 3. GELU: the transformer's activation
+#
+# GELU weights each input by the probability that a standard normal variable is smaller:
+#
+# ```
+#   gelu(x) = x · Φ(x) = x · ½ · (1 + erf(x / √2))                 approximate='none'
+#   gelu(x) ≈ ½ · x · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))      approximate='tanh'
+#
+#   relu:  ──────┘╱      a hard corner at 0
+#   gelu:  ─────╮╱       smooth, slightly negative for x < 0 (minimum -0.17 at x = -0.75)
+# ```
+#
+# BERT and GPT-2 use GELU. The tanh form predates a fast `erf` on GPUs; GPT-2's weights were
+# trained with it, which is why PyTorch keeps both. Exact GELU needs `erf`, which is not a
+# `Tensor` operation, so it is a `Function` like sigmoid (use the provided `erf`); the tanh
+# form is built from `Tensor` operations.
+
+# %%
+#| export
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+class _GELUFn(Function):
+    """Exact GELU ``x · Φ(x)`` with its own gradient."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray) -> np.ndarray:
+        """Compute ``x * 0.5 * (1 + erf(x / sqrt(2)))`` element-wise; save ``x``.
+
+        APPROACH:
+            1. ``cdf = 0.5 * erfc(-x / math.sqrt(2))`` — the same as ``0.5 * (1 + erf(...))``
+               but without cancellation for very negative ``x``.
+            2. ``ctx.save_for_backward(x)``.
+            3. Return ``(x * cdf).astype(x.dtype)`` (``erfc`` works in float64).
+
+        EXAMPLE:
+            >>> _GELUFn.forward(Context(), np.array([-1.0, 0.0, 1.0], np.float32))
+            array([-0.15865526,  0.        ,  0.8413447 ], dtype=float32)
+        """
+        # BEGIN SOLUTION NO PROMPT
+        cdf = 0.5 * erfc(-x / math.sqrt(2.0))
+        ctx.save_for_backward(x)
+        return (x * cdf).astype(x.dtype)
+        # END SOLUTION
+        raise NotImplementedError(  # STUB
+            "module 02: implement _GELUFn.forward (see its docstring)")  # STUB
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
+        # provided: d/dx [x Φ(x)] = Φ(x) + x φ(x), with φ the standard normal density
+        (x,) = ctx.saved
+        x64 = x.astype(np.float64)
+        cdf = 0.5 * erfc(-x64 / math.sqrt(2.0))
+        pdf = np.exp(-0.5 * x64 * x64) / math.sqrt(2.0 * math.pi)
+        return ((grad * (cdf + x64 * pdf)).astype(grad.dtype),)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
+    """Gaussian error linear unit, exact (``approximate='none'``) or the tanh approximation.
+
+    Args:
+        input: a float tensor of any shape.
+        approximate: ``'none'`` for ``x·Φ(x)`` or ``'tanh'`` for
+            ``0.5·x·(1 + tanh(sqrt(2/pi)·(x + 0.044715·x³)))``.
+
+    Returns:
+        A tensor of the same shape and dtype.
+
+    Raises:
+        ValueError: ``approximate`` is neither ``'none'`` nor ``'tanh'``.
+
+    APPROACH:
+        1. Check ``approximate``.
+        2. ``'none'``: ``return _GELUFn.apply(input)``.
+        3. ``'tanh'``: build the formula from Tensor operations (``**``, ``*``, ``+``,
+           ``.tanh()``); ``_SQRT_2_OVER_PI`` is defined above.
+
+    EXAMPLE:
+        >>> gelu(Tensor([-1.0, 0.0, 1.0])), gelu(Tensor([1.0]), approximate="tanh")
+        (tensor([-0.1587,  0.    ,  0.8413]), tensor([0.8412]))
+
+    HINT: multiplying a float32 Tensor by a Python float keeps float32.
+    """
+    # BEGIN SOLUTION NO PROMPT
+    if approximate == "none":
+        return _GELUFn.apply(input)
+    if approximate == "tanh":
+        inner = (input + input ** 3 * 0.044715) * _SQRT_2_OVER_PI
+        return input * 0.5 * (inner.tanh() + 1.0)
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
+    # END SOLUTION
+    raise NotImplementedError("module 02: implement gelu (see its docstring)")  # STUB
+
+
+# %% [raw]
+# # BEGIN QUESTION
+# name: gelu
+# points: 0
+
+# %% [markdown]
+# ### Check: GELU
+
+# %% [raw]
+# # BEGIN TESTS
+
+# %%
+def test_gelu_exact_and_tanh(gelu, Tensor, np):
+    x = Tensor([-3.0, -1.0, 0.0, 1.0, 3.0])
+    exact = gelu(x).numpy()
+    assert np.allclose(exact, [-0.00404951, -0.15865526, 0.0, 0.8413447, 2.9959507], atol=1e-6), (
+        f"exact GELU is x * Phi(x); got {exact}")
+    approx = gelu(x, approximate="tanh").numpy()
+    assert np.allclose(approx, [-0.00363752, -0.15880801, 0.0, 0.841192, 2.9963627], atol=1e-6), (
+        f"the tanh approximation is 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))); got {approx}")
+    assert exact.dtype == np.float32 and approx.dtype == np.float32, "GELU must keep float32"
+    try:
+        gelu(x, approximate="fast")
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("approximate='fast' is not a GELU variant: raise ValueError")
+
+# %% [raw]
+# # END TESTS
+
+# %% [raw]
+# # END QUESTION
+
+# %% [markdown]
+# ## 4. Softmax and LogSoftmax: from scores to probabilities
+#
+# A classifier's last layer produces one score (**logit**) per class. Softmax turns a row of
+# logits into a probability distribution along `dim`:
+#
+# ```
+#   softmax(x)_i = exp(x_i) / Σ_j exp(x_j)            every output in (0, 1), each row sums to 1
+#
+#   logits  [2.0, 1.0, 0.1]  ──exp──►  [7.39, 2.72, 1.11]  ──÷ 11.21──►  [0.659, 0.242, 0.099]
+# ```
+#
+# **Subtract the maximum.** Softmax is *shift-invariant*: `softmax(x) = softmax(x - c)` for any
+# constant `c` (the factor `exp(-c)` cancels). With `c = max(x)` the largest exponent is
+# `exp(0) = 1` and nothing overflows; without it, logits of `[1000, 0]` give `inf / inf = nan`.
+#
+# **LogSoftmax** is what losses need (module 04). Computing `log(softmax(x))` loses everything
+# below float32's smallest number: `softmax([0, -200])` rounds its second entry to `0` and the
+# log is `-inf`. Work in log space instead (the *log-sum-exp* trick):
+#
+# ```
+#   log_softmax(x) = (x - m) - log Σ_j exp(x_j - m),        m = max_j x_j
+#                  = [0, -200] - log(1 + e^-200) = [0, -200]   (exact, no -inf)
+# ```
+#
+# `dim` says which axis is normalised: for logits of shape `(batch, classes)` it is `dim=-1`
+# (or `1`); for a sequence model's `(batch, time, vocab)` also `-1`; attention (module 12)
+# normalises the last axis of a `(B, heads, T, T)` score tensor.
+#
+# The maximum is a *constant* for the gradient (shift-invariance means the result does not
+# depend on it), so take it from the raw data: `Tensor(x.data.max(axis=dim, keepdims=True))`.
+
+# %%
+#| export
+def softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
+    """Softmax along ``dim``: ``exp(x - max) / sum(exp(x - max))``; entries sum to 1 on ``dim``.
+
+    Args:
+        input: a float tensor of any shape (at least 1-D).
+        dim: the axis to normalise (negative values count from the end). ``None`` uses
+            PyTorch's legacy rule (``_softmax_dim``) and warns.
+
+    Returns:
+        A tensor of the same shape and dtype.
+
+    APPROACH:
+        1. If ``dim is None``: ``dim = _softmax_dim("softmax", input.ndim)``.
+        2. ``m = Tensor(input.data.max(axis=dim, keepdims=True))`` — NOTE: subtracting the
+           maximum keeps every exponent <= 0, so nothing overflows.
+        3. ``e = (input - m).exp()``.
+        4. Return ``e / e.sum(dim=dim, keepdim=True)``.
+
+    EXAMPLE:
+        >>> softmax(Tensor([[1.0, 2.0, 3.0], [1000.0, 0.0, -1000.0]]), dim=1)
+        tensor([[0.09  , 0.2447, 0.6652],
+                [1.    , 0.    , 0.    ]])
+
+    HINT: ``keepdim=True`` keeps the reduced axis with size 1 so the division broadcasts.
+    """
+    # BEGIN SOLUTION NO PROMPT
+    if dim is None:
+        dim = _softmax_dim("softmax", input.ndim)
+    m = Tensor(input.data.max(axis=dim, keepdims=True))
+    e = (input - m).exp()
+    return e / e.sum(dim=dim, keepdim=True)
+    # END SOLUTION
+    raise NotImplementedError("module 02: implement softmax (see its docstring)")  # STUB
+
+
+def log_softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
+    """``log(softmax(x))`` along ``dim``, computed stably in log space (log-sum-exp).
+
+    Args:
+        input: a float tensor of any shape (at least 1-D).
+        dim: the axis to normalise; ``None`` uses PyTorch's legacy rule and warns.
+
+    Returns:
+        A tensor of the same shape and dtype; ``exp`` of it sums to 1 along ``dim``.
+
+    APPROACH:
+        1. Resolve ``dim`` as in ``softmax``.
+        2. ``shifted = input - Tensor(input.data.max(axis=dim, keepdims=True))``.
+        3. Return ``shifted - shifted.exp().sum(dim=dim, keepdim=True).log()``.
+
+    EXAMPLE:
+        >>> log_softmax(Tensor([0.0, -200.0]), dim=0)
+        tensor([   0., -200.])
+
+    HINT: never call ``softmax(...).log()``: for the example it returns ``[0, -inf]``.
+    """
+    # BEGIN SOLUTION NO PROMPT
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.ndim)
+    shifted = input - Tensor(input.data.max(axis=dim, keepdims=True))
+    return shifted - shifted.exp().sum(dim=dim, keepdim=True).log()
+    # END SOLUTION
+    raise NotImplementedError("module 02: implement log_softmax (see its docstring)")  # STUB
+
+
+# %% [raw]
+# # BEGIN QUESTION
+# name: softmax
+# points: 0
+
+# %% [markdown]
+# ### Check: Softmax and LogSoftmax
+
+# %% [raw]
+# # BEGIN TESTS
+
+# %%
+def test_softmax_rows_are_distributions(softmax, Tensor, np):
+    x = Tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    p = softmax(x, dim=1).numpy()
+    assert np.allclose(p.sum(axis=1), 1.0), f"each row must sum to 1 along dim=1, got {p.sum(1)}"
+    assert np.allclose(p[0], [0.09003057, 0.24472847, 0.66524096]), f"wrong values {p[0]}"
+    assert np.allclose(p[1], 1 / 3), "equal logits give equal probabilities"
+    q = softmax(x, dim=0).numpy()
+    assert np.allclose(q.sum(axis=0), 1.0), "dim=0 normalises each column instead"
+
+# %%
+def test_softmax_survives_large_logits(softmax, Tensor, np):
+    with np.errstate(over="raise", invalid="raise"):
+        p = softmax(Tensor([[1000.0, 0.0, -1000.0]]), dim=-1).numpy()
+    assert not np.isnan(p).any(), "softmax overflowed: subtract each row's max before exp"
+    assert np.allclose(p, [[1.0, 0.0, 0.0]]), f"softmax([1000, 0, -1000]) is [1, 0, 0], got {p}"
+
+# %%
+def test_log_softmax_is_stable(log_softmax, Tensor, np):
+    out = log_softmax(Tensor([[0.0, -200.0], [1000.0, 1000.0]]), dim=1).numpy()
+    assert np.isfinite(out).all(), (
+        "log_softmax gave -inf or NaN: work in log space (x - m - log sum exp(x - m))")
+    assert np.allclose(out, [[0.0, -200.0], [-0.6931472, -0.6931472]]), f"wrong values {out}"
+    assert out.dtype == np.float32, "log_softmax must keep float32"
+
+# %% [raw]
+# # END TESTS
+
+# %% [raw]
+# # END QUESTION
+
+# %% [markdown]
+# ## 5. The modules: `nn.ReLU()`, `nn.Softmax(dim=1)`, ...
+#
+# PyTorch offers each activation twice: a function (`F.relu(x)`) and a module (`nn.ReLU()`)
+# you can put in a `Sequential` (module 03). The modules below are provided: each stores its
+# arguments and calls your function in `forward`.
+
+# %%
+#| export
+class ReLU(Activation):
+    """``max(0, x)`` as a module. ``inplace`` is accepted for PyTorch compatibility (ignored)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        return relu(x)
+
+
+class Sigmoid(Activation):
+    """``1 / (1 + exp(-x))`` as a module."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return sigmoid(x)
+
+
+class Tanh(Activation):
+    """``tanh(x)`` as a module."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return tanh(x)
+
+
+class GELU(Activation):
+    """GELU as a module; ``approximate`` is ``'none'`` (exact) or ``'tanh'``."""
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x: Tensor) -> Tensor:
+        return gelu(x, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class Softmax(Activation):
+    """Softmax along ``dim`` as a module."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return softmax(x, dim=self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Activation):
+    """LogSoftmax along ``dim`` as a module."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return log_softmax(x, dim=self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+# %% [raw]
+# # BEGIN QUESTION
+# name: modules
+# points: 0
+
+# %% [markdown]
+# ### Check: the module forms
+
+# %% [raw]
+# # BEGIN TESTS
+
+# %%
+def test_modules_match_functions(ReLU, GELU, Softmax, LogSoftmax, Tensor, np):
+    x = Tensor([[-1.0, 0.5, 2.0], [3.0, -4.0, 0.0]])
+    assert np.allclose(ReLU()(x).numpy(), [[0.0, 0.5, 2.0], [3.0, 0.0, 0.0]]), "ReLU()(x)"
+    assert GELU("tanh")(x).shape == (2, 3), "GELU keeps the shape"
+    p = Softmax(dim=0)(x).numpy()
+    assert np.allclose(p.sum(axis=0), 1.0), "Softmax(dim=0) must normalise along dim 0"
+    lp = LogSoftmax(dim=1)(x).numpy()
+    assert np.allclose(np.exp(lp).sum(axis=1), 1.0), "exp(LogSoftmax(dim=1)(x)) rows sum to 1"
+
+# %% [raw]
+# # END TESTS
+
+# %% [raw]
+# # END QUESTION
+
+# %% [markdown]
+# ## 6. Systems view: what an activation costs
+#
+# For an activation tensor with `N` elements in float32:
+#
+# | op | FLOPs (approx.) | bytes moved (forward) | kept for backward |
+# |---|---|---|---|
+# | ReLU | N (compare) | read 4N, write 4N | a 1-bit/1-byte mask or the input (4N) |
+# | Sigmoid / Tanh | ~4N (+ exp) | 8N | the output (4N) |
+# | GELU exact | ~20N (erf polynomial) | 8N | the input (4N) |
+# | Softmax over rows of C | ~4N (+ exp) | 8N in 2-3 passes | the output (4N) |
+#
+# A modern CPU core does tens of FLOPs in the time it reads one float from main memory, so even
+# GELU's polynomial is cheap next to moving the data: activations are **memory-bound**. A
+# `(1024, 1024)` matmul does 2·10⁹ FLOPs on 12 MB of data (compute-bound); a ReLU on its
+# 4 MB output does 10⁶ comparisons and is limited by reading and writing 8 MB.
+#
+# That is why PyTorch (and compilers such as `torch.compile`, XLA, TensorRT) **fuse**
+# activations into the preceding kernel: `linear + bias + GELU` becomes one pass over memory
+# instead of three. PyTorch's softmax kernel does the max, the `exp`-sum and the division in
+# one or two passes over each row held in cache, and the "online softmax" used by
+# FlashAttention (module 12) computes the running max and sum in a single pass. Our NumPy
+# version makes a new array for every step (`x - m`, `exp`, `sum`, `/`): roughly 4 temporary
+# tensors the size of the input.
+#
+# Memory for training: every activation's input or output is **kept until the backward pass**
+# (module 05). In a transformer block the GELU alone keeps a `(B, T, 4d)` tensor: for
+# B=32, T=1024, d=768 that is 32·1024·3072·4 B ≈ 400 MB per layer.
+
+# %%
+x = Tensor(np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32))
+print(f"input {x.memory_footprint() / 1e6:.1f} MB -> softmax temporaries ~ "
+      f"{4 * x.memory_footprint() / 1e6:.1f} MB")
+# Expected: input 4.2 MB -> softmax temporaries ~ 16.8 MB
+
+# %% [markdown]
+# ## 7. ML systems thinking (graded by hand)
+
+# %% [raw]
+# # BEGIN QUESTION
+# name: written_stability
+# manual: true
+# points: 5
+
+# %% [markdown]
+# **Q1 · Stability.** In float32, `exp(x)` overflows above about 88.7. A language model's
+# logits over a 50,000-token vocabulary reach 120 after a few bad steps. What does a softmax
+# *without* the max subtraction return, what happens to the loss and the weights on the next
+# step, and why does subtracting the max not change the mathematical result?
+
+# %% [raw]
+# # BEGIN SOLUTION
+
+# %% [markdown]
+# `exp(120)` is `inf`, so the row becomes `inf / inf = nan` (and entries without overflow
+# become `x / inf = 0`). The loss is NaN, its gradient is NaN, and the optimizer writes NaN into
+# every weight it touches: the run is dead from that step on (it does not recover by itself).
+# Softmax is shift-invariant: `exp(x_i - c) / Σ exp(x_j - c) = exp(-c) exp(x_i) /
+# (exp(-c) Σ exp(x_j))`, the factor cancels; with `c = max x` every exponent is <= 0, so
+# values lie in (0, 1] and the sum is at least 1 — no overflow and no division by zero.
+
+# %% [raw]
+# # END SOLUTION
+
+# %% [raw]
+# # END QUESTION
+
+# %% [raw]
+# # BEGIN QUESTION
+# name: written_memory_bound
+# manual: true
+# points: 5
+
+# %% [markdown]
+# **Q2 · Memory-bound.** A GPU does 100 TFLOP/s and reads memory at 2 TB/s. Estimate the time
+# of a ReLU over a float32 tensor of 10⁸ elements, and of a `(4096, 4096) @ (4096, 4096)`
+# matmul. Which one is limited by arithmetic, which by memory, and what does *kernel fusion*
+# save for `gelu(x @ W + b)`?
+
+# %% [raw]
+# # BEGIN SOLUTION
+
+# %% [markdown]
+# ReLU: 10⁸ FLOPs take 1 µs of arithmetic, but it reads and writes 8·10⁸ B = 0.8 GB, i.e.
+# 0.4 ms: memory-bound by ~400×. Matmul: 2·4096³ ≈ 1.4·10¹¹ FLOPs = 1.4 ms of arithmetic, and
+# only 3·4096²·4 B ≈ 200 MB ≈ 0.1 ms of traffic: compute-bound. Unfused, `x @ W` writes its
+# output, the bias add reads and writes it again, GELU reads and writes it again: three round
+# trips of the activation tensor. Fusing bias and GELU into the matmul's epilogue applies them
+# while the tile is still in registers, saving two full reads and writes of the output
+# (and the launch overhead of two kernels).
+
+# %% [raw]
+# # END SOLUTION
+
+# %% [raw]
+# # END QUESTION
+
+# %% [raw]
+# # BEGIN QUESTION
+# name: written_saturation
+# manual: true
+# points: 5
+
+# %% [markdown]
+# **Q3 · Gradients through activations.** The derivative of sigmoid is at most 0.25. Roughly
+# how much smaller is the gradient reaching the first layer of a 10-layer sigmoid network than
+# the last one (ignore the weights)? Why do ReLU and GELU not have this problem for positive
+# inputs, and what is ReLU's own failure mode?
+
+# %% [raw]
+# # BEGIN SOLUTION
+
+# %% [markdown]
+# Each sigmoid layer multiplies the backward signal by at most 0.25, so ten layers scale it by
+# at most 0.25¹⁰ ≈ 10⁻⁶ (less when units saturate, where the derivative is near 0): early
+# layers barely learn (vanishing gradients). ReLU's derivative is exactly 1 for positive
+# inputs (GELU's is close to 1), so the signal passes unchanged through active units. ReLU's
+# failure mode is the dead unit: if a unit's pre-activation is negative for every input (e.g.
+# after a large update or a bad bias), its gradient is 0 forever and it never recovers; leaky
+# ReLU/GELU keep a small gradient for negative inputs.
+
+# %% [raw]
+# # END SOLUTION
+
+# %% [raw]
+# # END QUESTION
+
+# %% [markdown]
+# ## Summary
+#
+# You built PyTorch's activations from `Tensor` operations and two small `Function`s, made them
+# stable where the textbook formula overflows (branch on the sign; subtract the max; work in
+# log space), and priced them: cheap in FLOPs, expensive in memory traffic. Export with
+# `tito export 02`; module 03 puts these between linear layers.
