@@ -393,7 +393,7 @@ def course_grades(cats: pd.DataFrame, students: pd.DataFrame, policy: Policy) ->
                 if w > 0 and possible > 0:
                     num += w * pct
                     den += w
-        percent = num / den if den > 0 else 0.0
+        percent = round(num / den, 9) if den > 0 else 0.0  # NOTE: drop float noise (1e-14)
         rows.append({"student": student, "track": track, "credits": policy.credits[track],
                      "percent": percent, "letter": letter_for(percent, policy.letters)})
     return pd.DataFrame(rows, columns=["student", "track", "credits", "percent", "letter"])
