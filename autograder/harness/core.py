@@ -248,11 +248,12 @@ def _check_points(info: ModuleInfo, suite: Suite) -> None:
                           f"course.yml gives {info.name} {info.points:g}")
 
 
-def _case_output(case: Case, verdict: str, outcome: Outcome | None) -> str:
+def _case_output(case: Case, verdict: str, outcome: Outcome | None, *, hint: bool = True
+                 ) -> str:
     parts = [verdict]
     if outcome is not None and outcome.where:
         parts.append("Where, in your code:\n" + outcome.where)
-    if case.hint:
+    if case.hint and hint:
         parts.append(f"Hint: {case.hint}")
     if outcome is not None and outcome.out.strip():
         parts.append("Your code printed:\n" + outcome.out.rstrip())
@@ -320,7 +321,7 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
             "name": f"{info.name} · {c.name}", "score": c.points if passed else 0.0,
             "max_score": c.points, "status": "passed" if passed else "failed",
             "visibility": c.visibility,
-            "output": verdict if passed else _case_output(c, verdict, o),
+            "output": _case_output(c, verdict, o, hint=not passed),
             "tags": [*tags_base, "hidden", *c.tags],
         })
 

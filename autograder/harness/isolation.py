@@ -125,9 +125,14 @@ def python_paths_minimal() -> list[str]:
     return sorted({os.path.realpath(p) for p in paths if p and os.path.isdir(p)})
 
 
+USED_UIDS: list[int] = []  # uids handed out by this process (tests check none lingers)
+
+
 def new_run_uid() -> int:
     """A fresh uid for one run (no passwd entry needed; owns no files outside scratch)."""
-    return UID_BASE + secrets.randbelow(UID_SPAN)
+    uid = UID_BASE + secrets.randbelow(UID_SPAN)
+    USED_UIDS.append(uid)
+    return uid
 
 
 def launch_prefix(p: Plan) -> list[str]:

@@ -1,0 +1,187 @@
+"""The grading harness on the stand-in module: scoring, feedback, goldens, fail-closed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autograder.harness import grade
+from autograder.harness.goldens import GoldensError, load_goldens
+from tests.autograder.conftest import (
+    CORRECT,
+    FAST,
+    MINI,
+    PUBLIC,
+    REF,
+    STUBS,
+    SUITE,
+    notebook_bytes,
+    outputs,
+    scores,
+)
+
+
+def test_correct_submission_scores_full_marks(grade_mini):
+    res = grade_mini(CORRECT)
+    assert res["score"] == 5
+    assert all(t["status"] == "passed" for t in res["tests"])
+    ed = res["extra_data"]
+    assert ed["module"] == "01_mini" and ed["suite_version"] == "test.1"
+    assert set(ed["seeds"]) == {"add_vectors", "sum_value", "shape_tuple",
+                                "total_of_empty_raises"}
+    assert ed["packages"]["numpy"] and ed["packages"]["python"]
+    assert "child-process" in ed["isolation"]
+    assert ed["expected_from"] == "goldens"
+
+
+def test_expected_values_from_a_trusted_reference_run(grade_mini):
+    res = grade_mini(CORRECT, use_goldens=False)
+    assert res["score"] == 5
+    assert res["extra_data"]["expected_from"] == "reference-run"
+
+
+def test_stub_scores_zero_with_not_implemented_message(grade_mini):
+    stub = CORRECT.replace("        return Vec(self.data + other)",
+                           "        raise NotImplementedError('module 01: implement Vec.__add__')")
+    res = grade_mini(stub)
+    assert scores(res)["add_vectors"] == 0
+    assert "Not implemented yet" in outputs(res)["add_vectors"]
+    assert res["score"] == 3
+
+
+def test_partial_credit_and_helpful_feedback(grade_mini):
+    wrong = CORRECT.replace("return float(self.data.sum())", "return float(self.data.mean())")
+    res = grade_mini(wrong)
+    assert scores(res) == {"add_vectors": 2, "sum_value": 0, "shape_tuple": 1,
+                           "total_of_empty_raises": 1}
+    out = outputs(res)["sum_value"]
+    assert "Wrong result" in out and "Hint: Sum every element." in out
+
+
+def test_feedback_never_reveals_expected_values(grade_mini, goldens):
+    wrong = CORRECT.replace("return float(self.data.sum())", "return float(self.data.sum()) + 1")
+    res = grade_mini(wrong)
+    expected = load_goldens(goldens, suite_path=SUITE).values["sum_value"]
+    text = json.dumps(res)
+    assert f"{expected:.6g}" not in text and repr(expected) not in text
+
+
+def test_error_shows_student_frames_only(grade_mini):
+    bad = CORRECT.replace("    def sum(self):\n",
+                          "    def sum(self):\n        raise KeyError('oops')\n")
+    res = grade_mini(bad)
+    out = outputs(res)["sum_value"]
+    assert "KeyError: 'oops'" in out and "mini.py, line" in out
+    assert "suite.py" not in json.dumps(res)
+
+
+def test_public_tests_are_visible_zero_point_feedback(grade_mini):
+    bad = CORRECT.replace("    return sum(xs)", "    return 0")
+    res = grade_mini(bad)
+    pub = {t["name"]: t for t in res["tests"] if "public" in t["tags"]}
+    total = pub["01_mini · public · checks · test_total"]
+    assert total["status"] == "failed" and total["max_score"] == 0
+    assert "total sums a list" in total["output"] and total["visibility"] == "visible"
+    assert pub["01_mini · public · checks · test_add"]["status"] == "passed"
+
+
+def test_print_output_is_attached_and_capped(grade_mini):
+    noisy = CORRECT.replace("    def sum(self):\n",
+                            "    def sum(self):\n        print('debug:' * 5000)\n")
+    res = grade_mini(noisy)
+    out = outputs(res)["sum_value"]
+    assert "debug:" in out and len(out) < FAST.max_output_kb * 1024 + 500
+
+
+def test_stale_results_are_removed_and_replaced(tmp_path, goldens):
+    out = tmp_path / "results.json"
+    out.write_text('{"score": 999}')
+    sub = tmp_path / "01_mini.ipynb"
+    sub.write_bytes(notebook_bytes(CORRECT))
+    res = grade(module=MINI, submission=sub, suite_path=SUITE, reference=REF,
+                public_tests=PUBLIC, out=out, limits=FAST, expected=goldens, stubs=STUBS)
+    assert json.loads(out.read_text())["score"] == res["score"] == 5
+
+
+def test_points_must_match_course_yml(tmp_path, goldens):
+    sub = tmp_path / "01_mini.ipynb"
+    sub.write_bytes(notebook_bytes(CORRECT))
+    module = json.loads(json.dumps(MINI))
+    module["module"]["points"] = 6
+    out = tmp_path / "r.json"
+    res = grade(module=module, submission=sub, suite_path=SUITE, reference=REF, out=out,
+                limits=FAST, expected=goldens)
+    assert res["score"] == 0 and "course.yml" in res["extra_data"]["grader_error"]
+    assert "problem on the course's side" in res["output"]
+    assert json.loads(out.read_text())["tests"][0]["status"] == "failed"
+
+
+def test_stale_goldens_are_refused(tmp_path, goldens):
+    suite_copy = tmp_path / "suites" / "01_mini" / "suite.py"
+    suite_copy.parent.mkdir(parents=True)
+    suite_copy.write_text(SUITE.read_text() + "\n# edited\n")
+    with pytest.raises(GoldensError):
+        load_goldens(goldens, suite_path=suite_copy)
+    sub = tmp_path / "01_mini.ipynb"
+    sub.write_bytes(notebook_bytes(CORRECT))
+    res = grade(module=MINI, submission=sub, suite_path=suite_copy, reference=REF,
+                out=tmp_path / "r.json", limits=FAST, expected=goldens)
+    assert res["score"] == 0 and "different suite" in res["extra_data"]["grader_error"]
+
+
+def test_goldens_are_plain_json(goldens):
+    doc = json.loads(goldens.read_text())
+    assert doc["format"] == 1 and set(doc["cases"]) == {
+        "add_vectors", "sum_value", "shape_tuple", "total_of_empty_raises"}
+    assert "__nd__" in json.dumps(doc["cases"]["add_vectors"])
+
+
+def test_limits_never_exceed_the_course(tmp_path, goldens):
+    sub = tmp_path / "01_mini.ipynb"
+    sub.write_bytes(notebook_bytes(CORRECT))
+    res = grade(module=MINI, submission=sub, suite_path=SUITE, reference=REF,
+                out=tmp_path / "r.json", expected=goldens,
+                limits={"memory_limit_mb": 5000, "test_timeout_s": 999, "run_timeout_s": 30})
+    lim = res["extra_data"]["limits"]
+    assert lim["memory_limit_mb"] == 700 and lim["test_timeout_s"] == 20
+    assert lim["run_timeout_s"] == 30
+
+
+def test_later_modules_come_from_stubs_not_the_reference(grade_mini):
+    probe = CORRECT + (
+        "\n\ndef leak():\n    import importlib\n    import inspect\n"
+        "    return inspect.getsource(importlib.import_module('tinytorch.later'))\n"
+        "\nprint(leak())\n")
+    res = grade_mini(probe)
+    text = json.dumps(res)
+    assert "released stub" in text
+    assert "REFERENCE SOLUTION" not in text
+
+
+def test_basic_isolation_still_grades(grade_mini, monkeypatch):
+    monkeypatch.setenv("TT_GRADER_ISOLATION", "basic")
+    res = grade_mini(CORRECT)
+    assert res["score"] == 5
+    iso = res["extra_data"]["isolation"]
+    assert "pid-namespace" not in iso and "session-sweep" in iso
+    assert "python-socket-block" in iso
+
+
+def test_submission_path_can_be_a_file(tmp_path, goldens):
+    nb = tmp_path / "anything.ipynb"
+    nb.write_bytes(notebook_bytes(CORRECT))
+    res = grade(module=MINI, submission=nb, suite_path=SUITE, reference=REF,
+                out=tmp_path / "r.json", limits=FAST, expected=goldens)
+    assert res["score"] == 5
+
+
+def test_results_dir_is_created(tmp_path: Path, goldens):
+    nb = tmp_path / "01_mini.ipynb"
+    nb.write_bytes(notebook_bytes(CORRECT))
+    out = tmp_path / "deep" / "er" / "results.json"
+    grade(module=MINI, submission=nb, suite_path=SUITE, reference=REF, out=out, limits=FAST,
+          expected=goldens)
+    assert out.is_file()
+
