@@ -410,6 +410,7 @@ def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None) -> Non
             gi = unbroadcast(np.asarray(gi), inp.data.shape).astype(inp.data.dtype, copy=False)
             key = id(inp)
             grads[key] = gi if key not in grads else grads[key] + gi
+    return
 
 def gradcheck(fn: Callable[..., Tensor], inputs: Sequence[np.ndarray | Tensor], *,
               eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-4) -> bool:
