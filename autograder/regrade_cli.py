@@ -1,0 +1,104 @@
+"""``tito regrade EXPORT --module MODULE``: the click command over :mod:`autograder.regrade`.
+
+Register with ``cli.add_command(regrade, "regrade")``. Exit codes: 0 done (broken
+submissions are graded zero with a message, which is not an error); 2 bad input, one line on
+stderr naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+class RegradeUsageError(click.ClickException):
+    """Bad input: ``tito: <one line>`` on stderr, exit code 2."""
+
+    exit_code = 2
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"tito: {self.format_message()}", err=True)
+
+
+def _course_from(ctx: click.Context) -> Any:
+    """The course the ``tito`` group loaded or was pointed at (``--course``), else None."""
+    obj = ctx.find_root().obj
+    if isinstance(obj, dict):
+        return obj.get("course") or obj.get("course_path")
+    return None
+
+
+@click.command("regrade")
+@click.argument("export", type=click.Path(path_type=Path))
+@click.option("-m", "--module", "module", required=True,
+              help="The module the export is for: 01, 1, 01_tensor or tensor.")
+@click.option("--dry-run", is_flag=True,
+              help="Grade and show the diff only; the gradebook is not touched and nothing "
+                   "is kept unless -o is given.")
+@click.option("-o", "--out", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Folder for results and regrade_report.csv/.json "
+                   "(default: build/regrade/<module>-<export>/).")
+@click.option("--apply", is_flag=True,
+              help="Also ingest the export and the new results into the gradebook "
+                   "(idempotent; changed scores become regrade events).")
+@click.option("--store", default=None,
+              help="Gradebook store path or sqlite:/// URL (default: course.yml's).")
+@click.option("-j", "--jobs", type=int, default=1, show_default=True,
+              help="Submissions graded in parallel.")
+@click.pass_context
+def regrade(ctx: click.Context, export: Path, module: str, dry_run: bool, out: Path | None,
+            apply: bool, store: str | None, jobs: int) -> None:
+    """TA: regrade a Gradescope "Export Submissions" EXPORT (.zip or folder) for MODULE and
+    show what changed: old score, new score, delta and the tests that changed."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from autograder.regrade import RegradeError
+    from autograder.regrade import regrade as run_regrade
+    from tito.course import CourseError
+
+    try:
+        from gradebook.errors import GradebookError
+    except ImportError:  # pragma: no cover - the gradebook is part of the repository
+        GradebookError = RegradeError  # type: ignore[misc,assignment]  # noqa: N806
+
+    console = Console(width=None if sys.stdout.isatty() else 160)
+    progress = Progress("[progress.description]{task.description}", BarColumn(),
+                        MofNCompleteColumn(), TimeElapsedColumn(),
+                        console=Console(stderr=True), transient=True)
+    task: list[Any] = []
+
+    def started(total: int) -> None:
+        task.append(progress.add_task("grading", total=total))
+
+    def done(row: Any) -> None:
+        progress.update(task[0], advance=1, description=f"graded {row.key}")
+
+    try:
+        with progress:
+            report = run_regrade(export=export, module=module, course=_course_from(ctx),
+                                 out=out, dry_run=dry_run, apply=apply, store=store, jobs=jobs,
+                                 on_start=started, on_done=done)
+    except (RegradeError, GradebookError, CourseError) as exc:
+        raise RegradeUsageError(str(exc)) from None
+
+    from autograder.regrade import render
+
+    render(report, console)
+    if report.dry_run:
+        click.echo("dry run: the gradebook was not touched" + (
+            f"; results in {report.outdir}" if report.outdir else "; no files kept"))
+    else:
+        click.echo(f"results: {report.outdir}")
+        click.echo(f"report:  {', '.join(report.report_files)}")
+    if report.ingest is not None:
+        ing = report.ingest
+        click.echo(f"gradebook {ing['store']}: {ing['regrades']} regrade event(s), "
+                   f"{ing['new']} new, {ing['unchanged']} unchanged, "
+                   f"{ing['duplicates']} already recorded")
+    elif not report.dry_run:
+        click.echo("not applied: review the diff, then run again with --apply to record it "
+                   "in the gradebook")
