@@ -788,14 +788,30 @@ def regrade(*, export: Path, module: str, course: Any = None, out: Path | None =
 
 def _ingest(report: RegradeReport, exp: Export, *, outdir: Path, course: Any,
             store: str | Path | None) -> dict[str, Any]:
-    """Old scores (the export) then new results, in one idempotent gradebook ingest."""
-    from gradebook.api import ingest, open_store
+    """Record the old scores (the export itself) and then the new results.
+
+    Two ingests, each one all-or-nothing and idempotent: the export's rows are skipped when
+    it was ingested before, and a new result equal to the recorded one is skipped, so running
+    ``--apply`` twice records nothing the second time. A changed score becomes a ``regrade``
+    event whose details hold the previous event and the diff.
+    """
+    from gradebook.api import ingest
+    from gradebook.store import sqlite_path
 
     results = [outdir / r.results for r in sorted(report.rows, key=lambda r: r.key)
                if r.results]
-    rep = ingest([exp.source, *results], store=store, course=course, module=report.module)
-    with open_store(store, course) as st:
-        where = str(st.path)
-    totals = {k: sum(getattr(f, k) for f in rep.files)
-              for k in ("new", "regrades", "unchanged", "duplicates")}
-    return {"store": where, **totals, "regrade_events": rep.regrades}
+    counts = ("new", "regrades", "unchanged", "duplicates")
+    old = ingest([exp.source], store=store, course=course, module=report.module)
+    new = ingest(results, store=store, course=course, module=report.module)
+    if store is None:
+        from tito import paths
+
+        where = sqlite_path(course.course.gradebook_store, paths.REPO_ROOT)
+    else:
+        where = sqlite_path(store, Path.cwd())
+    return {
+        "store": str(where),
+        "export": {k: sum(getattr(f, k) for f in old.files) for k in counts},
+        "results": {k: sum(getattr(f, k) for f in new.files) for k in counts},
+        "regrade_events": new.regrades,
+    }

@@ -96,9 +96,11 @@ def regrade(ctx: click.Context, export: Path, module: str, dry_run: bool, out: P
         click.echo(f"report:  {', '.join(report.report_files)}")
     if report.ingest is not None:
         ing = report.ingest
-        click.echo(f"gradebook {ing['store']}: {ing['regrades']} regrade event(s), "
-                   f"{ing['new']} new, {ing['unchanged']} unchanged, "
-                   f"{ing['duplicates']} already recorded")
+        ex, res = ing["export"], ing["results"]
+        click.echo(f"gradebook {ing['store']}: old scores from the export: {ex['new']} new, "
+                   f"{ex['duplicates'] + ex['unchanged']} already recorded; new results: "
+                   f"{res['regrades']} regrade event(s), {res['new']} new, "
+                   f"{res['unchanged'] + res['duplicates']} unchanged")
     elif not report.dry_run:
         click.echo("not applied: review the diff, then run again with --apply to record it "
                    "in the gradebook")
