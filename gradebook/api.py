@@ -290,8 +290,7 @@ def load_sample(*, store: str | Path | None = None, course: Any = None,
     done: dict[str, Any] = {}
     done["roster"] = roster(root / "roster.csv", store=store, course=c)
     done["results"] = ingest([root / "results"], store=store, course=c)
-    done["export"] = ingest(sorted((root / "gradescope").glob("*.zip")), store=store, course=c)
-    done["grade_csv"] = ingest(sorted((root / "gradescope").glob("*.csv")), store=store, course=c)
+    done["gradescope"] = ingest([root / "gradescope"], store=store, course=c)
     done["regrade"] = ingest([root / "regrade"], store=store, course=c)
     done["extensions"] = extensions(root / "extensions.csv", store=store, course=c)
     done["manual"] = manual(root / "written.csv", store=store, course=c)

@@ -458,7 +458,9 @@ def collect(paths: Iterable[Path]) -> list[tuple[str, Path]]:
 
     Files: ``*.json`` -> results, ``*.csv`` -> Gradescope grade CSV, ``*.zip`` -> export
     archive. Folders: an export folder if it holds ``submission_metadata.yml`` (at most two
-    levels down), else every ``results.json`` and ``*.zip`` below it, in sorted order.
+    levels down), else every ``results.json``, ``*.zip`` and ``*.csv`` below it, in sorted
+    order. A CSV in a folder that is not a Gradescope grade CSV (by its header) is reported
+    as ignored; other files are not inputs. A folder with none of these is an error.
 
     Raises:
         GradebookError: a path does not exist, has an unknown type, or a folder holds nothing.
@@ -475,8 +477,10 @@ def collect(paths: Iterable[Path]) -> list[tuple[str, Path]]:
                 continue
             found = [("results", f) for f in sorted(p.rglob("results.json"))]
             found += [("export", f) for f in sorted(p.rglob("*.zip"))]
+            found += [("csv" if _is_grade_csv(f) else "ignored", f)
+                      for f in sorted(p.rglob("*.csv"))]
             if not found:
-                raise GradebookError(f"{p}: no results.json, export archive or metadata inside")
+                raise GradebookError(f"{p}: no results.json, export archive, grade CSV or metadata inside")
             out += found
         elif p.suffix == ".json":
             out.append(("results", p))
@@ -489,6 +493,12 @@ def collect(paths: Iterable[Path]) -> list[tuple[str, Path]]:
     return out
 
 
+def _is_grade_csv(path: Path) -> bool:
+    with path.open(encoding="utf-8-sig", errors="replace") as fh:
+        header = {h.strip() for h in fh.readline().split(",")}
+    return set(GRADE_CSV_REQUIRED) <= header
+
+
 def parse_inputs(
     paths: Iterable[Path], *, course: Any, module: str | None = None, item: str | None = None,
 ) -> list[Source]:
@@ -499,6 +509,10 @@ def parse_inputs(
             sources.append(parse_results_file(p, course=course, module=module))
         elif kind == "csv":
             sources.append(parse_grade_csv(p, course=course, item=item))
+        elif kind == "ignored":
+            sources.append(Source(str(p), sha256_file(p), "ignored", [],
+                                  ["not a Gradescope grade CSV (no Total Score/SID header): "
+                                   "ignored"]))
         else:
             sources.append(parse_export(p, course=course, module=module))
     return sources
