@@ -1,0 +1,165 @@
+"""Hidden suite · module 02 (activations). Cases are probes; the trusted parent compares.
+
+Each case returns plain data computed with the package under test ``tt``; the expected value
+is the same case run against tinytorch_ref. Points sum to module 02's ``points`` (50).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from autograder.suite import Suite, outcome
+
+suite = Suite(module="02_activations", version="2027.1")
+case = suite.case
+
+
+def _f32(rng, *shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def _extreme():
+    return np.array([-1e4, -1000.0, -100.0, -88.0, -20.0, -1e-3, 0.0, 1e-3, 20.0, 88.0, 100.0,
+                     1000.0, 1e4], dtype=np.float32)
+
+
+# ----------------------------------------------------------------------------- relu (6)
+@case(points=3, hint="relu(x) = max(0, x) element-wise, as a Tensor (clamp(min=0)).")
+def relu_values_shapes_dtype(tt, rng):
+    F = tt.nn.functional
+    x = tt.Tensor(_f32(rng, 3, 4, 5))
+    out = F.relu(x)
+    return [out.numpy(), str(out.dtype), F.relu(tt.Tensor(_extreme())).numpy(),
+            tt.nn.ReLU()(x).numpy()]
+
+
+@case(points=3, hint="Return a Tensor built from Tensor ops (recorded for autograd), not an array.")
+def relu_returns_recorded_tensor(tt, rng):
+    x = tt.Tensor(_f32(rng, 6), requires_grad=True)
+    out = tt.nn.functional.relu(x)
+    return [type(out).__name__, bool(out.requires_grad), tuple(out.shape)]
+
+
+# ----------------------------------------------------------------------------- sigmoid/tanh (12)
+@case(points=3, hint="sigmoid(x) = 1 / (1 + exp(-x)); keep float32.")
+def sigmoid_moderate_values(tt, rng):
+    x = tt.Tensor(_f32(rng, 4, 7, scale=3.0))
+    out = tt.nn.functional.sigmoid(x)
+    return [out.numpy(), str(out.dtype), tt.nn.Sigmoid()(x).numpy()]
+
+
+@case(points=5, rtol=1e-5, atol=1e-30,
+      hint="Branch on the sign: exp may only see arguments <= 0, so nothing overflows and "
+           "tiny outputs such as sigmoid(-100) keep their value.")
+def sigmoid_extreme_inputs_stable(tt, rng):
+    x = tt.Tensor(_extreme())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            out = tt.nn.functional.sigmoid(x).numpy()
+    return out
+
+
+@case(points=1, hint="No NumPy overflow warning for large |x|.")
+def sigmoid_raises_no_overflow(tt, rng):
+    x = tt.Tensor(_extreme())
+    with np.errstate(over="raise", invalid="raise"):
+        return outcome(tt.nn.functional.sigmoid, x)
+
+
+@case(points=3, hint="tanh is Tensor.tanh; it saturates at ±1 without overflow.")
+def tanh_values(tt, rng):
+    x = tt.Tensor(_f32(rng, 5, 3, scale=2.0))
+    return [tt.nn.functional.tanh(x).numpy(), tt.nn.Tanh()(x).numpy(),
+            tt.nn.functional.tanh(tt.Tensor(_extreme())).numpy()]
+
+
+# ----------------------------------------------------------------------------- gelu (9)
+@case(points=4, atol=1e-7,
+      hint="Exact GELU is x * 0.5 * (1 + erf(x / sqrt(2))); use the provided erf/erfc.")
+def gelu_exact_values(tt, rng):
+    x = tt.Tensor(np.concatenate([_f32(rng, 40, scale=3.0), _extreme()]))
+    out = tt.nn.functional.gelu(x)
+    return [out.numpy(), str(out.dtype), tt.nn.GELU()(x).numpy()]
+
+
+@case(points=3, atol=1e-7,
+      hint="tanh GELU: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).")
+def gelu_tanh_approximation(tt, rng):
+    x = tt.Tensor(_f32(rng, 6, 5, scale=3.0))
+    out = tt.nn.functional.gelu(x, approximate="tanh")
+    return [out.numpy(), str(out.dtype), tt.nn.GELU(approximate="tanh")(x).numpy()]
+
+
+@case(points=2, hint="approximate must be 'none' or 'tanh': raise ValueError otherwise.")
+def gelu_rejects_unknown_approximation(tt, rng):
+    x = tt.Tensor(_f32(rng, 3))
+    return [outcome(tt.nn.functional.gelu, x, approximate="fast"),
+            outcome(tt.nn.functional.gelu, x, approximate="none")]
+
+
+# ----------------------------------------------------------------------------- softmax (13)
+@case(points=4, hint="exp(x - max) / sum(exp(x - max)) along dim, keepdim=True to broadcast.")
+def softmax_along_each_dim(tt, rng):
+    F = tt.nn.functional
+    x = tt.Tensor(_f32(rng, 2, 3, 4))
+    return [F.softmax(x, dim=-1).numpy(), F.softmax(x, dim=0).numpy(),
+            F.softmax(x, dim=1).numpy(), tt.nn.Softmax(dim=2)(x).numpy()]
+
+
+@case(points=5, hint="Subtract each row's maximum before exp, or large logits overflow to NaN.")
+def softmax_large_logits_no_overflow(tt, rng):
+    x = np.array([[1000.0, 0.0, -1000.0], [500.0, 500.0, 499.0], [-800.0, -801.0, -1e4],
+                  [89.0, 90.0, 91.0]], dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            return tt.nn.functional.softmax(tt.Tensor(x), dim=1).numpy()
+
+
+@case(points=2, hint="Softmax is shift-invariant: softmax(x + c) == softmax(x).")
+def softmax_shift_invariant_and_normalised(tt, rng):
+    F = tt.nn.functional
+    x = _f32(rng, 5, 6, scale=4.0)
+    a = F.softmax(tt.Tensor(x), dim=1).numpy()
+    b = F.softmax(tt.Tensor(x + np.float32(300.0)), dim=1).numpy()
+    return [bool(np.allclose(a, b, atol=1e-6)), bool(np.allclose(a.sum(axis=1), 1.0, atol=1e-5))]
+
+
+@case(points=2, hint="Without dim, PyTorch picks 0 for 0-D, 1-D and 3-D inputs, else 1 (warns).")
+def softmax_implicit_dim_rule(tt, rng):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = tt.nn.functional.softmax(tt.Tensor(_f32(rng, 3, 4)))
+        b = tt.nn.Softmax()(tt.Tensor(_f32(rng, 2, 3, 4)))
+    return [a.numpy(), b.numpy()]
+
+
+# ----------------------------------------------------------------------------- log_softmax (10)
+@case(points=4, hint="log_softmax = (x - m) - log(sum(exp(x - m))) along dim.")
+def log_softmax_along_dims(tt, rng):
+    F = tt.nn.functional
+    x = tt.Tensor(_f32(rng, 3, 5, 2, scale=2.0))
+    out = F.log_softmax(x, dim=1)
+    return [out.numpy(), F.log_softmax(x, dim=-1).numpy(), str(out.dtype),
+            tt.nn.LogSoftmax(dim=0)(x).numpy()]
+
+
+@case(points=4, hint="Work in log space: log(softmax(x)) gives -inf when a probability underflows.")
+def log_softmax_extreme_logits_finite(tt, rng):
+    x = np.array([[0.0, -200.0, -1000.0], [1000.0, 1000.0, -1000.0], [88.0, 100.0, 0.0]],
+                 dtype=np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            return tt.nn.functional.log_softmax(tt.Tensor(x), dim=1).numpy()
+
+
+@case(points=2, hint="exp(log_softmax(x)) must equal softmax(x) along the same dim.")
+def log_softmax_consistent_with_softmax(tt, rng):
+    F = tt.nn.functional
+    x = tt.Tensor(_f32(rng, 4, 6, scale=3.0))
+    return bool(np.allclose(np.exp(F.log_softmax(x, dim=0).numpy()),
+                            F.softmax(x, dim=0).numpy(), atol=1e-6))

@@ -1,0 +1,190 @@
+"""Hidden suite · module 04 (losses). Cases are probes; the trusted parent compares.
+
+Each case returns plain data computed with the package under test ``tt``; the expected value
+is the same case run against tinytorch_ref. Points sum to module 04's ``points`` (50).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from autograder.suite import Suite, outcome
+
+suite = Suite(module="04_losses", version="2027.1")
+case = suite.case
+
+
+def _f32(rng, *shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def _quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+
+
+# ----------------------------------------------------------------------------- MSE (8)
+@case(points=4, hint="mse = (input - target)^2, then mean / sum / none.")
+def mse_all_reductions(tt, rng):
+    F = tt.nn.functional
+    a, b = tt.Tensor(_f32(rng, 4, 3)), tt.Tensor(_f32(rng, 4, 3))
+    out = [F.mse_loss(a, b).numpy(), F.mse_loss(a, b, reduction="sum").numpy(),
+           F.mse_loss(a, b, reduction="none").numpy(),
+           tt.nn.MSELoss(reduction="sum")(a, b).numpy()]
+    return out + [str(F.mse_loss(a, b).dtype), tuple(F.mse_loss(a, b).shape)]
+
+
+@case(points=2, hint="An unknown reduction must raise ValueError (also in the module's __init__).")
+def reduction_validated(tt, rng):
+    F = tt.nn.functional
+    a, b = tt.Tensor(_f32(rng, 3)), tt.Tensor(_f32(rng, 3))
+    y = tt.Tensor(np.array([0, 1, 2]))
+    z = tt.Tensor(_f32(rng, 3, 3))
+    return [outcome(F.mse_loss, a, b, reduction="avg"),
+            outcome(F.cross_entropy, z, y, reduction="batchmean"),
+            outcome(tt.nn.MSELoss, reduction="elementwise_mean")]
+
+
+@case(points=2, hint="Different shapes broadcast (with a warning) like PyTorch.")
+def mse_broadcast_warns(tt, rng):
+    F = tt.nn.functional
+    pred, target = tt.Tensor(_f32(rng, 4, 1)), tt.Tensor(_f32(rng, 4))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = F.mse_loss(pred, target, reduction="none")
+    return [tuple(out.shape), len(caught) > 0]
+
+
+# ----------------------------------------------------------------------------- CE / NLL (26)
+@case(points=5, hint="cross_entropy = -log_softmax(z, dim=1)[i, y_i], averaged over the batch.")
+def cross_entropy_reductions(tt, rng):
+    F = tt.nn.functional
+    z = tt.Tensor(_f32(rng, 6, 5, scale=2.0))
+    y = tt.Tensor(rng.integers(0, 5, 6))
+    loss = F.cross_entropy(z, y)
+    return [loss.numpy(), tuple(loss.shape), str(loss.dtype),
+            F.cross_entropy(z, y, reduction="sum").numpy(),
+            F.cross_entropy(z, y, reduction="none").numpy(),
+            tt.nn.CrossEntropyLoss()(z, y).numpy()]
+
+
+@case(points=5, hint="Use log_softmax (log-sum-exp), never log(softmax): extreme logits stay finite.")
+def cross_entropy_extreme_logits(tt, rng):
+    z = np.array([[1000.0, -1000.0, 0.0], [-1000.0, 1000.0, 0.0], [0.0, 0.0, 200.0],
+                  [90.0, 95.0, 100.0]], dtype=np.float32)
+    y = np.array([1, 1, 0, 2])
+    return _quiet(tt.nn.functional.cross_entropy, tt.Tensor(z), tt.Tensor(y),
+                  reduction="none").numpy()
+
+
+@case(points=4, hint="The class dim is 1: (N, C, d1) logits with (N, d1) targets; mean over all.")
+def cross_entropy_spatial_and_unbatched(tt, rng):
+    F = tt.nn.functional
+    z = tt.Tensor(_f32(rng, 2, 4, 3))
+    y = tt.Tensor(rng.integers(0, 4, (2, 3)))
+    single = tt.Tensor(_f32(rng, 5))
+    return [F.cross_entropy(z, y).numpy(), F.cross_entropy(z, y, reduction="none").numpy(),
+            F.cross_entropy(single, tt.Tensor(np.array(3))).numpy()]
+
+
+@case(points=4, hint="nll_loss picks -input[i, y_i] from log-probabilities (no softmax inside).")
+def nll_loss_values(tt, rng):
+    F = tt.nn.functional
+    logp = F.log_softmax(tt.Tensor(_f32(rng, 5, 4)), dim=1)
+    y = tt.Tensor(rng.integers(0, 4, 5))
+    raw = tt.Tensor(_f32(rng, 5, 4))
+    return [F.nll_loss(logp, y).numpy(), F.nll_loss(raw, y, reduction="none").numpy(),
+            F.nll_loss(raw, y, reduction="sum").numpy(), tt.nn.NLLLoss()(raw, y).numpy()]
+
+
+@case(points=2, hint="Uniform logits over C classes cost log(C).")
+def cross_entropy_uniform_is_log_c(tt, rng):
+    z = tt.Tensor(np.zeros((3, 10), dtype=np.float32))
+    return tt.nn.functional.cross_entropy(z, tt.Tensor(np.array([0, 4, 9]))).numpy()
+
+
+@case(points=3, hint="label_smoothing eps: target = (1 - eps) one-hot + eps / C.")
+def cross_entropy_label_smoothing(tt, rng):
+    F = tt.nn.functional
+    z = tt.Tensor(_f32(rng, 4, 6))
+    y = tt.Tensor(rng.integers(0, 6, 4))
+    return [F.cross_entropy(z, y, label_smoothing=0.1).numpy(),
+            tt.nn.CrossEntropyLoss(label_smoothing=0.2, reduction="none")(z, y).numpy()]
+
+
+@case(points=3, hint="Probability targets (float, same shape as the logits): -(q * logp).sum(1).")
+def cross_entropy_probability_targets(tt, rng):
+    z = tt.Tensor(_f32(rng, 3, 4))
+    q = rng.random((3, 4)).astype(np.float32)
+    q /= q.sum(axis=1, keepdims=True)
+    return tt.nn.functional.cross_entropy(z, tt.Tensor(q), reduction="none").numpy()
+
+
+# ----------------------------------------------------------------------------- BCE (8)
+@case(points=4, hint="-(y log p + (1-y) log(1-p)) with each log clamped at -100.")
+def bce_values_and_clamp(tt, rng):
+    F = tt.nn.functional
+    p = rng.uniform(0.01, 0.99, (3, 4)).astype(np.float32)
+    p[0, 0], p[0, 1], p[1, 0] = 0.0, 1.0, 1.0
+    y = (rng.random((3, 4)) > 0.5).astype(np.float32)
+    y[0, 0], y[0, 1], y[1, 0] = 1.0, 0.0, 1.0
+    P, Y = tt.Tensor(p), tt.Tensor(y)
+    return [_quiet(F.binary_cross_entropy, P, Y, reduction="none").numpy(),
+            _quiet(F.binary_cross_entropy, P, Y).numpy(),
+            _quiet(tt.nn.BCELoss(reduction="sum"), P, Y).numpy()]
+
+
+@case(points=2, hint="Inputs outside [0, 1] are not probabilities: raise RuntimeError.")
+def bce_rejects_non_probabilities(tt, rng):
+    F = tt.nn.functional
+    y = tt.Tensor(np.array([1.0, 0.0], dtype=np.float32))
+    ok = tt.Tensor(np.array([1.0, 0.2], np.float32))
+    return [outcome(F.binary_cross_entropy, tt.Tensor(np.array([1.5, 0.2], np.float32)), y),
+            outcome(F.binary_cross_entropy, tt.Tensor(np.array([-0.1, 0.2], np.float32)), y),
+            F.binary_cross_entropy(ok, y).numpy()]
+
+
+@case(points=2, hint="weight multiplies each element's loss before the reduction.")
+def bce_with_weights(tt, rng):
+    p = tt.Tensor(rng.uniform(0.05, 0.95, (4, 3)).astype(np.float32))
+    y = tt.Tensor((rng.random((4, 3)) > 0.5).astype(np.float32))
+    w = tt.Tensor(rng.uniform(0.5, 2.0, (3,)).astype(np.float32))
+    return tt.nn.functional.binary_cross_entropy(p, y, weight=w).numpy()
+
+
+# ----------------------------------------------------------------------------- BCE logits (8)
+@case(points=4, hint="(1 - y) z + log(1 + exp(-|z|)) + max(-z, 0): no exp of a positive number.")
+def bce_logits_values_and_extremes(tt, rng):
+    F = tt.nn.functional
+    z = np.concatenate([_f32(rng, 8, scale=3.0),
+                        np.array([1000.0, -1000.0, 100.0, -100.0, 0.0], dtype=np.float32)])
+    y = np.concatenate([(rng.random(8) > 0.5).astype(np.float32),
+                        np.array([0.0, 1.0, 1.0, 0.0, 1.0], dtype=np.float32)])
+    Z, Y = tt.Tensor(z), tt.Tensor(y)
+    return [_quiet(F.binary_cross_entropy_with_logits, Z, Y, reduction="none").numpy(),
+            _quiet(F.binary_cross_entropy_with_logits, Z, Y).numpy(),
+            _quiet(tt.nn.BCEWithLogitsLoss(reduction="sum"), Z, Y).numpy()]
+
+
+@case(points=2, hint="pos_weight scales the positive term: (1 + (pw - 1) y) * softplus(-z).")
+def bce_logits_pos_weight(tt, rng):
+    z = tt.Tensor(_f32(rng, 5, 3, scale=2.0))
+    y = tt.Tensor((rng.random((5, 3)) > 0.5).astype(np.float32))
+    pw = tt.Tensor(np.array([1.0, 2.0, 5.0], dtype=np.float32))
+    return [tt.nn.functional.binary_cross_entropy_with_logits(z, y, pos_weight=pw,
+                                                              reduction="none").numpy(),
+            tt.nn.BCEWithLogitsLoss(pos_weight=pw)(z, y).numpy()]
+
+
+@case(points=2, hint="BCEWithLogits(z) must equal BCE(sigmoid(z)) where the latter is finite.")
+def bce_logits_matches_bce_of_sigmoid(tt, rng):
+    F = tt.nn.functional
+    z = tt.Tensor(_f32(rng, 10))
+    y = tt.Tensor((rng.random(10) > 0.5).astype(np.float32))
+    a = F.binary_cross_entropy_with_logits(z, y, reduction="none").numpy()
+    b = F.binary_cross_entropy(F.sigmoid(z), y, reduction="none").numpy()
+    return bool(np.allclose(a, b, rtol=1e-4, atol=1e-5))

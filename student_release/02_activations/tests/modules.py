@@ -1,0 +1,17 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "modules"
+points = 0
+
+@test_case(points=None, hidden=False)
+def test_modules_match_functions(ReLU, GELU, Softmax, LogSoftmax, Tensor, np):
+    x = Tensor([[-1.0, 0.5, 2.0], [3.0, -4.0, 0.0]])
+    assert np.allclose(ReLU()(x).numpy(), [[0.0, 0.5, 2.0], [3.0, 0.0, 0.0]]), 'ReLU()(x)'
+    assert GELU('tanh')(x).shape == (2, 3), 'GELU keeps the shape'
+    p = Softmax(dim=0)(x).numpy()
+    assert np.allclose(p.sum(axis=0), 1.0), 'Softmax(dim=0) must normalise along dim 0'
+    lp = LogSoftmax(dim=1)(x).numpy()
+    assert np.allclose(np.exp(lp).sum(axis=1), 1.0), 'exp(LogSoftmax(dim=1)(x)) rows sum to 1'
+

@@ -1,0 +1,31 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "softmax"
+points = 0
+
+@test_case(points=None, hidden=False)
+def test_softmax_rows_are_distributions(softmax, Tensor, np):
+    x = Tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    p = softmax(x, dim=1).numpy()
+    assert np.allclose(p.sum(axis=1), 1.0), f'each row must sum to 1 along dim=1, got {p.sum(1)}'
+    assert np.allclose(p[0], [0.09003057, 0.24472847, 0.66524096]), f'wrong values {p[0]}'
+    assert np.allclose(p[1], 1 / 3), 'equal logits give equal probabilities'
+    q = softmax(x, dim=0).numpy()
+    assert np.allclose(q.sum(axis=0), 1.0), 'dim=0 normalises each column instead'
+
+@test_case(points=None, hidden=False)
+def test_softmax_survives_large_logits(softmax, Tensor, np):
+    with np.errstate(over='raise', invalid='raise'):
+        p = softmax(Tensor([[1000.0, 0.0, -1000.0]]), dim=-1).numpy()
+    assert not np.isnan(p).any(), "softmax overflowed: subtract each row's max before exp"
+    assert np.allclose(p, [[1.0, 0.0, 0.0]]), f'softmax([1000, 0, -1000]) is [1, 0, 0], got {p}'
+
+@test_case(points=None, hidden=False)
+def test_log_softmax_is_stable(log_softmax, Tensor, np):
+    out = log_softmax(Tensor([[0.0, -200.0], [1000.0, 1000.0]]), dim=1).numpy()
+    assert np.isfinite(out).all(), 'log_softmax gave -inf or NaN: work in log space (x - m - log sum exp(x - m))'
+    assert np.allclose(out, [[0.0, -200.0], [-0.6931472, -0.6931472]]), f'wrong values {out}'
+    assert out.dtype == np.float32, 'log_softmax must keep float32'
+

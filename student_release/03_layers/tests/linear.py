@@ -1,0 +1,29 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "linear"
+points = 0
+
+@test_case(points=None, hidden=False)
+def test_linear_shapes_and_init(Linear, Tensor, manual_seed, np):
+    manual_seed(0)
+    lin = Linear(16, 4)
+    assert lin.weight.shape == (4, 16), f"weight is (out_features, in_features) = (4, 16), got {lin.weight.shape}: checkpoints and optimizers rely on PyTorch's layout"
+    assert lin.bias.shape == (4,), 'bias has one entry per output'
+    assert lin.weight.requires_grad, 'weights are Parameters (requires_grad=True)'
+    w = lin.weight.numpy()
+    assert w.dtype == np.float32, 'parameters are float32'
+    assert np.abs(w).max() <= 0.25 and np.abs(w).max() > 0.15, 'init bound is 1/sqrt(in_features) = 0.25 for in_features = 16'
+    assert Linear(16, 4, bias=False).bias is None, 'bias=False sets bias to None'
+
+@test_case(points=None, hidden=False)
+def test_linear_forward(Linear, Tensor, np):
+    lin = Linear(3, 2)
+    lin.weight.data[...] = np.array([[1.0, 0.0, -1.0], [0.5, 0.5, 0.5]], dtype=np.float32)
+    lin.bias.data[...] = np.array([0.0, 1.0], dtype=np.float32)
+    out = lin(Tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]))
+    assert out.shape == (2, 2), f'(2, 3) -> (2, 2), got {out.shape}'
+    assert np.allclose(out.numpy(), [[-2.0, 4.0], [0.0, 1.0]]), f'y = x @ W.T + b; got {out.numpy().tolist()}'
+    assert lin(Tensor(np.ones((5, 7, 3), dtype=np.float32))).shape == (5, 7, 2), 'Linear acts on the last dimension of any (*, in_features) input'
+

@@ -1,0 +1,55 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "module"
+points = 0
+
+@test_case(points=None, hidden=False)
+def test_module_registers_parameters_and_children(Module, Parameter, Tensor, np):
+
+    class Tiny(Module):
+
+        def __init__(self):
+            super().__init__()
+            self.w = Parameter(np.ones((2, 2), dtype=np.float32))
+            self.scale = 3.0
+
+    class Outer(Module):
+
+        def __init__(self):
+            super().__init__()
+            self.inner = Tiny()
+            self.b = Parameter(np.zeros(2, dtype=np.float32))
+    model = Outer()
+    names = [n for n, _ in model.named_parameters()]
+    assert names == ['b', 'inner.w'], f"named_parameters should list own parameters first, then children's with dotted names; got {names}"
+    assert len(list(model.parameters())) == 2, 'parameters() yields each Parameter once'
+    assert model.eval() is model, 'eval() returns the module itself (for chaining)'
+    assert not model.inner.training, 'eval() must reach every sub-module'
+    model.train()
+    assert model.inner.training, 'train() must reach every sub-module'
+
+@test_case(points=None, hidden=False)
+def test_state_dict_round_trip(Module, Parameter, np):
+
+    class Tiny(Module):
+
+        def __init__(self):
+            super().__init__()
+            self.w = Parameter(np.arange(4, dtype=np.float32).reshape(2, 2))
+    a, b = (Tiny(), Tiny())
+    b.w.data[...] = 0
+    state = a.state_dict()
+    assert list(state) == ['w'] and isinstance(state['w'], np.ndarray), 'state_dict maps dotted names to NumPy arrays'
+    w_before = b.w
+    b.load_state_dict(state)
+    assert b.w is w_before, 'load_state_dict must copy in place (optimizers hold the Parameter)'
+    assert np.array_equal(b.w.data, a.w.data), 'load_state_dict did not copy the values'
+    try:
+        b.load_state_dict({'w': np.zeros((3, 3), dtype=np.float32)})
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError('a shape mismatch must raise RuntimeError')
+

@@ -1,0 +1,16 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "loss_modules"
+points = 0
+
+@test_case(points=None, hidden=False)
+def test_loss_modules(CrossEntropyLoss, MSELoss, BCEWithLogitsLoss, Tensor, np):
+    logits = Tensor(np.zeros((4, 10), dtype=np.float32))
+    y = Tensor(np.array([0, 3, 9, 5]))
+    assert np.isclose(CrossEntropyLoss()(logits, y).item(), np.log(10), atol=1e-05), 'uniform logits over 10 classes cost log(10) = 2.3026: the loss of random guessing'
+    assert CrossEntropyLoss(reduction='none')(logits, y).shape == (4,), 'one loss per sample'
+    assert np.isclose(MSELoss(reduction='sum')(Tensor([1.0, 2.0]), Tensor([0.0, 0.0])).item(), 5.0)
+    assert np.isclose(BCEWithLogitsLoss()(Tensor([0.0]), Tensor([1.0])).item(), np.log(2)), 'a logit of 0 is p = 0.5: the loss is log 2'
+

@@ -1,0 +1,18 @@
+"""``tinytorch.nn.functional`` — the function forms of activations and losses (a facade).
+
+Re-exports modules 02 (activations) and 04 (losses), like ``torch.nn.functional``.
+"""
+
+from ..activations import gelu, log_softmax, relu, sigmoid, softmax, tanh
+from ..losses import (
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    mse_loss,
+    nll_loss,
+)
+
+__all__ = [
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "gelu",
+    "log_softmax", "mse_loss", "nll_loss", "relu", "sigmoid", "softmax", "tanh",
+]
