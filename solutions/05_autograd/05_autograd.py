@@ -430,9 +430,9 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
     """``out = a @ b`` (NumPy/PyTorch matmul rules): ``da = grad @ bᵀ``, ``db = aᵀ @ grad``.
 
     APPROACH:
-        1. ``a, b`` are the input arrays. If ``a`` is 1-D, use ``a[None, :]`` and insert an
-           axis into ``grad`` at position -2; if ``b`` is 1-D, use ``b[:, None]`` and insert an
-           axis into ``grad`` at position -1.
+        1. ``a, b`` are the input arrays. If ``b`` is 1-D, use ``b[:, None]`` and
+           ``grad[..., None]``; then, if ``a`` is 1-D, use ``a[None, :]`` and
+           ``grad[..., None, :]`` (in this order, so ``vector @ vector`` works too).
         2. ``da = grad @ swapaxes(b, -1, -2)``; ``db = swapaxes(a, -1, -2) @ grad``.
         3. Undo the promotion: drop axis -2 of ``da`` if ``a`` was 1-D, axis -1 of ``db`` if
            ``b`` was 1-D. Batch dimensions are left for ``unbroadcast``.
@@ -444,12 +444,12 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
     # BEGIN SOLUTION NO PROMPT
     a, b = (t.data for t in node.inputs)
     a_vec, b_vec = a.ndim == 1, b.ndim == 1
-    if a_vec:
-        a = a[None, :]
-        grad = np.expand_dims(grad, -2)
     if b_vec:
         b = b[:, None]
-        grad = np.expand_dims(grad, -1)
+        grad = grad[..., None]
+    if a_vec:
+        a = a[None, :]
+        grad = grad[..., None, :]
     da = np.matmul(grad, np.swapaxes(b, -1, -2))
     db = np.matmul(np.swapaxes(a, -1, -2), grad)
     if a_vec:

@@ -1,0 +1,164 @@
+"""Hidden suite · module 06 (optimizers). Cases are probes; the trusted parent compares.
+
+Cases run optimizer trajectories over several steps with gradients computed in NumPy from the
+current parameters (no autograd needed, so a bug in module 05 cannot leak in) and return the
+parameters after every step. Points sum to module 06's ``points`` (50).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from autograder.suite import Suite
+
+suite = Suite(module="06_optimizers", version="2027.1")
+case = suite.case
+
+
+def _optim(tt):
+    return importlib.import_module(f"{tt.__name__}.optimizers")
+
+
+def _params(tt, rng, *shapes):
+    return [tt.Tensor(rng.standard_normal(s).astype(np.float32), requires_grad=True)
+            for s in shapes]
+
+
+def _trajectory(tt, params, opt, steps=5, skip=()):
+    """Gradient of sum(p**4/4 - p) = p**3 - 1 (depends on p), ``steps`` updates."""
+    out = []
+    for _ in range(steps):
+        for i, p in enumerate(params):
+            p.grad = None if i in skip else tt.Tensor(p.numpy() ** 3 - 1.0)
+        opt.step()
+        out.append([p.numpy().copy() for p in params])
+    return out
+
+
+# ----------------------------------------------------------------------------- base (5)
+@case(points=3, hint="zero_grad(): None by default; zeros of the same shape with set_to_none=False.")
+def zero_grad_none_or_zeros(tt, rng):
+    p, q = _params(tt, rng, (2, 3), (4,))
+    p.grad = tt.Tensor(np.ones((2, 3), dtype=np.float32))
+    q.grad = tt.Tensor(np.ones(4, dtype=np.float32))
+    opt = _optim(tt).SGD([p, q], lr=0.1)
+    opt.zero_grad(set_to_none=False)
+    zeros = [p.grad.numpy().copy(), q.grad.numpy().copy()]
+    opt.zero_grad()
+    return {"zeros": zeros, "none": [p.grad is None, q.grad is None]}
+
+
+@case(points=2, hint="Updates are written in place into p.data and keep its dtype (float32).")
+def updates_keep_float32_and_identity(tt, rng):
+    out = []
+    for make in ("SGD", "Adam", "AdamW"):
+        (p,) = _params(tt, rng, (3,))
+        buf = p.data
+        p.grad = tt.Tensor(np.ones(3, dtype=np.float32))
+        kwargs = {"lr": 0.1, "momentum": 0.9} if make == "SGD" else {"lr": 0.1}
+        getattr(_optim(tt), make)([p], **kwargs).step()
+        out.append([str(p.data.dtype), bool(np.shares_memory(buf, p.data))
+                    or bool(np.allclose(buf, p.data))])
+    return out
+
+
+# ----------------------------------------------------------------------------- SGD (22)
+@case(points=4, hint="p <- p - lr * grad, for every parameter with a gradient.", rtol=1e-5)
+def sgd_plain_trajectory(tt, rng):
+    params = _params(tt, rng, (3, 2), (4,))
+    return _trajectory(tt, params, _optim(tt).SGD(params, lr=0.05))
+
+
+@case(points=3, hint="SGD's weight_decay adds wd * p to the gradient before anything else.",
+      rtol=1e-5)
+def sgd_weight_decay_trajectory(tt, rng):
+    params = _params(tt, rng, (5,))
+    return _trajectory(tt, params, _optim(tt).SGD(params, lr=0.05, weight_decay=0.1))
+
+
+@case(points=5, hint="First step: buffer = a copy of grad (torch); then buf = m*buf + (1-d)*g.",
+      rtol=1e-5)
+def sgd_momentum_trajectory(tt, rng):
+    params = _params(tt, rng, (2, 3))
+    return _trajectory(tt, params, _optim(tt).SGD(params, lr=0.05, momentum=0.9), steps=6)
+
+
+@case(points=3, hint="Dampening scales the new gradient from the second step on: (1 - dampening).",
+      rtol=1e-5)
+def sgd_momentum_dampening_weight_decay(tt, rng):
+    params = _params(tt, rng, (4,))
+    opt = _optim(tt).SGD(params, lr=0.05, momentum=0.8, dampening=0.3, weight_decay=0.01)
+    return _trajectory(tt, params, opt, steps=5)
+
+
+@case(points=4, hint="Nesterov: g <- g + momentum * buf (look ahead), not g <- buf.", rtol=1e-5)
+def sgd_nesterov_trajectory(tt, rng):
+    params = _params(tt, rng, (3,), (2, 2))
+    opt = _optim(tt).SGD(params, lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01)
+    return _trajectory(tt, params, opt, steps=5)
+
+
+@case(points=3, hint="Skip parameters without .grad; each param group uses its own lr.",
+      rtol=1e-5)
+def sgd_param_groups_and_missing_grads(tt, rng):
+    a, b, c = _params(tt, rng, (3,), (3,), (2,))
+    opt = _optim(tt).SGD([{"params": [a, b]}, {"params": [c], "lr": 0.5}], lr=0.05,
+                         momentum=0.5)
+    traj = _trajectory(tt, [a, b, c], opt, steps=3, skip=(1,))
+    return {"traj": traj, "lrs": [g["lr"] for g in opt.param_groups],
+            "momentum": [g["momentum"] for g in opt.param_groups]}
+
+
+# ----------------------------------------------------------------------------- Adam (19)
+@case(points=7, hint="m, v moving averages; step_size = lr/(1-b1^t); denom = sqrt(v)/sqrt(1-b2^t)+eps.",
+      rtol=1e-5, atol=1e-6)
+def adam_trajectory(tt, rng):
+    params = _params(tt, rng, (3, 2), (4,))
+    return _trajectory(tt, params, _optim(tt).Adam(params, lr=0.05), steps=6)
+
+
+@case(points=4, hint="Adam's weight_decay is L2: add wd * p to the gradient (not AdamW's decay).",
+      rtol=1e-5, atol=1e-6)
+def adam_weight_decay_is_l2(tt, rng):
+    params = _params(tt, rng, (5,))
+    opt = _optim(tt).Adam(params, lr=0.02, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)
+    return _trajectory(tt, params, opt, steps=5)
+
+
+@case(points=6, hint="AdamW: p <- p * (1 - lr * wd) first, then Adam with the raw gradient.",
+      rtol=1e-5, atol=1e-6)
+def adamw_trajectory(tt, rng):
+    params = _params(tt, rng, (2, 3), (3,))
+    opt = _optim(tt).AdamW(params, lr=0.05, weight_decay=0.2)
+    default = _optim(tt).AdamW(_params(tt, rng, (1,)))
+    return {"traj": _trajectory(tt, params, opt, steps=6),
+            "default_wd": float(default.param_groups[0]["weight_decay"])}
+
+
+@case(points=2, hint="Adam's state per parameter: step (int), exp_avg and exp_avg_sq like p.",
+      rtol=1e-5, atol=1e-7)
+def adam_state_contents(tt, rng):
+    (p,) = _params(tt, rng, (2, 2))
+    opt = _optim(tt).Adam([p], lr=0.1)
+    _trajectory(tt, [p], opt, steps=3)
+    s = opt.state[p]
+    return {"step": int(s["step"]), "exp_avg": np.asarray(s["exp_avg"]),
+            "exp_avg_sq": np.asarray(s["exp_avg_sq"])}
+
+
+# ----------------------------------------------------------------------------- memory (4)
+@case(points=4, hint="state_bytes: total nbytes of the arrays in optimizer.state (0x, 1x, 2x).")
+def state_bytes_zero_one_two_times_params(tt, rng):
+    out = []
+    optim = _optim(tt)
+    for make in (lambda ps: optim.SGD(ps, lr=0.1),
+                 lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+                 lambda ps: optim.Adam(ps), lambda ps: optim.AdamW(ps)):
+        params = _params(tt, rng, (30, 20), (20,), (7,))
+        opt = make(params)
+        before = int(opt.state_bytes())
+        _trajectory(tt, params, opt, steps=1)
+        out.append([before, int(opt.state_bytes())])
+    return out

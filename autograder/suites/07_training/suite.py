@@ -1,0 +1,279 @@
+"""Hidden suite · module 07 (training). Cases are probes; the trusted parent compares.
+
+Models in these cases are built from Tensor operations inside the suite (a linear model with
+``parameters``/``train``/``eval``/``state_dict``), so the score depends on module 07 and not on
+the layers of module 03. Points sum to module 07's ``points`` (50).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from autograder.suite import Suite
+
+suite = Suite(module="07_training", version="2027.1")
+case = suite.case
+
+
+def _mod(tt, name):
+    return importlib.import_module(f"{tt.__name__}.{name}")
+
+
+class _Linear:
+    """y = x @ W + b as a tiny Module stand-in (parameters, train/eval, state_dict)."""
+
+    def __init__(self, tt, rng, n_in, n_out):
+        self.tt = tt
+        self.w = tt.Tensor((rng.standard_normal((n_in, n_out)) * 0.3).astype(np.float32),
+                           requires_grad=True)
+        self.b = tt.Tensor(np.zeros(n_out, dtype=np.float32), requires_grad=True)
+        self.training = True
+
+    def __call__(self, x):
+        return x @ self.w + self.b
+
+    def parameters(self):
+        return [self.w, self.b]
+
+    def train(self, mode=True):
+        self.training = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def state_dict(self):
+        return {"w": self.w.data.copy(), "b": self.b.data.copy()}
+
+    def load_state_dict(self, sd):
+        self.w.data[...] = np.asarray(getattr(sd["w"], "data", sd["w"]))
+        self.b.data[...] = np.asarray(getattr(sd["b"], "data", sd["b"]))
+
+
+def _mse(out, target):
+    diff = out.reshape(-1) - target
+    return (diff * diff).mean()
+
+
+def _sgd(tt, params, **kw):
+    return _mod(tt, "optimizers").SGD(params, **kw)
+
+
+def _lrs(sched, opt, n):
+    out = [list(sched.get_last_lr())]
+    for _ in range(n):
+        opt.step()
+        sched.step()
+        out.append([g["lr"] for g in opt.param_groups] + list(sched.get_last_lr()))
+    return out
+
+
+def _dummy(tt, rng, n=1):
+    return [tt.Tensor(rng.standard_normal(3).astype(np.float32), requires_grad=True)
+            for _ in range(n)]
+
+
+# ----------------------------------------------------------------------------- metrics (4)
+@case(points=4, hint="(N, C) scores -> arg-max; (N,) or (N, 1) floats -> p > 0.5; ints -> labels.")
+def accuracy_from_scores_probabilities_labels(tt, rng):
+    acc = _mod(tt, "training").accuracy
+    logits = rng.standard_normal((20, 4)).astype(np.float32)
+    labels = rng.integers(0, 4, 20)
+    probs = rng.uniform(0, 1, (10, 1)).astype(np.float32)
+    binary = rng.integers(0, 2, 10)
+    return [acc(logits, labels), acc(tt.Tensor(logits), tt.Tensor(labels)),
+            acc(probs, binary), acc(probs.reshape(-1), binary),
+            acc(np.array([1, 2, 3]), np.array([1, 0, 3])), type(acc(logits, labels)).__name__]
+
+
+# ----------------------------------------------------------------------------- clipping (7)
+@case(points=5, hint="One global norm over all gradients; scale every gradient by max/(norm+1e-6).",
+      rtol=1e-5)
+def clip_grad_norm_scales_every_parameter(tt, rng):
+    clip = _mod(tt, "training").clip_grad_norm_
+    params = _dummy(tt, rng, 3)
+    for p in params:
+        p.grad = tt.Tensor(rng.standard_normal(3).astype(np.float32) * 4)
+    params[1].grad = None
+    total = clip(iter(params), max_norm=1.5)
+    return {"total": float(np.asarray(total.numpy())), "dtype": str(params[0].grad.dtype),
+            "grads": [None if p.grad is None else p.grad.numpy().copy() for p in params]}
+
+
+@case(points=2, hint="Below max_norm nothing changes; a single Tensor is accepted too.", rtol=1e-5)
+def clip_grad_norm_leaves_small_gradients(tt, rng):
+    clip = _mod(tt, "training").clip_grad_norm_
+    (p,) = _dummy(tt, rng)
+    g = np.array([0.1, -0.2, 0.05], dtype=np.float32)
+    p.grad = tt.Tensor(g.copy())
+    total = clip(p, max_norm=1.0)
+    return [float(np.asarray(total.numpy())), p.grad.numpy().copy()]
+
+
+# ----------------------------------------------------------------------------- schedulers (14)
+@case(points=5, hint="lr = base * gamma ** (last_epoch // step_size); the constructor is step 0.",
+      rtol=1e-6)
+def step_lr_schedule(tt, rng):
+    sched_mod = _mod(tt, "training")
+    opt = _sgd(tt, _dummy(tt, rng), lr=0.8)
+    sched = sched_mod.StepLR(opt, step_size=3, gamma=0.5)
+    return {"lrs": _lrs(sched, opt, 8), "last_epoch": int(sched.last_epoch)}
+
+
+@case(points=5, hint="eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2.", rtol=1e-6)
+def cosine_annealing_schedule(tt, rng):
+    t = _mod(tt, "training")
+    opt = _sgd(tt, _dummy(tt, rng), lr=0.3)
+    a = _lrs(t.CosineAnnealingLR(opt, T_max=5, eta_min=0.01), opt, 7)
+    opt2 = _sgd(tt, _dummy(tt, rng), lr=1.0)
+    b = _lrs(t.CosineAnnealingLR(opt2, T_max=3), opt2, 3)
+    return [a, b]
+
+
+@case(points=3, hint="base * (s + (e - s) * min(epoch, total_iters) / total_iters).", rtol=1e-6)
+def linear_warmup_schedule(tt, rng):
+    t = _mod(tt, "training")
+    opt = _sgd(tt, _dummy(tt, rng), lr=0.2)
+    a = _lrs(t.LinearLR(opt, start_factor=0.1, total_iters=4), opt, 6)
+    opt2 = _sgd(tt, _dummy(tt, rng), lr=1.0)
+    b = _lrs(t.LinearLR(opt2), opt2, 6)
+    opt3 = _sgd(tt, _dummy(tt, rng), lr=1.0)
+    c = _lrs(t.LinearLR(opt3, start_factor=1.0, end_factor=0.5, total_iters=2), opt3, 3)
+    return [a, b, c]
+
+
+@case(points=1, hint="Each param group keeps its own base lr (group['initial_lr']).", rtol=1e-6)
+def schedulers_handle_param_groups(tt, rng):
+    t = _mod(tt, "training")
+    a, b = _dummy(tt, rng, 2)
+    opt = _sgd(tt, [{"params": [a]}, {"params": [b], "lr": 0.01}], lr=0.1)
+    return _lrs(t.StepLR(opt, step_size=2, gamma=0.1), opt, 4)
+
+
+# ----------------------------------------------------------------------------- early stop (5)
+@case(points=3, hint="Improve = beat best by more than min_delta; stop after `patience` misses.")
+def early_stopping_min_mode(tt, rng):
+    es = _mod(tt, "training").EarlyStopping(patience=3, min_delta=0.01)
+    values = [1.0, 0.8, 0.795, 0.79, 0.81, 0.70, 0.71, 0.705, 0.72, 0.6]
+    return {"stops": [es.step(v) for v in values], "best": es.best, "counter": es.counter}
+
+
+@case(points=2, hint="mode='max' for accuracies: an improvement is value > best + min_delta.")
+def early_stopping_max_mode(tt, rng):
+    es = _mod(tt, "training").EarlyStopping(patience=2, mode="max")
+    values = [0.5, 0.6, 0.6, 0.7, 0.65, 0.7]
+    return {"stops": [es.step(v) for v in values], "best": es.best}
+
+
+# ----------------------------------------------------------------------------- checkpoints (8)
+@case(points=6, hint="Save model AND optimizer state (moments, step, lr) and restore them exactly.",
+      rtol=1e-6)
+def checkpoint_roundtrip_resumes_exactly(tt, rng):
+    t = _mod(tt, "training")
+    optim = _mod(tt, "optimizers")
+    seed = int(rng.integers(1 << 30))
+    x = rng.standard_normal((16, 3)).astype(np.float32)
+    y = rng.standard_normal(16).astype(np.float32)
+
+    def run(model, opt, steps):
+        for _ in range(steps):
+            opt.zero_grad()
+            _mse(model(tt.Tensor(x)), tt.Tensor(y)).backward()
+            opt.step()
+
+    m1 = _Linear(tt, np.random.default_rng(seed), 3, 1)
+    o1 = optim.Adam(m1.parameters(), lr=0.05)
+    run(m1, o1, 3)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "ckpt.npz"
+        t.save_checkpoint(path, m1, o1, epoch=7)
+        m2 = _Linear(tt, np.random.default_rng(seed + 1), 3, 1)
+        o2 = optim.Adam(m2.parameters(), lr=0.9)
+        epoch = t.load_checkpoint(path, m2, o2)
+    run(m1, o1, 2)
+    run(m2, o2, 2)
+    return {"epoch": epoch, "lr": o2.param_groups[0]["lr"],
+            "betas": list(o2.param_groups[0]["betas"]),
+            "w": [m1.w.numpy().copy(), m2.w.numpy().copy()],
+            "b": [m1.b.numpy().copy(), m2.b.numpy().copy()]}
+
+
+@case(points=2, hint="An .npz of plain arrays only: np.load(..., allow_pickle=False) must read it.")
+def checkpoint_is_plain_npz(tt, rng):
+    t = _mod(tt, "training")
+    m = _Linear(tt, rng, 2, 2)
+    opt = _sgd(tt, m.parameters(), lr=0.1, momentum=0.9)
+    for p in m.parameters():
+        p.grad = tt.Tensor(np.ones_like(p.data))
+    opt.step()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "c.npz"
+        t.save_checkpoint(path, m, opt, epoch=2)
+        with np.load(path, allow_pickle=False) as data:
+            kinds = sorted({str(data[k].dtype.kind) for k in data.files})
+            n = len(data.files)
+        return {"kinds_ok": "O" not in kinds, "some_arrays": n >= 4,
+                "epoch": t.load_checkpoint(path, m, opt)}
+
+
+# ----------------------------------------------------------------------------- loop (12)
+def _data(rng, n=40):
+    x = rng.standard_normal((n, 3)).astype(np.float32)
+    y = (x @ np.array([1.0, -2.0, 0.5], dtype=np.float32) + 0.3).astype(np.float32)
+    return x, y
+
+
+@case(points=5, hint="zero_grad, forward, loss, backward, (clip), step per batch; mean loss per example.",
+      rtol=1e-5, atol=1e-6)
+def train_epoch_updates_and_reports_mean_loss(tt, rng):
+    t = _mod(tt, "training")
+    x, y = _data(rng, 37)
+    model = _Linear(tt, rng, 3, 1)
+    trainer = t.Trainer(model, _mse, _sgd(tt, model.parameters(), lr=0.05, momentum=0.5))
+    losses = [trainer.train_epoch(x, y, batch_size=8, rng=np.random.default_rng(0))
+              for _ in range(3)]
+    clipped = _Linear(tt, np.random.default_rng(1), 3, 1)
+    t2 = t.Trainer(clipped, _mse, _sgd(tt, clipped.parameters(), lr=0.5), max_grad_norm=0.1)
+    t2.train_epoch(x, y, batch_size=37, rng=np.random.default_rng(0))
+    return {"losses": losses, "w": model.w.numpy().copy(), "clipped_w": clipped.w.numpy().copy()}
+
+
+@case(points=3, hint="evaluate: model.eval(), no_grad(), batches in order; mean loss and accuracy.",
+      rtol=1e-5, atol=1e-6)
+def evaluate_loss_accuracy_without_training(tt, rng):
+    t = _mod(tt, "training")
+    x = rng.standard_normal((25, 4)).astype(np.float32)
+    y = rng.integers(0, 3, 25)
+    model = _Linear(tt, rng, 4, 3)
+
+    def nll_like(out, target):
+        return (out * out).mean() + float(np.asarray(target.numpy()).mean()) * 0.0
+
+    w_before = model.w.numpy().copy()
+    res = t.Trainer(model, nll_like, _sgd(tt, model.parameters(), lr=1.0)).evaluate(
+        x, y, batch_size=7)
+    return {"loss": res["loss"], "accuracy": res["accuracy"],
+            "unchanged": bool(np.array_equal(w_before, model.w.numpy())),
+            "eval_mode": model.training is False, "no_grads": model.w.grad is None}
+
+
+@case(points=4, hint="fit: per epoch train, validate, step the scheduler, check early stopping.",
+      rtol=1e-5, atol=1e-6)
+def fit_history_with_scheduler_and_early_stopping(tt, rng):
+    t = _mod(tt, "training")
+    x, y = _data(rng, 30)
+    model = _Linear(tt, rng, 3, 1)
+    opt = _sgd(tt, model.parameters(), lr=0.1)
+    trainer = t.Trainer(model, _mse, opt, scheduler=t.StepLR(opt, step_size=2, gamma=0.5))
+    hist = trainer.fit(x, y, epochs=6, batch_size=10, val_data=(x[:10], y[:10]), seed=3)
+    stopper = t.EarlyStopping(patience=1, min_delta=10.0)
+    m2 = _Linear(tt, rng, 3, 1)
+    short = t.Trainer(m2, _mse, _sgd(tt, m2.parameters(), lr=0.01)).fit(
+        x, y, epochs=10, batch_size=10, early_stopping=stopper)
+    return {"hist": {k: list(v) for k, v in hist.items()},
+            "short_epochs": len(short["train_loss"]), "finite": math.isfinite(hist["train_loss"][-1])}
