@@ -15,10 +15,10 @@ import pandas as pd
 
 from gradebook import frames as fr
 from gradebook.errors import GradebookError
+from gradebook.identity import RosterIndex
 from gradebook.ingest import IngestReport, ScoreRow, Source, parse_inputs, record
 from gradebook.inputs import parse_extensions, parse_roster, parse_scores, sha256_file
 from gradebook.items import catalogue, policy_from_course, resolve_item
-from gradebook.identity import RosterIndex
 from gradebook.store import Store, current_user, now_utc
 
 SAMPLE_TERM = Path(__file__).resolve().parent.parent / "samples" / "term"
@@ -134,7 +134,7 @@ def _score_source(
     st: Store, rows: list[dict[str, Any]], *, kind: str, path: str, sha: str, items: pd.DataFrame
 ) -> Source:
     ros = st.roster().set_index("student")
-    points = dict(zip(items["item"], items["points"]))
+    points = dict(zip(items["item"], items["points"], strict=True))
     out = []
     for r in rows:
         who = ros.loc[r["student"]]
@@ -172,7 +172,7 @@ def override(
     if not reason or not reason.strip():
         raise GradebookError("override: --reason is required")
     items = catalogue(c)
-    points = dict(zip(items["item"], items["points"]))
+    points = dict(zip(items["item"], items["points"], strict=True))
     item_id = resolve_item(c, item)
     if item_id not in points:
         raise GradebookError(f"override: item {item_id!r} has no points")

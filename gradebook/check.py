@@ -13,7 +13,6 @@ import pandas as pd
 from gradebook import policy as pol
 from gradebook.frames import Frames
 
-
 LATE_LIMIT_DAYS = 120  # a submission this long after its due time is a wrong date or module
 
 
@@ -47,7 +46,7 @@ def problems(frames: Frames, sources: pd.DataFrame) -> list[Problem]:
         out.append(Problem("error", "store", "roster", "no roster imported"))
     # 1. events that match no roster student
     bad = ev[ev["student"].isna()]
-    for (path, ref), group in bad.groupby(["source_path", "student_ref"], sort=True):
+    for (path, _ref), group in bad.groupby(["source_path", "student_ref"], sort=True):
         out.append(Problem("error", str(path), "student",
                            f"{group['problem'].iloc[0]}; {len(group)} score(s) not counted"))
     # 2. items the course does not know
@@ -109,7 +108,7 @@ def problems(frames: Frames, sources: pd.DataFrame) -> list[Problem]:
                                    f"{student}: no score for {', '.join(group['item'])} "
                                    "(counts as 0)"))
         # overrides on items outside the student's track
-        track_of = dict(zip(frames.roster["student"], frames.roster["track"]))
+        track_of = dict(zip(frames.roster["student"], frames.roster["track"], strict=True))
         ov = resolved[resolved["kind"] == "override"]
         for r in ov.itertuples(index=False):
             track = track_of.get(r.student)

@@ -87,7 +87,8 @@ def roster_cmd(csv: Path, store: str | None, course: Path | None) -> None:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--module", default=None, help="Module of inputs that do not name one.")
 @click.option("--item", default=None, help="Item of a grade CSV (e.g. 03, 03:written).")
-@click.option("--dry-run", is_flag=True, help="Show what would change (regrade diffs); write nothing.")
+@click.option("--dry-run", is_flag=True,
+              help="Show what would change (regrade diffs); write nothing.")
 @_common
 def ingest_cmd(paths: tuple[Path, ...], module: str | None, item: str | None, dry_run: bool,
                store: str | None, course: Path | None) -> None:

@@ -193,9 +193,12 @@ def results_rows(
             for test in raw_tests if isinstance(test, dict)
             for t in test.get("tags") or [] if isinstance(t, str) and t.startswith("module:")
         }
-        name = extra.get("module") or module or (next(iter(tag_modules)) if len(tag_modules) == 1 else None)
+        only_tag = next(iter(tag_modules)) if len(tag_modules) == 1 else None
+        name = extra.get("module") or module or only_tag
         if not name:
-            raise GradebookError(f"{what}: extra_data.module: missing (and tests carry no module tag)")
+            raise GradebookError(
+                f"{what}: extra_data.module: missing (and tests carry no module tag)"
+            )
         mod = course.module(_module_name(course, name, f"{what}: extra_data.module"))
         suite = extra.get("suite_version")
         suite = None if suite is None else str(suite)
@@ -480,7 +483,9 @@ def collect(paths: Iterable[Path]) -> list[tuple[str, Path]]:
             found += [("csv" if _is_grade_csv(f) else "ignored", f)
                       for f in sorted(p.rglob("*.csv"))]
             if not found:
-                raise GradebookError(f"{p}: no results.json, export archive, grade CSV or metadata inside")
+                raise GradebookError(
+                    f"{p}: no results.json, export archive, grade CSV or metadata inside"
+                )
             out += found
         elif p.suffix == ".json":
             out.append(("results", p))
@@ -489,7 +494,9 @@ def collect(paths: Iterable[Path]) -> list[tuple[str, Path]]:
         elif p.suffix == ".zip":
             out.append(("export", p))
         else:
-            raise GradebookError(f"{p}: unknown input type (expected .json, .csv, .zip or a folder)")
+            raise GradebookError(
+                f"{p}: unknown input type (expected .json, .csv, .zip or a folder)"
+            )
     return out
 
 

@@ -246,7 +246,9 @@ def parse_extensions(path: Path, *, course: Any, roster: pd.DataFrame) -> list[d
         else:
             hours = _number(hours_text, where(path, line, "hours"))
             if hours <= 0 or hours > 24 * 365:
-                raise GradebookError(f"{where(path, line, 'hours')}: {hours_text} is not in (0, 8760]")
+                raise GradebookError(
+                    f"{where(path, line, 'hours')}: {hours_text} is not in (0, 8760]"
+                )
         key = (student, number)
         if key in seen:
             raise GradebookError(
@@ -279,7 +281,7 @@ def parse_scores(
     from gradebook.items import resolve_item
 
     index = RosterIndex(roster)
-    points = dict(zip(items["item"], items["points"]))
+    points = dict(zip(items["item"], items["points"], strict=True))
     required = ["student", "score"] + (["item", "reason"] if override else [])
     out: list[dict[str, Any]] = []
     seen: dict[tuple[str, str], int] = {}
@@ -308,7 +310,8 @@ def parse_scores(
             score = _number(text, where(path, line, "score"))
             if not 0 <= score <= points[item]:
                 raise GradebookError(
-                    f"{where(path, line, 'score')}: {text} is outside 0..{points[item]:g} for {item}"
+                    f"{where(path, line, 'score')}: {text} is outside 0..{points[item]:g} "
+                    f"for {item}"
                 )
         reason = r.get("reason", "") or r.get("comment", "")
         if override and not reason:

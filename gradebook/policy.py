@@ -165,7 +165,7 @@ def effective_due(frame: pd.DataFrame, extensions: pd.DataFrame) -> pd.DataFrame
     for ext in extensions.to_dict("records"):
         latest[(ext["student"], int(ext["module"]))] = ext
     dues, notes = [], []
-    for student, module, due in zip(out["student"], out["module"], out["due"]):
+    for student, module, due in zip(out["student"], out["module"], out["due"], strict=True):
         best, note = due, ""
         for key, label in (((student, 0), "every module"), ((student, int(module)), "")):
             ext = latest.get(key)
@@ -268,7 +268,7 @@ def allocate_tokens(units: pd.DataFrame, rules: LateRules) -> pd.DataFrame:
                         nxt[used + k] = cand
             states = nxt
         best = max(states.items(), key=lambda kv: (kv[1][0], -kv[0], kv[1][1]))
-        for i, k in zip(rows, best[1][1]):
+        for i, k in zip(rows, best[1][1], strict=True):
             spent[i] = k
     out["tokens"] = spent
     return out
@@ -286,7 +286,8 @@ def apply_late(frame: pd.DataFrame, rules: LateRules) -> pd.DataFrame:
         ``frame`` plus ``late_fraction``, ``late_points`` (points lost) and ``after_late``.
     """
     out = frame.copy()
-    frac = [late_fraction(m, rules, int(t)) for m, t in zip(out["minutes_late"], out["tokens"])]
+    pairs = zip(out["minutes_late"], out["tokens"], strict=True)
+    frac = [late_fraction(m, rules, int(t)) for m, t in pairs]
     out["late_fraction"] = pd.Series(frac, index=out.index, dtype="float64")
     out["late_points"] = out["raw_points"] * out["late_fraction"]
     out["after_late"] = out["raw_points"] - out["late_points"]
@@ -383,12 +384,13 @@ def course_grades(cats: pd.DataFrame, students: pd.DataFrame, policy: Policy) ->
     """
     rows = []
     by_student = {s: g for s, g in cats.groupby("student", sort=True)}
-    for student, track in zip(students["student"], students["track"]):
+    for student, track in zip(students["student"], students["track"], strict=True):
         weights = policy.weights[track]
         group = by_student.get(student)
         num = den = 0.0
         if group is not None:
-            for cat, pct, possible in zip(group["category"], group["percent"], group["possible"]):
+            cols = (group["category"], group["percent"], group["possible"])
+            for cat, pct, possible in zip(*cols, strict=True):
                 w = weights.get(cat, 0.0)
                 if w > 0 and possible > 0:
                     num += w * pct

@@ -253,7 +253,8 @@ class Store:
 
     def events(self) -> pd.DataFrame:
         """All score events, oldest first (``id`` order)."""
-        return self.frame(f"SELECT id AS event_id, {', '.join(EVENT_COLUMNS)} FROM events ORDER BY id")
+        cols = ", ".join(EVENT_COLUMNS)
+        return self.frame(f"SELECT id AS event_id, {cols} FROM events ORDER BY id")
 
     def tests(self) -> pd.DataFrame:
         """All per-test results."""

@@ -107,7 +107,7 @@ def students() -> list[dict]:
     out = []
     for sid, spec in FIXED.items():
         out.append({"sid": sid, **spec, "fixed": True})
-    for i, (first, last) in enumerate(zip(FIRST, LAST)):
+    for i, (first, last) in enumerate(zip(FIRST, LAST, strict=True)):
         login = re.sub(r"[^a-z]", "", (first[0] + last).lower())
         ability = rng.uniform(0.5, 1.0)
         out.append({"sid": f"S{1006 + i}", "name": f"{last}, {first}", "login": login,
@@ -152,7 +152,7 @@ def results_json(number: int, slug: str, cases: list[str], p: dict, suite: str) 
     name = f"{number:02d}_{slug}"
     tests = [{"name": f"{name} · public_smoke_test", "score": 0, "max_score": 0,
               "status": "passed", "visibility": "visible", "tags": [f"module:{name}", "public"]}]
-    for case, score in zip(cases, p["tests"]):
+    for case, score in zip(cases, p["tests"], strict=True):
         tests.append({"name": f"{name} · {case}", "score": score, "max_score": 10.0,
                       "status": "passed" if score == 10.0 else "failed",
                       "visibility": "after_due_date", "tags": [f"module:{name}", "hidden"]})
@@ -271,7 +271,7 @@ def main() -> None:
     with (HERE / "written.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, lineterminator="\n")
         w.writerow(["student", "module", "score", "grader", "comment"])
-        for number, slug, *_ in MODULES[:6]:
+        for number, _slug, *_ in MODULES[:6]:
             for s in people:
                 p = plans[s["sid"]].get(number)
                 if p is not None:
@@ -311,7 +311,8 @@ def main() -> None:
     (HERE / "overrides.csv").write_text(
         "student,item,score,reason\n"
         "S1004,02,50,autograder crashed on a timeout; all cases verified by hand (TA lee)\n"
-        "ghopper,milestone:xor_1969,10,re-run on staff machine passed 3 of 3 seeds (timing flake)\n",
+        "ghopper,milestone:xor_1969,10,"
+        "re-run on staff machine passed 3 of 3 seeds (timing flake)\n",
         encoding="utf-8",
     )
 

@@ -167,7 +167,8 @@ def test_override_and_clear(store, tmp_path, gb_course):
 @pytest.mark.parametrize(
     ("roster", "message"),
     [
-        ("Student,ID,SIS User ID,Section\nA,1,S1,L\n", r"roster\.csv:1: SIS Login ID: missing column"),
+        ("Student,ID,SIS User ID,Section\nA,1,S1,L\n",
+         r"roster\.csv:1: SIS Login ID: missing column"),
         ("Student,ID,SIS User ID,SIS Login ID,Section\nA,1,,a,L\n",
          r"roster\.csv:2: SIS User ID: empty"),
         ("Student,ID,SIS User ID,SIS Login ID,Section\nA,1,S1,a,L\nB,2,S1,b,L\n",

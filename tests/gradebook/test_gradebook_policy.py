@@ -97,7 +97,7 @@ def test_token_ties_go_to_the_earlier_module_and_fewest_tokens():
     assert list(pol.allocate_tokens(u, RULES)["tokens"]) == [1, 1]
     one = LateRules(15, 0.1, 0.5, tokens=1, token_hours=24)
     out = pol.allocate_tokens(u, one)
-    assert list(zip(out["module"], out["tokens"])) == [(2, 1), (4, 0)]
+    assert list(zip(out["module"], out["tokens"], strict=True)) == [(2, 1), (4, 0)]
 
 
 def test_tokens_are_per_student():
@@ -114,7 +114,7 @@ def test_token_allocation_is_optimal_by_brute_force(spec):
 
     def saved(alloc):
         return sum(v * (pol.late_fraction(m, RULES) - pol.late_fraction(m, RULES, k))
-                   for (m, v), k in zip(spec, alloc))
+                   for (m, v), k in zip(spec, alloc, strict=True))
 
     best = max(saved(a) for a in itertools.product(range(RULES.tokens + 1), repeat=len(spec))
                if sum(a) <= RULES.tokens)
@@ -233,10 +233,10 @@ def test_counted_items_follow_track_and_cut_off():
     })
     roster = pd.DataFrame({"student": ["a", "b"], "track": ["full", "short"]})
     grid = pol.counted_items(roster, items, tiny_policy(), ts("2027-01-25"))
-    assert sorted(zip(grid["student"], grid["item"])) == [("a", "m1"), ("a", "m2"),
+    assert sorted(zip(grid["student"], grid["item"], strict=True)) == [("a", "m1"), ("a", "m2"),
                                                           ("b", "m1"), ("b", "m2")]
     grid = pol.counted_items(roster, items, tiny_policy(), None)
-    assert sorted(zip(grid["student"], grid["item"]))[-1] == ("b", "m2")
+    assert sorted(zip(grid["student"], grid["item"], strict=True))[-1] == ("b", "m2")
     assert len(grid) == 5
 
 
