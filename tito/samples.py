@@ -49,7 +49,7 @@ STUDENTS = [
     SampleStudent("s1004_syntax", "Edsger Dijkstra", "S1004", "edijkstra@example.edu",
                   "syntax_error", -1, "a syntax error in the Tensor cell"),
     SampleStudent("s1005_loop", "Barbara Liskov", "S1005", "bliskov@example.edu",
-                  "infinite_loop", -3, "an infinite loop in numel()"),
+                  "infinite_loop", -3, "an infinite loop in matmul()"),
     SampleStudent("s1006_exit", "Donald Knuth", "S1006", "dknuth@example.edu", "hard_exit", -4,
                   "calls os._exit(0) while importing"),
     SampleStudent("s1007_late", "Frances Allen", "S1007", "fallen@example.edu", "late", 40,
@@ -120,7 +120,9 @@ def build_notebook(module: Module, kind: str) -> dict:
         sources[1] = sources[1].replace("def numel(self) -> int:", "def numel(self) -> int", 1)
     elif kind == "infinite_loop":
         sources[1] = sources[1].replace(
-            "        n = 1\n", "        n = 1\n        while n > 0:  # oops\n            n += 0\n", 1)
+            "        k_self = self.shape[-1]\n",
+            "        k_self = self.shape[-1]\n        while k_self > 0:  # oops: never changes\n"
+            "            k_self += 0\n", 1)
     elif kind == "hard_exit":
         sources[-1] = sources[-1] + "\n\nimport os\nos._exit(0)\n"
     else:
