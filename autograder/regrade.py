@@ -771,6 +771,10 @@ def regrade(*, export: Path, module: str, course: Any = None, out: Path | None =
         if history:
             notes.append(f"{history} earlier submission(s) in :history: not regraded "
                          "(the active one counts, as on Gradescope)")
+        broken = sum(1 for r in rows if not r.graded)
+        if len(rows) > 1 and broken == len(rows):
+            notes.append(f"none of the {len(rows)} submissions could be graded: check that "
+                         f"the export is for {mod.name} before applying anything")
         report = RegradeReport(module=mod.name, export=str(export), metadata=exp.location,
                                rows=rows, dry_run=dry_run,
                                outdir=str(outdir) if keep else None, jobs=jobs, notes=notes)
@@ -801,7 +805,7 @@ def _ingest(report: RegradeReport, exp: Export, *, outdir: Path, course: Any,
     results = [outdir / r.results for r in sorted(report.rows, key=lambda r: r.key)
                if r.results]
     counts = ("new", "regrades", "unchanged", "duplicates")
-    old = ingest([exp.source], store=store, course=course, module=report.module)
+    old = ingest([exp.source.absolute()], store=store, course=course, module=report.module)
     new = ingest(results, store=store, course=course, module=report.module)
     if store is None:
         from tito import paths
