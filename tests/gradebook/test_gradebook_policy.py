@@ -266,3 +266,9 @@ def test_resolve_events_by_sid_login_or_email_and_flags_conflicts():
     assert list(out["student"][:3]) == ["S1", "S1", "S2"]
     assert out["student"][3] is None and "different students" in out["problem"][3]
     assert out["student"][4] is None and "not on the roster" in out["problem"][4]
+
+
+def test_docstring_examples():
+    import doctest
+
+    assert doctest.testmod(pol, raise_on_error=False).failed == 0
