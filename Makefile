@@ -8,7 +8,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MPLBACKEND ?= Agg
 
-.PHONY: setup setup-dev demo test lint release autograder grade regrade gradebook sync lock clean
+.PHONY: setup setup-dev demo test lint release autograder gradebook sync lock clean
 
 setup: $(VENV)/.installed
 

@@ -221,10 +221,8 @@ def _register_optional() -> None:
     except ImportError:  # pragma: no cover - the gradebook package is part of the repo
         return
     cli.add_command(gradebook_group, "gradebook")
-    try:
-        from autograder.harness.cli import regrade as regrade_cmd  # type: ignore
-    except ImportError:
-        return
+    from autograder.regrade_cli import regrade as regrade_cmd
+
     cli.add_command(regrade_cmd, "regrade")
 
 

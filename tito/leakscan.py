@@ -26,11 +26,13 @@ _MARKERS = re.compile(
 _BEGIN = re.compile(r"^\s*(# )?# BEGIN SOLUTION")
 _END = re.compile(r"^\s*(# )?# END SOLUTION")
 _MIN_LEN = 12
+# lines too generic to be a fingerprint: `return False`, `return self`, `raise`, `pass`, ...
+_GENERIC = re.compile(r"(return|raise|yield|pass|break|continue)\b ?[\w.]*:?")
 
 
 def _significant(line: str) -> str | None:
     s = line.strip()
-    if len(s) < _MIN_LEN or s.startswith("#"):
+    if len(s) < _MIN_LEN or s.startswith("#") or _GENERIC.fullmatch(s):
         return None
     return s
 

@@ -232,6 +232,37 @@ def write_student_package_infra(course: Course, release_dir: Path | None = None)
         shutil.copy(paths.REFERENCE / rel, dest)
 
 
+STUDENT_REQUIREMENTS = """\
+# What a student needs to work through the notebooks (no PyTorch: you build it).
+numpy>=1.26
+otter-grader==7.0.0
+jupyterlab
+matplotlib
+rich
+"""
+
+
+def write_student_extras(course: Course, release_dir: Path | None = None) -> None:
+    """README, requirements, the module list and the standalone export script."""
+    release_dir = release_dir or paths.RELEASE
+    templates = Path(__file__).parent / "templates"
+    released = [m for m in course.modules if (release_dir / m.name).is_dir()]
+    rows = "\n".join(f"| [{m.name}]({m.name}/{m.name}.ipynb) | {m.title} | {m.due} |"
+                     for m in released)
+    readme = (templates / "student_README.md").read_text(encoding="utf-8").format(
+        course_code=course.course.code, course_name=course.course.name, term=course.course.term,
+        timezone=course.course.timezone, module_rows=rows)
+    (release_dir / "README.md").write_text(readme, encoding="utf-8")
+    (release_dir / "requirements.txt").write_text(STUDENT_REQUIREMENTS, encoding="utf-8")
+    modules = [{"number": m.number, "slug": m.slug, "name": m.name, "title": m.title}
+               for m in released]
+    (release_dir / "modules.json").write_text(json.dumps(modules, indent=1) + "\n",
+                                              encoding="utf-8")
+    shutil.copy(templates / "student_export.py", release_dir / "export.py")
+    (release_dir / "tools").mkdir(exist_ok=True)
+    shutil.copy(Path(__file__).parent / "export.py", release_dir / "tools" / "tito_export.py")
+
+
 def release(course: Course, modules: list[Module], *, release_dir: Path | None = None,
             assignments_dir: Path | None = None) -> list[ReleaseResult]:
     """Release ``modules`` (build masters, run otter assign, write the package) and leak-scan."""
@@ -241,6 +272,7 @@ def release(course: Course, modules: list[Module], *, release_dir: Path | None =
     results = [release_module(course, m, release_dir=release_dir,
                               assignments_dir=assignments_dir) for m in modules]
     write_student_package_infra(course, release_dir)
+    write_student_extras(course, release_dir)
     problems = scan(course, release_dir)
     if problems:
         raise ReleaseError(f"leak scan failed: {problems[0]} (and {len(problems) - 1} more)"
