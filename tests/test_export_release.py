@@ -137,3 +137,21 @@ def test_written_answers_are_not_released():
     text = "".join("".join(c["source"]) for c in nb["cells"])
     assert "activation checkpointing" not in text
     assert "_Type your answer here" in text
+
+
+def test_students_standalone_export_script_matches_the_grader(tmp_path):
+    import subprocess
+    import sys
+
+    rel = tmp_path / "release"
+    shutil.copytree(paths.RELEASE, rel)
+    sample = paths.SAMPLES / "class_01_tensor" / "s1001_full" / "01_tensor.ipynb"
+    shutil.copy(sample, rel / "01_tensor" / "01_tensor.ipynb")
+    proc = subprocess.run([sys.executable, "export.py", "tensor"], cwd=rel, capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    grader_view = export_module(sample, slug="tensor", number=1, title="Tensor", mode="student")
+    assert (rel / "tinytorch" / "tensor.py").read_text() == grader_view
+    bad = subprocess.run([sys.executable, "export.py", "42"], cwd=rel, capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "unknown module '42'" in bad.stderr
