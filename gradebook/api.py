@@ -7,6 +7,7 @@ repository); ``course`` is a path to course.yml, a loaded course, or ``None`` (t
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,14 +101,20 @@ def _roster_or_fail(st: Store) -> pd.DataFrame:
 def ingest(
     paths: list[Path], *, store: str | Path | None = None, course: Any = None,
     module: str | None = None, item: str | None = None, dry_run: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> IngestReport:
-    """Ingest results.json files, folders, Gradescope grade CSVs and export archives."""
+    """Ingest results.json files, folders, Gradescope grade CSVs and export archives.
+
+    ``progress(done, total)`` is called as rows are written (the CLI draws a bar with it).
+    """
     c = load_course_any(course)
     if not paths:
         raise GradebookError("ingest: give at least one file or folder")
     sources = parse_inputs([Path(p) for p in paths], course=c, module=module, item=item)
+    total = sum(len(s.rows) for s in sources)
     with open_store(store, c) as st:
-        return record(st, sources, dry_run=dry_run)
+        return record(st, sources, dry_run=dry_run,
+                      progress=None if progress is None else (lambda n: progress(n, total)))
 
 
 def extensions(file: Path, *, store: str | Path | None = None, course: Any = None) -> int:

@@ -7,6 +7,7 @@ on stderr and exit code 1 (``check`` exits 1 when it finds errors).
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -93,8 +94,21 @@ def roster_cmd(csv: Path, store: str | None, course: Path | None) -> None:
 def ingest_cmd(paths: tuple[Path, ...], module: str | None, item: str | None, dry_run: bool,
                store: str | None, course: Path | None) -> None:
     """Ingest results.json files, folders, Gradescope grade CSVs or export archives."""
-    _print_ingest(api.ingest(list(paths), store=store, course=course, module=module, item=item,
-                             dry_run=dry_run))
+    kwargs: dict[str, Any] = dict(store=store, course=course, module=module, item=item,
+                                  dry_run=dry_run)
+    if not sys.stderr.isatty():
+        _print_ingest(api.ingest(list(paths), **kwargs))
+        return
+    from rich.progress import Progress
+
+    with Progress(transient=True) as bar:
+        task = bar.add_task("ingesting", total=None)
+
+        def advance(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        report = api.ingest(list(paths), progress=advance, **kwargs)
+    _print_ingest(report)
 
 
 @gradebook.command("extensions")
