@@ -5,10 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from suite_tools import (
+    call_with_globals,
+    load_suite,
+    load_variant,
+    public_tests,
+    score_variant,
+    total,
+)
 
 import tinytorch_ref
-from suite_tools import (call_with_globals, load_suite, load_variant, public_tests,
-                         score_variant, total)
 from tito import paths
 
 MODULE = "07_training"
