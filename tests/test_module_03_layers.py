@@ -5,11 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from suite_tools import (
+    call_with_globals,
+    load_suite,
+    load_variant,
+    public_tests,
+    score_variant,
+    total,
+)
 
 import tinytorch_ref
 import tinytorch_ref.layers as ref_module
-from suite_tools import (call_with_globals, load_suite, load_variant, public_tests,
-                         score_variant, total)
 from tito import paths
 
 MODULE = "03_layers"

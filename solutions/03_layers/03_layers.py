@@ -767,7 +767,8 @@ class Dropout(Module):
         mask = Tensor((keep / (1.0 - self.p)).astype(x.dtype))
         return x * mask
         # END SOLUTION
-        raise NotImplementedError("module 03: implement Dropout.forward (see its docstring)")  # STUB
+        raise NotImplementedError(  # STUB
+            "module 03: implement Dropout.forward (see its docstring)")  # STUB
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
@@ -805,7 +806,8 @@ class Flatten(Module):
             merged *= size
         return x.reshape(tuple(x.shape[:start]) + (merged,) + tuple(x.shape[end + 1:]))
         # END SOLUTION
-        raise NotImplementedError("module 03: implement Flatten.forward (see its docstring)")  # STUB
+        raise NotImplementedError(  # STUB
+            "module 03: implement Flatten.forward (see its docstring)")  # STUB
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -826,7 +828,7 @@ class Flatten(Module):
 def test_sequential_chains_and_names(Sequential, Linear, Dropout, Tensor, np):
     model = Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3)).eval()
     out = model(Tensor(np.ones((5, 4), dtype=np.float32)))
-    assert out.shape == (5, 3), f"(5, 4) -> Linear(4, 8) -> Linear(8, 3) gives (5, 3), got {out.shape}"
+    assert out.shape == (5, 3), f"(5, 4) -> Linear(4, 8) -> Linear(8, 3) is (5, 3), not {out.shape}"
     names = [n for n, _ in model.named_parameters()]
     assert names == ["0.weight", "0.bias", "2.weight", "2.bias"], (
         f"children of Sequential are named '0', '1', ...; got {names}")
@@ -840,7 +842,7 @@ def test_dropout_train_and_eval(Dropout, Tensor, np, manual_seed):
     x = Tensor(np.ones((200, 50), dtype=np.float32))
     y = d(x).numpy()
     dropped = float((y == 0).mean())
-    assert 0.2 < dropped < 0.3, f"about 25% of elements should be zero in training, got {dropped:.2f}"
+    assert 0.2 < dropped < 0.3, f"about 25% of elements should be zero in training: {dropped:.2f}"
     assert np.allclose(y[y != 0], 1 / 0.75), "survivors are scaled by 1 / (1 - p)"
     d.eval()
     assert np.array_equal(d(x).numpy(), x.numpy()), "in eval mode dropout is the identity"

@@ -432,7 +432,8 @@ class Dropout(Module):
         HINT: forgetting the ``1 / (1 - p)`` makes eval-time activations twice as large as the
         ones the next layer was trained on (for p = 0.5).
         """
-        raise NotImplementedError("module 03: implement Dropout.forward (see its docstring)")
+        raise NotImplementedError(
+            "module 03: implement Dropout.forward (see its docstring)")
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
@@ -461,7 +462,8 @@ class Flatten(Module):
             >>> Flatten(0, 1)(Tensor(np.zeros((2, 3, 4)))).shape
             (6, 4)
         """
-        raise NotImplementedError("module 03: implement Flatten.forward (see its docstring)")
+        raise NotImplementedError(
+            "module 03: implement Flatten.forward (see its docstring)")
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

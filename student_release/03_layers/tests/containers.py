@@ -9,7 +9,7 @@ points = 0
 def test_sequential_chains_and_names(Sequential, Linear, Dropout, Tensor, np):
     model = Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3)).eval()
     out = model(Tensor(np.ones((5, 4), dtype=np.float32)))
-    assert out.shape == (5, 3), f'(5, 4) -> Linear(4, 8) -> Linear(8, 3) gives (5, 3), got {out.shape}'
+    assert out.shape == (5, 3), f'(5, 4) -> Linear(4, 8) -> Linear(8, 3) is (5, 3), not {out.shape}'
     names = [n for n, _ in model.named_parameters()]
     assert names == ['0.weight', '0.bias', '2.weight', '2.bias'], f"children of Sequential are named '0', '1', ...; got {names}"
     assert sum((p.numel() for p in model.parameters())) == 4 * 8 + 8 + 8 * 3 + 3, 'parameter count of the MLP'
@@ -21,7 +21,7 @@ def test_dropout_train_and_eval(Dropout, Tensor, np, manual_seed):
     x = Tensor(np.ones((200, 50), dtype=np.float32))
     y = d(x).numpy()
     dropped = float((y == 0).mean())
-    assert 0.2 < dropped < 0.3, f'about 25% of elements should be zero in training, got {dropped:.2f}'
+    assert 0.2 < dropped < 0.3, f'about 25% of elements should be zero in training: {dropped:.2f}'
     assert np.allclose(y[y != 0], 1 / 0.75), 'survivors are scaled by 1 / (1 - p)'
     d.eval()
     assert np.array_equal(d(x).numpy(), x.numpy()), 'in eval mode dropout is the identity'
