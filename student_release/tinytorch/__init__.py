@@ -9,7 +9,10 @@ Note: the factory ``tensor()`` stays in ``tinytorch_ref.tensor`` (the module fil
 package attribute ``tensor`` is that module.
 """
 
-from . import optim  # noqa: F401 - facade: optimizers (06), lr_scheduler (07)
+from . import (
+    nn,  # noqa: F401 - facade: layers, activations, losses (02-04)
+    optim,  # noqa: F401 - facade: optimizers (06), lr_scheduler (07)
+)
 from .tensor import (
     Function,
     Tensor,
