@@ -7,10 +7,10 @@ and 04 (losses) define, so ``from tinytorch import nn; nn.Linear(4, 2)`` works a
 from ..activations import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from ..layers import Dropout, Flatten, Linear, Module, Parameter, Sequential
 from ..losses import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
-from . import functional
+from . import functional, utils
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Flatten", "GELU", "Linear",
     "LogSoftmax", "MSELoss", "Module", "NLLLoss", "Parameter", "ReLU", "Sequential", "Sigmoid",
-    "Softmax", "Tanh", "functional",
+    "Softmax", "Tanh", "functional", "utils",
 ]
