@@ -33,6 +33,7 @@ import pandas as pd
 import yaml
 
 from gradebook.errors import GradebookError, where
+from gradebook.identity import RosterIndex
 from gradebook.inputs import read_csv_rows, sha256_file
 from gradebook.store import Store, current_user, now_utc
 
@@ -561,10 +562,18 @@ def record(
     def run(conn: Any) -> None:
         seen = store.seen_hashes()
         events = store.events()
+        index = RosterIndex(store.roster())
+
+        def who(sid: Any, login: Any, email: Any, ref: str) -> str:
+            # the roster student when known, so formats that name a student differently (email
+            # in results.json, SID in an export) still meet; else the raw identity
+            return index.resolve(sid, login, email).student or ref
+
         history: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for ev in events.to_dict("records"):
             if ev["kind"] != "override":
-                history.setdefault((ev["student_ref"], ev["item"]), []).append(ev)
+                key = who(ev["sid"], ev["login"], ev["email"], ev["student_ref"])
+                history.setdefault((key, ev["item"]), []).append(ev)
         handled = 0
         for src in sources:
             res = FileResult(src.path, src.kind, notes=list(src.notes))
@@ -575,7 +584,8 @@ def record(
                     res.duplicates += 1
                     continue
                 seen.add(key)
-                past = history.get((row.student_ref, row.item), [])
+                person = who(row.sid, row.login, row.email, row.student_ref)
+                past = history.get((person, row.item), [])
                 if row.submission_id is not None:
                     same_sub = [e for e in past if e["submission_id"] == row.submission_id]
                 else:
@@ -613,7 +623,7 @@ def record(
                     "recorded_by": recorded_by, "reason": row.reason,
                     "details": json.dumps(details, sort_keys=True) if details else None,
                 }
-                history.setdefault((row.student_ref, row.item), []).append(
+                history.setdefault((person, row.item), []).append(
                     {**event, "event_id": -1}
                 )
                 if conn is not None:

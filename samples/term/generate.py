@@ -4,9 +4,10 @@ Writes, next to this script:
 
 - ``roster.csv``: 42 students in Canvas's export format (two sections) plus a ``Track`` column,
   with Canvas's ``Points Possible`` row and a ``Test Student`` row (both skipped on import);
-- ``results/NN_slug/<login>/results.json`` + ``submission_metadata.json`` for modules 01-06;
-- ``gradescope/assignment_7007_export.zip``: module 07 as a Gradescope "Export Submissions"
-  archive (``submission_metadata.yml`` with Ruby-symbol keys, one ``:history`` entry for some);
+- ``results/NN_slug/<login>/results.json`` + ``submission_metadata.json`` for modules 01-07;
+- ``gradescope/assignment_7007_export.zip``: module 07 again, as a Gradescope "Export
+  Submissions" archive (``submission_metadata.yml`` with Ruby-symbol keys, a ``:history``
+  entry for some): the same submissions, so ingesting both adds nothing twice;
 - ``gradescope/07_training_written_scores.csv``: module 07's written questions as a Gradescope
   grade CSV ("Download Grades");
 - ``regrade/03_layers/...``: a re-run of module 03 with suite 2027.1.1 for three students;
@@ -200,8 +201,8 @@ def main() -> None:
         last, first = s["name"].split(", ")
         return f"{first} {last}"
 
-    # modules 01-06: results.json + submission_metadata.json
-    for number, slug, due, cases, _ms in MODULES[:6]:
+    # modules 01-07: results.json + submission_metadata.json (07 also comes as an export below)
+    for number, slug, due, cases, _ms in MODULES:
         for k, s in enumerate(people):
             p = plans[s["sid"]].get(number)
             if p is None:

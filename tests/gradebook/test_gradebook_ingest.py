@@ -291,3 +291,14 @@ def test_extensions_apply(tmp_path, store, gb_course):
     ext = api.build(store=store, course=gb_course).result.scores.query("student == 'S1'")
     ext = ext.set_index("item")
     assert ext.at["01_tensor", "minutes_late"] == 0 and ext.at["01_tensor", "tokens"] == 0
+
+
+def test_same_submission_in_two_formats_is_recorded_once(tmp_path, gb_course):
+    # results.json names students by email, the export archive by SID: both resolve to the
+    # same roster student and submission, so the archive adds nothing.
+    store = tmp_path / "s.sqlite"
+    api.roster(SAMPLE / "roster.csv", store=store, course=gb_course)
+    first = api.ingest([SAMPLE / "results" / "07_training"], store=store, course=gb_course)
+    second = api.ingest([SAMPLE / "gradescope" / "assignment_7007_export.zip"], store=store,
+                        course=gb_course)
+    assert first.added == 123 and second.added == 0 and second.files[0].unchanged == 123
