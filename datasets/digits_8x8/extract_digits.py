@@ -36,7 +36,7 @@ def main() -> None:
         split[rng.choice(idx, size=TEST_PER_CLASS, replace=False)] = 1
     text = io.StringIO()
     text.write("split,label," + ",".join(f"p{i}" for i in range(64)) + "\n")
-    for s, lab, row in zip(split, y, x):
+    for s, lab, row in zip(split, y, x, strict=True):
         text.write(("test" if s else "train") + f",{lab}," + ",".join(map(str, row)) + "\n")
     raw = text.getvalue().encode("ascii")
     buf = io.BytesIO()

@@ -1,0 +1,119 @@
+"""Parent side: score a milestone from the predictions the child sent back (k of n seeds).
+
+Runs in the trusted process only. The child never sees ``test_y``; it returns one prediction
+array per seed (or nothing, when it crashed or ran out of time) and this module computes the
+metric, applies the threshold and ``min_passing_seeds`` from course.yml, and awards the
+milestone's points all or nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from tito.course import Milestone
+
+#: Metrics computed as the fraction of predictions equal to the labels.
+ACCURACY_METRICS = ("accuracy", "next_char_accuracy")
+
+
+def as_milestone(milestone: Milestone | Mapping[str, Any]) -> Milestone:
+    """A validated :class:`tito.course.Milestone` from itself or from its course.yml mapping."""
+    if isinstance(milestone, Milestone):
+        return milestone
+    return Milestone.model_validate(dict(milestone))
+
+
+def _check_predictions(pred: Any, test_y: np.ndarray) -> tuple[np.ndarray | None, str]:
+    """Plain integer predictions of the right shape, or None and the reason."""
+    if not isinstance(pred, np.ndarray):
+        if isinstance(pred, list):
+            try:
+                pred = np.asarray(pred)
+            except (ValueError, TypeError):
+                return None, "predictions are not a flat list of class numbers"
+        else:
+            return None, f"predictions are a {type(pred).__name__}, not an array of class numbers"
+    if pred.dtype.kind == "f":
+        if not np.all(np.isfinite(pred)) or not np.array_equal(pred, np.round(pred)):
+            return None, "predictions are not whole class numbers"
+        pred = pred.astype(np.int64)
+    if pred.dtype.kind not in "iub":
+        return None, f"predictions have dtype {pred.dtype}, not integers"
+    if pred.shape != test_y.shape:
+        return None, f"predictions have shape {pred.shape}, expected {test_y.shape}"
+    return pred.astype(np.int64), ""
+
+
+def evaluate(milestone: Milestone | Mapping[str, Any],
+             predictions_by_seed: Mapping[Any, Any], test_y: np.ndarray) -> dict[str, Any]:
+    """Score one milestone: full points when ``min_passing_seeds`` of its seeds reach threshold.
+
+    Args:
+        milestone: the course.yml entry (``Milestone`` or its mapping).
+        predictions_by_seed: seed -> the child's predictions for ``test_x`` (shape (N,), ints),
+            or ``None`` when that seed crashed, timed out or sent nothing usable. Seeds of the
+            milestone that are missing count as ``None``; other seeds are ignored. Keys may be
+            ints or their decimal strings (JSON).
+        test_y: the true labels, shape (N,); never sent to the child.
+
+    Returns:
+        ``{"passed", "score", "max_score", "per_seed": {seed: metric or None}, "passing_seeds",
+        "seeds", "threshold", "min_passing_seeds", "metric", "message"}``; ``score`` is the
+        milestone's points or 0.
+    """
+    ms = as_milestone(milestone)
+    if ms.metric not in ACCURACY_METRICS:
+        raise ValueError(f"milestone {ms.id}: metric {ms.metric!r} is not scored from "
+                         f"predictions (supported: {', '.join(ACCURACY_METRICS)})")
+    labels = np.asarray(test_y)
+    if labels.ndim != 1 or labels.size == 0 or labels.dtype.kind not in "iub":
+        raise ValueError(f"milestone {ms.id}: test_y must be a non-empty 1-D integer array")
+    by_seed: dict[int, Any] = {}
+    for key, value in predictions_by_seed.items():
+        try:
+            by_seed[int(key)] = value
+        except (TypeError, ValueError):
+            continue
+    per_seed: dict[int, float | None] = {}
+    notes: list[str] = []
+    passing: list[int] = []
+    n = labels.size
+    for seed in ms.seeds:
+        raw = by_seed.get(seed)
+        if raw is None:
+            per_seed[seed] = None
+            notes.append(f"seed {seed}: no predictions (crashed or out of time)")
+            continue
+        pred, why = _check_predictions(raw, labels)
+        if pred is None:
+            per_seed[seed] = None
+            notes.append(f"seed {seed}: {why}")
+            continue
+        correct = int(np.count_nonzero(pred == labels))
+        per_seed[seed] = correct / n
+        # NOTE: compare counts, not floats: 396/400 must meet a 0.99 threshold exactly.
+        ok = correct + 1e-9 >= ms.threshold * n
+        if ok:
+            passing.append(seed)
+        notes.append(f"seed {seed}: {ms.metric} {correct / n:.4f} ({correct}/{n})"
+                     + ("" if ok else " below threshold"))
+    passed = len(passing) >= ms.min_passing_seeds
+    verdict = "passed" if passed else "failed"
+    message = (f"{ms.id} {verdict}: {len(passing)} of {len(ms.seeds)} seeds reached "
+               f"{ms.metric} >= {ms.threshold:g} (needed {ms.min_passing_seeds}). "
+               + "; ".join(notes))
+    return {
+        "passed": passed,
+        "score": float(ms.points) if passed else 0.0,
+        "max_score": float(ms.points),
+        "per_seed": per_seed,
+        "passing_seeds": passing,
+        "seeds": list(ms.seeds),
+        "threshold": ms.threshold,
+        "min_passing_seeds": ms.min_passing_seeds,
+        "metric": ms.metric,
+        "message": message,
+    }
