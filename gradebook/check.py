@@ -98,7 +98,7 @@ def problems(frames: Frames, sources: pd.DataFrame) -> list[Problem]:
                                    f"{r.student} ({r.name}) has no scores at all"))
         resolved = ev[ev["student"].notna()]
         current = pol.current_scores(resolved)
-        cut = pol.default_as_of(frames.items, ev)
+        cut = pol.default_as_of(frames.items, ev, len(frames.roster))
         grid = pol.counted_items(frames.roster, frames.items, frames.policy, cut)
         rows = pol.score_rows(grid, current)
         missing = rows[rows["missing"] & rows["override"].isna()]

@@ -42,7 +42,7 @@ def _as_of(fn: F) -> F:
     return click.option(
         "--as-of", "as_of", default=None,
         help="Count items due by this time ('YYYY-MM-DD HH:MM', course time zone) or 'final' "
-        "for every item. Default: the latest due time of any item with a score.",
+        "for every item. Default: the latest due time of an item graded for half the roster.",
     )(fn)
 
 

@@ -69,7 +69,7 @@ def parse_as_of(text: str | None, frames: Frames) -> pd.Timestamp | None:
     from gradebook.inputs import parse_local_time
 
     if text is None or text == "":
-        return pol.default_as_of(frames.items, frames.events)
+        return pol.default_as_of(frames.items, frames.events, len(frames.roster))
     if text.lower() in ("final", "all", "end"):
         return None
     return parse_local_time(text, frames.course.tz, "--as-of")

@@ -508,16 +508,28 @@ def build(
     return own, grades
 
 
-def default_as_of(items: pd.DataFrame, events: pd.DataFrame) -> pd.Timestamp | None:
-    """The cut-off when none is given: the latest due time among items that have a score.
+def default_as_of(
+    items: pd.DataFrame, events: pd.DataFrame, roster_size: int
+) -> pd.Timestamp:
+    """The cut-off when none is given: the latest due time among *graded* items.
 
-    So an item counts once anything has been graded for it or for a later-due item, and
-    modules not yet graded do not count as zeros. ``None`` (count everything) when the store
-    holds no scores at all is avoided: then the earliest due time minus one minute is
-    returned, so nothing counts.
+    An item is graded once at least half of the roster has a score for it (overrides aside),
+    so a few early submissions to a module not yet due do not make it count as zeros for
+    everyone else, and modules not graded yet do not count. With no graded item, the earliest
+    due time minus one minute (nothing counts).
+
+    Args:
+        items: the catalogue.
+        events: resolved events.
+        roster_size: students on the roster.
+
+    Returns:
+        The cut-off (UTC).
     """
-    scored = set(events.loc[events["student"].notna(), "item"]) if len(events) else set()
-    dues = items.loc[items["item"].isin(scored), "due"]
+    scored = events[events["student"].notna() & (events["kind"] != "override")]
+    counts = scored.groupby("item")["student"].nunique()
+    graded = set(counts[2 * counts >= max(roster_size, 1)].index)
+    dues = items.loc[items["item"].isin(graded), "due"]
     if len(dues) == 0:
         return items["due"].min() - pd.Timedelta(minutes=1)
     return dues.max()

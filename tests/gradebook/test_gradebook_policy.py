@@ -272,3 +272,16 @@ def test_docstring_examples():
     import doctest
 
     assert doctest.testmod(pol, raise_on_error=False).failed == 0
+
+
+def test_default_cut_off_is_the_latest_item_graded_for_half_the_class():
+    items = pd.DataFrame({"item": ["m1", "m2", "m3"], "due": [ts("2027-01-10"),
+                                                             ts("2027-01-20"),
+                                                             ts("2027-01-30")]})
+    ev = pd.DataFrame({"student": ["a", "b", "a", "b", "a", None, "c"],
+                       "item": ["m1", "m1", "m2", "m2", "m3", "m3", "m3"],
+                       "kind": ["results_json"] * 6 + ["override"]})
+    # 4 students: m1 and m2 have 2 of 4 (half) -> graded; m3 has 1 (one early submission;
+    # unresolved and override events do not count) -> not yet.
+    assert pol.default_as_of(items, ev, 4) == ts("2027-01-20")
+    assert pol.default_as_of(items, ev, 5) == ts("2027-01-10") - pd.Timedelta(minutes=1)
