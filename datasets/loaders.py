@@ -328,3 +328,21 @@ def load_cifar10(root: Path | str, split: str = "train") -> tuple[np.ndarray, np
         raise DataError(f"{root}: no CIFAR-10 {split} batches ({_CIFAR_BIN[split][0]} or "
                         f"{_CIFAR_PY[split][0]}); download CIFAR-10 into this folder first")
     return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+
+
+# --------------------------------------------------------------------------- milestone data
+def milestone_data(milestone_id: str) -> Split:
+    """The data a milestone trains and is graded on (the same for the scripts and the grader).
+
+    * ``perceptron_1957``: :func:`separable_2d_split` with seed 1957, 400 train / 400 test;
+    * ``xor_1969``: the four :func:`xor` points, for training and for testing;
+    * ``mlp_1986``: :func:`load_digits` (1437 train / 360 test).
+    """
+    if milestone_id == "perceptron_1957":
+        return separable_2d_split(seed=1957, n_train=400, n_test=400, margin=0.1)
+    if milestone_id == "xor_1969":
+        x, y = xor()
+        return Split(x, y, x.copy(), y.copy())
+    if milestone_id == "mlp_1986":
+        return load_digits()
+    raise KeyError(f"no data for milestone {milestone_id!r}")

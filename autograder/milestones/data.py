@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
+
 from tito import paths
 
 LOADERS_FILE = paths.DATASETS / "loaders.py"
@@ -46,30 +48,13 @@ def recipes() -> ModuleType:
     return load_file(RECIPES_FILE, "_tt_course_recipes")
 
 
-def _xor() -> tuple:
-    x, y = loaders().xor()
-    return x, y, x.copy(), y.copy()
-
-
-def _separable() -> tuple:
-    return tuple(loaders().separable_2d_split(seed=1957, n_train=400, n_test=400, margin=0.1))
-
-
-def _digits() -> tuple:
-    return tuple(loaders().load_digits())
-
-
-#: Milestone id -> the graded data (the settings are recorded in datasets/MANIFEST.json).
-_DATA = {"perceptron_1957": _separable, "xor_1969": _xor, "mlp_1986": _digits}
-
-
-def data_for(milestone_id: str) -> tuple:
+def data_for(milestone_id: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The graded data of a milestone: ``(train_x, train_y, test_x, test_y)`` NumPy arrays.
+
+    Defined once in ``datasets/loaders.py`` ``milestone_data`` (the scripts use it too).
 
     Raises:
         KeyError: no grading data is defined for ``milestone_id``.
         datasets.loaders.DataError: a shipped file is missing or fails its checksum.
     """
-    if milestone_id not in _DATA:
-        raise KeyError(f"no milestone data for {milestone_id!r}; known: {', '.join(_DATA)}")
-    return _DATA[milestone_id]()
+    return tuple(loaders().milestone_data(milestone_id))
