@@ -436,6 +436,7 @@ def parse_grade_csv(path: Path, *, course: Any, item: str | None = None) -> Sour
     sha = sha256_file(path)
     rows: list[ScoreRow] = []
     skipped: dict[str, int] = {}
+    seen: dict[str, int] = {}
     for line, r in read_csv_rows(path, GRADE_CSV_REQUIRED):
         status = r["Status"] or "Missing"
         if status.lower() != "graded" or not r["Total Score"]:
@@ -443,6 +444,11 @@ def parse_grade_csv(path: Path, *, course: Any, item: str | None = None) -> Sour
             continue
         if not (r["SID"] or r["Email"]):
             raise GradebookError(f"{where(path, line, 'SID/Email')}: both empty")
+        key = (r["SID"] or r["Email"]).lower()
+        if key in seen:
+            raise GradebookError(f"{where(path, line, 'SID/Email')}: duplicate row for {key!r} "
+                                 f"(also on line {seen[key]})")
+        seen[key] = line
         name = " ".join(x for x in (r.get("First Name", ""), r.get("Last Name", "")) if x)
         rows.append(ScoreRow(
             kind="gradescope_csv", item=target,
@@ -523,6 +529,14 @@ def parse_inputs(
                                    "ignored"]))
         else:
             sources.append(parse_export(p, course=course, module=module))
+    for src in sources:
+        keys: set[tuple[str, str]] = set()
+        for row in src.rows:
+            key = (row.student_ref, row.item)
+            if key in keys:
+                raise GradebookError(f"{src.path}: duplicate score for {row.student_ref} "
+                                     f"{row.item} in one file (two submissions?)")
+            keys.add(key)
     return sources
 
 

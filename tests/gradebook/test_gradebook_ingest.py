@@ -302,3 +302,20 @@ def test_same_submission_in_two_formats_is_recorded_once(tmp_path, gb_course):
     second = api.ingest([SAMPLE / "gradescope" / "assignment_7007_export.zip"], store=store,
                         course=gb_course)
     assert first.added == 123 and second.added == 0 and second.files[0].unchanged == 123
+
+
+def test_duplicate_rows_in_one_file_are_errors(tmp_path, store, gb_course):
+    src = (SAMPLE / "gradescope" / "07_training_written_scores.csv").read_text().splitlines()
+    dup = write(tmp_path / "07_written.csv", "\n".join([*src[:3], src[2]]) + "\n")
+    with pytest.raises(GradebookError, match=r"07_written\.csv:4: SID/Email: duplicate row for "
+                                             r"'s1002' \(also on line 3\)"):
+        api.ingest([dup], store=store, course=gb_course)
+    meta = {":submitters": [{":sid": "S1"}], ":created_at": "2027-01-25 10:00:00 -0500",
+            ":results": results()}
+    import yaml
+
+    write(tmp_path / "export" / "submission_metadata.yml",
+          yaml.safe_dump({"submission_1": meta, "submission_2": meta}))
+    with pytest.raises(GradebookError, match=r"duplicate score for sid:S1 01_tensor"):
+        api.ingest([tmp_path / "export"], store=store, course=gb_course)
+    assert events(store) == []
