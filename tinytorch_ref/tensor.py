@@ -325,7 +325,7 @@ class Tensor:
         """
         expected = 1
         strides = self.stride()
-        for size, stride in zip(reversed(self.shape), reversed(strides)):
+        for size, stride in zip(reversed(self.shape), reversed(strides), strict=True):
             if size != 1 and stride != expected:
                 return False
             expected *= size
@@ -414,8 +414,10 @@ class Tensor:
     def __add__(self, other: Any) -> Tensor:
         """Element-wise ``self + other`` with broadcasting; ``other`` may be a number.
 
-        APPROACH: ``other = _as_tensor(other, self)``; add the ``.data`` arrays (NumPy
-        broadcasts); return ``_result(out, "add", (self, other))``.
+        APPROACH: ``other`` is already a Tensor (``_as_tensor`` wrapped any number). Replace
+        the ``raise`` line with ``out = ...``, adding the two ``.data`` arrays — NumPy
+        broadcasts for you. The ``return`` below it is given: it records the operation so
+        module 05 can compute gradients. The other operators follow the same pattern.
 
         EXAMPLE:
             >>> (Tensor([[1.0], [2.0]]) + Tensor([10.0, 20.0, 30.0])).shape

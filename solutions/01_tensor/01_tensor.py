@@ -427,7 +427,7 @@ class Tensor:
         # BEGIN SOLUTION NO PROMPT
         expected = 1
         strides = self.stride()
-        for size, stride in zip(reversed(self.shape), reversed(strides)):
+        for size, stride in zip(reversed(self.shape), reversed(strides), strict=True):
             if size != 1 and stride != expected:
                 return False
             expected *= size
