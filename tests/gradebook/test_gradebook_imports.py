@@ -7,7 +7,6 @@ from pathlib import Path
 
 import gradebook
 
-ALLOWED_LOCAL = {"gradebook", "tito"}
 FORBIDDEN = {"tinytorch", "tinytorch_ref", "solutions", "student_release", "autograder"}
 
 
