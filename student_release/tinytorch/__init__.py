@@ -10,6 +10,7 @@ package attribute ``tensor`` is that module.
 """
 
 from . import (
+    autograd,  # noqa: F401 - the engine (05), like torch.autograd
     nn,  # noqa: F401 - facade: layers, activations, losses (02-04)
     optim,  # noqa: F401 - facade: optimizers (06), lr_scheduler (07)
 )
