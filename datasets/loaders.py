@@ -269,12 +269,15 @@ class _ArrayOnlyUnpickler(pickle.Unpickler):
     """Rebuilds dicts, lists, bytes, strings and NumPy arrays; refuses every other global.
 
     The CIFAR-10 python batches are Python 2 pickles of a dict holding a NumPy array, so the
-    only globals they need are NumPy's array reconstructor, ``ndarray`` and ``dtype``.
+    only globals they need are NumPy's array reconstructor, ``ndarray`` and ``dtype`` (plus
+    ``_codecs.encode`` when the same layout is re-pickled by Python 3 at protocol 2).
     """
 
     _ALLOWED = {
         ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
         ("numpy", "ndarray"), ("numpy", "dtype"),
+        # Protocol-2 pickles written by Python 3 rebuild bytes with _codecs.encode(str, codec).
+        ("_codecs", "encode"),
     }
 
     def find_class(self, module: str, name: str) -> Any:
