@@ -136,3 +136,52 @@ def call_with_globals(fn, namespace: dict) -> None:
     if missing:
         raise AssertionError(f"public test needs names the module does not define: {missing}")
     fn(**{p: namespace[p] for p in params})
+
+
+BUGGY_DIR = Path(__file__).resolve().parent / "fixtures" / "buggy"
+
+
+def buggy_catalogue(module_name: str) -> tuple[str, dict[str, list[tuple[str, str]]]]:
+    """(slug, {bug name: [(old, new), ...]}) from ``tests/fixtures/buggy/<module>.py``."""
+    spec = importlib.util.spec_from_file_location(f"buggy_{module_name}",
+                                                  BUGGY_DIR / f"{module_name}.py")
+    assert spec and spec.loader, f"no buggy catalogue for {module_name}"
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.SLUG, mod.BUGS
+
+
+def apply_edits(text: str, edits: list[tuple[str, str]], *, what: str = "") -> str:
+    """Apply (old, new) edits; each ``old`` must occur exactly once in the current text."""
+    for old, new in edits:
+        n = text.count(old)
+        if n != 1:
+            raise AssertionError(f"{what}: edit applies {n} times (expected once); the reference "
+                                 f"changed — update the catalogue entry: {old[:60]!r}")
+        text = text.replace(old, new)
+    return text
+
+
+def buggy_source(module_name: str, bug: str) -> tuple[str, str]:
+    """(slug, source) of one buggy variant built from the current reference."""
+    slug, bugs = buggy_catalogue(module_name)
+    ref = (paths.REFERENCE / f"{slug}.py").read_text(encoding="utf-8")
+    return slug, apply_edits(ref, bugs[bug], what=f"{module_name}/{bug}")
+
+
+def notebook_namespace(package: ModuleType, upto: int) -> dict:
+    """What a module's notebook has in scope: numpy and every module file up to ``upto``."""
+    import numpy as np
+
+    from tito.course import load_course
+
+    ns: dict = {"np": np}
+    for m in load_course().modules:
+        if m.number > upto:
+            break
+        try:
+            mod = importlib.import_module(f"{package.__name__}.{m.slug}")
+        except ModuleNotFoundError:
+            continue
+        ns.update({k: v for k, v in vars(mod).items() if not k.startswith("__")})
+    return ns
