@@ -1,55 +1,10 @@
-"""Fixtures for the milestone tests: reference package, broken variants, course milestones."""
+"""Fixtures for the milestone tests."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import ModuleType
 
 import pytest
-from suite_tools import load_variant
-
-from tito import paths
-
-REF = paths.REFERENCE
-
-
-def _replace(slug: str, old: str, new: str) -> dict[str, str]:
-    text = (REF / f"{slug}.py").read_text(encoding="utf-8")
-    # Fail (not skip) when the reference changed under the fixture: the bug must still apply.
-    assert text.count(old) == 1, f"variant fixture out of date: {old.strip()!r} not unique in {slug}.py"
-    return {slug: text.replace(old, new)}
-
-
-#: Plausible bugs: name -> (module file, text in the reference, buggy replacement).
-BUGS: dict[str, tuple[str, str, str]] = {
-    "linear_ignores_bias": ("layers", "            out = out + self.bias\n",
-                            "            out = out + 0 * self.bias\n"),
-    "linear_outputs_constant": ("layers", "        out = x @ self.weight.T\n",
-                                "        out = (x @ self.weight.T) * 0\n"),
-    "matmul_drops_weight_grad": ("autograd", "    return da, db\n",
-                                 "    return da, np.zeros_like(db)\n"),
-    "matmul_drops_input_grad": ("autograd", "    return da, db\n",
-                                "    return np.zeros_like(da), db\n"),
-    "sgd_never_updates": ("optimizers",
-                          "                p.data -= (lr * g).astype(p.data.dtype, copy=False)\n",
-                          "                pass\n"),
-    "adam_never_updates": ("optimizers", "                p.data -= (step_size * m / denom)"
-                           ".astype(p.data.dtype, copy=False)\n", "                pass\n"),
-}
-
-_cache: dict[str, ModuleType] = {}
-
-
-def variant(name: str) -> ModuleType:
-    """The reference package with bug ``name`` applied (imported once per session)."""
-    if name not in _cache:
-        _cache[name] = load_variant(_replace(*BUGS[name]))
-    return _cache[name]
-
-
-def package_root(pkg: ModuleType) -> Path:
-    """The folder to put on PYTHONPATH so ``import <pkg.__name__>`` finds the variant."""
-    return Path(pkg.__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import package_root, variant
+from milestone_variants import package_root, variant
 
 from tito import paths
 

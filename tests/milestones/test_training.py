@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import variant
+from milestone_variants import variant
 
 from autograder.milestones import (
     GRADED_MILESTONES,
