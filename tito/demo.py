@@ -92,6 +92,10 @@ def run_demo(course: Course, *, out_root: Path | None = None, console: Console |
         gb.report(output=report, store=store, course=course)
     summary["paths"].update(store=str(store), canvas=str(canvas), report=str(report))
     _print_gradebook(console, built)
+    late = next(s for s in STUDENTS if s.kind == "late")
+    console.print(f"[bold]tito gradebook explain {late.sid}[/] (the late submission):")
+    console.print(gb.explain(late.sid, store=store, course=course), markup=False,
+                  highlight=False)
 
     paths_table = Table(title="Written")
     paths_table.add_column("what")
@@ -112,7 +116,7 @@ def _print_gradebook(console: Console, built: object) -> None:
         return
     console.print(f"[green]gradebook built[/]: {len(frame)} students")
     table = Table(title="Gradebook (first 10 students)")
-    cols = [c for c in frame.columns][:8]
+    cols = [c for c in ("student", "name", "track", "percent", "letter") if c in frame.columns]
     for c in cols:
         table.add_column(str(c))
     for _, row in frame.head(10).iterrows():

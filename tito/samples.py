@@ -46,13 +46,13 @@ STUDENTS = [
                   "untouched", -2, "submitted the release without changes"),
     SampleStudent("s1003_partial", "Grace Hopper", "S1003", "ghopper@example.edu", "partial",
                   -5, "matmul and reductions left unfinished"),
-    SampleStudent("s1004_syntax", "Edsger Dijkstra", "S1004", "edijkstra@example.edu",
+    SampleStudent("s1004_syntax", "Donald Knuth", "S1004", "dknuth@example.edu",
                   "syntax_error", -1, "a syntax error in the Tensor cell"),
-    SampleStudent("s1005_loop", "Barbara Liskov", "S1005", "bliskov@example.edu",
+    SampleStudent("s1005_loop", "Margaret Hamilton", "S1005", "mhamilton@example.edu",
                   "infinite_loop", -3, "an infinite loop in matmul()"),
-    SampleStudent("s1006_exit", "Donald Knuth", "S1006", "dknuth@example.edu", "hard_exit", -4,
+    SampleStudent("s1006_exit", "Barbara Liskov", "S1006", "bliskov@example.edu", "hard_exit", -4,
                   "calls os._exit(0) while importing"),
-    SampleStudent("s1007_late", "Frances Allen", "S1007", "fallen@example.edu", "late", 40,
+    SampleStudent("s1007_late", "Edsger Dijkstra", "S1007", "edijkstra@example.edu", "late", 40,
                   "complete, submitted 40 hours late"),
 ]
 

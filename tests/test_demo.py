@@ -1,0 +1,38 @@
+"""`tito demo` end to end (what `make demo` runs), with 2-second per-test timeouts."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import yaml
+from rich.console import Console
+
+from tito import paths
+from tito.course import load_course
+from tito.demo import run_demo
+
+
+def test_demo_releases_builds_grades_and_reports(tmp_path):
+    data = yaml.safe_load((paths.REPO_ROOT / "course.yml").read_text())
+    data["course"]["grading"]["test_timeout_s"] = 2
+    course_file = tmp_path / "course.yml"
+    course_file.write_text(yaml.safe_dump(data, sort_keys=False))
+    out = io.StringIO()
+    summary = run_demo(load_course(course_file), out_root=tmp_path / "demo",
+                       console=Console(file=out, width=120))
+    text = out.getvalue()
+    assert summary["scores"] == {"s1001_full": 50, "s1002_untouched": 0, "s1003_partial": 35,
+                                 "s1004_syntax": 0, "s1005_loop": 43, "s1006_exit": 0,
+                                 "s1007_late": 50}
+    for z in summary["paths"]["autograders"]:
+        names = zipfile.ZipFile(z).namelist()
+        assert "setup.sh" in names and "run_autograder" in names
+    report = (tmp_path / "demo" / "report.html").read_text()
+    assert report.count("data:image/png;base64,") >= 4
+    canvas = (tmp_path / "demo" / "canvas.csv").read_text().splitlines()
+    assert canvas[0].startswith("Student,ID,SIS User ID,SIS Login ID,Section")
+    assert canvas[1].lstrip().startswith("Points Possible")
+    assert "late tokens" in text and "S1007" in text
+    assert json.loads((tmp_path / "demo" / "summary.json").read_text())["scores"]
