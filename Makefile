@@ -33,7 +33,7 @@ test: setup-dev
 	$(PY) -m pytest -q
 
 lint: setup
-	$(VENV)/bin/ruff check tito autograder gradebook tinytorch_ref tests
+	$(VENV)/bin/ruff check tito autograder gradebook tinytorch_ref tests datasets milestones
 
 sync: setup
 	$(TITO) sync

@@ -180,7 +180,7 @@ def _compare(got: Any, exp: Any, case: Case, where: str) -> tuple[bool, str]:
             return False, f"{where}: expected a sequence, got {type(got).__name__}"
         if len(got) != len(exp):
             return False, f"{where}: has {len(got)} items (expected {len(exp)})"
-        for i, (g, e) in enumerate(zip(got, exp)):
+        for i, (g, e) in enumerate(zip(got, exp, strict=True)):
             ok, msg = _compare(g, e, case, f"{where}[{i}]")
             if not ok:
                 return ok, msg

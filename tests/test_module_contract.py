@@ -9,10 +9,19 @@ points; the public tests pass on the reference and fail on the stub.
 from __future__ import annotations
 
 import pytest
+from suite_tools import (
+    buggy_catalogue,
+    buggy_source,
+    call_with_globals,
+    load_suite,
+    load_variant,
+    notebook_namespace,
+    public_tests,
+    score_variant,
+    total,
+)
 
 import tinytorch_ref
-from suite_tools import (buggy_catalogue, buggy_source, call_with_globals, load_suite,
-                         load_variant, notebook_namespace, public_tests, score_variant, total)
 from tito import paths
 from tito.course import load_course
 from tito.release import available_modules

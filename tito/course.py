@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from pathlib import Path
-from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
@@ -142,7 +141,7 @@ class Grading(_Strict):
         cuts = list(v.values())
         if not cuts:
             raise ValueError("needs at least one letter")
-        if any(a <= b for a, b in zip(cuts, cuts[1:])):
+        if any(a <= b for a, b in zip(cuts, cuts[1:], strict=False)):
             raise ValueError("cutoffs must be listed from highest to lowest, strictly decreasing")
         if cuts[-1] != 0:
             raise ValueError("the lowest letter must have cutoff 0")
