@@ -13,7 +13,6 @@ import pandas as pd
 from gradebook import policy as pol
 from gradebook.frames import Frames
 
-LATE_LIMIT_DAYS = 120  # a submission this long after its due time is a wrong date or module
 
 
 @dataclass(frozen=True)
@@ -70,6 +69,7 @@ def problems(frames: Frames, sources: pd.DataFrame) -> list[Problem]:
     # 4. impossible dates: before the module's release, or long after its due time
     releases = {m.number: pd.Timestamp(frames.course.local_time(m.release)).tz_convert("UTC")
                 for m in frames.course.modules}
+    limit_days = float(frames.course.grading.implausible_late_days)
     timed = known[known["submitted_at"].notna()]
     for r in timed.itertuples(index=False):
         module = int(items.at[r.item, "module"])
@@ -78,10 +78,10 @@ def problems(frames: Frames, sources: pd.DataFrame) -> list[Problem]:
             out.append(Problem("error", str(r.source_path), "submitted_at",
                                f"{r.student_ref} {r.item}: submitted "
                                f"{r.submitted_at.isoformat()}, before the module's release"))
-        elif r.submitted_at > due + pd.Timedelta(days=LATE_LIMIT_DAYS):
+        elif r.submitted_at > due + pd.Timedelta(days=limit_days):
             out.append(Problem("error", str(r.source_path), "submitted_at",
                                f"{r.student_ref} {r.item}: submitted "
-                               f"{r.submitted_at.isoformat()}, more than {LATE_LIMIT_DAYS} days "
+                               f"{r.submitted_at.isoformat()}, more than {limit_days:g} days "
                                "after the due time (wrong module or year?)"))
     # 5. extensions for students who left the roster
     on_roster = set(frames.roster["student"])

@@ -102,7 +102,7 @@ def policy_from_course(course: object) -> Policy:
         track_modules={t.id: tuple(t.modules) for t in tracks},
         credits={t.id: int(t.credits) for t in tracks},
         letters=dict(g.letters),
-        default_track="full" if "full" in ids else ids[-1],
+        default_track=str(getattr(g, "default_track", "full" if "full" in ids else ids[-1])),
         category_titles={c.id: c.title for c in g.categories},
     )
 

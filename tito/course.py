@@ -134,6 +134,11 @@ class Grading(_Strict):
     categories: list[Category] = Field(min_length=1, description="Grading categories.")
     late: LatePolicy = Field(default_factory=LatePolicy, description="Late policy.")
     letters: dict[str, float] = Field(description="Letter -> minimum percentage, highest first.")
+    default_track: str = Field(
+        "full", description="Track of a roster row that names none (must be a track id).")
+    implausible_late_days: float = Field(
+        120, gt=0, description="`gradebook check` flags submissions this many days after the due "
+                               "time as a wrong date or module.")
 
     @field_validator("letters")
     @classmethod
@@ -198,6 +203,8 @@ class Course(_Strict):
                 )
         if "milestones" not in cats and self.milestones:
             raise ValueError("grading.categories: milestones exist but no 'milestones' category")
+        if self.grading.default_track not in {t.id for t in self.tracks}:
+            raise ValueError(f"grading.default_track: unknown track {self.grading.default_track!r}")
         for i, t in enumerate(self.tracks):
             for n in t.modules:
                 if n not in known:
