@@ -209,6 +209,7 @@ def main() -> None:  # noqa: C901 - one linear script, read top to bottom
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - input() sees EOF
     chan = _Channel(int(job["result_fd"]), job["nonce"])
     sys.path[:0] = [job["harness_root"]]
 
@@ -336,8 +337,10 @@ def main() -> None:  # noqa: C901 - one linear script, read top to bottom
         chan.send("result", item=item, data=data, out=out.text(),
                   secs=round(_monotonic() - t0, 4), blocked=list(blocker.attempts))
     chan.send("done")
-    sys.stdout.flush()
-    os._exit(0)
+    # Stay alive until the parent kills the whole tree: exiting here would orphan anything
+    # the submission left running before the parent could sweep it.
+    while True:
+        time.sleep(3600)
 
 
 if __name__ == "__main__":

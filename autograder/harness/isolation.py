@@ -153,9 +153,17 @@ def kill_tree(proc: subprocess.Popen[bytes], *, uid: int | None) -> None:
     """
     pid = proc.pid
     for _ in range(3):
-        desc = descendants(pid)
-        for d in desc:
-            _signal(d, signal.SIGSTOP)
+        # Freeze first, until the set of descendants stops growing: a stopped process cannot
+        # fork, and orphans keep re-parenting to the (stopped, still alive) child.
+        _signal(pid, signal.SIGSTOP)
+        desc: list[int] = []
+        for _ in range(20):
+            found = descendants(pid)
+            for d in found:
+                _signal(d, signal.SIGSTOP)
+            if found == desc:
+                break
+            desc = found
         try:
             os.killpg(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -174,8 +182,54 @@ def kill_tree(proc: subprocess.Popen[bytes], *, uid: int | None) -> None:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:  # pragma: no cover - a D-state process
         pass
+    _LIVE.discard(proc.pid)
     if uid is not None:
         kill_uid(uid)
+    for _ in range(5):
+        orphans = _adopted()
+        if not orphans:
+            break
+        for o in orphans:
+            _signal(o, signal.SIGKILL)
+        for o in orphans:
+            try:
+                os.waitpid(o, 0)
+            except ChildProcessError:
+                pass
+
+
+_LIVE: set[int] = set()  # children this module launched and has not reaped yet
+_SUBREAPER = False
+
+
+def adopt_orphans() -> None:
+    """Make this (grading) process a child subreaper, once.
+
+    Without a PID namespace, a process that double-forks and calls ``setsid`` is re-parented
+    to the nearest subreaper when its parents exit: with this, that is the grader, so
+    :func:`kill_tree` can find and kill it instead of it surviving under init.
+    """
+    global _SUBREAPER
+    if not _SUBREAPER:
+        become_subreaper()
+        _SUBREAPER = True
+
+
+def track(pid: int) -> None:
+    _LIVE.add(pid)
+
+
+def _adopted() -> list[int]:
+    """Processes re-parented to this grader that it did not launch itself."""
+    if not _SUBREAPER:
+        return []
+    me = os.getpid()
+    out = []
+    for pid in _proc_entries():
+        st = _stat(pid)
+        if st is not None and st[0] == me and pid not in _LIVE:
+            out.append(pid)
+    return out
 
 
 def _signal(pid: int, sig: int) -> None:

@@ -29,6 +29,7 @@ Status = Literal["result", "error", "timeout", "crashed", "not_run", "fatal", "p
 
 CHILD = Path(__file__).with_name("child.py")
 HARNESS_ROOT = Path(__file__).resolve().parents[2]
+_DEBUG = bool(os.environ.get("TT_GRADER_DEBUG"))
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 MAX_CHANNEL_BYTES = 128 * 1024 * 1024
 _NEVER_HIDE = {"/", "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/dev",
@@ -146,6 +147,8 @@ def run_items(spec: RunSpec) -> RunReport:
     t_start = time.monotonic()
     plan = isolation.plan() if spec.sandbox else isolation.Plan(False, False, os.geteuid() == 0)
     uid = isolation.new_run_uid() if (spec.sandbox and plan.drop_uid) else None
+    if spec.sandbox and not plan.namespaces:
+        isolation.adopt_orphans()
     work = _prepare_box(spec, uid)
     report = RunReport(outcomes={}, isolation=plan.methods() if spec.sandbox else ["trusted"])
     raw = _Capped(spec.max_output_kb * 1024)
@@ -225,6 +228,7 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                                 env=_child_env(work), start_new_session=True)
     finally:
         os.close(wfd)
+    isolation.track(proc.pid)
     assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write(json.dumps(job).encode())
@@ -244,10 +248,10 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
     item_deadline = min(deadline, time.monotonic() + spec.import_timeout_s)
     index = {name: i for i, name in enumerate(spec.items)}
     resume: int | None = start
-    open_streams = 2
+    streams = 2  # raw output + result channel; the channel's EOF ends the launch
     reason = ""
     try:
-        while open_streams:
+        while streams > 0:
             now = time.monotonic()
             if now >= item_deadline:
                 reason = "deadline"
@@ -259,10 +263,11 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                     continue
                 if not chunk:
                     sel.unregister(key.fd)
-                    open_streams -= 1
+                    streams -= 1
                     if key.data == "result":
                         reason = "eof"
-                        open_streams = 0
+                        streams = 0
+                        break
                     continue
                 if key.data == "raw":
                     raw.add(chunk)
@@ -273,12 +278,14 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                                                  and len(pending) > MAX_MESSAGE_BYTES):
                     report.protocol_errors.append("result channel flooded")
                     reason = "flood"
-                    open_streams = 0
+                    streams = 0
                     break
                 while b"\n" in pending:
                     line, _, rest = bytes(pending).partition(b"\n")
                     pending = bytearray(rest)
                     msg = _parse(line, nonce, seq, report)
+                    if _DEBUG:
+                        print(f"[harness {time.monotonic():.3f}] {line[:120]!r}", file=sys.stderr)
                     if msg is None:
                         continue
                     seq = msg["seq"]
@@ -329,6 +336,9 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                         continue
                     report.protocol_errors.append(f"unknown message type {str(kind)[:40]!r}")
         # the child stopped talking: died, timed out, or flooded
+        if _DEBUG:
+            print(f"[harness {time.monotonic():.3f}] stop: {reason} current={current} "
+                  f"poll={proc.poll()}", file=sys.stderr)
         if reason == "deadline":
             if not ready:
                 if time.monotonic() >= deadline:
