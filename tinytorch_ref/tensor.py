@@ -251,12 +251,30 @@ class Tensor:
 
     @property
     def dtype(self) -> np.dtype:
-        """The element type (a NumPy dtype), e.g. ``dtype('float32')``."""
+        """The element type (a NumPy dtype): how many bytes each element takes and how it
+        is interpreted.
+
+        APPROACH: the NumPy array ``self.data`` knows its dtype already; return it.
+
+        EXAMPLE:
+            >>> Tensor([1.0, 2.0]).dtype, Tensor([1, 2]).dtype
+            (dtype('float32'), dtype('int64'))
+
+        HINT: Python floats become float32 in ``__init__`` (as in PyTorch), so you need no
+        conversion here.
+        """
         return self.data.dtype
 
     @property
     def ndim(self) -> int:
-        """The number of dimensions: ``len(shape)``; 0 for a scalar tensor."""
+        """The number of dimensions.
+
+        APPROACH: count the entries of ``self.shape``.
+
+        EXAMPLE:
+            >>> Tensor(np.zeros((2, 3, 4))).ndim, Tensor(7.0).ndim
+            (3, 0)
+        """
         return len(self.shape)
 
     def numel(self) -> int:
@@ -386,8 +404,15 @@ class Tensor:
     def permute(self, *dims: Any) -> Tensor:
         """Reorder all dimensions, e.g. NCHW -> NHWC with ``permute(0, 2, 3, 1)``. A view.
 
-        APPROACH: accept ints or one tuple; ``np.transpose(self.data, dims)``; record
-        ``_result(..., "permute", (self,), dims=dims)``.
+        APPROACH:
+            1. Accept ints or one tuple (``_shape_arg`` does this).
+            2. Check ``dims`` is a permutation of ``range(self.ndim)``; else ``RuntimeError``.
+            3. ``np.transpose(self.data, dims)`` gives the view; record it with
+               ``_result(..., "permute", (self,), dims=dims)``.
+
+        EXAMPLE:
+            >>> Tensor(np.zeros((2, 3, 4, 5))).permute(0, 2, 3, 1).shape
+            (2, 4, 5, 3)
         """
         dims = _shape_arg(dims)
         if sorted(d % max(self.ndim, 1) for d in dims) != list(range(self.ndim)):
@@ -428,19 +453,43 @@ class Tensor:
         return _result(out, "add", (self, other))
 
     def __sub__(self, other: Any) -> Tensor:
-        """Element-wise ``self - other`` with broadcasting."""
+        """Element-wise ``self - other`` with broadcasting.
+
+        APPROACH: as in ``__add__``: ``out = ...`` from the two ``.data`` arrays.
+
+        EXAMPLE:
+            >>> (Tensor([5.0, 7.0]) - 1).tolist()
+            [4.0, 6.0]
+        """
         other = _as_tensor(other, self)
         out = self.data - other.data
         return _result(out, "sub", (self, other))
 
     def __mul__(self, other: Any) -> Tensor:
-        """Element-wise ``self * other`` with broadcasting."""
+        """Element-wise ``self * other`` with broadcasting (not a matrix product: see ``@``).
+
+        APPROACH: as in ``__add__``: ``out = ...`` from the two ``.data`` arrays.
+
+        EXAMPLE:
+            >>> (Tensor([[1.0], [2.0]]) * Tensor([3.0, 4.0])).tolist()
+            [[3.0, 4.0], [6.0, 8.0]]
+        """
         other = _as_tensor(other, self)
         out = self.data * other.data
         return _result(out, "mul", (self, other))
 
     def __truediv__(self, other: Any) -> Tensor:
-        """Element-wise ``self / other`` with broadcasting (true division, float result)."""
+        """Element-wise ``self / other`` with broadcasting (true division, float result).
+
+        APPROACH:
+            1. ``out = ...`` dividing the ``.data`` arrays.
+            2. NumPy turns int / int into float64; PyTorch gives float32. If both inputs
+               are not float64 but ``out`` is, cast ``out`` to float32.
+
+        EXAMPLE:
+            >>> (Tensor([1, 2]) / Tensor([2, 4])).dtype
+            dtype('float32')
+        """
         other = _as_tensor(other, self)
         out = self.data / other.data
         if out.dtype == np.float64 and self.dtype != np.float64 and other.dtype != np.float64:
@@ -448,15 +497,27 @@ class Tensor:
         return _result(out, "div", (self, other))
 
     def __neg__(self) -> Tensor:
-        """``-self``."""
+        """Element-wise negation ``-self``.
+
+        EXAMPLE:
+            >>> (-Tensor([1.0, -2.0])).tolist()
+            [-1.0, 2.0]
+        """
         out = -self.data
         return _result(out, "neg", (self,))
 
     def __pow__(self, exponent: float) -> Tensor:
-        """``self ** exponent`` for a Python number exponent.
+        """``self ** exponent`` for a Python number exponent (``x ** 2``, ``x ** 0.5``).
 
-        NOTE: for float32 data, ``x * x`` is far faster than ``x ** 2`` in NumPy; use the
-        product for small integer exponents.
+        APPROACH: ``out = ...`` with ``np.power``; keep the dtype (cast the exponent with
+        ``self.data.dtype.type(exponent)`` so float32 stays float32).
+
+        EXAMPLE:
+            >>> (Tensor([1.0, 2.0, 3.0]) ** 2).tolist()
+            [1.0, 4.0, 9.0]
+
+        HINT (performance): NumPy's ``x ** 3`` on float32 is ~35x slower than ``x * x * x``.
+        Special-case exponents 2 and 3 with products.
         """
         if isinstance(exponent, Tensor):
             raise TypeError("pow: the exponent must be a Python number")
@@ -483,32 +544,77 @@ class Tensor:
 
     # ------------------------------------------------------------------ your code: math
     def exp(self) -> Tensor:
-        """Element-wise ``e ** x``."""
+        """Element-wise ``e ** x``.
+
+        APPROACH: ``out = np.exp(...)`` of the data. The exponential overflows float32 above
+        ~88.7 (``inf``); module 02 shows how softmax avoids that.
+
+        EXAMPLE:
+            >>> Tensor([0.0, 1.0]).exp().tolist()  # doctest: +ELLIPSIS
+            [1.0, 2.718...]
+        """
         out = np.exp(self.data)
         return _result(out, "exp", (self,))
 
     def log(self) -> Tensor:
-        """Element-wise natural logarithm."""
+        """Element-wise natural logarithm (``-inf`` at 0, NaN below 0, as in NumPy).
+
+        APPROACH: ``out = np.log(...)`` of the data.
+
+        EXAMPLE:
+            >>> round(Tensor([np.e]).log().item(), 5)
+            1.0
+        """
         out = np.log(self.data)
         return _result(out, "log", (self,))
 
     def sqrt(self) -> Tensor:
-        """Element-wise square root."""
+        """Element-wise square root.
+
+        APPROACH: ``out = np.sqrt(...)`` of the data.
+
+        EXAMPLE:
+            >>> Tensor([4.0, 9.0]).sqrt().tolist()
+            [2.0, 3.0]
+        """
         out = np.sqrt(self.data)
         return _result(out, "sqrt", (self,))
 
     def tanh(self) -> Tensor:
-        """Element-wise hyperbolic tangent."""
+        """Element-wise hyperbolic tangent, squashing values into (-1, 1).
+
+        APPROACH: ``out = np.tanh(...)`` of the data.
+
+        EXAMPLE:
+            >>> Tensor([0.0]).tanh().tolist()
+            [0.0]
+        """
         out = np.tanh(self.data)
         return _result(out, "tanh", (self,))
 
     def abs(self) -> Tensor:
-        """Element-wise absolute value."""
+        """Element-wise absolute value.
+
+        APPROACH: ``out = np.abs(...)`` of the data.
+
+        EXAMPLE:
+            >>> Tensor([-2.0, 3.0]).abs().tolist()
+            [2.0, 3.0]
+        """
         out = np.abs(self.data)
         return _result(out, "abs", (self,))
 
     def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
-        """Limit every element to ``[min, max]`` (either bound may be None), like torch.clamp."""
+        """Limit every element to ``[min, max]``; either bound may be None (torch.clamp).
+
+        APPROACH: ``out = np.clip(data, min, max)`` — NumPy accepts None for a missing bound.
+
+        EXAMPLE:
+            >>> Tensor([-2.0, 0.5, 3.0]).clamp(min=0.0, max=1.0).tolist()
+            [0.0, 0.5, 1.0]
+
+        HINT: ``clamp(min=0)`` is ReLU, which you will meet in module 02.
+        """
         if min is None and max is None:
             raise ValueError("clamp: at least one of min and max must be given")
         out = np.clip(self.data, min, max)
@@ -570,7 +676,14 @@ class Tensor:
     def mean(self, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
         """Mean over ``dim``; same ``dim``/``keepdim`` rules as ``sum``.
 
-        HINT: for an integer tensor PyTorch refuses ``mean``; we return float32 instead.
+        APPROACH: ``np.mean`` with ``axis=dim`` and ``keepdims=keepdim``; pass
+        ``dtype=data.dtype`` so float32 data gives a float32 mean.
+
+        EXAMPLE:
+            >>> Tensor([[1.0, 2.0], [3.0, 4.0]]).mean(dim=0).tolist()
+            [2.0, 3.0]
+
+        HINT: for an integer tensor PyTorch refuses ``mean``; we convert to float32 first.
         """
         axis = _dim_arg(dim)
         data = self.data if self.dtype.kind == "f" else self.data.astype(_DEFAULT_FLOAT)

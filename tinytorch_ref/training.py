@@ -232,7 +232,7 @@ def save_checkpoint(path: str | Path, model: Any, optimizer: Optimizer | None,
     ``np.savez(path, **arrays)``. Return the path written (NumPy adds ``.npz`` when missing).
 
     EXAMPLE:
-        >>> save_checkpoint("ckpt.npz", model, opt, epoch=3)
+        >>> save_checkpoint("ckpt.npz", model, opt, epoch=3)  # doctest: +SKIP
         PosixPath('ckpt.npz')
     """
     arrays: dict[str, np.ndarray] = {"epoch": np.asarray(int(epoch))}

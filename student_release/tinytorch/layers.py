@@ -90,7 +90,7 @@ class _ModuleTree:
                have already yielded; yield ``(f"{mod_name}.{name}" if mod_name else name, p)``.
 
         EXAMPLE:
-            >>> [n for n, _ in Sequential(Linear(4, 8), ReLU(), Linear(8, 3)).named_parameters()]
+            >>> [n for n, _ in Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3)).named_parameters()]
             ['0.weight', '0.bias', '2.weight', '2.bias']
 
         HINT: a set of ``id(p)`` handles shared parameters.
@@ -348,7 +348,7 @@ class Linear(Module):
         EXAMPLE:
             >>> lin = Linear(3, 2); lin.weight.data[...] = 1; lin.bias.data[...] = 0.5
             >>> lin(Tensor([[1.0, 2.0, 3.0]]))
-            tensor([[6.5, 6.5]])
+            tensor([[6.5, 6.5]], requires_grad=True)
         """
         raise NotImplementedError("module 03: implement Linear.forward (see its docstring)")
 
@@ -375,7 +375,7 @@ class Sequential(Module):
         """Apply each child in order.
 
         EXAMPLE:
-            >>> Sequential(Linear(4, 8), ReLU(), Linear(8, 3))(Tensor(np.ones((2, 4)))).shape
+            >>> Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3))(Tensor(np.ones((2, 4)))).shape
             (2, 3)
         """
         raise NotImplementedError(

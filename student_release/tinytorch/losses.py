@@ -175,7 +175,7 @@ class _BCEFn(Function):
         EXAMPLE:
             >>> _BCEFn.forward(Context(), np.array([0.9, 0.0], np.float32),
             ...                np.array([1.0, 1.0], np.float32))
-            array([1.0536052e-01, 1.0000000e+02], dtype=float32)
+            array([  0.10536055, 100.        ], dtype=float32)
         """
         raise NotImplementedError("module 04: implement _BCEFn.forward (see its docstring)")
 
@@ -206,7 +206,7 @@ class _BCEWithLogitsFn(Function):
         EXAMPLE:
             >>> _BCEWithLogitsFn.forward(Context(), np.array([0.0, 1000.0, -1000.0], np.float32),
             ...                          np.array([1.0, 0.0, 1.0], np.float32))
-            array([   0.6931472, 1000.       , 1000.       ], dtype=float32)
+            array([6.931472e-01, 1.000000e+03, 1.000000e+03], dtype=float32)
         """
         raise NotImplementedError(
             "module 04: implement _BCEWithLogitsFn.forward (see its docstring)")

@@ -90,7 +90,8 @@ def read_cells(path: Path) -> list[Cell]:
 
 def _percent_cells(text: str) -> list[Cell]:
     cells: list[Cell] = []
-    kind, lines = None, []  # type: ignore[var-annotated]
+    kind: str | None = None
+    lines: list[str] = []
     for line in text.splitlines():
         m = _CELL.match(line)
         if m:
