@@ -1,0 +1,138 @@
+"""The Gradescope zip, unpacked into a simulated container and driven by its own scripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder.gradescope import build_zip
+from tests.autograder.conftest import (
+    CORRECT,
+    MINI,
+    PUBLIC,
+    REF,
+    STUBS,
+    SUITE,
+    check_results_schema,
+    notebook_bytes,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _container(tmp_path: Path, zip_path: Path, notebook: bytes, name: str) -> Path:
+    """An AUTOGRADER_ROOT with source/ (the zip), submission/, results/, metadata."""
+    root = tmp_path / "autograder"
+    (root / "source").mkdir(parents=True)
+    (root / "submission").mkdir()
+    (root / "results").mkdir()
+    with zipfile.ZipFile(zip_path) as zf:
+        zf.extractall(root / "source")
+        for info in zf.infolist():  # zipfile drops permissions; Gradescope keeps them
+            mode = (info.external_attr >> 16) & 0o777
+            if mode:
+                os.chmod(root / "source" / info.filename, mode)
+    (root / "submission" / name).write_bytes(notebook)
+    (root / "submission_metadata.json").write_text(json.dumps({
+        "id": 123, "created_at": "2027-01-25T10:00:00Z",
+        "assignment": {"title": name, "due_date": "2027-01-26T23:59:00-05:00"},
+        "users": [{"email": "s@uni.edu", "id": 1, "name": "S"}]}))
+    return root
+
+
+def _run(root: Path, python: str = sys.executable) -> dict:
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": python}
+    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads((root / "results" / "results.json").read_text())
+    return res
+
+
+@pytest.fixture(scope="module")
+def mini_zip(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("zip") / "01_mini.zip"
+    return build_zip(MINI, out, suite_path=SUITE, reference=REF, public_tests=PUBLIC,
+                     stubs=STUBS)
+
+
+def test_zip_layout(mini_zip):
+    with zipfile.ZipFile(mini_zip) as zf:
+        names = set(zf.namelist())
+        req = zf.read("requirements.txt").decode()
+        course = json.loads(zf.read("course.json"))
+        later = zf.read("reference/later.py").decode()
+        modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in zf.infolist()}
+    assert {"setup.sh", "run_autograder", "requirements.txt", "course.json", "goldens.json",
+            "manifest.json", "autograder/suite.py", "autograder/harness/core.py",
+            "autograder/harness/child.py", "autograder/gradescope/run.py",
+            "autograder/suites/01_mini/suite.py", "tito/export.py", "reference/__init__.py",
+            "public_tests/checks.py"} <= names
+    assert "reference/mini.py" not in names, "the graded module's solution must not ship"
+    assert "released stub" in later, "later modules ship as stubs, not solutions"
+    assert req.startswith("numpy==")
+    assert course["module"]["points"] == 5
+    assert modes["run_autograder"] == 0o755 and modes["setup.sh"] == 0o755
+    assert subprocess.run(["bash", "-n", str(REPO / "autograder/gradescope/templates/setup.sh")]
+                          ).returncode == 0
+
+
+def test_zip_is_reproducible(mini_zip, tmp_path):
+    again = build_zip(MINI, tmp_path / "again.zip", suite_path=SUITE, reference=REF,
+                      public_tests=PUBLIC, stubs=STUBS)
+    assert again.read_bytes() == mini_zip.read_bytes()
+
+
+def test_container_grades_a_correct_submission(mini_zip, tmp_path):
+    root = _container(tmp_path, mini_zip, notebook_bytes(CORRECT), "01_mini.ipynb")
+    res = _run(root)
+    check_results_schema(res)
+    assert res["score"] == 5
+    assert res["extra_data"]["expected_from"] == "goldens"
+    assert res["extra_data"]["submission_metadata"]["id"] == 123
+    assert any("public" in t["tags"] for t in res["tests"])
+
+
+def test_container_grades_a_broken_submission(mini_zip, tmp_path):
+    root = _container(tmp_path, mini_zip, b"{not json", "01_mini.ipynb")
+    res = _run(root)
+    check_results_schema(res)
+    assert res["score"] == 0 and "not valid notebook JSON" in res["output"]
+
+
+def test_container_without_python_still_writes_results(mini_zip, tmp_path):
+    root = _container(tmp_path, mini_zip, notebook_bytes(CORRECT), "01_mini.ipynb")
+    (root / "results" / "results.json").write_text('{"score": 99}')  # stale
+    res = _run(root, python="/bin/false")
+    assert res["score"] == 0 and "tell course staff" in res["output"]
+
+
+def test_real_module_01_zip_end_to_end(tmp_path):
+    """Module 01's own suite, goldens and release: the solution scores 100%, the release 0."""
+    from tito import paths
+    from tito.course import load_course
+
+    course = load_course()
+    module = course.module("01")
+    if not (paths.SUITES / module.name / "suite.py").is_file():
+        pytest.fail("module 01 has no hidden suite")
+    zip_path = build_zip(module, tmp_path / "01_tensor.zip", course=course)
+    solution = (paths.REFERENCE / "tensor.py").read_text(encoding="utf-8")
+    root = _container(tmp_path / "good", zip_path, notebook_bytes(solution),
+                      "01_tensor.ipynb")
+    res = _run(root)
+    check_results_schema(res)
+    failed = [(t["name"], t["output"][:300]) for t in res["tests"] if t["status"] == "failed"]
+    assert res["score"] == module.points, failed
+    release = paths.RELEASE / module.name / f"{module.name}.ipynb"
+    root2 = _container(tmp_path / "release", zip_path, release.read_bytes(), "01_tensor.ipynb")
+    res2 = _run(root2)
+    assert res2["score"] == 0
+    with zipfile.ZipFile(zip_path) as zf:
+        assert "reference/tensor.py" not in zf.namelist()
