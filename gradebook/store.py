@@ -1,4 +1,4 @@
-"""The gradebook store: append-only score events in SQLite (PostgreSQL optional).
+"""The gradebook store: append-only score events in SQLite, or in PostgreSQL.
 
 Tables (all append-only; triggers refuse UPDATE and DELETE on score events):
 
@@ -14,8 +14,13 @@ Tables (all append-only; triggers refuse UPDATE and DELETE on score events):
 - ``extensions``: per-student due-date changes, latest per (student, module) wins.
 - ``sources``: one row per ingested file, with what it added.
 
-Every write happens inside :meth:`Store.transaction` (``BEGIN IMMEDIATE`` ... ``COMMIT``), so a
-process killed mid-ingest leaves the store exactly as it was before the ingest began.
+Every write happens inside :meth:`Store.transaction`, so a process killed mid-ingest leaves the
+store exactly as it was before the ingest began. SQLite: ``BEGIN IMMEDIATE`` ... ``COMMIT``.
+PostgreSQL (``postgresql://`` URL, psycopg 3): ``BEGIN``, a transaction-scoped advisory lock
+that serialises writers as ``BEGIN IMMEDIATE`` does, ... ``COMMIT``; the server rolls back the
+transaction of a client that dies. The SQL is written once, in SQLite's spelling;
+:mod:`gradebook.dialect` translates it for PostgreSQL, so callers use ``store.conn`` and the
+connection :meth:`Store.transaction` yields the same way on both.
 """
 
 from __future__ import annotations
@@ -24,95 +29,38 @@ import contextlib
 import datetime as dt
 import getpass
 import os
+import re
 import sqlite3
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from gradebook.dialect import (
+    PG_TRIGGERS,
+    SQLITE_SCHEMA,
+    PgConnection,
+    pg_schema_statements,
+)
 from gradebook.errors import GradebookError
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS sources (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    path TEXT NOT NULL,
-    sha256 TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    recorded_at TEXT NOT NULL,
-    recorded_by TEXT NOT NULL,
-    added INTEGER NOT NULL,
-    note TEXT
-);
-CREATE TABLE IF NOT EXISTS events (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    kind TEXT NOT NULL,
-    student_ref TEXT NOT NULL,
-    sid TEXT,
-    login TEXT,
-    email TEXT,
-    name TEXT,
-    item TEXT NOT NULL,
-    score REAL,
-    max_score REAL,
-    submitted_at TEXT,
-    submission_id TEXT,
-    suite_version TEXT,
-    source_path TEXT NOT NULL,
-    source_sha256 TEXT NOT NULL,
-    recorded_at TEXT NOT NULL,
-    recorded_by TEXT NOT NULL,
-    reason TEXT,
-    details TEXT,
-    UNIQUE (source_sha256, student_ref, item)
-);
-CREATE TABLE IF NOT EXISTS tests (
-    event_id INTEGER NOT NULL REFERENCES events(id),
-    name TEXT NOT NULL,
-    score REAL,
-    max_score REAL,
-    status TEXT,
-    tags TEXT
-);
-CREATE TABLE IF NOT EXISTS roster_imports (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    path TEXT NOT NULL,
-    sha256 TEXT NOT NULL,
-    recorded_at TEXT NOT NULL,
-    recorded_by TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS roster (
-    import_id INTEGER NOT NULL REFERENCES roster_imports(id),
-    student TEXT NOT NULL,
-    name TEXT NOT NULL,
-    canvas_id TEXT,
-    login TEXT NOT NULL,
-    email TEXT,
-    section TEXT,
-    track TEXT NOT NULL,
-    line INTEGER
-);
-CREATE TABLE IF NOT EXISTS extensions (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    student TEXT NOT NULL,
-    module INTEGER NOT NULL,
-    due TEXT,
-    hours REAL,
-    reason TEXT,
-    source_path TEXT NOT NULL,
-    source_sha256 TEXT NOT NULL,
-    line INTEGER,
-    recorded_at TEXT NOT NULL,
-    recorded_by TEXT NOT NULL,
-    UNIQUE (source_sha256, student, module)
-);
-CREATE INDEX IF NOT EXISTS events_by_item ON events (student_ref, item);
-CREATE INDEX IF NOT EXISTS tests_by_event ON tests (event_id);
-CREATE TRIGGER IF NOT EXISTS events_append_only_u BEFORE UPDATE ON events
-BEGIN SELECT RAISE(ABORT, 'gradebook events are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS events_append_only_d BEFORE DELETE ON events
-BEGIN SELECT RAISE(ABORT, 'gradebook events are append-only'); END;
-"""
+#: The SQLite schema (kept under its old name for callers).
+SCHEMA = SQLITE_SCHEMA
+
+#: URL prefixes of a PostgreSQL store (libpq's own spellings).
+PG_SCHEMES = ("postgresql://", "postgres://")
+
+#: Advisory lock keys (per database): one serialises schema creation, one every write.
+PG_SCHEMA_LOCK = 0x6772_6164_6562_0001
+PG_WRITE_LOCK = 0x6772_6164_6562_0002
+
+#: The tables a complete store has (PostgreSQL checks them before running any DDL).
+TABLES = ("sources", "events", "tests", "roster_imports", "roster", "extensions")
+
+#: The connection a store reads and writes through: SQLite's, or psycopg's behind the dialect.
+Connection = sqlite3.Connection | PgConnection
 
 EVENT_COLUMNS = [
     "kind", "student_ref", "sid", "login", "email", "name", "item", "score", "max_score",
@@ -151,6 +99,8 @@ def sqlite_path(url: str | Path, root: Path | None = None) -> Path:
         The database file path.
     """
     text = str(url)
+    if is_postgres(text):
+        raise GradebookError(f"store {redact(text)}: a PostgreSQL URL, not a SQLite path")
     if text.startswith("sqlite:///"):
         text = text[len("sqlite:///"):]
     elif "://" in text:
@@ -161,29 +111,143 @@ def sqlite_path(url: str | Path, root: Path | None = None) -> Path:
     return path
 
 
+def is_postgres(url: str | Path) -> bool:
+    """Whether ``url`` names a PostgreSQL store (``postgresql://`` or ``postgres://``)."""
+    return str(url).startswith(PG_SCHEMES)
+
+
+def redact(url: str) -> str:
+    """``url`` with any password replaced by ``***`` (for messages and reports).
+
+    Example:
+        >>> redact("postgresql://ta:s3cret@db.example.edu/grades?password=x&sslmode=require")
+        'postgresql://ta:***@db.example.edu/grades?password=***&sslmode=require'
+    """
+    text = re.sub(r"^(\w+://[^:/@?#]*):[^@/?#]*@", r"\1:***@", url)
+    return re.sub(r"([?&]password=)[^&]*", r"\1***", text)
+
+
+def store_label(url: str | Path, root: Path | None = None) -> str:
+    """How to name a store in messages: the SQLite file, or the URL without its password."""
+    return redact(str(url)) if is_postgres(url) else str(sqlite_path(url, root))
+
+
+@dataclass(frozen=True)
+class ServerLocation:
+    """Where a PostgreSQL store "is" for callers that expect :attr:`Store.path` to be a file.
+
+    ``str()`` gives the URL without its password (for messages); ``parent`` is the local
+    folder for files written "next to the store" (the current directory).
+    """
+
+    url: str
+    parent: Path
+
+    def __str__(self) -> str:
+        return self.url
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+def connect_postgres(url: str) -> PgConnection:
+    """Open a PostgreSQL store's connection (autocommit; the store opens transactions).
+
+    Any libpq URL works: ``postgresql://user@host/db``, ``postgresql:///db?host=/socket/dir``,
+    a password from ``~/.pgpass`` or ``$PGPASSWORD``. Unless the URL says otherwise, connecting
+    gives up after 10 seconds.
+
+    Raises:
+        GradebookError: one line, naming the URL without its password, when psycopg is missing
+            or the server cannot be reached.
+    """
+    where = redact(url)
+    try:
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:  # pragma: no cover - psycopg is pinned in requirements.txt
+        raise GradebookError(
+            f"store {where}: PostgreSQL stores need the psycopg driver: "
+            "pip install 'psycopg[binary]'"
+        ) from None
+    try:
+        given = conninfo_to_dict(url)
+        extra = {k: v for k, v in (("connect_timeout", "10"),
+                                   ("application_name", "tito-gradebook")) if k not in given}
+        raw = psycopg.connect(url, autocommit=True, **extra)
+    except psycopg.Error as exc:
+        raise GradebookError(f"store {where}: psycopg cannot connect: {_first_line(exc)}"
+                             ) from None
+    try:
+        _ensure_pg_schema(raw)
+    except psycopg.Error as exc:
+        raw.close()
+        raise GradebookError(f"store {where}: cannot create the gradebook tables: "
+                             f"{_first_line(exc)}") from None
+    return PgConnection(raw)
+
+
+def _ensure_pg_schema(raw: Any) -> None:
+    """Create the tables, indexes and append-only triggers that are missing (no DDL if none)."""
+
+    def complete() -> bool:
+        tables = raw.execute("SELECT count(to_regclass(t)) FROM unnest(%s::text[]) AS t",
+                             (list(TABLES),)).fetchone()[0]
+        triggers = raw.execute(
+            "SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass('events') "
+            "AND tgname = ANY(%s::text[])", (list(PG_TRIGGERS),)).fetchone()[0]
+        return bool(tables == len(TABLES) and triggers == len(PG_TRIGGERS))
+
+    if complete():
+        return
+    with raw.transaction():
+        raw.execute("SELECT pg_advisory_xact_lock(%s)", (PG_SCHEMA_LOCK,))
+        if complete():  # another process created it while we waited
+            return
+        for statement in pg_schema_statements():
+            raw.execute(statement)
+        have = {r[0] for r in raw.execute(
+            "SELECT tgname FROM pg_trigger WHERE tgrelid = 'events'::regclass")}
+        for name, statement in PG_TRIGGERS.items():
+            if name not in have:
+                raw.execute(statement)
+
+
 class Store:
     """An open gradebook store.
 
     Args:
-        url: a file path, a ``sqlite:///`` URL, or (with ``psycopg`` installed) a
-            ``postgresql://`` URL.
+        url: a file path, a ``sqlite:///`` URL, or a ``postgresql://`` URL (any libpq URL:
+            ``postgresql://user@host/db``, ``postgresql:///db?host=/socket/dir``).
         root: directory that relative SQLite paths are resolved against.
+
+    Attributes:
+        dialect: ``"sqlite"`` or ``"postgresql"``.
+        path: the SQLite file, or for PostgreSQL a :class:`ServerLocation` (its ``str`` is the
+            URL without a password, its ``parent`` the current directory).
+        conn: the connection; it takes the store's SQLite-spelled SQL on both dialects.
     """
 
     def __init__(self, url: str | Path, root: Path | None = None) -> None:
         self.url = str(url)
-        if self.url.startswith(("postgresql://", "postgres://")):
-            raise GradebookError(
-                f"store {self.url}: PostgreSQL stores need the optional 'psycopg' driver and "
-                "are not enabled in this build; use a SQLite path"
-            )
+        self.path: Path | ServerLocation
+        self.conn: Connection
+        if is_postgres(self.url):
+            self.dialect = "postgresql"
+            self.path = ServerLocation(redact(self.url), Path.cwd())
+            self.conn = connect_postgres(self.url)
+            return
+        self.dialect = "sqlite"
         self.path = sqlite_path(url, root)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30)
-        self.conn.execute("PRAGMA foreign_keys = ON")
-        self.conn.execute("PRAGMA journal_mode = WAL")
-        self.conn.execute("PRAGMA synchronous = FULL")
-        self.conn.executescript(SCHEMA)
+        conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=30)
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        conn.executescript(SCHEMA)
+        self.conn = conn
 
     def close(self) -> None:
         """Close the connection."""
@@ -196,8 +260,20 @@ class Store:
         self.close()
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """One all-or-nothing write: ``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on error)."""
+    def transaction(self) -> Iterator[Connection]:
+        """One all-or-nothing write (``ROLLBACK`` on any error or interrupt).
+
+        SQLite: ``BEGIN IMMEDIATE`` ... ``COMMIT``. PostgreSQL: ``BEGIN``, wait (up to 30 s, as
+        SQLite's busy timeout) for the store's write lock, ... ``COMMIT``. Either way one writer
+        at a time, and what it reads inside the transaction is what it writes against.
+        """
+        if isinstance(self.conn, PgConnection):
+            raw = self.conn.raw
+            with raw.transaction():
+                raw.execute("SET LOCAL lock_timeout = '30s'")
+                raw.execute("SELECT pg_advisory_xact_lock(%s)", (PG_WRITE_LOCK,))
+                yield self.conn
+            return
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
@@ -207,7 +283,7 @@ class Store:
         self.conn.execute("COMMIT")
 
     # ------------------------------------------------------------------ writes
-    def insert_event(self, conn: sqlite3.Connection, event: dict[str, Any]) -> int | None:
+    def insert_event(self, conn: Connection, event: dict[str, Any]) -> int | None:
         """Insert one event inside a transaction; ``None`` if (sha, student, item) exists."""
         values = [event.get(c) for c in EVENT_COLUMNS]
         cur = conn.execute(
@@ -220,7 +296,7 @@ class Store:
         return int(cur.lastrowid or 0)
 
     def insert_tests(
-        self, conn: sqlite3.Connection, event_id: int, tests: Sequence[dict[str, Any]]
+        self, conn: Connection, event_id: int, tests: Sequence[dict[str, Any]]
     ) -> None:
         """Insert the per-test results of an event."""
         conn.executemany(
@@ -234,7 +310,7 @@ class Store:
         )
 
     def insert_source(
-        self, conn: sqlite3.Connection, *, path: str, sha256: str, kind: str, added: int,
+        self, conn: Connection, *, path: str, sha256: str, kind: str, added: int,
         note: str = "",
     ) -> None:
         """Record that a file was ingested (and what it added)."""
