@@ -1,0 +1,314 @@
+"""Mutation testing of a hidden suite: does it catch plausible bugs in the reference?
+
+A *mutant* is the reference module with one small change, made on its AST:
+
+* ``op``: an operator swap (``+``/``-``, ``*``/``/``, ``<``/``<=``, ``==``/``!=``, and/or, ...);
+* ``const``: an off-by-one integer constant;
+* ``drop``: a dropped term (``a + b`` -> ``a``), a dropped ``not`` or unary minus;
+* ``axis``: a wrong ``axis``/``dim`` keyword or a flipped ``keepdims``/``keepdim``.
+
+Plus the suite's hand-written plausible bugs: ``autograder/suites/NN_slug/bugs.py`` may define
+``BUGS = {"name": ("exact old text", "new text"), ...}`` applied to the reference source.
+Each mutant replaces the module in a copy of the reference package and runs the whole suite in
+a sandboxed child; it is *killed* when any case errors, times out or differs from the
+reference's value. Mutants listed in ``equivalent_mutants.txt`` next to the suite (one id per
+line, ``#`` comments) are reported but left out of the kill rate.
+
+Run ``python -m autograder.harness.mutation 01 --report build/mutation/01_tensor.md``;
+it exits non-zero when the kill rate is below ``--min-rate`` (0.9).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autograder.harness.goldens import Expected, compute_expected, load_suite
+from autograder.harness.limits import Limits
+from autograder.harness.package import build_package
+from autograder.harness.supervisor import RunSpec, run_items
+from autograder.suite import Suite, compare
+
+_BINOP_SWAPS: dict[type, type] = {
+    ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
+    ast.FloorDiv: ast.Div, ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult, ast.MatMult: ast.Mult,
+}
+_CMP_SWAPS: dict[type, type] = {
+    ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
+_AXIS_NAMES = {"axis", "dim", "dim0", "dim1", "axes"}
+_FLAG_NAMES = {"keepdims", "keepdim"}
+_SKIP_FUNCS = {"__repr__", "__str__", "__format__"}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One mutant: a stable id, a readable description and its module source."""
+
+    id: str
+    description: str
+    line: int
+    source: str
+
+
+@dataclass
+class MutationReport:
+    """Kill statistics for one module."""
+
+    module: str
+    killed: list[Mutant] = field(default_factory=list)
+    survived: list[Mutant] = field(default_factory=list)
+    equivalent: list[Mutant] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.killed) + len(self.survived)
+
+    @property
+    def rate(self) -> float:
+        return len(self.killed) / self.total if self.total else 1.0
+
+    def to_markdown(self) -> str:
+        lines = [f"# Mutation report · {self.module}", "",
+                 f"- mutants: {self.total} (+{len(self.equivalent)} marked equivalent)",
+                 f"- killed: {len(self.killed)}", f"- survived: {len(self.survived)}",
+                 f"- kill rate: {self.rate:.1%}", ""]
+        if self.survived:
+            lines += ["## Surviving mutants", "", "| id | line | change |", "|---|---|---|"]
+            lines += [f"| `{m.id}` | {m.line} | {m.description} |" for m in self.survived]
+        return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- generation
+def _skippable(node: ast.AST, lines: list[str]) -> bool:
+    ln = getattr(node, "lineno", 0)
+    return ln == 0 or "pragma: no mutate" in lines[ln - 1]
+
+
+def _candidates(node: ast.AST) -> Iterator[tuple[str, str, Any]]:
+    """(kind, description, mutate-function) for one node."""
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOP_SWAPS:
+        new = _BINOP_SWAPS[type(node.op)]
+        yield ("op", f"{type(node.op).__name__} -> {new.__name__}",
+               lambda n, new=new: setattr(n, "op", new()))
+        if isinstance(node.op, (ast.Add, ast.Sub)):
+            yield ("drop", f"drop right operand of {type(node.op).__name__}",
+                   lambda n: ("replace", n.left))
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _CMP_SWAPS:
+        new = _CMP_SWAPS[type(node.ops[0])]
+        yield ("op", f"{type(node.ops[0]).__name__} -> {new.__name__}",
+               lambda n, new=new: setattr(n, "ops", [new()]))
+    elif isinstance(node, ast.BoolOp):
+        new = ast.Or if isinstance(node.op, ast.And) else ast.And
+        yield ("op", f"{type(node.op).__name__} -> {new.__name__}",
+               lambda n, new=new: setattr(n, "op", new()))
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
+        yield ("drop", f"drop {type(node.op).__name__}", lambda n: ("replace", n.operand))
+    elif isinstance(node, ast.Constant) and type(node.value) is int:
+        v = node.value
+        yield ("const", f"{v} -> {v + 1}", lambda n, v=v: setattr(n, "value", v + 1))
+        if v != 0:
+            yield ("const", f"{v} -> {v - 1}", lambda n, v=v: setattr(n, "value", v - 1))
+    elif isinstance(node, ast.keyword) and node.arg in _AXIS_NAMES and isinstance(
+            node.value, ast.Constant) and type(node.value.value) is int:
+        v = node.value.value
+        w = 0 if v != 0 else 1
+        yield ("axis", f"{node.arg}={v} -> {node.arg}={w}",
+               lambda n, w=w: setattr(n.value, "value", w))
+    elif isinstance(node, ast.keyword) and node.arg in _FLAG_NAMES and isinstance(
+            node.value, ast.Constant) and type(node.value.value) is bool:
+        v = node.value.value
+        yield ("axis", f"{node.arg}={v} -> {not v}",
+               lambda n, v=v: setattr(n.value, "value", not v))
+
+
+def _in_functions(tree: ast.Module) -> list[ast.AST]:
+    """Nodes inside function bodies (not docstrings, not repr/str), in a stable order."""
+    out: list[ast.AST] = []
+
+    def walk(node: ast.AST, inside: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if child.name in _SKIP_FUNCS:
+                    continue
+                body = child.body
+                start = 1 if body and isinstance(body[0], ast.Expr) and isinstance(
+                    body[0].value, ast.Constant) else 0
+                for stmt in body[start:]:
+                    out.append(stmt)
+                    walk(stmt, True)
+                continue
+            if inside:
+                out.append(child)
+            walk(child, inside)
+
+    walk(tree, False)
+    return out
+
+
+def generate_mutants(source: str, *, limit: int | None = None) -> list[Mutant]:
+    """Every single-site mutant of ``source`` (a module file), in source order."""
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    nodes = _in_functions(tree)
+    mutants: list[Mutant] = []
+    seen: set[str] = set()
+    for i, node in enumerate(nodes):
+        if _skippable(node, lines):
+            continue
+        for kind, text, fn in _candidates(node):
+            mid = f"{kind}@L{node.lineno}:{node.col_offset}:{text}"
+            if mid in seen:
+                continue
+            seen.add(mid)
+            new_tree = copy.deepcopy(tree)
+            target = _in_functions(new_tree)[i]
+            result = fn(target)
+            if isinstance(result, tuple) and result[0] == "replace":
+                if not _replace(new_tree, target, result[1]):
+                    continue
+            try:
+                text_src = ast.unparse(ast.fix_missing_locations(new_tree))
+                compile(text_src, "<mutant>", "exec")
+            except (SyntaxError, ValueError, TypeError):
+                continue
+            mutants.append(Mutant(mid, text, node.lineno, text_src))
+            if limit is not None and len(mutants) >= limit:
+                return mutants
+    return mutants
+
+
+def _replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> bool:
+    for parent in ast.walk(tree):
+        for name, value in ast.iter_fields(parent):
+            if value is old:
+                setattr(parent, name, new)
+                return True
+            if isinstance(value, list):
+                for j, item in enumerate(value):
+                    if item is old:
+                        value[j] = new
+                        return True
+    return False
+
+
+def hand_written_bugs(suite_dir: Path, source: str) -> list[Mutant]:
+    """Mutants from ``bugs.py`` (``BUGS = {name: (old, new)}``) next to the suite."""
+    path = suite_dir / "bugs.py"
+    if not path.is_file():
+        return []
+    ns: dict[str, Any] = {}
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), ns)  # trusted file
+    out = []
+    for name, (old, new) in ns.get("BUGS", {}).items():
+        if source.count(old) != 1:
+            raise ValueError(f"{path.name}: bug {name!r}: text must occur exactly once")
+        line = source[: source.index(old)].count("\n") + 1
+        out.append(Mutant(f"bug:{name}", f"hand-written: {name}", line,
+                          source.replace(old, new)))
+    return out
+
+
+# ----------------------------------------------------------------------------- running
+def _killed(mutant: Mutant, *, suite: Suite, suite_path: Path, exp: Expected,
+            reference: Path, slug: str, number: int, all_modules: tuple[tuple[int, str], ...],
+            limits: Limits) -> bool:
+    scratch = Path(tempfile.mkdtemp(prefix="ttmut-"))
+    try:
+        (scratch / "pkg").mkdir()
+        build_package(dest=scratch / "pkg", reference=reference, module_number=number,
+                      slug=slug, student_source=mutant.source, all_modules=all_modules)
+        items = [f"case:{c.name}" for c in suite.cases]
+        report = run_items(RunSpec(
+            package_parent=scratch / "pkg", slug=slug, suite_file=suite_path, items=items,
+            scratch=scratch, item_timeout_s=dict.fromkeys(items, limits.test_timeout_s),
+            import_timeout_s=limits.import_timeout, run_timeout_s=limits.run_timeout_s,
+            memory_limit_mb=limits.memory_limit_mb, max_output_kb=4, sandbox=True,
+            hide=[]))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for c in suite.cases:
+        o = report.outcomes[f"case:{c.name}"]
+        if o.status != "result" or c.name not in exp.values:
+            return True
+        try:
+            ok, _ = compare(o.value, exp.values[c.name], c)
+        except Exception:  # noqa: BLE001
+            return True
+        if not ok:
+            return True
+    return False
+
+
+def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
+                 all_modules: tuple[tuple[int, str], ...], limits: Limits | None = None,
+                 jobs: int = 2, max_mutants: int | None = None) -> MutationReport:
+    """Generate the mutants of ``reference/<slug>.py`` and run the suite against each."""
+    suite_path, reference = suite_path.absolute(), reference.absolute()
+    lim = limits or Limits(test_timeout_s=5.0, run_timeout_s=120.0, import_timeout_s=10.0)
+    suite = load_suite(suite_path)
+    source = (reference / f"{slug}.py").read_text(encoding="utf-8")
+    exp = compute_expected(suite_path=suite_path, suite=suite, reference=reference, slug=slug,
+                           number=number, all_modules=all_modules, limits=lim)
+    if exp.errors:
+        raise RuntimeError(f"the reference fails the suite: {exp.errors}")
+    mutants = hand_written_bugs(suite_path.parent, source) + generate_mutants(
+        source, limit=max_mutants)
+    eq_file = suite_path.parent / "equivalent_mutants.txt"
+    equivalent = set()
+    if eq_file.is_file():
+        equivalent = {ln.split("#")[0].strip() for ln in eq_file.read_text().splitlines()}
+        equivalent.discard("")
+    report = MutationReport(module=suite.module)
+    todo = [m for m in mutants if m.id not in equivalent]
+    report.equivalent = [m for m in mutants if m.id in equivalent]
+
+    def one(m: Mutant) -> tuple[Mutant, bool]:
+        return m, _killed(m, suite=suite, suite_path=suite_path, exp=exp, reference=reference,
+                          slug=slug, number=number, all_modules=all_modules, limits=lim)
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for m, killed in pool.map(one, todo):
+            (report.killed if killed else report.survived).append(m)
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI: mutation-test one module's hidden suite against the repository's reference."""
+    from tito import paths  # noqa: PLC0415 - repository side only
+    from tito.course import load_course  # noqa: PLC0415
+
+    ap = argparse.ArgumentParser(description="Mutation-test a module's hidden suite.")
+    ap.add_argument("module")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--max", type=int, default=None, help="At most this many AST mutants.")
+    ap.add_argument("--report", type=Path, default=None)
+    ap.add_argument("--min-rate", type=float, default=0.9)
+    ns = ap.parse_args(argv)
+    course = load_course()
+    m = course.module(ns.module)
+    rep = run_mutation(suite_path=paths.SUITES / m.name / "suite.py",
+                       reference=paths.REFERENCE, slug=m.slug, number=m.number,
+                       all_modules=tuple((x.number, x.slug) for x in course.modules),
+                       jobs=ns.jobs, max_mutants=ns.max)
+    text = rep.to_markdown()
+    if ns.report:
+        ns.report.parent.mkdir(parents=True, exist_ok=True)
+        ns.report.write_text(text, encoding="utf-8")
+    print(text)
+    return 0 if rep.rate >= ns.min_rate else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
