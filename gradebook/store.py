@@ -266,13 +266,23 @@ class Store:
         SQLite: ``BEGIN IMMEDIATE`` ... ``COMMIT``. PostgreSQL: ``BEGIN``, wait (up to 30 s, as
         SQLite's busy timeout) for the store's write lock, ... ``COMMIT``. Either way one writer
         at a time, and what it reads inside the transaction is what it writes against.
+
+        Raises:
+            GradebookError: (PostgreSQL) the server refused a statement or the connection was
+                lost; one line, and the transaction was rolled back.
         """
         if isinstance(self.conn, PgConnection):
+            import psycopg
+
             raw = self.conn.raw
-            with raw.transaction():
-                raw.execute("SET LOCAL lock_timeout = '30s'")
-                raw.execute("SELECT pg_advisory_xact_lock(%s)", (PG_WRITE_LOCK,))
-                yield self.conn
+            try:
+                with raw.transaction():
+                    raw.execute("SET LOCAL lock_timeout = '30s'")
+                    raw.execute("SELECT pg_advisory_xact_lock(%s)", (PG_WRITE_LOCK,))
+                    yield self.conn
+            except psycopg.Error as exc:
+                raise GradebookError(f"store {self.path}: PostgreSQL refused the write, "
+                                     f"nothing was written: {_first_line(exc)}") from exc
             return
         self.conn.execute("BEGIN IMMEDIATE")
         try:

@@ -196,6 +196,20 @@ def test_an_error_mid_ingest_writes_nothing(store_url, gb_course, monkeypatch):
     assert api.ingest([RESULTS], store=store_url, course=gb_course).added == 409
 
 
+def test_a_refused_write_is_one_line_error_and_writes_nothing(pg, gb_course):
+    url = pg.create_database("refused")
+    roster(url, gb_course)
+    event = {"kind": "manual", "student_ref": "sid:S1001", "item": "01_tensor", "score": 1.0,
+             "source_path": "x.csv", "source_sha256": "ab", "recorded_at": "2027-01-01",
+             "recorded_by": "ta"}
+    with Store(url) as st, pytest.raises(GradebookError) as err:
+        with st.transaction() as conn:
+            st.insert_event(conn, event)
+            st.insert_event(conn, {**event, "item": "02_activations", "name": "nul\x00byte"})
+    assert "\n" not in str(err.value) and "nothing was written" in str(err.value)
+    assert count(url, "events") == 0
+
+
 CHILD = textwrap.dedent("""
     import sys
     from pathlib import Path
