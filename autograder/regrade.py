@@ -800,7 +800,7 @@ def _ingest(report: RegradeReport, exp: Export, *, outdir: Path, course: Any,
     event whose details hold the previous event and the diff.
     """
     from gradebook.api import ingest
-    from gradebook.store import sqlite_path
+    from gradebook.store import store_label
 
     results = [outdir / r.results for r in sorted(report.rows, key=lambda r: r.key)
                if r.results]
@@ -810,9 +810,9 @@ def _ingest(report: RegradeReport, exp: Export, *, outdir: Path, course: Any,
     if store is None:
         from tito import paths
 
-        where = sqlite_path(course.course.gradebook_store, paths.REPO_ROOT)
+        where = store_label(course.course.gradebook_store, paths.REPO_ROOT)
     else:
-        where = sqlite_path(store, Path.cwd())
+        where = store_label(store, Path.cwd())
     return {
         "store": str(where),
         "export": {k: sum(getattr(f, k) for f in old.files) for k in counts},

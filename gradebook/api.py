@@ -1,6 +1,7 @@
 """One keyword-only function per ``tito gradebook`` command; the CLI only forwards to these.
 
-``store`` is a path or ``sqlite:///`` URL (default: ``course.gradebook_store`` relative to the
+``store`` is a path, a ``sqlite:///`` URL or a ``postgresql://`` URL (default:
+``course.gradebook_store``, a path relative to the
 repository); ``course`` is a path to course.yml, a loaded course, or ``None`` (the default).
 """
 

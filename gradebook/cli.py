@@ -27,7 +27,7 @@ def _common(fn: F) -> F:
     @click.option("--course", "course", type=click.Path(dir_okay=False, path_type=Path),
                   default=None, help="course.yml to use (default: the repository's).")
     @click.option("--store", "store", default=None,
-                  help="Store path or sqlite:/// URL (default: course.gradebook_store).")
+                  help="Store: a path, sqlite:/// URL or postgresql:// URL (default: course.gradebook_store).")
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:

@@ -119,7 +119,7 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         results = _grade(ctx, _abs(submission), _abs(suite_path), _abs(reference),
                          _abs(public_tests), _abs(expected), _abs(metadata), _abs(stubs),
                          [_abs(d) for d in milestone_dirs or
-                          [HARNESS_ROOT / "autograder" / "milestones"]],
+                          [HARNESS_ROOT / "autograder" / "milestones" / "probes"]],
                          scratch, [_abs(out.parent), *[_abs(h) for h in hide or []]])
     except GraderError as exc:
         results = _grader_failure(ctx, str(exc), started)
@@ -511,7 +511,7 @@ def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
                  public_tests=paths.RELEASE / module.name / "tests", out=out,
                  limits=limits, expected=expected, metadata=metadata,
                  stubs=paths.RELEASE / "tinytorch",
-                 milestone_dirs=[paths.AUTOGRADER / "milestones"],
+                 milestone_dirs=[paths.AUTOGRADER / "milestones" / "probes"],
                  hide=[paths.REPO_ROOT])
 
 

@@ -1,21 +1,21 @@
 """The milestone hook: train in the sandbox, score in the parent, k of n seeds.
 
 A milestone graded with a module (course.yml ``milestones[].graded_with``) is provided by a
-Python file ``<milestones dir>/<id>.py`` with two functions::
+Python file ``<milestones dir>/<id>.py`` (``autograder/milestones/probes/``) with two names::
 
     def probe(tt, seed: int):
         '''Runs in the sandboxed child with tt = the package under test: train with `seed`
         on the training split and return the predictions on the test inputs (plain data,
         e.g. an int array of class ids).'''
 
-    def evaluate(got, seed: int) -> float:
-        '''Runs in the trusted parent on the decoded predictions: returns the metric
-        (accuracy, ...) computed against labels the child never sees.'''
+    def evaluate(predictions_by_seed: dict[int, object | None]) -> dict:
+        '''Runs in the trusted parent on the decoded predictions (None for a seed that
+        crashed or ran out of time): the k-of-n verdict against labels the child never sees,
+        as ``{"score", "passed", "per_seed", "passing_seeds", "message", ...}``.'''
 
 The harness runs one item ``milestone:<id>@<seed>`` per seed (each gets ``time_budget_s /
-len(seeds)`` seconds), calls ``evaluate`` in the parent, and awards the milestone's points
-when at least ``min_passing_seeds`` seeds reach ``threshold``. Seeds and per-seed metrics go
-to ``extra_data.milestones``. Thresholds, seeds and points come from course.yml only.
+len(seeds)`` seconds) and records the verdict, seeds and per-seed metrics in
+``extra_data.milestones``. Thresholds, seeds and points come from course.yml only.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 from autograder.harness.limits import MilestoneInfo
 from autograder.harness.supervisor import Outcome
 
-Evaluator = Callable[[Any, int], float]
+Evaluator = Callable[[dict[int, Any]], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -70,28 +70,24 @@ def score(job: MilestoneJob, outcomes: dict[str, Outcome], evaluate: Evaluator |
           ) -> tuple[float, str, dict[str, Any]]:
     """(points, message, extra) for one milestone from its per-seed outcomes."""
     m = job.info
-    metrics: dict[str, float | None] = {}
+    preds: dict[int, Any] = {}
     notes: list[str] = []
     for seed, item in zip(m.seeds, job.items(), strict=True):
         o = outcomes.get(item)
-        value: float | None = None
-        if o is not None and o.status == "result" and evaluate is not None:
-            try:
-                value = float(evaluate(o.value, seed))
-                if math.isnan(value):
-                    value = None
-            except Exception as exc:  # noqa: BLE001 - bad predictions are the student's
-                notes.append(f"seed {seed}: predictions could not be scored ({exc})")
-        elif o is not None:
-            notes.append(f"seed {seed}: {o.message or o.status}")
-        metrics[str(seed)] = value
-    passing = sum(1 for v in metrics.values() if v is not None and v >= m.threshold)
-    passed = passing >= m.min_passing_seeds
-    shown = ", ".join(f"seed {s}: {'—' if v is None else f'{v:.3f}'}" for s, v in metrics.items())
-    msg = (f"{m.metric} per seed ({shown}); {passing} of {len(m.seeds)} seeds reached "
-           f"{m.threshold:g}, {m.min_passing_seeds} needed.")
+        if o is not None and o.status == "result":
+            preds[seed] = o.value
+        else:
+            preds[seed] = None
+            notes.append(f"seed {seed}: " + (o.message or o.status if o else "no result"))
+    if evaluate is None:
+        return 0.0, "This milestone could not be scored (grader problem).", {}
+    verdict = evaluate(preds)
+    points = float(verdict.get("score", 0.0))
+    msg = str(verdict.get("message", ""))
     if notes:
         msg += "\n" + "\n".join(notes[:len(m.seeds)])
+    per_seed = {str(k): v for k, v in dict(verdict.get("per_seed", {})).items()}
     extra = {"seeds": list(m.seeds), "metric": m.metric, "threshold": m.threshold,
-             "values": metrics, "passing": passing, "needed": m.min_passing_seeds}
-    return (m.points if passed else 0.0), msg, extra
+             "values": per_seed, "passing": len(verdict.get("passing_seeds", [])),
+             "needed": m.min_passing_seeds, "passed": bool(verdict.get("passed", False))}
+    return min(points, float(m.points)), msg, extra

@@ -34,7 +34,8 @@ from autograder.milestones.grading import as_milestone, evaluate
 from tito.course import Course, Milestone, load_course
 
 __all__ = [
-    "GRADED_MILESTONES", "data_for", "evaluate", "item_timeout_s", "make_probe", "probe_entry",
+    "GRADED_MILESTONES", "data_for", "evaluate", "item_timeout_s", "make_probe", "make_verdict",
+    "probe_entry",
     "run_in_process", "train_budget_s", "trainer",
 ]
 
@@ -93,6 +94,23 @@ def make_probe(milestone_id: str, course: Course | None = None) -> Callable[[Any
 
     probe.__name__ = f"probe_{milestone_id}"
     return probe
+
+
+def make_verdict(milestone_id: str, course: Course | None = None
+                 ) -> Callable[[Mapping[Any, Any]], dict[str, Any]]:
+    """``evaluate(predictions_by_seed) -> dict``: the parent-side k-of-n verdict.
+
+    The test labels are loaded only when the verdict is computed, so the sandboxed child, which
+    loads the same probe file for ``probe``, never holds them.
+    """
+
+    def verdict(predictions_by_seed: Mapping[Any, Any]) -> dict[str, Any]:
+        ms = _milestone(milestone_id, course)
+        _, _, _, test_y = data_for(milestone_id)
+        return evaluate(ms, predictions_by_seed, test_y)
+
+    verdict.__name__ = f"verdict_{milestone_id}"
+    return verdict
 
 
 def probe_entry(milestone_id: str) -> dict[str, str]:
