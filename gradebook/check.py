@@ -14,7 +14,6 @@ from gradebook import policy as pol
 from gradebook.frames import Frames
 
 
-
 @dataclass(frozen=True)
 class Problem:
     """One flagged row."""

@@ -21,7 +21,6 @@ len(seeds)`` seconds) and records the verdict, seeds and per-seed metrics in
 from __future__ import annotations
 
 import importlib.util
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
