@@ -121,26 +121,30 @@ def xor_model(tt: Any, hidden: int | None = None) -> Any:
 def train_xor(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray,
               budget_s: float, on_epoch: OnEpoch | None = None, hidden: int | None = None
               ) -> np.ndarray:
-    """Full-batch Adam on the four XOR points; one 'epoch' reported every 20 steps."""
+    """Full-batch Adam on the four XOR points; one 'epoch' reported every 20 steps.
+
+    Each step is one ``train_epoch`` of the package's own module 07 ``Trainer`` over the four
+    points, so the milestone graded with module 07 exercises the student's training loop.
+    """
+    import importlib
+
+    training = importlib.import_module(f"{tt.__name__}.training")
     tt.manual_seed(seed)
     model = xor_model(tt, hidden)
     x = np.ascontiguousarray(train_x, dtype=np.float32)
     y = np.asarray(train_y, dtype=np.int64)
-    xb = tt.Tensor(x)
-    tb = tt.Tensor(y.astype(np.float32).reshape(-1, 1))
-    loss_fn = tt.nn.BCEWithLogitsLoss()
+    targets = y.astype(np.float32).reshape(-1, 1)
     opt = tt.optim.Adam(model.parameters(), lr=XOR["lr"])
+    trainer = training.Trainer(model, tt.nn.BCEWithLogitsLoss(), opt)
+    rng = np.random.default_rng(seed)
     start = time.monotonic()
     every = XOR["epochs_per_report"]
     for step in range(1, XOR["steps"] + 1):
-        opt.zero_grad()
-        loss = loss_fn(model(xb), tb)
-        loss.backward()
-        opt.step()
+        loss = trainer.train_epoch(x, targets, len(x), rng)
         out_of_time = time.monotonic() - start > budget_s
         if on_epoch is not None and (step % every == 0 or out_of_time):
             acc = float(np.mean(_predict(tt, model, x) == y))
-            on_epoch(step // every, _loss_value(loss), acc)
+            on_epoch(step // every, float(loss), acc)
         if out_of_time:
             break
     return _predict(tt, model, test_x)

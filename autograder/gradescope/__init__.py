@@ -44,6 +44,33 @@ def _numpy_pin(requirements: Path) -> str:
     raise PackagingError(f"{requirements.name}: no 'numpy==' pin")
 
 
+def _pins(requirements: Path, *, with_course: bool) -> str:
+    """numpy's pin; with milestones also pydantic's and PyYAML's (the course schema)."""
+    pins = [_numpy_pin(requirements)]
+    if with_course:
+        for line in requirements.read_text(encoding="utf-8").splitlines():
+            if re.match(r"^(pydantic|pyyaml)\s*==", line.strip(), re.I):
+                pins.append(line.strip())
+    return "\n".join(pins)
+
+
+def _milestone_files(repo: Path) -> dict[str, bytes]:
+    """What milestone grading needs: the provider package, the training recipes, the data
+    (with its checksums), and the course schema the providers read thresholds from."""
+    out: dict[str, bytes] = {}
+    for p in sorted((repo / "autograder" / "milestones").glob("*.py")):
+        out[f"autograder/milestones/{p.name}"] = p.read_bytes()
+    out["milestones/recipes.py"] = (repo / "milestones" / "recipes.py").read_bytes()
+    datasets = repo / "datasets"
+    for p in sorted(datasets.rglob("*")):
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
+            out[f"datasets/{p.relative_to(datasets).as_posix()}"] = p.read_bytes()
+    for name in ("paths.py", "course.py"):
+        out[f"tito/{name}"] = (repo / "tito" / name).read_bytes()
+    out["course.yml"] = (repo / "course.yml").read_bytes()
+    return out
+
+
 def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Path | None = None,
               reference: Path | None = None, public_tests: Path | None = None,
               stubs: Path | None = None, requirements: Path | None = None,
@@ -80,7 +107,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
     public_tests = public_tests or repo / "student_release" / name / "tests"
     stubs = stubs or repo / "student_release" / "tinytorch"
     requirements = requirements or repo / "requirements.txt"
-    milestone_dir = milestone_dir or repo / "autograder" / "milestones"
+    milestone_dir = milestone_dir or repo / "autograder" / "milestones" / "probes"
     if not suite_path.is_file():
         raise PackagingError(f"no hidden suite for {name} at {suite_path}")
     suite = load_suite(suite_path)
@@ -105,7 +132,8 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
 
     files["setup.sh"] = (TEMPLATES / "setup.sh").read_bytes()
     files["run_autograder"] = (TEMPLATES / "run_autograder").read_bytes()
-    files["requirements.txt"] = (_numpy_pin(requirements) + "\n").encode()
+    files["requirements.txt"] = (_pins(requirements, with_course=bool(info.milestones))
+                                 + "\n").encode()
     files["course.json"] = json.dumps(snap, indent=1, sort_keys=True).encode()
     ag = repo / "autograder"
     files["autograder/__init__.py"] = (ag / "__init__.py").read_bytes()
@@ -118,15 +146,11 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
     for m in info.milestones:
         prov = milestone_dir / f"{m.id}.py"
         if prov.is_file():
-            files[f"autograder/milestones/{m.id}.py"] = prov.read_bytes()
-        data_dir = milestone_dir / m.id
-        if data_dir.is_dir():
-            for f in sorted(data_dir.rglob("*")):
-                if f.is_file() and "__pycache__" not in f.parts:
-                    files[f"autograder/milestones/{m.id}/{f.relative_to(data_dir)}"] = \
-                        f.read_bytes()
-    files["tito/__init__.py"] = b'"""Only the exporter ships in the autograder."""\n'
+            files[f"autograder/milestones/probes/{m.id}.py"] = prov.read_bytes()
+    files["tito/__init__.py"] = b'"""The exporter (and, with milestones, the course schema)."""\n'
     files["tito/export.py"] = (repo / "tito" / "export.py").read_bytes()
+    if info.milestones and (repo / "autograder" / "milestones" / "__init__.py").is_file():
+        files.update(_milestone_files(repo))
     files.update(_reference_files(reference, stubs, info))
     if public_tests.is_dir():
         for p in sorted(public_tests.glob("*.py")):

@@ -136,3 +136,34 @@ def test_real_module_01_zip_end_to_end(tmp_path):
     assert res2["score"] == 0
     with zipfile.ZipFile(zip_path) as zf:
         assert "reference/tensor.py" not in zf.namelist()
+
+
+def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
+    """Module 07's zip carries the XOR and MLP milestones: trained in the sandbox, scored by
+    k of n seeds in the parent from the zip's own data (test labels never reach the child)."""
+    from tito import paths
+    from tito.course import load_course
+    from tito.release import dump_notebook
+    from tito.samples import build_notebook
+
+    course = load_course()
+    module = course.module("07")
+    zip_path = build_zip(module, tmp_path / "07_training.zip", course=course)
+    with zipfile.ZipFile(zip_path) as zf:
+        names = zf.namelist()
+    assert "autograder/milestones/probes/xor_1969.py" in names
+    assert "datasets/digits_8x8/digits.csv.gz" in names and "course.yml" in names
+    assert "reference/training.py" not in names
+    full = dump_notebook(build_notebook(module, "full")).encode()
+    res = _run(_container(tmp_path / "full", zip_path, full, "07_training.ipynb"))
+    check_results_schema(res)
+    ms = [t for t in res["tests"] if any(g.startswith("milestone:") for g in t["tags"])]
+    assert {t["tags"][-1] for t in ms} == {"milestone:xor_1969", "milestone:mlp_1986"}
+    assert all(t["score"] == t["max_score"] == 10 for t in ms), [t["output"] for t in ms]
+    assert res["score"] == module.points + 20
+    assert res["extra_data"]["milestones"]["mlp_1986"]["seeds"] == [0, 1, 2]
+    stub = (paths.RELEASE / module.name / f"{module.name}.ipynb").read_bytes()
+    res2 = _run(_container(tmp_path / "stub", zip_path, stub, "07_training.ipynb"))
+    assert res2["score"] == 0
+    assert all(t["score"] == 0 for t in res2["tests"]
+               if any(g.startswith("milestone:") for g in t["tags"]))
