@@ -166,9 +166,11 @@ def _compare(got: Any, exp: Any, case: Case, where: str) -> tuple[bool, str]:
     if _is_number(exp):
         if not _is_number(got):
             return False, f"{where}: expected a number, got {type(got).__name__}"
-        if isinstance(exp, (int, np.integer)) and not isinstance(got, (int, np.integer)):
-            if float(got) != float(exp):
-                return False, f"{where}: expected an integer, got {got!r}"
+        if isinstance(exp, (int, np.integer)):
+            if not isinstance(got, (int, np.integer)):
+                return False, f"{where}: expected an integer, got {type(got).__name__} {got!r}"
+            if int(got) != int(exp):
+                return False, f"{where}: the integer {int(got)} is not what the reference gives"
             return True, ""
         if not math.isclose(float(got), float(exp), rel_tol=case.rtol, abs_tol=case.atol):
             if math.isnan(float(got)) and math.isnan(float(exp)):

@@ -157,15 +157,24 @@ def _in_functions(tree: ast.Module) -> list[ast.AST]:
     return out
 
 
-def generate_mutants(source: str, *, limit: int | None = None) -> list[Mutant]:
-    """Every single-site mutant of ``source`` (a module file), in source order."""
+def generate_mutants(source: str, *, limit: int | None = None,
+                     lines: set[int] | None = None) -> list[Mutant]:
+    """Every single-site mutant of ``source`` (a module file), in source order.
+
+    Args:
+        limit: stop after this many mutants.
+        lines: mutate only nodes starting on these 1-based lines (e.g. the solution lines
+            students write); None mutates every function body.
+    """
     tree = ast.parse(source)
-    lines = source.splitlines()
+    src_lines = source.splitlines()
     nodes = _in_functions(tree)
     mutants: list[Mutant] = []
     seen: set[str] = set()
     for i, node in enumerate(nodes):
-        if _skippable(node, lines):
+        if _skippable(node, src_lines):
+            continue
+        if lines is not None and getattr(node, "lineno", 0) not in lines:
             continue
         for kind, text, fn in _candidates(node):
             mid = f"{kind}@L{node.lineno}:{node.col_offset}:{text}"
@@ -253,8 +262,16 @@ def _killed(mutant: Mutant, *, suite: Suite, suite_path: Path, exp: Expected,
 
 def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
                  all_modules: tuple[tuple[int, str], ...], limits: Limits | None = None,
-                 jobs: int = 2, max_mutants: int | None = None) -> MutationReport:
-    """Generate the mutants of ``reference/<slug>.py`` and run the suite against each."""
+                 jobs: int = 2, max_mutants: int | None = None,
+                 lines: set[int] | None = None, bugs: list[Mutant] | None = None
+                 ) -> MutationReport:
+    """Generate the mutants of ``reference/<slug>.py`` and run the suite against each.
+
+    Args:
+        lines: restrict AST mutants to these lines of the reference (see
+            ``tito.export.solution_line_numbers``).
+        bugs: hand-written plausible bugs; default: ``bugs.py`` next to the suite.
+    """
     suite_path, reference = suite_path.absolute(), reference.absolute()
     lim = limits or Limits(test_timeout_s=5.0, run_timeout_s=120.0, import_timeout_s=10.0)
     suite = load_suite(suite_path)
@@ -263,8 +280,8 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
                            number=number, all_modules=all_modules, limits=lim)
     if exp.errors:
         raise RuntimeError(f"the reference fails the suite: {exp.errors}")
-    mutants = hand_written_bugs(suite_path.parent, source) + generate_mutants(
-        source, limit=max_mutants)
+    hand = bugs if bugs is not None else hand_written_bugs(suite_path.parent, source)
+    mutants = hand + generate_mutants(source, limit=max_mutants, lines=lines)
     eq_file = suite_path.parent / "equivalent_mutants.txt"
     equivalent = set()
     if eq_file.is_file():
@@ -284,9 +301,43 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
     return report
 
 
+def catalogue_bugs(catalogue: Path, source: str) -> list[Mutant]:
+    """Mutants from a buggy catalogue ``BUGS = {name: [(old, new), ...]}`` (tests/fixtures)."""
+    ns: dict[str, Any] = {}
+    exec(compile(catalogue.read_text(encoding="utf-8"), str(catalogue), "exec"), ns)  # trusted
+    out = []
+    for name, edits in ns.get("BUGS", {}).items():
+        text = source
+        for old, new in edits:
+            if text.count(old) != 1:
+                raise ValueError(f"{catalogue.name}: bug {name!r}: edit must apply exactly once")
+            text = text.replace(old, new)
+        line = source[: source.index(edits[0][0])].count("\n") + 1
+        out.append(Mutant(f"bug:{name}", f"plausible bug: {name}", line, text))
+    return out
+
+
+def module_mutation(course: Any, module: Any, *, jobs: int = 2,
+                    max_mutants: int | None = None) -> MutationReport:
+    """Repository side: mutants of what students write (solution lines) + the plausible bugs
+    of ``tests/fixtures/buggy/<module>.py``, against the module's hidden suite."""
+    from tito import paths  # noqa: PLC0415 - repository side only
+    from tito.export import solution_line_numbers  # noqa: PLC0415
+    from tito.release import solution_path  # noqa: PLC0415
+
+    source = (paths.REFERENCE / f"{module.slug}.py").read_text(encoding="utf-8")
+    lines = solution_line_numbers(solution_path(module), slug=module.slug,
+                                  number=module.number, title=module.title)
+    catalogue = paths.REPO_ROOT / "tests" / "fixtures" / "buggy" / f"{module.name}.py"
+    bugs = catalogue_bugs(catalogue, source) if catalogue.is_file() else []
+    return run_mutation(suite_path=paths.SUITES / module.name / "suite.py",
+                        reference=paths.REFERENCE, slug=module.slug, number=module.number,
+                        all_modules=tuple((x.number, x.slug) for x in course.modules),
+                        jobs=jobs, max_mutants=max_mutants, lines=lines, bugs=bugs)
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI: mutation-test one module's hidden suite against the repository's reference."""
-    from tito import paths  # noqa: PLC0415 - repository side only
     from tito.course import load_course  # noqa: PLC0415
 
     ap = argparse.ArgumentParser(description="Mutation-test a module's hidden suite.")
@@ -297,11 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--min-rate", type=float, default=0.9)
     ns = ap.parse_args(argv)
     course = load_course()
-    m = course.module(ns.module)
-    rep = run_mutation(suite_path=paths.SUITES / m.name / "suite.py",
-                       reference=paths.REFERENCE, slug=m.slug, number=m.number,
-                       all_modules=tuple((x.number, x.slug) for x in course.modules),
-                       jobs=ns.jobs, max_mutants=ns.max)
+    rep = module_mutation(course, course.module(ns.module), jobs=ns.jobs, max_mutants=ns.max)
     text = rep.to_markdown()
     if ns.report:
         ns.report.parent.mkdir(parents=True, exist_ok=True)

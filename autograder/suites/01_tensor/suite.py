@@ -126,15 +126,20 @@ def mul_div_neg_broadcast(tt, rng):
     a = tt.Tensor(_f32(rng, 2, 3))
     b = tt.Tensor(rng.uniform(0.5, 2.0, (3,)).astype(np.float32))
     return [(a * b).numpy(), (a / b).numpy(), (3 * a).numpy(), (1.0 / b).numpy(),
-            (-a).numpy(), (a ** 2).numpy(), (b ** 0.5).numpy()]
+            (-a).numpy(), (a ** 2).numpy(), (b ** 0.5).numpy(), (a ** 3).numpy(),
+            (b ** -1.5).numpy()]
 
 
-@case(points=2, hint="A Python number takes the tensor's dtype: float32 stays float32.")
+@case(points=2, hint="A Python number takes the tensor's dtype: float32 stays float32; int / int "
+      "gives float32, as in PyTorch.")
 def scalars_keep_float32(tt, rng):
     a = tt.Tensor(_f32(rng, 3))
     ints = tt.Tensor(np.array([1, 2, 3]))
+    f64 = tt.Tensor(np.array([1.0, 2.0, 4.0]))
     return [str((a + 1).dtype), str((a * 2.5).dtype), str((1 - a).dtype), str((a / 3).dtype),
-            str((ints + 1).dtype), str((a ** 2).dtype)]
+            str((ints + 1).dtype), str((a ** 2).dtype), str((ints / ints).dtype),
+            str((f64 / f64).dtype), str((a / f64).dtype), (ints / tt.Tensor(np.array([2, 4, 8]))
+                                                           ).numpy()]
 
 
 # ----------------------------------------------------------------------------- math (3)
@@ -165,9 +170,13 @@ def matmul_batched(tt, rng):
     return [(a @ b).numpy(), (a @ c).numpy(), tuple((d @ c).shape)]
 
 
-@case(points=1, hint="Check the inner sizes and raise ValueError naming both shapes.")
+@case(points=1, hint="Check the inner sizes and raise ValueError naming both shapes; a 0-d "
+      "operand is a ValueError too (use * for scalars).")
 def matmul_shape_errors_name_shapes(tt, rng):
-    out = []
+    out: list = []
+    scalar = tt.Tensor(2.0)
+    out.append(outcome(tt.Tensor(np.ones(3, dtype=np.float32)).matmul, scalar))
+    out.append(outcome(scalar.matmul, tt.Tensor(np.ones(3, dtype=np.float32))))
     for sa, sb in [((2, 3), (4, 5)), ((2, 3, 4), (3, 4)), ((3,), (4,))]:
         a = tt.Tensor(np.ones(sa, dtype=np.float32))
         b = tt.Tensor(np.ones(sb, dtype=np.float32))
@@ -191,11 +200,13 @@ def sum_over_dims(tt, rng):
             x.sum(dim=(0, 2)).numpy(), tuple(x.sum(dim=1, keepdim=True).shape)]
 
 
-@case(points=2, hint="mean = sum / count over the reduced dims; keep float32.")
+@case(points=2, hint="mean = sum / count over the reduced dims; float stays float (float32 or float64); integers give a float32 mean.")
 def mean_over_dims(tt, rng):
     x = tt.Tensor(_f32(rng, 3, 5))
+    ints = tt.Tensor(np.arange(6).reshape(2, 3))
+    f64 = tt.Tensor(rng.standard_normal((4,)))
     return [x.mean().numpy(), x.mean(dim=0).numpy(), x.mean(dim=1, keepdim=True).numpy(),
-            str(x.mean().dtype)]
+            str(x.mean().dtype), ints.mean(dim=1).numpy(), f64.mean().numpy()]
 
 
 @case(points=3, hint="max() is the largest element; max(dim) returns (values, indices).")
