@@ -215,10 +215,13 @@ def dropout_edge_cases(tt, rng):
 
 
 # ----------------------------------------------------------------------------- Flatten (4)
-@case(points=4, hint="Merge dims start_dim..end_dim (inclusive, negatives allowed) into one.")
+@case(points=4, hint="Merge dims start_dim..end_dim (inclusive, negatives allowed) into one; "
+      "a 1-D input keeps its shape and a 0-d input becomes shape (1,), as in PyTorch.")
 def flatten_dims(tt, rng):
     nn = tt.nn
     x = tt.Tensor(_f32(rng, 2, 3, 4, 5))
     return [nn.Flatten()(x).numpy(), tuple(nn.Flatten(0, 1)(x).shape),
             tuple(nn.Flatten(1, 2)(x).shape), tuple(nn.Flatten(-2, -1)(x).shape),
-            tuple(nn.Flatten(0, -1)(x).shape), tuple(nn.Flatten()(tt.Tensor(_f32(rng, 4, 1))).shape)]
+            tuple(nn.Flatten(0, -1)(x).shape), tuple(nn.Flatten()(tt.Tensor(_f32(rng, 4, 1))).shape),
+            tuple(nn.Flatten(0)(tt.Tensor(_f32(rng, 5))).shape),
+            tuple(nn.Flatten(0)(tt.Tensor(np.float32(3.0))).shape)]

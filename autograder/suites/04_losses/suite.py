@@ -116,12 +116,17 @@ def cross_entropy_label_smoothing(tt, rng):
             tt.nn.CrossEntropyLoss(label_smoothing=0.2, reduction="none")(z, y).numpy()]
 
 
-@case(points=3, hint="Probability targets (float, same shape as the logits): -(q * logp).sum(1).")
+@case(points=3, hint="Probability targets (float, same shape as the logits): -(q * logp).sum(1), "
+      "with q smoothed as (1 - eps) q + eps / C and each class scaled by its weight.")
 def cross_entropy_probability_targets(tt, rng):
     z = tt.Tensor(_f32(rng, 3, 4))
     q = rng.random((3, 4)).astype(np.float32)
     q /= q.sum(axis=1, keepdims=True)
-    return tt.nn.functional.cross_entropy(z, tt.Tensor(q), reduction="none").numpy()
+    f = tt.nn.functional
+    w = rng.uniform(0.5, 2.0, (4,)).astype(np.float32)
+    return [f.cross_entropy(z, tt.Tensor(q), reduction="none").numpy(),
+            f.cross_entropy(z, tt.Tensor(q), label_smoothing=0.2).numpy(),
+            f.cross_entropy(z, tt.Tensor(q), weight=tt.Tensor(w), reduction="sum").numpy()]
 
 
 # ----------------------------------------------------------------------------- BCE (8)

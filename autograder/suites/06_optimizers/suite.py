@@ -75,7 +75,9 @@ def sgd_plain_trajectory(tt, rng):
       rtol=1e-5)
 def sgd_weight_decay_trajectory(tt, rng):
     params = _params(tt, rng, (5,))
-    return _trajectory(tt, params, _optim(tt).SGD(params, lr=0.05, weight_decay=0.1))
+    strong = _params(tt, rng, (3,))
+    return [_trajectory(tt, params, _optim(tt).SGD(params, lr=0.05, weight_decay=0.1)),
+            _trajectory(tt, strong, _optim(tt).SGD(strong, lr=0.05, weight_decay=1.0))]
 
 
 @case(points=5, hint="First step: buffer = a copy of grad (torch); then buf = m*buf + (1-d)*g.",
@@ -116,7 +118,9 @@ def sgd_param_groups_and_missing_grads(tt, rng):
       rtol=1e-5, atol=1e-6)
 def adam_trajectory(tt, rng):
     params = _params(tt, rng, (3, 2), (4,))
-    return _trajectory(tt, params, _optim(tt).Adam(params, lr=0.05), steps=6)
+    big_eps = _params(tt, rng, (4,))
+    return [_trajectory(tt, params, _optim(tt).Adam(params, lr=0.05), steps=6),
+            _trajectory(tt, big_eps, _optim(tt).Adam(big_eps, lr=0.05, eps=0.5), steps=3)]
 
 
 @case(points=4, hint="Adam's weight_decay is L2: add wd * p to the gradient (not AdamW's decay).",
@@ -124,7 +128,9 @@ def adam_trajectory(tt, rng):
 def adam_weight_decay_is_l2(tt, rng):
     params = _params(tt, rng, (5,))
     opt = _optim(tt).Adam(params, lr=0.02, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)
-    return _trajectory(tt, params, opt, steps=5)
+    strong = _params(tt, rng, (3,))
+    opt2 = _optim(tt).Adam(strong, lr=0.02, weight_decay=1.0)
+    return [_trajectory(tt, params, opt, steps=5), _trajectory(tt, strong, opt2, steps=3)]
 
 
 @case(points=6, hint="AdamW: p <- p * (1 - lr * wd) first, then Adam with the raw gradient.",
