@@ -217,3 +217,36 @@ def write_module(text: str, package_dir: Path, slug: str) -> Path:
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(target)
     return target
+
+
+_SENTINEL = "  # @@solution-line@@"
+
+
+def solution_line_numbers(source: Path, *, slug: str, number: int, title: str = "") -> set[int]:
+    """1-based lines of the reference export that come from inside solution blocks.
+
+    Used by mutation testing: the hidden suite must guard what students write, so mutants are
+    made only on these lines. Computed by exporting a copy of the solution module whose
+    solution lines carry a sentinel comment.
+    """
+    import tempfile
+
+    marked = []
+    depth = 0
+    for line in source.read_text(encoding="utf-8").splitlines():
+        if _BEGIN.match(line):
+            depth += 1
+        elif _END.match(line):
+            depth -= 1
+        elif depth and line.strip() and not line.rstrip().endswith("\\") \
+                and not line.lstrip().startswith("#"):
+            line = line + _SENTINEL
+        marked.append(line)
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / source.name
+        copy.write_text("\n".join(marked) + "\n", encoding="utf-8")
+        text = export_module(copy, slug=slug, number=number, title=title, mode="reference")
+    plain = export_module(source, slug=slug, number=number, title=title, mode="reference")
+    if text.replace(_SENTINEL, "") != plain:
+        raise ExportError(f"{source.name}: could not map solution lines (sentinel changed code)")
+    return {i for i, ln in enumerate(text.splitlines(), 1) if ln.endswith(_SENTINEL)}
