@@ -202,6 +202,40 @@ def grade(ctx: click.Context, module: str, submission: Path, out: Path,
     click.echo(f"{submission.name}: {results['score']:g} / {total:g} -> {out}")
 
 
+@cli.command("suite-strength")
+@click.argument("module", required=False)
+@click.option("--all", "all_", is_flag=True, help="Every module that has a hidden suite.")
+@click.option("--min-rate", type=float, default=0.9, show_default=True,
+              help="Exit 1 when a module's kill rate is below this.")
+@click.option("--jobs", type=int, default=2, show_default=True)
+@click.pass_context
+@_friendly
+def suite_strength(ctx: click.Context, module: str | None, all_: bool, min_rate: float,
+                   jobs: int) -> None:
+    """Mutation-test hidden suites: mutants of the solution lines + the plausible bugs.
+
+    Writes build/mutation/NN_slug.md (survivors listed) and prints the kill rate per module.
+    """
+    from autograder.harness.mutation import module_mutation
+    from tito import paths
+
+    c = _course(ctx)
+    mods = [m for m in _modules(c, module, all_) if (paths.SUITES / m.name / "suite.py").exists()]
+    low = []
+    for m in mods:
+        rep = module_mutation(c, m, jobs=jobs)
+        out = paths.BUILD / "mutation" / f"{m.name}.md"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(rep.to_markdown(), encoding="utf-8")
+        click.echo(f"{m.name:<18} killed {len(rep.killed):>3} of {rep.total:<3} "
+                   f"({rep.rate:6.1%}), {len(rep.equivalent)} equivalent -> {out}")
+        if rep.rate < min_rate:
+            low.append(m.name)
+    if low:
+        click.echo(f"below {min_rate:.0%}: {', '.join(low)}", err=True)
+        sys.exit(1)
+
+
 @cli.command()
 @click.pass_context
 def demo(ctx: click.Context) -> None:
