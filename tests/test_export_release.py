@@ -93,6 +93,15 @@ def test_release_is_reproducible_and_checked_in_tree_is_current(course, tmp_path
                             (rel / "tinytorch" / f"{m.slug}.py",
                              paths.RELEASE / "tinytorch" / f"{m.slug}.py")]:
             assert built.read_text() == kept.read_text(), f"{kept} is stale: run `tito release --all`"
+    def tree(root: Path) -> dict[str, bytes]:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+                if p.is_file() and "__pycache__" not in p.parts}
+
+    built_tree, kept_tree = tree(rel), tree(paths.RELEASE)
+    assert sorted(built_tree) == sorted(kept_tree), "student_release/ files differ from a rebuild"
+    stale = [k for k in built_tree if built_tree[k] != kept_tree[k]]
+    assert stale == [], f"stale in student_release/ (run `tito release --all`): {stale[:5]}"
+    for m in mods:
         kept_tests = sorted(p.name for p in (paths.RELEASE / m.name / "tests").glob("*.py"))
         built_tests = sorted(p.name for p in (rel / m.name / "tests").glob("*.py"))
         assert kept_tests == built_tests
@@ -155,3 +164,31 @@ def test_students_standalone_export_script_matches_the_grader(tmp_path):
     bad = subprocess.run([sys.executable, "export.py", "42"], cwd=rel, capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "unknown module '42'" in bad.stderr
+
+
+def test_students_run_milestones_from_the_release_without_course_tools(tmp_path):
+    """The release carries the milestone scripts, recipes, data and thresholds: with the
+    student's package complete (reference files stand in) XOR passes; with module 07 still a
+    stub it fails — and neither run needs tito or course.yml."""
+    import subprocess
+    import sys
+
+    rel = tmp_path / "release"
+    shutil.copytree(paths.RELEASE, rel)
+    assert (rel / "milestones" / "milestones.json").is_file()
+    assert (rel / "datasets" / "digits_8x8" / "digits.csv.gz").is_file()
+    for src in paths.REFERENCE.glob("*.py"):
+        if (rel / "tinytorch" / src.name).exists() and src.stem != "training":
+            shutil.copy(src, rel / "tinytorch" / src.name)
+    run = ("import sys, runpy; sys.modules['tito'] = None; sys.path.insert(0, 'milestones'); "
+           "sys.argv = ['xor_1969.py', '--seed', '0', '--seed', '1']; "
+           "runpy.run_path('milestones/xor_1969.py', run_name='__main__')")
+    env = {"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    stub = subprocess.run([sys.executable, "-c", run], cwd=rel, capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert stub.returncode != 0 and "module 07: implement" in stub.stdout + stub.stderr
+    shutil.copy(paths.REFERENCE / "training.py", rel / "tinytorch" / "training.py")
+    done = subprocess.run([sys.executable, "-c", run], cwd=rel, capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "PASSED" in done.stdout

@@ -259,8 +259,44 @@ def write_student_extras(course: Course, release_dir: Path | None = None) -> Non
     (release_dir / "modules.json").write_text(json.dumps(modules, indent=1) + "\n",
                                               encoding="utf-8")
     shutil.copy(templates / "student_export.py", release_dir / "export.py")
+    write_student_milestones(course, release_dir, released)
     (release_dir / "tools").mkdir(exist_ok=True)
     shutil.copy(Path(__file__).parent / "export.py", release_dir / "tools" / "tito_export.py")
+
+
+def write_student_milestones(course: Course, release_dir: Path, released: list[Module]) -> None:
+    """The milestone scripts students run with their own package, once every module a
+    milestone needs is released: the scripts, the recipes, the data (with checksums) and
+    ``milestones/milestones.json`` (the thresholds of course.yml)."""
+    numbers = {m.number for m in released}
+    ready = [ms for ms in course.milestones if set(ms.requires) <= numbers
+             and (paths.REPO_ROOT / "milestones" / f"{ms.id}.py").is_file()]
+    for folder in ("milestones", "datasets"):
+        if (release_dir / folder).exists():
+            shutil.rmtree(release_dir / folder)
+    if not ready:
+        return
+    out = release_dir / "milestones"
+    out.mkdir(parents=True)
+    for name in ("_runner.py", "recipes.py", *(f"{ms.id}.py" for ms in ready)):
+        shutil.copy(paths.REPO_ROOT / "milestones" / name, out / name)
+    table = [ms.model_dump(include={"id", "year", "title", "metric", "threshold", "seeds",
+                                    "min_passing_seeds", "time_budget_s", "requires"})
+             for ms in ready]
+    (out / "milestones.json").write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+    data = release_dir / "datasets"
+    for rel in ("__init__.py", "loaders.py", "MANIFEST.json"):
+        (data / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(paths.DATASETS / rel, data / rel)
+    manifest = json.loads((paths.DATASETS / "MANIFEST.json").read_text(encoding="utf-8"))
+    for rel in _manifest_files(manifest):
+        (data / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(paths.DATASETS / rel, data / rel)
+
+
+def _manifest_files(manifest: dict) -> list[str]:
+    """Relative paths of the shipped data files listed in datasets/MANIFEST.json."""
+    return sorted(manifest.get("files", {}))
 
 
 def release(course: Course, modules: list[Module], *, release_dir: Path | None = None,

@@ -1,0 +1,351 @@
+"""Course data: shipped files verified by checksum, deterministic generators, real-format readers.
+
+NumPy and the standard library only, so the same file serves the milestone scripts students
+run, the grader (loaded before any student code runs) and the tests.
+
+Shipped (``datasets/MANIFEST.json`` holds sha256, source and license of each file):
+
+* :func:`load_digits` — scikit-learn's 8x8 digits with the course's fixed train/test split.
+
+Generated (deterministic by seed, nothing stored):
+
+* :func:`separable_2d` — linearly separable points with a margin (1957 perceptron);
+* :func:`xor` / :func:`xor_noisy` — the XOR problem (1969).
+
+Downloaded by students themselves (never at run time by the course):
+
+* :func:`load_mnist` / :func:`read_idx` — MNIST and Fashion-MNIST IDX files (``.gz`` or not);
+* :func:`load_cifar10` — CIFAR-10 binary batches (``*.bin``, parsed with NumPy) or python
+  batches (pickles, read with a restricted unpickler that only rebuilds NumPy arrays).
+
+Example:
+    >>> x, y = xor()
+    >>> x.tolist(), y.tolist()
+    ([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]], [0, 1, 1, 0])
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import pickle
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+DATASETS_DIR = Path(__file__).resolve().parent
+MANIFEST = DATASETS_DIR / "MANIFEST.json"
+
+
+class DataError(ValueError):
+    """A data file is missing, corrupt or not in the expected format; the message is one line."""
+
+
+class Split(NamedTuple):
+    """A dataset split into train and test arrays."""
+
+    train_x: np.ndarray
+    train_y: np.ndarray
+    test_x: np.ndarray
+    test_y: np.ndarray
+
+
+# --------------------------------------------------------------------------- shipped files
+def manifest() -> dict[str, Any]:
+    """The parsed ``MANIFEST.json``."""
+    try:
+        return json.loads(MANIFEST.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise DataError(f"{MANIFEST}: file not found; restore it with git") from exc
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 16), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verified_path(relpath: str, root: Path | None = None) -> Path:
+    """Return ``root/relpath`` after checking its sha256 against the manifest.
+
+    Args:
+        relpath: the file's key in ``MANIFEST.json`` ``files``, e.g. ``digits_8x8/digits.csv.gz``.
+        root: the datasets directory (tests pass a copy); defaults to this package's folder.
+
+    Raises:
+        DataError: unknown file, missing file or checksum mismatch, in one line.
+    """
+    root = DATASETS_DIR if root is None else root
+    files = manifest().get("files", {})
+    if relpath not in files:
+        raise DataError(f"datasets/{relpath}: not listed in datasets/MANIFEST.json")
+    path = root / relpath
+    if not path.is_file():
+        raise DataError(f"datasets/{relpath}: file not found; restore it with "
+                        f"`git checkout -- datasets/{relpath}`")
+    want = files[relpath]["sha256"]
+    got = sha256_of(path)
+    if got != want:
+        raise DataError(f"datasets/{relpath}: checksum mismatch (expected sha256 {want[:12]}..., "
+                        f"got {got[:12]}...); restore it with `git checkout -- datasets/{relpath}`")
+    return path
+
+
+def load_digits(root: Path | None = None) -> Split:
+    """The 8x8 digits (1437 train / 360 test, fixed stratified split), checksum verified.
+
+    Returns:
+        ``Split`` with ``train_x`` (1437, 64) and ``test_x`` (360, 64) uint8 pixel values in
+        0..16 (row-major 8x8 images), ``train_y`` / ``test_y`` int64 class labels in 0..9.
+    """
+    rel = "digits_8x8/digits.csv.gz"
+    path = verified_path(rel, root)
+    with gzip.open(path, "rt", encoding="ascii") as fh:
+        header = fh.readline().strip().split(",")
+        if header[:2] != ["split", "label"] or len(header) != 66:
+            raise DataError(f"datasets/{rel}: unexpected header {','.join(header[:3])}...")
+        rows = [line.rstrip("\n").split(",") for line in fh if line.strip()]
+    split = np.array([r[0] for r in rows])
+    values = np.array([r[1:] for r in rows], dtype=np.int64)
+    labels, pixels = values[:, 0], values[:, 1:].astype(np.uint8)
+    train, test = split == "train", split == "test"
+    return Split(pixels[train], labels[train], pixels[test], labels[test])
+
+
+# --------------------------------------------------------------------------- generators
+def separable_2d(n: int, seed: int, margin: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` points in [-1, 1]^2 labelled by a random line, none closer than ``margin`` to it.
+
+    The line ``w . x + b = 0`` (``|w| = 1``, ``|b| <= 0.3``) is drawn from ``seed``; points are
+    drawn uniformly and rejected inside the margin, so a linear classifier can reach 100%.
+
+    Returns:
+        ``x`` (n, 2) float32 and ``y`` (n,) int64 in {0, 1}, both classes present.
+    """
+    if n < 2:
+        raise ValueError("separable_2d needs n >= 2")
+    rng = np.random.default_rng(seed)
+    angle = rng.uniform(0.0, 2.0 * np.pi)
+    w = np.array([np.cos(angle), np.sin(angle)])
+    b = rng.uniform(-0.3, 0.3)
+    kept: list[np.ndarray] = []
+    count = 0
+    while count < n:
+        pts = rng.uniform(-1.0, 1.0, size=(2 * n, 2))
+        pts = pts[np.abs(pts @ w + b) >= margin]
+        kept.append(pts)
+        count += len(pts)
+    x = np.concatenate(kept)[:n]
+    y = (x @ w + b > 0).astype(np.int64)
+    return x.astype(np.float32), y
+
+
+def separable_2d_split(seed: int = 1957, n_train: int = 400, n_test: int = 400,
+                       margin: float = 0.1) -> Split:
+    """Train and test sets drawn from the same separable problem (the graded setting)."""
+    x, y = separable_2d(n_train + n_test, seed, margin)
+    return Split(x[:n_train], y[:n_train], x[n_train:], y[n_train:])
+
+
+def xor() -> tuple[np.ndarray, np.ndarray]:
+    """The four XOR points: ``x`` (4, 2) float32 corners of the unit square, ``y`` = x1 XOR x2."""
+    x = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.float32)
+    y = np.array([0, 1, 1, 0], dtype=np.int64)
+    return x, y
+
+
+def xor_noisy(n_per_corner: int, noise: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``4 * n_per_corner`` jittered copies of the XOR corners (Gaussian noise, std ``noise``).
+
+    Labels are those of the corner each point was drawn around.
+    """
+    base_x, base_y = xor()
+    rng = np.random.default_rng(seed)
+    x = np.repeat(base_x, n_per_corner, axis=0)
+    x = x + rng.normal(0.0, noise, size=x.shape)
+    return x.astype(np.float32), np.repeat(base_y, n_per_corner)
+
+
+# --------------------------------------------------------------------------- MNIST (IDX)
+_IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+
+
+def _read_maybe_gz(path: Path) -> bytes:
+    raw = Path(path).read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        return gzip.decompress(raw)
+    return raw
+
+
+def read_idx(path: Path | str) -> np.ndarray:
+    """Parse an IDX file (MNIST's format), gzipped or not.
+
+    Layout: two zero bytes, a dtype byte (0x08 = uint8, ...), a byte with the number of
+    dimensions, then each dimension as a big-endian uint32, then the data, big-endian,
+    row-major. Image files therefore have a 16-byte header, label files an 8-byte header.
+
+    Raises:
+        DataError: bad magic, unknown dtype or a size that does not match the header.
+    """
+    path = Path(path)
+    data = _read_maybe_gz(path)
+    if len(data) < 4 or data[0] != 0 or data[1] != 0:
+        raise DataError(f"{path.name}: not an IDX file (bad magic number)")
+    code, ndim = data[2], data[3]
+    if code not in _IDX_DTYPES:
+        raise DataError(f"{path.name}: unknown IDX data type 0x{code:02x}")
+    header = 4 + 4 * ndim
+    if len(data) < header:
+        raise DataError(f"{path.name}: truncated IDX header")
+    dims = tuple(int(d) for d in np.frombuffer(data, dtype=">u4", count=ndim, offset=4))
+    dtype = np.dtype(_IDX_DTYPES[code])
+    expected = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
+    if len(data) - header != expected:
+        raise DataError(f"{path.name}: IDX header says {dims} ({expected} bytes of data) but the "
+                        f"file holds {len(data) - header}")
+    arr = np.frombuffer(data, dtype=dtype, offset=header).reshape(dims)
+    return arr.astype(dtype.newbyteorder("="))
+
+
+_MNIST_NAMES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+                "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
+
+
+def _find(root: Path, stem: str) -> Path:
+    for name in (stem, stem + ".gz", stem.replace("-idx", ".idx")):
+        if (root / name).is_file():
+            return root / name
+    raise DataError(f"{root}: no {stem} or {stem}.gz; download MNIST into this folder first")
+
+
+def load_mnist(root: Path | str, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+    """MNIST or Fashion-MNIST from the standard IDX file names in ``root``.
+
+    Returns:
+        ``images`` (N, 28, 28) uint8 and ``labels`` (N,) int64.
+    """
+    if split not in _MNIST_NAMES:
+        raise ValueError(f"split must be 'train' or 'test', not {split!r}")
+    root = Path(root)
+    img_stem, lab_stem = _MNIST_NAMES[split]
+    images = read_idx(_find(root, img_stem))
+    labels = read_idx(_find(root, lab_stem))
+    if images.ndim != 3 or labels.ndim != 1 or len(images) != len(labels):
+        raise DataError(f"{root}: images {images.shape} and labels {labels.shape} do not match")
+    return images.astype(np.uint8), labels.astype(np.int64)
+
+
+# --------------------------------------------------------------------------- CIFAR-10
+_CIFAR_BIN = {"train": [f"data_batch_{i}.bin" for i in range(1, 6)], "test": ["test_batch.bin"]}
+_CIFAR_PY = {"train": [f"data_batch_{i}" for i in range(1, 6)], "test": ["test_batch"]}
+_CIFAR_RECORD = 1 + 3 * 32 * 32
+
+
+def read_cifar10_bin(path: Path | str) -> tuple[np.ndarray, np.ndarray]:
+    """One CIFAR-10 binary batch: records of 1 label byte + 3072 pixel bytes (R, G, B planes).
+
+    Returns:
+        ``images`` (N, 3, 32, 32) uint8 and ``labels`` (N,) int64.
+    """
+    path = Path(path)
+    raw = np.frombuffer(_read_maybe_gz(path), dtype=np.uint8)
+    if raw.size == 0 or raw.size % _CIFAR_RECORD:
+        raise DataError(f"{path.name}: size {raw.size} is not a multiple of {_CIFAR_RECORD} "
+                        "(1 label byte + 3072 pixel bytes)")
+    rec = raw.reshape(-1, _CIFAR_RECORD)
+    labels = rec[:, 0].astype(np.int64)
+    if labels.max() > 9:
+        raise DataError(f"{path.name}: label {int(labels.max())} is not a CIFAR-10 class (0..9)")
+    return rec[:, 1:].reshape(-1, 3, 32, 32).copy(), labels
+
+
+class _ArrayOnlyUnpickler(pickle.Unpickler):
+    """Rebuilds dicts, lists, bytes, strings and NumPy arrays; refuses every other global.
+
+    The CIFAR-10 python batches are Python 2 pickles of a dict holding a NumPy array, so the
+    only globals they need are NumPy's array reconstructor, ``ndarray`` and ``dtype`` (plus
+    ``_codecs.encode`` when the same layout is re-pickled by Python 3 at protocol 2).
+    """
+
+    _ALLOWED = {
+        ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy", "ndarray"), ("numpy", "dtype"),
+        # Protocol-2 pickles written by Python 3 rebuild bytes with _codecs.encode(str, codec).
+        ("_codecs", "encode"),
+    }
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in self._ALLOWED:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refusing to load {module}.{name} from a data file")
+
+
+def read_cifar10_pickle(path: Path | str) -> tuple[np.ndarray, np.ndarray]:
+    """One CIFAR-10 python batch (``data_batch_1`` ...), read with a restricted unpickler.
+
+    Returns:
+        ``images`` (N, 3, 32, 32) uint8 and ``labels`` (N,) int64.
+    """
+    path = Path(path)
+    try:
+        obj = _ArrayOnlyUnpickler(io.BytesIO(_read_maybe_gz(path)), encoding="bytes").load()
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
+        raise DataError(f"{path.name}: not a CIFAR-10 python batch ({exc})") from exc
+    if not isinstance(obj, dict):
+        raise DataError(f"{path.name}: expected a dict, got {type(obj).__name__}")
+    data = obj.get(b"data", obj.get("data"))
+    labels = obj.get(b"labels", obj.get("labels"))
+    if not isinstance(data, np.ndarray) or labels is None:
+        raise DataError(f"{path.name}: missing 'data' array or 'labels'")
+    data = np.asarray(data, dtype=np.uint8)
+    lab = np.asarray(labels, dtype=np.int64)
+    if data.ndim != 2 or data.shape[1] != 3072 or len(data) != len(lab):
+        raise DataError(f"{path.name}: data {data.shape} / labels {lab.shape} are not CIFAR-10")
+    return data.reshape(-1, 3, 32, 32), lab
+
+
+def load_cifar10(root: Path | str, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
+    """CIFAR-10 from ``root`` holding the binary (``*.bin``) or the python version's batches.
+
+    Returns:
+        ``images`` (N, 3, 32, 32) uint8 (channels first, as Conv2d expects) and ``labels``
+        (N,) int64.
+    """
+    if split not in _CIFAR_BIN:
+        raise ValueError(f"split must be 'train' or 'test', not {split!r}")
+    root = Path(root)
+    for sub in (root, root / "cifar-10-batches-bin", root / "cifar-10-batches-py"):
+        if all((sub / f).is_file() for f in _CIFAR_BIN[split]):
+            parts = [read_cifar10_bin(sub / f) for f in _CIFAR_BIN[split]]
+            break
+        if all((sub / f).is_file() for f in _CIFAR_PY[split]):
+            parts = [read_cifar10_pickle(sub / f) for f in _CIFAR_PY[split]]
+            break
+    else:
+        raise DataError(f"{root}: no CIFAR-10 {split} batches ({_CIFAR_BIN[split][0]} or "
+                        f"{_CIFAR_PY[split][0]}); download CIFAR-10 into this folder first")
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+
+
+# --------------------------------------------------------------------------- milestone data
+def milestone_data(milestone_id: str) -> Split:
+    """The data a milestone trains and is graded on (the same for the scripts and the grader).
+
+    * ``perceptron_1957``: :func:`separable_2d_split` with seed 1957, 400 train / 400 test;
+    * ``xor_1969``: the four :func:`xor` points, for training and for testing;
+    * ``mlp_1986``: :func:`load_digits` (1437 train / 360 test).
+    """
+    if milestone_id == "perceptron_1957":
+        return separable_2d_split(seed=1957, n_train=400, n_test=400, margin=0.1)
+    if milestone_id == "xor_1969":
+        x, y = xor()
+        return Split(x, y, x.copy(), y.copy())
+    if milestone_id == "mlp_1986":
+        return load_digits()
+    raise KeyError(f"no data for milestone {milestone_id!r}")

@@ -1,0 +1,180 @@
+"""Shared driver of the milestone scripts: arguments, progress bar, curve, pass/fail, exit code.
+
+Each script names its milestone, its data and its recipe; this file does the rest the same
+way for all of them. The threshold, seeds and time budget come from course.yml.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+# NOTE: BLAS reads its thread count when NumPy loads; one thread is fastest at these sizes.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+import numpy as np  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+for _p in (str(REPO_ROOT), os.getcwd()):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+
+@dataclass
+class History:
+    """One training run's curve: per reported epoch, loss and training accuracy."""
+
+    epochs: list[int] = field(default_factory=list)
+    loss: list[float] = field(default_factory=list)
+    accuracy: list[float] = field(default_factory=list)
+
+    def add(self, epoch: int, loss: float, acc: float) -> None:
+        self.epochs.append(epoch)
+        self.loss.append(loss)
+        self.accuracy.append(acc)
+
+
+def parse_args(milestone_id: str, argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=f"Run milestone {milestone_id} with your package.")
+    p.add_argument("--package", default="tinytorch",
+                   help="package to train with: tinytorch (yours, default) or tinytorch_ref")
+    p.add_argument("--seed", type=int, action="append", dest="seeds",
+                   help="seed to train (repeatable); default: the graded seeds in course.yml")
+    p.add_argument("--plot", type=Path, default=None,
+                   help=f"where to save the training curve (default build/milestones/"
+                        f"{milestone_id}.png)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p.parse_args(argv)
+
+
+def import_package(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise SystemExit(f"cannot import package {name!r}: {exc}. Run `tito export` first, or "
+                         "pass --package tinytorch_ref for the staff reference.") from exc
+
+
+def milestone_config(milestone_id: str) -> Any:
+    """The milestone's entry of course.yml; in the student release (no course.yml, no tito),
+    the copy ``milestones.json`` that ``tito release`` writes next to this file."""
+    try:
+        from tito.course import load_course
+    except ImportError:
+        import json
+        from types import SimpleNamespace
+
+        table = Path(__file__).resolve().parent / "milestones.json"
+        for entry in json.loads(table.read_text(encoding="utf-8")):
+            if entry["id"] == milestone_id:
+                return SimpleNamespace(**entry)
+        raise SystemExit(f"milestone {milestone_id!r} is not in {table.name}") from None
+    for ms in load_course().milestones:
+        if ms.id == milestone_id:
+            return ms
+    raise SystemExit(f"milestone {milestone_id!r} is not in course.yml")
+
+
+def save_curve(path: Path, title: str, runs: dict[str, History], threshold: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 4))
+    for label, h in runs.items():
+        ax_loss.plot(h.epochs, h.loss, label=label)
+        ax_acc.plot(h.epochs, h.accuracy, label=label)
+    ax_loss.set(title="training loss", xlabel="epoch", ylabel="loss")
+    ax_acc.axhline(threshold, color="gray", linestyle="--", label=f"threshold {threshold:g}")
+    ax_acc.set(title="training accuracy", xlabel="epoch", ylabel="accuracy", ylim=(0, 1.02))
+    ax_loss.legend(fontsize=8)
+    ax_acc.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def train_with_progress(label: str, total: int, quiet: bool,
+                        run: Callable[[Callable[[int, float, float], None]], np.ndarray]
+                        ) -> tuple[np.ndarray, History, float]:
+    """Call ``run(on_epoch)`` under a rich progress bar; returns predictions, curve, seconds."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    history = History()
+    t0 = time.perf_counter()
+    with Progress(TextColumn("{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total}"),
+                  TextColumn("loss {task.fields[loss]:.4f} acc {task.fields[acc]:.3f}"),
+                  TimeElapsedColumn(), disable=quiet, transient=False) as progress:
+        task = progress.add_task(label, total=total, loss=float("nan"), acc=0.0)
+
+        def on_epoch(epoch: int, loss: float, acc: float) -> None:
+            history.add(epoch, loss, acc)
+            progress.update(task, completed=min(epoch, total), loss=loss, acc=acc)
+
+        pred = run(on_epoch)
+    return np.asarray(pred), history, time.perf_counter() - t0
+
+
+def main(milestone_id: str, data: tuple[np.ndarray, ...],
+         train: Callable[..., np.ndarray], epochs: int, argv: list[str] | None = None,
+         extra: Callable[[ModuleType, argparse.Namespace, dict[str, History]], bool]
+         | None = None) -> int:
+    """Run a milestone for each seed, save the curve, print the verdict; returns the exit code.
+
+    ``extra(package, args, runs)`` may add curves (XOR's single layer) and returns False if
+    its own check failed.
+    """
+    from rich.console import Console
+
+    args = parse_args(milestone_id, argv)
+    console = Console()
+    ms = milestone_config(milestone_id)
+    tt = import_package(args.package)
+    seeds = args.seeds or list(ms.seeds)
+    need = min(ms.min_passing_seeds, len(seeds))
+    budget = 0.6 * ms.time_budget_s / len(ms.seeds)
+    train_x, train_y, test_x, test_y = data
+    console.print(f"[bold]{ms.year} · {ms.title}[/bold] ({milestone_id}) with "
+                  f"[cyan]{args.package}[/cyan]: {ms.metric} >= {ms.threshold:g} on "
+                  f"{need} of {len(seeds)} seeds, {budget:.0f} s per seed")
+    runs: dict[str, History] = {}
+    passing = 0
+    for seed in seeds:
+        try:
+            pred, hist, secs = train_with_progress(
+                f"seed {seed}", epochs, args.quiet,
+                lambda cb, s=seed: train(tt, s, train_x, train_y, test_x, budget, on_epoch=cb))
+        except Exception as exc:  # noqa: BLE001 - report the student's error, fail the seed
+            console.print(f"  seed {seed}: [red]crashed[/red]: {type(exc).__name__}: {exc}")
+            continue
+        runs[f"seed {seed}"] = hist
+        pred = pred.reshape(-1)
+        correct = int(np.count_nonzero(pred == test_y)) if pred.shape == test_y.shape else 0
+        ok = correct + 1e-9 >= ms.threshold * len(test_y)
+        passing += ok
+        colour = "green" if ok else "red"
+        console.print(f"  seed {seed}: test {ms.metric} [{colour}]{correct / len(test_y):.4f}"
+                      f"[/{colour}] ({correct}/{len(test_y)}) in {secs:.2f} s")
+    extra_ok = extra(tt, args, runs) if extra is not None else True
+    plot = args.plot or REPO_ROOT / "build" / "milestones" / f"{milestone_id}.png"
+    if runs:
+        save_curve(plot, f"{ms.year} · {ms.title} ({args.package})", runs, ms.threshold)
+        console.print(f"  training curve saved to {plot}")
+    passed = passing >= need and extra_ok
+    verdict = "[green]PASSED[/green]" if passed else "[red]FAILED[/red]"
+    console.print(f"{verdict}: {passing} of {len(seeds)} seeds reached {ms.metric} >= "
+                  f"{ms.threshold:g} (needed {need})")
+    return 0 if passed else 1

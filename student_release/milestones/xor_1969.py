@@ -1,0 +1,53 @@
+"""Milestone 1969 · Minsky & Papert's XOR: one layer cannot, a hidden layer can.
+
+Run with your package (after exporting modules 01-07)::
+
+    python milestones/xor_1969.py                      # your tinytorch
+    python milestones/xor_1969.py --package tinytorch_ref
+
+First a single ``Linear(2, 1)`` is trained on the four XOR points: no line separates them, so
+its best accuracy stays at 75% or below (shown, and checked). Then ``Linear(2, 8) -> Sigmoid
+-> Linear(8, 1)`` is trained and must classify all four (threshold in course.yml).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from types import ModuleType
+
+import numpy as np
+from _runner import History, main, train_with_progress
+from recipes import XOR, train_xor
+
+from datasets.loaders import milestone_data
+
+SINGLE_LAYER_CEILING = 0.75
+
+
+def single_layer_cannot(tt: ModuleType, args: argparse.Namespace,
+                        runs: dict[str, History]) -> bool:
+    """Train one linear unit on XOR and report its best training accuracy (at most 75%)."""
+    from rich.console import Console
+
+    x, y, _, _ = milestone_data("xor_1969")
+    seed = (args.seeds or [0])[0]
+    try:
+        pred, hist, _ = train_with_progress(
+            "single layer", XOR["steps"] // XOR["epochs_per_report"], args.quiet,
+            lambda cb: train_xor(tt, seed, x, y, x, 30.0, on_epoch=cb, hidden=0))
+    except Exception as exc:  # noqa: BLE001 - report, fail
+        Console().print(f"  single layer: [red]crashed[/red]: {type(exc).__name__}: {exc}")
+        return False
+    best = max([*hist.accuracy, float(np.mean(pred == y))])
+    runs["single Linear(2, 1)"] = hist
+    ok = best <= SINGLE_LAYER_CEILING
+    Console().print(f"  single layer (no hidden units): best accuracy {best:.2f} "
+                    + ("<= 0.75: a line cannot separate XOR" if ok else
+                       "> 0.75: impossible for one linear unit, so something is wrong"))
+    return ok
+
+
+if __name__ == "__main__":
+    sys.exit(main("xor_1969", tuple(milestone_data("xor_1969")), train_xor,
+                  epochs=XOR["steps"] // XOR["epochs_per_report"], extra=single_layer_cannot))
