@@ -80,7 +80,11 @@ class Optimizer:
         add ``value.nbytes`` for each ``np.ndarray``.
 
         EXAMPLE: Adam on one float32 parameter of 1,000 elements, after one ``step()``:
-        ``exp_avg`` + ``exp_avg_sq`` = 2 × 4,000 = 8000 bytes.
+        ``exp_avg`` + ``exp_avg_sq`` = 2 × 4,000 = 8000 bytes. Plain SGD: 0 bytes (no state);
+        SGD with momentum: 4000 bytes (one buffer).
+
+        HINT: count bytes (``nbytes``: 4 per float32 element), not elements (``size``); state
+        is created lazily by ``step()``, so before the first step every optimizer reports 0.
         """
         total = 0
         for per_param in self.state.values():
@@ -222,8 +226,8 @@ class Adam(Optimizer):
             1. ``state = self.state.setdefault(p, {})``; on first use set ``step = 0`` and
                ``exp_avg``/``exp_avg_sq`` to ``np.zeros_like(p.data)``.
             2. ``state["step"] += 1``; ``t = state["step"]``.
-            3. Weight decay: if ``self._decoupled`` (AdamW) multiply ``p.data`` by
-               ``1 - lr * wd``; otherwise (Adam) ``g = g + wd * p.data``.
+            3. Weight decay, only when ``wd != 0``: if ``self._decoupled`` (AdamW) multiply
+               ``p.data`` by ``1 - lr * wd``; otherwise (Adam) ``g = g + wd * p.data``.
             4. Update the moments (in place): ``m = β₁ m + (1 − β₁) g``,
                ``v = β₂ v + (1 − β₂) g²``.
             5. ``step_size = lr / (1 − β₁ᵗ)``; ``denom = √v / √(1 − β₂ᵗ) + eps``;
@@ -235,7 +239,10 @@ class Adam(Optimizer):
             >>> opt = Adam([p], lr=0.1); opt.step(); p.data.round(4)
             array([0.9, 1.1], dtype=float32)
 
-        HINT: compute in float64 or float32 as you like, but store ``p.data`` back in its dtype.
+        HINT: update ``exp_avg``/``exp_avg_sq`` in place (``m *= β₁; m += ...``) so the arrays
+        in ``self.state`` are the ones that change — rebinding a local name ``m = ...`` leaves
+        the stored state at zero. ``t`` starts at 1, never 0 (``1 − β¹`` ≠ 0). Compute in float64
+        or float32 as you like, but store ``p.data`` back in its dtype.
         """
         for group in self.param_groups:
             lr, (beta1, beta2) = group["lr"], group["betas"]

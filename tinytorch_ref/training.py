@@ -50,6 +50,12 @@ def accuracy(output: Tensor | np.ndarray, target: Tensor | np.ndarray) -> float:
     EXAMPLE:
         >>> accuracy(np.array([[0.1, 2.0], [3.0, 0.0], [0.2, 0.3]]), np.array([1, 0, 0]))
         0.6666666666666666
+        >>> accuracy(np.array([0.9, 0.2, 0.6]), np.array([1, 0, 0]))
+        0.6666666666666666
+
+    HINT: test the cases in the order above: ``(N, 1)`` is 2-D but has a single column, so it
+    is a probability, not a score per class. ``np.mean`` of a boolean array is the fraction of
+    True; wrap it in ``float(...)`` (a NumPy scalar is not a Python float).
     """
     out = np.asarray(output.data if isinstance(output, Tensor) else output)
     tgt = np.asarray(target.data if isinstance(target, Tensor) else target).reshape(-1)
@@ -85,7 +91,9 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
         >>> clip_grad_norm_([a, b], max_norm=1.0).item(), round(a.grad.item(), 4)
         (5.0, 0.6)
 
-    HINT: a generator can only be walked once: turn ``parameters`` into a list first.
+    HINT: a generator can only be walked once (``model.parameters()`` may be one): turn
+    ``parameters`` into a list first. Compare against ``coef < 1``, not ``total > max_norm``,
+    so that the ``1e-6`` guard against division by zero is applied consistently (as PyTorch).
     """
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     grads = [p for p in params if p.grad is not None]
@@ -152,8 +160,13 @@ class StepLR(LRScheduler):
     def get_lr(self) -> list[float]:
         """``base · gamma ** (last_epoch // step_size)`` for each base LR in ``self.base_lrs``.
 
+        APPROACH: one list comprehension over ``self.base_lrs``; the exponent is the number of
+        completed ``step_size`` blocks, ``self.last_epoch // self.step_size`` (integer division).
+
         EXAMPLE: ``base 1.0, step_size 3, gamma 0.1``: epochs 0..6 give
         ``1, 1, 1, 0.1, 0.1, 0.1, 0.01``.
+
+        HINT: return a *list* with one LR per parameter group, even for a single group.
         """
         return [base * self.gamma ** (self.last_epoch // self.step_size)
                 for base in self.base_lrs]
@@ -171,8 +184,15 @@ class CosineAnnealingLR(LRScheduler):
     def get_lr(self) -> list[float]:
         """``eta_min + (base - eta_min) * (1 + cos(pi * last_epoch / T_max)) / 2`` per group.
 
+        APPROACH: compute the factor ``(1 + cos(π · last_epoch / T_max)) / 2`` once (it goes from
+        1 at epoch 0 to 0 at ``T_max``), then interpolate each group between ``eta_min`` and its
+        base LR with it.
+
         EXAMPLE: ``base 1.0, T_max 4, eta_min 0``: epochs 0..4 give
         ``1.0, 0.854, 0.5, 0.146, 0.0``.
+
+        HINT: use ``math.cos`` and ``math.pi`` on Python floats. The halfway point
+        (``last_epoch = T_max / 2``) must give exactly ``(base + eta_min) / 2``.
         """
         cos = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
         return [self.eta_min + (base - self.eta_min) * cos for base in self.base_lrs]
@@ -197,8 +217,14 @@ class LinearLR(LRScheduler):
     def get_lr(self) -> list[float]:
         """``base * (s + (e - s) * min(last_epoch, total_iters) / total_iters)`` per group.
 
+        APPROACH: ``frac`` = the fraction of the ramp done, ``last_epoch / total_iters`` capped
+        at 1; ``factor = s + (e - s) * frac``; return ``base * factor`` for each base LR.
+
         EXAMPLE: ``base 1.0, start 0.25, end 1.0, total_iters 3``: epochs 0..4 give
         ``0.25, 0.5, 0.75, 1.0, 1.0``.
+
+        HINT: without the cap (``min``), the LR keeps growing past ``end_factor · base`` after
+        the warm-up — a warm-up that never ends.
         """
         frac = min(self.last_epoch, self.total_iters) / self.total_iters
         factor = self.start_factor + (self.end_factor - self.start_factor) * frac
@@ -234,6 +260,12 @@ def save_checkpoint(path: str | Path, model: Any, optimizer: Optimizer | None,
     EXAMPLE:
         >>> save_checkpoint("ckpt.npz", model, opt, epoch=3)  # doctest: +SKIP
         PosixPath('ckpt.npz')
+        >>> sorted(np.load("ckpt.npz").files)[:3]  # Adam on a Linear(2, 16)  # doctest: +SKIP
+        ['epoch', 'model/0.bias', 'model/0.weight']
+
+    HINT: ``optimizer.state_dict()`` already names parameters by position (``{0: {...}}``) and
+    holds plain values; ``_to_array`` turns Tensors, numbers and tuples (``betas``) into arrays
+    and refuses anything that would need pickle.
     """
     arrays: dict[str, np.ndarray] = {"epoch": np.asarray(int(epoch))}
     for name, value in model.state_dict().items():
@@ -268,7 +300,14 @@ def load_checkpoint(path: str | Path, model: Any, optimizer: Optimizer | None = 
            ``optimizer.state_dict()``.
         4. Return ``int(data["epoch"])``.
 
-    HINT: copy arrays out of the archive (``np.array(data[k])``) before the file closes.
+    EXAMPLE:
+        >>> epoch = load_checkpoint("ckpt.npz", model, opt)  # doctest: +SKIP
+        >>> epoch, opt.state[model.parameters()[0]]["step"]  # doctest: +SKIP
+        (3, 120)
+
+    HINT: copy arrays out of the archive (``np.array(data[k])``) before the file closes. Keys
+    split on ``"/"``: ``"optim/state/0/exp_avg".split("/")`` ->
+    ``["optim", "state", "0", "exp_avg"]``; the position is a string, convert it with ``int``.
     """
     with np.load(Path(path), allow_pickle=False) as data:
         arrays = {k: np.array(data[k]) for k in data.files}
@@ -316,7 +355,12 @@ class EarlyStopping:
             2. On improvement: ``best = value``, ``counter = 0``. Otherwise ``counter += 1``.
             3. ``should_stop = counter >= patience``; return it.
 
-        EXAMPLE: patience 2, losses ``1.0, 0.9, 0.95, 0.91`` -> ``False, False, False, True``.
+        EXAMPLE: patience 2, losses ``1.0, 0.9, 0.95, 0.91`` -> ``False, False, False, True``
+        (0.95 and 0.91 do not beat the best, 0.9: counter 1, then 2 = patience).
+
+        HINT: the first value is always an improvement (there is no best yet). With
+        ``min_delta = 0.1`` and best ``1.0``, a loss of ``0.95`` is *not* an improvement: only
+        values below ``0.9`` reset the counter.
         """
         value = float(value)
         if self.best is None:
@@ -367,7 +411,12 @@ class Trainer:
                ``total += loss.item() * len(xb)``; ``count += len(xb)``.
             3. Return ``total / count``.
 
-        HINT: the scheduler is stepped by ``fit`` once per epoch, not here.
+        EXAMPLE: 10 examples, ``batch_size=4``: batches of 4, 4 and 2 examples. If their mean
+        losses are 1.0, 1.0 and 0.4, the epoch loss is ``(4·1.0 + 4·1.0 + 2·0.4) / 10 = 0.88``
+        — not the mean of the batch means, ``0.8``, which over-weights the short last batch.
+
+        HINT: the scheduler is stepped by ``fit`` once per epoch, not here. Call
+        ``zero_grad()`` *before* ``backward()`` in every step: gradients accumulate (module 05).
         """
         self.model.train()
         total, count = 0.0, 0
@@ -388,6 +437,13 @@ class Trainer:
         APPROACH: ``self.model.eval()``; inside ``with no_grad():`` walk the batches in order
         (``shuffle=False``), summing ``loss.item() * n`` and the number of correct predictions
         (``accuracy(out, yb) * n``); divide both by the number of examples.
+
+        EXAMPLE: a model that predicts every one of 4 examples correctly with a loss of 0.1
+        each -> ``{"loss": 0.1, "accuracy": 1.0}``.
+
+        HINT: ``eval()`` turns dropout off (module 03) and ``no_grad()`` records no graph, so no
+        activation is kept alive for a backward pass that never comes (module 05). Neither
+        ``zero_grad()`` nor ``step()`` belongs here: evaluating must not change the model.
         """
         self.model.eval()
         loss_sum, correct, count = 0.0, 0.0, 0

@@ -282,9 +282,12 @@ def test_topological_order_visits_each_tensor_once(topological_order, Tensor):
 # %%
 #| export
 def grad_add(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = a + b``: both inputs receive ``grad`` unchanged.
+    """``out = a + b``: both inputs receive ``grad`` unchanged (``d(a+b)/da = 1``).
 
     EXAMPLE: ``grad_add(np.ones(3), node, out)`` -> ``(array([1., 1., 1.]), array([1., 1., 1.]))``
+
+    HINT: return the gradient as it is, even if ``a`` or ``b`` was broadcast: the engine
+    calls ``unbroadcast`` on each result for you.
     """
     # BEGIN SOLUTION NO PROMPT
     return grad, grad
@@ -293,7 +296,11 @@ def grad_add(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 
 
 def grad_sub(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = a - b``: ``a`` receives ``grad``, ``b`` receives ``-grad``."""
+    """``out = a - b``: ``a`` receives ``grad``, ``b`` receives ``-grad``.
+
+    EXAMPLE: ``grad = [1., 2.]`` -> ``([1., 2.], [-1., -2.])``: making ``b`` larger makes
+    ``out`` smaller.
+    """
     # BEGIN SOLUTION NO PROMPT
     return grad, -grad
     # END SOLUTION
@@ -327,7 +334,10 @@ def grad_div(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 
 
 def grad_neg(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = -a``: ``da = -grad``. Return a 1-tuple: ``(-grad,)``."""
+    """``out = -a``: ``da = -grad``. Return a 1-tuple: ``(-grad,)``.
+
+    EXAMPLE: ``grad = [1., -3.]`` -> ``([-1., 3.],)``.
+    """
     # BEGIN SOLUTION NO PROMPT
     return (-grad,)
     # END SOLUTION
@@ -350,7 +360,12 @@ def grad_pow(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 
 
 def grad_exp(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = exp(a)``: ``da = grad * out`` (the exponential is its own derivative)."""
+    """``out = exp(a)``: ``da = grad * out`` (the exponential is its own derivative).
+
+    EXAMPLE: ``a = [0.]`` (so ``out = [1.]``), ``grad = [2.]`` -> ``([2.],)``.
+
+    HINT: reuse ``out`` rather than recomputing ``np.exp(a)``: that is why the engine passes it.
+    """
     # BEGIN SOLUTION NO PROMPT
     return (grad * out,)
     # END SOLUTION
@@ -358,7 +373,12 @@ def grad_exp(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 
 
 def grad_log(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = log(a)``: ``da = grad / a``."""
+    """``out = log(a)``: ``da = grad / a`` (``d ln a / da = 1 / a``).
+
+    EXAMPLE: ``a = [2.]``, ``grad = [1.]`` -> ``([0.5],)``.
+
+    HINT: the input is ``node.inputs[0].data``; ``out`` here is ``log(a)``, not ``a``.
+    """
     # BEGIN SOLUTION NO PROMPT
     return (grad / node.inputs[0].data,)
     # END SOLUTION
@@ -366,7 +386,10 @@ def grad_log(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 
 
 def grad_sqrt(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = sqrt(a)``: ``da = grad / (2 * out)``."""
+    """``out = sqrt(a)``: ``da = grad / (2 * out)`` (``d√a/da = 1 / (2√a)``).
+
+    EXAMPLE: ``a = [4.]`` (so ``out = [2.]``), ``grad = [1.]`` -> ``([0.25],)``.
+    """
     # BEGIN SOLUTION NO PROMPT
     return (grad / (2 * out),)
     # END SOLUTION
@@ -374,7 +397,11 @@ def grad_sqrt(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray
 
 
 def grad_tanh(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = tanh(a)``: ``da = grad * (1 - out**2)``."""
+    """``out = tanh(a)``: ``da = grad * (1 - out**2)``.
+
+    EXAMPLE: ``a = [0.]`` (so ``out = [0.]``), ``grad = [3.]`` -> ``([3.],)``; for large ``|a|``,
+    ``out → ±1`` and the gradient vanishes — the saturation you met in module 02.
+    """
     # BEGIN SOLUTION NO PROMPT
     return (grad * (1 - out * out),)
     # END SOLUTION
@@ -382,7 +409,10 @@ def grad_tanh(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray
 
 
 def grad_abs(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = |a|``: ``da = grad * sign(a)``; PyTorch uses 0 at ``a == 0`` (so does np.sign)."""
+    """``out = |a|``: ``da = grad * sign(a)``; PyTorch uses 0 at ``a == 0`` (so does np.sign).
+
+    EXAMPLE: ``a = [-2., 0., 3.]``, ``grad = [1., 1., 1.]`` -> ``([-1., 0., 1.],)``.
+    """
     # BEGIN SOLUTION NO PROMPT
     return (grad * np.sign(node.inputs[0].data),)
     # END SOLUTION
@@ -394,6 +424,9 @@ def grad_clamp(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarra
 
     APPROACH: start from a mask of True; AND it with ``a >= min`` when ``node.saved["min"]``
     is not None and with ``a <= max`` when ``node.saved["max"]`` is not None.
+
+    EXAMPLE: ``a = [-1., 0., 2.]``, ``min = 0``, ``max = None``, ``grad = [1., 1., 1.]`` ->
+    ``([0., 1., 1.],)`` — ``relu`` is ``clamp(min=0)``, so this is ReLU's gradient.
 
     HINT: the bounds are inclusive, as in PyTorch: ``clamp(min=0)`` at ``a = 0`` passes ``grad``.
     """
@@ -514,7 +547,10 @@ def grad_sum(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 def grad_mean(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a.mean(dim, keepdim)``: like ``grad_sum``, divided by the number averaged.
 
-    HINT: the count is ``a.size // out.size`` (works for any ``dim``).
+    EXAMPLE: ``a (2, 3)``, ``dim=1``, ``grad = [3., 6.]`` -> ``[[1, 1, 1], [2, 2, 2]]``.
+
+    HINT: the count is ``a.size // out.size`` (works for any ``dim``). Divide by it in ``a``'s
+    dtype (``a.dtype.type(count)``) so float32 gradients stay float32.
     """
     # BEGIN SOLUTION NO PROMPT
     a = node.inputs[0].data
@@ -556,6 +592,9 @@ def grad_amax(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray
 
     APPROACH: expand ``out`` and ``grad`` with ``_expand_reduced``; ``mask = a == out_e``;
     ``count = mask.sum(axis=reduced axes, keepdims=True)``; return ``grad_e * mask / count``.
+
+    EXAMPLE: ``a = [[1., 4.], [3., 3.]]``, ``dim=1``, ``grad = [1., 1.]`` ->
+    ``[[0., 1.], [0.5, 0.5]]``.
     """
     # BEGIN SOLUTION NO PROMPT
     a = node.inputs[0].data
@@ -568,7 +607,10 @@ def grad_amax(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray
 
 
 def grad_reshape(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = a.reshape(...)``: reshape ``grad`` back to ``a``'s shape."""
+    """``out = a.reshape(...)``: reshape ``grad`` back to ``a``'s shape.
+
+    EXAMPLE: ``a (2, 3)``, ``grad (6,)`` -> a ``(2, 3)`` gradient with the same values.
+    """
     # BEGIN SOLUTION NO PROMPT
     return (grad.reshape(node.inputs[0].data.shape),)
     # END SOLUTION
@@ -576,7 +618,12 @@ def grad_reshape(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndar
 
 
 def grad_transpose(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = a.transpose(dim0, dim1)``: swap the same two axes of ``grad`` back."""
+    """``out = a.transpose(dim0, dim1)``: swap the same two axes of ``grad`` back.
+
+    EXAMPLE: ``a (2, 3, 4)``, ``dim0=0, dim1=2``: ``grad (4, 3, 2)`` -> ``(2, 3, 4)``.
+
+    HINT: a swap is its own inverse; the axes are ``node.saved["dim0"]`` and ``["dim1"]``.
+    """
     # BEGIN SOLUTION NO PROMPT
     return (np.swapaxes(grad, node.saved["dim0"], node.saved["dim1"]),)
     # END SOLUTION
@@ -834,12 +881,27 @@ def test_broadcast_gradient_is_reduced(Tensor, np):
 # %%
 def test_matmul_and_reduction_gradients(gradcheck, np):
     rng = np.random.default_rng(1)
-    gradcheck(lambda a, b: a @ b, [rng.standard_normal((2, 3)), rng.standard_normal((3, 4))])
-    gradcheck(lambda a, b: a @ b, [rng.standard_normal((5, 2, 3)), rng.standard_normal((3, 4))])
-    gradcheck(lambda a: a.sum(dim=1), [rng.standard_normal((2, 3))])
-    gradcheck(lambda a: a.mean(dim=0, keepdim=True), [rng.standard_normal((2, 3))])
-    gradcheck(lambda a: a.max(dim=1).values, [rng.standard_normal((3, 4))])
-    gradcheck(lambda a: a.transpose(0, 1).reshape(6), [rng.standard_normal((2, 3))])
+    checks = [
+        ("matmul (2, 3) @ (3, 4)", lambda a, b: a @ b,
+         [rng.standard_normal((2, 3)), rng.standard_normal((3, 4))],
+         "dA = G @ Bᵀ and dB = Aᵀ @ G; check the shapes"),
+        ("batched matmul (5, 2, 3) @ (3, 4)", lambda a, b: a @ b,
+         [rng.standard_normal((5, 2, 3)), rng.standard_normal((3, 4))],
+         "swap only the last two axes (np.swapaxes, not .T); unbroadcast sums B's batch"),
+        ("sum(dim=1)", lambda a: a.sum(dim=1), [rng.standard_normal((2, 3))],
+         "re-insert the reduced axis (_expand_reduced), then broadcast to a's shape"),
+        ("mean(dim=0, keepdim=True)", lambda a: a.mean(dim=0, keepdim=True),
+         [rng.standard_normal((2, 3))], "like sum, divided by the count a.size // out.size"),
+        ("max(dim=1).values", lambda a: a.max(dim=1).values, [rng.standard_normal((3, 4))],
+         "only the winning element (node.saved['indices']) gets the gradient"),
+        ("transpose(0, 1).reshape(6)", lambda a: a.transpose(0, 1).reshape(6),
+         [rng.standard_normal((2, 3))], "a view's backward is the inverse view"),
+    ]
+    for name, f, inputs, hint in checks:
+        try:
+            gradcheck(f, inputs)
+        except AssertionError as err:
+            raise AssertionError(f"{name}: {err}. Hint: {hint}") from None
 
 # %%
 def test_gradients_accumulate(Tensor, np):
@@ -890,9 +952,9 @@ def test_backward_errors_like_pytorch(Tensor, np):
 # **Memory.** The backward pass needs values from the forward pass: `mul` needs both inputs,
 # `exp`/`tanh`/`sqrt` need their output, `matmul` needs both matrices. Every node keeps its
 # inputs alive until backward has run, so **training memory ≈ parameters + gradients +
-# optimizer state + all saved activations**. For an MLP with batch `B` and hidden width `H`
-# over `L` layers, activations cost about `B·H·L·4` bytes *per saved tensor per layer* — they
-# grow with the batch, unlike the weights. This is why inference (`with no_grad():` records
+# optimizer state + all saved activations**. For a float32 MLP with batch `B` and hidden width
+# `H`, each saved `(B, H)` tensor costs `B·H·4` bytes; with `k` saved tensors per layer over `L`
+# layers that is `k·L·B·H·4` bytes — it grows with the batch, unlike the weights (`L·H²·4`). This is why inference (`with no_grad():` records
 # nothing and frees each activation immediately) fits far larger batches than training.
 #
 # **FLOPs.** For `C = A @ B` with `A (n, k)`, `B (k, m)`: the forward costs `2nkm` FLOPs; the

@@ -147,7 +147,11 @@ class Optimizer:
         add ``value.nbytes`` for each ``np.ndarray``.
 
         EXAMPLE: Adam on one float32 parameter of 1,000 elements, after one ``step()``:
-        ``exp_avg`` + ``exp_avg_sq`` = 2 × 4,000 = 8000 bytes.
+        ``exp_avg`` + ``exp_avg_sq`` = 2 × 4,000 = 8000 bytes. Plain SGD: 0 bytes (no state);
+        SGD with momentum: 4000 bytes (one buffer).
+
+        HINT: count bytes (``nbytes``: 4 per float32 element), not elements (``size``); state
+        is created lazily by ``step()``, so before the first step every optimizer reports 0.
         """
         # BEGIN SOLUTION NO PROMPT
         total = 0
@@ -215,10 +219,21 @@ class Optimizer:
 # ```
 #
 # Momentum is a running (exponentially weighted) sum of gradients: along a consistent
-# direction updates grow to `lr / (1 − momentum)` — 10× for 0.9 — while oscillating components
-# cancel. Note the detail on the first step: torch initialises the buffer with the gradient
-# itself, not with zeros; an optimizer that starts from zeros takes a 10× smaller first step and
-# diverges from PyTorch's trajectory.
+# direction `g` the buffer grows towards `g / (1 − momentum)`, so steps grow to
+# `lr · g / (1 − momentum)` — 10× for 0.9 — while oscillating components cancel.
+#
+# Two details decide whether you match PyTorch step for step:
+#
+# * **The first step stores a copy of `g`.** Starting the buffer at zeros gives the same result
+#   only when `dampening = 0`; with dampening it gives `(1 − dampening)·g`, a smaller first step.
+# * **It is a sum, not an average.** Some textbooks write momentum as the average
+#   `b ← 0.9 b + 0.1 g`; PyTorch (with the default `dampening = 0`) adds the full `g`. The
+#   average makes the first step 10× smaller and every later one different, so a learning rate
+#   tuned for one is wrong for the other.
+#
+# **Nesterov** uses the buffer to "look ahead": the step is `g + momentum · b` (today's gradient
+# plus where momentum is about to carry you) instead of `b`. It needs a buffer, so it is only
+# defined for `momentum > 0` and `dampening = 0` (the constructor checks this).
 
 # %%
 #| export
@@ -313,11 +328,16 @@ def test_sgd_plain_and_zero_grad(SGD, Tensor, np):
     opt.step()
     assert np.allclose(p.data, [0.95, -2.05]), (
         f"p - lr * grad = [0.95, -2.05], got {p.data}: the basic update is wrong")
-    assert p.data.dtype == np.float32, "updates must keep the parameter float32"
+    assert p.data.dtype == np.float32, (
+        f"the parameter became {p.data.dtype}: cast the update back with "
+        "astype(p.data.dtype) (or use p.data -= ...), or every later layer silently runs in "
+        "float64 at twice the memory")
     opt.zero_grad()
     assert p.grad is None, "zero_grad() sets .grad to None by default, as PyTorch does"
     opt.step()
-    assert np.allclose(p.data, [0.95, -2.05]), "parameters without a gradient must not move"
+    assert np.allclose(p.data, [0.95, -2.05]), (
+        "after zero_grad() p.grad is None and step() must skip p: parameters without a "
+        "gradient (frozen, or unused in this forward pass) must not move")
 
 # %%
 def test_sgd_momentum_first_step_copies_gradient(SGD, Tensor, np):
@@ -330,7 +350,9 @@ def test_sgd_momentum_first_step_copies_gradient(SGD, Tensor, np):
     opt.step()
     assert np.allclose(p.data, [0.855]), (
         "step 2: buffer = 0.9 * 0.5 + 0.5 = 0.95, p = 0.95 - 0.095 = 0.855")
-    assert "momentum_buffer" in opt.state[p], "keep the buffer in optimizer.state[p]"
+    assert "momentum_buffer" in opt.state.get(p, {}), (
+        "keep the buffer in optimizer.state[p]['momentum_buffer'] (PyTorch's key): "
+        "state_dict() and checkpoints (module 07) save it from there")
 
 # %% [raw]
 # # END TESTS
@@ -355,8 +377,10 @@ def test_sgd_momentum_first_step_copies_gradient(SGD, Tensor, np):
 # ```
 #
 # Both averages start at zero, so early on they are biased towards zero: at `t = 1`,
-# `m = 0.1 g` and `v = 0.001 g²`. Dividing by `1 − βᵗ` removes the bias exactly; without it the
-# first steps are wrong by a factor `0.1/√0.001 ≈ 3.2`. PyTorch computes the same thing as
+# `m = 0.1 g` and `v = 0.001 g²`. Dividing by `1 − βᵗ` removes that bias (exactly when the
+# gradient is constant, on average otherwise: `1 − βᵗ` is the total weight the average has
+# given to real gradients after `t` steps, instead of to its zero start); without it the
+# first steps are too large by a factor `0.1/√0.001 ≈ 3.2`. PyTorch computes the same thing as
 # `step_size = lr / (1 − β₁ᵗ)` and `denom = √v / √(1 − β₂ᵗ) + ε` — follow that order to
 # match it to the last bit.
 #
@@ -401,8 +425,8 @@ class Adam(Optimizer):
             1. ``state = self.state.setdefault(p, {})``; on first use set ``step = 0`` and
                ``exp_avg``/``exp_avg_sq`` to ``np.zeros_like(p.data)``.
             2. ``state["step"] += 1``; ``t = state["step"]``.
-            3. Weight decay: if ``self._decoupled`` (AdamW) multiply ``p.data`` by
-               ``1 - lr * wd``; otherwise (Adam) ``g = g + wd * p.data``.
+            3. Weight decay, only when ``wd != 0``: if ``self._decoupled`` (AdamW) multiply
+               ``p.data`` by ``1 - lr * wd``; otherwise (Adam) ``g = g + wd * p.data``.
             4. Update the moments (in place): ``m = β₁ m + (1 − β₁) g``,
                ``v = β₂ v + (1 − β₂) g²``.
             5. ``step_size = lr / (1 − β₁ᵗ)``; ``denom = √v / √(1 − β₂ᵗ) + eps``;
@@ -414,7 +438,10 @@ class Adam(Optimizer):
             >>> opt = Adam([p], lr=0.1); opt.step(); p.data.round(4)
             array([0.9, 1.1], dtype=float32)
 
-        HINT: compute in float64 or float32 as you like, but store ``p.data`` back in its dtype.
+        HINT: update ``exp_avg``/``exp_avg_sq`` in place (``m *= β₁; m += ...``) so the arrays
+        in ``self.state`` are the ones that change — rebinding a local name ``m = ...`` leaves
+        the stored state at zero. ``t`` starts at 1, never 0 (``1 − β¹`` ≠ 0). Compute in float64
+        or float32 as you like, but store ``p.data`` back in its dtype.
         """
         # BEGIN SOLUTION NO PROMPT
         for group in self.param_groups:
@@ -485,7 +512,10 @@ def test_adam_first_step_is_bias_corrected(Adam, Tensor, np):
         f"Adam's first step moves each element by lr against its gradient's sign, got {p.data}; "
         "a step of about 0.03 means the moments are not bias-corrected")
     s = opt.state[p]
-    assert s["step"] == 1 and s["exp_avg"].shape == (2,), "keep step, exp_avg and exp_avg_sq"
+    assert s["step"] == 1 and s["exp_avg"].shape == (2,) and s["exp_avg_sq"].shape == (2,), (
+        "optimizer.state[p] must hold 'step' (1 after one step) and 'exp_avg'/'exp_avg_sq' "
+        "arrays shaped like p: bias correction needs the step count, and checkpoints save "
+        "these keys")
 
 # %%
 def test_adamw_decays_weights_outside_the_moments(Adam, AdamW, Tensor, np):
@@ -568,13 +598,18 @@ def test_state_bytes_counts_buffers(SGD, Adam, Tensor, np):
     p.grad = Tensor(np.ones(1000, dtype=np.float32))
     plain = SGD([p], lr=0.1)
     plain.step()
-    assert plain.state_bytes() == 0, "plain SGD keeps no state: 0 bytes"
+    assert plain.state_bytes() == 0, (
+        f"plain SGD keeps no state: expected 0 bytes, got {plain.state_bytes()}")
     mom = SGD([p], lr=0.1, momentum=0.9)
     mom.step()
-    assert mom.state_bytes() == 4000, "momentum keeps one float32 buffer: 1000 * 4 bytes"
+    assert mom.state_bytes() == 4000, (
+        f"momentum keeps one float32 buffer: 1000 * 4 = 4000 bytes, got {mom.state_bytes()} "
+        "(1000 means you counted elements: use nbytes)")
     adam = Adam([p])
     adam.step()
-    assert adam.state_bytes() == 8000, "Adam keeps m and v: 2 * 1000 * 4 = 8000 bytes"
+    assert adam.state_bytes() == 8000, (
+        f"Adam keeps m and v: 2 * 1000 * 4 = 8000 bytes, got {adam.state_bytes()} "
+        "(the integer step counter does not count)")
 
 # %% [raw]
 # # END TESTS

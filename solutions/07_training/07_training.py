@@ -112,6 +112,12 @@ def accuracy(output: Tensor | np.ndarray, target: Tensor | np.ndarray) -> float:
     EXAMPLE:
         >>> accuracy(np.array([[0.1, 2.0], [3.0, 0.0], [0.2, 0.3]]), np.array([1, 0, 0]))
         0.6666666666666666
+        >>> accuracy(np.array([0.9, 0.2, 0.6]), np.array([1, 0, 0]))
+        0.6666666666666666
+
+    HINT: test the cases in the order above: ``(N, 1)`` is 2-D but has a single column, so it
+    is a probability, not a score per class. ``np.mean`` of a boolean array is the fraction of
+    True; wrap it in ``float(...)`` (a NumPy scalar is not a Python float).
     """
     # BEGIN SOLUTION NO PROMPT
     out = np.asarray(output.data if isinstance(output, Tensor) else output)
@@ -170,7 +176,9 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
         >>> clip_grad_norm_([a, b], max_norm=1.0).item(), round(a.grad.item(), 4)
         (5.0, 0.6)
 
-    HINT: a generator can only be walked once: turn ``parameters`` into a list first.
+    HINT: a generator can only be walked once (``model.parameters()`` may be one): turn
+    ``parameters`` into a list first. Compare against ``coef < 1``, not ``total > max_norm``,
+    so that the ``1e-6`` guard against division by zero is applied consistently (as PyTorch).
     """
     # BEGIN SOLUTION NO PROMPT
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
@@ -206,10 +214,12 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
 # %%
 def test_accuracy_from_logits_probabilities_and_labels(accuracy, np):
     logits = np.array([[0.1, 2.0], [3.0, 0.0], [0.2, 0.3], [1.0, -1.0]])
-    assert accuracy(logits, np.array([1, 0, 0, 0])) == 0.75, (
-        "(N, C) scores: predict the arg-max class; 3 of 4 are right")
-    assert accuracy(np.array([0.9, 0.2, 0.6]), np.array([1, 0, 0])) == 2 / 3, (
-        "(N,) float probabilities: predict 1 when p > 0.5")
+    got = accuracy(logits, np.array([1, 0, 0, 0]))
+    assert got == 0.75, (
+        f"(N, C) scores: predict the arg-max class over the last dim; 3 of 4 are right, got {got}")
+    got = accuracy(np.array([0.9, 0.2, 0.6]), np.array([1, 0, 0]))
+    assert got == 2 / 3, (
+        f"(N,) float probabilities: predict 1 when p > 0.5, so 2 of 3 are right; got {got}")
     assert isinstance(accuracy(logits, np.array([1, 0, 0, 0])), float), "return a Python float"
 
 # %%
@@ -220,14 +230,18 @@ def test_clip_grad_norm_scales_all_parameters(clip_grad_norm_, Tensor, np):
     b.grad = Tensor([0.0, 4.0])
     total = clip_grad_norm_([a, b], max_norm=1.0)
     assert abs(float(total.item()) - 5.0) < 1e-5, (
-        "return the global norm BEFORE clipping: sqrt(3² + 4²) = 5, computed over all params")
+        f"return the global norm BEFORE clipping: sqrt(3² + 4²) = 5 over all params, got "
+        f"{float(total.item())}; you log this number to watch for divergence")
     assert np.allclose(a.grad.numpy(), [0.6], atol=1e-5) and np.allclose(
         b.grad.numpy(), [0.0, 0.8], atol=1e-5), (
-        "every gradient must be scaled by the same factor 1/5 so the update keeps its direction")
+        f"every gradient must be scaled by the same factor 1/5 so the update keeps its "
+        f"direction: expected [0.6] and [0, 0.8], got {a.grad.numpy()} and {b.grad.numpy()}")
     c = Tensor([0.0], requires_grad=True)
     c.grad = Tensor([0.5])
     clip_grad_norm_([c], max_norm=1.0)
-    assert np.allclose(c.grad.numpy(), [0.5]), "a norm below max_norm must not be changed"
+    assert np.allclose(c.grad.numpy(), [0.5]), (
+        f"a norm (0.5) below max_norm (1.0) must not be changed, got {c.grad.numpy()}: clipping "
+        "only ever shrinks gradients")
 
 # %% [raw]
 # # END TESTS
@@ -267,6 +281,15 @@ def test_clip_grad_norm_scales_all_parameters(clip_grad_norm_, Tensor, np):
 # The classic off-by-one: a scheduler that decays at `e = step_size - 1` or `step_size + 1`,
 # or that forgets the implicit step 0 in the constructor. Each shifts the whole schedule by an
 # epoch.
+#
+# Your job in each scheduler is only `get_lr()`: a **closed form** of `self.last_epoch` and the
+# base LRs in `self.base_lrs` (recorded once from `initial_lr`). The provided base class does the
+# bookkeeping. Never compute from the current `group["lr"]` — multiplying the current LR by γ on
+# every call compounds the decay, and breaks as soon as `get_lr()` is called twice.
+#
+# Two things to know about cosine: at `e = T_max` the LR is exactly `η_min`, and *after* `T_max`
+# the formula climbs back up (the cosine keeps going) — in PyTorch too. Set `T_max` to the total
+# number of epochs (or steps, if you call `scheduler.step()` per batch).
 
 # %%
 #| export
@@ -319,8 +342,13 @@ class StepLR(LRScheduler):
     def get_lr(self) -> list[float]:
         """``base · gamma ** (last_epoch // step_size)`` for each base LR in ``self.base_lrs``.
 
+        APPROACH: one list comprehension over ``self.base_lrs``; the exponent is the number of
+        completed ``step_size`` blocks, ``self.last_epoch // self.step_size`` (integer division).
+
         EXAMPLE: ``base 1.0, step_size 3, gamma 0.1``: epochs 0..6 give
         ``1, 1, 1, 0.1, 0.1, 0.1, 0.01``.
+
+        HINT: return a *list* with one LR per parameter group, even for a single group.
         """
         # BEGIN SOLUTION NO PROMPT
         return [base * self.gamma ** (self.last_epoch // self.step_size)
@@ -341,8 +369,15 @@ class CosineAnnealingLR(LRScheduler):
     def get_lr(self) -> list[float]:
         """``eta_min + (base - eta_min) * (1 + cos(pi * last_epoch / T_max)) / 2`` per group.
 
+        APPROACH: compute the factor ``(1 + cos(π · last_epoch / T_max)) / 2`` once (it goes from
+        1 at epoch 0 to 0 at ``T_max``), then interpolate each group between ``eta_min`` and its
+        base LR with it.
+
         EXAMPLE: ``base 1.0, T_max 4, eta_min 0``: epochs 0..4 give
         ``1.0, 0.854, 0.5, 0.146, 0.0``.
+
+        HINT: use ``math.cos`` and ``math.pi`` on Python floats. The halfway point
+        (``last_epoch = T_max / 2``) must give exactly ``(base + eta_min) / 2``.
         """
         # BEGIN SOLUTION NO PROMPT
         cos = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
@@ -371,8 +406,14 @@ class LinearLR(LRScheduler):
     def get_lr(self) -> list[float]:
         """``base * (s + (e - s) * min(last_epoch, total_iters) / total_iters)`` per group.
 
+        APPROACH: ``frac`` = the fraction of the ramp done, ``last_epoch / total_iters`` capped
+        at 1; ``factor = s + (e - s) * frac``; return ``base * factor`` for each base LR.
+
         EXAMPLE: ``base 1.0, start 0.25, end 1.0, total_iters 3``: epochs 0..4 give
         ``0.25, 0.5, 0.75, 1.0, 1.0``.
+
+        HINT: without the cap (``min``), the LR keeps growing past ``end_factor · base`` after
+        the warm-up — a warm-up that never ends.
         """
         # BEGIN SOLUTION NO PROMPT
         frac = min(self.last_epoch, self.total_iters) / self.total_iters
@@ -415,7 +456,8 @@ def test_cosine_and_linear_warmup(CosineAnnealingLR, LinearLR, SGD, Tensor, np):
         cos.step()
         lrs.append(cos.get_last_lr()[0])
     assert np.allclose(lrs, [1.0, 0.853553, 0.5, 0.146447, 0.0], atol=1e-5), (
-        f"cosine from 1 to 0 over 4 epochs, got {lrs}")
+        f"cosine from 1 to 0 over 4 epochs should give [1, 0.854, 0.5, 0.146, 0], got {lrs}: "
+        "check that you use last_epoch / T_max (not T_max + 1) and base_lrs, not group['lr']")
     opt2 = SGD([Tensor([0.0], requires_grad=True)], lr=1.0)
     warm = LinearLR(opt2, start_factor=0.25, total_iters=3)
     lrs = [warm.get_last_lr()[0]]
@@ -423,7 +465,8 @@ def test_cosine_and_linear_warmup(CosineAnnealingLR, LinearLR, SGD, Tensor, np):
         warm.step()
         lrs.append(warm.get_last_lr()[0])
     assert np.allclose(lrs, [0.25, 0.5, 0.75, 1.0, 1.0]), (
-        f"warm-up from 25% to 100% in 3 steps, then constant; got {lrs}")
+        f"warm-up from 25% to 100% in 3 steps, then constant, should give "
+        f"[0.25, 0.5, 0.75, 1, 1]; got {lrs}: cap last_epoch at total_iters")
 
 # %% [raw]
 # # END TESTS
@@ -486,6 +529,12 @@ def save_checkpoint(path: str | Path, model: Any, optimizer: Optimizer | None,
     EXAMPLE:
         >>> save_checkpoint("ckpt.npz", model, opt, epoch=3)  # doctest: +SKIP
         PosixPath('ckpt.npz')
+        >>> sorted(np.load("ckpt.npz").files)[:3]  # Adam on a Linear(2, 16)  # doctest: +SKIP
+        ['epoch', 'model/0.bias', 'model/0.weight']
+
+    HINT: ``optimizer.state_dict()`` already names parameters by position (``{0: {...}}``) and
+    holds plain values; ``_to_array`` turns Tensors, numbers and tuples (``betas``) into arrays
+    and refuses anything that would need pickle.
     """
     # BEGIN SOLUTION NO PROMPT
     arrays: dict[str, np.ndarray] = {"epoch": np.asarray(int(epoch))}
@@ -523,7 +572,14 @@ def load_checkpoint(path: str | Path, model: Any, optimizer: Optimizer | None = 
            ``optimizer.state_dict()``.
         4. Return ``int(data["epoch"])``.
 
-    HINT: copy arrays out of the archive (``np.array(data[k])``) before the file closes.
+    EXAMPLE:
+        >>> epoch = load_checkpoint("ckpt.npz", model, opt)  # doctest: +SKIP
+        >>> epoch, opt.state[model.parameters()[0]]["step"]  # doctest: +SKIP
+        (3, 120)
+
+    HINT: copy arrays out of the archive (``np.array(data[k])``) before the file closes. Keys
+    split on ``"/"``: ``"optim/state/0/exp_avg".split("/")`` ->
+    ``["optim", "state", "0", "exp_avg"]``; the position is a string, convert it with ``int``.
     """
     # BEGIN SOLUTION NO PROMPT
     with np.load(Path(path), allow_pickle=False) as data:
@@ -589,7 +645,12 @@ class EarlyStopping:
             2. On improvement: ``best = value``, ``counter = 0``. Otherwise ``counter += 1``.
             3. ``should_stop = counter >= patience``; return it.
 
-        EXAMPLE: patience 2, losses ``1.0, 0.9, 0.95, 0.91`` -> ``False, False, False, True``.
+        EXAMPLE: patience 2, losses ``1.0, 0.9, 0.95, 0.91`` -> ``False, False, False, True``
+        (0.95 and 0.91 do not beat the best, 0.9: counter 1, then 2 = patience).
+
+        HINT: the first value is always an improvement (there is no best yet). With
+        ``min_delta = 0.1`` and best ``1.0``, a loss of ``0.95`` is *not* an improvement: only
+        values below ``0.9`` reset the counter.
         """
         # BEGIN SOLUTION NO PROMPT
         value = float(value)
@@ -644,7 +705,12 @@ class Trainer:
                ``total += loss.item() * len(xb)``; ``count += len(xb)``.
             3. Return ``total / count``.
 
-        HINT: the scheduler is stepped by ``fit`` once per epoch, not here.
+        EXAMPLE: 10 examples, ``batch_size=4``: batches of 4, 4 and 2 examples. If their mean
+        losses are 1.0, 1.0 and 0.4, the epoch loss is ``(4·1.0 + 4·1.0 + 2·0.4) / 10 = 0.88``
+        — not the mean of the batch means, ``0.8``, which over-weights the short last batch.
+
+        HINT: the scheduler is stepped by ``fit`` once per epoch, not here. Call
+        ``zero_grad()`` *before* ``backward()`` in every step: gradients accumulate (module 05).
         """
         # BEGIN SOLUTION NO PROMPT
         self.model.train()
@@ -669,6 +735,13 @@ class Trainer:
         APPROACH: ``self.model.eval()``; inside ``with no_grad():`` walk the batches in order
         (``shuffle=False``), summing ``loss.item() * n`` and the number of correct predictions
         (``accuracy(out, yb) * n``); divide both by the number of examples.
+
+        EXAMPLE: a model that predicts every one of 4 examples correctly with a loss of 0.1
+        each -> ``{"loss": 0.1, "accuracy": 1.0}``.
+
+        HINT: ``eval()`` turns dropout off (module 03) and ``no_grad()`` records no graph, so no
+        activation is kept alive for a backward pass that never comes (module 05). Neither
+        ``zero_grad()`` nor ``step()`` belongs here: evaluating must not change the model.
         """
         # BEGIN SOLUTION NO PROMPT
         self.model.eval()
@@ -730,8 +803,10 @@ def test_early_stopping_patience(EarlyStopping):
     assert got == [False, False, False, True], (
         f"patience 2: two checks without beating 0.9 stop training; got {got}")
     es = EarlyStopping(patience=1, min_delta=0.1)
-    assert [es.step(v) for v in [1.0, 0.95]] == [False, True], (
-        "with min_delta 0.1, a drop of 0.05 is not an improvement")
+    got = [es.step(v) for v in [1.0, 0.95]]
+    assert got == [False, True], (
+        f"with min_delta 0.1, a drop of 0.05 is not an improvement (only < 0.9 is), so "
+        f"patience 1 stops at once; got {got}")
 
 # %%
 def test_checkpoint_roundtrip_restores_optimizer_state(save_checkpoint, load_checkpoint, Adam,
@@ -758,14 +833,21 @@ def test_checkpoint_roundtrip_restores_optimizer_state(save_checkpoint, load_che
     m2 = Tiny()
     opt2 = Adam([m2.w], lr=0.5)
     epoch = load_checkpoint(path, m2, opt2)
-    assert epoch == 4, "load_checkpoint returns the saved epoch"
-    assert np.allclose(m2.w.data, m.w.data), "the model's parameters must be restored"
-    assert opt2.param_groups[0]["lr"] == 0.1, "the optimizer's hyper-parameters must be restored"
+    assert epoch == 4, f"load_checkpoint must return the saved epoch 4 as an int, got {epoch!r}"
+    assert np.allclose(m2.w.data, m.w.data), (
+        "the model's parameters must be restored: pass {name: Tensor} for every 'model/<name>' "
+        "key to model.load_state_dict")
+    assert opt2.param_groups[0]["lr"] == 0.1, (
+        f"the saved lr 0.1 must replace the new optimizer's 0.5, got "
+        f"{opt2.param_groups[0]['lr']}: restore every 'optim/group/<j>/<key>'; a scheduled LR "
+        "lives only there")
     assert opt2.state[m2.w]["step"] == 1 and np.allclose(
         opt2.state[m2.w]["exp_avg"], opt.state[m.w]["exp_avg"]), (
         "Adam's moments and step count must be restored, or resuming restarts bias correction")
     with np.load(path, allow_pickle=False) as data:
-        assert all(data[k].dtype != object for k in data.files), "store plain arrays only"
+        assert all(data[k].dtype != object for k in data.files), (
+            "store plain numeric arrays only: an object array needs pickle, which can run "
+            "arbitrary code when the file is loaded")
 
 # %% [raw]
 # # END TESTS

@@ -69,15 +69,22 @@ def topological_order(root: Tensor) -> list[Tensor]:
         "module 05: implement topological_order (see its docstring)")
 
 def grad_add(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = a + b``: both inputs receive ``grad`` unchanged.
+    """``out = a + b``: both inputs receive ``grad`` unchanged (``d(a+b)/da = 1``).
 
     EXAMPLE: ``grad_add(np.ones(3), node, out)`` -> ``(array([1., 1., 1.]), array([1., 1., 1.]))``
+
+    HINT: return the gradient as it is, even if ``a`` or ``b`` was broadcast: the engine
+    calls ``unbroadcast`` on each result for you.
     """
     raise NotImplementedError("module 05: implement grad_add (see its docstring)")
 
 
 def grad_sub(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = a - b``: ``a`` receives ``grad``, ``b`` receives ``-grad``."""
+    """``out = a - b``: ``a`` receives ``grad``, ``b`` receives ``-grad``.
+
+    EXAMPLE: ``grad = [1., 2.]`` -> ``([1., 2.], [-1., -2.])``: making ``b`` larger makes
+    ``out`` smaller.
+    """
     raise NotImplementedError("module 05: implement grad_sub (see its docstring)")
 
 
@@ -100,7 +107,10 @@ def grad_div(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 
 
 def grad_neg(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = -a``: ``da = -grad``. Return a 1-tuple: ``(-grad,)``."""
+    """``out = -a``: ``da = -grad``. Return a 1-tuple: ``(-grad,)``.
+
+    EXAMPLE: ``grad = [1., -3.]`` -> ``([-1., 3.],)``.
+    """
     raise NotImplementedError("module 05: implement grad_neg (see its docstring)")
 
 
@@ -115,27 +125,47 @@ def grad_pow(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 
 
 def grad_exp(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = exp(a)``: ``da = grad * out`` (the exponential is its own derivative)."""
+    """``out = exp(a)``: ``da = grad * out`` (the exponential is its own derivative).
+
+    EXAMPLE: ``a = [0.]`` (so ``out = [1.]``), ``grad = [2.]`` -> ``([2.],)``.
+
+    HINT: reuse ``out`` rather than recomputing ``np.exp(a)``: that is why the engine passes it.
+    """
     raise NotImplementedError("module 05: implement grad_exp (see its docstring)")
 
 
 def grad_log(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = log(a)``: ``da = grad / a``."""
+    """``out = log(a)``: ``da = grad / a`` (``d ln a / da = 1 / a``).
+
+    EXAMPLE: ``a = [2.]``, ``grad = [1.]`` -> ``([0.5],)``.
+
+    HINT: the input is ``node.inputs[0].data``; ``out`` here is ``log(a)``, not ``a``.
+    """
     raise NotImplementedError("module 05: implement grad_log (see its docstring)")
 
 
 def grad_sqrt(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = sqrt(a)``: ``da = grad / (2 * out)``."""
+    """``out = sqrt(a)``: ``da = grad / (2 * out)`` (``d√a/da = 1 / (2√a)``).
+
+    EXAMPLE: ``a = [4.]`` (so ``out = [2.]``), ``grad = [1.]`` -> ``([0.25],)``.
+    """
     raise NotImplementedError("module 05: implement grad_sqrt (see its docstring)")
 
 
 def grad_tanh(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = tanh(a)``: ``da = grad * (1 - out**2)``."""
+    """``out = tanh(a)``: ``da = grad * (1 - out**2)``.
+
+    EXAMPLE: ``a = [0.]`` (so ``out = [0.]``), ``grad = [3.]`` -> ``([3.],)``; for large ``|a|``,
+    ``out → ±1`` and the gradient vanishes — the saturation you met in module 02.
+    """
     raise NotImplementedError("module 05: implement grad_tanh (see its docstring)")
 
 
 def grad_abs(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = |a|``: ``da = grad * sign(a)``; PyTorch uses 0 at ``a == 0`` (so does np.sign)."""
+    """``out = |a|``: ``da = grad * sign(a)``; PyTorch uses 0 at ``a == 0`` (so does np.sign).
+
+    EXAMPLE: ``a = [-2., 0., 3.]``, ``grad = [1., 1., 1.]`` -> ``([-1., 0., 1.],)``.
+    """
     raise NotImplementedError("module 05: implement grad_abs (see its docstring)")
 
 
@@ -144,6 +174,9 @@ def grad_clamp(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarra
 
     APPROACH: start from a mask of True; AND it with ``a >= min`` when ``node.saved["min"]``
     is not None and with ``a <= max`` when ``node.saved["max"]`` is not None.
+
+    EXAMPLE: ``a = [-1., 0., 2.]``, ``min = 0``, ``max = None``, ``grad = [1., 1., 1.]`` ->
+    ``([0., 1., 1.],)`` — ``relu`` is ``clamp(min=0)``, so this is ReLU's gradient.
 
     HINT: the bounds are inclusive, as in PyTorch: ``clamp(min=0)`` at ``a = 0`` passes ``grad``.
     """
@@ -197,7 +230,10 @@ def grad_sum(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 def grad_mean(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a.mean(dim, keepdim)``: like ``grad_sum``, divided by the number averaged.
 
-    HINT: the count is ``a.size // out.size`` (works for any ``dim``).
+    EXAMPLE: ``a (2, 3)``, ``dim=1``, ``grad = [3., 6.]`` -> ``[[1, 1, 1], [2, 2, 2]]``.
+
+    HINT: the count is ``a.size // out.size`` (works for any ``dim``). Divide by it in ``a``'s
+    dtype (``a.dtype.type(count)``) so float32 gradients stay float32.
     """
     raise NotImplementedError("module 05: implement grad_mean (see its docstring)")
 
@@ -222,17 +258,28 @@ def grad_amax(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray
 
     APPROACH: expand ``out`` and ``grad`` with ``_expand_reduced``; ``mask = a == out_e``;
     ``count = mask.sum(axis=reduced axes, keepdims=True)``; return ``grad_e * mask / count``.
+
+    EXAMPLE: ``a = [[1., 4.], [3., 3.]]``, ``dim=1``, ``grad = [1., 1.]`` ->
+    ``[[0., 1.], [0.5, 0.5]]``.
     """
     raise NotImplementedError("module 05: implement grad_amax (see its docstring)")
 
 
 def grad_reshape(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = a.reshape(...)``: reshape ``grad`` back to ``a``'s shape."""
+    """``out = a.reshape(...)``: reshape ``grad`` back to ``a``'s shape.
+
+    EXAMPLE: ``a (2, 3)``, ``grad (6,)`` -> a ``(2, 3)`` gradient with the same values.
+    """
     raise NotImplementedError("module 05: implement grad_reshape (see its docstring)")
 
 
 def grad_transpose(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = a.transpose(dim0, dim1)``: swap the same two axes of ``grad`` back."""
+    """``out = a.transpose(dim0, dim1)``: swap the same two axes of ``grad`` back.
+
+    EXAMPLE: ``a (2, 3, 4)``, ``dim0=0, dim1=2``: ``grad (4, 3, 2)`` -> ``(2, 3, 4)``.
+
+    HINT: a swap is its own inverse; the axes are ``node.saved["dim0"]`` and ``["dim1"]``.
+    """
     raise NotImplementedError("module 05: implement grad_transpose (see its docstring)")
 
 

@@ -29,12 +29,12 @@ def test_broadcast_gradient_is_reduced(Tensor, np):
 @test_case(points=None, hidden=False)
 def test_matmul_and_reduction_gradients(gradcheck, np):
     rng = np.random.default_rng(1)
-    gradcheck(lambda a, b: a @ b, [rng.standard_normal((2, 3)), rng.standard_normal((3, 4))])
-    gradcheck(lambda a, b: a @ b, [rng.standard_normal((5, 2, 3)), rng.standard_normal((3, 4))])
-    gradcheck(lambda a: a.sum(dim=1), [rng.standard_normal((2, 3))])
-    gradcheck(lambda a: a.mean(dim=0, keepdim=True), [rng.standard_normal((2, 3))])
-    gradcheck(lambda a: a.max(dim=1).values, [rng.standard_normal((3, 4))])
-    gradcheck(lambda a: a.transpose(0, 1).reshape(6), [rng.standard_normal((2, 3))])
+    checks = [('matmul (2, 3) @ (3, 4)', lambda a, b: a @ b, [rng.standard_normal((2, 3)), rng.standard_normal((3, 4))], 'dA = G @ Bᵀ and dB = Aᵀ @ G; check the shapes'), ('batched matmul (5, 2, 3) @ (3, 4)', lambda a, b: a @ b, [rng.standard_normal((5, 2, 3)), rng.standard_normal((3, 4))], "swap only the last two axes (np.swapaxes, not .T); unbroadcast sums B's batch"), ('sum(dim=1)', lambda a: a.sum(dim=1), [rng.standard_normal((2, 3))], "re-insert the reduced axis (_expand_reduced), then broadcast to a's shape"), ('mean(dim=0, keepdim=True)', lambda a: a.mean(dim=0, keepdim=True), [rng.standard_normal((2, 3))], 'like sum, divided by the count a.size // out.size'), ('max(dim=1).values', lambda a: a.max(dim=1).values, [rng.standard_normal((3, 4))], "only the winning element (node.saved['indices']) gets the gradient"), ('transpose(0, 1).reshape(6)', lambda a: a.transpose(0, 1).reshape(6), [rng.standard_normal((2, 3))], "a view's backward is the inverse view")]
+    for name, f, inputs, hint in checks:
+        try:
+            gradcheck(f, inputs)
+        except AssertionError as err:
+            raise AssertionError(f'{name}: {err}. Hint: {hint}') from None
 
 @test_case(points=None, hidden=False)
 def test_gradients_accumulate(Tensor, np):

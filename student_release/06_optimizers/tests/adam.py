@@ -13,7 +13,7 @@ def test_adam_first_step_is_bias_corrected(Adam, Tensor, np):
     opt.step()
     assert np.allclose(p.data, [0.9, 1.1], atol=0.0001), f"Adam's first step moves each element by lr against its gradient's sign, got {p.data}; a step of about 0.03 means the moments are not bias-corrected"
     s = opt.state[p]
-    assert s['step'] == 1 and s['exp_avg'].shape == (2,), 'keep step, exp_avg and exp_avg_sq'
+    assert s['step'] == 1 and s['exp_avg'].shape == (2,) and (s['exp_avg_sq'].shape == (2,)), "optimizer.state[p] must hold 'step' (1 after one step) and 'exp_avg'/'exp_avg_sq' arrays shaped like p: bias correction needs the step count, and checkpoints save these keys"
 
 @test_case(points=None, hidden=False)
 def test_adamw_decays_weights_outside_the_moments(Adam, AdamW, Tensor, np):

@@ -8,8 +8,10 @@ points = 0
 @test_case(points=None, hidden=False)
 def test_accuracy_from_logits_probabilities_and_labels(accuracy, np):
     logits = np.array([[0.1, 2.0], [3.0, 0.0], [0.2, 0.3], [1.0, -1.0]])
-    assert accuracy(logits, np.array([1, 0, 0, 0])) == 0.75, '(N, C) scores: predict the arg-max class; 3 of 4 are right'
-    assert accuracy(np.array([0.9, 0.2, 0.6]), np.array([1, 0, 0])) == 2 / 3, '(N,) float probabilities: predict 1 when p > 0.5'
+    got = accuracy(logits, np.array([1, 0, 0, 0]))
+    assert got == 0.75, f'(N, C) scores: predict the arg-max class over the last dim; 3 of 4 are right, got {got}'
+    got = accuracy(np.array([0.9, 0.2, 0.6]), np.array([1, 0, 0]))
+    assert got == 2 / 3, f'(N,) float probabilities: predict 1 when p > 0.5, so 2 of 3 are right; got {got}'
     assert isinstance(accuracy(logits, np.array([1, 0, 0, 0])), float), 'return a Python float'
 
 @test_case(points=None, hidden=False)
@@ -19,10 +21,10 @@ def test_clip_grad_norm_scales_all_parameters(clip_grad_norm_, Tensor, np):
     b = Tensor([0.0, 0.0], requires_grad=True)
     b.grad = Tensor([0.0, 4.0])
     total = clip_grad_norm_([a, b], max_norm=1.0)
-    assert abs(float(total.item()) - 5.0) < 1e-05, 'return the global norm BEFORE clipping: sqrt(3² + 4²) = 5, computed over all params'
-    assert np.allclose(a.grad.numpy(), [0.6], atol=1e-05) and np.allclose(b.grad.numpy(), [0.0, 0.8], atol=1e-05), 'every gradient must be scaled by the same factor 1/5 so the update keeps its direction'
+    assert abs(float(total.item()) - 5.0) < 1e-05, f'return the global norm BEFORE clipping: sqrt(3² + 4²) = 5 over all params, got {float(total.item())}; you log this number to watch for divergence'
+    assert np.allclose(a.grad.numpy(), [0.6], atol=1e-05) and np.allclose(b.grad.numpy(), [0.0, 0.8], atol=1e-05), f'every gradient must be scaled by the same factor 1/5 so the update keeps its direction: expected [0.6] and [0, 0.8], got {a.grad.numpy()} and {b.grad.numpy()}'
     c = Tensor([0.0], requires_grad=True)
     c.grad = Tensor([0.5])
     clip_grad_norm_([c], max_norm=1.0)
-    assert np.allclose(c.grad.numpy(), [0.5]), 'a norm below max_norm must not be changed'
+    assert np.allclose(c.grad.numpy(), [0.5]), f'a norm (0.5) below max_norm (1.0) must not be changed, got {c.grad.numpy()}: clipping only ever shrinks gradients'
 

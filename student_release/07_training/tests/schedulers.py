@@ -23,12 +23,12 @@ def test_cosine_and_linear_warmup(CosineAnnealingLR, LinearLR, SGD, Tensor, np):
     for _ in range(4):
         cos.step()
         lrs.append(cos.get_last_lr()[0])
-    assert np.allclose(lrs, [1.0, 0.853553, 0.5, 0.146447, 0.0], atol=1e-05), f'cosine from 1 to 0 over 4 epochs, got {lrs}'
+    assert np.allclose(lrs, [1.0, 0.853553, 0.5, 0.146447, 0.0], atol=1e-05), f"cosine from 1 to 0 over 4 epochs should give [1, 0.854, 0.5, 0.146, 0], got {lrs}: check that you use last_epoch / T_max (not T_max + 1) and base_lrs, not group['lr']"
     opt2 = SGD([Tensor([0.0], requires_grad=True)], lr=1.0)
     warm = LinearLR(opt2, start_factor=0.25, total_iters=3)
     lrs = [warm.get_last_lr()[0]]
     for _ in range(4):
         warm.step()
         lrs.append(warm.get_last_lr()[0])
-    assert np.allclose(lrs, [0.25, 0.5, 0.75, 1.0, 1.0]), f'warm-up from 25% to 100% in 3 steps, then constant; got {lrs}'
+    assert np.allclose(lrs, [0.25, 0.5, 0.75, 1.0, 1.0]), f'warm-up from 25% to 100% in 3 steps, then constant, should give [0.25, 0.5, 0.75, 1, 1]; got {lrs}: cap last_epoch at total_iters'
 
