@@ -34,6 +34,8 @@ test: setup-dev
 
 lint: setup
 	$(VENV)/bin/ruff check tito autograder gradebook tinytorch_ref tests datasets milestones
+	$(VENV)/bin/mypy
+	for s in autograder/suites/*/suite.py; do $(VENV)/bin/mypy "$$s" || exit 1; done
 
 sync: setup
 	$(TITO) sync

@@ -149,11 +149,11 @@ def _compare(got: Any, exp: Any, case: Case, where: str) -> tuple[bool, str]:
         e = exp.astype(np.float64)
         if np.array_equal(np.isnan(g), np.isnan(e)) is False:
             return False, f"{where}: NaN where a number was expected (or the reverse)"
-        ok = np.isclose(g, e, rtol=case.rtol, atol=case.atol, equal_nan=True)
-        if not ok.all():
-            idx = tuple(int(i) for i in np.argwhere(~ok)[0])
+        close = np.isclose(g, e, rtol=case.rtol, atol=case.atol, equal_nan=True)
+        if not close.all():
+            idx = tuple(int(i) for i in np.argwhere(~close)[0])
             err = float(np.nanmax(np.abs(g - e)))
-            return False, (f"{where}: {int((~ok).sum())} of {ok.size} values are off "
+            return False, (f"{where}: {int((~close).sum())} of {close.size} values are off "
                            f"(first at index {idx}; max abs error {err:.3g})")
         return True, ""
     if isinstance(exp, bool) or exp is None or isinstance(exp, str):

@@ -7,11 +7,13 @@ Levels: ``error`` (a score cannot be trusted or placed: ``check`` exits 1), ``wa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
 from gradebook import policy as pol
 from gradebook.frames import Frames
+from gradebook.tables import cell
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ def problems(frames: Frames, sources: pd.DataFrame) -> list[Problem]:
         Problems, sorted by level then source.
     """
     out: list[Problem] = []
+    r: Any  # itertuples rows: one attribute per column, typed by the column
     ev = frames.events
     items = frames.items.set_index("item")
     if frames.roster.empty:
@@ -60,7 +63,7 @@ def problems(frames: Frames, sources: pd.DataFrame) -> list[Problem]:
             if r.score > r.max_score + 1e-9:
                 out.append(Problem("error", str(r.source_path), "score",
                                    f"{r.student_ref} {r.item}: {r.score:g} > max {r.max_score:g}"))
-            points = float(items.at[r.item, "points"])
+            points = float(cell(items, r.item, "points"))
             if r.kind not in ("manual", "override") and abs(r.max_score - points) > 1e-9:
                 out.append(Problem("warning", str(r.source_path), "max_score",
                                    f"{r.student_ref} {r.item}: out of {r.max_score:g} but "
@@ -71,8 +74,8 @@ def problems(frames: Frames, sources: pd.DataFrame) -> list[Problem]:
     limit_days = float(frames.course.grading.implausible_late_days)
     timed = known[known["submitted_at"].notna()]
     for r in timed.itertuples(index=False):
-        module = int(items.at[r.item, "module"])
-        due = items.at[r.item, "due"]
+        module = int(cell(items, r.item, "module"))
+        due = cell(items, r.item, "due")
         if r.submitted_at < releases[module]:
             out.append(Problem("error", str(r.source_path), "submitted_at",
                                f"{r.student_ref} {r.item}: submitted "
@@ -113,7 +116,7 @@ def problems(frames: Frames, sources: pd.DataFrame) -> list[Problem]:
             track = track_of.get(r.student)
             if track is None or r.item not in items.index:
                 continue
-            if int(items.at[r.item, "module"]) not in frames.policy.track_modules[track]:
+            if int(cell(items, r.item, "module")) not in frames.policy.track_modules[track]:
                 out.append(Problem("warning", str(r.source_path), "item",
                                    f"override of {r.item} for {r.student}: not in track {track}"))
     # 7. what sources skipped on purpose

@@ -14,6 +14,7 @@ import pandas as pd
 
 from gradebook.frames import Built
 from gradebook.policy import details_of
+from gradebook.tables import cell
 
 
 def _local(ts: Any, tz: Any) -> str:
@@ -38,6 +39,8 @@ def explain(built: Built, student: str) -> str:
     Returns:
         Multi-line text.
     """
+    r: Any  # itertuples rows: one attribute per column, typed by the column
+    ev: Any
     f = built.frames
     tz = f.course.tz
     pol = f.policy
@@ -124,8 +127,8 @@ def explain(built: Built, student: str) -> str:
         lines.append("")
     terms, num, den = [], 0.0, 0.0
     for cat, w in weights.items():
-        if w > 0 and cat in mycats.index and mycats.at[cat, "possible"] > 0:
-            pct = float(mycats.at[cat, "percent"])
+        if w > 0 and cat in mycats.index and cell(mycats, cat, "possible") > 0:
+            pct = float(cell(mycats, cat, "percent"))
             terms.append(f"{w:g} x {pct:.2f}")
             num += w * pct
             den += w

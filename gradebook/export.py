@@ -7,9 +7,12 @@ includes drops and weights. Cells of items outside a student's track are blank.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from gradebook.frames import Built
+from gradebook.tables import cell
 
 CANVAS_FIXED = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 TOTAL_COLUMN = "Course Grade (%)"
@@ -41,8 +44,9 @@ def canvas(built: Built) -> pd.DataFrame:
     """
     titles, wide = _item_table(built)
     items = built.frames.items.set_index("title")
-    points = {t: float(items.at[t, "points"]) for t in titles}
+    points = {t: float(cell(items, t, "points")) for t in titles}
     roster = built.frames.roster
+    r: Any  # itertuples rows: one attribute per column, typed by the column
     grades = built.grades.set_index("student")
     rows = [{"Student": "Points Possible", "ID": "", "SIS User ID": "", "SIS Login ID": "",
              "Section": "", **{t: points[t] for t in titles}, TOTAL_COLUMN: 100.0}]
@@ -50,9 +54,9 @@ def canvas(built: Built) -> pd.DataFrame:
         row = {"Student": r.name, "ID": r.canvas_id, "SIS User ID": r.student,
                "SIS Login ID": r.login, "Section": r.section}
         for t in titles:
-            value = wide.at[r.student, t] if r.student in wide.index else float("nan")
+            value = cell(wide, r.student, t) if r.student in wide.index else float("nan")
             row[t] = "" if pd.isna(value) else value
-        row[TOTAL_COLUMN] = round(float(grades.at[r.student, "percent"]), 2)
+        row[TOTAL_COLUMN] = round(float(cell(grades, r.student, "percent")), 2)
         rows.append(row)
     return pd.DataFrame(rows, columns=[*CANVAS_FIXED, *titles, TOTAL_COLUMN])
 
@@ -71,6 +75,7 @@ def gradescope(built: Built) -> pd.DataFrame:
     """
     titles, wide = _item_table(built)
     roster = built.frames.roster
+    r: Any  # itertuples rows: one attribute per column, typed by the column
     grades = built.grades.set_index("student")
     rows = []
     for r in roster.itertuples(index=False):
@@ -80,11 +85,11 @@ def gradescope(built: Built) -> pd.DataFrame:
         email = r.email or (r.login if "@" in str(r.login) else "")
         row = {"First Name": first, "Last Name": last, "SID": r.student, "Email": email,
                "Sections": r.section,
-               "Total Score": round(float(grades.at[r.student, "percent"]), 2),
+               "Total Score": round(float(cell(grades, r.student, "percent")), 2),
                "Max Points": 100.0, "Status": "Graded", "Track": r.track,
                "Letter": grades.at[r.student, "letter"]}
         for t in titles:
-            value = wide.at[r.student, t] if r.student in wide.index else float("nan")
+            value = cell(wide, r.student, t) if r.student in wide.index else float("nan")
             row[t] = "" if pd.isna(value) else value
         rows.append(row)
     cols = ["First Name", "Last Name", "SID", "Email", "Sections", "Total Score", "Max Points",

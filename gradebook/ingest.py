@@ -36,6 +36,7 @@ from gradebook.errors import GradebookError, where
 from gradebook.identity import RosterIndex
 from gradebook.inputs import read_csv_rows, sha256_file
 from gradebook.store import Store, current_user, now_utc
+from gradebook.tables import records
 
 GRADE_CSV_REQUIRED = ["SID", "Email", "Total Score", "Max Points", "Status", "Submission Time"]
 SLOW_HOOK = "GRADEBOOK_TEST_ROW_DELAY"  # seconds to sleep between written rows (tests only)
@@ -584,10 +585,10 @@ def record(
             return index.resolve(sid, login, email).student or ref
 
         history: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for ev in events.to_dict("records"):
+        for ev in records(events):
             if ev["kind"] != "override":
-                key = who(ev["sid"], ev["login"], ev["email"], ev["student_ref"])
-                history.setdefault((key, ev["item"]), []).append(ev)
+                person = who(ev["sid"], ev["login"], ev["email"], ev["student_ref"])
+                history.setdefault((person, ev["item"]), []).append(ev)
         handled = 0
         for src in sources:
             res = FileResult(src.path, src.kind, notes=list(src.notes))

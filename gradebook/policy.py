@@ -28,6 +28,7 @@ import pandas as pd
 
 from gradebook.identity import RosterIndex
 from gradebook.items import LateRules, Policy, track_items
+from gradebook.tables import cell, records
 
 EPS = 1e-9
 
@@ -75,7 +76,7 @@ def current_scores(events: pd.DataFrame) -> pd.DataFrame:
             "override_reason", "override_by", "override_event"]
     current: dict[tuple[str, str], dict[str, Any]] = {}
     overrides: dict[tuple[str, str], dict[str, Any]] = {}
-    for ev in events.sort_values("event_id").to_dict("records"):
+    for ev in records(events.sort_values("event_id")):
         key = (ev["student"], ev["item"])
         if ev["kind"] == "override":
             overrides[key] = ev
@@ -88,18 +89,18 @@ def current_scores(events: pd.DataFrame) -> pd.DataFrame:
         current[key] = ev
     rows = []
     for key in sorted(set(current) | set(overrides)):
-        ev = current.get(key)
+        event = current.get(key)
         ov = overrides.get(key)
         rows.append({
             "student": key[0], "item": key[1],
-            "score": np.nan if ev is None else ev["score"],
-            "max_score": np.nan if ev is None else ev["max_score"],
-            "submitted_at": pd.NaT if ev is None else ev["submitted_at"],
-            "submission_id": None if ev is None else ev["submission_id"],
-            "event_id": np.nan if ev is None else ev["event_id"],
-            "event_kind": None if ev is None else ev["kind"],
-            "source_path": None if ev is None else ev["source_path"],
-            "suite_version": None if ev is None else ev["suite_version"],
+            "score": np.nan if event is None else event["score"],
+            "max_score": np.nan if event is None else event["max_score"],
+            "submitted_at": pd.NaT if event is None else event["submitted_at"],
+            "submission_id": None if event is None else event["submission_id"],
+            "event_id": np.nan if event is None else event["event_id"],
+            "event_kind": None if event is None else event["kind"],
+            "source_path": None if event is None else event["source_path"],
+            "suite_version": None if event is None else event["suite_version"],
             "override": np.nan if ov is None or ov["score"] is None else ov["score"],
             "override_reason": None if ov is None else ov["reason"],
             "override_by": None if ov is None else ov["recorded_by"],
@@ -162,8 +163,8 @@ def effective_due(frame: pd.DataFrame, extensions: pd.DataFrame) -> pd.DataFrame
     """
     out = frame.copy()
     latest: dict[tuple[str, int], dict[str, Any]] = {}
-    for ext in extensions.to_dict("records"):
-        latest[(ext["student"], int(ext["module"]))] = ext
+    for row in records(extensions):
+        latest[(row["student"], int(row["module"]))] = row
     dues, notes = [], []
     for student, module, due in zip(out["student"], out["module"], out["due"], strict=True):
         best, note = due, ""
@@ -255,7 +256,7 @@ def allocate_tokens(units: pd.DataFrame, rules: LateRules) -> pd.DataFrame:
         # state: tokens used -> (saved, allocation tuple)
         states: dict[int, tuple[float, tuple[int, ...]]] = {0: (0.0, ())}
         for i in rows:
-            m, value = float(out.at[i, "minutes_late"]), float(out.at[i, "value"])
+            m, value = float(cell(out, i, "minutes_late")), float(cell(out, i, "value"))
             need = tokens_to_clear(m, rules)
             base = late_fraction(m, rules)
             nxt: dict[int, tuple[float, tuple[int, ...]]] = {}

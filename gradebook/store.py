@@ -174,7 +174,7 @@ def connect_postgres(url: str) -> PgConnection:
         ) from None
     try:
         given = conninfo_to_dict(url)
-        extra = {k: v for k, v in (("connect_timeout", "10"),
+        extra: dict[str, Any] = {k: v for k, v in (("connect_timeout", "10"),
                                    ("application_name", "tito-gradebook")) if k not in given}
         raw = psycopg.connect(url, autocommit=True, **extra)
     except psycopg.Error as exc:
@@ -334,6 +334,7 @@ class Store:
     def frame(self, sql: str, params: Sequence[Any] = ()) -> pd.DataFrame:
         """Run a query and return a DataFrame."""
         cur = self.conn.execute(sql, params)
+        assert cur.description is not None, f"not a query: {sql}"
         cols = [d[0] for d in cur.description]
         return pd.DataFrame(cur.fetchall(), columns=cols)
 

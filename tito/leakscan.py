@@ -156,7 +156,7 @@ def scan(course: Course, release_dir: Path | None = None, *, solutions_dir: Path
     name_re = (re.compile(r"\b(" + "|".join(map(re.escape, sorted(hidden_names))) + r")\b")
                if hidden_names else None)
 
-    problems = []
+    problems: list[str] = []
     if not release_dir.exists():
         return problems
     for path in sorted(release_dir.rglob("*")):
@@ -172,7 +172,7 @@ def scan(course: Course, release_dir: Path | None = None, *, solutions_dir: Path
             s = line.strip()
             if s in fingerprints:
                 problems.append(f"{where}: {fingerprints[s]} leaked: {s[:60]}")
-            elif name_re and name_re.search(line) and not s.startswith("#"):
-                hit = name_re.search(line).group(1)
+            elif name_re and (found := name_re.search(line)) and not s.startswith("#"):
+                hit = found.group(1)
                 problems.append(f"{where}: hidden case name {hit!r} ({hidden_names[hit]})")
     return problems

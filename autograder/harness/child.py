@@ -29,7 +29,7 @@ import sys
 import time
 import traceback
 import types
-from typing import Any
+from typing import Any, cast
 
 _print = builtins.print
 _len, _isinstance, _repr, _str, _type = len, isinstance, repr, str, type
@@ -158,7 +158,9 @@ def _student_frames(tb: Any, student_files: set[str]) -> str:
 def _describe(exc: BaseException) -> str:
     name = _type(exc).__name__
     if _isinstance(exc, SystemExit):
-        return f"called sys.exit({exc.code!r}); graded code must return, not exit"
+        # _isinstance is the captured builtin, which mypy does not narrow through
+        code = cast(SystemExit, exc).code
+        return f"called sys.exit({code!r}); graded code must return, not exit"
     if _isinstance(exc, KeyboardInterrupt):
         return "raised KeyboardInterrupt"
     try:
@@ -176,7 +178,8 @@ def _integrity(pkg: Any, mod: Any, slug: str, source_file: str, source: str) -> 
         tree = ast.parse(source)
     except SyntaxError:
         return ["the exported module does not parse"]
-    defs = [n for n in tree.body if _isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    defs = cast("list[ast.FunctionDef | ast.ClassDef]",
+                [n for n in tree.body if _isinstance(n, (ast.FunctionDef, ast.ClassDef))])
     for node in defs:
         obj = getattr(mod, node.name, None)
         if obj is None:
@@ -192,6 +195,7 @@ def _integrity(pkg: Any, mod: Any, slug: str, source_file: str, source: str) -> 
         if _isinstance(node, ast.ClassDef):
             for item in node.body:
                 if _isinstance(item, ast.FunctionDef):
+                    item = cast(ast.FunctionDef, item)
                     fn = obj.__dict__.get(item.name)
                     fcode = getattr(getattr(fn, "__func__", fn), "__code__", None)
                     if fcode is not None and fcode.co_filename != source_file:

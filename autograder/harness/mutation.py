@@ -174,10 +174,11 @@ def generate_mutants(source: str, *, limit: int | None = None,
     for i, node in enumerate(nodes):
         if _skippable(node, src_lines):
             continue
-        if lines is not None and getattr(node, "lineno", 0) not in lines:
+        line = getattr(node, "lineno", 0)  # never 0 here: _skippable drops unplaced nodes
+        if lines is not None and line not in lines:
             continue
         for kind, text, fn in _candidates(node):
-            mid = f"{kind}@L{node.lineno}:{node.col_offset}:{text}"
+            mid = f"{kind}@L{line}:{getattr(node, 'col_offset', 0)}:{text}"
             if mid in seen:
                 continue
             seen.add(mid)
@@ -192,7 +193,7 @@ def generate_mutants(source: str, *, limit: int | None = None,
                 compile(text_src, "<mutant>", "exec")
             except (SyntaxError, ValueError, TypeError):
                 continue
-            mutants.append(Mutant(mid, text, node.lineno, text_src))
+            mutants.append(Mutant(mid, text, line, text_src))
             if limit is not None and len(mutants) >= limit:
                 return mutants
     return mutants

@@ -418,7 +418,7 @@ def _reject(name: str) -> Any:
 def _outcome(kind: str, item: str, msg: dict[str, Any], spec: RunSpec) -> Outcome:
     out = _text(msg.get("out"), spec.max_output_kb * 1024)
     secs = msg.get("secs")
-    secs_f = float(secs) if type(secs) in (int, float) else 0.0
+    secs_f = float(secs) if type(secs) is int or type(secs) is float else 0.0
     if kind == "error":
         return Outcome(item, "error", message=_text(msg.get("error"), 2000),
                        where=_text(msg.get("where"), 4000), out=out, secs=secs_f)

@@ -28,7 +28,7 @@ def _mlp(tt):
 def named_parameters_dotted_order(tt, rng):
     nn = tt.nn
 
-    class Block(nn.Module):
+    class Block(nn.Module):  # type: ignore[name-defined]  # base: the package under test
         def __init__(self):
             super().__init__()
             self.scale = nn.Parameter(np.ones(3, dtype=np.float32))
@@ -76,7 +76,7 @@ def parameter_and_registration(tt, rng):
     nn = tt.nn
     p = nn.Parameter(_f32(rng, 2, 3))
 
-    class M(nn.Module):
+    class M(nn.Module):  # type: ignore[name-defined]  # base: the package under test
         def __init__(self):
             super().__init__()
             self.w = nn.Parameter(np.zeros(2, dtype=np.float32))
