@@ -127,10 +127,10 @@ class _SigmoidFn(Function):
         """Compute ``1 / (1 + exp(-x))`` element-wise without overflow; save the output.
 
         APPROACH:
-            1. ``out = np.empty_like(x)``; ``pos = x >= 0``.
-            2. Where ``pos``: ``1 / (1 + np.exp(-x[pos]))``.
-            3. Elsewhere: ``e = np.exp(x[~pos])``, then ``e / (1 + e)``.
-            4. ``ctx.save_for_backward(out)`` and return ``out`` (same dtype as ``x``).
+            1. ``out = np.empty_like(x)`` (same shape and dtype); ``pos = x >= 0`` (a mask).
+            2. ``out[pos] = 1 / (1 + np.exp(-x[pos]))`` — here ``-x <= 0``.
+            3. ``e = np.exp(x[~pos])`` (here ``x < 0``), then ``out[~pos] = e / (1 + e)``.
+            4. ``ctx.save_for_backward(out)`` and return ``out``.
 
         EXAMPLE:
             >>> _SigmoidFn.forward(Context(), np.array([-1000.0, 0.0, 1000.0], np.float32))
@@ -173,6 +173,9 @@ def tanh(input: Tensor) -> Tensor:  # noqa: A002
     EXAMPLE:
         >>> tanh(Tensor([0.0, 1.0, 1000.0]))
         tensor([0.    , 0.7616, 1.    ])
+
+    HINT: one line. Writing it as ``(e^x - e^-x) / (e^x + e^-x)`` would overflow to
+    ``inf / inf = nan`` at ``x = 1000``.
     """
     return input.tanh()
 
@@ -195,6 +198,9 @@ class _GELUFn(Function):
         EXAMPLE:
             >>> _GELUFn.forward(Context(), np.array([-1.0, 0.0, 1.0], np.float32)).round(4)
             array([-0.1587,  0.    ,  0.8413], dtype=float32)
+
+        HINT: ``erfc`` and ``math.sqrt`` are provided above; work on the NumPy array ``x``
+        (not a ``Tensor``), and check that a float32 input gives a float32 output.
         """
         cdf = 0.5 * erfc(-x / math.sqrt(2.0))
         ctx.save_for_backward(x)
@@ -225,10 +231,10 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
         ValueError: ``approximate`` is neither ``'none'`` nor ``'tanh'``.
 
     APPROACH:
-        1. Check ``approximate``.
-        2. ``'none'``: ``return _GELUFn.apply(input)``.
-        3. ``'tanh'``: build the formula from Tensor operations (``**``, ``*``, ``+``,
-           ``.tanh()``); ``_SQRT_2_OVER_PI`` is defined above.
+        1. ``'none'``: ``return _GELUFn.apply(input)`` (your Function from above).
+        2. ``'tanh'``: build the formula from Tensor operations — ``inner = (x + 0.044715 ·
+           x ** 3) · _SQRT_2_OVER_PI`` (defined above), then ``0.5 · x · (inner.tanh() + 1)``.
+        3. Anything else: ``raise ValueError`` naming the bad value (PyTorch does the same).
 
     EXAMPLE:
         >>> gelu(Tensor([-1.0, 0.0, 1.0])), gelu(Tensor([1.0]), approximate="tanh")

@@ -107,9 +107,15 @@ class _ModuleTree:
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """Yield every parameter (no names), in the order of ``named_parameters``.
 
+        APPROACH: loop over ``self.named_parameters(recurse=recurse)`` and ``yield`` each
+        parameter without its name.
+
         EXAMPLE:
             >>> sum(p.numel() for p in Linear(4, 8).parameters())
             40
+
+        HINT: reuse ``named_parameters`` rather than walking the tree again, so the two can
+        never disagree about order or shared parameters.
         """
         for _, p in self.named_parameters(recurse=recurse):
             yield p
@@ -127,12 +133,16 @@ class _ModuleTree:
     def train(self, mode: bool = True) -> Any:
         """Set ``training = mode`` on this module and every descendant; return ``self``.
 
-        APPROACH: for every module ``m`` in ``self.modules()``, set ``m.training = bool(mode)``.
+        APPROACH: for every module ``m`` in ``self.modules()`` (this one included), set
+        ``m.training = bool(mode)``; then ``return self``.
 
         EXAMPLE:
             >>> model = Sequential(Linear(2, 2), Dropout(0.5))
             >>> model.eval() is model, model[1].training
             (True, False)
+
+        HINT: returning ``self`` is what makes ``model = Net().eval()`` work; setting the flag
+        only on ``self`` leaves a ``Dropout`` inside the model dropping units at test time.
         """
         for m in self.modules():
             object.__setattr__(m, "training", bool(mode))
@@ -152,10 +162,16 @@ class _ModuleTree:
 
         With ``set_to_none=False``, set each existing ``p.grad`` to a zero Tensor instead.
 
+        APPROACH: for every ``p`` in ``self.parameters()``: if ``set_to_none`` or ``p.grad`` is
+        None, set ``p.grad = None``; otherwise ``p.grad = Tensor(np.zeros_like(p.grad.data))``.
+
         EXAMPLE:
             >>> lin = Linear(2, 1); lin.weight.grad = Tensor([[1.0, 1.0]])
             >>> lin.zero_grad(); lin.weight.grad is None
             True
+
+        HINT: gradients *accumulate* (module 05 adds into ``.grad``), so a training loop
+        calls ``zero_grad()`` before every backward pass; ``None`` also frees the memory.
         """
         for p in self.parameters():
             if set_to_none or p.grad is None:
@@ -174,13 +190,17 @@ class _ModuleTree:
             1. ``out = OrderedDict()``.
             2. For each ``(name, p)`` in ``self.named_parameters()``:
                ``out[name] = p.data.copy()``.
-            3. For each ``(name, b)`` in ``self.named_buffers()`` whose last name part is not
-               in the owner's ``_non_persistent`` set (given: ``self._persistent_buffers()``),
-               add ``b.data.copy()``.
+            3. For each ``(name, b)`` in ``self._persistent_buffers()`` (given below: every
+               buffer except those registered with ``persistent=False``):
+               ``out[name] = b.data.copy()``.
+            4. Return ``out``.
 
         EXAMPLE:
             >>> {k: v.shape for k, v in Linear(4, 2).state_dict().items()}
             {'weight': (2, 4), 'bias': (2,)}
+
+        HINT: without ``.copy()`` the "checkpoint" is the live weight array: the next
+        optimizer step silently changes the saved state too.
         """
         out: OrderedDict[str, np.ndarray] = OrderedDict()
         for name, p in self.named_parameters():
@@ -219,7 +239,16 @@ class _ModuleTree:
                optimizer holding these Parameters sees the new values.
             5. Return ``_IncompatibleKeys(missing, unexpected)``.
 
-        HINT: values may be Tensors too: use ``value.data`` when it is a ``Tensor``.
+        EXAMPLE:
+            >>> a, b = Linear(2, 1), Linear(2, 1)
+            >>> b.load_state_dict(a.state_dict())
+            _IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+            >>> bool(np.array_equal(a.weight.data, b.weight.data))
+            True
+
+        HINT: values may be Tensors too: use ``value.data`` when it is a ``Tensor``. Do not
+        assign ``own[k].data = arr`` or a new ``Parameter``: the optimizer would keep
+        updating the old array.
         """
         own: dict[str, Tensor] = dict(self.named_parameters())
         own.update(self._persistent_buffers())
@@ -383,12 +412,15 @@ class Linear(Module):
         """``x @ weight.T + bias`` for ``x`` of shape ``(*, in_features)``.
 
         APPROACH: ``out = x @ self.weight.T``; add ``self.bias`` unless it is None
-        (broadcasting adds it to every row).
+        (broadcasting adds it to every row); return ``out``.
 
         EXAMPLE:
             >>> lin = Linear(3, 2); lin.weight.data[...] = 1; lin.bias.data[...] = 0.5
             >>> lin(Tensor([[1.0, 2.0, 3.0]]))
             tensor([[6.5, 6.5]], requires_grad=True)
+
+        HINT: use Tensor operations (``@``, ``.T``, ``+``), not NumPy on ``.data``, so module
+        05 can send gradients to ``weight`` and ``bias``. Shapes: ``(B, in) @ (in, out)``.
         """
         out = x @ self.weight.T
         if self.bias is not None:
@@ -415,11 +447,17 @@ class Sequential(Module):
                 self.add_module(str(i), m)
 
     def forward(self, x: Any) -> Any:
-        """Apply each child in order.
+        """Apply each child in order: ``x = child(x)`` for every child, then return ``x``.
+
+        APPROACH: loop over ``self._modules.values()`` (registration order ``"0"``, ``"1"``,
+        ...), replacing ``x`` with ``m(x)``.
 
         EXAMPLE:
             >>> Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3))(Tensor(np.ones((2, 4)))).shape
             (2, 3)
+
+        HINT: call ``m(x)``, not ``m.forward(x)``: ``__call__`` is the one entry point, as in
+        PyTorch (where it also runs hooks).
         """
         for m in self._modules.values():
             x = m(x)
@@ -500,16 +538,23 @@ class Flatten(Module):
         """Reshape so that dimensions ``start_dim`` to ``end_dim`` (inclusive) become one.
 
         APPROACH:
-            1. Turn negative dims into positive ones (``d % x.ndim``).
-            2. ``new_shape = shape[:start] + (product of shape[start:end + 1],) +
+            1. A 0-d tensor (``x.ndim == 0``) becomes shape ``(1,)``, as in PyTorch (and the
+               modulo below would divide by zero).
+            2. Turn negative dims into positive ones (``d % x.ndim``).
+            3. ``new_shape = shape[:start] + (product of shape[start:end + 1],) +
                shape[end + 1:]``.
-            3. ``return x.reshape(new_shape)``.
+            4. ``return x.reshape(new_shape)`` — a view, no copy (module 01).
 
         EXAMPLE:
             >>> Flatten()(Tensor(np.zeros((2, 3, 4, 5)))).shape
             (2, 60)
             >>> Flatten(0, 1)(Tensor(np.zeros((2, 3, 4)))).shape
             (6, 4)
+            >>> Flatten(0)(Tensor(3.0)).shape
+            (1,)
+
+        HINT: a 1-D input has nothing to merge with the defaults (``start_dim=1``): its
+        shape stays the same.
         """
         if x.ndim == 0:
             return x.reshape(1)

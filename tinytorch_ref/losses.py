@@ -35,10 +35,16 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
         ValueError: any other ``reduction``, e.g. ``"'avg' is not a valid value for
             reduction"``.
 
+    APPROACH: ``'mean'`` -> ``loss.mean()``; ``'sum'`` -> ``loss.sum()``; ``'none'`` ->
+    ``loss``; anything else -> ``raise ValueError`` with the message above.
+
     EXAMPLE:
         >>> l = Tensor([0.25, 1.0, 4.0, 0.0])
         >>> _reduce(l, "mean").item(), _reduce(l, "sum").item(), _reduce(l, "none").shape
         (1.3125, 5.25, (4,))
+
+    HINT: use the Tensor reductions from module 01 (they return 0-d Tensors), not NumPy on
+    ``.data``: the loss is where module 05's backward pass starts.
     """
     if reduction == "mean":
         return loss.mean()
@@ -58,13 +64,17 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor: 
         reduction: ``'mean'`` | ``'sum'`` | ``'none'``.
 
     APPROACH:
-        1. Wrap ``target`` with ``_as_tensor``; if the shapes differ, ``warnings.warn`` that
-           the target size differs from the input size (it will broadcast).
+        1. Wrap ``target`` with ``_as_tensor``; if the shapes differ, ``warnings.warn(...)``
+           (a ``UserWarning``) saying that the target size differs from the input size and
+           will broadcast — then carry on, as PyTorch does.
         2. ``diff = input - target``; return ``_reduce(diff * diff, reduction)``.
 
     EXAMPLE:
         >>> mse_loss(Tensor([1.0, 2.0, 3.0]), Tensor([1.5, 2.0, 1.0]))
         tensor(1.4167)
+
+    HINT: pass ``stacklevel=2`` to ``warnings.warn`` so the warning names the caller's line.
+    An unknown ``reduction`` needs no check here: ``_reduce`` raises.
     """
     target = _as_tensor(target)
     if tuple(target.shape) != tuple(input.shape):
@@ -134,6 +144,10 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     EXAMPLE:
         >>> nll_loss(Tensor([[-0.5, -1.0], [-2.0, -0.1]]), Tensor(np.array([0, 1])))
         tensor(0.3)
+
+    HINT: ``nll_loss`` does **not** apply (log-)softmax: its input already is
+    log-probabilities. ``'mean'`` divides by ``denom``, not by ``N``: ignored targets do not
+    count, and with ``weight`` it is the sum of the picked weights (PyTorch's definition).
     """
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction!r} is not a valid value for reduction")
@@ -162,10 +176,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
     APPROACH:
         1. Check ``reduction``; ``cdim = _class_dim(input)``;
            ``logp = log_softmax(input, dim=cdim)`` (stable, module 02).
-        2. Float targets (``target.dtype.kind == "f"``): ``q = target`` smoothed as
-           ``q * (1 - ε) + ε / C``; ``losses = -(logp * q).sum(dim=cdim)`` (times the class
-           weights if given); ``'mean'`` divides by the number of samples
-           (``losses.numel()``), i.e. ``_reduce``.
+        2. Float targets (``target.dtype.kind == "f"``): ``q = target * (1 - ε) + ε / C``
+           with ``C = input.shape[cdim]``; if ``weight`` is given, multiply ``q`` by it
+           reshaped to broadcast along ``cdim`` (shape ``[1, C, 1, ...]``); return
+           ``_reduce(-(logp * q).sum(dim=cdim), reduction)`` — ``'mean'`` divides by the
+           number of samples.
         3. Index targets: ``coef, denom = _class_coefficients(input, target, weight,
            ignore_index, label_smoothing)``; ``losses = -(logp * Tensor(coef)).sum(dim=cdim)``;
            reduce like ``nll_loss`` (``'mean'`` divides by ``denom``).
@@ -215,6 +230,10 @@ class _BCEFn(Function):
             >>> _BCEFn.forward(Context(), np.array([0.9, 0.0], np.float32),
             ...                np.array([1.0, 1.0], np.float32))
             array([  0.10536055, 100.        ], dtype=float32)
+
+        HINT: clamp the *logs*, not ``p``: clamping ``p`` to ``[1e-7, 1 - 1e-7]`` gives a
+        different loss (16.1 instead of 100 for a certain, wrong prediction). ``p`` and ``t``
+        are NumPy arrays here.
         """
         with np.errstate(divide="ignore"):
             log_p = np.maximum(np.log(p), -100)
@@ -250,6 +269,10 @@ class _BCEWithLogitsFn(Function):
             >>> _BCEWithLogitsFn.forward(Context(), np.array([0.0, 1000.0, -1000.0], np.float32),
             ...                          np.array([1.0, 0.0, 1.0], np.float32))
             array([6.931472e-01, 1.000000e+03, 1.000000e+03], dtype=float32)
+
+        HINT: never compute ``np.exp(-z)`` or ``sigmoid(z)`` directly: ``exp(1000)`` is
+        ``inf`` in float32. Save all four values even though ``pos_weight`` may be None:
+        the provided ``backward`` unpacks exactly ``(z, t, pos_weight, sp)``.
         """
         sp = np.log1p(np.exp(-np.abs(z))) + np.maximum(-z, 0)
         lw = 1 if pos_weight is None else 1 + (pos_weight - 1) * t

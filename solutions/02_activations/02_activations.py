@@ -239,6 +239,22 @@ def relu(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's argument name
 # Branching is not a `Tensor` operation, so sigmoid is a `Function`: you write `forward` on raw
 # NumPy arrays; `backward` is given. (Module 05 explains gradients: the derivative of sigmoid is
 # `s·(1 - s)`, so backward reuses the output saved in `ctx` instead of recomputing `exp`.)
+#
+# **How a `Function` works** (the provided machinery of module 01, used here for the first time;
+# PyTorch's `torch.autograd.Function` has the same shape):
+#
+# ```
+#   sigmoid(t)  ->  _SigmoidFn.apply(t)                 t: Tensor
+#                     ctx = Context()
+#                     out = _SigmoidFn.forward(ctx, t.data)    <- you write this: arrays in,
+#                                                                  one array out
+#                     return Tensor(out), remembering (_SigmoidFn, ctx, t) for module 05
+#
+#   inside forward:  ctx.save_for_backward(a, b, ...)   stores arrays; backward reads ctx.saved
+# ```
+#
+# So inside `forward` you use NumPy (`np.exp`, boolean masks, `np.empty_like`), never `Tensor`
+# methods, and you return a NumPy array of the input's dtype.
 
 # %%
 #| export
@@ -250,10 +266,10 @@ class _SigmoidFn(Function):
         """Compute ``1 / (1 + exp(-x))`` element-wise without overflow; save the output.
 
         APPROACH:
-            1. ``out = np.empty_like(x)``; ``pos = x >= 0``.
-            2. Where ``pos``: ``1 / (1 + np.exp(-x[pos]))``.
-            3. Elsewhere: ``e = np.exp(x[~pos])``, then ``e / (1 + e)``.
-            4. ``ctx.save_for_backward(out)`` and return ``out`` (same dtype as ``x``).
+            1. ``out = np.empty_like(x)`` (same shape and dtype); ``pos = x >= 0`` (a mask).
+            2. ``out[pos] = 1 / (1 + np.exp(-x[pos]))`` — here ``-x <= 0``.
+            3. ``e = np.exp(x[~pos])`` (here ``x < 0``), then ``out[~pos] = e / (1 + e)``.
+            4. ``ctx.save_for_backward(out)`` and return ``out``.
 
         EXAMPLE:
             >>> _SigmoidFn.forward(Context(), np.array([-1000.0, 0.0, 1000.0], np.float32))
@@ -300,6 +316,9 @@ def tanh(input: Tensor) -> Tensor:  # noqa: A002
     EXAMPLE:
         >>> tanh(Tensor([0.0, 1.0, 1000.0]))
         tensor([0.    , 0.7616, 1.    ])
+
+    HINT: one line. Writing it as ``(e^x - e^-x) / (e^x + e^-x)`` would overflow to
+    ``inf / inf = nan`` at ``x = 1000``.
     """
     # BEGIN SOLUTION NO PROMPT
     return input.tanh()
@@ -324,7 +343,9 @@ def test_relu_values(relu, Tensor, np):
     assert isinstance(out, Tensor), "relu must return a Tensor (so autograd can track it)"
     assert out.numpy().tolist() == [0.0, 0.0, 0.0, 0.5, 3.0], (
         f"relu keeps positives and zeroes negatives, got {out.numpy().tolist()}")
-    assert out.dtype == np.float32, "relu must keep float32"
+    assert out.dtype == np.float32, (
+        f"relu must keep float32, got {out.dtype}: a float64 result doubles the memory of "
+        "every activation (use Tensor.clamp, not NumPy on .data)")
 
 # %%
 def test_sigmoid_is_stable(sigmoid, Tensor, np):
@@ -385,6 +406,9 @@ class _GELUFn(Function):
         EXAMPLE:
             >>> _GELUFn.forward(Context(), np.array([-1.0, 0.0, 1.0], np.float32)).round(4)
             array([-0.1587,  0.    ,  0.8413], dtype=float32)
+
+        HINT: ``erfc`` and ``math.sqrt`` are provided above; work on the NumPy array ``x``
+        (not a ``Tensor``), and check that a float32 input gives a float32 output.
         """
         # BEGIN SOLUTION NO PROMPT
         cdf = 0.5 * erfc(-x / math.sqrt(2.0))
@@ -419,10 +443,10 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
         ValueError: ``approximate`` is neither ``'none'`` nor ``'tanh'``.
 
     APPROACH:
-        1. Check ``approximate``.
-        2. ``'none'``: ``return _GELUFn.apply(input)``.
-        3. ``'tanh'``: build the formula from Tensor operations (``**``, ``*``, ``+``,
-           ``.tanh()``); ``_SQRT_2_OVER_PI`` is defined above.
+        1. ``'none'``: ``return _GELUFn.apply(input)`` (your Function from above).
+        2. ``'tanh'``: build the formula from Tensor operations — ``inner = (x + 0.044715 ·
+           x ** 3) · _SQRT_2_OVER_PI`` (defined above), then ``0.5 · x · (inner.tanh() + 1)``.
+        3. Anything else: ``raise ValueError`` naming the bad value (PyTorch does the same).
 
     EXAMPLE:
         >>> gelu(Tensor([-1.0, 0.0, 1.0])), gelu(Tensor([1.0]), approximate="tanh")
@@ -590,10 +614,14 @@ def test_softmax_rows_are_distributions(softmax, Tensor, np):
     x = Tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
     p = softmax(x, dim=1).numpy()
     assert np.allclose(p.sum(axis=1), 1.0), f"each row must sum to 1 along dim=1, got {p.sum(1)}"
-    assert np.allclose(p[0], [0.09003057, 0.24472847, 0.66524096]), f"wrong values {p[0]}"
-    assert np.allclose(p[1], 1 / 3), "equal logits give equal probabilities"
+    assert np.allclose(p[0], [0.09003057, 0.24472847, 0.66524096]), (
+        f"softmax([1, 2, 3]) is [0.0900, 0.2447, 0.6652] = exp(x - 3) / sum(exp(x - 3)); "
+        f"got {p[0]}")
+    assert np.allclose(p[1], 1 / 3), f"equal logits give equal probabilities 1/3, got {p[1]}"
     q = softmax(x, dim=0).numpy()
-    assert np.allclose(q.sum(axis=0), 1.0), "dim=0 normalises each column instead"
+    assert np.allclose(q.sum(axis=0), 1.0), (
+        f"softmax(x, dim=0) must make each column sum to 1, got column sums {q.sum(axis=0)}: "
+        "use the given dim in both the max and the sum (not a fixed axis)")
 
 # %%
 def test_softmax_survives_large_logits(softmax, Tensor, np):
@@ -607,7 +635,9 @@ def test_log_softmax_is_stable(log_softmax, Tensor, np):
     out = log_softmax(Tensor([[0.0, -200.0], [1000.0, 1000.0]]), dim=1).numpy()
     assert np.isfinite(out).all(), (
         "log_softmax gave -inf or NaN: work in log space (x - m - log sum exp(x - m))")
-    assert np.allclose(out, [[0.0, -200.0], [-0.6931472, -0.6931472]]), f"wrong values {out}"
+    assert np.allclose(out, [[0.0, -200.0], [-0.6931472, -0.6931472]]), (
+        "log_softmax([0, -200]) is [0, -200] and log_softmax([1000, 1000]) is "
+        f"[-log 2, -log 2] = [-0.6931, -0.6931]; got {out.tolist()}")
     assert out.dtype == np.float32, "log_softmax must keep float32"
 
 # %% [raw]
@@ -706,8 +736,9 @@ class LogSoftmax(Activation):
 # %%
 def test_modules_match_functions(ReLU, GELU, Softmax, LogSoftmax, Tensor, np):
     x = Tensor([[-1.0, 0.5, 2.0], [3.0, -4.0, 0.0]])
-    assert np.allclose(ReLU()(x).numpy(), [[0.0, 0.5, 2.0], [3.0, 0.0, 0.0]]), "ReLU()(x)"
-    assert GELU("tanh")(x).shape == (2, 3), "GELU keeps the shape"
+    assert np.allclose(ReLU()(x).numpy(), [[0.0, 0.5, 2.0], [3.0, 0.0, 0.0]]), (
+        f"ReLU()(x) must equal relu(x); got {ReLU()(x).numpy().tolist()}: fix relu first")
+    assert GELU("tanh")(x).shape == (2, 3), "GELU is element-wise: it keeps the shape (2, 3)"
     p = Softmax(dim=0)(x).numpy()
     assert np.allclose(p.sum(axis=0), 1.0), "Softmax(dim=0) must normalise along dim 0"
     lp = LogSoftmax(dim=1)(x).numpy()

@@ -61,6 +61,10 @@ import numpy as np
 # records the value in `self._parameters` or `self._modules` (keeping insertion order, which is
 # why parameter lists are reproducible). Every other method walks those dictionaries.
 #
+# Besides parameters and children, a module can own **buffers** (`self._buffers`, filled by the
+# provided `register_buffer`): state that is saved with the model but not trained, such as
+# BatchNorm's running mean. No layer in this module has one, but `state_dict` must save them.
+#
 # `Module` is an abstract base class, and module 02's `Activation` is registered as a virtual
 # subclass: `isinstance(ReLU(), Module)` is True, so activations sit in the tree like any
 # layer, with no parameters of their own.
@@ -122,7 +126,12 @@ class _IncompatibleKeys(NamedTuple):
 #   layers may share one weight: weight tying in module 13);
 # * `parameters()` — the same without names (what an optimizer takes);
 # * `train(mode)` / `eval()` — set `training` on every module in the tree;
-# * `zero_grad()` — clear every parameter's `.grad`.
+# * `zero_grad()` — clear every parameter's `.grad`;
+# * `state_dict()` / `load_state_dict()` — save and restore every parameter as NumPy arrays.
+#
+# The methods live in a mix-in class, `_ModuleTree`, that `Module` (given after it) inherits.
+# Some EXAMPLEs use `Linear`, `Sequential` and `Dropout` from sections 3–4: they run once you
+# have written those too; the check below builds its own tiny modules instead.
 
 # %%
 #| export
@@ -193,9 +202,15 @@ class _ModuleTree:
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """Yield every parameter (no names), in the order of ``named_parameters``.
 
+        APPROACH: loop over ``self.named_parameters(recurse=recurse)`` and ``yield`` each
+        parameter without its name.
+
         EXAMPLE:
             >>> sum(p.numel() for p in Linear(4, 8).parameters())
             40
+
+        HINT: reuse ``named_parameters`` rather than walking the tree again, so the two can
+        never disagree about order or shared parameters.
         """
         # BEGIN SOLUTION NO PROMPT
         for _, p in self.named_parameters(recurse=recurse):
@@ -217,12 +232,16 @@ class _ModuleTree:
     def train(self, mode: bool = True) -> Any:
         """Set ``training = mode`` on this module and every descendant; return ``self``.
 
-        APPROACH: for every module ``m`` in ``self.modules()``, set ``m.training = bool(mode)``.
+        APPROACH: for every module ``m`` in ``self.modules()`` (this one included), set
+        ``m.training = bool(mode)``; then ``return self``.
 
         EXAMPLE:
             >>> model = Sequential(Linear(2, 2), Dropout(0.5))
             >>> model.eval() is model, model[1].training
             (True, False)
+
+        HINT: returning ``self`` is what makes ``model = Net().eval()`` work; setting the flag
+        only on ``self`` leaves a ``Dropout`` inside the model dropping units at test time.
         """
         # BEGIN SOLUTION NO PROMPT
         for m in self.modules():
@@ -245,10 +264,16 @@ class _ModuleTree:
 
         With ``set_to_none=False``, set each existing ``p.grad`` to a zero Tensor instead.
 
+        APPROACH: for every ``p`` in ``self.parameters()``: if ``set_to_none`` or ``p.grad`` is
+        None, set ``p.grad = None``; otherwise ``p.grad = Tensor(np.zeros_like(p.grad.data))``.
+
         EXAMPLE:
             >>> lin = Linear(2, 1); lin.weight.grad = Tensor([[1.0, 1.0]])
             >>> lin.zero_grad(); lin.weight.grad is None
             True
+
+        HINT: gradients *accumulate* (module 05 adds into ``.grad``), so a training loop
+        calls ``zero_grad()`` before every backward pass; ``None`` also frees the memory.
         """
         # BEGIN SOLUTION NO PROMPT
         for p in self.parameters():
@@ -271,13 +296,17 @@ class _ModuleTree:
             1. ``out = OrderedDict()``.
             2. For each ``(name, p)`` in ``self.named_parameters()``:
                ``out[name] = p.data.copy()``.
-            3. For each ``(name, b)`` in ``self.named_buffers()`` whose last name part is not
-               in the owner's ``_non_persistent`` set (given: ``self._persistent_buffers()``),
-               add ``b.data.copy()``.
+            3. For each ``(name, b)`` in ``self._persistent_buffers()`` (given below: every
+               buffer except those registered with ``persistent=False``):
+               ``out[name] = b.data.copy()``.
+            4. Return ``out``.
 
         EXAMPLE:
             >>> {k: v.shape for k, v in Linear(4, 2).state_dict().items()}
             {'weight': (2, 4), 'bias': (2,)}
+
+        HINT: without ``.copy()`` the "checkpoint" is the live weight array: the next
+        optimizer step silently changes the saved state too.
         """
         # BEGIN SOLUTION NO PROMPT
         out: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -320,7 +349,16 @@ class _ModuleTree:
                optimizer holding these Parameters sees the new values.
             5. Return ``_IncompatibleKeys(missing, unexpected)``.
 
-        HINT: values may be Tensors too: use ``value.data`` when it is a ``Tensor``.
+        EXAMPLE:
+            >>> a, b = Linear(2, 1), Linear(2, 1)
+            >>> b.load_state_dict(a.state_dict())
+            _IncompatibleKeys(missing_keys=[], unexpected_keys=[])
+            >>> bool(np.array_equal(a.weight.data, b.weight.data))
+            True
+
+        HINT: values may be Tensors too: use ``value.data`` when it is a ``Tensor``. Do not
+        assign ``own[k].data = arr`` or a new ``Parameter``: the optimizer would keep
+        updating the old array.
         """
         # BEGIN SOLUTION NO PROMPT
         own: dict[str, Tensor] = dict(self.named_parameters())
@@ -593,12 +631,15 @@ class Linear(Module):
         """``x @ weight.T + bias`` for ``x`` of shape ``(*, in_features)``.
 
         APPROACH: ``out = x @ self.weight.T``; add ``self.bias`` unless it is None
-        (broadcasting adds it to every row).
+        (broadcasting adds it to every row); return ``out``.
 
         EXAMPLE:
             >>> lin = Linear(3, 2); lin.weight.data[...] = 1; lin.bias.data[...] = 0.5
             >>> lin(Tensor([[1.0, 2.0, 3.0]]))
             tensor([[6.5, 6.5]], requires_grad=True)
+
+        HINT: use Tensor operations (``@``, ``.T``, ``+``), not NumPy on ``.data``, so module
+        05 can send gradients to ``weight`` and ``bias``. Shapes: ``(B, in) @ (in, out)``.
         """
         # BEGIN SOLUTION NO PROMPT
         out = x @ self.weight.T
@@ -636,7 +677,8 @@ def test_linear_shapes_and_init(Linear, Tensor, manual_seed, np):
     w = lin.weight.numpy()
     assert w.dtype == np.float32, "parameters are float32"
     assert np.abs(w).max() <= 0.25 and np.abs(w).max() > 0.15, (
-        "init bound is 1/sqrt(in_features) = 0.25 for in_features = 16")
+        f"init bound is 1/sqrt(in_features) = 0.25 for in_features = 16, but max |w| is "
+        f"{np.abs(w).max():.3f}: draw from Uniform(-bound, bound) so activations keep their scale")
     assert Linear(16, 4, bias=False).bias is None, "bias=False sets bias to None"
 
 # %%
@@ -693,11 +735,17 @@ class Sequential(Module):
                 self.add_module(str(i), m)
 
     def forward(self, x: Any) -> Any:
-        """Apply each child in order.
+        """Apply each child in order: ``x = child(x)`` for every child, then return ``x``.
+
+        APPROACH: loop over ``self._modules.values()`` (registration order ``"0"``, ``"1"``,
+        ...), replacing ``x`` with ``m(x)``.
 
         EXAMPLE:
             >>> Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3))(Tensor(np.ones((2, 4)))).shape
             (2, 3)
+
+        HINT: call ``m(x)``, not ``m.forward(x)``: ``__call__`` is the one entry point, as in
+        PyTorch (where it also runs hooks).
         """
         # BEGIN SOLUTION NO PROMPT
         for m in self._modules.values():
@@ -786,16 +834,23 @@ class Flatten(Module):
         """Reshape so that dimensions ``start_dim`` to ``end_dim`` (inclusive) become one.
 
         APPROACH:
-            1. Turn negative dims into positive ones (``d % x.ndim``).
-            2. ``new_shape = shape[:start] + (product of shape[start:end + 1],) +
+            1. A 0-d tensor (``x.ndim == 0``) becomes shape ``(1,)``, as in PyTorch (and the
+               modulo below would divide by zero).
+            2. Turn negative dims into positive ones (``d % x.ndim``).
+            3. ``new_shape = shape[:start] + (product of shape[start:end + 1],) +
                shape[end + 1:]``.
-            3. ``return x.reshape(new_shape)``.
+            4. ``return x.reshape(new_shape)`` — a view, no copy (module 01).
 
         EXAMPLE:
             >>> Flatten()(Tensor(np.zeros((2, 3, 4, 5)))).shape
             (2, 60)
             >>> Flatten(0, 1)(Tensor(np.zeros((2, 3, 4)))).shape
             (6, 4)
+            >>> Flatten(0)(Tensor(3.0)).shape
+            (1,)
+
+        HINT: a 1-D input has nothing to merge with the defaults (``start_dim=1``): its
+        shape stays the same.
         """
         # BEGIN SOLUTION NO PROMPT
         if x.ndim == 0:
@@ -832,8 +887,9 @@ def test_sequential_chains_and_names(Sequential, Linear, Dropout, Tensor, np):
     names = [n for n, _ in model.named_parameters()]
     assert names == ["0.weight", "0.bias", "2.weight", "2.bias"], (
         f"children of Sequential are named '0', '1', ...; got {names}")
-    assert sum(p.numel() for p in model.parameters()) == 4 * 8 + 8 + 8 * 3 + 3, (
-        "parameter count of the MLP")
+    count = sum(p.numel() for p in model.parameters())
+    assert count == 4 * 8 + 8 + 8 * 3 + 3, (
+        f"the MLP has 4*8 + 8 + 8*3 + 3 = 67 parameters, parameters() gave {count}")
 
 # %%
 def test_dropout_train_and_eval(Dropout, Tensor, np, manual_seed):
@@ -856,9 +912,13 @@ def test_dropout_train_and_eval(Dropout, Tensor, np, manual_seed):
 # %%
 def test_flatten(Flatten, Tensor, np):
     x = Tensor(np.zeros((2, 3, 4, 5), dtype=np.float32))
-    assert Flatten()(x).shape == (2, 60), "Flatten() keeps the batch dim and merges the rest"
-    assert Flatten(0, 1)(x).shape == (6, 4, 5), "Flatten(0, 1) merges the first two dims"
-    assert Flatten(1, 2)(x).shape == (2, 12, 5), "Flatten(1, 2) merges dims 1 and 2"
+    assert Flatten()(x).shape == (2, 60), (
+        f"Flatten() keeps the batch dim and merges the rest: (2, 60), got {Flatten()(x).shape}")
+    assert Flatten(0, 1)(x).shape == (6, 4, 5), (
+        f"Flatten(0, 1) merges the first two dims: (6, 4, 5), got {Flatten(0, 1)(x).shape}")
+    assert Flatten(1, 2)(x).shape == (2, 12, 5), (
+        f"Flatten(1, 2) merges dims 1 and 2 (end_dim is inclusive): (2, 12, 5), "
+        f"got {Flatten(1, 2)(x).shape}")
 
 # %% [raw]
 # # END TESTS

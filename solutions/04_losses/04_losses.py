@@ -99,10 +99,16 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
         ValueError: any other ``reduction``, e.g. ``"'avg' is not a valid value for
             reduction"``.
 
+    APPROACH: ``'mean'`` -> ``loss.mean()``; ``'sum'`` -> ``loss.sum()``; ``'none'`` ->
+    ``loss``; anything else -> ``raise ValueError`` with the message above.
+
     EXAMPLE:
         >>> l = Tensor([0.25, 1.0, 4.0, 0.0])
         >>> _reduce(l, "mean").item(), _reduce(l, "sum").item(), _reduce(l, "none").shape
         (1.3125, 5.25, (4,))
+
+    HINT: use the Tensor reductions from module 01 (they return 0-d Tensors), not NumPy on
+    ``.data``: the loss is where module 05's backward pass starts.
     """
     # BEGIN SOLUTION NO PROMPT
     if reduction == "mean":
@@ -125,13 +131,17 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor: 
         reduction: ``'mean'`` | ``'sum'`` | ``'none'``.
 
     APPROACH:
-        1. Wrap ``target`` with ``_as_tensor``; if the shapes differ, ``warnings.warn`` that
-           the target size differs from the input size (it will broadcast).
+        1. Wrap ``target`` with ``_as_tensor``; if the shapes differ, ``warnings.warn(...)``
+           (a ``UserWarning``) saying that the target size differs from the input size and
+           will broadcast — then carry on, as PyTorch does.
         2. ``diff = input - target``; return ``_reduce(diff * diff, reduction)``.
 
     EXAMPLE:
         >>> mse_loss(Tensor([1.0, 2.0, 3.0]), Tensor([1.5, 2.0, 1.0]))
         tensor(1.4167)
+
+    HINT: pass ``stacklevel=2`` to ``warnings.warn`` so the warning names the caller's line.
+    An unknown ``reduction`` needs no check here: ``_reduce`` raises.
     """
     # BEGIN SOLUTION NO PROMPT
     target = _as_tensor(target)
@@ -159,12 +169,19 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor: 
 # %%
 def test_mse_reductions(mse_loss, Tensor, np):
     pred, target = Tensor([1.0, 2.0, 3.0, 4.0]), Tensor([1.5, 2.0, 1.0, 4.0])
-    assert np.isclose(mse_loss(pred, target).item(), 1.0625), "mean of [0.25, 0, 4, 0] is 1.0625"
-    assert np.isclose(mse_loss(pred, target, reduction="sum").item(), 4.25), "sum is 4.25"
+    mean = mse_loss(pred, target).item()
+    assert np.isclose(mean, 1.0625), (
+        f"squared errors are [0.25, 0, 4, 0], their mean is 1.0625; got {mean}")
+    total = mse_loss(pred, target, reduction="sum").item()
+    assert np.isclose(total, 4.25), f"reduction='sum' adds them: 4.25; got {total}"
     none = mse_loss(pred, target, reduction="none")
-    assert none.shape == (4,), "reduction='none' keeps one loss per element"
-    assert np.allclose(none.numpy(), [0.25, 0.0, 4.0, 0.0]), "per-element squared errors"
-    assert mse_loss(pred, target).dtype == np.float32, "the loss stays float32"
+    assert none.shape == (4,), (
+        f"reduction='none' keeps one loss per element: shape (4,), got {none.shape}")
+    assert np.allclose(none.numpy(), [0.25, 0.0, 4.0, 0.0]), (
+        f"per-element squared errors (input - target)**2 are [0.25, 0, 4, 0]; "
+        f"got {none.numpy().tolist()}")
+    assert mse_loss(pred, target).dtype == np.float32, (
+        "the loss stays float32 (a float64 loss would make float64 gradients in module 05)")
     try:
         mse_loss(pred, target, reduction="avg")
     except ValueError:
@@ -268,6 +285,10 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
     EXAMPLE:
         >>> nll_loss(Tensor([[-0.5, -1.0], [-2.0, -0.1]]), Tensor(np.array([0, 1])))
         tensor(0.3)
+
+    HINT: ``nll_loss`` does **not** apply (log-)softmax: its input already is
+    log-probabilities. ``'mean'`` divides by ``denom``, not by ``N``: ignored targets do not
+    count, and with ``weight`` it is the sum of the picked weights (PyTorch's definition).
     """
     # BEGIN SOLUTION NO PROMPT
     if reduction not in _REDUCTIONS:
@@ -299,10 +320,11 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
     APPROACH:
         1. Check ``reduction``; ``cdim = _class_dim(input)``;
            ``logp = log_softmax(input, dim=cdim)`` (stable, module 02).
-        2. Float targets (``target.dtype.kind == "f"``): ``q = target`` smoothed as
-           ``q * (1 - ε) + ε / C``; ``losses = -(logp * q).sum(dim=cdim)`` (times the class
-           weights if given); ``'mean'`` divides by the number of samples
-           (``losses.numel()``), i.e. ``_reduce``.
+        2. Float targets (``target.dtype.kind == "f"``): ``q = target * (1 - ε) + ε / C``
+           with ``C = input.shape[cdim]``; if ``weight`` is given, multiply ``q`` by it
+           reshaped to broadcast along ``cdim`` (shape ``[1, C, 1, ...]``); return
+           ``_reduce(-(logp * q).sum(dim=cdim), reduction)`` — ``'mean'`` divides by the
+           number of samples.
         3. Index targets: ``coef, denom = _class_coefficients(input, target, weight,
            ignore_index, label_smoothing)``; ``losses = -(logp * Tensor(coef)).sum(dim=cdim)``;
            reduce like ``nll_loss`` (``'mean'`` divides by ``denom``).
@@ -393,8 +415,9 @@ def test_cross_entropy_is_stable(cross_entropy, Tensor, np):
 # prediction costs 100, not infinity) and divides by `max(p(1-p), 1e-12)` in backward.
 #
 # **`BCEWithLogitsLoss` on logits** avoids both by never forming `p`. With `softplus(a) =
-# log(1 + e^a)`, the loss is `(1 - y)·z + softplus(-z)`, and softplus is computed without
-# overflow as
+# log(1 + e^a)`, the two logs are `log σ(z) = -softplus(-z)` and `log(1 - σ(z)) = log σ(-z) =
+# -z - softplus(-z)`; substituting them, the loss is `(1 - y)·z + softplus(-z)`, and softplus
+# is computed without overflow as
 #
 # ```
 #   softplus(-z) = log(1 + e^{-|z|}) + max(-z, 0)         (e^{-|z|} is in (0, 1])
@@ -426,6 +449,10 @@ class _BCEFn(Function):
             >>> _BCEFn.forward(Context(), np.array([0.9, 0.0], np.float32),
             ...                np.array([1.0, 1.0], np.float32))
             array([  0.10536055, 100.        ], dtype=float32)
+
+        HINT: clamp the *logs*, not ``p``: clamping ``p`` to ``[1e-7, 1 - 1e-7]`` gives a
+        different loss (16.1 instead of 100 for a certain, wrong prediction). ``p`` and ``t``
+        are NumPy arrays here.
         """
         # BEGIN SOLUTION NO PROMPT
         with np.errstate(divide="ignore"):
@@ -464,6 +491,10 @@ class _BCEWithLogitsFn(Function):
             >>> _BCEWithLogitsFn.forward(Context(), np.array([0.0, 1000.0, -1000.0], np.float32),
             ...                          np.array([1.0, 0.0, 1.0], np.float32))
             array([6.931472e-01, 1.000000e+03, 1.000000e+03], dtype=float32)
+
+        HINT: never compute ``np.exp(-z)`` or ``sigmoid(z)`` directly: ``exp(1000)`` is
+        ``inf`` in float32. Save all four values even though ``pos_weight`` may be None:
+        the provided ``backward`` unpacks exactly ``(z, t, pos_weight, sp)``.
         """
         # BEGIN SOLUTION NO PROMPT
         sp = np.log1p(np.exp(-np.abs(z))) + np.maximum(-z, 0)
@@ -550,7 +581,8 @@ def test_bce_clamps_log(binary_cross_entropy, Tensor, np):
     assert np.isfinite(per).all(), "log(0) must be clamped at -100, not left as -inf"
     assert np.allclose(per, [0.1053605, 0.2231435, 100.0, 0.0], atol=1e-5), (
         f"-(y log p + (1 - y) log(1 - p)) per element, with logs clamped at -100; got {per}")
-    assert np.isclose(binary_cross_entropy(p, y).item(), per.mean()), "'mean' averages"
+    assert np.isclose(binary_cross_entropy(p, y).item(), per.mean()), (
+        "reduction='mean' (the default) averages the per-element losses")
 
 # %%
 def test_bce_with_logits_is_stable(binary_cross_entropy_with_logits, Tensor, np):
@@ -671,7 +703,9 @@ def test_loss_modules(CrossEntropyLoss, MSELoss, BCEWithLogitsLoss, Tensor, np):
     assert np.isclose(CrossEntropyLoss()(logits, y).item(), np.log(10), atol=1e-5), (
         "uniform logits over 10 classes cost log(10) = 2.3026: the loss of random guessing")
     assert CrossEntropyLoss(reduction="none")(logits, y).shape == (4,), "one loss per sample"
-    assert np.isclose(MSELoss(reduction="sum")(Tensor([1.0, 2.0]), Tensor([0.0, 0.0])).item(), 5.0)
+    total = MSELoss(reduction="sum")(Tensor([1.0, 2.0]), Tensor([0.0, 0.0])).item()
+    assert np.isclose(total, 5.0), (
+        f"MSELoss(reduction='sum') must pass its reduction on: 1² + 2² = 5, got {total}")
     assert np.isclose(BCEWithLogitsLoss()(Tensor([0.0]), Tensor([1.0])).item(), np.log(2)), (
         "a logit of 0 is p = 0.5: the loss is log 2")
 
@@ -712,8 +746,8 @@ print(f"logits: {N * C * 4 / 1e9:.2f} GB; one-hot coefficients: another {N * C *
 # points: 5
 
 # %% [markdown]
-# **Q1 · Logits, not probabilities.** A student computes `probs = softmax(z)` and then
-# `loss = -log(probs[y])`. For logits `z = [0, 120]` and target `y = 0`, what does each step
+# **Q1 · Logits, not probabilities.** A student computes `probs = softmax(z, dim=0)` (the
+# stable softmax of module 02) and then `loss = -log(probs[y])`. For logits `z = [0, 120]` and target `y = 0`, what does each step
 # return in float32, and what does `cross_entropy(z, y)` return? Why does PyTorch's API take
 # logits?
 
@@ -778,9 +812,10 @@ print(f"logits: {N * C * 4 / 1e9:.2f} GB; one-hot coefficients: another {N * C *
 # # BEGIN SOLUTION
 
 # %% [markdown]
-# Logits: 8192 · 50257 · 4 B ≈ 1.65 GB. Our version makes roughly four more `(N, C)` arrays
-# (shifted logits, exp, log_softmax, one-hot coefficients, plus their product): ~8 GB at the
-# peak, more than a 4 GB laptop has. Better: gather `z[i, y_i]` with an index (N numbers), and
+# Logits: 8192 · 50257 · 4 B ≈ 1.65 GB. Our version makes five more `(N, C)` arrays
+# (shifted logits, their exp, log_softmax, one-hot coefficients, and their product): about
+# 6 × 1.65 ≈ 10 GB if they are alive at once (autograd keeps most of them for backward), far
+# more than a 4 GB laptop has. Better: gather `z[i, y_i]` with an index (N numbers), and
 # compute log-sum-exp in chunks of rows (or of the vocabulary with a running max and sum, the
 # online-softmax trick), so only one chunk's temporaries exist at a time; in production the
 # chunking is fused with the output projection so the full logit matrix is never stored.

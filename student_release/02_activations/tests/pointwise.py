@@ -10,7 +10,7 @@ def test_relu_values(relu, Tensor, np):
     out = relu(Tensor([-2.0, -0.5, 0.0, 0.5, 3.0]))
     assert isinstance(out, Tensor), 'relu must return a Tensor (so autograd can track it)'
     assert out.numpy().tolist() == [0.0, 0.0, 0.0, 0.5, 3.0], f'relu keeps positives and zeroes negatives, got {out.numpy().tolist()}'
-    assert out.dtype == np.float32, 'relu must keep float32'
+    assert out.dtype == np.float32, f'relu must keep float32, got {out.dtype}: a float64 result doubles the memory of every activation (use Tensor.clamp, not NumPy on .data)'
 
 @test_case(points=None, hidden=False)
 def test_sigmoid_is_stable(sigmoid, Tensor, np):

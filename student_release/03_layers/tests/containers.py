@@ -12,7 +12,8 @@ def test_sequential_chains_and_names(Sequential, Linear, Dropout, Tensor, np):
     assert out.shape == (5, 3), f'(5, 4) -> Linear(4, 8) -> Linear(8, 3) is (5, 3), not {out.shape}'
     names = [n for n, _ in model.named_parameters()]
     assert names == ['0.weight', '0.bias', '2.weight', '2.bias'], f"children of Sequential are named '0', '1', ...; got {names}"
-    assert sum((p.numel() for p in model.parameters())) == 4 * 8 + 8 + 8 * 3 + 3, 'parameter count of the MLP'
+    count = sum((p.numel() for p in model.parameters()))
+    assert count == 4 * 8 + 8 + 8 * 3 + 3, f'the MLP has 4*8 + 8 + 8*3 + 3 = 67 parameters, parameters() gave {count}'
 
 @test_case(points=None, hidden=False)
 def test_dropout_train_and_eval(Dropout, Tensor, np, manual_seed):
@@ -35,7 +36,7 @@ def test_dropout_train_and_eval(Dropout, Tensor, np, manual_seed):
 @test_case(points=None, hidden=False)
 def test_flatten(Flatten, Tensor, np):
     x = Tensor(np.zeros((2, 3, 4, 5), dtype=np.float32))
-    assert Flatten()(x).shape == (2, 60), 'Flatten() keeps the batch dim and merges the rest'
-    assert Flatten(0, 1)(x).shape == (6, 4, 5), 'Flatten(0, 1) merges the first two dims'
-    assert Flatten(1, 2)(x).shape == (2, 12, 5), 'Flatten(1, 2) merges dims 1 and 2'
+    assert Flatten()(x).shape == (2, 60), f'Flatten() keeps the batch dim and merges the rest: (2, 60), got {Flatten()(x).shape}'
+    assert Flatten(0, 1)(x).shape == (6, 4, 5), f'Flatten(0, 1) merges the first two dims: (6, 4, 5), got {Flatten(0, 1)(x).shape}'
+    assert Flatten(1, 2)(x).shape == (2, 12, 5), f'Flatten(1, 2) merges dims 1 and 2 (end_dim is inclusive): (2, 12, 5), got {Flatten(1, 2)(x).shape}'
 

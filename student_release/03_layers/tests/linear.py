@@ -14,7 +14,7 @@ def test_linear_shapes_and_init(Linear, Tensor, manual_seed, np):
     assert lin.weight.requires_grad, 'weights are Parameters (requires_grad=True)'
     w = lin.weight.numpy()
     assert w.dtype == np.float32, 'parameters are float32'
-    assert np.abs(w).max() <= 0.25 and np.abs(w).max() > 0.15, 'init bound is 1/sqrt(in_features) = 0.25 for in_features = 16'
+    assert np.abs(w).max() <= 0.25 and np.abs(w).max() > 0.15, f'init bound is 1/sqrt(in_features) = 0.25 for in_features = 16, but max |w| is {np.abs(w).max():.3f}: draw from Uniform(-bound, bound) so activations keep their scale'
     assert Linear(16, 4, bias=False).bias is None, 'bias=False sets bias to None'
 
 @test_case(points=None, hidden=False)

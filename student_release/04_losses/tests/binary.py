@@ -11,7 +11,7 @@ def test_bce_clamps_log(binary_cross_entropy, Tensor, np):
     per = binary_cross_entropy(p, y, reduction='none').numpy()
     assert np.isfinite(per).all(), 'log(0) must be clamped at -100, not left as -inf'
     assert np.allclose(per, [0.1053605, 0.2231435, 100.0, 0.0], atol=1e-05), f'-(y log p + (1 - y) log(1 - p)) per element, with logs clamped at -100; got {per}'
-    assert np.isclose(binary_cross_entropy(p, y).item(), per.mean()), "'mean' averages"
+    assert np.isclose(binary_cross_entropy(p, y).item(), per.mean()), "reduction='mean' (the default) averages the per-element losses"
 
 @test_case(points=None, hidden=False)
 def test_bce_with_logits_is_stable(binary_cross_entropy_with_logits, Tensor, np):
