@@ -153,10 +153,11 @@ def main(milestone_id: str, data: tuple[np.ndarray, ...],
     runs: dict[str, History] = {}
     passing = 0
     for seed in seeds:
+        def run(cb: Callable[[int, float, float], None], s: int = seed) -> np.ndarray:
+            return train(tt, s, train_x, train_y, test_x, budget, on_epoch=cb)
+
         try:
-            pred, hist, secs = train_with_progress(
-                f"seed {seed}", epochs, args.quiet,
-                lambda cb, s=seed: train(tt, s, train_x, train_y, test_x, budget, on_epoch=cb))
+            pred, hist, secs = train_with_progress(f"seed {seed}", epochs, args.quiet, run)
         except Exception as exc:  # noqa: BLE001 - report the student's error, fail the seed
             console.print(f"  seed {seed}: [red]crashed[/red]: {type(exc).__name__}: {exc}")
             continue

@@ -20,16 +20,36 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
 OnEpoch = Callable[[int, float, float], None]
 
+class PerceptronRecipe(TypedDict):
+    epochs: int
+    batch_size: int
+    lr: float
+
+
+class XorRecipe(TypedDict):
+    hidden: int
+    steps: int
+    lr: float
+    epochs_per_report: int
+
+
+class MlpRecipe(TypedDict):
+    hidden: int
+    epochs: int
+    batch_size: int
+    lr: float
+
+
 #: Hyperparameters, in one place; the docs quote them.
-PERCEPTRON = {"epochs": 60, "batch_size": 32, "lr": 0.5}
-XOR = {"hidden": 8, "steps": 400, "lr": 0.05, "epochs_per_report": 20}
-MLP = {"hidden": 64, "epochs": 30, "batch_size": 32, "lr": 3e-3}
+PERCEPTRON: PerceptronRecipe = {"epochs": 60, "batch_size": 32, "lr": 0.5}
+XOR: XorRecipe = {"hidden": 8, "steps": 400, "lr": 0.05, "epochs_per_report": 20}
+MLP: MlpRecipe = {"hidden": 64, "epochs": 30, "batch_size": 32, "lr": 3e-3}
 
 
 def _numpy(t: Any) -> np.ndarray:
