@@ -126,6 +126,8 @@ def _to_array(data: Any, dtype: Any = None) -> np.ndarray:
         data = data.data
     if isinstance(data, np.ndarray):
         arr = data
+    elif isinstance(data, np.generic):  # a NumPy scalar (e.g. a 0-d result) keeps its dtype
+        arr = np.asarray(data)
     else:
         arr = np.asarray(data)
         if arr.dtype == np.float64:
@@ -172,6 +174,14 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         """The underlying NumPy array (shares memory, like ``torch.Tensor.numpy``)."""
         return self.data
+
+    def size(self, dim: int | None = None) -> tuple[int, ...] | int:
+        """PyTorch's other name for the shape: ``x.size()`` or ``x.size(dim)``."""
+        return self.shape if dim is None else self.shape[dim]
+
+    def dim(self) -> int:
+        """PyTorch's other name for ``ndim``."""
+        return self.ndim
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
@@ -241,6 +251,8 @@ class Tensor:
     def shape(self) -> tuple[int, ...]:
         """The size of each dimension, as a tuple of ints.
 
+        APPROACH: the NumPy array ``self.data`` stores the shape; return it as a tuple.
+
         EXAMPLE:
             >>> Tensor([[1, 2, 3], [4, 5, 6]]).shape
             (2, 3)
@@ -274,6 +286,8 @@ class Tensor:
         EXAMPLE:
             >>> Tensor(np.zeros((2, 3, 4))).ndim, Tensor(7.0).ndim
             (3, 0)
+
+        HINT: a scalar tensor has shape ``()`` and therefore 0 dimensions, not 1.
         """
         raise NotImplementedError("module 01: implement Tensor.ndim (see its docstring)")
 
@@ -285,6 +299,9 @@ class Tensor:
         EXAMPLE:
             >>> Tensor(np.zeros((2, 3, 4))).numel()
             24
+
+        HINT: start the product at 1, not 0, so a 0-d tensor gets 1 and a shape with a 0 in it
+        gets 0.
         """
         raise NotImplementedError("module 01: implement Tensor.numel (see its docstring)")
 
@@ -319,6 +336,8 @@ class Tensor:
             (3, 1)
             >>> Tensor(np.zeros((2, 3), dtype=np.float32)).transpose(0, 1).stride()
             (1, 3)
+
+        HINT: use integer division (``//``): strides are whole numbers of elements.
         """
         raise NotImplementedError("module 01: implement Tensor.stride (see its docstring)")
 
@@ -335,6 +354,9 @@ class Tensor:
             >>> x = Tensor(np.zeros((2, 3)))
             >>> x.is_contiguous(), x.transpose(0, 1).is_contiguous()
             (True, False)
+
+        HINT: a ``(4, 1)`` column transposed to ``(1, 4)`` is still contiguous — that is the
+        size-1 rule at work.
         """
         raise NotImplementedError(
             "module 01: implement Tensor.is_contiguous (see its docstring)")
@@ -354,6 +376,8 @@ class Tensor:
         EXAMPLE:
             >>> Tensor(np.arange(12)).reshape(3, -1).shape
             (3, 4)
+
+        HINT: the helpers ``_shape_arg`` and ``_check_reshape`` below do steps 1 and 2.
         """
         raise NotImplementedError("module 01: implement Tensor.reshape (see its docstring)")
 
@@ -367,6 +391,8 @@ class Tensor:
             >>> Tensor(np.zeros((2, 3))).transpose(0, 1).view(6)
             Traceback (most recent call last):
             RuntimeError: view size is not compatible with input tensor's size and stride ...
+
+        HINT: reuse ``self.reshape(*shape)`` once contiguity is checked.
         """
         raise NotImplementedError("module 01: implement Tensor.view (see its docstring)")
 
@@ -397,6 +423,8 @@ class Tensor:
         EXAMPLE:
             >>> Tensor(np.zeros((2, 3, 4, 5))).permute(0, 2, 3, 1).shape
             (2, 4, 5, 3)
+
+        HINT: negative dims count from the end: compare ``d % self.ndim``.
         """
         raise NotImplementedError("module 01: implement Tensor.permute (see its docstring)")
 
@@ -412,6 +440,14 @@ class Tensor:
             1. If ``index`` is a Tensor (or contains Tensors in a tuple), use their ``.data``.
             2. ``self.data[index]`` — basic slices give views, integer arrays give copies.
             3. Return ``_result(np.asarray(out), "getitem", (self,), index=index)``.
+
+        EXAMPLE:
+            >>> x = Tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+            >>> x[1].tolist(), x[:, 1:].tolist(), x[Tensor(np.array([1, 1]))].shape
+            ([4.0, 5.0, 6.0], [[2.0, 3.0], [5.0, 6.0]], (2, 3))
+
+        HINT: ``_index_arg`` unwraps Tensors for you; keep ``index`` in the record, module 05
+        needs it to route gradients back to the selected elements.
         """
         raise NotImplementedError(
             "module 01: implement Tensor.__getitem__ (see its docstring)")
@@ -428,6 +464,9 @@ class Tensor:
         EXAMPLE:
             >>> (Tensor([[1.0], [2.0]]) + Tensor([10.0, 20.0, 30.0])).shape
             (2, 3)
+
+        HINT: do not loop over elements or call ``np.broadcast_to``: ``+`` on the arrays
+        broadcasts, and does it without copying.
         """
         other = _as_tensor(other, self)
         raise NotImplementedError("module 01: implement Tensor.__add__ (see its docstring)")
@@ -441,6 +480,9 @@ class Tensor:
         EXAMPLE:
             >>> (Tensor([5.0, 7.0]) - 1).tolist()
             [4.0, 6.0]
+
+        HINT: the order matters: ``self`` minus ``other``; ``1 - t`` goes through
+        ``__rsub__`` (given), which calls this with the operands swapped.
         """
         other = _as_tensor(other, self)
         raise NotImplementedError("module 01: implement Tensor.__sub__ (see its docstring)")
@@ -454,6 +496,8 @@ class Tensor:
         EXAMPLE:
             >>> (Tensor([[1.0], [2.0]]) * Tensor([3.0, 4.0])).tolist()
             [[3.0, 4.0], [6.0, 8.0]]
+
+        HINT: ``*`` on arrays is element-wise; ``np.dot`` here would be a bug.
         """
         other = _as_tensor(other, self)
         raise NotImplementedError("module 01: implement Tensor.__mul__ (see its docstring)")
@@ -470,6 +514,8 @@ class Tensor:
         EXAMPLE:
             >>> (Tensor([1, 2]) / Tensor([2, 4])).dtype
             dtype('float32')
+
+        HINT: ``astype(np.float32)`` returns a new array; assign it back to ``out``.
         """
         other = _as_tensor(other, self)
         raise NotImplementedError(
@@ -479,9 +525,13 @@ class Tensor:
     def __neg__(self) -> Tensor:
         """Element-wise negation ``-self``.
 
+        APPROACH: ``out = ...`` negating the data array.
+
         EXAMPLE:
             >>> (-Tensor([1.0, -2.0])).tolist()
             [-1.0, 2.0]
+
+        HINT: ``-self.data`` keeps the dtype; ``0 - self.data`` would too, but says less.
         """
         raise NotImplementedError("module 01: implement Tensor.__neg__ (see its docstring)")
         return _result(out, "neg", (self,))
@@ -527,6 +577,8 @@ class Tensor:
         EXAMPLE:
             >>> Tensor([0.0, 1.0]).exp().tolist()  # doctest: +ELLIPSIS
             [1.0, 2.718...]
+
+        HINT: keep the dtype: ``np.exp`` of float32 data is float32.
         """
         raise NotImplementedError("module 01: implement Tensor.exp (see its docstring)")
         return _result(out, "exp", (self,))
@@ -539,6 +591,8 @@ class Tensor:
         EXAMPLE:
             >>> round(Tensor([np.e]).log().item(), 5)
             1.0
+
+        HINT: do not clamp here: losses (module 04) decide how to guard ``log(0)``.
         """
         raise NotImplementedError("module 01: implement Tensor.log (see its docstring)")
         return _result(out, "log", (self,))
@@ -551,6 +605,8 @@ class Tensor:
         EXAMPLE:
             >>> Tensor([4.0, 9.0]).sqrt().tolist()
             [2.0, 3.0]
+
+        HINT: negative inputs give NaN (with a NumPy warning), as in PyTorch.
         """
         raise NotImplementedError("module 01: implement Tensor.sqrt (see its docstring)")
         return _result(out, "sqrt", (self,))
@@ -563,6 +619,9 @@ class Tensor:
         EXAMPLE:
             >>> Tensor([0.0]).tanh().tolist()
             [0.0]
+
+        HINT: ``np.tanh`` is stable for large inputs; the textbook
+        ``(e^x - e^-x) / (e^x + e^-x)`` overflows to ``inf / inf``.
         """
         raise NotImplementedError("module 01: implement Tensor.tanh (see its docstring)")
         return _result(out, "tanh", (self,))
@@ -575,6 +634,8 @@ class Tensor:
         EXAMPLE:
             >>> Tensor([-2.0, 3.0]).abs().tolist()
             [2.0, 3.0]
+
+        HINT: one NumPy call; module 05 decides the derivative at 0 (0, as in PyTorch).
         """
         raise NotImplementedError("module 01: implement Tensor.abs (see its docstring)")
         return _result(out, "abs", (self,))
@@ -614,6 +675,9 @@ class Tensor:
             >>> a = Tensor(np.ones((8, 2, 3))); b = Tensor(np.ones((3, 5)))
             >>> (a @ b).shape
             (8, 2, 5)
+
+        HINT: ``np.dot`` is not the same as ``np.matmul`` for 3-D inputs — it pairs every batch
+        of ``a`` with every batch of ``b``. Use ``np.matmul``.
         """
         other = _as_tensor(other, self)
         raise NotImplementedError("module 01: implement Tensor.matmul (see its docstring)")
@@ -632,10 +696,16 @@ class Tensor:
         ``keepdim=True`` keeps the reduced dimensions with size 1, so the result still
         broadcasts against the input: ``x - x.mean(dim=1, keepdim=True)``.
 
+        APPROACH: ``axis = _dim_arg(dim)`` (lists become tuples); ``out = np.sum(...)`` with
+        ``axis=axis`` and ``keepdims=keepdim``; the given ``return`` records the op.
+
         EXAMPLE:
             >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]])
             >>> x.sum().item(), x.sum(dim=0).tolist(), x.sum(dim=1, keepdim=True).shape
             (10.0, [4.0, 6.0], (2, 1))
+
+        HINT: a full reduction gives a NumPy scalar; the given ``np.asarray`` makes it a 0-d
+        array so the result is still a Tensor with shape ``()``.
         """
         raise NotImplementedError("module 01: implement Tensor.sum (see its docstring)")
         return _result(np.asarray(out), "sum", (self,), dim=axis, keepdim=keepdim)
@@ -662,10 +732,18 @@ class Tensor:
         * ``x.max(dim)`` returns ``MaxResult(values, indices)`` — use ``.values`` for the
           maxima and ``.indices`` for where they are.
 
+        APPROACH:
+            1. ``dim is None``: ``np.max`` of everything, recorded with ``dim=None``.
+            2. Otherwise ``np.max`` and ``np.argmax`` along ``dim`` (both with ``keepdims``);
+               record the values with the ``indices`` saved (module 05 sends the gradient
+               there) and return ``MaxResult(values, Tensor(indices))``.
+
         EXAMPLE:
             >>> x = Tensor([[1.0, 5.0], [7.0, 2.0]])
             >>> x.max().item(), x.max(dim=1).values.tolist(), x.max(dim=1).indices.tolist()
             (7.0, [5.0, 7.0], [1, 0])
+
+        HINT: indices are int64, like PyTorch's; ``np.argmax`` gives the platform int.
         """
         raise NotImplementedError("module 01: implement Tensor.max (see its docstring)")
 
