@@ -59,6 +59,9 @@ class Optimizer:
             >>> w = Tensor([1.0], requires_grad=True); (w * 3).sum().backward()
             >>> opt = SGD([w], lr=0.1); opt.zero_grad(); w.grad is None
             True
+
+        HINT: the default ``set_to_none=True`` must leave ``p.grad is None``, not a zero Tensor;
+        use ``self.params()`` so every group is cleared, not just the first.
         """
         for p in self.params():
             if set_to_none:

@@ -284,6 +284,9 @@ def test_topological_order_visits_each_tensor_once(topological_order, Tensor):
 def grad_add(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a + b``: both inputs receive ``grad`` unchanged (``d(a+b)/da = 1``).
 
+    APPROACH: the local derivatives are both 1, so each input's gradient is ``grad * 1``;
+    return the 2-tuple ``(grad, grad)`` (both shaped like ``out``).
+
     EXAMPLE: ``grad_add(np.ones(3), node, out)`` -> ``(array([1., 1., 1.]), array([1., 1., 1.]))``
 
     HINT: return the gradient as it is, even if ``a`` or ``b`` was broadcast: the engine
@@ -298,8 +301,14 @@ def grad_add(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 def grad_sub(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a - b``: ``a`` receives ``grad``, ``b`` receives ``-grad``.
 
+    APPROACH: ``d(a-b)/da = 1`` and ``d(a-b)/db = -1``: return ``grad`` for ``a`` and its
+    negation for ``b``, in input order, both shaped like ``out``.
+
     EXAMPLE: ``grad = [1., 2.]`` -> ``([1., 2.], [-1., -2.])``: making ``b`` larger makes
     ``out`` smaller.
+
+    HINT: the minus sign belongs to ``b`` only; ``(grad, grad)`` is the classic slip and
+    ``a - a`` still gets zero, so test with two different tensors.
     """
     # BEGIN SOLUTION NO PROMPT
     return grad, -grad
@@ -313,6 +322,9 @@ def grad_mul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
     APPROACH: ``a, b = (t.data for t in node.inputs)``; return both products.
 
     EXAMPLE: for ``a = [2.], b = [5.]`` and ``grad = [1.]`` -> ``([5.], [2.])``.
+
+    HINT: each input gets the *other* input's value (``grad * a`` for ``a`` is wrong);
+    for ``x * x`` both entries are ``grad * x`` and the engine adds them to ``2x·grad``.
     """
     # BEGIN SOLUTION NO PROMPT
     a, b = (t.data for t in node.inputs)
@@ -324,7 +336,13 @@ def grad_mul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 def grad_div(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a / b``: ``da = grad / b``, ``db = -grad * a / b**2``.
 
+    APPROACH: read ``a, b`` from ``node.inputs``; quotient rule: ``da = grad / b`` and
+    ``db = -grad * a / (b * b)``; both arrays are shaped like ``out``.
+
     EXAMPLE: for ``a = [6.], b = [2.]`` and ``grad = [1.]`` -> ``([0.5], [-1.5])``.
+
+    HINT: ``db`` is negative and divides by ``b`` *squared*; reuse ``out = a / b`` if you like:
+    ``db = -grad * out / b``.
     """
     # BEGIN SOLUTION NO PROMPT
     a, b = (t.data for t in node.inputs)
@@ -336,7 +354,12 @@ def grad_div(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 def grad_neg(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = -a``: ``da = -grad``. Return a 1-tuple: ``(-grad,)``.
 
+    APPROACH: ``d(-a)/da = -1``, so the gradient is ``grad`` negated, shaped like ``out``.
+
     EXAMPLE: ``grad = [1., -3.]`` -> ``([-1., 3.],)``.
+
+    HINT: return a tuple even for one input — a bare array would be unpacked element by
+    element by the engine.
     """
     # BEGIN SOLUTION NO PROMPT
     return (-grad,)
@@ -346,6 +369,9 @@ def grad_neg(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 
 def grad_pow(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a ** p`` for a number ``p = node.saved["exponent"]``: ``da = grad * p * a**(p-1)``.
+
+    APPROACH: ``(a,) = (t.data for t in node.inputs)``; ``p = node.saved["exponent"]`` (a
+    Python number, not a Tensor); power rule ``grad * p * a**(p - 1)``, shaped like ``a``.
 
     EXAMPLE: for ``a = [3.]``, ``p = 2`` and ``grad = [1.]`` -> ``([6.],)``.
 
@@ -362,6 +388,9 @@ def grad_pow(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 def grad_exp(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = exp(a)``: ``da = grad * out`` (the exponential is its own derivative).
 
+    APPROACH: ``d exp(a)/da = exp(a)``, which the forward pass already computed as ``out``;
+    return the 1-tuple ``(grad * out,)``.
+
     EXAMPLE: ``a = [0.]`` (so ``out = [1.]``), ``grad = [2.]`` -> ``([2.],)``.
 
     HINT: reuse ``out`` rather than recomputing ``np.exp(a)``: that is why the engine passes it.
@@ -374,6 +403,9 @@ def grad_exp(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 
 def grad_log(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = log(a)``: ``da = grad / a`` (``d ln a / da = 1 / a``).
+
+    APPROACH: ``a = node.inputs[0].data``; return the 1-tuple ``(grad / a,)`` (elementwise,
+    shaped like ``a``).
 
     EXAMPLE: ``a = [2.]``, ``grad = [1.]`` -> ``([0.5],)``.
 
@@ -388,7 +420,12 @@ def grad_log(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 def grad_sqrt(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = sqrt(a)``: ``da = grad / (2 * out)`` (``d√a/da = 1 / (2√a)``).
 
+    APPROACH: ``d sqrt(a)/da = 1 / (2 sqrt(a))`` and ``sqrt(a)`` is ``out``: return
+    ``(grad / (2 * out),)``.
+
     EXAMPLE: ``a = [4.]`` (so ``out = [2.]``), ``grad = [1.]`` -> ``([0.25],)``.
+
+    HINT: divide by ``2 * out``, not ``2 * a`` (that would be the derivative of ``log`` halved).
     """
     # BEGIN SOLUTION NO PROMPT
     return (grad / (2 * out),)
@@ -399,8 +436,13 @@ def grad_sqrt(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray
 def grad_tanh(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = tanh(a)``: ``da = grad * (1 - out**2)``.
 
+    APPROACH: ``d tanh(a)/da = 1 - tanh(a)**2 = 1 - out**2``; return ``(grad * (1 - out * out),)``.
+
     EXAMPLE: ``a = [0.]`` (so ``out = [0.]``), ``grad = [3.]`` -> ``([3.],)``; for large ``|a|``,
     ``out → ±1`` and the gradient vanishes — the saturation you met in module 02.
+
+    HINT: use ``out`` (``tanh(a)``), not ``a``: ``1 - a**2`` is wrong and goes negative for
+    ``|a| > 1``.
     """
     # BEGIN SOLUTION NO PROMPT
     return (grad * (1 - out * out),)
@@ -411,7 +453,13 @@ def grad_tanh(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray
 def grad_abs(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = |a|``: ``da = grad * sign(a)``; PyTorch uses 0 at ``a == 0`` (so does np.sign).
 
+    APPROACH: ``a = node.inputs[0].data``; ``d|a|/da = sign(a)`` (``np.sign`` gives -1, 0 or
+    1); return ``(grad * np.sign(a),)``.
+
     EXAMPLE: ``a = [-2., 0., 3.]``, ``grad = [1., 1., 1.]`` -> ``([-1., 0., 1.],)``.
+
+    HINT: ``out / a`` also gives the sign but divides by zero at ``a = 0``; ``np.sign`` returns
+    the 0 PyTorch uses there.
     """
     # BEGIN SOLUTION NO PROMPT
     return (grad * np.sign(node.inputs[0].data),)
@@ -536,6 +584,9 @@ def grad_sum(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
     ``np.broadcast_to(g, a.shape)``.
 
     EXAMPLE: ``a (2, 3)``, ``dim=1``, ``grad = [1., 2.]`` -> ``[[1, 1, 1], [2, 2, 2]]``.
+
+    HINT: without ``keepdim``, ``grad (2,)`` does not broadcast against ``a (2, 3)`` (NumPy aligns
+    trailing axes): re-insert the reduced axis first, so ``(2,) -> (2, 1) -> (2, 3)``.
     """
     # BEGIN SOLUTION NO PROMPT
     a = node.inputs[0].data
@@ -546,6 +597,10 @@ def grad_sum(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 
 def grad_mean(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a.mean(dim, keepdim)``: like ``grad_sum``, divided by the number averaged.
+
+    APPROACH: ``a = node.inputs[0].data``; ``count = a.size // out.size``;
+    ``g = _expand_reduced(grad, node, a.ndim) / count``; return
+    ``np.broadcast_to(g, a.shape)`` — the ``grad_sum`` recipe with one division.
 
     EXAMPLE: ``a (2, 3)``, ``dim=1``, ``grad = [3., 6.]`` -> ``[[1, 1, 1], [2, 2, 2]]``.
 
@@ -572,6 +627,10 @@ def grad_max(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
           ``np.put_along_axis(g, indices, grad, axis=dim)``.
 
     EXAMPLE: ``a = [1., 5., 5.]``, ``grad = 1.`` (full max) -> ``[0., 0.5, 0.5]``.
+
+    HINT: the values-only winner test ``a == out`` is right only for the full reduction; with
+    a ``dim`` use the saved ``indices`` — on a tie PyTorch gives the whole gradient to the
+    recorded index, not a share to each.
     """
     # BEGIN SOLUTION NO PROMPT
     a = node.inputs[0].data
@@ -595,6 +654,9 @@ def grad_amax(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray
 
     EXAMPLE: ``a = [[1., 4.], [3., 3.]]``, ``dim=1``, ``grad = [1., 1.]`` ->
     ``[[0., 1.], [0.5, 0.5]]``.
+
+    HINT: divide by the tie count *per reduction* (``keepdims=True`` so it broadcasts), not by
+    ``mask.sum()`` over the whole array; and compare ``a`` with the *expanded* ``out``.
     """
     # BEGIN SOLUTION NO PROMPT
     a = node.inputs[0].data
@@ -609,7 +671,13 @@ def grad_amax(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray
 def grad_reshape(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a.reshape(...)``: reshape ``grad`` back to ``a``'s shape.
 
+    APPROACH: a reshape moves no data, so its inverse is a reshape back: return
+    ``(grad.reshape(a.shape),)`` with ``a = node.inputs[0].data``.
+
     EXAMPLE: ``a (2, 3)``, ``grad (6,)`` -> a ``(2, 3)`` gradient with the same values.
+
+    HINT: reshape to the *input's* shape ``a.shape``, not ``out.shape`` (``grad`` already has
+    that one).
     """
     # BEGIN SOLUTION NO PROMPT
     return (grad.reshape(node.inputs[0].data.shape),)
@@ -619,6 +687,9 @@ def grad_reshape(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndar
 
 def grad_transpose(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a.transpose(dim0, dim1)``: swap the same two axes of ``grad`` back.
+
+    APPROACH: ``np.swapaxes(grad, node.saved["dim0"], node.saved["dim1"])``: swapping the
+    same two axes of ``grad`` (shaped like ``out``) gives an array shaped like ``a``.
 
     EXAMPLE: ``a (2, 3, 4)``, ``dim0=0, dim1=2``: ``grad (4, 3, 2)`` -> ``(2, 3, 4)``.
 
@@ -632,6 +703,9 @@ def grad_transpose(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.nd
 
 def grad_permute(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a.permute(dims)``: apply the inverse permutation ``np.argsort(dims)`` to ``grad``.
+
+    APPROACH: ``dims = node.saved["dims"]``; the inverse permutation is ``np.argsort(dims)``
+    (position of each original axis in ``out``); return ``(np.transpose(grad, inverse),)``.
 
     EXAMPLE: ``dims = (2, 0, 1)`` -> inverse ``(1, 2, 0)``.
 
@@ -650,6 +724,9 @@ def grad_getitem(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndar
     APPROACH: ``g = np.zeros_like(a)``; ``np.add.at(g, node.saved["index"], grad)``.
 
     EXAMPLE: ``a (3,)``, ``index = [0, 0, 2]``, ``grad = [1., 1., 1.]`` -> ``[2., 0., 1.]``.
+
+    HINT: ``g[index] = grad`` (or ``+=``) writes a repeated index only once, so ``x[[0, 0]]``
+    would give ``x[0]`` 1 instead of 2; ``np.add.at`` accumulates every occurrence.
     """
     # BEGIN SOLUTION NO PROMPT
     a = node.inputs[0].data
@@ -661,7 +738,17 @@ def grad_getitem(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndar
 
 
 def grad_contiguous(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = a.contiguous()``: a copy with the same values, so ``grad`` passes unchanged."""
+    """``out = a.contiguous()``: a copy with the same values, so ``grad`` passes unchanged.
+
+    APPROACH: the copy is the identity function on values (derivative 1), and ``out`` has
+    ``a``'s shape: return the 1-tuple ``(grad,)``.
+
+    EXAMPLE: ``a`` transposed to ``(4, 3)`` then made contiguous, ``grad (4, 3)`` -> the same
+    ``(4, 3)`` array, unchanged (the ``transpose`` node before it turns it back to ``(3, 4)``).
+
+    HINT: do not transpose or reshape here — undoing the view is the job of the view's own
+    node earlier in the graph.
+    """
     # BEGIN SOLUTION NO PROMPT
     return (grad,)
     # END SOLUTION
