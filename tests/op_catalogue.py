@@ -1,7 +1,8 @@
 """One table of every differentiable Tensor operation, shared by gradcheck and parity tests.
 
 Each entry: ``(name, input shapes, domain, tinytorch fn, torch fn)``. ``domain`` is
-``"any"`` (standard normal) or ``"pos"`` (uniform in [0.5, 2]); fns take Tensors (ours or
+``"any"`` (standard normal), ``"pos"`` (uniform in [0.5, 2]), ``"nonzero"`` or ``"prob"`` (see
+``FUNCTION_OPS``), or one per input joined with ``_``; fns take Tensors (ours or
 torch's) and return one. The same lambda usually works for both libraries.
 """
 
@@ -92,8 +93,143 @@ OPS: list[Op] = [
 ]
 
 
+def _sample(domain: str, shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    if domain == "pos":
+        return rng.uniform(0.5, 2.0, shape)
+    if domain == "nonzero":
+        return rng.choice([-1.0, 1.0], shape) * rng.uniform(0.1, 2.0, shape)
+    if domain == "prob":
+        return rng.uniform(0.05, 0.95, shape)
+    assert domain == "any", f"unknown domain {domain!r}"
+    return rng.standard_normal(shape)
+
+
 def make_inputs(op: Op, rng: np.random.Generator, dtype: Any = np.float64) -> list[np.ndarray]:
-    """Random inputs in the op's domain; ties are unlikely, so max/abs are differentiable."""
-    if op.domain == "pos":
-        return [rng.uniform(0.5, 2.0, s).astype(dtype) for s in op.shapes]
-    return [rng.standard_normal(s).astype(dtype) for s in op.shapes]
+    """Random inputs in the op's domain; ties are unlikely, so max/abs are differentiable.
+
+    A domain joined with ``_`` (``"any_prob"``) gives one domain per input; a single domain
+    applies to every input.
+    """
+    domains = op.domain.split("_")
+    if len(domains) == 1:
+        domains = domains * len(op.shapes)
+    assert len(domains) == len(op.shapes), f"{op.name}: one domain per input"
+    return [_sample(d, s, rng).astype(dtype) for d, s in zip(domains, op.shapes, strict=True)]
+
+
+# --- Modules 02 and 04: activations and losses (``Function`` subclasses and compositions) ---
+#
+# Same entry format; the fns take only the differentiable inputs, targets and weights are
+# fixed constants captured below. Extra domains: ``"nonzero"`` (|x| in [0.1, 2], random sign:
+# ReLU's kink at 0 stays out of reach of the finite differences) and ``"prob"`` (uniform in
+# [0.05, 0.95]: inside BCE's (0, 1)). ``theirs`` are the torch.nn.functional equivalents.
+
+
+def _tt():
+    from tinytorch_ref.nn import functional
+    return functional
+
+
+def _torch():
+    import torch
+    return torch
+
+
+def _ours_t(x: Any) -> Any:
+    from tinytorch_ref import Tensor
+    return Tensor(x)
+
+
+def _their_t(x: Any) -> Any:
+    return _torch().as_tensor(x)
+
+
+CLS_2D = np.array([2, 0, 4, 1])  # targets for (4, 5) logits
+CLS_3D = np.array([[0, 2, 1], [1, 1, 0]])  # targets for (2, 3, 3) logits: class dim 1
+CLS_W = np.array([0.5, 1.0, 2.0, 0.3, 1.5])  # per-class weights for 5 classes
+BIN_T = np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.3]])  # BCE targets for (2, 3) inputs
+POS_W = np.array([0.5, 2.0, 3.0])  # pos_weight, broadcast along the last dim
+MSE_T = np.array([[0.3, -1.2, 0.5], [2.0, 0.0, -0.7]])
+
+FUNCTION_OPS: list[Op] = [
+    Op("sigmoid", ((3, 4),), "any", lambda a: _tt().sigmoid(a),
+       lambda a: _torch().sigmoid(a)),
+    Op("tanh_fn", ((3, 4),), "any", lambda a: _tt().tanh(a), lambda a: _torch().tanh(a)),
+    Op("relu", ((3, 4),), "nonzero", lambda a: _tt().relu(a), lambda a: _torch().relu(a)),
+    Op("gelu_erf", ((3, 4),), "any", lambda a: _tt().gelu(a),
+       lambda a: _torch().nn.functional.gelu(a)),
+    Op("gelu_tanh", ((3, 4),), "any", lambda a: _tt().gelu(a, approximate="tanh"),
+       lambda a: _torch().nn.functional.gelu(a, approximate="tanh")),
+    Op("softmax_dim1", ((3, 4),), "any", lambda a: _tt().softmax(a, dim=1),
+       lambda a: _torch().softmax(a, dim=1)),
+    Op("softmax_dim0_3d", ((2, 3, 4),), "any", lambda a: _tt().softmax(a, dim=0),
+       lambda a: _torch().softmax(a, dim=0)),
+    Op("softmax_neg_dim", ((2, 3, 4),), "any", lambda a: _tt().softmax(a, dim=-1),
+       lambda a: _torch().softmax(a, dim=-1)),
+    Op("log_softmax_dim1", ((3, 4),), "any", lambda a: _tt().log_softmax(a, dim=1),
+       lambda a: _torch().log_softmax(a, dim=1)),
+    Op("log_softmax_dim1_3d", ((2, 3, 4),), "any", lambda a: _tt().log_softmax(a, dim=1),
+       lambda a: _torch().log_softmax(a, dim=1)),
+    Op("log_softmax_neg_dim", ((2, 3, 4),), "any", lambda a: _tt().log_softmax(a, dim=-1),
+       lambda a: _torch().log_softmax(a, dim=-1)),
+    Op("mse_loss_mean", ((2, 3), (2, 3)), "any", lambda a, b: _tt().mse_loss(a, b),
+       lambda a, b: _torch().nn.functional.mse_loss(a, b)),
+    Op("mse_loss_sum_const_target", ((2, 3),), "any",
+       lambda a: _tt().mse_loss(a, _ours_t(MSE_T), reduction="sum"),
+       lambda a: _torch().nn.functional.mse_loss(a, _their_t(MSE_T), reduction="sum")),
+    Op("cross_entropy_mean", ((4, 5),), "any",
+       lambda a: _tt().cross_entropy(a, _ours_t(CLS_2D)),
+       lambda a: _torch().nn.functional.cross_entropy(a, _their_t(CLS_2D))),
+    Op("cross_entropy_sum", ((4, 5),), "any",
+       lambda a: _tt().cross_entropy(a, _ours_t(CLS_2D), reduction="sum"),
+       lambda a: _torch().nn.functional.cross_entropy(a, _their_t(CLS_2D), reduction="sum")),
+    Op("cross_entropy_label_smoothing", ((4, 5),), "any",
+       lambda a: _tt().cross_entropy(a, _ours_t(CLS_2D), label_smoothing=0.2),
+       lambda a: _torch().nn.functional.cross_entropy(a, _their_t(CLS_2D),
+                                                      label_smoothing=0.2)),
+    Op("cross_entropy_weight_mean", ((4, 5),), "any",
+       lambda a: _tt().cross_entropy(a, _ours_t(CLS_2D), weight=_ours_t(CLS_W)),
+       lambda a: _torch().nn.functional.cross_entropy(a, _their_t(CLS_2D),
+                                                      weight=_their_t(CLS_W))),
+    Op("cross_entropy_weight_sum_smoothing", ((4, 5),), "any",
+       lambda a: _tt().cross_entropy(a, _ours_t(CLS_2D), weight=_ours_t(CLS_W),
+                                     reduction="sum", label_smoothing=0.1),
+       lambda a: _torch().nn.functional.cross_entropy(a, _their_t(CLS_2D),
+                                                      weight=_their_t(CLS_W),
+                                                      reduction="sum", label_smoothing=0.1)),
+    Op("cross_entropy_spatial", ((2, 3, 3),), "any",
+       lambda a: _tt().cross_entropy(a, _ours_t(CLS_3D)),
+       lambda a: _torch().nn.functional.cross_entropy(a, _their_t(CLS_3D))),
+    Op("nll_loss_mean", ((4, 5),), "any",
+       lambda a: _tt().nll_loss(a, _ours_t(CLS_2D)),
+       lambda a: _torch().nn.functional.nll_loss(a, _their_t(CLS_2D))),
+    Op("nll_loss_weight_sum", ((4, 5),), "any",
+       lambda a: _tt().nll_loss(a, _ours_t(CLS_2D), weight=_ours_t(CLS_W), reduction="sum"),
+       lambda a: _torch().nn.functional.nll_loss(a, _their_t(CLS_2D), weight=_their_t(CLS_W),
+                                                 reduction="sum")),
+    Op("nll_loss_weight_mean_of_log_softmax", ((4, 5),), "any",
+       lambda a: _tt().nll_loss(_tt().log_softmax(a, dim=1), _ours_t(CLS_2D),
+                                weight=_ours_t(CLS_W)),
+       lambda a: _torch().nn.functional.nll_loss(_torch().log_softmax(a, dim=1),
+                                                 _their_t(CLS_2D), weight=_their_t(CLS_W))),
+    Op("binary_cross_entropy", ((2, 3), (2, 3)), "prob",
+       lambda p, t: _tt().binary_cross_entropy(p, t),
+       lambda p, t: _torch().nn.functional.binary_cross_entropy(p, t)),
+    Op("binary_cross_entropy_sum_const_target", ((2, 3),), "prob",
+       lambda p: _tt().binary_cross_entropy(p, _ours_t(BIN_T), reduction="sum"),
+       lambda p: _torch().nn.functional.binary_cross_entropy(p, _their_t(BIN_T),
+                                                             reduction="sum")),
+    Op("bce_with_logits", ((2, 3),), "any",
+       lambda z: _tt().binary_cross_entropy_with_logits(z, _ours_t(BIN_T)),
+       lambda z: _torch().nn.functional.binary_cross_entropy_with_logits(z, _their_t(BIN_T))),
+    Op("bce_with_logits_pos_weight", ((2, 3),), "any",
+       lambda z: _tt().binary_cross_entropy_with_logits(z, _ours_t(BIN_T),
+                                                        pos_weight=_ours_t(POS_W)),
+       lambda z: _torch().nn.functional.binary_cross_entropy_with_logits(
+           z, _their_t(BIN_T), pos_weight=_their_t(POS_W))),
+    Op("bce_with_logits_pos_weight_target_grad", ((2, 3), (2, 3)), "any_prob",
+       lambda z, t: _tt().binary_cross_entropy_with_logits(z, t, pos_weight=_ours_t(POS_W),
+                                                           reduction="sum"),
+       lambda z, t: _torch().nn.functional.binary_cross_entropy_with_logits(
+           z, t, pos_weight=_their_t(POS_W), reduction="sum")),
+]

@@ -1,7 +1,10 @@
 """Central-difference gradient checks in float64 for every differentiable Tensor operation.
 
-The catalogue lives in ``tests/op_catalogue.py`` (shared with the PyTorch parity suite).
-Messages name the operation, the input and the element that disagree.
+The catalogue lives in ``tests/op_catalogue.py`` (shared with the PyTorch parity suite):
+``OPS`` (module 01's Tensor operations) and ``FUNCTION_OPS`` (modules 02 and 04: activations
+and losses, ``Function`` subclasses or compositions). Messages name the operation, the input
+and the element that disagree. Inputs are float64; an op that silently downcasts to float32
+fails both the dtype check and (its finite differences being float32 noise) the gradcheck.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import zlib
 
 import numpy as np
 import pytest
-from op_catalogue import OPS, Op, make_inputs
+from op_catalogue import FUNCTION_OPS, OPS, Op, make_inputs
 
 from tinytorch_ref import Tensor
 from tinytorch_ref.autograd import gradcheck
@@ -38,6 +41,27 @@ def test_gradient_has_input_shape_and_dtype(op: Op, rng):
         assert t.grad is not None, f"{op.name}: input {i} got no gradient"
         assert t.grad.shape == t.shape, f"{op.name}: input {i} grad shape {t.grad.shape}"
         assert t.grad.dtype == np.float32, f"{op.name}: input {i} grad dtype {t.grad.dtype}"
+
+
+@pytest.mark.parametrize("op", FUNCTION_OPS, ids=lambda op: op.name)
+def test_function_gradient_matches_central_differences(op: Op, rng):
+    inputs = make_inputs(op, rng)
+    try:
+        assert gradcheck(op.ours, inputs, eps=1e-6, atol=1e-6, rtol=1e-5)
+    except AssertionError as err:
+        raise AssertionError(f"{op.name}: {err}") from None
+
+
+@pytest.mark.parametrize("op", FUNCTION_OPS, ids=lambda op: op.name)
+def test_function_keeps_float64(op: Op, rng):
+    leaves = [Tensor(a, requires_grad=True) for a in make_inputs(op, rng)]
+    out = op.ours(*leaves)
+    assert out.dtype == np.float64, f"{op.name}: float64 inputs give a {out.dtype} output"
+    out.sum().backward()
+    for i, t in enumerate(leaves):
+        assert t.grad is not None, f"{op.name}: input {i} got no gradient"
+        assert t.grad.shape == t.shape, f"{op.name}: input {i} grad shape {t.grad.shape}"
+        assert t.grad.dtype == np.float64, f"{op.name}: input {i} grad dtype {t.grad.dtype}"
 
 
 def test_gradcheck_reports_op_input_and_element():
