@@ -243,12 +243,16 @@ def build(*, store: str | Path | None = None, course: Any = None, as_of: str | N
 
 
 def export(*, fmt: str, output: Path, store: str | Path | None = None, course: Any = None,
-           as_of: str | None = None) -> Path:
-    """Write the Canvas (``fmt='canvas'``) or Gradescope-style (``'gradescope'``) CSV."""
+           as_of: str | None = None, with_total: bool = False) -> Path:
+    """Write the Canvas (``fmt='canvas'``) or Gradescope-style (``'gradescope'``) CSV.
+
+    ``with_total`` adds the course grade as a last Canvas column (off by default).
+    """
     from gradebook import export as ex
 
     built = build(store=store, course=course, as_of=as_of)
-    frame = ex.canvas(built) if fmt == "canvas" else ex.gradescope(built)
+    frame = (ex.canvas(built, with_total=with_total) if fmt == "canvas"
+             else ex.gradescope(built))
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out, index=False)

@@ -180,14 +180,18 @@ def build_cmd(output: Path | None, as_of: str | None, store: str | None,
 @click.option("--canvas", "fmt", flag_value="canvas", help="Canvas gradebook import CSV.")
 @click.option("--gradescope", "fmt", flag_value="gradescope", help="Gradescope-style grade CSV.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--with-total", is_flag=True,
+              help="Canvas: add the course grade as a last column (Canvas imports it as an "
+                   "assignment).")
 @_as_of
 @_common
-def export_cmd(fmt: str | None, output: Path, as_of: str | None, store: str | None,
-               course: Path | None) -> None:
+def export_cmd(fmt: str | None, output: Path, with_total: bool, as_of: str | None,
+               store: str | None, course: Path | None) -> None:
     """Export grades as a Canvas or Gradescope-style CSV."""
     if fmt is None:
         raise click.UsageError("choose --canvas or --gradescope")
-    out = api.export(fmt=fmt, output=output, store=store, course=course, as_of=as_of)
+    out = api.export(fmt=fmt, output=output, store=store, course=course, as_of=as_of,
+                     with_total=with_total)
     click.echo(f"wrote {out}")
 
 

@@ -30,14 +30,17 @@ def _item_table(built: Built) -> tuple[list[str], pd.DataFrame]:
     return titles, wide.round(2)
 
 
-def canvas(built: Built) -> pd.DataFrame:
-    """The Canvas gradebook import: fixed columns, one column per item, then the course grade.
+def canvas(built: Built, *, with_total: bool = False) -> pd.DataFrame:
+    """The Canvas gradebook import: fixed columns, then one column per graded item.
 
-    Row 1 is ``Points Possible`` (points of each item; 100 for the course grade); student rows
-    follow in roster order, matched by Canvas on SIS Login ID / SIS User ID.
+    Row 1 is ``Points Possible`` (points of each item); student rows follow in roster order,
+    matched by Canvas on SIS Login ID / SIS User ID.
 
     Args:
         built: the built gradebook.
+        with_total: also add the course grade as a last column (``Course Grade (%)``, 100
+            points possible). Off by default: Canvas would import it as one more assignment
+            and count it in its own total.
 
     Returns:
         The CSV as a frame (write with ``to_csv(index=False)``).
@@ -58,6 +61,8 @@ def canvas(built: Built) -> pd.DataFrame:
             row[t] = "" if pd.isna(value) else value
         row[TOTAL_COLUMN] = round(float(cell(grades, r.student, "percent")), 2)
         rows.append(row)
+    if not with_total:
+        return pd.DataFrame(rows, columns=[*CANVAS_FIXED, *titles])
     return pd.DataFrame(rows, columns=[*CANVAS_FIXED, *titles, TOTAL_COLUMN])
 
 

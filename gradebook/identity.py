@@ -85,6 +85,14 @@ class RosterIndex:
         if not given:
             return Resolution(None, "no SID, login or email given")
         students = set(found.values())
+        unmatched = [g for g, key in ((f"SID {sid}", "SID"), (f"login {login}", "login"),
+                                      (f"email {email}", "email"))
+                     if g in given and key not in found]
+        if len(students) == 1 and unmatched:
+            # e.g. an unknown SID next to a known email: a typo or another person — flag it
+            # rather than credit the roster student silently
+            return Resolution(None, f"{', '.join(unmatched)} not on the roster, but "
+                                    f"{', '.join(sorted(found))} match {students.pop()}")
         if len(students) == 1:
             return Resolution(students.pop())
         if not students:

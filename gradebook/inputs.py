@@ -58,7 +58,8 @@ def read_csv_rows(path: Path, required: list[str]) -> Iterator[tuple[int, dict[s
         for cells in reader:
             if not any(c.strip() for c in cells):
                 continue
-            if len(cells) > len(header):
+            if len(cells) != len(header):
+                # a short row would silently default its missing cells (e.g. a track)
                 raise GradebookError(
                     f"{where(path, reader.line_num)}: {len(cells)} cells but the header has "
                     f"{len(header)} columns"

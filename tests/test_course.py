@@ -100,3 +100,17 @@ def test_cli_course_check_summarises(tmp_path):
                           capture_output=True, text=True, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "20 modules, 6 milestones" in proc.stdout
+
+
+def test_grade_with_a_broken_course_still_writes_results_json(tmp_path):
+    import json
+
+    p = _write(tmp_path, _mutate(["modules", 0, "points"], "lots"))
+    out = tmp_path / "results.json"
+    proc = subprocess.run([sys.executable, "-m", "tito.cli", "--course", str(p), "grade", "01",
+                           "nb.ipynb", "-o", str(out)], capture_output=True, text=True,
+                          cwd=REPO_ROOT)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
+    res = json.loads(out.read_text())
+    assert res["score"] == 0 and res["tests"][0]["status"] == "failed"
+    assert "modules[0].points" in res["output"]

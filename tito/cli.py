@@ -193,11 +193,19 @@ def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | N
 def grade(ctx: click.Context, module: str, submission: Path, out: Path,
           metadata: Path | None) -> None:
     """Grade one student notebook; always writes a valid results.json."""
-    from tito.grading import grade_submission
+    from tito.grading import grade_submission, write_config_failure
 
-    c = _course(ctx)
-    results = grade_submission(course=c, module=c.module(module), submission=submission,
-                               out=out, metadata=metadata)
+    try:
+        c = _course(ctx)
+        mod = c.module(module)
+    except (UserError, CourseError) as exc:
+        # even a configuration error leaves a valid results.json (score 0, the reason)
+        write_config_failure(out, str(exc.format_message() if isinstance(exc, UserError)
+                                      else exc))
+        raise UserError(str(exc.format_message() if isinstance(exc, UserError) else exc)
+                        ) from None
+    results = grade_submission(course=c, module=mod, submission=submission, out=out,
+                               metadata=metadata)
     total = sum(t["max_score"] for t in results.get("tests", []))
     click.echo(f"{submission.name}: {results['score']:g} / {total:g} -> {out}")
 

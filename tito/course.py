@@ -162,12 +162,13 @@ class Track(_Strict):
 
 
 class Course(_Strict):
-    course: CourseInfo
-    tiers: list[Tier]
-    modules: list[Module] = Field(min_length=1)
-    milestones: list[Milestone] = Field(default_factory=list)
-    grading: Grading
-    tracks: list[Track] = Field(min_length=1)
+    course: CourseInfo = Field(description="Name, term, time zone, store and grading limits.")
+    tiers: list[Tier] = Field(description="Tiers of the syllabus, in order.")
+    modules: list[Module] = Field(min_length=1, description="The modules, in syllabus order.")
+    milestones: list[Milestone] = Field(default_factory=list,
+                                        description="Historical milestones and thresholds.")
+    grading: Grading = Field(description="Categories, late policy, letters, defaults.")
+    tracks: list[Track] = Field(min_length=1, description="Tracks a department can adopt.")
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Course:

@@ -22,6 +22,27 @@ def grade_submission(*, course: Course, module: Module, submission: Path, out: P
                         out=Path(out), metadata=metadata)
 
 
+def write_config_failure(out: Path, reason: str) -> None:
+    """A valid Gradescope results.json for a run that could not start (bad course setup)."""
+    import json
+
+    results = {
+        "score": 0.0, "execution_time": 0.0, "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "output": ("The autograder is misconfigured, so your submission was not graded; it is "
+                   "kept and will be graded once course staff fix it. (" + reason + ")"),
+        "tests": [{"name": "grader configuration", "score": 0.0, "max_score": 0.0,
+                   "status": "failed", "visibility": "visible", "output": reason,
+                   "tags": ["grader_error"]}],
+        "extra_data": {"grader_error": reason},
+    }
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(out.suffix + ".tmp")
+    tmp.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(out)
+
+
 def build_autograder(*, course: Course, module: Module, out_zip: Path) -> Path:
     """Build the Gradescope zip for ``module``; returns its path."""
     from autograder.gradescope import build_zip

@@ -108,14 +108,19 @@ def test_canvas_export_format(sample_store, gb_course, tmp_path):
     assert rows[0][:5] == export.CANVAS_FIXED
     assert rows[1][0] == "Points Possible" and rows[1][1:5] == ["", "", "", ""]
     header = rows[0]
-    assert header[5] == "01_tensor (autograded)" and header[-1] == export.TOTAL_COLUMN
+    assert header[5] == "01_tensor (autograded)" and export.TOTAL_COLUMN not in header
+    with_total = api.export(fmt="canvas", output=tmp_path / "canvas_total.csv",
+                            store=sample_store, course=gb_course, with_total=True)
+    assert next(csv.reader(with_total.open(encoding="utf-8")))[-1] == export.TOTAL_COLUMN
     assert float(rows[1][header.index("01_tensor (written)")]) == 15.0
     by_sis = {r[2]: r for r in rows[2:]}
     assert len(by_sis) == 42 and "" not in by_sis  # no Test Student row
     alan = by_sis["S1002"]
     assert alan[3] == "aturing" and alan[4] == "CS 249 LEC 001"
     assert float(alan[header.index("02_activations (autograded)")]) == 36.0
-    assert float(alan[-1]) == pytest.approx(86.96)
+    total_rows = list(csv.reader(with_total.open(encoding="utf-8")))
+    alan_total = {r[2]: r for r in total_rows[2:]}["S1002"]
+    assert float(alan_total[-1]) == pytest.approx(86.96)
 
 
 def test_gradescope_export_format(sample_store, gb_course, tmp_path):
