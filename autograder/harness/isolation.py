@@ -27,6 +27,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,9 +69,10 @@ def plan() -> Plan:
     ns = False
     if level != "basic" and root and shutil.which("unshare"):
         try:
-            ns = subprocess.run(
+            ns = run_tracked(
                 ["unshare", "--net", "--pid", "--fork", "--mount-proc", "--kill-child",
-                 "true"], capture_output=True, timeout=10).returncode == 0
+                 "true"], timeout=10, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL) == 0
         except (OSError, subprocess.SubprocessError):
             ns = False
     drop = root and level != "basic"
@@ -186,11 +188,12 @@ def kill_tree(proc: subprocess.Popen[bytes], *, uid: int | None) -> None:
     if uid is not None:
         kill_uid(uid)
     for _ in range(5):
-        orphans = _adopted()
+        with SPAWN_LOCK:  # no other run is between Popen and track() while we look
+            orphans = _adopted()
+            for o in orphans:
+                _signal(o, signal.SIGKILL)
         if not orphans:
             break
-        for o in orphans:
-            _signal(o, signal.SIGKILL)
         for o in orphans:
             try:
                 os.waitpid(o, 0)
@@ -198,8 +201,33 @@ def kill_tree(proc: subprocess.Popen[bytes], *, uid: int | None) -> None:
                 pass
 
 
-_LIVE: set[int] = set()  # children this module launched and has not reaped yet
+_LIVE: set[int] = set()  # children this process launched and has not reaped yet
 _SUBREAPER = False
+# Held while a child is spawned and registered, and while orphans are swept: with several
+# gradings in one process (tito regrade --jobs N), a sweep must never mistake another run's
+# just-spawned child for an adopted orphan and kill it.
+SPAWN_LOCK = threading.RLock()
+
+
+def spawn_tracked(cmd: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen`` whose pid is registered before any orphan sweep can see it."""
+    with SPAWN_LOCK:
+        proc: subprocess.Popen[bytes] = subprocess.Popen(cmd, **kwargs)  # type: ignore[call-overload]
+        _LIVE.add(proc.pid)
+    return proc
+
+
+def run_tracked(cmd: list[str], *, timeout: float, **kwargs: object) -> int:
+    """Run a helper process to completion (tracked, so sweeps leave it alone); its exit code."""
+    proc = spawn_tracked(cmd, **kwargs)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        _LIVE.discard(proc.pid)
 
 
 def adopt_orphans() -> None:
@@ -246,9 +274,9 @@ def kill_uid(uid: int) -> None:
     code = "import os,signal\ntry:\n os.kill(-1, signal.SIGKILL)\nexcept OSError:\n pass\n"
     for _ in range(3):
         try:
-            subprocess.run([sys.executable, "-I", "-S", "-c", code], user=uid, group=uid,
-                           extra_groups=[], timeout=10, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
+            run_tracked([sys.executable, "-I", "-S", "-c", code], user=uid, group=uid,
+                        extra_groups=[], timeout=10, stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
         except (OSError, subprocess.SubprocessError):
             return
         if not processes_of_uid(uid):

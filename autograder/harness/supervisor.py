@@ -223,12 +223,12 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
            sys.executable, "-I", "-B", str(CHILD)]
     job = _job(spec, plan, uid, work, start, wfd, nonce, deadline)
     try:
-        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, pass_fds=(wfd,), cwd=str(work),
-                                env=_child_env(work), start_new_session=True)
+        proc = isolation.spawn_tracked(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT, pass_fds=(wfd,),
+                                       cwd=str(work), env=_child_env(work),
+                                       start_new_session=True)
     finally:
         os.close(wfd)
-    isolation.track(proc.pid)
     assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write(json.dumps(job).encode())

@@ -161,10 +161,17 @@ def test_apply_records_old_scores_then_regrade_events(applied: dict[str, Any]) -
     assert regrades["S1004"][3] == 0.0
 
 
+def _scores(report: Any) -> dict[str, Any]:
+    return {r.key: (r.new_score, [t.output[:160] if hasattr(t, "output") else str(t)
+                                  for t in getattr(r, "changed", [])][:3])
+            for r in report.rows}
+
+
 def test_second_apply_changes_nothing(applied: dict[str, Any]) -> None:
     ing = applied["second"].ingest
-    assert ing["export"]["new"] == 0 and ing["export"]["regrades"] == 0
-    assert ing["results"]["new"] == 0 and ing["results"]["regrades"] == 0
+    why = f"first: {_scores(applied['first'])}\nsecond: {_scores(applied['second'])}"
+    assert ing["export"]["new"] == 0 and ing["export"]["regrades"] == 0, why
+    assert ing["results"]["new"] == 0 and ing["results"]["regrades"] == 0, why
     assert applied["events2"] == applied["events1"]
 
 
