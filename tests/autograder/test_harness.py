@@ -185,3 +185,28 @@ def test_results_dir_is_created(tmp_path: Path, goldens):
           expected=goldens)
     assert out.is_file()
 
+
+
+def test_orphan_sweep_never_takes_a_tracked_child_of_a_concurrent_run():
+    """Regression: with the grader a child subreaper, a sweep after one run must not kill a
+    child another thread has just spawned (regrade --jobs 2 lost results this way)."""
+    import subprocess
+    import sys
+
+    from autograder.harness import isolation
+
+    isolation.adopt_orphans()
+    other = isolation.spawn_tracked([sys.executable, "-c", "import time; time.sleep(30)"],
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    isolation.track(done.pid)
+    done.wait()
+    try:
+        isolation.kill_tree(done, uid=None)  # runs the orphan sweep
+        assert other.poll() is None, "the sweep killed another run's child"
+        assert other.pid not in isolation._adopted()
+    finally:
+        other.kill()
+        other.wait()
+        isolation._LIVE.discard(other.pid)
