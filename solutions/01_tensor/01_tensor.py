@@ -38,7 +38,7 @@
 # * Run the `grader.check(...)` cell after each section: these public tests tell you what is
 #   wrong and why it matters. Your grade comes from a larger hidden suite that checks the same
 #   behaviour more thoroughly, so passing the public tests is necessary, not sufficient.
-# * Cells that start with `#| export` become your own package: `tito export 01` copies them to
+# * Cells that start with `#| export` become your own package: `python export.py 01` copies them to
 #   `tinytorch/tensor.py`, which later modules import. Keep that first line.
 # * At the end, answer the three **ML systems thinking** questions in prose.
 
@@ -1449,4 +1449,4 @@ def test_reductions(Tensor, np):
 # You built the tensor every later module uses: storage + shape + strides, views that cost
 # nothing, broadcasting arithmetic, batched matmul with clear errors and PyTorch-style
 # reductions — and you can now price a tensor in bytes before allocating it. Export your work
-# with `tito export 01`, then move on to module 02, activations.
+# with `python export.py 01`, then move on to module 02, activations.

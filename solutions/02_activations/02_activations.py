@@ -41,7 +41,7 @@
 #   matters. The hidden suite checks the same behaviour on more inputs (large values, other
 #   `dim`s, other shapes).
 # * Cells starting with `#| export` become `tinytorch/activations.py` when you run
-#   `tito export 02`. Your `Tensor` from module 01 is imported; every activation below is built
+#   `python export.py 02`. Your `Tensor` from module 01 is imported; every activation below is built
 #   from `Tensor` operations, so module 05 (autograd) will differentiate it automatically.
 
 # %%
@@ -883,4 +883,4 @@ print(f"input {x.memory_footprint() / 1e6:.1f} MB -> softmax temporaries ~ "
 # You built PyTorch's activations from `Tensor` operations and two small `Function`s, made them
 # stable where the textbook formula overflows (branch on the sign; subtract the max; work in
 # log space), and priced them: cheap in FLOPs, expensive in memory traffic. Export with
-# `tito export 02`; module 03 puts these between linear layers.
+# `python export.py 02`; module 03 puts these between linear layers.

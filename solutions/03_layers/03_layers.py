@@ -36,7 +36,7 @@
 #
 # Fill in the functions that raise `NotImplementedError` (docstrings give what / APPROACH /
 # EXAMPLE / HINT), and run each `grader.check(...)`. Cells starting with `#| export` become
-# `tinytorch/layers.py` (`tito export 03`). Your `Tensor` (module 01) and activations
+# `tinytorch/layers.py` (`python export.py 03`). Your `Tensor` (module 01) and activations
 # (module 02) are imported from your package.
 
 # %%
@@ -1053,5 +1053,5 @@ print(f"{n:,} parameters, {n * 4 / 1e6:.2f} MB in float32, {2 * n / 1e6:.2f} MFL
 #
 # You built the module tree (registration by attribute assignment, dotted names, train/eval,
 # state dicts as NumPy arrays) and the first layers: `Linear` with PyTorch's layout and
-# initialisation, `Sequential`, inverted `Dropout` and `Flatten`. Export with `tito export 03`;
+# initialisation, `Sequential`, inverted `Dropout` and `Flatten`. Export with `python export.py 03`;
 # module 04 adds the losses that say how wrong a model's outputs are.

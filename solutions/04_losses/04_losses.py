@@ -36,7 +36,7 @@
 # ## How to work through this notebook
 #
 # Fill in the functions that raise `NotImplementedError` and run each `grader.check(...)`.
-# Cells starting with `#| export` become `tinytorch/losses.py` (`tito export 04`). Everything
+# Cells starting with `#| export` become `tinytorch/losses.py` (`python export.py 04`). Everything
 # is built from `Tensor` operations (so module 05 differentiates it) except the two binary
 # losses, which are `Function`s with a provided `backward`.
 

@@ -40,7 +40,7 @@
 #
 # Fill in every function that raises `NotImplementedError` — the docstrings give **what**,
 # an **APPROACH**, an **EXAMPLE** and **HINTS**. Run the `grader.check(...)` cells as you go.
-# Cells starting with `#| export` become `tinytorch/autograd.py` (`tito export 05`). The
+# Cells starting with `#| export` become `tinytorch/autograd.py` (`python export.py 05`). The
 # hidden suite checks gradients of every operation against the reference engine.
 
 # %%
@@ -1160,5 +1160,5 @@ print(f"parameters: {sum(w.data.nbytes for w in ws):,} B, graph activations: {sa
 #
 # Your engine turns module 01's recorded graph into gradients: topological order, one VJP per
 # op, unbroadcasting, accumulation. Nothing in modules 01–04 changed — every layer and loss
-# you wrote is now differentiable. Export with `tito export 05`; module 06 uses `.grad` to
+# you wrote is now differentiable. Export with `python export.py 05`; module 06 uses `.grad` to
 # update parameters.

@@ -31,7 +31,7 @@
 # 5. compute the **memory** an optimizer adds: 0× (plain SGD), 1× (momentum) or 2× (Adam) the
 #    parameters.
 #
-# Fill in the functions that raise `NotImplementedError`; run the checks; `tito export 06`
+# Fill in the functions that raise `NotImplementedError`; run the checks; `python export.py 06`
 # writes `tinytorch/optimizers.py`, re-exported as `tinytorch.optim`.
 
 # %%
@@ -709,5 +709,5 @@ def test_state_bytes_counts_buffers(SGD, Adam, Tensor, np):
 # ## Summary
 #
 # You built PyTorch's optimizer contract and its three workhorses, and can price each one in
-# memory. Export with `tito export 06`; they are available as `tinytorch.optim.SGD`, `Adam`,
+# memory. Export with `python export.py 06`; they are available as `tinytorch.optim.SGD`, `Adam`,
 # `AdamW`. Module 07 puts everything into a training loop with schedules and checkpoints.

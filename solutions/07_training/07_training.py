@@ -31,7 +31,7 @@
 #    exactly;
 # 5. measure **accuracy** and stop early when the validation loss stops improving.
 #
-# Fill in the functions that raise `NotImplementedError`; run the checks; `tito export 07`
+# Fill in the functions that raise `NotImplementedError`; run the checks; `python export.py 07`
 # writes `tinytorch/training.py`. Schedulers are also available as
 # `tinytorch.optim.lr_scheduler` and clipping as `tinytorch.nn.utils.clip_grad_norm_`.
 
@@ -1010,4 +1010,4 @@ print(f"final loss {hist['train_loss'][-1]:.4f}, accuracy {final_acc:.2f}")
 #
 # You can now train anything the framework can express, with the tools that keep real runs
 # alive: schedules, clipping, safe checkpoints, metrics and early stopping. Export with
-# `tito export 07` and run the XOR and digits milestones.
+# `python export.py 07` and run the XOR and digits milestones.
