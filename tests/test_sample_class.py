@@ -108,3 +108,16 @@ def test_late_submission_is_graded_on_its_merits(graded):
 def test_hidden_expected_values_never_reach_feedback(graded):
     text = json.dumps(graded["partial"])
     assert "def matmul_batched" not in text and "suite.py" not in text
+
+
+def test_sample_class_is_in_sync_with_the_release(tmp_path):
+    from tito.course import load_course
+    from tito.samples import write_samples
+
+    course = load_course()
+    write_samples(course, course.module(1), out_root=tmp_path)
+    for s in STUDENTS:
+        for name in ("01_tensor.ipynb", "submission_metadata.json"):
+            built = (tmp_path / "class_01_tensor" / s.folder / name).read_text()
+            assert built == (CLASS / s.folder / name).read_text(), (
+                f"samples/class_01_tensor/{s.folder}/{name} is stale: run `tito samples 01`")

@@ -210,6 +210,19 @@ def grade(ctx: click.Context, module: str, submission: Path, out: Path,
     click.echo(f"{submission.name}: {results['score']:g} / {total:g} -> {out}")
 
 
+@cli.command()
+@click.argument("module", default="01")
+@click.pass_context
+@_friendly
+def samples(ctx: click.Context, module: str) -> None:
+    """Regenerate the sample class of MODULE (samples/class_NN_slug/) from the release."""
+    from tito.samples import write_samples
+
+    c = _course(ctx)
+    for folder in write_samples(c, c.module(module)):
+        click.echo(f"wrote {folder}")
+
+
 @cli.command("suite-strength")
 @click.argument("module", required=False)
 @click.option("--all", "all_", is_flag=True, help="Every module that has a hidden suite.")
