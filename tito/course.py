@@ -202,6 +202,13 @@ class Course(_Strict):
                     f"milestones[{i}].graded_with: module {ms.graded_with} comes before "
                     f"required module {max(ms.requires)}"
                 )
+        limit = self.course.grading.run_timeout_s
+        for n in known:
+            budget = sum(ms.time_budget_s for ms in self.milestones if ms.graded_with == n)
+            if budget >= limit:
+                raise ValueError(f"milestones: the time budgets graded with module {n} add up "
+                                 f"to {budget:g} s, not under course.grading.run_timeout_s "
+                                 f"({limit:g} s)")
         if "milestones" not in cats and self.milestones:
             raise ValueError("grading.categories: milestones exist but no 'milestones' category")
         if self.grading.default_track not in {t.id for t in self.tracks}:
