@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,10 +101,22 @@ def export_submission(notebook: Path, *, slug: str, number: int, title: str) -> 
                               f"({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
+# CPython 3.11's ast.parse is not thread-safe: two threads building Python AST objects at once
+# can fail with "SystemError: AST constructor recursion depth mismatch" (seen with
+# `tito regrade --jobs 2`). Every parse in the grading parent goes through this lock.
+_AST_LOCK = threading.Lock()
+
+
+def parse_source(source: str) -> ast.Module:
+    """``ast.parse`` serialised across threads (see ``_AST_LOCK``)."""
+    with _AST_LOCK:
+        return ast.parse(source)
+
+
 def forbidden_imports(source: str) -> list[str]:
     """Top-level names of refused packages imported (or ``__import__``-ed) by ``source``."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError, RecursionError):
         return []
     hits: set[str] = set()
@@ -171,7 +184,7 @@ def public_tests(folder: Path | None) -> tuple[list[dict[str, str]], list[Public
             continue
         text = path.read_text(encoding="utf-8")
         try:
-            tree = ast.parse(text)
+            tree = parse_source(text)
         except SyntaxError:
             continue
         files.append({"name": path.stem, "file": path.name, "source": text})

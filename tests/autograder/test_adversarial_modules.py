@@ -40,7 +40,7 @@ os._exit(0)
 READ_HIDDEN = '''
 import os
 _found = []
-for _root in ("REPO", "/autograder", "/tmp"):
+for _root in ("REPO", "/autograder"):  # the places the grader promises to hide
     for _dir, _subs, _files in os.walk(_root):
         for _f in _files:
             if _f in ("suite.py", "goldens.json") or _f.endswith(".npz"):
