@@ -85,13 +85,11 @@ def test_syntax_error_gets_zero_and_names_cell_and_line(graded):
     r = graded["syntax_error"]
     assert r["score"] == 0
     nb = json.loads((CLASS / "s1004_syntax" / "01_tensor.ipynb").read_text())
-    for index, cell in enumerate(nb["cells"], 1):
-        lines = "".join(cell["source"]).splitlines()
-        hits = [n for n, ln in enumerate(lines, 1) if ln.strip() == "def numel(self) -> int"]
-        if hits:
-            break
-    assert hits, "the syntax-error sample lost its broken line"
-    assert f"cell {index}, line {hits[0]}" in r["output"]
+    where = [(c, n) for c, cell in enumerate(nb["cells"], 1)
+             for n, ln in enumerate("".join(cell["source"]).splitlines(), 1)
+             if ln.strip() == "def numel(self) -> int"]
+    assert where, "the syntax-error sample lost its broken line"
+    assert f"cell {where[0][0]}, line {where[0][1]}" in r["output"]
 
 
 def test_infinite_loop_times_out_only_the_cases_that_loop(graded):
