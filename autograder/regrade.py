@@ -680,12 +680,10 @@ def default_outdir(module_name: str, export: Path) -> Path:
 
 
 def _load_course(course: Any) -> Any:
-    if course is not None and hasattr(course, "modules"):
-        return course
-    from tito.course import CourseError, load_course
+    from tito.course import CourseError, resolve_course
 
     try:
-        return load_course(course)
+        return resolve_course(course)
     except CourseError as exc:
         raise RegradeError(str(exc)) from None
 

@@ -28,12 +28,10 @@ SAMPLE_TERM = Path(__file__).resolve().parent.parent / "samples" / "term"
 
 def load_course_any(course: Any = None) -> Any:
     """A loaded course from a path, ``None`` (the default course.yml) or a course object."""
-    if course is not None and hasattr(course, "modules"):
-        return course
-    from tito.course import CourseError, load_course
+    from tito.course import CourseError, resolve_course
 
     try:
-        return load_course(course)
+        return resolve_course(course)
     except CourseError as exc:
         raise GradebookError(str(exc)) from None
 

@@ -29,12 +29,9 @@ _TMP = Path(tempfile.mkdtemp(prefix="tt-variants-"))
 
 def load_suite(module_name: str) -> Suite:
     """Import ``autograder/suites/<module_name>/suite.py`` and return its ``suite``."""
-    path = paths.SUITES / module_name / "suite.py"
-    spec = importlib.util.spec_from_file_location(f"suite_{module_name}", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.suite
+    from autograder.harness.goldens import load_suite as load_suite_file
+
+    return load_suite_file(paths.SUITES / module_name / "suite.py")
 
 
 def load_variant(replacements: dict[str, str | Path] | None = None) -> ModuleType:

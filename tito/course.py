@@ -287,6 +287,17 @@ def _format_error(path: Path, exc: ValidationError) -> str:
     return f"{path.name}: {msg}"
 
 
+def resolve_course(course: object = None) -> Course:
+    """A loaded course from a ``Course``, a path to course.yml, or ``None`` (the default).
+
+    Raises:
+        CourseError: the file is invalid (one line naming the field).
+    """
+    if course is not None and hasattr(course, "modules"):
+        return course  # type: ignore[return-value]  # a Course, or a test's stand-in
+    return load_course(course)  # type: ignore[arg-type]
+
+
 def load_course(path: Path | str | None = None) -> Course:
     """Load and validate course.yml.
 
