@@ -1,9 +1,21 @@
-"""Shared fixtures. Tests import helpers from tests/ (suite_tools) by path."""
+"""Shared fixtures, the hermetic test environment, and the test tiers.
+
+Hermetic: every test process (the pytest-xdist workers too) gets its own temporary HOME with
+IPython, Jupyter and Matplotlib state below it, so two runs of the suite on one machine (two
+clones, two workers) share no files through the user's home; it is removed at exit.
+
+Tiers (markers, see ``TIERS``): a test is put in a slow tier by where it lives, so the tests
+a new module adds to these files and folders are tiered without anyone listing them. The
+fast tier (``make test-fast``) is everything else; ``make test`` runs every tier.
+"""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,8 +23,9 @@ from hypothesis import settings
 
 # Property tests are derandomized: the same examples every run, so CI (and any score built on
 # them) is reproducible. HYPOTHESIS_PROFILE=explore searches more widely on a developer's box.
+# No example database: nothing is written to .hypothesis/ and no run depends on another's.
 settings.register_profile("grading", derandomize=True, max_examples=60, deadline=None,
-                          print_blob=True)
+                          print_blob=True, database=None)
 settings.register_profile("explore", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "grading"))
 
@@ -22,6 +35,41 @@ if str(TESTS) not in sys.path:
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+_HOME = Path(tempfile.mkdtemp(prefix="tt-test-home-"))
+atexit.register(shutil.rmtree, _HOME, True)
+os.environ.update({
+    "HOME": str(_HOME), "IPYTHONDIR": str(_HOME / ".ipython"),
+    "JUPYTER_RUNTIME_DIR": str(_HOME / "jupyter-runtime"),
+    "MPLCONFIGDIR": str(_HOME / "matplotlib"), "XDG_CACHE_HOME": str(_HOME / ".cache"),
+})
+
+#: tier -> node-id prefixes (relative to tests/). Everything else is the fast tier.
+TIERS: dict[str, tuple[str, ...]] = {
+    "mutation": ("autograder/test_mutation.py::test_every_module_suite_kills",),
+    "parity": ("parity/",),
+    "milestone": ("milestones/test_training.py", "milestones/test_scripts.py"),
+    "notebook": ("test_student_notebooks.py",),
+    "grading": ("test_demo.py", "test_sample_class.py", "autograder/test_adversarial",
+                "autograder/test_gradescope.py", "regrade/"),
+}
+SLOW_TIERS = tuple(TIERS)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        rel = Path(str(item.path)).resolve().relative_to(TESTS).as_posix()
+        node = rel + item.nodeid[item.nodeid.index("::"):] if "::" in item.nodeid else rel
+        for tier, prefixes in TIERS.items():
+            if node.startswith(prefixes):
+                item.add_marker(getattr(pytest.mark, tier))
+        # pytest-xdist (--dist loadgroup): tests sharing an expensive module- or session-scoped
+        # fixture of their own module run on one worker, so it is built once, not per worker.
+        module_id = item.nodeid.split("::")[0]
+        for defs in item._fixtureinfo.name2fixturedefs.values():
+            if any(fd.scope in ("module", "session") and fd.baseid == module_id for fd in defs):
+                item.add_marker(pytest.mark.xdist_group(rel))
+                break
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# Both mypy tests use the repository's .mypy_cache: one pytest-xdist worker runs them in turn.
+pytestmark = pytest.mark.xdist_group("mypy-cache")
+
 REPO = Path(__file__).resolve().parent.parent
 RUFF_PATHS = ["tito", "autograder", "gradebook", "tinytorch_ref", "tests", "datasets", "milestones"]
 

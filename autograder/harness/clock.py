@@ -125,5 +125,5 @@ class Deadline:
         if self.limit is None:
             return ""
         if self.reason == "wall":
-            return f"{self.limit * WALL_FACTOR:g} s without finishing"
+            return f"{self.limit * WALL_FACTOR:g} s of wall-clock time"
         return f"{self.limit:g} s of CPU time"
