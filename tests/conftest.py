@@ -53,16 +53,28 @@ TIERS: dict[str, tuple[str, ...]] = {
     "grading": ("test_demo.py", "test_sample_class.py", "autograder/test_adversarial",
                 "autograder/test_gradescope.py", "regrade/"),
 }
-SLOW_TIERS = tuple(TIERS)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--tier", choices=("all", "fast", "slow"), default="all",
+                     help="fast: only tests in no slow tier (TIERS in tests/conftest.py); "
+                          "slow: only the slow tiers; all (default): everything")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    want = config.getoption("--tier")
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
     for item in items:
         rel = Path(str(item.path)).resolve().relative_to(TESTS).as_posix()
         node = rel + item.nodeid[item.nodeid.index("::"):] if "::" in item.nodeid else rel
-        for tier, prefixes in TIERS.items():
-            if node.startswith(prefixes):
-                item.add_marker(getattr(pytest.mark, tier))
+        tiers = [tier for tier, prefixes in TIERS.items() if node.startswith(prefixes)]
+        for tier in tiers:
+            item.add_marker(getattr(pytest.mark, tier))
+        if want != "all" and bool(tiers) != (want == "slow"):
+            dropped.append(item)
+            continue
+        keep.append(item)
         # pytest-xdist (--dist loadgroup): tests sharing an expensive module- or session-scoped
         # fixture of their own module run on one worker, so it is built once, not per worker.
         module_id = item.nodeid.split("::")[0]
@@ -70,6 +82,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if any(fd.scope in ("module", "session") and fd.baseid == module_id for fd in defs):
                 item.add_marker(pytest.mark.xdist_group(rel))
                 break
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
 
 
 @pytest.fixture(scope="session")
