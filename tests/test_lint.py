@@ -17,7 +17,7 @@ RUFF_PATHS = ["tito", "autograder", "gradebook", "tinytorch_ref", "tests", "data
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=600, check=False)
+                          text=True, timeout=1800, check=False)
 
 
 def test_ruff_clean() -> None:

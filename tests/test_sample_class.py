@@ -40,7 +40,7 @@ def graded(fast_course, tmp_path_factory) -> dict[str, dict]:
             [sys.executable, "-m", "tito.cli", "--course", str(fast_course), "grade", "01",
              str(CLASS / s.folder / "01_tensor.ipynb"), "-o", str(target),
              "--metadata", str(CLASS / s.folder / "submission_metadata.json")],
-            capture_output=True, text=True, cwd=paths.REPO_ROOT, timeout=300)
+            capture_output=True, text=True, cwd=paths.REPO_ROOT, timeout=1800)
         assert proc.returncode == 0, proc.stderr
         results[s.kind] = json.loads(target.read_text())
     return results

@@ -38,7 +38,7 @@ def test_finished_notebook_runs_top_to_bottom_and_passes_its_checks(module, tmp_
     nb = nbformat.read(nb_path, as_version=4)
     # The kernel talks over Unix sockets in tmp_path, not TCP ports another run could take.
     ipc = Config({"KernelManager": {"transport": "ipc", "ip": str(tmp_path / "kernel")}})
-    client = NotebookClient(nb, timeout=300, kernel_name="python3", config=ipc,
+    client = NotebookClient(nb, timeout=1800, kernel_name="python3", config=ipc,
                             resources={"metadata": {"path": str(nb_path.parent)}})
     client.execute()
     failures = []

@@ -75,3 +75,41 @@ def test_tree_cpu_counts_descendants_and_not_sleepers() -> None:
         for p in (busy, sleeper):
             os.killpg(p.pid, signal.SIGKILL)  # its own process group: it and its child
             p.wait()
+
+
+def _pinned(cpu: int, niceness: int):
+    def setup() -> None:
+        os.sched_setaffinity(0, {cpu})
+        os.nice(niceness)
+    return setup
+
+
+def test_waiting_for_a_busy_cpu_is_not_blocking() -> None:
+    """A starved child (runnable, queued behind two busy processes on its one CPU, at nice 19)
+    gets almost no CPU for many times its limit in wall-clock seconds: neither clock expires.
+    A sleeping child reaches the backstop after 5 x its limit."""
+    cpu = min(os.sched_getaffinity(0))
+    loop = [sys.executable, "-c", "while True: pass"]
+    hogs = [subprocess.Popen(loop, preexec_fn=_pinned(cpu, 0)) for _ in range(2)]
+    starved = subprocess.Popen(loop, preexec_fn=_pinned(cpu, 19))
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        time.sleep(0.3)
+        slow, idle = clock.Deadline(starved.pid, time.monotonic() + 600), \
+            clock.Deadline(sleeper.pid, time.monotonic() + 600)
+        slow.start(0.3)
+        idle.start(0.3)
+        end = time.monotonic() + 3.0  # 10 x the limit
+        while time.monotonic() < end:
+            assert not slow.expired(), (slow.reason, slow.cpu, slow.blocked)
+            time.sleep(0.05)
+        assert slow.blocked < 0.3 * clock.WALL_FACTOR, slow.blocked
+        while not idle.expired():  # the sleeper: 1.5 s of blocked time, then stopped
+            assert time.monotonic() < end + 60, idle.blocked
+            time.sleep(0.05)
+        assert idle.reason == "blocked" and idle.cpu < 0.1
+    finally:
+        for p in (*hogs, starved, sleeper):
+            p.kill()
+            p.wait()
+
