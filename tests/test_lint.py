@@ -12,7 +12,8 @@ import pytest
 pytestmark = pytest.mark.xdist_group("mypy-cache")
 
 REPO = Path(__file__).resolve().parent.parent
-RUFF_PATHS = ["tito", "autograder", "gradebook", "tinytorch_ref", "tests", "datasets", "milestones"]
+RUFF_PATHS = ["tito", "autograder", "gradebook", "tinytorch_ref", "tests", "datasets", "milestones",
+              "bench"]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
