@@ -65,10 +65,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     want = config.getoption("--tier")
     keep: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
+    used: set[str] = set()
     for item in items:
         rel = Path(str(item.path)).resolve().relative_to(TESTS).as_posix()
         node = rel + item.nodeid[item.nodeid.index("::"):] if "::" in item.nodeid else rel
         tiers = [tier for tier, prefixes in TIERS.items() if node.startswith(prefixes)]
+        used.update(p for prefixes in TIERS.values() for p in prefixes if node.startswith(p))
         for tier in tiers:
             item.add_marker(getattr(pytest.mark, tier))
         if want != "all" and bool(tiers) != (want == "slow"):
@@ -82,6 +84,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if any(fd.scope in ("module", "session") and fd.baseid == module_id for fd in defs):
                 item.add_marker(pytest.mark.xdist_group(rel))
                 break
+    stale = [p for prefixes in TIERS.values() for p in prefixes if p not in used]
+    if stale and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        # the whole suite was collected: a prefix matching nothing is a renamed test or file
+        raise pytest.UsageError(f"tests/conftest.py TIERS: no test matches {stale}")
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
