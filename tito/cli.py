@@ -99,6 +99,34 @@ def course_modules(ctx: click.Context) -> None:
         click.echo(f"{m.name:<18} {m.tier:<13} {m.points:>5g} pts  due {m.due}  {have}")
 
 
+@cli.group()
+def module() -> None:
+    """Author modules."""
+
+
+@module.command("new")
+@click.argument("number", type=int)
+@click.argument("slug")
+@click.option("--title", default=None, help="Title for a module not yet in course.yml.")
+@click.pass_context
+@_friendly
+def module_new(ctx: click.Context, number: int, slug: str, title: str | None) -> None:
+    """Scaffold module NUMBER SLUG: solution module, hidden suite, plausible bugs (and a
+    course.yml entry if it has none), a worked example that passes every pipeline check.
+
+    Example: tito module new 14 profiling
+    """
+    from tito import paths
+    from tito.scaffold import new_module
+
+    for path in new_module(number=number, slug=slug, title=title,
+                           course_file=ctx.obj.get("course_path")):
+        click.echo(f"wrote {path.relative_to(paths.REPO_ROOT) if path.is_relative_to(paths.REPO_ROOT) else path}")
+    click.echo(f"next: tito sync && tito release {number:02d}, then "
+               f"pytest -k {number:02d}_{slug} (contract, authoring, notebook) and "
+               f"tito suite-strength {number:02d}; see docs/authoring.md")
+
+
 # ----------------------------------------------------------------------------- build
 @cli.command()
 @click.option("--check", is_flag=True, help="Only report modules whose reference is stale.")
