@@ -174,6 +174,35 @@ def release(ctx: click.Context, module: str | None, all_: bool) -> None:
     click.echo("leak scan: clean")
 
 
+@cli.command()
+@click.option("--to", "to", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The student repository folder (outside this repository).")
+@click.option("--as-of", "as_of", default=None,
+              help="'YYYY-MM-DD HH:MM' or 'YYYY-MM-DD' in the course time zone (default: now).")
+@click.option("--commit", is_flag=True, help="Commit the change when --to is a git work tree.")
+@click.pass_context
+@_friendly
+def publish(ctx: click.Context, to: Path, as_of: str | None, commit: bool) -> None:
+    """Publish the modules released by a date into the student repository.
+
+    Modules whose release time has not come appear only as placeholders in the student
+    package. Run `tito release --all` first; the leak scan runs on what is published.
+
+    Example: tito publish --to ../cs249-student --as-of "2027-02-03 09:00" --commit
+    """
+    from tito.publish import parse_as_of
+    from tito.publish import publish as do_publish
+    from tito.release import span_text
+
+    c = _course(ctx)
+    res = do_publish(c, to=to, as_of=parse_as_of(c, as_of), commit=commit)
+    click.echo(f"published modules {span_text([m.number for m in res.released])} as of "
+               f"{res.as_of:%Y-%m-%d %H:%M} to {res.target}: {len(res.changed)} file(s) changed"
+               + ("; committed" if res.committed else ""))
+    if res.upcoming is not None:
+        click.echo(f"next: {res.upcoming.name} on {res.upcoming.release}")
+
+
 @cli.command("leak-scan")
 @click.pass_context
 def leak_scan(ctx: click.Context) -> None:
