@@ -9,7 +9,6 @@ submission.
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import json
 import re
@@ -18,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tito import paths
-from tito.course import Course, Module
 from tito.authoring import scan
+from tito.course import Course, Module
 from tito.export import is_export_cell, read_cells, strip_solution_markers
 from tito.release import dump_notebook, solution_path
 
