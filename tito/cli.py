@@ -87,6 +87,28 @@ def course_check(ctx: click.Context) -> None:
         sys.exit(1)
 
 
+@course.command("syllabus")
+@click.option("--track", "track_id", default=None,
+              help="Track id from course.yml (default: every track).")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder to write into (default: build/syllabus).")
+@click.pass_context
+@_friendly
+def course_syllabus(ctx: click.Context, track_id: str | None, out: Path | None) -> None:
+    """Write the syllabus of a track (Markdown and HTML) from course.yml and the lessons.
+
+    Example: tito course syllabus --track foundation
+    """
+    from tito import paths
+    from tito.syllabus import write_syllabus
+
+    c = _course(ctx)
+    tracks = [c.track(track_id).id] if track_id else [t.id for t in c.tracks]
+    for t in tracks:
+        md, page = write_syllabus(c, t, out or paths.BUILD / "syllabus")
+        click.echo(f"wrote {md} and {page.name}")
+
+
 @course.command("modules")
 @click.pass_context
 def course_modules(ctx: click.Context) -> None:
