@@ -1,6 +1,8 @@
 """tito — the TinyTorch course command line. Commands forward to plain functions.
 
-Exit codes: 0 success; 1 the work failed (e.g. a leak found); 2 bad input (one line on stderr).
+Exit codes (every command, see tito.errors): 0 success; 1 the work found problems (a leak, a
+kill rate below the gate, `course check` problems); 2 bad input, as one line ``tito: ...`` on
+stderr.
 """
 
 from __future__ import annotations
@@ -13,13 +15,9 @@ from typing import Any, Callable
 import click
 
 from tito.course import Course, CourseError, load_course
+from tito.errors import UserError
 
 
-class UserError(click.ClickException):
-    exit_code = 2
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"tito: {self.format_message()}", err=True)
 
 
 def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
