@@ -70,7 +70,7 @@ def read_canvas_ids(path: Path, items: pd.DataFrame) -> dict[str, str]:
             ids[item] = aid
     else:
         by_title = dict(zip(items["title"], items["item"], strict=True))
-        for col, header in enumerate(rows[0], 1):
+        for header in rows[0]:
             m = CANVAS_ID.search(header)
             if header in CANVAS_FIXED or not m:
                 continue

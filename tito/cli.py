@@ -18,8 +18,6 @@ from tito.course import Course, CourseError, load_course
 from tito.errors import UserError
 
 
-
-
 def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Turn known input errors into one line and exit code 2."""
 
