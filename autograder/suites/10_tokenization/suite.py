@@ -162,7 +162,7 @@ def char_errors_are_value_errors(tt, rng):
 
 # ----------------------------------------------------------------------------- BPE train (14)
 @case(points=4, hint="Merge the most frequent pair; ties go to the smallest pair (a, b); "
-                     "merge ids count up from k + 256.", timeout_s=20)
+                     "merge ids count up from k + 256.")
 def bpe_train_one_chunk(tt, rng):
     m = _tok(tt)
     out = []
@@ -175,7 +175,7 @@ def bpe_train_one_chunk(tt, rng):
 
 
 @case(points=4, hint="Pre-tokenize each piece (merges never cross chunks) and weight each "
-                     "distinct chunk by how often it occurs.", timeout_s=20)
+                     "distinct chunk by how often it occurs.")
 def bpe_train_words_with_frequencies(tt, rng):
     m = _tok(tt)
     text = _words(rng, 400)
@@ -185,7 +185,7 @@ def bpe_train_words_with_frequencies(tt, rng):
 
 
 @case(points=3, hint="Special tokens take ids 0..k-1 (bytes shift to k + b) and are cut out "
-                     "of the training text, never merged.", timeout_s=20)
+                     "of the training text, never merged.")
 def bpe_train_with_special_tokens(tt, rng):
     m = _tok(tt)
     specials = SPECIALS[: int(rng.integers(1, 4))]
@@ -195,8 +195,7 @@ def bpe_train_with_special_tokens(tt, rng):
 
 
 @case(points=3, hint="Stop when the best pair occurs fewer than min_frequency times; "
-                     "vocab_size < k + 256 is a ValueError; training again starts afresh.",
-      timeout_s=20)
+                     "vocab_size < k + 256 is a ValueError; training again starts afresh.")
 def bpe_train_stops_and_restarts(tt, rng):
     m = _tok(tt)
     text = _words(rng, 60, unicode_share=0.6)
@@ -212,7 +211,7 @@ def bpe_train_stops_and_restarts(tt, rng):
 
 # ----------------------------------------------------------------------------- BPE encode (8)
 @case(points=4, hint="Encode chunk by chunk; in each, merge the pair with the LOWEST merge id "
-                     "first, until no pair has a merge.", timeout_s=20)
+                     "first, until no pair has a merge.")
 def bpe_encode_unseen_text(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer().train(_words(rng, 300), vocab_size=256 + int(rng.integers(30, 80)))
@@ -234,7 +233,7 @@ def bpe_encode_uses_merge_rank(tt, rng):
 
 
 @case(points=2, hint="Special tokens are one id when allowed; with allow_special=False they "
-                     "are ordinary bytes.", timeout_s=20)
+                     "are ordinary bytes.")
 def bpe_encode_special_tokens(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer(special_tokens=SPECIALS)
@@ -245,7 +244,7 @@ def bpe_encode_special_tokens(tt, rng):
 
 # ----------------------------------------------------------------------------- BPE decode (5)
 @case(points=3, hint="Join the bytes of all ids, then decode once as UTF-8 with "
-                     "errors='replace'.", timeout_s=20)
+                     "errors='replace'.")
 def bpe_decode_ids(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer(special_tokens=SPECIALS[:2])
@@ -256,7 +255,7 @@ def bpe_decode_ids(tt, rng):
 
 
 @case(points=2, hint="decode(encode(t)) == t for every Unicode string; unknown ids raise "
-                     "ValueError.", timeout_s=20)
+                     "ValueError.")
 def bpe_round_trip_and_errors(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer(special_tokens=["<|endoftext|>"])
