@@ -6,6 +6,8 @@ run, the grader (loaded before any student code runs) and the tests.
 Shipped (``datasets/MANIFEST.json`` holds sha256, source and license of each file):
 
 * :func:`load_digits` — scikit-learn's 8x8 digits with the course's fixed train/test split;
+* :func:`load_fashion_mnist` — a class-balanced Fashion-MNIST subset (6,000 train / 1,000 test
+  28x28 images) in the real IDX format, cut from Debian's ``dataset-fashion-mnist``;
 * :func:`load_kjv_chars` — Genesis to Ruth of the King James Bible (public domain, about 1 MB
   of ASCII text, one verse a line) with a contiguous train/validation split.
 
@@ -120,6 +122,40 @@ def load_digits(root: Path | None = None) -> Split:
     labels, pixels = values[:, 0], values[:, 1:].astype(np.uint8)
     train, test = split == "train", split == "test"
     return Split(pixels[train], labels[train], pixels[test], labels[test])
+
+
+FASHION_MNIST_FILES = {
+    "train": ("fashion_mnist/train-images-idx3-ubyte.gz",
+              "fashion_mnist/train-labels-idx1-ubyte.gz"),
+    "test": ("fashion_mnist/t10k-images-idx3-ubyte.gz",
+             "fashion_mnist/t10k-labels-idx1-ubyte.gz"),
+}
+FASHION_MNIST_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
+                         "Sneaker", "Bag", "Ankle boot")
+
+
+def load_fashion_mnist(root: Path | None = None) -> Split:
+    """The shipped Fashion-MNIST subset (6000 train / 1000 test, 600 / 100 per class), verified.
+
+    The four files under ``datasets/fashion_mnist/`` are real gzipped IDX files with the
+    standard names, so ``load_mnist(DATASETS_DIR / "fashion_mnist", split)`` reads them too;
+    this function adds the sha256 check of ``MANIFEST.json``. Class ``k`` is
+    ``FASHION_MNIST_CLASSES[k]``.
+
+    Returns:
+        ``Split`` with ``train_x`` (6000, 28, 28) and ``test_x`` (1000, 28, 28) uint8 pixel
+        values in 0..255, ``train_y`` / ``test_y`` int64 class labels in 0..9.
+    """
+    arrays: list[np.ndarray] = []
+    for split in ("train", "test"):
+        img_rel, lab_rel = FASHION_MNIST_FILES[split]
+        images = read_idx(verified_path(img_rel, root))
+        labels = read_idx(verified_path(lab_rel, root))
+        if images.shape[1:] != (28, 28) or labels.shape != images.shape[:1]:
+            raise DataError(f"datasets/{img_rel}: images {images.shape} and labels "
+                            f"{labels.shape} do not match")
+        arrays += [images.astype(np.uint8), labels.astype(np.int64)]
+    return Split(arrays[0], arrays[1], arrays[2], arrays[3])
 
 
 class TextSplit(NamedTuple):
