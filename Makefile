@@ -39,7 +39,7 @@ demo: setup
 test: setup-dev
 	$(PYTEST_PAR) --durations=25 --durations-min=1
 
-# What every change needs: no mutation, parity, milestone, notebook or grading tier.
+# What every change needs: none of the slow tiers (TIERS in tests/conftest.py).
 test-fast: setup-dev
 	$(PYTEST_PAR) --tier=fast --durations=10
 

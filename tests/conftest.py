@@ -52,6 +52,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "notebook": ("test_student_notebooks.py",),
     "grading": ("test_demo.py", "test_sample_class.py", "autograder/test_adversarial",
                 "autograder/test_gradescope.py", "regrade/"),
+    "authoring": ("test_module_new.py",),
 }
 
 
