@@ -377,14 +377,12 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
                               reference=reference, slug=slug, number=number,
                               all_modules=all_modules, limits=lim)
 
-    control = Mutant("control:unmutated", "the reference itself", 0, source)
+    _, (reason, detail) = one(Mutant("control:unmutated", "the reference itself", 0, source))
+    if reason:
+        raise RuntimeError(f"the unmutated reference fails the suite when run as a mutant is "
+                           f"({reason}: {detail}); no verdict")
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for m, (reason, detail) in pool.map(one, [control, *todo]):
-            if m is control:
-                if reason:
-                    raise RuntimeError(f"the unmutated reference fails the suite when run as "
-                                       f"a mutant is ({reason}: {detail}); no verdict")
-                continue
+        for m, (reason, _) in pool.map(one, todo):
             if reason:
                 report.killed.append(m)
                 report.reasons[m.id] = reason
