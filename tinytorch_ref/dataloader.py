@@ -318,13 +318,15 @@ def default_collate(batch: Sequence[Any]) -> Any:
               -> ``Tensor(np.asarray(batch))`` (keeps the scalar's dtype).
             * ``bool`` / ``int`` -> ``Tensor(np.asarray(batch))`` (bool, or int64);
               ``float`` -> ``Tensor(np.asarray(batch, dtype=np.float64))``.
-            * ``str`` / ``bytes`` -> ``batch`` unchanged (a list).
+            * ``str`` / ``bytes`` -> ``batch`` itself, unchanged (the sequence of strings).
             * a mapping (``cabc.Mapping``) -> ``{key: default_collate([s[key] for s in batch])
               for key in elem}``.
-            * a namedtuple (a tuple with ``_fields``) -> ``type(elem)(*collated fields)``.
+            * a namedtuple (a tuple with ``_fields``) -> ``type(elem)(*(default_collate(field)
+              for field in zip(*batch)))``.
             * a ``cabc.Sequence`` (tuple, list) -> every sample must have ``len(elem)`` entries,
               else ``RuntimeError("each element in list of batch should be of equal size")``;
-              then a **list**: ``[default_collate(list(field)) for field in zip(*batch)]``.
+              then a **list**: ``[default_collate(field) for field in zip(*batch)]`` (each
+              ``field`` is the tuple of that entry across the samples).
             * anything else -> ``TypeError(_COLLATE_ERROR.format(type(elem)))``.
 
     APPROACH: one ``if``/``elif`` chain on ``elem`` in the order above, recursing for dicts,
@@ -367,11 +369,11 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(elem, cabc.Mapping):
         return {key: default_collate([s[key] for s in batch]) for key in elem}
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return type(elem)(*(default_collate(list(f)) for f in zip(*batch, strict=True)))
+        return type(elem)(*(default_collate(f) for f in zip(*batch, strict=True)))
     if isinstance(elem, cabc.Sequence):
         if any(len(s) != len(elem) for s in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return [default_collate(list(field)) for field in zip(*batch, strict=True)]
+        return [default_collate(field) for field in zip(*batch, strict=True)]
     raise TypeError(_COLLATE_ERROR.format(type(elem)))
 
 class DataLoader:

@@ -558,13 +558,15 @@ def default_collate(batch: Sequence[Any]) -> Any:
               -> ``Tensor(np.asarray(batch))`` (keeps the scalar's dtype).
             * ``bool`` / ``int`` -> ``Tensor(np.asarray(batch))`` (bool, or int64);
               ``float`` -> ``Tensor(np.asarray(batch, dtype=np.float64))``.
-            * ``str`` / ``bytes`` -> ``batch`` unchanged (a list).
+            * ``str`` / ``bytes`` -> ``batch`` itself, unchanged (the sequence of strings).
             * a mapping (``cabc.Mapping``) -> ``{key: default_collate([s[key] for s in batch])
               for key in elem}``.
-            * a namedtuple (a tuple with ``_fields``) -> ``type(elem)(*collated fields)``.
+            * a namedtuple (a tuple with ``_fields``) -> ``type(elem)(*(default_collate(field)
+              for field in zip(*batch)))``.
             * a ``cabc.Sequence`` (tuple, list) -> every sample must have ``len(elem)`` entries,
               else ``RuntimeError("each element in list of batch should be of equal size")``;
-              then a **list**: ``[default_collate(list(field)) for field in zip(*batch)]``.
+              then a **list**: ``[default_collate(field) for field in zip(*batch)]`` (each
+              ``field`` is the tuple of that entry across the samples).
             * anything else -> ``TypeError(_COLLATE_ERROR.format(type(elem)))``.
 
     APPROACH: one ``if``/``elif`` chain on ``elem`` in the order above, recursing for dicts,
@@ -608,11 +610,11 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(elem, cabc.Mapping):
         return {key: default_collate([s[key] for s in batch]) for key in elem}
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return type(elem)(*(default_collate(list(f)) for f in zip(*batch, strict=True)))
+        return type(elem)(*(default_collate(f) for f in zip(*batch, strict=True)))
     if isinstance(elem, cabc.Sequence):
         if any(len(s) != len(elem) for s in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        return [default_collate(list(field)) for field in zip(*batch, strict=True)]
+        return [default_collate(field) for field in zip(*batch, strict=True)]
     raise TypeError(_COLLATE_ERROR.format(type(elem)))
     # END SOLUTION
     raise NotImplementedError("module 08: implement default_collate (see its docstring)")  # STUB
@@ -1879,7 +1881,7 @@ print(f"slices,      batch 256: {views:>12,.0f} samples/s (copies: "
       f"{not np.shares_memory(X.data[0:256], X.data)})")
 print(f"DataLoader speed-up from batch 1 to 256: {results[256] / results[1]:.1f}x")
 # Expected shape (numbers vary by machine): samples/s grows with the batch size and levels
-# off; batch 256 is several times faster than batch 1; one fancy index per batch beats the
+# off; batch 256 is a few times faster than batch 1; one fancy index per batch beats the
 # per-sample path by 10x or more; slices copy nothing and are fastest but cannot shuffle.
 
 # %% [markdown]
@@ -1940,8 +1942,8 @@ print(f"DataLoader speed-up from batch 1 to 256: {results[256] / results[1]:.1f}
 # # BEGIN SOLUTION
 
 # %% [markdown]
-# (Numbers are the student's; a typical run shows several times more samples/s at 256 than
-# at 1, levelling off.) At batch 1 each sample costs a `__getitem__` call, Tensor objects, a
+# (Numbers are the student's; a typical run shows 2-5 times more samples/s at 256 than at 1,
+# levelling off from about 64.) At batch 1 each sample costs a `__getitem__` call, Tensor objects, a
 # tuple, a collate call and a one-sample stack: fixed Python overhead per call dominates and
 # no work is vectorised. Larger batches spread the per-batch costs over more samples and the
 # per-sample part approaches a memory copy. Workers run fetching/decoding/augmentation in

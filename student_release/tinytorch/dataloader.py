@@ -302,13 +302,15 @@ def default_collate(batch: Sequence[Any]) -> Any:
               -> ``Tensor(np.asarray(batch))`` (keeps the scalar's dtype).
             * ``bool`` / ``int`` -> ``Tensor(np.asarray(batch))`` (bool, or int64);
               ``float`` -> ``Tensor(np.asarray(batch, dtype=np.float64))``.
-            * ``str`` / ``bytes`` -> ``batch`` unchanged (a list).
+            * ``str`` / ``bytes`` -> ``batch`` itself, unchanged (the sequence of strings).
             * a mapping (``cabc.Mapping``) -> ``{key: default_collate([s[key] for s in batch])
               for key in elem}``.
-            * a namedtuple (a tuple with ``_fields``) -> ``type(elem)(*collated fields)``.
+            * a namedtuple (a tuple with ``_fields``) -> ``type(elem)(*(default_collate(field)
+              for field in zip(*batch)))``.
             * a ``cabc.Sequence`` (tuple, list) -> every sample must have ``len(elem)`` entries,
               else ``RuntimeError("each element in list of batch should be of equal size")``;
-              then a **list**: ``[default_collate(list(field)) for field in zip(*batch)]``.
+              then a **list**: ``[default_collate(field) for field in zip(*batch)]`` (each
+              ``field`` is the tuple of that entry across the samples).
             * anything else -> ``TypeError(_COLLATE_ERROR.format(type(elem)))``.
 
     APPROACH: one ``if``/``elif`` chain on ``elem`` in the order above, recursing for dicts,
