@@ -166,7 +166,7 @@ class Dataset:
     """
 
     def __getitem__(self, index: int) -> Any:
-        raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+        raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
 
     def __len__(self) -> int:
         raise NotImplementedError(f"{type(self).__name__} does not implement __len__")
