@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .tensor import Tensor, default_generator
+from .tensor import Tensor, default_generator, manual_seed  # noqa: F401 - for checks
 
 
 class Generator:

@@ -96,7 +96,7 @@ from typing import Any
 
 import numpy as np
 
-from tinytorch.tensor import Tensor, default_generator
+from tinytorch.tensor import Tensor, default_generator, manual_seed  # noqa: F401 - for checks
 
 
 class Generator:
