@@ -330,9 +330,9 @@ def default_collate(batch: Sequence[Any]) -> Any:
             * anything else -> ``TypeError(_COLLATE_ERROR.format(type(elem)))``.
 
     APPROACH: one ``if``/``elif`` chain on ``elem`` in the order above, recursing for dicts,
-    namedtuples and sequences. Test ``bool`` before ``int`` is not needed
-    (``np.asarray([True, False])`` is already bool), but test ``str`` before ``Sequence`` (a
-    string is a sequence of strings: it would recurse forever).
+    namedtuples and sequences. ``bool`` and ``int`` share a branch (``np.asarray([True,
+    False])`` is already a bool array); ``str`` must come before ``Sequence`` (a string is a
+    sequence of strings: it would recurse forever).
 
     EXAMPLE:
         >>> xb, yb = default_collate([(Tensor([1.0, 2.0]), 0), (Tensor([3.0, 4.0]), 1)])
