@@ -1495,7 +1495,37 @@ def _write_atomic(path: Path, data: bytes) -> None:
         Path(tmp_name).unlink(missing_ok=True)
 
 
-class MNIST(Dataset):
+class VisionDataset(Dataset):
+    """Images and labels held in ``data`` / ``targets`` arrays (provided; torchvision's base).
+
+    ``ds[i]`` is ``(transform(data[i]), target_transform(int(targets[i])))``, each transform
+    applied only when given; ``len(ds) == len(data)``. Subclasses fill ``data`` and ``targets``.
+    """
+
+    data: np.ndarray
+    targets: np.ndarray
+
+    def __init__(self, root: str | Path | None = None,
+                 transform: Callable[[Any], Any] | None = None,
+                 target_transform: Callable[[Any], Any] | None = None) -> None:
+        self.root = Path(root) if root is not None else default_root()
+        self.transform = transform
+        self.target_transform = target_transform
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        img: Any = self.data[index]
+        target: Any = int(self.targets[index])
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+class MNIST(VisionDataset):
     """The MNIST digits from their IDX files, checked by SHA-256 (``torchvision.datasets.MNIST``).
 
     Args:
@@ -1536,10 +1566,8 @@ class MNIST(Dataset):
                  transform: Callable[[Any], Any] | None = None,
                  target_transform: Callable[[Any], Any] | None = None,
                  download: bool = False) -> None:
-        self.root = Path(root) if root is not None else default_root()
+        super().__init__(root, transform, target_transform)
         self.train = train
-        self.transform = transform
-        self.target_transform = target_transform
         prefix = "train" if train else "t10k"
         images = self._resource(f"{prefix}-images-idx3-ubyte", download)
         labels = self._resource(f"{prefix}-labels-idx1-ubyte", download)
@@ -1570,18 +1598,6 @@ class MNIST(Dataset):
                                 self.sha256[gz][0])
         raise RuntimeError(f"{self.raw_folder}: {gz} not found; download {self.mirrors[0]}{gz} "
                            "into this folder (or pass download=True)")
-
-    def __getitem__(self, index: int) -> tuple[Any, Any]:
-        img: Any = self.data[index]
-        target: Any = int(self.targets[index])
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
-
-    def __len__(self) -> int:
-        return len(self.data)
 
 
 class FashionMNIST(MNIST):
@@ -1628,7 +1644,7 @@ class FashionMNIST(MNIST):
                "Sneaker", "Bag", "Ankle boot"]
 
 
-class CIFAR10(Dataset):
+class CIFAR10(VisionDataset):
     """CIFAR-10 from its **binary** version, checked by SHA-256 (``torchvision.datasets.CIFAR10``).
 
     The first use verifies ``root/cifar-10-binary.tar.gz`` (or downloads it with
@@ -1660,10 +1676,8 @@ class CIFAR10(Dataset):
                  transform: Callable[[Any], Any] | None = None,
                  target_transform: Callable[[Any], Any] | None = None,
                  download: bool = False) -> None:
-        self.root = Path(root) if root is not None else default_root()
+        super().__init__(root, transform, target_transform)
         self.train = train
-        self.transform = transform
-        self.target_transform = target_transform
         folder = self.root / self.base_folder
         names = self.train_list if train else self.test_list
         if not self._cache_is_valid(folder, names):
@@ -1710,18 +1724,6 @@ class CIFAR10(Dataset):
             raise RuntimeError(f"{archive}: the archive lacks {', '.join(missing)}")
         lines = "".join(f"{digests[n]}  {n}\n" for n in sorted(digests))
         _write_atomic(folder / "SHA256SUMS", lines.encode("ascii"))
-
-    def __getitem__(self, index: int) -> tuple[Any, Any]:
-        img: Any = self.data[index]
-        target: Any = int(self.targets[index])
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
-
-    def __len__(self) -> int:
-        return len(self.data)
 
 
 # %% [raw]

@@ -6,6 +6,7 @@ from ..dataloader import (
     CIFAR10,
     MNIST,
     FashionMNIST,
+    VisionDataset,
     check_integrity,
     default_root,
     read_cifar10_bin,
@@ -13,5 +14,5 @@ from ..dataloader import (
     sha256_file,
 )
 
-__all__ = ["CIFAR10", "MNIST", "FashionMNIST", "check_integrity", "default_root",
-           "read_cifar10_bin", "read_idx", "sha256_file"]
+__all__ = ["CIFAR10", "MNIST", "FashionMNIST", "VisionDataset", "check_integrity",
+           "default_root", "read_cifar10_bin", "read_idx", "sha256_file"]
