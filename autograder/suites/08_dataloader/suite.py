@@ -107,7 +107,6 @@ def random_sampler_epochs_are_fresh_reproducible_permutations(tt, rng):
     epochs = [list(sampler), list(sampler)]
     again = [list(dl.RandomSampler(range(n), generator=dl.Generator().manual_seed(seed + 1)))
              for _ in range(2)]
-    again[1] = list(dl.RandomSampler(range(n), generator=dl.Generator().manual_seed(seed + 1)))
     return {"n": n, "epochs": epochs, "again": again}
 
 
