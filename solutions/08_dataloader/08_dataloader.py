@@ -1797,7 +1797,7 @@ def test_read_cifar10_bin_planes_to_hwc(read_cifar10_bin, np):
 # ### The real thing: the course's Fashion-MNIST subset
 #
 # The course ships a class-balanced Fashion-MNIST subset (6,000 training and 1,000 test
-# images, MIT licence, © Zalando) in `datasets/fashion_mnist/` of your repository, in the real
+# images, MIT licence, © Zalando) in `datasets/fashion_mnist/` of your course folder, in the real
 # gzipped IDX format. Your `read_idx` parses it inside `FashionMNIST`, after the checksum
 # check. `ToTensor` + `Normalize` turn each `(28, 28)` uint8 image into a `(1, 28, 28)` float32
 # tensor with zero mean and unit variance.
@@ -1805,7 +1805,10 @@ def test_read_cifar10_bin_planes_to_hwc(read_cifar10_bin, np):
 # %%
 from pathlib import Path
 
-FASHION_ROOT = Path("..") / "datasets" / "fashion_mnist"
+# The course folder's datasets/, found from here upwards (the module's folder or work/).
+FASHION_ROOT = next((p / "datasets" / "fashion_mnist" for p in [Path.cwd(), *Path.cwd().parents]
+                     if (p / "datasets" / "fashion_mnist").is_dir()),
+                    Path("..") / "datasets" / "fashion_mnist")
 fashion_raw = FashionMNIST(FASHION_ROOT, train=True)
 mean = float(fashion_raw.data.mean() / 255.0)
 std = float(fashion_raw.data.std() / 255.0)
