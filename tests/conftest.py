@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -78,13 +80,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             dropped.append(item)
             continue
         keep.append(item)
-        # pytest-xdist (--dist loadgroup): tests sharing an expensive module- or session-scoped
-        # fixture of their own module run on one worker, so it is built once, not per worker.
-        module_id = item.nodeid.split("::")[0]
-        for defs in item._fixtureinfo.name2fixturedefs.values():
-            if any(fd.scope in ("module", "session") and fd.baseid == module_id for fd in defs):
-                item.add_marker(pytest.mark.xdist_group(rel))
-                break
     stale = [p for prefixes in TIERS.values() for p in prefixes if p not in used]
     if stale and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
         # the whole suite was collected: a prefix matching nothing is a renamed test or file
@@ -92,6 +87,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+_SHARED = re.compile(r"""scope=["'](module|session)["']|xdist_group""")
+
+
+def _shares_state(module_path: str) -> bool:
+    """A test file whose tests share something costly or on disk: a module- or session-scoped
+    fixture of its own (built once per worker) or an explicit ``xdist_group`` mark."""
+    path = TESTS.parent / module_path
+    try:
+        return bool(_SHARED.search(path.read_text(encoding="utf-8")))
+    except OSError:
+        return False
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (what ``make test`` uses): every test is its own unit of work, except
+    that the tests of a file that shares state (:func:`_shares_state`) go to one worker
+    together. pytest-xdist 3.8's own loadgroup cannot regroup under pytest 9 (it rewrites a
+    node id pytest no longer reads), so the grouping is decided here, from the node ids."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if _shares_state(module) else nodeid
+
+    return FileGroups(config, log)
 
 
 @pytest.fixture(scope="session")
