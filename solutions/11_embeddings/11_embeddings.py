@@ -786,9 +786,9 @@ def median_seconds(fn, repeat=7):
 rng = np.random.default_rng(0)
 batch_ids = rng.zipf(1.3, size=(32, 64)) - 1  # 2,048 tokens; a few ids are very common
 # NOTE: a process's first large allocations get fresh pages from the OS (slow page faults);
-# the allocator keeps freed buffers of a size it has seen. One big buffer, freed, warms it up
-# so the first row of the table is not measured cold.
-warm_up = np.ones(4_000_000, dtype=np.float32)
+# the allocator keeps freed buffers up to the largest size it has seen (capped at 32 MB).
+# One big buffer, freed, warms it up so the first rows are not measured cold.
+warm_up = np.ones(7_500_000, dtype=np.float32)
 del warm_up
 print(f"{'V':>7} {'D':>4} {'table MB':>9} {'Adam MB':>8} {'rows used':>9} {'used':>7} "
       f"{'backward':>9} {'dense upd':>10} {'sparse upd':>10}")

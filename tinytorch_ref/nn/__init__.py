@@ -1,11 +1,12 @@
 """``tinytorch.nn`` — layers, activations and losses under PyTorch's names (a facade).
 
 Hand-written infrastructure: it only re-exports what modules 02 (activations), 03 (layers),
-04 (losses) and 11 (embeddings) define, so ``from tinytorch import nn; nn.Linear(4, 2)`` works
-as in PyTorch.
+04 (losses), 11 (embeddings) and 12 (attention) define, so ``from tinytorch import nn;
+nn.Linear(4, 2)`` works as in PyTorch.
 """
 
 from ..activations import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from ..attention import MultiheadAttention
 from ..embeddings import Embedding
 from ..layers import Dropout, Flatten, Linear, Module, Parameter, Sequential
 from ..losses import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
@@ -13,6 +14,6 @@ from . import functional, utils
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU",
-    "Linear", "LogSoftmax", "MSELoss", "Module", "NLLLoss", "Parameter", "ReLU", "Sequential",
-    "Sigmoid", "Softmax", "Tanh", "functional", "utils",
+    "Linear", "LogSoftmax", "MSELoss", "Module", "MultiheadAttention", "NLLLoss", "Parameter",
+    "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "utils",
 ]

@@ -190,8 +190,9 @@ def sinusoidal_table(tt, rng):
     return [even.numpy(), str(even.dtype), odd.numpy(), tuple(odd.shape)]
 
 
-@case(points=4, hint="SinusoidalPositionalEncoding(D, max_len)(x, offset) = x + pe[offset:offset+T] "
-                     "for x (..., T, D); positions beyond max_len raise ValueError.", atol=1e-6)
+@case(points=4, hint="SinusoidalPositionalEncoding(D, max_len)(x, offset) = "
+                     "x + pe[offset:offset+T] for x (..., T, D); positions beyond max_len raise "
+                     "ValueError.", atol=1e-6)
 def sinusoidal_module_adds_rows_from_offset(tt, rng):
     E = _emb(tt)
     enc = E.SinusoidalPositionalEncoding(6, max_len=12)
