@@ -258,6 +258,64 @@ def suite_strength(ctx: click.Context, module: str | None, all_: bool, min_rate:
 
 
 @cli.command()
+@click.argument("module")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--public", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="A folder of known public solutions to compare this term with.")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Report folder (default build/integrity/NN_slug; made owner-only).")
+@click.option("--store", default=None,
+              help="Gradebook store (path or URL) holding earlier terms (default: course.yml's).")
+@click.option("--term", default=None, help="This term's label (default: course.yml's term).")
+@click.option("--no-record", is_flag=True,
+              help="Do not record this term's submissions in the store.")
+@click.option("--top", type=int, default=10, show_default=True, help="Pairs printed here.")
+@click.pass_context
+@_friendly
+def integrity(ctx: click.Context, module: str, inputs: tuple[Path, ...], public: Path | None,
+              out: Path | None, store: str | None, term: str | None, no_record: bool,
+              top: int) -> None:
+    """Flag pairs of submissions whose own code is too alike, for staff to read.
+
+    INPUTS are Gradescope "Export Submissions" archives (zip or unpacked) and folders of
+    notebooks. Code the course provided never counts. The report (HTML + CSV) is written
+    owner-only; it flags, it never changes a grade.
+
+    Example: tito integrity 03 assignment_7003_export.zip --public seen_online/
+    """
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from gradebook.errors import GradebookError
+    from tito.integrity import IntegrityError, run_integrity
+
+    try:
+        res = run_integrity(module=module, inputs=list(inputs), course=_course(ctx),
+                            public=public, out=out, store=store, term=term,
+                            record=not no_record)
+    except (IntegrityError, GradebookError) as exc:
+        raise UserError(str(exc)) from None
+    current = sum(d.kind == "current" for d in res.docs)
+    table = Table(title=f"{len(res.pairs)} pairs of {current} submissions; "
+                        f"{len(res.flagged)} flagged (>= {res.settings.flag_score:.0%})")
+    for col in ("#", "student A", "student B", "similarity", "shared"):
+        table.add_column(col, justify="right" if col in ("#", "similarity", "shared") else "left")
+    for rank, p in enumerate(res.pairs[:top], 1):
+        table.add_row(str(rank), escape(res.docs[p.a].label), escape(res.docs[p.b].label),
+                      f"{p.score:.0%}", str(p.shared))
+    console = Console()
+    console.print(table)
+    if res.groups:
+        console.print(f"{len(res.groups)} group(s) of three or more: "
+                      + "; ".join(escape(", ".join(res.docs[i].label for i in g))
+                                  for g in res.groups))
+    console.print(f"report: {res.html}  ({res.csv.name} beside it; owner-only)")
+    if res.recorded:
+        console.print(f"recorded {res.recorded} submission(s) of this term in the store")
+
+
+@cli.command()
 @click.pass_context
 def demo(ctx: click.Context) -> None:
     """The main job on embedded defaults: release, autograders, grade the sample class,

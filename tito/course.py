@@ -161,6 +161,21 @@ class Track(_Strict):
     weights: dict[str, float] = Field(description="Category id -> weight; weights sum to 1.")
 
 
+class Integrity(_Strict):
+    k: int = Field(12, ge=3, le=100,
+                   description="`tito integrity`: syntax-tree tokens per k-gram fingerprint.")
+    window: int = Field(6, ge=1, le=100,
+                        description="Winnowing window: any match of k + window - 1 tokens is found.")
+    max_df: int = Field(10, ge=2, description="Ignore fingerprints shared by more submissions "
+                                              "than this (or than max_df_fraction of them).")
+    max_df_fraction: float = Field(0.1, gt=0, le=1,
+                                   description="Share of submissions above which a fingerprint "
+                                               "is a common idiom and ignored.")
+    min_shared: int = Field(6, ge=1, description="Fingerprints a pair must share to be listed.")
+    flag_score: float = Field(0.6, gt=0, le=1, description="Similarity at which a pair is "
+                                                           "flagged for staff review.")
+
+
 class Course(_Strict):
     course: CourseInfo = Field(description="Name, term, time zone, store and grading limits.")
     tiers: list[Tier] = Field(description="Tiers of the syllabus, in order.")
@@ -169,6 +184,9 @@ class Course(_Strict):
                                         description="Historical milestones and thresholds.")
     grading: Grading = Field(description="Categories, late policy, letters, defaults.")
     tracks: list[Track] = Field(min_length=1, description="Tracks a department can adopt.")
+    integrity: Integrity = Field(default_factory=Integrity,
+                                 description="Settings of the code-similarity review (tito "
+                                             "integrity); it flags, it never grades.")
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Course:
