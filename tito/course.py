@@ -107,11 +107,21 @@ class Milestone(_Strict):
 
     @model_validator(mode="after")
     def _k_of_n(self) -> Milestone:
+        if _is_fraction_metric(self.metric) and not 0 < self.threshold <= 1:
+            raise ValueError(f"threshold: {self.threshold:g} is not a fraction in (0, 1] "
+                             f"for the metric {self.metric!r} (write 0.97, not 97)")
+        if self.threshold <= 0:
+            raise ValueError(f"threshold: {self.threshold:g} must be positive")
         if self.min_passing_seeds > len(self.seeds):
             raise ValueError("min_passing_seeds is larger than the number of seeds")
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds repeat")
         return self
+
+
+def _is_fraction_metric(metric: str) -> bool:
+    """Metrics measured as a fraction of examples (accuracy, exact match): thresholds in (0, 1]."""
+    return "accuracy" in metric or metric.endswith("match")
 
 
 class Category(_Strict):
