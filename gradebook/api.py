@@ -100,16 +100,21 @@ def _roster_or_fail(st: Store) -> pd.DataFrame:
 def ingest(
     paths: list[Path], *, store: str | Path | None = None, course: Any = None,
     module: str | None = None, item: str | None = None, dry_run: bool = False,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None, accept: str | None = None,
 ) -> IngestReport:
     """Ingest results.json files, folders, Gradescope grade CSVs and export archives.
 
     ``progress(done, total)`` is called as rows are written (the CLI draws a bar with it).
+    ``accept`` (a reason) records scores outside [0, max] or with disagreeing totals anyway;
+    the reason, the problems and the user are kept in each such event's details.
     """
     c = load_course_any(course)
     if not paths:
         raise GradebookError("ingest: give at least one file or folder")
-    sources = parse_inputs([Path(p) for p in paths], course=c, module=module, item=item)
+    if accept is not None and not accept.strip():
+        raise GradebookError("ingest: --accept-inconsistent needs a reason")
+    sources = parse_inputs([Path(p) for p in paths], course=c, module=module, item=item,
+                           accept=accept)
     total = sum(len(s.rows) for s in sources)
     with open_store(store, c) as st:
         return record(st, sources, dry_run=dry_run,
