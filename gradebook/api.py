@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from gradebook import csvsafe
 from gradebook import frames as fr
 from gradebook.errors import GradebookError
 from gradebook.identity import RosterIndex
@@ -237,11 +238,11 @@ def build(*, store: str | Path | None = None, course: Any = None, as_of: str | N
     if output is not None:
         out = Path(output)
         out.mkdir(parents=True, exist_ok=True)
-        built.grades.to_csv(out / "grades.csv", index=False, float_format="%.4f")
+        csvsafe.write_frame(built.grades, out / "grades.csv", float_format="%.4f")
         cols = ["student", "item", "category", "points", "score", "max_score", "raw_points",
                 "submitted_at", "due_effective", "minutes_late", "tokens", "late_fraction",
                 "after_late", "override", "final", "dropped", "extension"]
-        built.result.scores[cols].to_csv(out / "scores.csv", index=False, float_format="%.4f")
+        csvsafe.write_frame(built.result.scores[cols], out / "scores.csv", float_format="%.4f")
     return built
 
 
@@ -258,7 +259,7 @@ def export(*, fmt: str, output: Path, store: str | Path | None = None, course: A
              else ex.gradescope(built))
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out, index=False)
+    csvsafe.write_frame(frame, out)
     return out
 
 
