@@ -501,18 +501,25 @@ def _metadata_summary(path: Path) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- repo helpers
 def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
                  metadata: Path | None = None, limits: Any = None,
-                 expected: Path | None = None) -> dict[str, Any]:
-    """Grade with the repository's layout (``tito grade``): suite, reference, public tests."""
+                 expected: Path | None = None, hide: list[Path] | None = None
+                 ) -> dict[str, Any]:
+    """Grade with the repository's layout (``tito grade``): suite, reference, public tests.
+
+    ``module`` is a ``tito.course.Module`` or a :func:`module_snapshot` dict (what a
+    ``tito regrade`` task carries to a Dask worker); ``hide`` adds paths the sandbox must not
+    see (a regrade's export and output folders) to the repository itself.
+    """
     from tito import paths  # noqa: PLC0415 - repository side only
 
+    name = ModuleInfo.from_any(module, course).name
     return grade(module=module, course=course, submission=submission,
-                 suite_path=paths.SUITES / module.name / "suite.py",
+                 suite_path=paths.SUITES / name / "suite.py",
                  reference=paths.REFERENCE,
-                 public_tests=paths.RELEASE / module.name / "tests", out=out,
+                 public_tests=paths.RELEASE / name / "tests", out=out,
                  limits=limits, expected=expected, metadata=metadata,
                  stubs=paths.RELEASE / "tinytorch",
                  milestone_dirs=[paths.AUTOGRADER / "milestones" / "probes"],
-                 hide=[paths.REPO_ROOT])
+                 hide=[paths.REPO_ROOT, *(hide or [])])
 
 
 def isolation_methods() -> list[str]:

@@ -155,7 +155,7 @@ def run_items(spec: RunSpec) -> RunReport:
     deadline = t_start + spec.run_timeout_s
     start = 0
     while start < len(spec.items):
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= deadline or isolation.ABORT.is_set():
             break
         before = len(report.outcomes)
         nxt = _launch_once(spec, plan, uid, work, start, deadline, report, raw)
@@ -253,6 +253,8 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
     try:
         while streams > 0:
             now = time.monotonic()
+            if isolation.ABORT.is_set():
+                return None  # interrupted: the caller discards this run
             if now >= item_deadline:
                 reason = "deadline"
                 break
