@@ -64,7 +64,6 @@ RECORD_FILE = "regrade.json"
 RUNS_LOG = "regrade_runs.jsonl"
 RECORD_FORMAT = 1
 MAX_UNPACKED_BYTES = 2 * 1024**3  # an export of notebooks is far smaller; refuse zip bombs
-SLOW_LANES = 2  # a submission that timed out before is graded with its tests in two lanes
 
 
 class RegradeError(ValueError):
@@ -974,8 +973,7 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
                 _atomic_json(folder / "submission_metadata.json", meta)
                 previous = _read_record(folder)
                 payload = {"format": 1, "grader": grader, "module": snap, "key": rec.key,
-                           "files": files, "metadata": meta,
-                           "lanes": 1}
+                           "files": files, "metadata": meta}
                 timeout = float(limits.test_timeout_s)
                 cost = _estimate(rec, previous, timeout)
                 tasks.append(_Task(unit, rec, payload, payload_fingerprint(payload), tnotes,

@@ -116,3 +116,36 @@ def regrade(ctx: click.Context, exports: tuple[Path, ...], module: str | None, d
     elif not report.dry_run:
         click.echo("not applied: review the diff, then run again with --apply to record it "
                    "in the gradebook")
+
+
+@click.command("synth-export")
+@click.argument("module")
+@click.option("-n", "--submissions", "n", type=int, default=30, show_default=True,
+              help="Records in the export.")
+@click.option("-o", "--out", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="The export .zip to write (roster.csv goes beside it).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--looping", type=int, default=0, show_default=True,
+              help="Exactly this many submissions with an infinite loop.")
+@click.option("--duplicated", type=int, default=0, show_default=True,
+              help="Group records naming a student who also submitted alone.")
+@click.pass_context
+def synth_export_cmd(ctx: click.Context, module: str, n: int, out: Path, seed: int,
+                     looping: int, duplicated: int) -> None:
+    """Staff: write a synthetic Gradescope export of MODULE in the real format (correct, buggy,
+    untouched, late, corrupt, off-roster, looping and duplicated records, BigDecimal scores)
+    to try ``tito regrade`` on."""
+    from autograder.regrade import RegradeError
+    from autograder.regrade_synth import synth_export
+    from tito.course import CourseError
+
+    if n < 1:
+        raise RegradeUsageError(f"--submissions: {n} is not a positive number")
+    try:
+        made = synth_export(module=module, n=n, out=out, seed=seed, looping=looping,
+                            duplicated=duplicated, course=_course_from(ctx))
+    except (RegradeError, CourseError) as exc:
+        raise RegradeUsageError(str(exc)) from None
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(made.kinds().items()))
+    click.echo(f"wrote {made.path} ({n} submissions of {made.module}: {kinds}) and "
+               f"{made.roster}")

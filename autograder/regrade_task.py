@@ -88,7 +88,7 @@ def payload_fingerprint(payload: dict[str, Any]) -> str:
     same fingerprint need not be graded again)."""
     files = {k: hashlib.sha256(v).hexdigest() for k, v in sorted(payload["files"].items())}
     doc = {"format": payload["format"], "grader": payload["grader"], "files": files,
-           "metadata": payload["metadata"], "lanes": payload.get("lanes", 1)}
+           "metadata": payload["metadata"]}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 

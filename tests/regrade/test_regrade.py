@@ -18,7 +18,6 @@ from click.testing import CliRunner
 from make_export import build_export
 
 from autograder.regrade import (
-    RegradeError,
     diff_tests,
     load_metadata_yaml,
     open_export,

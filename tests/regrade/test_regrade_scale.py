@@ -73,8 +73,8 @@ def test_killed_twice_finishes_with_the_uninterrupted_report(tmp_path: Path) -> 
     for stop_after in (3, 6):
         proc = _start([str(made.path), "-o", str(out), "-j", "2"])
         try:
-            _wait_for(lambda n=stop_after: len(_records(out)) >= n or proc.poll() is not None,
-                      "records")
+            _wait_for(lambda n=stop_after, p=proc: len(_records(out)) >= n
+                      or p.poll() is not None, "records")
             tree = isolation.descendants(proc.pid)
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=HANG)
