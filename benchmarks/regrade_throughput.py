@@ -66,12 +66,24 @@ def main() -> int:
     args = ap.parse_args()
     from autograder.regrade_synth import synth_export
 
-    configs = [("serial", 1, None), ("--jobs 2", 2, None)]
+    configs: list[tuple[str, int, str | None]] = [("serial", 1, None), ("--jobs 2", 2, None)]
+    cluster = None
     if not args.no_dask:
-        configs.append(("Dask local:2", 1, "local:2"))
+        # A standing cluster of two single-threaded workers (what --scheduler ADDRESS uses);
+        # local:2, which also starts and stops its cluster, is timed as its own column.
+        from distributed import LocalCluster
+
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                               dashboard_address=None, memory_limit=0)
+        configs += [("Dask, 2 workers", 1, cluster.scheduler_address),
+                    ("Dask local:2 (incl. start)", 1, "local:2")]
     rows = []
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="tt-bench-exports-") as tmp:
+        if cluster is not None:  # warm the workers (imports), as a standing cluster is
+            warm = synth_export(module="01", n=2, out=Path(tmp) / "w.zip", seed=1,
+                                mix={"correct": 1.0}).path
+            _run(warm, jobs=1, scheduler=cluster.scheduler_address)
         exports = [
             ("01_tensor", args.n, 0, synth_export(module="01", n=args.n, out=Path(tmp) / "a.zip",
                                                   seed=11, mix=NO_LOOP).path),
@@ -94,6 +106,8 @@ def main() -> int:
                       f"{60 * count / t:6.1f}/min", flush=True)
             rows.append((name, n, loops, cells))
     load_after = os.getloadavg()
+    if cluster is not None:
+        cluster.close()
     _write(args.write, rows, configs, load_before, load_after, args)
     return 0
 
@@ -121,12 +135,14 @@ def _write(path: Path, rows: list, configs: list, before: tuple, after: tuple,
         lines += ["", f"Goal: at least 60/min for module 01 with `--jobs 2` and one looping "
                   f"submission in {args.n}: **{goal:.0f}/min, "
                   f"{'met' if goal >= 60 else 'not met'}** in this run."]
-    ratios = [rate[(name, loops, "Dask local:2")] / rate[(name, loops, "--jobs 2")]
-              for name, _n, loops, _c in rows if (name, loops, "Dask local:2") in rate]
+    ratios = [rate[(name, loops, "Dask, 2 workers")] / rate[(name, loops, "--jobs 2")]
+              for name, _n, loops, _c in rows if (name, loops, "Dask, 2 workers") in rate]
     if ratios:
-        lines += [f"Dask (`--scheduler local:2`, two single-threaded workers on the same two "
-                  f"cores) reaches {min(ratios):.0%}–{max(ratios):.0%} of `--jobs 2` "
-                  f"(goal: within 15 %, i.e. at least 85 %)."]
+        lines += [f"Dask (a standing cluster of two single-threaded workers on the same two "
+                  f"cores, `--scheduler tcp://...`) reaches {min(ratios):.0%}–"
+                  f"{max(ratios):.0%} of the throughput of `--jobs 2` (goal: within 15 %, i.e. "
+                  "at least 85 %). `local:2` also pays for starting and stopping its workers "
+                  "in every run."]
     lines += ["", "Reproduce: `OPENBLAS_NUM_THREADS=1 .venv/bin/python "
               f"benchmarks/regrade_throughput.py --n {args.n} --milestone-n {args.milestone_n} "
               f"--repeat {args.repeat}` (needs `pip install '.[dask]'` for the Dask column).", ""]

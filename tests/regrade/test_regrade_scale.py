@@ -33,7 +33,10 @@ HANG = 300  # seconds: a guard against a hung run, never a verdict
 
 
 def _records(out: Path) -> list[Path]:
-    return sorted(out.rglob("regrade.json"))
+    try:  # the run writes while we look: only finished records, never a half-removed folder
+        return sorted(out.glob("submission_*/regrade.json"))
+    except OSError:
+        return []
 
 
 def _report(out: Path) -> tuple[str, str]:
