@@ -37,8 +37,7 @@ import signal
 import threading
 import time
 import zipfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -768,106 +767,6 @@ def _remove_stale_work(outdir: Path) -> list[str]:
     return notes
 
 
-@dataclass
-class _Task:
-    unit: Unit
-    record: ExportRecord
-    payload: dict[str, Any]
-    fingerprint: str
-    notes: list[str]
-    cost: float
-    folder: Path
-
-
-def _estimate(record: ExportRecord, previous: dict[str, Any] | None, timeout: float) -> float:
-    """Expected grading seconds: an earlier regrade's, else the old results' time and
-    timeouts (slowest first: a looping submission starts at once, not last)."""
-    if previous and isinstance(previous.get("seconds"), (int, float)):
-        return float(previous["seconds"])
-    old = record.old_results or {}
-    t = _f(old.get("execution_time")) or 0.0
-    return max(t, timed_out_tests(old) * timeout, 0.5)
-
-
-def _read_record(folder: Path) -> dict[str, Any] | None:
-    try:
-        doc = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
-def _reusable(folder: Path, fingerprint: str) -> dict[str, Any] | None:
-    """The recorded results of a finished task with this fingerprint, else None."""
-    import hashlib
-
-    rec = _read_record(folder)
-    if not rec or rec.get("format") != RECORD_FORMAT or rec.get("fingerprint") != fingerprint:
-        return None
-    try:
-        raw = (folder / "results.json").read_bytes()
-    except OSError:
-        return None
-    if hashlib.sha256(raw).hexdigest() != rec.get("results_sha256"):
-        return None
-    try:
-        doc = json.loads(raw)
-    except ValueError:
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
-def _finish(task: _Task, outcome: dict[str, Any]) -> SubmissionDiff:
-    """Record one finished task in its folder (results first, then the record) and diff it."""
-    import hashlib
-
-    results = outcome.get("results")
-    error = outcome.get("error")
-    if results is not None and error is None:
-        from autograder.regrade_task import course_side_failure
-
-        error = course_side_failure(results)
-    row = build_row(task.unit, task.record, results if error is None else None, task.notes,
-                    error=error)
-    row.seconds = float(outcome.get("seconds") or 0.0)
-    if error is not None:
-        (task.folder / RECORD_FILE).unlink(missing_ok=True)  # retried by the next run
-        return row
-    raw = (json.dumps(results, indent=1, allow_nan=False) + "\n").encode()
-    tmp = task.folder / f".results.{os.getpid()}.json"
-    tmp.write_bytes(raw)
-    os.replace(tmp, task.folder / "results.json")
-    _atomic_json(task.folder / RECORD_FILE, {
-        "format": RECORD_FORMAT, "fingerprint": task.fingerprint,
-        "results_sha256": hashlib.sha256(raw).hexdigest(), "seconds": row.seconds,
-        "worker": outcome.get("worker"), "finished_at": dt.datetime.now(
-            dt.timezone.utc).isoformat(timespec="seconds")})
-    return row
-
-
-@contextmanager
-def _signals(state: dict[str, Any]) -> Iterator[None]:
-    """Ctrl-C, kill (SIGTERM) and hang-up only set a flag; the main loop stops the children."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, _frame: Any) -> None:
-        state.setdefault("stop", signum)
-
-    old = {}
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        try:
-            old[sig] = signal.signal(sig, handler)
-        except (ValueError, OSError):  # pragma: no cover
-            pass
-    try:
-        yield
-    finally:
-        for sig, h in old.items():
-            signal.signal(sig, h)
-
-
 def regrade(*, export: Path | list[Path], module: str | None = None, course: Any = None,
             out: Path | None = None, dry_run: bool = False, apply: bool = False,
             store: str | Path | None = None, jobs: int = 1, scheduler: str | None = None,
@@ -904,7 +803,10 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
         gradebook.errors.GradebookError: the gradebook refused the ingest (nothing written).
     """
     from autograder.harness.limits import module_snapshot
+    from autograder.regrade_run import Task, estimate, lanes_for, read_record, run_tasks
     from autograder.regrade_task import grader_fingerprint, payload_fingerprint, read_submission
+
+    _read_record = read_record
 
     if dry_run and apply:
         raise RegradeError("--dry-run and --apply exclude each other: review with --dry-run, "
@@ -949,7 +851,7 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
     interrupted: RegradeInterrupted | None = None
     try:
         units = _units(sources, exports, mods, outdir, work)
-        tasks: list[_Task] = []
+        tasks: list[Task] = []
         limits = c.course.grading
         for unit in units:
             snap = module_snapshot(c, unit.module)
@@ -957,9 +859,10 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
             dups = duplicate_students(unit.export.records)
             for rec in unit.export.records:
                 folder = _private_dir(unit.folder / rec.key)
-                files, tnotes = read_submission(unit.export.root / rec.key)
-                tnotes += _notebook_notes(unit.export.root / rec.key, unit.module.name)
-                if not (unit.export.root / rec.key).is_dir():
+                source = unit.export.root / rec.key
+                files, tnotes = read_submission(source)
+                tnotes += _notebook_notes(source, unit.module.name)
+                if not source.is_dir():
                     tnotes.append(f"no {rec.key}/ folder in the export: graded as an empty "
                                   "submission")
                 tnotes += [f"{n.split('/', 1)[-1]} is a symbolic link in the archive: not "
@@ -971,16 +874,17 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
                 meta = submission_metadata(rec, module=unit.module, course=c,
                                            assignment_id=unit.export.assignment_id)
                 _atomic_json(folder / "submission_metadata.json", meta)
-                previous = _read_record(folder)
-                payload = {"format": 1, "grader": grader, "module": snap, "key": rec.key,
-                           "files": files, "metadata": meta}
-                timeout = float(limits.test_timeout_s)
-                cost = _estimate(rec, previous, timeout)
-                tasks.append(_Task(unit, rec, payload, payload_fingerprint(payload), tnotes,
-                                   cost, folder))
+                predicted = timed_out_tests(rec.old_results)
+                base = {"format": 1, "grader": grader, "module": snap, "key": rec.key,
+                        "metadata": meta, "lanes": lanes_for(predicted)}
+                fingerprint = payload_fingerprint({**base, "files": files})
+                del files  # read again when the task is sent: memory stays bounded
+                cost = estimate(rec.old_results, _read_record(folder),
+                                float(limits.test_timeout_s))
+                tasks.append(Task(unit, rec, base, source, fingerprint, tnotes, cost, folder))
         if on_start:
             on_start(len(tasks))
-        rows, reused, graded_now, interrupted = _run_tasks(
+        rows, reused, graded_now, interrupted = run_tasks(
             tasks, jobs=jobs, scheduler=scheduler, hide=(str(work), str(outdir),
                                                          *(str(p.absolute()) for p in sources)),
             on_done=on_done, outdir=outdir)
@@ -1108,103 +1012,6 @@ def _log_run(outdir: Path | None, report: RegradeReport, stale: list[str]) -> No
             "stale_work_removed": stale}
     with (outdir / RUNS_LOG).open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(line) + "\n")
-
-
-def _run_tasks(tasks: list[_Task], *, jobs: int, scheduler: str | None,
-               hide: tuple[str, ...], on_done: Callable[[SubmissionDiff], None] | None,
-               outdir: Path) -> tuple[list[SubmissionDiff], int, int,
-                                      RegradeInterrupted | None]:
-    """Reuse what is finished, grade the rest slowest first; stop cleanly on a signal."""
-    rows: list[SubmissionDiff] = []
-    todo: list[_Task] = []
-    for t in tasks:
-        results = _reusable(t.folder, t.fingerprint)
-        if results is None:
-            todo.append(t)
-            continue
-        row = build_row(t.unit, t.record, results, t.notes)
-        row.reused = True
-        rows.append(row)
-        if on_done:
-            on_done(row)
-    reused = len(rows)
-    for t in todo:
-        for name in ("results.json", RECORD_FILE):
-            (t.folder / name).unlink(missing_ok=True)
-    todo.sort(key=lambda t: (-t.cost, t.unit.name, len(t.record.key), t.record.key))
-    state: dict[str, Any] = {}
-    graded = 0
-    with _signals(state):
-        if scheduler is not None:
-            from autograder.regrade_dask import DaskRunner
-
-            runner: Any = DaskRunner(scheduler)
-        else:
-            runner = _LocalRunner(jobs, hide)
-        try:
-            pending = {runner.submit(t.payload, priority=t.cost): t for t in todo}
-            while pending:
-                if "stop" in state:
-                    stopped = runner.abort(list(pending))
-                    return rows, reused, graded, RegradeInterrupted(
-                        state["stop"], len(rows), len(todo) - graded, str(outdir), stopped)
-                done = [h for h in pending if runner.done(h)]
-                if not done:
-                    time.sleep(0.05)
-                    continue
-                for h in done:
-                    task = pending.pop(h)
-                    outcome = runner.result(h)
-                    if "stop" in state:
-                        break
-                    row = _finish(task, outcome)
-                    rows.append(row)
-                    graded += 1
-                    if on_done:
-                        on_done(row)
-            return rows, reused, graded, None
-        finally:
-            runner.close()
-
-
-class _LocalRunner:
-    """``jobs`` threads on this machine, each grading one submission at a time (FIFO, so the
-    slowest-first order holds)."""
-
-    def __init__(self, jobs: int, hide: tuple[str, ...]) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        from autograder.harness import isolation
-
-        isolation.ABORT.clear()
-        self.pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="regrade")
-        self.hide = hide
-
-    def submit(self, payload: dict[str, Any], *, priority: float) -> Any:
-        from autograder.regrade_task import grade_payload
-
-        return self.pool.submit(grade_payload, payload, hide=self.hide)
-
-    def done(self, handle: Any) -> bool:
-        return bool(handle.done())
-
-    def result(self, handle: Any) -> dict[str, Any]:
-        return dict(handle.result())
-
-    def abort(self, handles: list[Any]) -> int:
-        """Stop every child at once; wait for the threads to notice (they return promptly)."""
-        from autograder.harness import isolation
-
-        running = sum(1 for h in handles if h.running())
-        for h in handles:
-            h.cancel()
-        isolation.abort_all()
-        self.pool.shutdown(wait=True, cancel_futures=True)
-        isolation.abort_all()  # anything started in the instant before the flag was seen
-        return running
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _ingest(report: RegradeReport, units: list[Unit], *, outdir: Path, course: Any,

@@ -59,9 +59,10 @@ def _abort_worker() -> int:
 class DaskRunner:
     """Submit tasks to a scheduler (or a local cluster this runner starts and stops)."""
 
-    def __init__(self, spec: str) -> None:
+    def __init__(self, spec: str, *, hide: tuple[str, ...] = ()) -> None:
         from distributed import Client, LocalCluster
 
+        self.hide = hide  # paths a sandbox must not see, where the worker shares this machine
         self.cluster: Any = None
         m = _LOCAL.match(spec)
         try:
@@ -77,11 +78,18 @@ class DaskRunner:
                 self.cluster.close()
             raise RegradeError(f"--scheduler {spec}: cannot connect ({exc})") from None
 
+    def slots(self) -> int:
+        """Worker threads in the cluster (the regrade keeps about twice as many tasks queued)."""
+        try:
+            return max(1, sum(self.client.nthreads().values()))
+        except Exception:  # noqa: BLE001 - an unreachable scheduler fails at submit
+            return 1
+
     def submit(self, payload: dict[str, Any], *, priority: float) -> Any:
         from autograder.regrade_task import grade_payload, payload_fingerprint
 
         key = f"tito-regrade-{payload['key']}-{payload_fingerprint(payload)[:16]}"
-        return self.client.submit(grade_payload, payload, key=key, pure=False,
+        return self.client.submit(grade_payload, payload, hide=self.hide, key=key, pure=False,
                                   priority=int(round(priority * 10)), retries=0)
 
     def done(self, handle: Any) -> bool:

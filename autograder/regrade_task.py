@@ -11,7 +11,9 @@ payload holds only what one submission's grading needs:
   failure, never a score);
 * ``files``: the submission's files (relative path -> bytes; regular files only, symlinks were
   never followed when they were read);
-* ``metadata``: its ``submission_metadata.json`` (submitters' names, SIDs and emails).
+* ``metadata``: its ``submission_metadata.json`` (submitters' names, SIDs and emails);
+* ``lanes``: children to run its tests in side by side (2-3 for a submission whose old results
+  timed out, see :mod:`autograder.harness.lanes`).
 
 The worker writes them into a private (0700) staging folder, grades it with the harness
 (sandboxed child, trusted parent) and returns ``{"results": {...}}``: the results.json as JSON
@@ -88,7 +90,7 @@ def payload_fingerprint(payload: dict[str, Any]) -> str:
     same fingerprint need not be graded again)."""
     files = {k: hashlib.sha256(v).hexdigest() for k, v in sorted(payload["files"].items())}
     doc = {"format": payload["format"], "grader": payload["grader"], "files": files,
-           "metadata": payload["metadata"]}
+           "metadata": payload["metadata"], "lanes": payload.get("lanes", 1)}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
@@ -170,7 +172,8 @@ def grade_payload(payload: dict[str, Any], *, hide: tuple[str, ...] = ()) -> dic
 
             results = grade_module(course=None, module=payload["module"], submission=sub,
                                    out=stage / "out" / "results.json", metadata=meta,
-                                   hide=[Path(h) for h in hide])
+                                   hide=[Path(h) for h in hide],
+                                   lanes=int(payload.get("lanes", 1)))
         finally:
             shutil.rmtree(stage, ignore_errors=True)
     except Exception as exc:  # noqa: BLE001 - a task never raises: the parent records why

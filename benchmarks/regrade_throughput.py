@@ -94,16 +94,17 @@ def main() -> int:
                           mix=NO_LOOP).path),
         ]
         for name, n, loops, path in exports:
-            cells = []
-            for label, jobs, scheduler in configs:
-                times = []
-                for _ in range(args.repeat):
+            times: dict[str, list[float]] = {c[0]: [] for c in configs}
+            for _ in range(args.repeat):  # interleaved: a change in load hits every column
+                for label, jobs, scheduler in configs:
                     elapsed, count, _slow = _run(path, jobs=jobs, scheduler=scheduler)
-                    times.append(elapsed)
-                t = statistics.median(times)
-                cells.append((label, t, 60 * count / t))
-                print(f"{name:<26} looping={loops} {label:<13} {t:6.1f} s "
-                      f"{60 * count / t:6.1f}/min", flush=True)
+                    times[label].append(elapsed)
+                    print(f"{name:<26} looping={loops} {label:<28} {elapsed:6.1f} s "
+                          f"{60 * count / elapsed:6.1f}/min", flush=True)
+            cells = []
+            for label, *_ in configs:
+                t = statistics.median(times[label])
+                cells.append((label, t, 60 * n / t))
             rows.append((name, n, loops, cells))
     load_after = os.getloadavg()
     if cluster is not None:
@@ -120,7 +121,9 @@ def _write(path: Path, rows: list, configs: list, before: tuple, after: tuple,
              "nothing reused), on synthetic exports from `autograder/regrade_synth.py` (fixed "
              "seeds: correct, buggy, untouched, late and corrupt uploads; \"1 looping\" adds one "
              "submission with an infinite loop, whose tests time out at the course's "
-             "`test_timeout_s`).", "",
+             "`test_timeout_s`; its old results show the timeouts, so the regrade starts it "
+             "first and runs its tests in lanes). Each cell is the median of "
+             f"{args.repeat} run(s), the configurations interleaved.", "",
              f"Machine: {os.cpu_count()} cores ({_cpu()}), Python {platform.python_version()}; "
              f"load average {before[0]:.1f} before and {after[0]:.1f} after (the machine is "
              "shared: compare the columns of one row, not rows of different runs).", "",
