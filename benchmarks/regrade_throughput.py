@@ -52,6 +52,9 @@ def _run(export: Path, *, jobs: int, scheduler: str | None) -> tuple[float, int,
         report = regrade(export=export, out=Path(tmp) / "out", dry_run=True, jobs=jobs,
                          scheduler=scheduler)
         elapsed = time.monotonic() - start
+    failed = [r.key for r in report.rows if not r.graded]
+    if failed:  # a figure from refused or failed gradings would be meaningless
+        raise SystemExit(f"not graded (course side): {failed[:3]}: {report.rows[0].notes[-1:]}")
     slow = sum(1 for r in report.rows if r.timed_out)
     return elapsed, len(report.rows), slow
 
