@@ -781,9 +781,9 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
             export's module from its old results.
         course: course.yml path, a loaded course, or None (the default).
         out: where results and reports go (default ``build/regrade/<module>-<export>/``, or
-            ``build/regrade/term/`` for several exports). A rerun with the same ``out`` reuses
-            every finished submission. With ``dry_run`` and no ``out``: a private folder
-            removed at the end (kept if the run is interrupted, so a rerun resumes).
+            ``build/regrade/<folder>/`` or ``term/`` for several exports). A rerun with the
+            same ``out`` reuses every finished submission. With ``dry_run`` and no ``out``: a
+            private temporary folder, removed at the end (give ``out`` to resume a dry run).
         dry_run: grade and diff only; never touch the gradebook; no reports unless ``out``.
         apply: ingest the exports and the new results into the gradebook store.
         store: the gradebook store (default: course.yml's ``gradebook_store``).
@@ -834,15 +834,17 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
     if out is not None:
         outdir = Path(out).absolute()
     elif dry_run:
-        from tito import paths
+        import tempfile
 
-        outdir = paths.BUILD / "regrade" / ".dry-run" / _run_name(sources, mods)
+        outdir = Path(tempfile.mkdtemp(prefix="tt-regrade-dry-"))  # 0700; removed at the end
     elif len(sources) == 1:
         outdir = default_outdir(mods[0].name, sources[0]).absolute()
     else:
         from tito import paths
 
-        outdir = paths.BUILD / "regrade" / _run_name(sources, mods)
+        given = export if isinstance(export, list) else [Path(export)]
+        name = Path(given[0]).name if len(given) == 1 else "term"  # a folder of exports
+        outdir = paths.BUILD / "regrade" / (name or "term")
     keep = out is not None or not dry_run
     _private_dir(outdir)
     notes: list[str] = []
@@ -922,28 +924,8 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
         return report
     finally:
         shutil.rmtree(work, ignore_errors=True)
-        if not keep and interrupted is None:
+        if not keep:
             shutil.rmtree(outdir, ignore_errors=True)
-            _remove_empty_parents(outdir)
-
-
-def _remove_empty_parents(path: Path) -> None:
-    from tito import paths
-
-    for parent in path.parents:
-        if parent == paths.BUILD or not str(parent).startswith(str(paths.BUILD)):
-            break
-        try:
-            parent.rmdir()
-        except OSError:
-            break
-
-
-def _run_name(sources: list[Path], mods: list[Any]) -> str:
-    if len(sources) == 1:
-        stem = sources[0].name[:-4] if sources[0].name.endswith(".zip") else sources[0].name
-        return f"{mods[0].name}-{stem or 'export'}"
-    return "term"
 
 
 def _units(sources: list[Path], exports: list[Export], mods: list[Any], outdir: Path,
