@@ -90,10 +90,14 @@ class RegradeInterrupted(Exception):
             name = signal.Signals(signum).name
         except ValueError:
             name = str(signum)
-        super().__init__(
-            f"interrupted ({name}): stopped {stopped} running grading(s) and every child "
-            f"process; kept {kept} finished submission(s) in {outdir}; run the same command "
-            f"again to grade the other {remaining}")
+        if outdir:
+            kept_text = (f"kept {kept} finished submission(s) in {outdir}; run the same "
+                         f"command again to grade the other {remaining}")
+        else:
+            kept_text = ("nothing was kept (a dry run without -o works in a temporary folder; "
+                         "give -o DIR to make it resumable)")
+        super().__init__(f"interrupted ({name}): stopped {stopped} running grading(s) and "
+                         f"every child process; {kept_text}")
 
     @property
     def exit_code(self) -> int:
@@ -891,6 +895,9 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
                                                          *(str(p.absolute()) for p in sources)),
             on_done=on_done, outdir=outdir)
         if interrupted is not None:
+            if not keep:
+                interrupted = RegradeInterrupted(interrupted.signum, 0, len(tasks), "",
+                                                 interrupted.stopped)
             raise interrupted
         rows.sort(key=_order)
         notes += preflight
