@@ -53,8 +53,8 @@ from gradebook.gradescope import (
 )
 
 __all__ = ["ExportRecord", "Student", "load_metadata_yaml", "parse_records", "RegradeError",
-           "RegradeInterrupted", "regrade", "open_export", "diff_tests", "render",
-           "write_report"]
+           "RegradeInterrupted", "regrade", "open_export", "peek_export", "find_metadata",
+           "locate_notebook", "diff_tests", "render", "write_report"]
 
 METADATA_YML = gs.METADATA_YML
 SUBMISSION_KEY = gs.SUBMISSION_KEY
@@ -466,6 +466,34 @@ def submission_metadata(record: ExportRecord, *, module: Any, course: Any,
         ],
         "regrade": {"source": "tito regrade", "old_score": record.old_score},
     }
+
+
+def find_metadata(folder: Path, *, shown: str | None = None) -> Path:
+    """The export's ``submission_metadata.yml`` in an unpacked folder.
+
+    Raises:
+        RegradeError: none at depth <= 2, or several at the same depth.
+    """
+    try:
+        return gs.find_metadata(folder, shown=shown)
+    except GradebookError as exc:
+        raise RegradeError(str(exc)) from None
+
+
+def locate_notebook(folder: Path, module_name: str) -> tuple[Path | None, list[str]]:
+    """The notebook the harness would grade in a submission folder, and notes for the TA
+    (never raises; a notebook that is a symbolic link is not followed: None)."""
+    from autograder.harness.package import SubmissionError, find_notebook
+
+    if not folder.is_dir() or folder.is_symlink():
+        return None, [f"no {folder.name}/ folder in the export: graded as an empty submission"]
+    try:
+        notebook, notes = find_notebook(folder, module_name)
+    except SubmissionError as exc:
+        return None, [str(exc)]
+    if notebook.is_symlink():
+        return None, [f"{notebook.name} is a symbolic link: not followed"]
+    return notebook, list(notes)
 
 
 def _notebook_notes(folder: Path, module_name: str) -> list[str]:
