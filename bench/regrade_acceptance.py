@@ -3,7 +3,7 @@ with the report of an uninterrupted run; a local Dask cluster gives identical sc
 
 Not a test (it takes minutes): run it by hand and read the last lines::
 
-    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/regrade_acceptance.py [--n 200]
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/regrade_acceptance.py [--n 200]
 
 The uninterrupted run and the resumed one use ``tito regrade -j 2`` in a subprocess; the
 kills are SIGKILL, sent when a third and then two thirds of the submissions are recorded.

@@ -3,8 +3,8 @@
 Not a test (no verdict): it measures, and writes the "Regrade throughput" section of
 ``docs/performance.md`` (other sections of that file are left as they are)::
 
-    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/regrade_throughput.py
-    .venv/bin/python benchmarks/regrade_throughput.py --n 30 --milestone-n 12 --repeat 1
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/regrade_throughput.py
+    .venv/bin/python bench/regrade_throughput.py --n 30 --milestone-n 12 --repeat 1
 
 Exports come from the synthetic generator (:mod:`autograder.regrade_synth`, fixed seeds):
 module 01 with 30 submissions, without and with one looping submission, and the milestone
@@ -150,7 +150,7 @@ def _write(path: Path, rows: list, configs: list, before: tuple, after: tuple,
                   "at least 85 %). `local:2` also pays for starting and stopping its workers "
                   "in every run."]
     lines += ["", "Reproduce: `OPENBLAS_NUM_THREADS=1 .venv/bin/python "
-              f"benchmarks/regrade_throughput.py --n {args.n} --milestone-n {args.milestone_n} "
+              f"bench/regrade_throughput.py --n {args.n} --milestone-n {args.milestone_n} "
               f"--repeat {args.repeat}` (needs `pip install '.[dask]'` for the Dask column).", ""]
     text = path.read_text(encoding="utf-8") if path.exists() else "# Performance\n\n"
     block = "\n".join(lines)
