@@ -787,6 +787,24 @@ def _private_dir(path: Path) -> Path:
     return path
 
 
+def _lock(outdir: Path) -> int:
+    """Hold ``OUTDIR/.lock`` for the run: two regrades never write one folder at once.
+
+    Raises:
+        RegradeError: another running regrade holds it.
+    """
+    import fcntl
+
+    fd = os.open(outdir / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise RegradeError(f"{outdir}: another tito regrade is writing this folder; wait for "
+                           "it, or give another -o") from None
+    return fd
+
+
 def _remove_stale_work(outdir: Path) -> list[str]:
     """Remove work folders left by regrades that were killed (their pid is gone)."""
     notes = []
@@ -879,6 +897,7 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
         outdir = paths.BUILD / "regrade" / (name or "term")
     keep = out is not None or not dry_run
     _private_dir(outdir)
+    lock = _lock(outdir)
     notes: list[str] = []
     stale = _remove_stale_work(outdir)
     work = _private_dir(outdir / f".work-{os.getpid()}-{secrets.token_hex(3)}")
@@ -959,6 +978,7 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
         return report
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        os.close(lock)
         if not keep:
             shutil.rmtree(outdir, ignore_errors=True)
 

@@ -263,6 +263,21 @@ def test_symlinks_in_an_export_are_never_followed(tmp_path: Path) -> None:
     assert row.new_score == 0 and any("symbolic link" in n for n in row.notes)
 
 
+def test_two_regrades_never_write_one_folder(tmp_path: Path) -> None:
+    import fcntl
+
+    from autograder.regrade import RegradeError
+
+    made = synth_export(module="01", n=1, out=tmp_path / "export.zip", seed=6,
+                        mix={"correct": 1.0})
+    out = tmp_path / "out"
+    out.mkdir()
+    with (out / ".lock").open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(RegradeError, match="another tito regrade is writing"):
+            regrade(export=made.path, out=out)
+
+
 def test_output_and_work_folders_are_private_and_nothing_is_left(tmp_path: Path) -> None:
     made = synth_export(module="01", n=2, out=tmp_path / "export.zip", seed=6,
                         mix={"correct": 1.0})
@@ -273,7 +288,7 @@ def test_output_and_work_folders_are_private_and_nothing_is_left(tmp_path: Path)
     assert not list(out.glob(".work-*"))
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [f"submission_{r.submission_id}" for r in made.records]
-        + ["regrade_report.csv", "regrade_report.json", "regrade_runs.jsonl"])
+        + [".lock", "regrade_report.csv", "regrade_report.json", "regrade_runs.jsonl"])
 
 
 # ----------------------------------------------------------------------------- hostile text
