@@ -326,3 +326,15 @@ def test_diff_tests_ignores_zero_point_feedback() -> None:
     assert got == {("a", "passed", "failed"), ("gone", "passed", None),
                    ("added", None, "passed")}
     assert diff_tests(None, new) == []
+
+
+@pytest.mark.parametrize(("spec", "needle"), [("local:0", "at least 1 worker"),
+                                              ("bad address!", "expected a scheduler address")])
+def test_bad_scheduler_is_one_line(tmp_path: Path, spec: str, needle: str) -> None:
+    export = build_export(tmp_path, only=["700002"])
+    _one_line_exit_2(_run([str(export), "--module", "01", "--scheduler", spec]), needle)
+
+
+def test_export_whose_module_cannot_be_told_needs_module(tmp_path: Path) -> None:
+    export = build_export(tmp_path, only=["700005"])  # no old results, no assignment title
+    _one_line_exit_2(_run([str(export), "--dry-run"]), "cannot tell which module", "--module")
