@@ -75,6 +75,7 @@ def test_killed_twice_finishes_with_the_uninterrupted_report(tmp_path: Path) -> 
     seen = []
     for stop_after in (3, 6):
         proc = _start([str(made.path), "-o", str(out), "-j", "2"])
+        tree: list[int] = []
         try:
             _wait_for(lambda n=stop_after, p=proc: len(_records(out)) >= n
                       or p.poll() is not None, "records")
