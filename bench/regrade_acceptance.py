@@ -59,6 +59,7 @@ def main() -> int:
                                     start_new_session=True)
             while _records(out) < int(args.n * frac) and proc.poll() is None:
                 time.sleep(0.2)
+            proc.send_signal(signal.SIGSTOP)  # frozen: it starts nothing more
             tree = isolation.descendants(proc.pid)
             proc.send_signal(signal.SIGKILL)
             proc.wait()

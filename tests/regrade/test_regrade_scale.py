@@ -79,6 +79,7 @@ def test_killed_twice_finishes_with_the_uninterrupted_report(tmp_path: Path) -> 
         try:
             _wait_for(lambda n=stop_after, p=proc: len(_records(out)) >= n
                       or p.poll() is not None, "records")
+            proc.send_signal(signal.SIGSTOP)  # frozen: it starts nothing more
             tree = isolation.descendants(proc.pid)
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=HANG)
