@@ -107,53 +107,24 @@ def _apply_bug(sources: list[str], edits: list[tuple[str, str]]) -> list[str] | 
     return out if changed else None
 
 
-_BEGIN = re.compile(r"^(\s*)# BEGIN SOLUTION")
-_DEF = re.compile(r"^\s*def (\w+)\(")
-
-
-def _with_loop(sources: list[str]) -> tuple[list[str], str]:
-    """The export cells with an infinite loop at the top of the last solution function."""
-    spots = []
-    for ci, src in enumerate(sources):
-        fn = None
-        for li, line in enumerate(src.splitlines()):
-            m = _DEF.match(line)
-            if m:
-                fn = m.group(1)
-            if _BEGIN.match(line) and fn and not fn.startswith("__"):
-                spots.append((ci, li, fn))
-    if not spots:
-        raise ValueError("no solution function to put a loop in")
-    ci, li, fn = spots[-1]
-    lines = sources[ci].splitlines()
-    indent = _BEGIN.match(lines[li]).group(1)  # type: ignore[union-attr]
-    lines[li + 1:li + 1] = [f"{indent}while True:  # never ends", f"{indent}    pass"]
-    out = list(sources)
-    out[ci] = "\n".join(lines) + ("\n" if sources[ci].endswith("\n") else "")
-    return out, fn
-
-
 def _notebooks(module: Any) -> dict[str, tuple[bytes, str]]:
     """Notebook bytes per kind (buggy ones keyed ``buggy:<bug>``) and a detail string."""
-    from tito import paths
-    from tito.export import is_export_cell, read_cells, strip_solution_markers
-    from tito.release import dump_notebook, solution_path
-    from tito.samples import _notebook_with_exports, _solution_export_sources
+    from tito import paths, samples
+    from tito.release import dump_notebook
 
-    sources = _solution_export_sources(module)
+    def notebook(sources: list[str]) -> bytes:
+        return dump_notebook(samples.notebook_with_exports(module, sources)).encode()
+
+    sources = samples.solution_export_sources(module)
     release = (paths.RELEASE / module.name / f"{module.name}.ipynb").read_bytes()
-    out = {"correct": (dump_notebook(_notebook_with_exports(module, sources)).encode(), ""),
-           "untouched": (release, "")}
-    marked = [c.source for c in read_cells(solution_path(module)) if is_export_cell(c)]
-    looped, fn = _with_loop(marked)
-    looped = ["\n".join(strip_solution_markers(src.splitlines())) for src in looped]
-    out["looping"] = (dump_notebook(_notebook_with_exports(module, looped)).encode(),
-                      f"infinite loop in {fn}()")
+    out = {"correct": (notebook(sources), ""), "untouched": (release, ""),
+           # the sample class's looping fault (tito.samples.faults), for any module
+           "looping": (notebook(samples.solution_export_sources(module, "infinite_loop")),
+                       samples.note(module, "infinite_loop"))}
     for bug, edits in sorted(_buggy_fixtures(module.name).items()):
         edited = _apply_bug(sources, edits)
         if edited is not None:
-            out[f"buggy:{bug}"] = (dump_notebook(_notebook_with_exports(module, edited))
-                                   .encode(), bug)
+            out[f"buggy:{bug}"] = (notebook(edited), bug)
     return out
 
 
