@@ -321,8 +321,6 @@ def load_sample(*, store: str | Path | None = None, course: Any = None,
 def canvas_ids(*, source: Path, output: Path, course: Any = None) -> dict[str, str]:
     """Learn the Canvas assignment id of each item from a Canvas gradebook export and write
     them as ``item,assignment_id`` rows (the file ``export --canvas-ids`` reads)."""
-    import csv
-
     from gradebook import export as ex
     from gradebook.items import catalogue
 
@@ -330,10 +328,6 @@ def canvas_ids(*, source: Path, output: Path, course: Any = None) -> dict[str, s
     ids = ex.read_canvas_ids(Path(source), catalogue(c))
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["item", "assignment_id"])
-        for item in catalogue(c)["item"]:
-            if item in ids:
-                w.writerow([item, ids[item]])
+    csvsafe.write_rows(out, ["item", "assignment_id"],
+                       [[item, ids[item]] for item in catalogue(c)["item"] if item in ids])
     return ids
