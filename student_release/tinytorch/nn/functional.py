@@ -1,6 +1,7 @@
 """``tinytorch.nn.functional`` — the function forms of activations and losses (a facade).
 
-Re-exports modules 02 (activations) and 04 (losses), like ``torch.nn.functional``.
+Re-exports modules 02 (activations), 04 (losses) and 09 (spatial), like
+``torch.nn.functional``.
 """
 
 from ..activations import gelu, log_softmax, relu, sigmoid, softmax, tanh
@@ -11,8 +12,10 @@ from ..losses import (
     mse_loss,
     nll_loss,
 )
+from ..spatial import avg_pool2d, batch_norm, conv2d, max_pool2d
 
 __all__ = [
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "gelu",
-    "log_softmax", "mse_loss", "nll_loss", "relu", "sigmoid", "softmax", "tanh",
+    "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "conv2d", "cross_entropy", "gelu", "log_softmax", "max_pool2d", "mse_loss", "nll_loss",
+    "relu", "sigmoid", "softmax", "tanh",
 ]
