@@ -265,7 +265,8 @@ class _Conv2dFn(Function):
             2. ``dw = np.matmul(g, cols.transpose(0, 2, 1)).sum(axis=0)`` — ``(O, C*kh*kw)``,
                reshaped to ``weight.shape``.
             3. ``dx = None`` unless ``ctx.needs_input_grad``: then
-               ``dcols = np.matmul(weight.reshape(o, -1).T, g)`` — ``(N, C*kh*kw, L)`` —,
+               ``dcols = np.matmul(weight.reshape(o, c * kh * kw).T, g)`` —
+               ``(N, C*kh*kw, L)`` —,
                ``dx = _crop(col2im(dcols, ctx.x_pad_shape, (kh, kw), ctx.stride),
                ctx.padding)``.
             4. Return ``(dx, dw)``, or ``(dx, dw, g.sum(axis=(0, 2)))`` when ``ctx.has_bias``.
@@ -280,12 +281,12 @@ class _Conv2dFn(Function):
         """
         cols, weight = ctx.saved
         n, o, ho, wo = grad.shape
-        kh, kw = weight.shape[2:]
+        c, kh, kw = weight.shape[1:]
         g = grad.reshape(n, o, ho * wo)                                # (N, O, L)
         dw = np.matmul(g, cols.transpose(0, 2, 1)).sum(axis=0).reshape(weight.shape)
         dx = None
         if ctx.needs_input_grad:
-            dcols = np.matmul(weight.reshape(o, -1).T, g)              # (N, C*kh*kw, L)
+            dcols = np.matmul(weight.reshape(o, c * kh * kw).T, g)     # (N, C*kh*kw, L)
             dx = _crop(col2im(dcols, ctx.x_pad_shape, (kh, kw), ctx.stride), ctx.padding)
         if ctx.has_bias:
             return dx, dw, g.sum(axis=(0, 2))
@@ -380,7 +381,7 @@ class Conv2d(Module):
         self.padding = _pair(padding, "padding")
         kh, kw = self.kernel_size
         fan_in = in_channels * kh * kw
-        bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        bound = 1.0 / math.sqrt(fan_in)
         rng = default_generator()
         self.weight = Parameter(
             rng.uniform(-bound, bound, (out_channels, in_channels, kh, kw)).astype(np.float32))

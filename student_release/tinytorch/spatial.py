@@ -222,7 +222,8 @@ class _Conv2dFn(Function):
             2. ``dw = np.matmul(g, cols.transpose(0, 2, 1)).sum(axis=0)`` — ``(O, C*kh*kw)``,
                reshaped to ``weight.shape``.
             3. ``dx = None`` unless ``ctx.needs_input_grad``: then
-               ``dcols = np.matmul(weight.reshape(o, -1).T, g)`` — ``(N, C*kh*kw, L)`` —,
+               ``dcols = np.matmul(weight.reshape(o, c * kh * kw).T, g)`` —
+               ``(N, C*kh*kw, L)`` —,
                ``dx = _crop(col2im(dcols, ctx.x_pad_shape, (kh, kw), ctx.stride),
                ctx.padding)``.
             4. Return ``(dx, dw)``, or ``(dx, dw, g.sum(axis=(0, 2)))`` when ``ctx.has_bias``.

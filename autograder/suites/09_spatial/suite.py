@@ -237,7 +237,8 @@ def batch_norm_eval_forward_backward(tt, rng):
     x = _f32(rng, 2, 3, 4, 4)
     w, b = rng.uniform(0.5, 2.0, 3).astype(np.float32), _f32(rng, 3)
     res = _grads(tt, rng, lambda t, g, h: F.batch_norm(t, rm, rv, g, h, training=False), x, w, b)
-    return [res, rm.numpy(), rv.numpy(), outcome(F.batch_norm, tt.Tensor(x), None, None)]
+    return [res, rm.numpy(), rv.numpy(), outcome(F.batch_norm, tt.Tensor(x), None, None),
+            outcome(F.batch_norm, tt.Tensor(x), rm, None), outcome(F.batch_norm, tt.Tensor(x), None, rv)]
 
 
 @case(points=3, hint="running = (1 - momentum) * running + momentum * batch stat, with the "
@@ -253,7 +254,8 @@ def batchnorm2d_running_stats(tt, rng):
         state = {k: np.array(v) for k, v in bn.state_dict().items()}
         bn.eval()
         single = bn(tt.Tensor(_f32(rng, 1, 3, 2, 2))).numpy()
-        out.append([state, single, np.array(bn.running_mean.numpy())])
+        out.append([state, single, np.array(bn.running_mean.numpy()),
+                    int(bn.num_batches_tracked.item())])
     return out
 
 
@@ -265,8 +267,12 @@ def batchnorm2d_options_and_errors(tt, rng):
     x = tt.Tensor(_f32(rng, 3, 2, 3, 3))
     plain = nn.BatchNorm2d(2, affine=False)
     free = nn.BatchNorm2d(2, track_running_stats=False).eval()
+    flipped = nn.BatchNorm2d(2)
+    flipped.track_running_stats = False  # buffers exist but are no longer updated
+    two = nn.BatchNorm2d(2)(tt.Tensor(_f32(rng, 2, 2, 1, 1)))  # two values per channel suffice
     return [plain(x).numpy(), [n for n, _ in plain.named_parameters()], free(x).numpy(),
-            free.running_mean is None, list(free.state_dict()),
+            free.running_mean is None, list(free.state_dict()), flipped(x).numpy(),
+            {k: np.array(v) for k, v in flipped.state_dict().items()}, two.numpy(),
             outcome(nn.BatchNorm2d(2), tt.Tensor(_f32(rng, 3, 2, 4))),
             outcome(nn.BatchNorm2d(2), tt.Tensor(_f32(rng, 1, 2, 1, 1)))]
 
