@@ -90,12 +90,15 @@ IntPair = tuple[int, int]
 
 
 def _pair(value: Any, name: str = "argument") -> IntPair:
-    """``3 -> (3, 3)``; ``(3, 2) -> (3, 2)``: PyTorch's "int or pair" arguments."""
-    if isinstance(value, (tuple, list)):
-        if len(value) != 2:
-            raise ValueError(f"{name} must be an int or a pair of ints, got {value!r}")
-        return int(value[0]), int(value[1])
-    return int(value), int(value)
+    """``3 -> (3, 3)``; ``(3, 2) -> (3, 2)``: PyTorch's "int or pair" arguments.
+
+    Raises:
+        ValueError: anything else (e.g. PyTorch's ``padding='same'``, not supported here).
+    """
+    items = tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+    if len(items) != 2 or not all(isinstance(v, (int, np.integer)) for v in items):
+        raise ValueError(f"{name} must be an int or a pair of ints, got {value!r}")
+    return int(items[0]), int(items[1])
 
 
 def out_size(size: int, kernel: int, stride: int, padding: int) -> int:
