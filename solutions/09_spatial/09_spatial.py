@@ -1024,37 +1024,35 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
     return _pool(_AvgPool2dFn, "avg_pool2d", input, kernel_size, stride, padding)
 
 
-class MaxPool2d(Module):
-    """``torch.nn.MaxPool2d(kernel_size, stride=None, padding=0)``."""
+class _Pool2d(Module):
+    """What both pooling layers store: the arguments as given (``stride`` defaults to
+    ``kernel_size``), as PyTorch does."""
 
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
         self.padding = padding
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxPool2d(_Pool2d):
+    """``torch.nn.MaxPool2d(kernel_size, stride=None, padding=0)``."""
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return max_pool2d(input, self.kernel_size, self.stride, self.padding)
 
     def extra_repr(self) -> str:
-        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding}, dilation=1, ceil_mode=False")
+        return super().extra_repr() + ", dilation=1, ceil_mode=False"
 
 
-class AvgPool2d(Module):
+class AvgPool2d(_Pool2d):
     """``torch.nn.AvgPool2d(kernel_size, stride=None, padding=0)`` (zero padding counted)."""
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding = padding
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return avg_pool2d(input, self.kernel_size, self.stride, self.padding)
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 # %% [raw]
