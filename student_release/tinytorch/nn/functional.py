@@ -1,10 +1,12 @@
 """``tinytorch.nn.functional`` — the function forms of activations and losses (a facade).
 
-Re-exports modules 02 (activations), 04 (losses) and 09 (spatial), like
-``torch.nn.functional``.
+Re-exports modules 02 (activations), 04 (losses), 09 (spatial), 11 (embeddings) and 12
+(attention), like ``torch.nn.functional``.
 """
 
 from ..activations import gelu, log_softmax, relu, sigmoid, softmax, tanh
+from ..attention import scaled_dot_product_attention
+from ..embeddings import embedding
 from ..losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -16,6 +18,6 @@ from ..spatial import avg_pool2d, batch_norm, conv2d, max_pool2d
 
 __all__ = [
     "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-    "conv2d", "cross_entropy", "gelu", "log_softmax", "max_pool2d", "mse_loss", "nll_loss",
-    "relu", "sigmoid", "softmax", "tanh",
+    "conv2d", "cross_entropy", "embedding", "gelu", "log_softmax", "max_pool2d", "mse_loss",
+    "nll_loss", "relu", "scaled_dot_product_attention", "sigmoid", "softmax", "tanh",
 ]
