@@ -257,32 +257,32 @@ def fit_cnn(tt: Any, seed: int, images: np.ndarray, labels: np.ndarray, recipe: 
             budget_s: float, on_epoch: OnEpoch | None = None) -> Any:
     """Train :func:`cnn_model` on ``images`` (N, 1, S, S); return the trained model.
 
-    Adam with a cosine learning-rate schedule over the recipe's epochs (module 07's
-    ``CosineAnnealingLR``), cross-entropy, shuffled mini-batches drawn with ``seed``. Stops
-    after the current epoch once ``budget_s`` is used up. The model's ``state_dict()`` (its
+    Mini-batches come from module 08: a ``DataLoader`` over a ``TensorDataset``, shuffled every
+    epoch by a ``Generator`` seeded with ``seed``. Adam with a cosine learning-rate schedule
+    over the recipe's epochs (module 07's ``CosineAnnealingLR``), cross-entropy. Stops after
+    the current epoch once ``budget_s`` is used up. The model's ``state_dict()`` (its
     parameters and BatchNorm's running statistics) is everything a plain forward pass needs.
     """
     tt.manual_seed(seed)
     model = cnn_model(tt, images.shape[-1], recipe["channels"])
     x = np.ascontiguousarray(images, dtype=np.float32)
     y = np.asarray(labels, dtype=np.int64)
+    loader = tt.data.DataLoader(tt.data.TensorDataset(tt.Tensor(x), tt.Tensor(y)),
+                                batch_size=recipe["batch_size"], shuffle=True,
+                                generator=tt.Generator().manual_seed(seed))
     opt = tt.optim.Adam(model.parameters(), lr=recipe["lr"])
     sched = tt.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=recipe["epochs"])
     loss_fn = tt.nn.CrossEntropyLoss()
-    rng = np.random.default_rng(seed)
     start = time.monotonic()
-    bs = recipe["batch_size"]
     for epoch in range(1, recipe["epochs"] + 1):
         model.train()
-        order = rng.permutation(len(x))
         total = 0.0
-        for lo in range(0, len(x), bs):
-            idx = order[lo:lo + bs]
+        for xb, yb in loader:
             opt.zero_grad()
-            loss = loss_fn(model(tt.Tensor(x[idx])), tt.Tensor(y[idx]))
+            loss = loss_fn(model(xb), yb)
             loss.backward()
             opt.step()
-            total += _loss_value(loss) * len(idx)
+            total += _loss_value(loss) * len(yb)
         sched.step()
         out_of_time = time.monotonic() - start > budget_s
         if on_epoch is not None:
