@@ -52,8 +52,6 @@ import time
 
 import numpy as np
 
-from tinytorch.autograd import gradcheck  # noqa: F401 - the checks compare with finite differences
-
 # %% [markdown]
 # ## 0. The provided machinery
 #
@@ -67,7 +65,7 @@ from tinytorch.autograd import gradcheck  # noqa: F401 - the checks compare with
 
 # %%
 #| export
-"""Module 09 · Spatial — depends on: tensor, layers; used by: the 1998 CNN milestone, models.
+"""Module 09 · Spatial — depends on: tensor, autograd, layers; used by: the 1998 CNN milestone.
 
 Convolution (``Conv2d``, by loops and by im2col + one matrix product), pooling
 (``MaxPool2d``, ``AvgPool2d``) and batch normalisation (``BatchNorm2d``), all differentiable,
@@ -82,6 +80,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from tinytorch.autograd import gradcheck  # noqa: F401 - the checks compare with finite differences
 from tinytorch.layers import Module, Parameter
 from tinytorch.tensor import Context, Function, Tensor, default_generator, manual_seed  # noqa: F401
 
