@@ -9,13 +9,19 @@ view of your submission.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "tools"))
 
-from tito_export import ExportError, export_module, write_module  # noqa: E402
+from tito_export import (  # noqa: E402
+    ExportError,
+    export_module,
+    missing_definitions,
+    write_module,
+)
 
 
 def main(argv: list[str]) -> int:
@@ -38,7 +44,22 @@ def main(argv: list[str]) -> int:
     except ExportError as exc:
         print(f"export: {exc}", file=sys.stderr)
         return 2
-    print(f"exported {notebook.name} -> {write_module(text, HERE / 'tinytorch', m['slug'])}")
+    problem = missing_definitions(text, m.get("names", []), notebook=notebook.name,
+                                  number=m["number"])
+    if problem:
+        print(f"export: {problem}; nothing was written", file=sys.stderr)
+        return 2
+    target = write_module(text, HERE / "tinytorch", m["slug"])
+    # import what was written, in a fresh interpreter, as the grader will
+    check = subprocess.run([sys.executable, "-c", f"import tinytorch.{m['slug']}"], cwd=HERE,
+                           capture_output=True, text=True)
+    if check.returncode != 0:
+        last = (check.stderr.strip().splitlines() or ["(no message)"])[-1]
+        print(f"export: wrote {target}, but it does not import: {last}; the grader would give "
+              "0 points. Run the notebook top to bottom in a fresh kernel to find the cell, "
+              "fix it and export again", file=sys.stderr)
+        return 1
+    print(f"exported {notebook.name} -> {target} (imports cleanly)")
     return 0
 
 

@@ -292,8 +292,15 @@ def write_student_extras(course: Course, release_dir: Path | None = None) -> Non
         timezone=course.course.timezone, module_rows=rows)
     (release_dir / "README.md").write_text(readme, encoding="utf-8")
     (release_dir / "requirements.txt").write_text(STUDENT_REQUIREMENTS, encoding="utf-8")
-    modules = [{"number": m.number, "slug": m.slug, "name": m.name, "title": m.title}
-               for m in released]
+    from tito.export import defined_names
+
+    def names(m: Module) -> list[str]:
+        stub = release_dir / "tinytorch" / f"{m.slug}.py"
+        return sorted(defined_names(stub.read_text(encoding="utf-8"))) if stub.exists() else []
+
+    modules = [{"number": m.number, "slug": m.slug, "name": m.name, "title": m.title,
+                "release": m.release, "due": m.due, "timezone": course.course.timezone,
+                "names": names(m)} for m in released]
     (release_dir / "modules.json").write_text(json.dumps(modules, indent=1) + "\n",
                                               encoding="utf-8")
     shutil.copy(templates / "student_export.py", release_dir / "export.py")
