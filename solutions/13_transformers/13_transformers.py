@@ -974,7 +974,7 @@ class GPT(Module):
             2. Repeat ``max_new_tokens`` times:
                a. ``logits = self.forward(out[:, -self.context_length:]).data[:, -1, :] /
                   temperature`` — ``(B, V)``;
-               b. top-k: ``k = min(top_k, V)``; ``kth = np.sort(logits, axis=-1)[:, [-k]]``;
+               b. top-k: ``k = min(top_k, self.vocab_size)``; ``kth = np.sort(logits, axis=-1)[:, [-k]]``;
                   ``logits = np.where(logits < kth, -np.inf, logits)``;
                c. ``p = np.exp(logits - logits.max(-1, keepdims=True))``; divide by its sum;
                d. sample by inverting the CDF: ``c = np.cumsum(p, -1)``, ``c /= c[:, -1:]``,
@@ -1004,7 +1004,7 @@ class GPT(Module):
         for _ in range(max_new_tokens):
             logits = self.forward(out[:, -self.context_length:]).data[:, -1, :] / temperature
             if top_k is not None:
-                k = min(top_k, logits.shape[-1])
+                k = min(top_k, self.vocab_size)
                 kth = np.sort(logits, axis=-1)[:, [-k]]  # (B, 1): the k-th largest
                 logits = np.where(logits < kth, -np.inf, logits)
             p = np.exp(logits - logits.max(axis=-1, keepdims=True))  # (B, V)

@@ -457,7 +457,7 @@ class GPT(Module):
             2. Repeat ``max_new_tokens`` times:
                a. ``logits = self.forward(out[:, -self.context_length:]).data[:, -1, :] /
                   temperature`` — ``(B, V)``;
-               b. top-k: ``k = min(top_k, V)``; ``kth = np.sort(logits, axis=-1)[:, [-k]]``;
+               b. top-k: ``k = min(top_k, self.vocab_size)``; ``kth = np.sort(logits, axis=-1)[:, [-k]]``;
                   ``logits = np.where(logits < kth, -np.inf, logits)``;
                c. ``p = np.exp(logits - logits.max(-1, keepdims=True))``; divide by its sum;
                d. sample by inverting the CDF: ``c = np.cumsum(p, -1)``, ``c /= c[:, -1:]``,

@@ -371,7 +371,8 @@ def gpt_positions_and_cache(tt, rng):
 # ----------------------------------------------------------------------------- generate (4)
 @case(points=2, hint="Greedy decoding (top_k=1): append the argmax of the last position's "
                      "logits, feeding only the last context_length tokens; the result is "
-                     "(B, T + max_new_tokens) int64.")
+                     "(B, T + max_new_tokens) int64; subtract the maximum before exp so huge "
+                     "logits do not overflow.")
 def gpt_generate_greedy(tt, rng):
     gpt, cfg = _gpt(tt, rng, scale=1.0)
     v, ctx = cfg["vocab_size"], cfg["context_length"]
@@ -380,7 +381,9 @@ def gpt_generate_greedy(tt, rng):
     out = gpt.generate(tt.Tensor(prompt), max_new_tokens=n, top_k=1)
     tau = float(rng.uniform(0.3, 3.0))
     again = gpt.generate(prompt[:1, :2], max_new_tokens=n, temperature=tau, top_k=1)
-    return [out.numpy(), str(out.dtype), again.numpy(),
+    gpt.head.weight.data = gpt.head.weight.data * 1e4  # logits ~1e4: exp must not overflow
+    loud = gpt.generate(prompt[:2, :2], max_new_tokens=n)  # sampling, yet ~greedy
+    return [out.numpy(), str(out.dtype), again.numpy(), loud.numpy(),
             outcome(gpt.generate, prompt, 1, temperature=0.0),
             outcome(gpt.generate, prompt, 1, top_k=0)]
 
@@ -433,8 +436,8 @@ def gpt_generate_sampling(tt, rng):
     gpt, cfg = _gpt(tt, rng, scale=0.3, n_layers=1)
     v = cfg["vocab_size"]
     out = []
-    for top_k in (None, int(rng.integers(2, v - 1))):
-        tau = float(rng.choice([rng.uniform(0.4, 0.7), rng.uniform(1.5, 2.5)]))
+    for top_k, tau in ((None, float(rng.choice([rng.uniform(0.4, 0.7), rng.uniform(1.5, 2.5)]))),
+                       (2, float(rng.uniform(1.5, 2.5)))):
         prompt = rng.integers(0, v, size=(1, int(rng.integers(1, 4))))
         seed = int(rng.integers(2**31))
         tt.manual_seed(seed)
@@ -456,7 +459,7 @@ def gpt_generate_sampling(tt, rng):
 # ----------------------------------------------------------------------------- counts (2)
 @case(points=2, hint="embeddings V*C + context*C; attention n*(4C^2 + 4C); mlp n*(8C^2 + 5C); "
                      "norms (2n + 1)*2C; head V*C; total = their sum (n_heads plays no part).")
-def parameter_counts(tt, rng):
+def formula_counts_by_component(tt, rng):
     T = _tf(tt)
     out = []
     for _ in range(3):
