@@ -117,8 +117,14 @@ import numpy as np
 from tinytorch.attention import MultiheadAttention
 from tinytorch.embeddings import Embedding, LearnedPositionalEmbedding
 from tinytorch.layers import Dropout, Linear, Module, Parameter, Sequential
-from tinytorch.tensor import Context, Function, Tensor, default_generator, no_grad
-from tinytorch.tensor import manual_seed  # noqa: F401 - used by the examples
+from tinytorch.tensor import (
+    Context,
+    Function,
+    Tensor,
+    default_generator,
+    manual_seed,  # noqa: F401 - used by the examples
+    no_grad,
+)
 
 
 class _LayerNormFn(Function):
@@ -335,7 +341,7 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 # %% [raw]

@@ -22,8 +22,14 @@ import numpy as np
 from .attention import MultiheadAttention
 from .embeddings import Embedding, LearnedPositionalEmbedding
 from .layers import Dropout, Linear, Module, Parameter, Sequential
-from .tensor import Context, Function, Tensor, default_generator, no_grad
-from .tensor import manual_seed  # noqa: F401 - used by the examples
+from .tensor import (
+    Context,
+    Function,
+    Tensor,
+    default_generator,
+    manual_seed,  # noqa: F401 - used by the examples
+    no_grad,
+)
 
 
 class _LayerNormFn(Function):
@@ -184,7 +190,7 @@ class LayerNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)  # a Python float: float32 stays float32
 _GELU_A = 0.044715

@@ -21,8 +21,7 @@ from autograder.suite import Suite, outcome
 
 suite = Suite(module="13_transformers", version="2027.1")
 case = suite.case
-F64 = {"rtol": 1e-7, "atol": 1e-9}  # float64 paths: any summation order passes
-F32 = {"rtol": 1e-4, "atol": 1e-5}  # float32 paths
+RTOL, ATOL = 1e-7, 1e-9  # most cases run in float64: any summation order passes
 
 
 def _tf(tt):
@@ -72,7 +71,7 @@ def _sizes(rng):
 # ----------------------------------------------------------------------------- LayerNorm (14)
 @case(points=4, hint="Mean and biased variance over the trailing normalized_shape dims "
                      "(keepdims), x_hat = (x - mean) / sqrt(var + eps), then x_hat * weight + "
-                     "bias; keep the input's dtype.", **F64)
+                     "bias; keep the input's dtype.", rtol=RTOL, atol=ATOL)
 def layer_norm_forward(tt, rng):
     F = tt.nn.functional
     c = int(rng.integers(3, 8))
@@ -93,7 +92,7 @@ def layer_norm_forward(tt, rng):
 
 @case(points=4, hint="dbias = sum of grad over the leading dims; dweight = sum of grad * x_hat; "
                      "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) with g = grad * weight, "
-                     "means over each row.", **F64)
+                     "means over each row.", rtol=RTOL, atol=ATOL)
 def layer_norm_backward(tt, rng):
     F = tt.nn.functional
     out = []
@@ -108,7 +107,7 @@ def layer_norm_backward(tt, rng):
 
 @case(points=3, hint="Without weight/bias use scale 1 and shift 0 (no gradient for them); a "
                      "1-D row works too; a constant row gives 0 (not NaN); trailing dims that "
-                     "do not match normalized_shape raise RuntimeError.", **F64)
+                     "do not match normalized_shape raise RuntimeError.", rtol=RTOL, atol=ATOL)
 def layer_norm_defaults_and_errors(tt, rng):
     F = tt.nn.functional
     c = int(rng.integers(3, 7))
@@ -124,7 +123,7 @@ def layer_norm_defaults_and_errors(tt, rng):
 
 @case(points=3, hint="LayerNorm(shape, eps=1e-5, elementwise_affine=True, bias=True): weight "
                      "(ones) and bias (zeros) of normalized_shape as a tuple; None without "
-                     "affine (or bias=False); forward calls layer_norm with them.", **F64)
+                     "affine (or bias=False); forward calls layer_norm with them.", rtol=RTOL, atol=ATOL)
 def layer_norm_module(tt, rng):
     nn = tt.nn
     c = int(rng.integers(3, 7))
@@ -157,7 +156,7 @@ def mlp_structure(tt, rng):
 
 
 @case(points=4, hint="MLP(x) = proj(gelu_tanh(fc(x))) on (*, C) inputs (reshape to (B*T, C) and "
-                     "back); every parameter and the input get gradients.", **F64)
+                     "back); every parameter and the input get gradients.", rtol=RTOL, atol=ATOL)
 def mlp_forward_backward(tt, rng):
     T = _tf(tt)
     d = int(rng.integers(2, 7))
@@ -185,7 +184,7 @@ def block_structure(tt, rng):
 
 
 @case(points=4, hint="out = x + dropout(attn(h, h, h)) with h = ln_1(x) and the causal mask "
-                     "(True above the diagonal), then out + mlp(ln_2(out)).", **F64)
+                     "(True above the diagonal), then out + mlp(ln_2(out)).", rtol=RTOL, atol=ATOL)
 def block_forward(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
@@ -195,7 +194,7 @@ def block_forward(tt, rng):
 
 
 @case(points=4, hint="Use Tensor operations all the way (no .data), so the input and all twelve "
-                     "parameters receive gradients through both residual branches.", **F64)
+                     "parameters receive gradients through both residual branches.", rtol=RTOL, atol=ATOL)
 def block_backward(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
@@ -207,7 +206,7 @@ def block_backward(tt, rng):
 
 @case(points=2, hint="Position t must not see later positions; with a cache the block calls "
                      "cache(self.attn, h) once with h = ln_1(x) instead of its own attention.",
-      **F64)
+      rtol=RTOL, atol=ATOL)
 def block_causality_and_cache(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
@@ -228,7 +227,7 @@ def block_causality_and_cache(tt, rng):
 
 
 @case(points=1, hint="Dropout is active in training mode only: in eval mode a block with "
-                     "dropout gives the same output as without.", **F64)
+                     "dropout gives the same output as without.", rtol=RTOL, atol=ATOL)
 def block_dropout_modes(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
@@ -317,7 +316,7 @@ def gpt_initialisation(tt, rng):
 
 @case(points=4, hint="logits = head(ln_f(blocks(drop(tok_emb(idx) + pos_emb[0:T])))) for every "
                      "position, shape (B, T, V); T may be shorter than context_length; idx may "
-                     "be a Tensor or an array.", **F64)
+                     "be a Tensor or an array.", rtol=RTOL, atol=ATOL)
 def gpt_forward(tt, rng):
     gpt, cfg = _gpt(tt, rng)
     v, ctx = cfg["vocab_size"], cfg["context_length"]
@@ -327,7 +326,7 @@ def gpt_forward(tt, rng):
 
 
 @case(points=2, hint="Every parameter (embeddings, all blocks, ln_f, head) receives a gradient "
-                     "of the logits.", **F64)
+                     "of the logits.", rtol=RTOL, atol=ATOL)
 def gpt_backward(tt, rng):
     gpt, cfg = _gpt(tt, rng)
     idx = rng.integers(0, cfg["vocab_size"], size=(2, cfg["context_length"]))
@@ -338,7 +337,7 @@ def gpt_backward(tt, rng):
 
 @case(points=2, hint="More than context_length positions (counting cache.offset) or ids that are "
                      "not (B, T) raise ValueError; with a cache, positions start at cache.offset "
-                     "and block i gets cache.layers[i].", **F64)
+                     "and block i gets cache.layers[i].", rtol=RTOL, atol=ATOL)
 def gpt_positions_and_cache(tt, rng):
     gpt, cfg = _gpt(tt, rng)
     v, ctx = cfg["vocab_size"], cfg["context_length"]
