@@ -1339,13 +1339,15 @@ rng = np.random.default_rng(0)
 manual_seed(0)
 model = GPT(vocab_size=65, context_length=512, d_model=64, n_layers=2, n_heads=4)
 print(f"{'T':>5} {'activations MB':>15} {'MB per token':>13} {'backward ms':>12}")
-for length in (32, 64, 128, 256, 512):
+for length in (16, 32, 64, 128, 256, 512):
     mb, seconds = activation_megabytes(model, 8, length, rng)
     print(f"{length:>5} {mb:>15.2f} {mb / (8 * length):>13.4f} {1e3 * seconds:>12.1f}")
-# Expected shape: at short contexts the MB per token is about constant (the T·C and T·4C
-# arrays dominate: memory linear in T); as T grows the h·T² attention arrays take over and the
-# MB per token grows with T (memory quadratic in T). With C = 64 and h = 4 the crossover is
-# around T ~ 100: the T x T arrays of one block (scores, weights) match its T x C arrays there.
+# Expected shape: for short contexts the MB per token is almost flat (the T·C and T·4C arrays
+# dominate: memory linear in T, here ~20 KB per token, about 37·C floats per block); then it
+# rises with T, because each block also keeps h·T attention weights per token (memory
+# quadratic in T). With C = 64 and h = 4 the quadratic part catches up near T ≈ 600; with
+# GPT-2's C = 768 and h = 12 only near T ≈ 2000. The backward time grows faster than the memory
+# once the T x T arrays outgrow the CPU caches.
 
 # %% [markdown]
 # ## 7. ML systems thinking (graded by hand)
@@ -1427,11 +1429,12 @@ for length in (32, 64, 128, 256, 512):
 # # BEGIN SOLUTION
 
 # %% [markdown]
-# At `T = 32` memory is dominated by the linear `T·C` and `T·4C` arrays (MB per token flat);
-# beyond `T ≈ 100` the `h·T²` score and weight arrays dominate and MB per token grows with
-# `T`. GPT-2 small: per layer and token roughly `~34·C` floats of linear activations plus
-# `~2·h·T` for attention: `8·1024·12·(34·768 + 2·12·1024)·4 B ≈ 19 GB` — why real training uses
-# activation checkpointing and fused attention. `generate` runs 100 full forward passes of up to
+# At `T = 32` memory is dominated by the linear `T·C` and `T·4C` arrays (MB per token flat,
+# ~20 KB); the `h·T²` attention weights add `h·T` floats per token and block, a share that
+# doubles with every doubling of `T` and overtakes the linear part near `T ≈ 600` for this
+# model. GPT-2 small, per layer and token: ~37·C floats of linear activations plus ~h·T for
+# attention: `8·1024·12·(37·768 + 12·1024)·4 B ≈ 16 GB` — why real training uses activation
+# checkpointing and fused attention. `generate` runs 100 full forward passes of up to
 # `context` tokens each: the attention work per step is `O(T²)` and repeats the keys and values
 # of all earlier positions. A KV cache stores them, so each step projects only the new token and
 # attends once over `T` cached keys: `O(T)` per step instead of `O(T²)`, for `2·C` floats per
