@@ -297,8 +297,10 @@ class MLP(Module):
         ``self.dropout = Dropout(dropout)``.
 
         EXAMPLE:
-            >>> [(n, p.shape) for n, p in MLP(8).named_parameters()]
-            [('fc.weight', (32, 8)), ('fc.bias', (32,)), ('proj.weight', (8, 32)), ('proj.bias', (8,))]
+            >>> shapes = [(n, p.shape) for n, p in MLP(8).named_parameters()]
+            >>> shapes  # doctest: +NORMALIZE_WHITESPACE
+            [('fc.weight', (32, 8)), ('fc.bias', (32,)),
+             ('proj.weight', (8, 32)), ('proj.bias', (8,))]
 
         HINT: the order of assignment is the order of ``named_parameters`` — and of the random
         draws, so the same seed gives the same MLP.
@@ -365,7 +367,8 @@ class TransformerBlock(Module):
             ``self.dropout = Dropout(dropout)`` (on the attention branch's output).
 
         EXAMPLE:
-            >>> [n for n, _ in TransformerBlock(8, 2).named_parameters()]  # doctest: +NORMALIZE_WHITESPACE
+            >>> names = [n for n, _ in TransformerBlock(8, 2).named_parameters()]
+            >>> names  # doctest: +NORMALIZE_WHITESPACE
             ['ln_1.weight', 'ln_1.bias', 'attn.in_proj_weight', 'attn.in_proj_bias',
              'attn.out_proj.weight', 'attn.out_proj.bias', 'ln_2.weight', 'ln_2.bias',
              'mlp.fc.weight', 'mlp.fc.bias', 'mlp.proj.weight', 'mlp.proj.bias']
@@ -526,7 +529,6 @@ class GPT(Module):
         logits = self.head(x.reshape(b * t, self.d_model))  # (B*T, V)
         return logits.reshape(b, t, self.vocab_size)  # (B, T, V)
 
-    @no_grad()
     def generate(self, idx: Any, max_new_tokens: int, temperature: float = 1.0,
                  top_k: int | None = None) -> Tensor:
         """Extend ``idx (B, T)`` by ``max_new_tokens`` sampled tokens; returns ``(B, T + n)``.
@@ -543,10 +545,11 @@ class GPT(Module):
         APPROACH:
             1. Check the arguments. ``out = idx.data if Tensor else np.asarray(idx)``, as
                int64; ``rng = default_generator()``.
-            2. Repeat ``max_new_tokens`` times:
+            2. Inside ``with no_grad():``, repeat ``max_new_tokens`` times:
                a. ``logits = self.forward(out[:, -self.context_length:]).data[:, -1, :] /
                   temperature`` — ``(B, V)``;
-               b. top-k: ``k = min(top_k, self.vocab_size)``; ``kth = np.sort(logits, axis=-1)[:, [-k]]``;
+               b. top-k: ``k = min(top_k, self.vocab_size)``;
+                  ``kth = np.sort(logits, axis=-1)[:, [-k]]``;
                   ``logits = np.where(logits < kth, -np.inf, logits)``;
                c. ``p = np.exp(logits - logits.max(-1, keepdims=True))``; divide by its sum;
                d. sample by inverting the CDF: ``c = np.cumsum(p, -1)``, ``c /= c[:, -1:]``,
@@ -572,18 +575,19 @@ class GPT(Module):
             raise ValueError(f"top_k must be at least 1, got {top_k}")
         out = np.asarray(idx.data if isinstance(idx, Tensor) else idx).astype(np.int64)
         rng = default_generator()
-        for _ in range(max_new_tokens):
-            logits = self.forward(out[:, -self.context_length:]).data[:, -1, :] / temperature
-            if top_k is not None:
-                k = min(top_k, self.vocab_size)
-                kth = np.sort(logits, axis=-1)[:, [-k]]  # (B, 1): the k-th largest
-                logits = np.where(logits < kth, -np.inf, logits)
-            p = np.exp(logits - logits.max(axis=-1, keepdims=True))  # (B, V)
-            c = np.cumsum(p, axis=-1)
-            c /= c[:, -1:]
-            u = rng.random((out.shape[0], 1))
-            nxt = (c <= u).sum(axis=-1, keepdims=True)  # (B, 1)
-            out = np.concatenate([out, nxt.astype(np.int64)], axis=1)
+        with no_grad():
+            for _ in range(max_new_tokens):
+                logits = self.forward(out[:, -self.context_length:]).data[:, -1, :] / temperature
+                if top_k is not None:
+                    k = min(top_k, self.vocab_size)
+                    kth = np.sort(logits, axis=-1)[:, [-k]]  # (B, 1): the k-th largest
+                    logits = np.where(logits < kth, -np.inf, logits)
+                p = np.exp(logits - logits.max(axis=-1, keepdims=True))  # (B, V)
+                c = np.cumsum(p, axis=-1)
+                c /= c[:, -1:]
+                u = rng.random((out.shape[0], 1))
+                nxt = (c <= u).sum(axis=-1, keepdims=True)  # (B, 1)
+                out = np.concatenate([out, nxt.astype(np.int64)], axis=1)
         return Tensor(out)
 
 #: Components of a GPT, by the first part of a parameter's name (see ``count_parameters``).

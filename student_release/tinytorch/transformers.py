@@ -260,8 +260,10 @@ class MLP(Module):
         ``self.dropout = Dropout(dropout)``.
 
         EXAMPLE:
-            >>> [(n, p.shape) for n, p in MLP(8).named_parameters()]
-            [('fc.weight', (32, 8)), ('fc.bias', (32,)), ('proj.weight', (8, 32)), ('proj.bias', (8,))]
+            >>> shapes = [(n, p.shape) for n, p in MLP(8).named_parameters()]
+            >>> shapes  # doctest: +NORMALIZE_WHITESPACE
+            [('fc.weight', (32, 8)), ('fc.bias', (32,)),
+             ('proj.weight', (8, 32)), ('proj.bias', (8,))]
 
         HINT: the order of assignment is the order of ``named_parameters`` — and of the random
         draws, so the same seed gives the same MLP.
@@ -323,7 +325,8 @@ class TransformerBlock(Module):
             ``self.dropout = Dropout(dropout)`` (on the attention branch's output).
 
         EXAMPLE:
-            >>> [n for n, _ in TransformerBlock(8, 2).named_parameters()]  # doctest: +NORMALIZE_WHITESPACE
+            >>> names = [n for n, _ in TransformerBlock(8, 2).named_parameters()]
+            >>> names  # doctest: +NORMALIZE_WHITESPACE
             ['ln_1.weight', 'ln_1.bias', 'attn.in_proj_weight', 'attn.in_proj_bias',
              'attn.out_proj.weight', 'attn.out_proj.bias', 'ln_2.weight', 'ln_2.bias',
              'mlp.fc.weight', 'mlp.fc.bias', 'mlp.proj.weight', 'mlp.proj.bias']
@@ -443,7 +446,6 @@ class GPT(Module):
         raise NotImplementedError(
             "module 13: implement GPT.forward (see its docstring)")
 
-    @no_grad()
     def generate(self, idx: Any, max_new_tokens: int, temperature: float = 1.0,
                  top_k: int | None = None) -> Tensor:
         """Extend ``idx (B, T)`` by ``max_new_tokens`` sampled tokens; returns ``(B, T + n)``.
@@ -460,10 +462,11 @@ class GPT(Module):
         APPROACH:
             1. Check the arguments. ``out = idx.data if Tensor else np.asarray(idx)``, as
                int64; ``rng = default_generator()``.
-            2. Repeat ``max_new_tokens`` times:
+            2. Inside ``with no_grad():``, repeat ``max_new_tokens`` times:
                a. ``logits = self.forward(out[:, -self.context_length:]).data[:, -1, :] /
                   temperature`` — ``(B, V)``;
-               b. top-k: ``k = min(top_k, self.vocab_size)``; ``kth = np.sort(logits, axis=-1)[:, [-k]]``;
+               b. top-k: ``k = min(top_k, self.vocab_size)``;
+                  ``kth = np.sort(logits, axis=-1)[:, [-k]]``;
                   ``logits = np.where(logits < kth, -np.inf, logits)``;
                c. ``p = np.exp(logits - logits.max(-1, keepdims=True))``; divide by its sum;
                d. sample by inverting the CDF: ``c = np.cumsum(p, -1)``, ``c /= c[:, -1:]``,
