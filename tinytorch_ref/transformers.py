@@ -566,7 +566,9 @@ class GPT(Module):
         HINT: the first token with cumulative probability above ``u`` is drawn with exactly its
         probability; tokens removed by top-k have probability 0 and can never be drawn.
         Cropping to the last ``context_length`` tokens keeps the positions in range once the
-        sequence is longer than the context.
+        sequence is longer than the context. Use the ``with`` form, not nanoGPT's
+        ``@torch.no_grad()`` decorator: the grader checks that every method of your module runs
+        code from your file, and a decorated method runs the decorator's wrapper.
         """
         if temperature <= 0:
             raise ValueError(f"temperature must be positive, got {temperature} "
