@@ -75,5 +75,5 @@ def test_an_export_that_does_not_import_is_reported(release):
 
     _edit_notebook(release, break_import)
     proc = _export(release)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert "does not import: RuntimeError: left over from debugging" in proc.stderr

@@ -52,8 +52,6 @@ import tracemalloc
 
 import numpy as np
 
-from tinytorch.autograd import gradcheck
-
 # %% [markdown]
 # ## 1. Queries, keys and values
 #
@@ -122,7 +120,7 @@ from tinytorch.autograd import gradcheck
 
 # %%
 #| export
-"""Module 12 · Attention — depends on: tensor, layers; used by: transformers, memoization.
+"""Module 12 · Attention — depends on: tensor, autograd, layers; used by: transformers, memoization.
 
 ``scaled_dot_product_attention`` (PyTorch's masks, ``is_causal``, ``scale`` and dropout, with a
 fused backward) and ``MultiheadAttention`` with PyTorch's parameter layout (``in_proj_weight``,
@@ -136,6 +134,7 @@ from typing import Any
 
 import numpy as np
 
+from tinytorch.autograd import gradcheck  # noqa: F401 - for checks
 from tinytorch.layers import Linear, Module, Parameter
 from tinytorch.tensor import Context, Function, Tensor, default_generator, manual_seed  # noqa: F401
 
