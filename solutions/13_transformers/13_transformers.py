@@ -54,8 +54,6 @@ import tracemalloc
 
 import numpy as np
 
-from tinytorch.autograd import gradcheck
-
 # %% [markdown]
 # ## 1. Layer normalisation
 #
@@ -95,8 +93,8 @@ from tinytorch.autograd import gradcheck
 
 # %%
 #| export
-"""Module 13 · Transformers — depends on: tensor, layers, embeddings, attention; used by:
-memoization (the KV cache) and the 2017 transformer milestone.
+"""Module 13 · Transformers — depends on: tensor, autograd, layers, embeddings, attention; used
+by: memoization (the KV cache) and the 2017 transformer milestone.
 
 ``LayerNorm`` / ``layer_norm`` (PyTorch's semantics, a fused backward), the position-wise
 ``MLP`` with a tanh-approximated GELU, the pre-norm ``TransformerBlock`` (causal
@@ -115,6 +113,7 @@ from typing import Any
 import numpy as np
 
 from tinytorch.attention import MultiheadAttention
+from tinytorch.autograd import gradcheck  # noqa: F401 - for the checks
 from tinytorch.embeddings import Embedding, LearnedPositionalEmbedding
 from tinytorch.layers import Dropout, Linear, Module, Parameter, Sequential
 from tinytorch.tensor import (
