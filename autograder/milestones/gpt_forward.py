@@ -10,7 +10,8 @@ shows it. Nothing here is shipped to students or imported in the sandbox.
 The architecture is module 13's ``GPT`` (PyTorch layouts): token and learned position
 embeddings, pre-norm blocks (LayerNorm eps 1e-5, causal multi-head attention with packed
 ``in_proj``, a tanh-GELU MLP of width 4C), a final LayerNorm and a bias-free head. Computed in
-float64, in chunks of rows so memory stays bounded.
+float32 by default, as the model was trained (NumPy's float64 ``tanh`` alone is ~50x slower),
+or in float64 for exact comparisons; in chunks of rows so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -47,8 +48,10 @@ def gpt_shapes(vocab_size: int, context: int, d_model: int, n_layers: int
     return shapes
 
 
-def as_params(params: Any, shapes: Mapping[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
-    """``params`` as float64 arrays with exactly the expected names and shapes, or BadParameters."""
+def as_params(params: Any, shapes: Mapping[str, tuple[int, ...]], dtype: Any = np.float64
+              ) -> dict[str, np.ndarray]:
+    """``params`` as ``dtype`` arrays with exactly the expected names and shapes, or
+    BadParameters."""
     if not isinstance(params, Mapping):
         raise BadParameters(f"expected a mapping of parameter names to arrays, got "
                             f"{type(params).__name__}")
@@ -65,7 +68,7 @@ def as_params(params: Any, shapes: Mapping[str, tuple[int, ...]]) -> dict[str, n
         if tuple(p.shape) != tuple(shape):
             raise BadParameters(f"parameter {name} has shape {tuple(p.shape)}, GPT's has "
                                 f"{tuple(shape)}")
-        a = p.astype(np.float64)
+        a = p.astype(dtype)
         if not np.all(np.isfinite(a)):
             raise BadParameters(f"parameter {name} holds NaN or infinite values")
         out[name] = a
@@ -73,13 +76,13 @@ def as_params(params: Any, shapes: Mapping[str, tuple[int, ...]]) -> dict[str, n
 
 
 def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
-    mu = x.mean(axis=-1, keepdims=True)
-    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mu) / np.sqrt(var + EPS) * w + b
+    xc = x - x.mean(axis=-1, keepdims=True)
+    var = (xc * xc).mean(axis=-1, keepdims=True)
+    return xc / np.sqrt(var + EPS) * w + b
 
 
 def _gelu_tanh(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
 
 
 def _attention(x: np.ndarray, p: dict[str, np.ndarray], prefix: str, n_heads: int
@@ -99,21 +102,22 @@ def _attention(x: np.ndarray, p: dict[str, np.ndarray], prefix: str, n_heads: in
 
 
 def gpt_logits(params: Any, idx: np.ndarray, *, vocab_size: int, context: int, d_model: int,
-               n_layers: int, n_heads: int) -> np.ndarray:
-    """Logits ``(N, T, vocab_size)`` of the GPT with ``params`` for token ids ``idx (N, T)``.
+               n_layers: int, n_heads: int, dtype: Any = np.float32) -> np.ndarray:
+    """Logits ``(N, T, vocab_size)`` of the GPT with ``params`` for token ids ``idx (N, T)``,
+    computed in ``dtype``.
 
     Raises:
         BadParameters: the parameters do not fit ``GPT(vocab_size, context, d_model, n_layers,
             n_heads)``.
         ValueError: ``idx`` is not (N, T) with ``T <= context`` and ids in range.
     """
-    p = as_params(params, gpt_shapes(vocab_size, context, d_model, n_layers))
+    p = as_params(params, gpt_shapes(vocab_size, context, d_model, n_layers), dtype)
     idx = np.asarray(idx)
     if idx.ndim != 2 or idx.shape[1] > context or idx.dtype.kind not in "iu":
         raise ValueError(f"token ids must be (N, T <= {context}) integers, got {idx.shape}")
     if idx.size and (idx.min() < 0 or idx.max() >= vocab_size):
         raise ValueError("token ids out of range")
-    out = np.empty((*idx.shape, vocab_size))
+    out = np.empty((*idx.shape, vocab_size), dtype=dtype)
     for lo in range(0, len(idx), CHUNK):
         ids = idx[lo:lo + CHUNK]
         x = p["tok_emb.weight"][ids] + p["pos_emb.weight"][:ids.shape[1]]  # (N, T, C)

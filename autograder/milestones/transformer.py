@@ -191,6 +191,7 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
     and tests only). Returns :func:`score`'s dict plus ``seconds`` (seed -> training time);
     a seed that raises counts as None, exactly as a crashed child would."""
     ms = _milestone(milestone_id, course)
+    budget = train_budget_s(ms)  # the graded per-seed budget, whatever seeds are run here
     if seeds is not None:
         ms = ms.model_copy(update={"seeds": seeds,
                                    "min_passing_seeds": min(ms.min_passing_seeds, len(seeds))})
@@ -201,7 +202,7 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
         train_x, train_y, _, _ = task(milestone_id, seed)
         t0 = time.perf_counter()
         try:
-            params[seed] = params_of(fit(package, seed, train_x, train_y, train_budget_s(ms)))
+            params[seed] = params_of(fit(package, seed, train_x, train_y, budget))
         except Exception:  # noqa: BLE001 - a broken package fails the seed, like a crash
             params[seed] = None
         seconds[seed] = time.perf_counter() - t0

@@ -100,8 +100,11 @@ def test_numpy_forward_matches_the_reference_gpt(mid: str) -> None:
     idx = np.random.default_rng(3).integers(0, cfg["vocab_size"], size=(150, cfg["context"]))
     params = recipes().named_parameters(gpt)
     params64 = {n: np.asarray(p.data) for n, p in gpt.named_parameters()}
-    ours = gpt_forward.gpt_logits(params64, idx, **cfg)
+    ours = gpt_forward.gpt_logits(params64, idx, **cfg, dtype=np.float64)
     np.testing.assert_allclose(ours, gpt(idx).numpy(), rtol=1e-9, atol=1e-10)
+    fast = gpt_forward.gpt_logits(params64, idx, **cfg)
+    assert fast.dtype == np.float32
+    np.testing.assert_allclose(fast, ours, rtol=1e-4, atol=1e-4)
     assert gpt_forward.gpt_logits(params, idx[:, :5], **cfg).shape == (150, 5,
                                                                         cfg["vocab_size"])
 
