@@ -46,8 +46,8 @@ def test_float64_stays_float64_and_float32_stays_float32(op: Op, rng):
 
 
 def test_fused_node_keeps_two_arrays_where_the_composition_keeps_many(rng):
-    from tinytorch_ref.activations import gelu
     from tinytorch_ref.acceleration import bias_gelu
+    from tinytorch_ref.activations import gelu
     from tinytorch_ref.profiling import graph_activation_bytes
 
     x = Tensor(rng.standard_normal((8, 16)).astype(np.float32), requires_grad=True)

@@ -236,7 +236,7 @@ def module_flops_attention(tt, rng):
                      "reshapes and transposes are views), add the arrays nodes saved (a "
                      "Function's Context, nested contexts), and skip every storage of a leaf.")
 def graph_activation_bytes_models(tt, rng):
-    P, nn, F = _p(tt), tt.nn, tt.nn.functional
+    P, F = _p(tt), tt.nn.functional
     _seed(tt, rng)
     b = _int(rng, 1, 9)
     mlp, sizes = _mlp(tt, rng, 3)
@@ -363,7 +363,7 @@ def profiler_shared_layers_and_errors(tt, rng):
     _seed(tt, rng)
     c = _int(rng, 2, 6)
 
-    class Twice(nn.Module):
+    class Twice(nn.Module):  # type: ignore[name-defined]  # base: the package under test
         def __init__(self, fail=False):
             super().__init__()
             self.lin = nn.Linear(c, c)
