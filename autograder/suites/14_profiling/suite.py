@@ -258,14 +258,15 @@ def graph_activation_bytes_models(tt, rng):
                      "intermediate is one storage, however many nodes use it.")
 def graph_activation_bytes_leaf_views(tt, rng):
     P = _p(tt)
-    n, m = _int(rng, 2, 7), _int(rng, 2, 7)
+    n, m, rows = _int(rng, 2, 40), _int(rng, 2, 40), _int(rng, 1, 9)
     w = tt.Tensor(_f32(rng, m, n), requires_grad=True)
-    x = tt.Tensor(_f32(rng, 3, n))
+    x = tt.Tensor(_f32(rng, rows, n))
     y = x @ w.T  # W.T (a view of the leaf) is reached first
     h = y * y  # y is used twice
     z = (h + y).sum() + (w.T * 0.5).sum()
-    big = tt.Tensor(_f32(rng, 10, n), requires_grad=True)
-    part = (big[2:5] * 1.0).sum()  # the slice is a view of a leaf
+    big = tt.Tensor(_f32(rng, 12, n), requires_grad=True)
+    lo = _int(rng, 0, 5)
+    part = (big[lo:lo + _int(rng, 1, 6)] * 1.0).sum()  # the slice is a view of a leaf
     return [P.graph_activation_bytes(z), P.graph_activation_bytes(part)]
 
 
