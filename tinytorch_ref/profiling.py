@@ -18,10 +18,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .activations import GELU, Activation, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .activations import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .attention import MultiheadAttention
 from .embeddings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from .layers import Dropout, Linear, Module, Sequential
+from .layers import Linear, Module, Sequential  # noqa: F401 - for examples
 from .tensor import Context, Tensor, manual_seed, no_grad  # noqa: F401 - for examples
 
 #: Arrays of optimizer state per trainable parameter (module 06's optimizers).

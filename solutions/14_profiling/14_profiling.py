@@ -99,10 +99,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tinytorch.activations import GELU, Activation, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from tinytorch.activations import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from tinytorch.attention import MultiheadAttention
 from tinytorch.embeddings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-from tinytorch.layers import Dropout, Linear, Module, Sequential
+from tinytorch.layers import Linear, Module, Sequential  # noqa: F401 - for examples
 from tinytorch.tensor import Context, Tensor, manual_seed, no_grad  # noqa: F401 - for examples
 
 #: Arrays of optimizer state per trainable parameter (module 06's optimizers).
