@@ -27,7 +27,7 @@
 # ## Learning objectives
 #
 # 1. quantize and dequantize with PyTorch's **affine** rule
-#    `q = clamp(round(x / scale) + zero_point, qmin, qmax)`, with its exact conventions
+#    `q = clamp(round(x / scale + zero_point), qmin, qmax)`, with its exact conventions
 #    (`qint8` in [-128, 127], `quint8` in [0, 255], round half to even), and bound the error;
 # 2. explain **symmetric** vs **asymmetric** quantization and **per-tensor** vs
 #    **per-channel** scales, and when each one wins;
@@ -80,7 +80,8 @@ from tinytorch.tensor import Tensor, manual_seed, no_grad
 # Four details decide whether you match PyTorch bit for bit:
 #
 # * the arithmetic is **float32**, and PyTorch multiplies by `1/s` (computed once, in float32)
-#   instead of dividing by `s`; the zero point is added **before** rounding;
+#   instead of dividing by `s`; the zero point is added **before** rounding (it matters on
+#   ties: `round(2.5 + 1) = 4`, but `round(2.5) + 1 = 3`);
 # * `round` is **round half to even** (`np.rint`): `0.5 → 0`, `1.5 → 2`, `2.5 → 2`, `-0.5 → 0`
 #   — not Python 2's "half away from zero", and not `np.floor(v + 0.5)`;
 # * values outside the grid **saturate**: they are clamped to `qmin`/`qmax` (an int8 cast
@@ -345,7 +346,7 @@ def test_quantize_per_tensor_rounds_half_to_even_and_saturates(quantize_per_tens
         "or 200 wraps around)")
     u = quantize_per_tensor(Tensor([-1.0, 0.0, 0.26]), 0.1, 3, quint8)
     assert u.int_repr().numpy().tolist() == [0, 3, 6], (
-        f"quint8, scale 0.1, zero point 3: round(x / s) + z clamped to [0, 255] gives [0, 3, 6], "
+        f"quint8, scale 0.1, zero point 3: round(x / s + z) clamped to [0, 255] gives [0, 3, 6], "
         f"got {u.int_repr().numpy().tolist()}")
     assert q.q_scale() == 0.1 and u.q_zero_point() == 3, "keep scale and zero point in the QTensor"
 
@@ -479,12 +480,12 @@ def test_quantize_per_channel_uses_one_scale_per_row(quantize_per_channel, qint8
     got = q.int_repr().numpy()
     assert got.shape == (2, 3) and got.dtype == np.int8, (
         f"same shape as the input, stored as int8; got {got.shape} {got.dtype}")
-    assert got.tolist() == [[10, -20, 5], [51, 101, -127]], (
-        f"row 0 uses scale 0.01 (z 0), row 1 scale 0.1 (z 1): expected "
-        f"[[10, -20, 5], [51, 101, -127]], got {got.tolist()} — with scales of shape (2,) "
-        "instead of (2, 1) they broadcast along the columns")
+    assert got.tolist() == [[10, -20, 5], [51, 101, -126]], (
+        f"row 0 uses scale 0.01 (z 0), row 1 scale 0.1 (z 1; -127.5 + 1 = -126.5 rounds to "
+        f"even): expected [[10, -20, 5], [51, 101, -126]], got {got.tolist()} — with scales "
+        "of shape (2,) instead of (2, 1) they broadcast along the columns")
     d = q.dequantize().numpy()
-    assert np.allclose(d, [[0.1, -0.2, 0.05], [5.0, 10.0, -12.8]], atol=1e-6), (
+    assert np.allclose(d, [[0.1, -0.2, 0.05], [5.0, 10.0, -12.7]], atol=1e-6), (
         f"dequantize must use each row's own scale and zero point, got {d.tolist()}")
     cols = quantize_per_channel(w, [0.1, 0.2, 0.5], [0, 0, 0], 1, qint8).int_repr().numpy()
     assert cols.tolist() == [[1, -1, 0], [50, 50, -26]], (
