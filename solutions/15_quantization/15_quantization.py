@@ -243,9 +243,11 @@ class QTensor:
             1. ``q = self._int.astype(np.float32)``.
             2. Per-tensor (``self.axis is None``): ``s = np.float32(self.scale)`` and
                ``z = np.float32(self.zero_point)``.
-            3. Per-channel: reshape ``self.scale`` and ``self.zero_point`` (as float32) to a
-               shape of ones except ``-1`` at ``self.axis``, so they broadcast along that axis.
-            4. Return ``Tensor((q - z) * s)``.
+            3. Per-channel: reshape ``self.scale`` and ``self.zero_point`` to a shape of ones
+               except ``-1`` at ``self.axis``, so they broadcast along that axis. PyTorch keeps
+               per-channel scales in float64 and computes this product in float64: do the same
+               (``q`` as float64 too) and cast the result to float32.
+            4. Return ``Tensor((q - z) * s)`` (float32).
 
         EXAMPLE:
             >>> quantize_per_tensor(Tensor([-0.3, 0.0, 0.26, 30.0]), 0.1, 3, quint8).dequantize()
@@ -255,15 +257,14 @@ class QTensor:
         ``q - z`` on the raw ``uint8`` array wraps around below 0 (``2 - 3 = 255``).
         """
         # BEGIN SOLUTION NO PROMPT
-        q = self._int.astype(np.float32)
         if self.axis is None:
-            s, z = np.float32(self.scale), np.float32(self.zero_point)
-        else:
-            shape = [1] * q.ndim
-            shape[self.axis] = -1
-            s = self.scale.astype(np.float32).reshape(shape)
-            z = self.zero_point.astype(np.float32).reshape(shape)
-        return Tensor((q - z) * s)
+            q = self._int.astype(np.float32)
+            return Tensor((q - np.float32(self.zero_point)) * np.float32(self.scale))
+        shape = [1] * self._int.ndim
+        shape[self.axis] = -1
+        s = self.scale.reshape(shape)                                  # float64
+        z = self.zero_point.astype(np.float64).reshape(shape)
+        return Tensor(((self._int.astype(np.float64) - z) * s).astype(np.float32))
         # END SOLUTION
         raise NotImplementedError("module 15: implement QTensor.dequantize (see its docstring)")  # STUB
 

@@ -145,9 +145,11 @@ class QTensor:
             1. ``q = self._int.astype(np.float32)``.
             2. Per-tensor (``self.axis is None``): ``s = np.float32(self.scale)`` and
                ``z = np.float32(self.zero_point)``.
-            3. Per-channel: reshape ``self.scale`` and ``self.zero_point`` (as float32) to a
-               shape of ones except ``-1`` at ``self.axis``, so they broadcast along that axis.
-            4. Return ``Tensor((q - z) * s)``.
+            3. Per-channel: reshape ``self.scale`` and ``self.zero_point`` to a shape of ones
+               except ``-1`` at ``self.axis``, so they broadcast along that axis. PyTorch keeps
+               per-channel scales in float64 and computes this product in float64: do the same
+               (``q`` as float64 too) and cast the result to float32.
+            4. Return ``Tensor((q - z) * s)`` (float32).
 
         EXAMPLE:
             >>> quantize_per_tensor(Tensor([-0.3, 0.0, 0.26, 30.0]), 0.1, 3, quint8).dequantize()

@@ -169,7 +169,7 @@ def _ranges(rng, c):
 def determine_qparams_affine(tt, rng):
     m = _q(tt)
     lo, hi = _ranges(rng, 7)
-    out = []
+    out: list[object] = []
     for qmin, qmax in ((0, 255), (-128, 127), (0, 127), (-64, 63)):
         s, z = m.determine_qparams(lo, hi, qmin, qmax, m.per_channel_affine)
         out.append([np.asarray(s, dtype=np.float32), np.asarray(z, dtype=np.int64)])
