@@ -1,9 +1,11 @@
 """``tinytorch.nn.functional`` — the function forms of activations and losses (a facade).
 
-Re-exports modules 02 (activations) and 04 (losses), like ``torch.nn.functional``.
+Re-exports modules 02 (activations), 04 (losses) and 16 (``kl_div``), like
+``torch.nn.functional``.
 """
 
 from ..activations import gelu, log_softmax, relu, sigmoid, softmax, tanh
+from ..compression import kl_div
 from ..losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -14,5 +16,5 @@ from ..losses import (
 
 __all__ = [
     "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "gelu",
-    "log_softmax", "mse_loss", "nll_loss", "relu", "sigmoid", "softmax", "tanh",
+    "kl_div", "log_softmax", "mse_loss", "nll_loss", "relu", "sigmoid", "softmax", "tanh",
 ]
