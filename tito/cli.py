@@ -307,15 +307,20 @@ def grade(ctx: click.Context, module: str, submission: Path, out: Path,
 
 @cli.command()
 @click.argument("module", default="01")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder to write class_NN_slug/ into (default: samples/).")
 @click.pass_context
 @_friendly
-def samples(ctx: click.Context, module: str) -> None:
-    """Regenerate the sample class of MODULE (samples/class_NN_slug/) from the release."""
+def samples(ctx: click.Context, module: str, out: Path | None) -> None:
+    """Regenerate the sample class of MODULE (samples/class_NN_slug/) from the release.
+
+    Example: tito samples 03
+    """
     from tito.release import require_built
     from tito.samples import write_samples
 
     c = _course(ctx)
-    for folder in write_samples(c, require_built(c, module, suite=False)):
+    for folder in write_samples(c, require_built(c, module, suite=False), out):
         click.echo(f"wrote {folder}")
 
 

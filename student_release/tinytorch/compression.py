@@ -211,6 +211,12 @@ def remove(module: Any, name: str) -> Any:
     return module
 
 
+def is_pruned(module: Module) -> bool:
+    """Whether ``module`` or any module inside it carries pruning masks
+    (``torch.nn.utils.prune.is_pruned``)."""
+    return any(isinstance(m, MaskedLinear) for m in module.modules())
+
+
 def strip_masks(model: Module, inplace: bool = False) -> Any:
     """A copy of ``model`` with every MaskedLinear turned into a plain Linear whose weight and
     bias have the masks baked in (ready for module 15's quantization)."""
