@@ -505,6 +505,25 @@ def test_quantize_per_channel_uses_one_scale_per_row(quantize_per_channel, qint8
 # # END QUESTION
 
 # %% [markdown]
+# See it on a weight matrix with one neuron whose weights are 20× larger: with one scale, that
+# row sets the grid for all of them. (`quantization_error`, given, is the root-mean-square
+# difference between a tensor and its dequantized version.)
+
+# %%
+demo_rng = np.random.default_rng(0)
+weight = demo_rng.standard_normal((8, 64)).astype(np.float32) * np.float32(0.05)  # (out, in)
+weight[3] *= np.float32(20.0)
+row_max = np.abs(weight).max(axis=1)                                             # (out,)
+per_tensor = quantize_per_tensor(weight, float(row_max.max() / 127.5), 0, qint8)
+per_channel = quantize_per_channel(weight, row_max / 127.5, np.zeros(8, np.int64), 0, qint8)
+for name, q in (("per-tensor", per_tensor), ("per-channel", per_channel)):
+    levels = [len(np.unique(q.int_repr().numpy()[i])) for i in (0, 3)]
+    print(f"{name:12s} RMS error {quantization_error(weight, q):.5f}; distinct integers in "
+          f"row 0: {levels[0]:3d}, in row 3: {levels[1]:3d}")
+# Expected: the per-channel error is about 3x smaller; per-tensor, row 0's 64 weights land on
+# about ten integers, per-channel on about as many distinct integers as the large row 3.
+
+# %% [markdown]
 # ## 3. Calibration: choosing scale and zero point
 #
 # The grid must cover the values that occur — but not much more, or the steps get coarse.
