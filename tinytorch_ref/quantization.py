@@ -219,6 +219,12 @@ def quantize_per_tensor(input: Any, scale: float, zero_point: int,  # noqa: A002
     q = np.clip(q, dtype.qmin, dtype.qmax).astype(dtype.storage)
     return QTensor(q, scale, zero_point, dtype)
 
+
+def quantization_error(x: Any, q: QTensor) -> float:
+    """Root-mean-square difference between ``x`` and ``q.dequantize()`` (a diagnostic)."""
+    diff = np.asarray(getattr(x, "data", x), dtype=np.float64) - q.dequantize().data
+    return float(math.sqrt(float(np.mean(diff * diff)))) if diff.size else 0.0
+
 def quantize_per_channel(input: Any, scales: Any, zero_points: Any, axis: int,  # noqa: A002
                          dtype: QDtype) -> QTensor:
     """Quantize with one scale and zero point per index along ``axis``
@@ -874,9 +880,3 @@ def quantize_model(model: Module, calibration_batches: Iterable[Any] | None = No
         for batch in calibration_batches:
             prepared(batch if isinstance(batch, Tensor) else Tensor(batch))
     return convert(prepared, inplace=True)
-
-
-def quantization_error(x: Any, q: QTensor) -> float:
-    """Root-mean-square difference between ``x`` and ``q.dequantize()`` (a diagnostic)."""
-    diff = np.asarray(getattr(x, "data", x), dtype=np.float64) - q.dequantize().data
-    return float(math.sqrt(float(np.mean(diff * diff)))) if diff.size else 0.0

@@ -324,6 +324,12 @@ def quantize_per_tensor(input: Any, scale: float, zero_point: int,  # noqa: A002
     raise NotImplementedError("module 15: implement quantize_per_tensor (see its docstring)")  # STUB
 
 
+def quantization_error(x: Any, q: QTensor) -> float:
+    """Root-mean-square difference between ``x`` and ``q.dequantize()`` (a diagnostic)."""
+    diff = np.asarray(getattr(x, "data", x), dtype=np.float64) - q.dequantize().data
+    return float(math.sqrt(float(np.mean(diff * diff)))) if diff.size else 0.0
+
+
 # %% [raw]
 # # BEGIN QUESTION
 # name: per_tensor
@@ -1401,12 +1407,6 @@ def quantize_model(model: Module, calibration_batches: Iterable[Any] | None = No
         for batch in calibration_batches:
             prepared(batch if isinstance(batch, Tensor) else Tensor(batch))
     return convert(prepared, inplace=True)
-
-
-def quantization_error(x: Any, q: QTensor) -> float:
-    """Root-mean-square difference between ``x`` and ``q.dequantize()`` (a diagnostic)."""
-    diff = np.asarray(getattr(x, "data", x), dtype=np.float64) - q.dequantize().data
-    return float(math.sqrt(float(np.mean(diff * diff)))) if diff.size else 0.0
 
 
 # %% [raw]
