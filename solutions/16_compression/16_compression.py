@@ -88,8 +88,8 @@ from tinytorch.tensor import Tensor, manual_seed, no_grad
 
 # %%
 #| export
-"""Module 16 · Compression — depends on: tensor, activations, layers, losses, autograd,
-quantization; used by: benchmarking, capstone, milestones.
+"""Module 16 · Compression — depends on: tensor, activations, layers, losses, autograd; used by:
+benchmarking, capstone, milestones.
 
 Magnitude pruning with ``torch.nn.utils.prune``'s semantics (L1 unstructured masks, local and
 global, iterative; Lₙ-structured masks) applied by ``MaskedLinear`` layers; sparsity reports;
@@ -109,7 +109,6 @@ import numpy as np
 from tinytorch.activations import ReLU, log_softmax  # noqa: F401 - ReLU for checks
 from tinytorch.layers import Linear, Module, Parameter, Sequential
 from tinytorch.losses import cross_entropy
-from tinytorch.quantization import swap_modules
 from tinytorch.tensor import Context, Function, Tensor, manual_seed, no_grad  # noqa: F401
 
 
@@ -287,8 +286,8 @@ def test_l1_unstructured_mask_and_repeated_pruning(l1_unstructured_mask, Tensor,
 # below, prune a masked layer **in place**, combining with its current mask:
 # `l1_unstructured(module, "weight", amount)`, `ln_structured(...)`, and `remove(module,
 # "weight")`, which makes the pruning permanent (`weight ← weight · mask`, mask back to ones).
-# `make_prunable(model)` swaps every Linear of a model copy for a `MaskedLinear` with module
-# 15's `swap_modules`; `strip_masks(model)` turns them back into plain `Linear`s with the
+# `make_prunable(model)` swaps every Linear of a model copy for a `MaskedLinear` (the same
+# walk as module 15's `swap_modules`); `strip_masks(model)` turns them back into plain `Linear`s with the
 # zeros baked in (ready for module 15's quantization).
 
 # %%
@@ -375,9 +374,20 @@ class MaskedLinear(Linear):
 MASKED_MODULES: dict[type, Any] = {Linear: MaskedLinear.from_linear}
 
 
+def _swap(module: Any, mapping: dict[type, Any]) -> Any:
+    """Replace every module whose exact type is in ``mapping``, in place (module 15's
+    ``swap_modules``, repeated here so that module 16 does not depend on module 15)."""
+    if type(module) in mapping:
+        return mapping[type(module)](module)
+    for name, child in list(module._modules.items()):
+        if child is not None:
+            module.add_module(name, _swap(child, mapping))
+    return module
+
+
 def make_prunable(model: Module, inplace: bool = False) -> Any:
     """A copy of ``model`` (or ``model`` itself) with every Linear replaced by a MaskedLinear."""
-    return swap_modules(model if inplace else copy.deepcopy(model), MASKED_MODULES)
+    return _swap(model if inplace else copy.deepcopy(model), MASKED_MODULES)
 
 
 def _masked(module: Any, name: str) -> tuple[Tensor, Tensor]:
@@ -418,7 +428,7 @@ def strip_masks(model: Module, inplace: bool = False) -> Any:
         bias = None if layer.bias is None else layer.bias.data * layer.bias_mask.data
         return _new_linear(Linear, layer.weight.data * layer.weight_mask.data, bias)
 
-    return swap_modules(model if inplace else copy.deepcopy(model), {MaskedLinear: plain})
+    return _swap(model if inplace else copy.deepcopy(model), {MaskedLinear: plain})
 
 
 # %% [raw]
