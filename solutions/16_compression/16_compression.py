@@ -287,8 +287,8 @@ def test_l1_unstructured_mask_and_repeated_pruning(l1_unstructured_mask, Tensor,
 # `l1_unstructured(module, "weight", amount)`, `ln_structured(...)`, and `remove(module,
 # "weight")`, which makes the pruning permanent (`weight ← weight · mask`, mask back to ones).
 # `make_prunable(model)` swaps every Linear of a model copy for a `MaskedLinear` (the same
-# walk as module 15's `swap_modules`); `strip_masks(model)` turns them back into plain `Linear`s with the
-# zeros baked in (ready for module 15's quantization).
+# walk as module 15's `swap_modules`); `strip_masks(model)` turns them back into plain
+# `Linear`s with the zeros baked in (ready for module 15's quantization).
 
 # %%
 #| export
