@@ -149,7 +149,7 @@ def main(milestone_id: str, data: tuple[np.ndarray, ...],
     train_x, train_y, test_x, test_y = data
     console.print(f"[bold]{ms.year} · {ms.title}[/bold] ({milestone_id}) with "
                   f"[cyan]{args.package}[/cyan]: {ms.metric} >= {ms.threshold:g} on "
-                  f"{need} of {len(seeds)} seeds, {budget:.0f} s per seed")
+                  f"{need} of {len(seeds)} seeds, {budget:.0f} CPU-s per seed")
     runs: dict[str, History] = {}
     passing = 0
     for seed in seeds:
