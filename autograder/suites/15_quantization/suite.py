@@ -185,7 +185,7 @@ def determine_qparams_symmetric(tt, rng):
     m = _q(tt)
     lo, hi = _ranges(rng, 6)
     out = []
-    for qmin, qmax in ((-128, 127), (0, 255), (-64, 63)):
+    for qmin, qmax in ((-128, 127), (0, 255), (-64, 63), (0, 100)):
         s, z = m.determine_qparams(lo, hi, qmin, qmax, m.per_tensor_symmetric)
         out.append([np.asarray(s, dtype=np.float32), np.asarray(z, dtype=np.int64)])
     return out
@@ -200,8 +200,9 @@ def minmax_observer_running_range(tt, rng):
                    {"reduce_range": True}):
         obs = m.MinMaxObserver(**kwargs)
         trace = []
-        for _ in range(4):
-            x = tt.Tensor(_f32(rng, int(rng.integers(2, 6)), 3, scale=float(rng.uniform(0.5, 3))))
+        for i in range(5):
+            shape = (1,) if i == 2 else (int(rng.integers(2, 6)), 3)
+            x = tt.Tensor(_f32(rng, *shape, scale=float(rng.uniform(0.5, 3))) + np.float32(i))
             same = obs(x) is x
             trace.append([bool(same), float(obs.min_val.data), float(obs.max_val.data)])
         s, z = obs.calculate_qparams()
@@ -218,7 +219,7 @@ def moving_average_observer(tt, rng):
         obs = m.MovingAverageMinMaxObserver(averaging_constant=c)
         trace = []
         for i in range(5):
-            x = _f32(rng, 8, scale=1.0 + 2 * i)
+            x = _f32(rng, 1 if i == 3 else 8, scale=1.0 + 2 * i)
             obs(tt.Tensor(x))
             trace.append([float(obs.min_val.data), float(obs.max_val.data)])
         s, z = obs.calculate_qparams()
@@ -236,12 +237,17 @@ def per_channel_observer(tt, rng):
                                 ((2, 3, 4), 2, "per_channel_affine")):
         obs = m.PerChannelMinMaxObserver(ch_axis=axis, dtype=m.qint8, qscheme=scheme)
         trace = []
-        for _ in range(3):
-            obs(tt.Tensor(_f32(rng, *shape, scale=float(rng.uniform(0.5, 4)))))
+        for i in range(3):
+            batch = tuple(1 if i == 1 and d != axis else n for d, n in enumerate(shape))
+            obs(tt.Tensor(_f32(rng, *batch, scale=float(rng.uniform(0.5, 4)))))
             trace.append([np.asarray(obs.min_val.data, dtype=np.float32),
                           np.asarray(obs.max_val.data, dtype=np.float32)])
         s, z = obs.calculate_qparams()
         out.append([trace, np.asarray(s, dtype=np.float32), np.asarray(z, dtype=np.int64)])
+    one = m.PerChannelMinMaxObserver(ch_axis=0)
+    one(tt.Tensor(np.full((1, 1), rng.uniform(5, 10), np.float32)))  # one element, an extreme
+    one(tt.Tensor(_f32(rng, 1, 3)))
+    out.append([np.asarray(one.min_val.data), np.asarray(one.max_val.data)])
     return out
 
 

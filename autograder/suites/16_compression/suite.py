@@ -182,6 +182,7 @@ def ln_structured_mask_values(tt, rng):
     out.append(c.ln_structured_mask(w, 0, 2, 0, default_mask=default))
     ties = np.ones((4, 3), dtype=np.float32)
     out.append(c.ln_structured_mask(ties, 2, 2, 0))
+    out.append(c.ln_structured_mask(rng.standard_normal((4, 3)), 0.5, 2, 1))   # float64 stays
     out.append([outcome(c.ln_structured_mask, _f32(rng, 5), 1),
                 outcome(c.ln_structured_mask, _f32(rng, 3, 3), 1, 2, 2),
                 outcome(c.ln_structured_mask, _f32(rng, 3, 3), 4, 2, 0)])
@@ -272,6 +273,9 @@ def kl_div_values_and_reductions(tt, rng):
     scalar = c.kl_div(tt.Tensor(np.float64(-1.2)), tt.Tensor(np.float64(0.4)),
                       reduction="batchmean")
     out.append(np.asarray(scalar.data))
+    vector = c.kl_div(tt.Tensor(np.log(_dist(rng, 1, 6)[0])), tt.Tensor(_dist(rng, 1, 6)[0]),
+                      reduction="batchmean")
+    out.append(np.asarray(vector.data))
     out.append([outcome(c.kl_div, tt.Tensor(x), tt.Tensor(p), reduction="avg"),
                 outcome(c.kl_div, tt.Tensor(x), tt.Tensor(p[:, :4]))])
     return out
