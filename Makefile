@@ -25,11 +25,13 @@ $(VENV)/.installed: requirements.txt requirements.lock pyproject.toml
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
-# Instructor CI extras: PyTorch (CPU build, pinned exactly) for the parity suite only.
+# Instructor CI extras: PyTorch (CPU build, pinned exactly) for the parity suite only, and the
+# Dask extra (tito regrade --scheduler) its tests use.
 setup-dev: $(VENV)/.installed-dev
 
 $(VENV)/.installed-dev: $(VENV)/.installed
 	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -c requirements.lock --no-build-isolation -e '.[dask]'
 	touch $@
 
 demo: setup

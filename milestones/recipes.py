@@ -2,8 +2,8 @@
 
 Every recipe uses only the package under test (``tt``: your ``tinytorch`` or the staff's
 ``tinytorch_ref``) and NumPy, through the PyTorch-style API: ``tt.Tensor``, ``tt.manual_seed``,
-``tt.nn.Linear/ReLU/Sequential``, the losses, ``tt.optim.SGD/Adam``, ``.backward()``,
-``tt.no_grad()``. The grader calls the same functions in a sandboxed process with fixed seeds
+``tt.nn.Linear/ReLU/Sequential``, ``tt.nn.Conv2d/BatchNorm2d/MaxPool2d/AvgPool2d``, the
+losses, ``tt.optim.SGD/Adam`` and ``tt.optim.lr_scheduler``, ``.backward()``, ``tt.no_grad()``. The grader calls the same functions in a sandboxed process with fixed seeds
 and a time budget, then scores the returned predictions somewhere your code never runs.
 
 Each ``train_and_predict(tt, seed, train_x, train_y, test_x, budget_s, on_epoch=None)``:
@@ -47,10 +47,22 @@ class MlpRecipe(TypedDict):
     lr: float
 
 
+class CnnRecipe(TypedDict):
+    channels: tuple[int, int]
+    epochs: int
+    batch_size: int
+    lr: float
+
+
 #: Hyperparameters, in one place; the docs quote them.
 PERCEPTRON: PerceptronRecipe = {"epochs": 60, "batch_size": 32, "lr": 0.5}
 XOR: XorRecipe = {"hidden": 8, "steps": 400, "lr": 0.05, "epochs_per_report": 20}
 MLP: MlpRecipe = {"hidden": 64, "epochs": 30, "batch_size": 32, "lr": 3e-3}
+CNN_DIGITS: CnnRecipe = {"channels": (16, 32), "epochs": 12, "batch_size": 32, "lr": 3e-3}
+CNN_FASHION: CnnRecipe = {"channels": (8, 16), "epochs": 6, "batch_size": 64, "lr": 3e-3}
+
+#: Rows per forward pass when predicting (bounds the im2col buffers of a CNN).
+PREDICT_CHUNK = 500
 
 
 def _numpy(t: Any) -> np.ndarray:
@@ -66,8 +78,11 @@ def _predict(tt: Any, model: Any, x: np.ndarray) -> np.ndarray:
     """Class predictions (int64, shape (N,)) from logits of shape (N, C) or (N, 1)."""
     if hasattr(model, "eval"):
         model.eval()
+    x = np.ascontiguousarray(x, dtype=np.float32)
     with tt.no_grad():
-        logits = _numpy(model(tt.Tensor(np.ascontiguousarray(x, dtype=np.float32))))
+        parts = [_numpy(model(tt.Tensor(x[lo:lo + PREDICT_CHUNK])))
+                 for lo in range(0, len(x), PREDICT_CHUNK)]
+    logits = np.concatenate(parts) if parts else np.zeros((0, 0))
     if hasattr(model, "train"):
         model.train()
     if logits.ndim != 2 or logits.shape[0] != len(x):
@@ -211,9 +226,94 @@ def train_mlp(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray, test
     return _predict(tt, model, digits_features(test_x))
 
 
+# --------------------------------------------------------------------- 1998 CNN
+def cnn_model(tt: Any, image_size: int, channels: tuple[int, int]) -> Any:
+    """A small LeNet-style network for ``(N, 1, S, S)`` images (``S`` divisible by 4).
+
+    ``Conv 3x3 -> BatchNorm -> ReLU -> MaxPool 2`` twice (the second without BatchNorm), then
+    one ``Linear`` to the 10 class logits. Padding 1 keeps each convolution's output the size
+    of its input. (LeNet-5 averaged in its "subsampling" layers; max pooling reached higher
+    accuracy on every seed measured here.)
+    """
+    c1, c2 = channels
+    nn = tt.nn
+    side = image_size // 4
+    return nn.Sequential(
+        nn.Conv2d(1, c1, 3, padding=1), nn.BatchNorm2d(c1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(c1, c2, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(c2 * side * side, 10))
+
+
+def digit_images(x: np.ndarray) -> np.ndarray:
+    """The 8x8 digits as float32 images in [0, 1], shape (N, 1, 8, 8)."""
+    return (np.asarray(x, dtype=np.float32).reshape(len(x), 1, 8, 8) / 16.0).astype(np.float32)
+
+
+def fashion_images(x: np.ndarray) -> np.ndarray:
+    """Fashion-MNIST pixels 0..255 as float32 images in [0, 1], shape (N, 1, 28, 28)."""
+    return (np.asarray(x, dtype=np.float32).reshape(len(x), 1, 28, 28) / 255.0).astype(np.float32)
+
+
+def fit_cnn(tt: Any, seed: int, images: np.ndarray, labels: np.ndarray, recipe: CnnRecipe,
+            budget_s: float, on_epoch: OnEpoch | None = None) -> Any:
+    """Train :func:`cnn_model` on ``images`` (N, 1, S, S); return the trained model.
+
+    Mini-batches come from module 08: a ``DataLoader`` over a ``TensorDataset``, shuffled every
+    epoch by a ``Generator`` seeded with ``seed``. Adam with a cosine learning-rate schedule
+    over the recipe's epochs (module 07's ``CosineAnnealingLR``), cross-entropy. Stops after
+    the current epoch once ``budget_s`` CPU seconds are used up. The model's ``state_dict()`` (its
+    parameters and BatchNorm's running statistics) is everything a plain forward pass needs.
+    """
+    tt.manual_seed(seed)
+    model = cnn_model(tt, images.shape[-1], recipe["channels"])
+    x = np.ascontiguousarray(images, dtype=np.float32)
+    y = np.asarray(labels, dtype=np.int64)
+    loader = tt.data.DataLoader(tt.data.TensorDataset(tt.Tensor(x), tt.Tensor(y)),
+                                batch_size=recipe["batch_size"], shuffle=True,
+                                generator=tt.Generator().manual_seed(seed))
+    opt = tt.optim.Adam(model.parameters(), lr=recipe["lr"])
+    sched = tt.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=recipe["epochs"])
+    loss_fn = tt.nn.CrossEntropyLoss()
+    start = time.process_time()
+    for epoch in range(1, recipe["epochs"] + 1):
+        model.train()
+        total = 0.0
+        for xb, yb in loader:
+            opt.zero_grad()
+            loss = loss_fn(model(xb), yb)
+            loss.backward()
+            opt.step()
+            total += _loss_value(loss) * len(yb)
+        sched.step()
+        out_of_time = time.process_time() - start > budget_s
+        if on_epoch is not None:
+            on_epoch(epoch, total / len(x), float(np.mean(_predict(tt, model, x) == y)))
+        if out_of_time:
+            break
+    return model
+
+
+def train_cnn_digits(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray,
+                     test_x: np.ndarray, budget_s: float,
+                     on_epoch: OnEpoch | None = None) -> np.ndarray:
+    """LeCun-style CNN on the 8x8 digits; predictions for ``test_x``."""
+    model = fit_cnn(tt, seed, digit_images(train_x), train_y, CNN_DIGITS, budget_s, on_epoch)
+    return _predict(tt, model, digit_images(test_x))
+
+
+def train_cnn_fashion(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray,
+                      test_x: np.ndarray, budget_s: float,
+                      on_epoch: OnEpoch | None = None) -> np.ndarray:
+    """The same kind of CNN on 28x28 Fashion-MNIST images; predictions for ``test_x``."""
+    model = fit_cnn(tt, seed, fashion_images(train_x), train_y, CNN_FASHION, budget_s, on_epoch)
+    return _predict(tt, model, fashion_images(test_x))
+
+
 #: Milestone id -> its ``train_and_predict``.
 TRAINERS: dict[str, Callable[..., np.ndarray]] = {
     "perceptron_1957": train_perceptron,
     "xor_1969": train_xor,
     "mlp_1986": train_mlp,
+    "cnn_1998": train_cnn_digits,
+    "cnn_fashion_1998": train_cnn_fashion,
 }

@@ -36,3 +36,6 @@ def test_demo_releases_builds_grades_and_reports(tmp_path):
     assert canvas[1].lstrip().startswith("Points Possible")
     assert "late tokens" in text and "S1007" in text
     assert json.loads((tmp_path / "demo" / "summary.json").read_text())["scores"]
+    regrade = summary["regrade"]  # the synthetic export: 12 records, all graded
+    assert regrade["submissions"] == 12 and regrade["not_graded"] == 0
+    assert "--apply would refuse" in text

@@ -158,7 +158,7 @@ def run_items(spec: RunSpec) -> RunReport:
     deadline = t_start + spec.run_timeout_s
     start = 0
     while start < len(spec.items):
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= deadline or isolation.ABORT.is_set():
             break
         before = len(report.outcomes)
         nxt = _launch_once(spec, plan, uid, work, start, deadline, report, raw)
@@ -257,6 +257,8 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
     reason = ""
     try:
         while streams > 0:
+            if isolation.ABORT.is_set():
+                return None  # interrupted: the caller discards this run
             if clock.expired():
                 reason = "deadline"
                 break

@@ -475,13 +475,16 @@ def milestone_data(milestone_id: str) -> Split:
 
     * ``perceptron_1957``: :func:`separable_2d_split` with seed 1957, 400 train / 400 test;
     * ``xor_1969``: the four :func:`xor` points, for training and for testing;
-    * ``mlp_1986``: :func:`load_digits` (1437 train / 360 test).
+    * ``mlp_1986`` and ``cnn_1998``: :func:`load_digits` (1437 train / 360 test);
+    * ``cnn_fashion_1998``: :func:`load_fashion_mnist` (6000 train / 1000 test).
     """
     if milestone_id == "perceptron_1957":
         return separable_2d_split(seed=1957, n_train=400, n_test=400, margin=0.1)
     if milestone_id == "xor_1969":
         x, y = xor()
         return Split(x, y, x.copy(), y.copy())
-    if milestone_id == "mlp_1986":
+    if milestone_id in ("mlp_1986", "cnn_1998"):
         return load_digits()
+    if milestone_id == "cnn_fashion_1998":
+        return load_fashion_mnist()
     raise KeyError(f"no data for milestone {milestone_id!r}")

@@ -34,6 +34,14 @@ BUGS: dict[str, tuple[str, str, str]] = {
                           "                pass\n"),
     "adam_never_updates": ("optimizers", "                p.data -= (step_size * m / denom)"
                            ".astype(p.data.dtype, copy=False)\n", "                pass\n"),
+    "conv_weight_grad_zero": ("spatial", "        dw = np.matmul(g, cols.transpose(0, 2, 1))"
+                              ".sum(axis=0).reshape(weight.shape)\n",
+                              "        dw = np.zeros_like(weight)\n"),
+    "conv_weight_grad_sign_flipped": ("spatial", "        dw = np.matmul(g, cols.transpose(0, 2, 1))"
+                                      ".sum(axis=0).reshape(weight.shape)\n",
+                                      "        dw = -np.matmul(g, cols.transpose(0, 2, 1))"
+                                      ".sum(axis=0).reshape(weight.shape)\n"),
+    "max_pool_drops_gradient": ("spatial", "        left = grad\n", "        left = grad * 0\n"),
 }
 
 _cache: dict[str, ModuleType] = {}
