@@ -104,6 +104,11 @@ class Milestone(_Strict):
     min_passing_seeds: int = Field(ge=1, description="Seeds that must pass (k of n).")
     time_budget_s: float = Field(gt=0, description="CPU-second budget for all seeds together.")
     points: float = Field(gt=0, description="Points when the milestone passes.")
+    criteria: dict[str, float] = Field(
+        default_factory=dict,
+        description="Further named thresholds a milestone checks besides `threshold` (e.g. "
+                    "mlperf_2018's size ratio and accuracy drops); its grader names the keys "
+                    "it needs and refuses a course.yml that lacks one.")
 
     @model_validator(mode="after")
     def _k_of_n(self) -> Milestone:

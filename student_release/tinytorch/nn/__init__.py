@@ -1,12 +1,17 @@
 """``tinytorch.nn`` — layers, activations and losses under PyTorch's names (a facade).
 
 Hand-written infrastructure: it only re-exports what modules 02 (activations), 03 (layers),
+<<<<<<< HEAD
 04 (losses), 09 (spatial), 11 (embeddings), 12 (attention) and 13 (transformers) define, so
+=======
+04 (losses), 09 (spatial), 11 (embeddings), 12 (attention) and 16 (``KLDivLoss``) define, so
+>>>>>>> m15-16-conv
 ``from tinytorch import nn; nn.Linear(4, 2)`` works as in PyTorch.
 """
 
 from ..activations import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from ..attention import MultiheadAttention
+from ..compression import KLDivLoss
 from ..embeddings import Embedding
 from ..layers import Dropout, Flatten, Linear, Module, Parameter, Sequential
 from ..losses import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
@@ -16,7 +21,11 @@ from . import functional, utils
 
 __all__ = [
     "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm2d", "Conv2d", "CrossEntropyLoss",
+<<<<<<< HEAD
     "Dropout", "Embedding", "Flatten", "GELU", "LayerNorm", "Linear", "LogSoftmax", "MSELoss",
+=======
+    "Dropout", "Embedding", "Flatten", "GELU", "KLDivLoss", "Linear", "LogSoftmax", "MSELoss",
+>>>>>>> m15-16-conv
     "MaxPool2d", "Module", "MultiheadAttention", "NLLLoss", "Parameter", "ReLU", "Sequential",
     "Sigmoid", "Softmax", "Tanh", "functional", "utils",
 ]
