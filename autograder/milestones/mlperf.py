@@ -96,8 +96,11 @@ def item_budget_s(ms: Milestone) -> float:
 def _array(state: Mapping[str, Any], name: str, kinds: str, shape: tuple[int, ...] | None,
            what: str) -> np.ndarray:
     a = state.get(name)
-    if not isinstance(a, np.ndarray) or a.dtype.kind not in kinds:
-        raise BadParameters(f"{what}: {name} is missing or not a numeric array")
+    if not isinstance(a, np.ndarray):
+        raise BadParameters(f"{what}: {name} is missing or not an array")
+    if a.dtype.kind not in kinds:
+        kind = "an integer" if kinds == "iu" else "a floating-point"
+        raise BadParameters(f"{what}: {name} has dtype {a.dtype}, expected {kind} array")
     if shape is not None and tuple(a.shape) != shape:
         raise BadParameters(f"{what}: {name} has shape {tuple(a.shape)}, expected {shape}")
     if a.dtype.kind == "f" and not np.all(np.isfinite(a)):

@@ -54,6 +54,23 @@ BUGS: dict[str, tuple[str, str, str]] = {
     "layer_norm_backward_drops_variance_term": ("transformers",
                                                 "        dx -= xhat * gx.mean(axis=axes, "
                                                 "keepdims=True)\n", ""),
+    # Modules 15-17 (the 2018 MLPerf-style milestone).
+    "kv_cache_never_reused": ("memoization",
+                              "        keep = min(common_prefix_length(self.tokens, ids), t - 1)\n",
+                              "        keep = 0\n"),
+    "kv_cache_mask_hides_own_key": ("memoization", "    return keys <= queries  # (L, S)\n",
+                                    "    return keys < queries  # (L, S)\n"),
+    "quantized_linear_drops_bias": ("quantization",
+                                    "            q.bias = Tensor(mod.bias.data.astype(np.float32,"
+                                    " copy=True))\n", "            pass\n"),
+    "quantized_weights_kept_float": ("quantization", "        q.qweight = qw.int_repr()\n",
+                                     "        q.qweight = qw.dequantize()\n"),
+    "prune_by_signed_value": ("compression",
+                              "        scores = np.where(kept, np.abs(values), np.inf).ravel()\n",
+                              "        scores = np.where(kept, values, np.inf).ravel()\n"),
+    "prune_largest_weights": ("compression",
+                              "        scores = np.where(kept, np.abs(values), np.inf).ravel()\n",
+                              "        scores = np.where(kept, -np.abs(values), np.inf).ravel()\n"),
 }
 
 _cache: dict[str, ModuleType] = {}
