@@ -1,0 +1,271 @@
+"""The 2018 MLPerf-style milestone: the parent's interval and speed-up rule on hand-made timings,
+its model checks on tampered results, the probe as the sandbox runs it, the reference passing
+every graded seed, plausible module 15-17 bugs failing (no real speed-up, wrong cached tokens,
+an accuracy drop over the bound, weights not stored in 8 bits, the wrong weights pruned), and
+the script idle and on a core shared with a busy loop."""
+
+from __future__ import annotations
+
+import copy
+import importlib.abc
+import importlib.util
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from milestone_variants import package_root, variant
+
+import tinytorch_ref
+from autograder.milestones import mlperf
+from autograder.milestones.gpt_forward import BadParameters
+from tito import paths
+from tito.course import load_course
+
+MS = mlperf.milestone()
+
+#: Bug -> the words of the parent's note that must explain the failure.
+BUGS = {"kv_cache_never_reused": "below 5",
+        "kv_cache_mask_hides_own_key": "cached generation differs",
+        "quantized_linear_drops_bias": "drop over 1 points",
+        "quantized_weights_kept_float": "expected an integer array",
+        "prune_largest_weights": "drop over 2 points"}
+
+_ref: dict[str, Any] = {}
+
+
+def reference_seed0() -> dict[str, Any]:
+    """The reference's raw results for seed 0 (measured once per session)."""
+    if "r" not in _ref:
+        _ref["r"] = mlperf.make_probe()(tinytorch_ref, 0)
+    return _ref["r"]
+
+
+def one_seed() -> Any:
+    return MS.model_copy(update={"seeds": [0], "min_passing_seeds": 1})
+
+
+# ----------------------------------------------------------------------------- the interval
+def test_median_interval_uses_order_statistics_with_binomial_coverage() -> None:
+    v = np.arange(1.0, 11.0)[::-1]  # 10 values, unsorted
+    # P(X <= 1) = 11/1024 <= 0.025 < P(X <= 2) = 56/1024, so k = 2: (v(2), v(9)).
+    assert mlperf.median_interval(v, 0.95) == (2.0, 9.0)
+    assert mlperf.median_interval(v[:6], 0.95) == (5.0, 10.0)  # 1/64 <= 0.025: min and max
+    assert mlperf.median_interval(v[:5], 0.95) == (-math.inf, math.inf)  # 1/32 > 0.025
+    assert mlperf.median_interval(v, 0.5)[0] > 2.0  # a lower level gives a narrower interval
+
+
+def _pairs(ratios: list[float], cached: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    c = np.full(len(ratios), cached)
+    return np.asarray(ratios) * c, c
+
+
+def test_a_clear_speedup_passes_at_the_first_look() -> None:
+    d = mlperf.speedup_decision(*_pairs([11, 10, 12, 9, 10.5, 11, 10, 10]), 5.0, 0.95, 6)
+    assert d["passed"] and d["decided"] and d["used"] == 6 and d["low"] == 9.0
+
+
+def test_no_speedup_fails_at_the_first_look() -> None:
+    d = mlperf.speedup_decision(*_pairs([1.0, 0.97, 1.02, 0.99, 1.01, 0.98] * 2), 5.0, 0.95, 6)
+    assert not d["passed"] and d["decided"] and d["used"] == 6 and d["high"] < 5
+
+
+def test_a_speedup_near_the_threshold_stays_undecided_and_fails() -> None:
+    d = mlperf.speedup_decision(*_pairs([4.5, 5.5] * 6), 5.0, 0.95, 6)
+    assert not d["passed"] and not d["decided"] and d["used"] == 12
+    assert "undecided after 12 pairs" in d["why"]
+
+
+def test_outliers_of_a_busy_core_do_not_move_the_median_interval() -> None:
+    """A few pairs where the competing process hit one run hard: the median still clears."""
+    ratios = [10, 11, 2.0, 10.5, 30.0, 9.5, 10, 1.5, 11, 10.2, 9.8, 10.1]
+    d = mlperf.speedup_decision(*_pairs(ratios), 5.0, 0.95, 6)
+    assert d["passed"] and d["used"] >= 6 and d["low"] >= 5
+
+
+def test_too_few_pairs_fail_with_the_reason() -> None:
+    d = mlperf.speedup_decision(*_pairs([10.0] * 3), 5.0, 0.95, 6)
+    assert not d["passed"] and "only 3 pairs" in d["why"]
+
+
+@pytest.mark.parametrize("u, c", [([1.0, 2.0], [1.0]), ([1.0, 0.0], [1.0, 1.0]),
+                                  ([1.0, float("nan")], [1.0, 1.0]), ([[1.0]], [[1.0]]),
+                                  (["a"], ["b"]), ([], [])])
+def test_malformed_timings_are_refused(u: Any, c: Any) -> None:
+    with pytest.raises(BadParameters):
+        mlperf.speedup_decision(np.asarray(u), np.asarray(c), 5.0, 0.95, 1)
+
+
+def test_every_number_comes_from_course_yml() -> None:
+    crit = mlperf.criteria(MS)
+    assert set(crit) == set(mlperf.CRITERIA)
+    raw = next(m for m in load_course().milestones if m.id == "mlperf_2018")
+    assert crit == {k: float(v) for k, v in raw.criteria.items() if k in mlperf.CRITERIA}
+    broken = MS.model_copy(update={"criteria": {k: v for k, v in MS.criteria.items()
+                                                if k != "int8_min_size_ratio"}})
+    with pytest.raises(KeyError, match="criteria: missing int8_min_size_ratio"):
+        mlperf.criteria(broken)
+
+
+def test_the_parent_int8_forward_matches_a_float_forward_within_quantization_error() -> None:
+    rng = np.random.default_rng(0)
+    hidden = len(mlperf.float_layers(reference_seed0()["float"])[0][1])
+    w = rng.standard_normal((hidden, 64)).astype(np.float32)
+    scale = (np.abs(w).max(axis=1) / 127).astype(np.float32)
+    q = np.clip(np.rint(w / scale[:, None]), -127, 127).astype(np.int8)
+    state = {"0.qweight": q, "0.weight_scale": scale, "0.weight_zero_point": np.zeros(hidden, np.int8),
+             "0.bias": np.zeros(hidden, np.float32), "2.qweight": np.ones((10, hidden), np.int8),
+             "2.weight_scale": np.ones(1, np.float32), "2.weight_zero_point": np.zeros(1, np.int8),
+             "2.bias": np.arange(10, dtype=np.float32)}
+    (w0, _, qp), _ = mlperf.int8_layers(state)
+    assert qp is None and np.max(np.abs(w0 - w)) <= scale.max() / 2 + 1e-6
+    # int8 weights, float32 scales, int8 zero points, float32 biases: 9 bytes per output row
+    assert mlperf.state_bytes(state) == hidden * 64 + hidden * 9 + 10 * hidden + 4 + 1 + 40
+
+
+# ----------------------------------------------------------------------------- tampered results
+def _score(result: Any) -> tuple[bool, str]:
+    r = mlperf.score(one_seed(), {0: result})
+    return r["passed"], r["message"]
+
+
+def test_the_reference_results_pass_and_each_tampering_fails_with_its_reason() -> None:
+    good = reference_seed0()
+    ok, msg = _score(good)
+    assert ok, msg
+
+    def tampered(edit: Any) -> str:
+        bad = copy.deepcopy(good)
+        edit(bad)
+        passed, why = _score(bad)
+        assert not passed, why
+        return why
+
+    def one_cached_token(r: Any) -> None:
+        r["generation"]["cached_tokens"][3, -1] = (r["generation"]["cached_tokens"][3, -1] + 1) % 65
+
+    def both_runs_wrong(r: Any) -> None:
+        for key in ("cached_tokens", "uncached_tokens"):
+            r["generation"][key][:, -5:] = (r["generation"][key][:, -5:] + 1) % 65
+
+    def other_prompt(r: Any) -> None:
+        for key in ("cached_tokens", "uncached_tokens"):
+            r["generation"][key][:, 0] = (r["generation"][key][:, 0] + 1) % 65
+
+    def swapped_clocks(r: Any) -> None:
+        g = r["generation"]
+        g["uncached_s"], g["cached_s"] = g["cached_s"], g["uncached_s"]
+
+    def float_weights_in_int8(r: Any) -> None:
+        r["int8"]["0.qweight"] = r["int8"]["0.qweight"].astype(np.int16)
+
+    def unpruned(r: Any) -> None:
+        r["pruned"] = copy.deepcopy(r["float"])
+
+    def nan_weights(r: Any) -> None:
+        r["float"]["2.weight"][0, 0] = np.nan
+
+    assert "run 3 at position 255" in tampered(one_cached_token)
+    assert "not the greedy choice" in tampered(both_runs_wrong)
+    assert "prompt" in tampered(other_prompt)
+    assert "below 5" in tampered(swapped_clocks)
+    assert "not an 8-bit integer" in tampered(float_weights_in_int8)
+    assert "needs 50%" in tampered(unpruned)
+    assert "NaN" in tampered(nan_weights)
+    assert "no generation" in tampered(lambda r: r.pop("generation"))
+    assert "not the recipe's results" in _score([1, 2, 3])[1]
+
+
+def test_k_of_n_seeds_and_missing_seeds() -> None:
+    good = reference_seed0()
+    r = mlperf.score(MS, {0: good, 1: None})
+    assert not r["passed"] and r["score"] == 0 and r["per_seed"][1] is None
+    assert "seed 1: no results" in r["message"] and "seed 2: no results" in r["message"]
+
+
+# ----------------------------------------------------------------------------- the probe
+class _BlockAutograder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname.split(".")[0] == "autograder":
+            raise ImportError(f"blocked: {fullname}")
+        return None
+
+
+def test_probe_file_measures_as_the_sandboxed_child_runs_it() -> None:
+    """Loaded by path, then autograder imports are blocked; the parent scores the results."""
+    path = paths.REPO_ROOT / "autograder" / "milestones" / "probes" / "mlperf_2018.py"
+    spec = importlib.util.spec_from_file_location("milestone_mlperf_2018", path)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] == "autograder"}
+    blocker = _BlockAutograder()
+    sys.meta_path.insert(0, blocker)
+    for k in saved:
+        del sys.modules[k]
+    try:
+        result = mod.probe(tinytorch_ref, 1)
+    finally:
+        sys.meta_path.remove(blocker)
+        sys.modules.update(saved)
+    assert set(result) == {"float", "int8", "pruned", "gpt", "generation"}
+    assert result["int8"]["0.qweight"].dtype == np.int8
+    r = mod.evaluate({0: None, 1: result, 2: None})
+    assert r["passing_seeds"] == [1] and not r["passed"], r["message"]
+
+
+def test_probe_holds_no_held_out_labels() -> None:
+    probe = mlperf.make_probe()
+    _, _, test_x, test_y = mlperf.task()
+    for cell in probe.__closure__ or ():
+        value = cell.cell_contents
+        if isinstance(value, np.ndarray):
+            assert value.shape[0] != len(test_y), "the probe must not hold the held-out split"
+
+
+# ----------------------------------------------------------------------------- reference and bugs
+def test_reference_passes_every_graded_seed() -> None:
+    r = mlperf.run_in_process(tinytorch_ref)
+    assert r["passed"] and r["passing_seeds"] == list(MS.seeds), r["message"]
+    for seed in MS.seeds:
+        assert r["seconds"][seed] < 0.5 * mlperf.item_budget_s(MS) / mlperf.TRAIN_SHARE, r["seconds"]
+
+
+@pytest.mark.parametrize("bug", sorted(BUGS))
+def test_plausible_bug_fails_the_milestone_for_its_reason(bug: str) -> None:
+    r = mlperf.run_in_process(variant(bug), seeds=[0])
+    assert not r["passed"], r["message"]
+    assert BUGS[bug] in r["message"], r["message"]
+
+
+# ----------------------------------------------------------------------------- the script
+def _script(package: str, *args: str, extra_path: Path | None = None
+            ) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    if extra_path is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(extra_path), env.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, str(paths.REPO_ROOT / "milestones" / "mlperf_2018.py"),
+                           "--package", package, "--seed", "0", "--json", *args],
+                          capture_output=True, text=True, timeout=900, env=env,
+                          cwd=paths.REPO_ROOT)
+
+
+@pytest.mark.parametrize("contended", [False, True], ids=["idle", "busy-core"])
+def test_script_passes_with_the_reference_and_fails_a_fake_cache(contended: bool) -> None:
+    """Pinned next to a busy loop, the reference still clears 5x and a cache that recomputes
+    everything still fails on its ratio: CPU-second pairs, a median interval."""
+    extra = ("--contended",) if contended else ()
+    proc = _script("tinytorch_ref", *extra)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    good = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert good["passed"] and good["speedup"]["0"] >= 5
+    pkg = variant("kv_cache_never_reused")
+    proc = _script(pkg.__name__, *extra, extra_path=package_root(pkg))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    bad = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert bad["speedup"]["0"] < 2 and "below 5" in bad["message"]
