@@ -65,6 +65,9 @@ class Suite:
     module: str
     version: str
     cases: list[Case] = field(default_factory=list)
+    #: ``(case name, entries(value) -> [{"name", "value", "order"}])``: the trusted parent
+    #: turns that case's decoded result into results.json's Gradescope ``leaderboard``.
+    leaderboard: tuple[str, Callable[[Any], list[dict[str, Any]]]] | None = None
 
     def case(
         self,

@@ -75,6 +75,10 @@ class Module(_Strict):
     written_points: float = Field(0, ge=0, description="Hand-graded points of its written questions.")
     release: str = Field(description="Release time, 'YYYY-MM-DD HH:MM' in the course time zone.")
     due: str = Field(description="Due time, 'YYYY-MM-DD HH:MM' in the course time zone.")
+    targets: dict[str, float] = Field(
+        default_factory=dict,
+        description="Named thresholds its hidden suite grades against (module 20's accuracy "
+                    "drop and size ratio); the suite names the keys it reads.")
 
     @field_validator("release", "due")
     @classmethod

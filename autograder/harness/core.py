@@ -74,6 +74,7 @@ class _Ctx:
     grader_errors: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     lanes: int = 1
+    leaderboard: list[dict[str, Any]] = field(default_factory=list)
 
 
 def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
@@ -333,6 +334,9 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
             "tags": [*tags_base, "hidden", *c.tags],
         })
 
+    if suite.leaderboard is not None and not integrity:
+        ctx.leaderboard = _leaderboard(ctx, suite, report)
+
     ms_extra: dict[str, Any] = {}
     for j in jobs:
         evaluate = None
@@ -360,6 +364,27 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
                         "protocol_errors": report.protocol_errors[:20],
                         "child_numpy": report.child_numpy}
     return _results(ctx, tests, _summary(ctx, tests, report, integrity))
+
+
+def _leaderboard(ctx: _Ctx, suite: Suite, report: RunReport) -> list[dict[str, Any]]:
+    """Gradescope ``leaderboard`` entries from the suite's leaderboard case, computed here in
+    the parent; none when that case sent no result or the entries are malformed."""
+    assert suite.leaderboard is not None
+    name, entries_of = suite.leaderboard
+    o = report.outcomes.get(f"case:{name}")
+    if o is None or o.status != "result":
+        return []
+    try:
+        entries = entries_of(o.value)
+    except Exception as exc:  # noqa: BLE001 - odd data must not crash grading
+        ctx.grader_errors.append(f"leaderboard: {type(exc).__name__}: {exc}")
+        return []
+    good = [e for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)
+            and isinstance(e.get("value"), (int, float)) and not isinstance(e["value"], bool)
+            and math.isfinite(e["value"]) and e.get("order") in ("asc", "desc")]
+    if len(good) != len(entries):
+        ctx.grader_errors.append("leaderboard: malformed entries dropped")
+    return [{"name": e["name"], "value": float(e["value"]), "order": e["order"]} for e in good]
 
 
 def _submission_test(ctx: _Ctx, report: RunReport, integrity: list[str]) -> dict[str, Any]:
@@ -481,9 +506,12 @@ def _results(ctx: _Ctx, tests: list[dict[str, Any]], summary: str) -> dict[str, 
     for t in tests:
         t["score"] = float(t["score"])
         t["max_score"] = float(t["max_score"])
-    return {"score": score, "execution_time": round(time.monotonic() - ctx.started, 3),
-            "output": summary, "visibility": TOP_VISIBILITY, "stdout_visibility": "hidden",
-            "tests": tests, "extra_data": extra}
+    results = {"score": score, "execution_time": round(time.monotonic() - ctx.started, 3),
+               "output": summary, "visibility": TOP_VISIBILITY, "stdout_visibility": "hidden",
+               "tests": tests, "extra_data": extra}
+    if ctx.leaderboard:
+        results["leaderboard"] = ctx.leaderboard
+    return results
 
 
 def _packages(child_numpy: str | None) -> dict[str, str]:

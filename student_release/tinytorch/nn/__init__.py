@@ -1,11 +1,8 @@
 """``tinytorch.nn`` — layers, activations and losses under PyTorch's names (a facade).
 
 Hand-written infrastructure: it only re-exports what modules 02 (activations), 03 (layers),
-<<<<<<< HEAD
-04 (losses), 09 (spatial), 11 (embeddings), 12 (attention) and 13 (transformers) define, so
-=======
-04 (losses), 09 (spatial), 11 (embeddings), 12 (attention) and 16 (``KLDivLoss``) define, so
->>>>>>> m15-16-conv
+04 (losses), 09 (spatial), 11 (embeddings), 12 (attention), 13 (transformers) and 16
+(``KLDivLoss``) define, so
 ``from tinytorch import nn; nn.Linear(4, 2)`` works as in PyTorch.
 """
 
@@ -21,11 +18,8 @@ from . import functional, utils
 
 __all__ = [
     "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm2d", "Conv2d", "CrossEntropyLoss",
-<<<<<<< HEAD
-    "Dropout", "Embedding", "Flatten", "GELU", "LayerNorm", "Linear", "LogSoftmax", "MSELoss",
-=======
-    "Dropout", "Embedding", "Flatten", "GELU", "KLDivLoss", "Linear", "LogSoftmax", "MSELoss",
->>>>>>> m15-16-conv
+    "Dropout", "Embedding", "Flatten", "GELU", "KLDivLoss", "LayerNorm", "Linear", "LogSoftmax",
+    "MSELoss",
     "MaxPool2d", "Module", "MultiheadAttention", "NLLLoss", "Parameter", "ReLU", "Sequential",
     "Sigmoid", "Softmax", "Tanh", "functional", "utils",
 ]

@@ -1,0 +1,22 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "frontier"
+points = 0
+
+@test_case(points=None, hidden=False)
+def test_dominance_and_front(dominates, pareto_front):
+    base = {'accuracy': 0.97, 'latency_ms': 1.0, 'bytes': 400.0}
+    for key, worse in (('accuracy', 0.96), ('latency_ms', 2.0), ('bytes', 800.0)):
+        other = dict(base, **{key: worse})
+        assert dominates(base, other) is True, f'{base} is better in {key} and equal elsewhere: it dominates {other}; got {dominates(base, other)}'
+        assert dominates(other, base) is False, f'{other} is worse in {key}: it cannot dominate'
+    assert dominates(base, dict(base)) is False, 'equal entries do not dominate each other (neither is strictly better)'
+    trade = dict(base, accuracy=0.99, bytes=900.0)
+    assert not dominates(base, trade) and (not dominates(trade, base)), 'better accuracy but more bytes is a trade-off: neither dominates'
+    entries = [base, dict(base, latency_ms=3.0), trade, dict(base)]
+    got = pareto_front(entries)
+    assert got == [0, 2, 3], f'front of [base, slower base, trade-off, copy of base] is [0, 2, 3], got {got}'
+    assert pareto_front([]) == [], 'the front of no entries is empty'
+

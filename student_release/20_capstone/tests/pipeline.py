@@ -1,0 +1,29 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "pipeline"
+points = 0
+
+@test_case(points=None, hidden=False)
+def test_optimize_and_measure(optimize, measure_entry, storage_bytes, QuantizedLinear, Linear, ReLU, Sequential, Tensor, manual_seed, np):
+    rng = np.random.default_rng(0)
+    centers = rng.standard_normal((3, 16)).astype(np.float32) * 3
+    y = rng.integers(0, 3, 600)
+    x = (centers[y] + rng.standard_normal((600, 16))).astype(np.float32)
+    manual_seed(0)
+    model = Sequential(Linear(16, 32), ReLU(), Linear(32, 3))
+    before = [p.data.copy() for p in model.parameters()]
+    q = optimize(model, x, y, amount=0.5, finetune_epochs=2, calibration=64)
+    assert all((np.array_equal(b, p.data) for b, p in zip(before, model.parameters()))), 'optimize must leave the float model unchanged (prune_model and quantize_model copy)'
+    layers = [m for m in q.modules() if isinstance(m, QuantizedLinear)]
+    assert len(layers) == 2, f'expected 2 QuantizedLinear layers, got {len(layers)}'
+    zeros = sum((int((m.qweight.data == 0).sum()) for m in layers)) / (16 * 32 + 32 * 3)
+    assert zeros >= 0.5, f'half the weights were pruned: at least 50% zero qweights, got {zeros:.2f}'
+    ticks = iter(range(1000))
+    entry = measure_entry(q, x, y, repeats=5, timer=lambda: 0.002 * next(ticks))
+    assert set(entry) == {'accuracy', 'latency_ms', 'bytes'}, f'keys: {sorted(entry)}'
+    assert abs(entry['latency_ms'] - 2.0) < 1e-09, f"each timed run spans one 2 ms tick: the median is 2.0 ms, got {entry['latency_ms']}"
+    assert entry['accuracy'] > 0.9, f"well-separated blobs: the optimized model should still be >90% right, got {entry['accuracy']:.3f}"
+    assert entry['bytes'] == storage_bytes(q), 'bytes are storage_bytes(model)'
+
