@@ -113,8 +113,8 @@ def olympics_score(entry: Entry, baseline: Entry, max_accuracy_drop: float = 0.0
         >>> olympics_score({"accuracy": 0.95, "latency_ms": 0.1, "bytes": 1}, base)
         0.0
 
-    HINT: ``0.97 - 0.01`` is ``0.9599999999999999`` in floating point: that is why the gate
-    has a tolerance.
+    HINT: ``0.13 - 0.01`` is ``0.12000000000000001`` in floating point, so an accuracy of
+    exactly ``0.12`` would fail a gate without the tolerance.
     """
     for name, e in (("entry", entry), ("baseline", baseline)):
         for key in ("latency_ms", "bytes"):
