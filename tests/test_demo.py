@@ -26,6 +26,11 @@ def test_demo_releases_builds_grades_and_reports(tmp_path):
     assert summary["scores"] == {"s1001_full": 50, "s1002_untouched": 0, "s1003_partial": 35,
                                  "s1004_syntax": 0, "s1005_loop": 43, "s1006_exit": 0,
                                  "s1007_late": 50}
+    tiers = summary["tiers"]  # one finished submission per other tier, full marks
+    assert sorted(tiers) == ["08_dataloader", "14_profiling", "20_capstone"], tiers
+    assert all(t["score"] == 50 for t in tiers.values()), tiers
+    board = tiers["20_capstone"]["leaderboard"]
+    assert [e["name"] for e in board][0] == "Olympics score" and board[0]["value"] > 0
     for z in summary["paths"]["autograders"]:
         names = zipfile.ZipFile(z).namelist()
         assert "setup.sh" in names and "run_autograder" in names

@@ -3,7 +3,9 @@
 1. sync the reference and release every module that has a solution (leak scan included);
 2. build the Gradescope autograder zip of every module with a hidden suite;
 3. grade the bundled sample class for module 01 (full, untouched, partial, syntax error,
-   infinite loop, hard exit, late) exactly as ``tito grade`` does;
+   infinite loop, hard exit, late) exactly as ``tito grade`` does, then one finished sample
+   submission of each other tier (its first built module that grades no milestone; the
+   capstone's results.json carries the Gradescope leaderboard);
 4. build the gradebook from the sample term plus those results; export Canvas CSV, write the
    HTML report;
 5. regrade a synthetic Gradescope export of module 01 (``tito synth-export``: correct, buggy,
@@ -23,10 +25,10 @@ from rich.table import Table
 from rich.text import Text
 
 from tito import paths
-from tito.course import Course
+from tito.course import Course, Module
 from tito.grading import build_autograder, grade_submission
-from tito.release import available_modules, release, sync
-from tito.samples import STUDENTS
+from tito.release import available_modules, dump_notebook, release, sync
+from tito.samples import STUDENTS, build_notebook
 
 
 def run_demo(course: Course, *, out_root: Path | None = None, console: Console | None = None
@@ -84,6 +86,7 @@ def run_demo(course: Course, *, out_root: Path | None = None, console: Console |
         summary["scores"][s.folder] = res["score"]
     console.print(table)
     summary["paths"]["results"] = str(results_dir)
+    _grade_tier_samples(course, mods, module, out_root, console, summary)
 
     from gradebook import api as gb
 
@@ -126,6 +129,44 @@ def run_demo(course: Course, *, out_root: Path | None = None, console: Console |
     console.print(f"demo finished in {time.perf_counter() - t0:.0f} s")
     (out_root / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary
+
+
+def tier_sample_modules(course: Course, built: list[Module]) -> list[Module]:
+    """Per tier (course.yml order), its first built module with a hidden suite that grades no
+    milestone (fast to grade)."""
+    graded = {ms.graded_with for ms in course.milestones}
+    picks = []
+    for tier in course.tiers:
+        cands = [m for m in built if m.tier == tier.id and m.number not in graded
+                 and (paths.SUITES / m.name / "suite.py").exists()]
+        if cands:
+            picks.append(cands[0])
+    return picks
+
+
+def _grade_tier_samples(course: Course, built: list[Module], done: Module, out_root: Path,
+                        console: Console, summary: dict) -> None:
+    """Grade the full sample submission of one module per tier (``done``'s class is graded)."""
+    table = Table(title="One finished sample submission per tier (graded as on Gradescope)")
+    for col in ("tier", "module", "score", "time", "leaderboard"):
+        table.add_column(col)
+    summary["tiers"] = {}
+    for m in tier_sample_modules(course, built):
+        if m.number == done.number:
+            continue
+        dest = out_root / "tiers" / m.name
+        dest.mkdir(parents=True, exist_ok=True)
+        nb = dest / f"{m.name}.ipynb"
+        nb.write_text(dump_notebook(build_notebook(m, "full")), encoding="utf-8")
+        with console.status(f"grading a finished {m.name}"):
+            res = grade_submission(course=course, module=m, submission=nb,
+                                   out=dest / "results.json")
+        board = ", ".join(f"{e['name']} {e['value']:g}" for e in res.get("leaderboard", []))
+        table.add_row(m.tier, m.name, f"{res['score']:g}/{m.points:g}",
+                      f"{res.get('execution_time', 0):.1f}s", board or "-")
+        summary["tiers"][m.name] = {"score": res["score"],
+                                    "leaderboard": res.get("leaderboard", [])}
+    console.print(table)
 
 
 def _print_gradebook(console: Console, built: object) -> None:
