@@ -68,6 +68,9 @@ class Suite:
     #: ``(case name, entries(value) -> [{"name", "value", "order"}])``: the trusted parent
     #: turns that case's decoded result into results.json's Gradescope ``leaderboard``.
     leaderboard: tuple[str, Callable[[Any], list[dict[str, Any]]]] | None = None
+    #: The suite reads the shipped datasets, ``autograder.milestones`` and course.yml (as
+    #: milestone grading does): the Gradescope zip then carries them, as for a milestone.
+    needs_course_data: bool = False
 
     def case(
         self,

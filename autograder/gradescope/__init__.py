@@ -132,8 +132,8 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
 
     files["setup.sh"] = (TEMPLATES / "setup.sh").read_bytes()
     files["run_autograder"] = (TEMPLATES / "run_autograder").read_bytes()
-    files["requirements.txt"] = (_pins(requirements, with_course=bool(info.milestones))
-                                 + "\n").encode()
+    course_data = bool(info.milestones) or suite.needs_course_data
+    files["requirements.txt"] = (_pins(requirements, with_course=course_data) + "\n").encode()
     files["course.json"] = json.dumps(snap, indent=1, sort_keys=True).encode()
     ag = repo / "autograder"
     files["autograder/__init__.py"] = (ag / "__init__.py").read_bytes()
@@ -149,7 +149,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
             files[f"autograder/milestones/probes/{m.id}.py"] = prov.read_bytes()
     files["tito/__init__.py"] = b'"""The exporter (and, with milestones, the course schema)."""\n'
     files["tito/export.py"] = (repo / "tito" / "export.py").read_bytes()
-    if info.milestones and (repo / "autograder" / "milestones" / "__init__.py").is_file():
+    if course_data and (repo / "autograder" / "milestones" / "__init__.py").is_file():
         files.update(_milestone_files(repo))
     files.update(_reference_files(reference, stubs, info))
     if public_tests.is_dir():

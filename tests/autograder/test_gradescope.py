@@ -167,3 +167,32 @@ def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
     assert res2["score"] == 0
     assert all(t["score"] == 0 for t in res2["tests"]
                if any(g.startswith("milestone:") for g in t["tags"]))
+
+
+def test_module_20_zip_grades_the_olympics_and_publishes_a_leaderboard(tmp_path):
+    """The capstone's zip carries the data and course.yml its event needs; the parent measures
+    the submitted model and writes Gradescope's leaderboard; an untouched release gets none."""
+    from tito import paths
+    from tito.course import load_course
+    from tito.release import dump_notebook
+    from tito.samples import build_notebook
+
+    course = load_course()
+    module = course.module(20)
+    zip_path = build_zip(module, tmp_path / "20_capstone.zip", course=course)
+    with zipfile.ZipFile(zip_path) as zf:
+        names = zf.namelist()
+    assert "datasets/digits_8x8/digits.csv.gz" in names and "course.yml" in names
+    assert "reference/capstone.py" not in names
+    full = dump_notebook(build_notebook(module, "full")).encode()
+    res = _run(_container(tmp_path / "full", zip_path, full, "20_capstone.ipynb"))
+    check_results_schema(res)
+    assert res["score"] == module.points, [t["output"] for t in res["tests"] if t["score"] == 0]
+    board = res["leaderboard"]
+    assert [e["name"] for e in board] == ["Olympics score", "Accuracy (%)", "Speed-up",
+                                          "Size (KB)"]
+    assert [e["order"] for e in board] == ["desc", "desc", "desc", "asc"]
+    assert board[0]["value"] > 0 and board[1]["value"] > 90
+    stub = (paths.RELEASE / module.name / f"{module.name}.ipynb").read_bytes()
+    res2 = _run(_container(tmp_path / "stub", zip_path, stub, "20_capstone.ipynb"))
+    assert res2["score"] == 0 and "leaderboard" not in res2

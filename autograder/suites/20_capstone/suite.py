@@ -20,7 +20,7 @@ import numpy as np
 from autograder.milestones.data import loaders
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="20_capstone", version="2027.1")
+suite = Suite(module="20_capstone", version="2027.1", needs_course_data=True)
 case = suite.case
 
 #: Training digits for the event, read while the suite loads (before the sandbox); the held-out
