@@ -29,7 +29,7 @@ from autograder.milestones import (
 #: Per-seed training CPU seconds allowed for the reference (the clock the budgets use, so a
 #: busy machine does not change the verdict; far below each milestone's training budget).
 REFERENCE_SECONDS = {"perceptron_1957": 5.0, "xor_1969": 5.0, "mlp_1986": 20.0,
-                     "cnn_1998": 10.0, "cnn_fashion_1998": 40.0}
+                     "cnn_1998": 5.0, "cnn_fashion_1998": 15.0}
 
 #: Which plausible bug must fail which milestone (measured; a bug a milestone cannot see,
 #: e.g. a dropped input gradient in a one-layer perceptron, is not listed for it).
