@@ -290,8 +290,9 @@ def test_l1_unstructured_mask_and_repeated_pruning(l1_unstructured_mask, Tensor,
 # "weight")`, which makes the pruning permanent (`weight ← weight · mask`, mask back to ones).
 # `MaskedConv2d` (given) does the same for module 09's `Conv2d`, with `conv2d(x, weight *
 # weight_mask, ...)`. `make_prunable(model)` swaps every Linear and Conv2d of a model copy for
-# its masked version (the same walk as module 15's `swap_modules`); `strip_masks(model)` turns them back into plain
-# `Linear`s with the zeros baked in (ready for module 15's quantization).
+# its masked version (the same walk as module 15's `swap_modules`); `strip_masks(model)` turns
+# them back into plain `Linear`s and `Conv2d`s with the zeros baked in (ready for module 15's
+# quantization).
 
 # %%
 #| export
@@ -551,7 +552,8 @@ def test_masked_linear_applies_the_mask_and_blocks_gradients(MaskedLinear, Linea
 # Global pruning is the masks of the **concatenation** of every weight, cut back into pieces
 # (`torch.nn.utils.prune.global_unstructured`, given below on top of your function); with
 # earlier masks, the candidates are again only the weights still kept. `prune_model(model,
-# amount, scope="global" | "local")` prunes a copy of a model's Linear weights in one call.
+# amount, scope="global" | "local")` prunes a copy of a model's Linear and Conv2d weights
+# in one call.
 #
 # A **sparsity report** says how many weights of the Linear and Conv2d layers are zero, per
 # layer and overall — in the *effective* weights (`weight * weight_mask` for a masked layer),
