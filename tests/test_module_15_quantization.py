@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from digits_mlp import trained_digits_mlp
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -111,30 +112,10 @@ def test_quantize_model_handles_a_cnn_and_leaves_the_float_model_alone():
     assert Q.model_bytes(model) == 2760 and Q.model_bytes(q) == 812
 
 
-def _digits_mlp(seed: int):
-    from datasets.loaders import load_digits
-
-    digits = load_digits()
-    train_x = digits.train_x.astype(np.float32) / np.float32(16.0)
-    tt.manual_seed(seed)
-    model = tt.nn.Sequential(tt.nn.Linear(64, 64), tt.nn.ReLU(), tt.nn.Linear(64, 10))
-    trainer = tt.training.Trainer(model, tt.nn.CrossEntropyLoss(),
-                                  tt.optim.Adam(model.parameters(), lr=3e-3))
-    rng = np.random.default_rng(seed)
-    for _ in range(30):
-        trainer.train_epoch(train_x, digits.train_y, 32, rng)
-    return model.eval(), train_x, digits
-
-
 def test_digits_mlp_int8_bytes_and_accuracy():
     """The lesson's measurement, pinned: exact byte counts; the accuracy stays within a point."""
-    model, train_x, digits = _digits_mlp(seed=0)
-    test_x = tt.Tensor(digits.test_x.astype(np.float32) / np.float32(16.0))
-
-    def accuracy(m):
-        with tt.no_grad():
-            return float((m(test_x).numpy().argmax(1) == digits.test_y).mean())
-
+    trained = trained_digits_mlp(seed=0)
+    model, train_x, accuracy = trained.model, trained.train_x, trained.accuracy
     calibration = [train_x[i:i + 32] for i in range(0, 256, 32)]
     sizes = {"float": Q.model_bytes(model),
              "dynamic per-tensor": Q.model_bytes(Q.quantize_model(model, per_channel=False)),

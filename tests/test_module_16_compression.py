@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import numpy as np
+from digits_mlp import trained_digits_mlp
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -117,31 +118,11 @@ def test_low_rank_error_follows_eckart_young_for_every_rank():
     assert errors == sorted(errors, reverse=True) and errors[-1] < 1e-5
 
 
-def _digits_mlp(seed: int):
-    from datasets.loaders import load_digits
-
-    digits = load_digits()
-    train_x = digits.train_x.astype(np.float32) / np.float32(16.0)
-    tt.manual_seed(seed)
-    model = tt.nn.Sequential(tt.nn.Linear(64, 64), tt.nn.ReLU(), tt.nn.Linear(64, 10))
-    trainer = tt.training.Trainer(model, tt.nn.CrossEntropyLoss(),
-                                  tt.optim.Adam(model.parameters(), lr=3e-3))
-    rng = np.random.default_rng(seed)
-    for _ in range(30):
-        trainer.train_epoch(train_x, digits.train_y, 32, rng)
-    return model.eval(), train_x, digits, rng
-
-
 def test_digits_mlp_half_pruned_then_quantized():
     """The lesson's measurement, pinned for seed 0: 50% global pruning, fine-tuning that keeps
     the masks, and module 15's INT8 on top of the pruned model."""
-    model, train_x, digits, rng = _digits_mlp(seed=0)
-    test_x = tt.Tensor(digits.test_x.astype(np.float32) / np.float32(16.0))
-
-    def accuracy(m):
-        with tt.no_grad():
-            return float((m(test_x).numpy().argmax(1) == digits.test_y).mean())
-
+    trained = trained_digits_mlp(seed=0)
+    model, train_x, accuracy = trained.model, trained.train_x, trained.accuracy
     base = accuracy(model)
     pruned = C.prune_model(model, 0.5)
     assert C.parameter_count(pruned, nonzero=True) == 4810 - 2368
@@ -149,7 +130,7 @@ def test_digits_mlp_half_pruned_then_quantized():
     trainer = tt.training.Trainer(pruned, tt.nn.CrossEntropyLoss(),
                                   tt.optim.Adam(pruned.parameters(), lr=1e-3))
     for _ in range(3):
-        trainer.train_epoch(train_x, digits.train_y, 32, rng)
+        trainer.train_epoch(train_x, trained.train_y, 32, trained.rng)
     pruned.eval()
     assert C.sparsity_report(pruned)["global"]["sparsity"] == 0.5
     assert base - accuracy(pruned) <= 0.01

@@ -296,16 +296,37 @@ def test_l1_unstructured_mask_and_repeated_pruning(l1_unstructured_mask, Tensor,
 
 # %%
 #| export
-def _new_linear(cls: type, weight: np.ndarray, bias: np.ndarray | None) -> Any:
-    """A ``cls`` (Linear or a subclass) holding these arrays, without drawing random numbers."""
+def _bare(cls: type, weight: Parameter, bias: Parameter | None) -> Any:
+    """A ``cls`` (a Linear or Conv2d class) holding exactly these Parameters, built without
+    its ``__init__`` (which would draw random numbers); the caller sets its other fields."""
     layer = cls.__new__(cls)
     Module.__init__(layer)
-    layer.out_features, layer.in_features = weight.shape
-    layer.weight = Parameter(np.ascontiguousarray(weight, dtype=np.float32))
+    layer.weight = weight
     if bias is None:
         layer.register_parameter("bias", None)
     else:
-        layer.bias = Parameter(np.ascontiguousarray(bias, dtype=np.float32))
+        layer.bias = bias
+    return layer
+
+
+def _param(values: np.ndarray | None) -> Parameter | None:
+    return None if values is None else Parameter(np.ascontiguousarray(values, dtype=np.float32))
+
+
+def _new_linear(cls: type, weight: np.ndarray, bias: np.ndarray | None) -> Any:
+    """A ``cls`` (Linear or a subclass) holding these arrays, without drawing random numbers."""
+    layer = _bare(cls, _param(weight), _param(bias))
+    layer.out_features, layer.in_features = weight.shape
+    return layer
+
+
+def _new_conv(like: Conv2d, weight: np.ndarray, bias: np.ndarray | None) -> Conv2d:
+    """A Conv2d with ``like``'s stride and padding holding these arrays, without drawing
+    random numbers."""
+    layer = _bare(Conv2d, _param(weight), _param(bias))
+    layer.out_channels, layer.in_channels = weight.shape[:2]
+    layer.kernel_size = tuple(weight.shape[2:])
+    layer.stride, layer.padding = like.stride, like.padding
     return layer
 
 
@@ -314,23 +335,6 @@ def _add_masks(layer: Module) -> None:
     layer.register_buffer("weight_mask", Tensor(np.ones(layer.weight.shape, np.float32)))
     layer.register_buffer("bias_mask", None if layer.bias is None else
                           Tensor(np.ones(layer.bias.shape, np.float32)))
-
-
-def _new_conv(like: Conv2d, weight: np.ndarray, bias: np.ndarray | None,
-              cls: type = Conv2d) -> Any:
-    """A ``cls`` (Conv2d or a subclass) with ``like``'s stride and padding holding these
-    arrays, without drawing random numbers."""
-    layer = cls.__new__(cls)
-    Module.__init__(layer)
-    layer.out_channels, layer.in_channels = weight.shape[:2]
-    layer.kernel_size = tuple(weight.shape[2:])
-    layer.stride, layer.padding = like.stride, like.padding
-    layer.weight = Parameter(np.ascontiguousarray(weight, dtype=np.float32))
-    if bias is None:
-        layer.register_parameter("bias", None)
-    else:
-        layer.bias = Parameter(np.ascontiguousarray(bias, dtype=np.float32))
-    return layer
 
 
 class MaskedLinear(Linear):
@@ -348,14 +352,8 @@ class MaskedLinear(Linear):
     @classmethod
     def from_linear(cls, linear: Linear) -> MaskedLinear:
         """A MaskedLinear sharing ``linear``'s Parameters (same objects), masks all ones."""
-        layer = cls.__new__(cls)
-        Module.__init__(layer)
+        layer = _bare(cls, linear.weight, linear.bias)
         layer.in_features, layer.out_features = linear.in_features, linear.out_features
-        layer.weight = linear.weight
-        if linear.bias is None:
-            layer.register_parameter("bias", None)
-        else:
-            layer.bias = linear.bias
         _add_masks(layer)
         return layer
 
@@ -405,15 +403,9 @@ class MaskedConv2d(Conv2d):
     @classmethod
     def from_conv(cls, conv: Conv2d) -> MaskedConv2d:
         """A MaskedConv2d sharing ``conv``'s Parameters (same objects), masks all ones."""
-        layer = cls.__new__(cls)
-        Module.__init__(layer)
+        layer = _bare(cls, conv.weight, conv.bias)
         for name in ("in_channels", "out_channels", "kernel_size", "stride", "padding"):
             setattr(layer, name, getattr(conv, name))
-        layer.weight = conv.weight
-        if conv.bias is None:
-            layer.register_parameter("bias", None)
-        else:
-            layer.bias = conv.bias
         _add_masks(layer)
         return layer
 
