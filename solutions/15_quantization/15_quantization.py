@@ -98,14 +98,15 @@ from tinytorch.tensor import Tensor, manual_seed, no_grad
 
 # %%
 #| export
-"""Module 15 · Quantization — depends on: tensor, activations, layers; used by: benchmarking,
-capstone, milestones.
+"""Module 15 · Quantization — depends on: tensor, activations, layers, spatial; used by:
+benchmarking, capstone, milestones.
 
 INT8 quantization with PyTorch's conventions: quantized dtypes ``qint8``/``quint8``,
 ``quantize_per_tensor``/``quantize_per_channel`` and ``QTensor.dequantize``; observers that
 calibrate scale and zero point (``MinMaxObserver``, ``MovingAverageMinMaxObserver``,
 ``PerChannelMinMaxObserver``); ``QuantizedLinear`` (int8 weights, int32 accumulation,
-dynamic or static activation quantization); model conversion by wrapping layers
+dynamic or static activation quantization) and ``QuantizedConv2d``; model conversion by
+wrapping layers
 (``quantize_dynamic``, ``prepare``, ``convert``, ``quantize_model``) and ``model_bytes``.
 """
 
@@ -121,7 +122,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from tinytorch.activations import ReLU  # noqa: F401 - for checks
-from tinytorch.layers import Linear, Module, Sequential  # noqa: F401 - Sequential for checks
+from tinytorch.layers import Linear, Module, Parameter, Sequential  # noqa: F401 - for checks
+from tinytorch.spatial import Conv2d, _pair, im2col, out_size
 from tinytorch.tensor import Tensor, manual_seed, no_grad  # noqa: F401 - for checks
 
 
@@ -1232,9 +1234,15 @@ def test_quantized_linear_matches_float_layer(QuantizedLinear, Linear, Tensor, d
 # * `quantize_model(model, calibration_batches=None, per_channel=True)` — the one call the
 #   2018 milestone uses: dynamic without calibration data, static with it.
 #
-# A `QConfig(activation, weight)` names the two observer factories, as in PyTorch. Layers
-# from later modules plug in the same way: a mapping entry `{Conv2d: QuantizedConv2d}` is all
-# a convolution would need.
+# A `QConfig(activation, weight)` names the two observer factories, as in PyTorch.
+#
+# **Convolutions plug in the same way.** Module 09 computes a convolution as a matmul of the
+# weight `(O, C·kh·kw)` with the im2col columns of the input — a Linear applied to every
+# window. `QuantizedConv2d` (given) is therefore `QuantizedLinear`'s recipe on those columns:
+# quantize the input once, subtract its zero point, pad with integer 0 (which *is* the real
+# 0.0 after the subtraction), im2col, int32 matmul, one rescale per output channel. The
+# mapping `QUANTIZED_MODULES = {Linear: QuantizedLinear, Conv2d: QuantizedConv2d}` is all the
+# conversion functions need to quantize a CNN too.
 #
 # **How big is a model?** `model_bytes(model)` adds the bytes (`nbytes`) of every parameter
 # and every buffer — for a float Linear `4 · (in · out + out)`, for a `QuantizedLinear` one
@@ -1243,6 +1251,98 @@ def test_quantized_linear_matches_float_layer(QuantizedLinear, Linear, Tensor, d
 
 # %%
 #| export
+def _flat_linear(conv: Conv2d) -> Linear:
+    """A Linear sharing ``conv``'s numbers: weight ``(O, C·kh·kw)`` (a view), the same bias."""
+    flat = Linear.__new__(Linear)
+    Module.__init__(flat)
+    o = conv.weight.shape[0]
+    flat.in_features, flat.out_features = int(conv.weight.data.size // o), o
+    flat.weight = Parameter(conv.weight.data.reshape(o, -1))
+    if conv.bias is None:
+        flat.register_parameter("bias", None)
+    else:
+        flat.bias = conv.bias
+    return flat
+
+
+def _input_qparams(layer: Any, data: np.ndarray) -> tuple[float, int]:
+    """The input's ``(scale, zero_point)``: calibrated (static) or from ``data`` (dynamic)."""
+    if layer.input_scale is None:
+        scale, zp = determine_qparams(data.min(), data.max(), quint8.qmin, quint8.qmax)
+        return float(scale), int(zp)
+    return float(layer.input_scale.data[0]), int(layer.input_zero_point.data[0])
+
+
+class QuantizedConv2d(Module):
+    """A Conv2d with int8 weights and int32 accumulation (given): module 09's im2col with
+    ``QuantizedLinear``'s arithmetic (``torch.ao.nn.quantized.Conv2d``; dynamic when
+    ``input_scale`` is None).
+
+    Buffers as :class:`QuantizedLinear`, with ``qweight`` ``(O, C, kh, kw)``.
+    Shapes: input ``(N, C, H, W)`` (or ``(C, H, W)``) float32 -> ``(N, O, H_out, W_out)``.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, bias: bool = True, dtype: QDtype = qint8) -> None:
+        super().__init__()
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.stride, self.padding = _pair(stride, "stride"), _pair(padding, "padding")
+        self.weight_dtype = dtype
+        self.per_channel = False
+        kh, kw = self.kernel_size
+        self.register_buffer("qweight", Tensor(np.zeros((out_channels, in_channels, kh, kw),
+                                                        dtype=dtype.storage)))
+        self.register_buffer("weight_scale", Tensor(np.ones(1, dtype=np.float32)))
+        self.register_buffer("weight_zero_point", Tensor(np.zeros(1, dtype=dtype.storage)))
+        self.register_buffer("bias", Tensor(np.zeros(out_channels, dtype=np.float32))
+                             if bias else None)
+        self.register_buffer("input_scale", None)
+        self.register_buffer("input_zero_point", None)
+
+    @classmethod
+    def from_float(cls, mod: Conv2d, weight_observer: Callable[[], ObserverBase] | None = None,
+                   input_qparams: tuple[Any, Any] | None = None) -> QuantizedConv2d:
+        """Quantize a float ``Conv2d`` exactly as ``QuantizedLinear.from_float`` quantizes its
+        flattened weight ``(O, C·kh·kw)`` (one scale per output channel by default)."""
+        flat = QuantizedLinear.from_float(_flat_linear(mod), weight_observer, input_qparams)
+        q = cls(mod.in_channels, mod.out_channels, mod.kernel_size, mod.stride, mod.padding,
+                mod.bias is not None, flat.weight_dtype)
+        q.per_channel = flat.per_channel
+        q.qweight = Tensor(flat.qweight.data.reshape(mod.weight.shape))
+        for name in ("weight_scale", "weight_zero_point", "bias", "input_scale",
+                     "input_zero_point"):
+            setattr(q, name, getattr(flat, name))
+        return q
+
+    def forward(self, x: Tensor) -> Tensor:
+        data = x.data.astype(np.float32, copy=False)
+        if data.ndim == 3:
+            return Tensor(self.forward(Tensor(data[None])).data[0])
+        n, _, h, w = data.shape
+        (kh, kw), (sh, sw), (ph, pw) = self.kernel_size, self.stride, self.padding
+        s, z = _input_qparams(self, data)
+        qx = quantize_per_tensor(data, s, z, quint8).int_repr().data       # (N, C, H, W) uint8
+        xi = qx.astype(np.int32) - np.int32(z)           # integer 0 is the real 0.0 now
+        xi = np.pad(xi, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+        cols = im2col(xi, (kh, kw), (sh, sw))                               # (N, C*kh*kw, L)
+        o = self.out_channels
+        wz = self.weight_zero_point.data.astype(np.int32).reshape(-1, 1)
+        wi = self.qweight.data.reshape(o, -1).astype(np.int32) - wz         # (O, C*kh*kw)
+        acc = np.matmul(wi, cols)                                           # (N, O, L) int32
+        out = acc.astype(np.float32) * (np.float32(s) * self.weight_scale.data).reshape(1, -1, 1)
+        if self.bias is not None:
+            out = out + self.bias.data.reshape(1, -1, 1)
+        return Tensor(out.reshape(n, o, out_size(h, kh, sh, ph), out_size(w, kw, sw, pw)))
+
+    def extra_repr(self) -> str:
+        mode = "dynamic" if self.input_scale is None else "static"
+        scheme = "per_channel" if self.per_channel else "per_tensor"
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, padding={self.padding}, qscheme={scheme}, "
+                f"activations={mode}")
+
+
 class QConfig(NamedTuple):
     """Observer factories for a layer's input (``activation``) and ``weight``
     (``torch.ao.quantization.QConfig``). ``activation=None`` means dynamic quantization."""
@@ -1262,7 +1362,7 @@ default_dynamic_qconfig = QConfig(activation=None, weight=_PER_TENSOR_WEIGHT)
 per_channel_dynamic_qconfig = QConfig(activation=None, weight=_PER_CHANNEL_WEIGHT)
 
 #: Float layer type -> its quantized replacement (a class with ``from_float``).
-QUANTIZED_MODULES: dict[type, Any] = {Linear: QuantizedLinear}
+QUANTIZED_MODULES: dict[type, Any] = {Linear: QuantizedLinear, Conv2d: QuantizedConv2d}
 
 
 def swap_modules(module: Module, mapping: dict[type, Callable[[Module], Module]]) -> Module:

@@ -88,13 +88,14 @@ from tinytorch.tensor import Tensor, manual_seed, no_grad
 
 # %%
 #| export
-"""Module 16 · Compression — depends on: tensor, activations, layers, losses, autograd; used by:
-benchmarking, capstone, milestones.
+"""Module 16 · Compression — depends on: tensor, activations, layers, losses, autograd,
+spatial; used by: benchmarking, capstone, milestones.
 
 Magnitude pruning with ``torch.nn.utils.prune``'s semantics (L1 unstructured masks, local and
-global, iterative; Lₙ-structured masks) applied by ``MaskedLinear`` layers; sparsity reports;
-structured removal of neurons; low-rank factorisation of a Linear by the SVD; ``kl_div``
-(``torch.nn.functional.kl_div``) and the distillation loss with temperature.
+global, iterative; Lₙ-structured masks) applied by ``MaskedLinear``/``MaskedConv2d`` layers;
+sparsity reports; structured removal of neurons and channels; low-rank factorisation of a
+Linear by the SVD; ``kl_div`` (``torch.nn.functional.kl_div``) and the distillation loss with
+temperature.
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ import numpy as np
 from tinytorch.activations import ReLU, log_softmax  # noqa: F401 - ReLU for checks
 from tinytorch.layers import Linear, Module, Parameter, Sequential
 from tinytorch.losses import cross_entropy
+from tinytorch.spatial import BatchNorm2d, Conv2d, conv2d
 from tinytorch.tensor import Context, Function, Tensor, manual_seed, no_grad  # noqa: F401
 
 
@@ -286,23 +288,53 @@ def test_l1_unstructured_mask_and_repeated_pruning(l1_unstructured_mask, Tensor,
 # below, prune a masked layer **in place**, combining with its current mask:
 # `l1_unstructured(module, "weight", amount)`, `ln_structured(...)`, and `remove(module,
 # "weight")`, which makes the pruning permanent (`weight ← weight · mask`, mask back to ones).
-# `make_prunable(model)` swaps every Linear of a model copy for a `MaskedLinear` (the same
-# walk as module 15's `swap_modules`); `strip_masks(model)` turns them back into plain
-# `Linear`s with the zeros baked in (ready for module 15's quantization).
+# `MaskedConv2d` (given) does the same for module 09's `Conv2d`, with `conv2d(x, weight *
+# weight_mask, ...)`. `make_prunable(model)` swaps every Linear and Conv2d of a model copy for
+# its masked version (the same walk as module 15's `swap_modules`); `strip_masks(model)` turns
+# them back into plain `Linear`s and `Conv2d`s with the zeros baked in (ready for module 15's
+# quantization).
 
 # %%
 #| export
-def _new_linear(cls: type, weight: np.ndarray, bias: np.ndarray | None) -> Any:
-    """A ``cls`` (Linear or a subclass) holding these arrays, without drawing random numbers."""
+def _bare(cls: type, weight: Parameter, bias: Parameter | None) -> Any:
+    """A ``cls`` (a Linear or Conv2d class) holding exactly these Parameters, built without
+    its ``__init__`` (which would draw random numbers); the caller sets its other fields."""
     layer = cls.__new__(cls)
     Module.__init__(layer)
-    layer.out_features, layer.in_features = weight.shape
-    layer.weight = Parameter(np.ascontiguousarray(weight, dtype=np.float32))
+    layer.weight = weight
     if bias is None:
         layer.register_parameter("bias", None)
     else:
-        layer.bias = Parameter(np.ascontiguousarray(bias, dtype=np.float32))
+        layer.bias = bias
     return layer
+
+
+def _param(values: np.ndarray | None) -> Parameter | None:
+    return None if values is None else Parameter(np.ascontiguousarray(values, dtype=np.float32))
+
+
+def _new_linear(cls: type, weight: np.ndarray, bias: np.ndarray | None) -> Any:
+    """A ``cls`` (Linear or a subclass) holding these arrays, without drawing random numbers."""
+    layer = _bare(cls, _param(weight), _param(bias))
+    layer.out_features, layer.in_features = weight.shape
+    return layer
+
+
+def _new_conv(like: Conv2d, weight: np.ndarray, bias: np.ndarray | None) -> Conv2d:
+    """A Conv2d with ``like``'s stride and padding holding these arrays, without drawing
+    random numbers."""
+    layer = _bare(Conv2d, _param(weight), _param(bias))
+    layer.out_channels, layer.in_channels = weight.shape[:2]
+    layer.kernel_size = tuple(weight.shape[2:])
+    layer.stride, layer.padding = like.stride, like.padding
+    return layer
+
+
+def _add_masks(layer: Module) -> None:
+    """Register all-ones float32 ``weight_mask`` and ``bias_mask`` (None without a bias)."""
+    layer.register_buffer("weight_mask", Tensor(np.ones(layer.weight.shape, np.float32)))
+    layer.register_buffer("bias_mask", None if layer.bias is None else
+                          Tensor(np.ones(layer.bias.shape, np.float32)))
 
 
 class MaskedLinear(Linear):
@@ -315,25 +347,14 @@ class MaskedLinear(Linear):
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True) -> None:
         super().__init__(in_features, out_features, bias)
-        self._add_masks()
-
-    def _add_masks(self) -> None:
-        self.register_buffer("weight_mask", Tensor(np.ones(self.weight.shape, np.float32)))
-        self.register_buffer("bias_mask", None if self.bias is None else
-                             Tensor(np.ones(self.bias.shape, np.float32)))
+        _add_masks(self)
 
     @classmethod
     def from_linear(cls, linear: Linear) -> MaskedLinear:
         """A MaskedLinear sharing ``linear``'s Parameters (same objects), masks all ones."""
-        layer = cls.__new__(cls)
-        Module.__init__(layer)
+        layer = _bare(cls, linear.weight, linear.bias)
         layer.in_features, layer.out_features = linear.in_features, linear.out_features
-        layer.weight = linear.weight
-        if linear.bias is None:
-            layer.register_parameter("bias", None)
-        else:
-            layer.bias = linear.bias
-        layer._add_masks()
+        _add_masks(layer)
         return layer
 
     def forward(self, x: Tensor) -> Tensor:
@@ -370,8 +391,39 @@ class MaskedLinear(Linear):
         return super().extra_repr() + f", weight kept={kept}/{self.weight_mask.data.size}"
 
 
+class MaskedConv2d(Conv2d):
+    """A ``Conv2d`` (module 09) with the same masks as :class:`MaskedLinear` (given):
+    ``conv2d(x, weight * weight_mask, bias * bias_mask, stride, padding)``."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, bias: bool = True) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, bias)
+        _add_masks(self)
+
+    @classmethod
+    def from_conv(cls, conv: Conv2d) -> MaskedConv2d:
+        """A MaskedConv2d sharing ``conv``'s Parameters (same objects), masks all ones."""
+        layer = _bare(cls, conv.weight, conv.bias)
+        for name in ("in_channels", "out_channels", "kernel_size", "stride", "padding"):
+            setattr(layer, name, getattr(conv, name))
+        _add_masks(layer)
+        return layer
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        bias = None if self.bias is None else self.bias * self.bias_mask
+        return conv2d(input, self.weight * self.weight_mask, bias, self.stride, self.padding)
+
+    def extra_repr(self) -> str:
+        kept = int(np.count_nonzero(self.weight_mask.data))
+        return super().extra_repr() + f", weight kept={kept}/{self.weight_mask.data.size}"
+
+
+MASKED_TYPES = (MaskedLinear, MaskedConv2d)
+
+
 #: Layer type -> a function making its masked version (sharing the layer's Parameters).
-MASKED_MODULES: dict[type, Any] = {Linear: MaskedLinear.from_linear}
+MASKED_MODULES: dict[type, Any] = {Linear: MaskedLinear.from_linear,
+                                   Conv2d: MaskedConv2d.from_conv}
 
 
 def _swap(module: Any, mapping: dict[type, Any]) -> Any:
@@ -386,15 +438,17 @@ def _swap(module: Any, mapping: dict[type, Any]) -> Any:
 
 
 def make_prunable(model: Module, inplace: bool = False) -> Any:
-    """A copy of ``model`` (or ``model`` itself) with every Linear replaced by a MaskedLinear."""
+    """A copy of ``model`` (or ``model`` itself) with every Linear replaced by a MaskedLinear
+    and every Conv2d by a MaskedConv2d."""
     return _swap(model if inplace else copy.deepcopy(model), MASKED_MODULES)
 
 
 def _masked(module: Any, name: str) -> tuple[Tensor, Tensor]:
     mask = getattr(module, f"{name}_mask", None) if name in ("weight", "bias") else None
     if not isinstance(mask, Tensor):
-        raise TypeError(f"{type(module).__name__} has no mask for {name!r}: prune a MaskedLinear "
-                        "(MaskedLinear.from_linear(layer), or make_prunable(model))")
+        raise TypeError(f"{type(module).__name__} has no mask for {name!r}: prune a masked "
+                        "layer (MaskedLinear.from_linear(layer), MaskedConv2d.from_conv(layer), "
+                        "or make_prunable(model))")
     return getattr(module, name), mask
 
 
@@ -418,17 +472,19 @@ def remove(module: Any, name: str) -> Any:
 def is_pruned(module: Module) -> bool:
     """Whether ``module`` or any module inside it carries pruning masks
     (``torch.nn.utils.prune.is_pruned``)."""
-    return any(isinstance(m, MaskedLinear) for m in module.modules())
+    return any(isinstance(m, MASKED_TYPES) for m in module.modules())
 
 
 def strip_masks(model: Module, inplace: bool = False) -> Any:
-    """A copy of ``model`` with every MaskedLinear turned into a plain Linear whose weight and
-    bias have the masks baked in (ready for module 15's quantization)."""
-    def plain(layer: MaskedLinear) -> Linear:
+    """A copy of ``model`` with every masked layer turned into a plain Linear / Conv2d whose
+    weight and bias have the masks baked in (ready for module 15's quantization)."""
+    def baked(layer: Any) -> tuple[np.ndarray, np.ndarray | None]:
         bias = None if layer.bias is None else layer.bias.data * layer.bias_mask.data
-        return _new_linear(Linear, layer.weight.data * layer.weight_mask.data, bias)
+        return layer.weight.data * layer.weight_mask.data, bias
 
-    return _swap(model if inplace else copy.deepcopy(model), {MaskedLinear: plain})
+    return _swap(model if inplace else copy.deepcopy(model),
+                 {MaskedLinear: lambda m: _new_linear(Linear, *baked(m)),
+                  MaskedConv2d: lambda m: _new_conv(m, *baked(m))})
 
 
 # %% [raw]
@@ -488,11 +544,12 @@ def test_masked_linear_applies_the_mask_and_blocks_gradients(MaskedLinear, Linea
 # Global pruning is the masks of the **concatenation** of every weight, cut back into pieces
 # (`torch.nn.utils.prune.global_unstructured`, given below on top of your function); with
 # earlier masks, the candidates are again only the weights still kept. `prune_model(model,
-# amount, scope="global" | "local")` prunes a copy of a model's Linear weights in one call.
+# amount, scope="global" | "local")` prunes a copy of a model's Linear and Conv2d weights
+# in one call.
 #
-# A **sparsity report** says how many weights are zero, per layer and overall — in the
-# *effective* weights (`weight * weight_mask` for a masked layer), since that is what the
-# model computes with.
+# A **sparsity report** says how many weights of the Linear and Conv2d layers are zero, per
+# layer and overall — in the *effective* weights (`weight * weight_mask` for a masked layer),
+# since that is what the model computes with.
 
 # %%
 #| export
@@ -554,13 +611,13 @@ def global_unstructured(parameters: Iterable[tuple[Any, str]], amount: Any) -> N
 
 def prune_model(model: Module, amount: Any, scope: str = "global",
                 inplace: bool = False) -> Any:
-    """A copy of ``model`` with every Linear turned into a MaskedLinear and ``amount`` of the
-    Linear *weights* pruned by magnitude, across layers (``scope="global"``) or in each layer
+    """A copy of ``model`` with every Linear/Conv2d turned into a masked layer and ``amount`` of
+    their *weights* pruned by magnitude, across layers (``scope="global"``) or in each layer
     (``"local"``). Biases are not pruned."""
     if scope not in ("global", "local"):
         raise ValueError(f"scope must be 'global' or 'local', got {scope!r}")
     model = make_prunable(model, inplace=inplace)
-    layers = [m for m in model.modules() if isinstance(m, MaskedLinear)]
+    layers = [m for m in model.modules() if isinstance(m, MASKED_TYPES)]
     if scope == "global":
         global_unstructured([(m, "weight") for m in layers], amount)
     else:
@@ -570,10 +627,10 @@ def prune_model(model: Module, amount: Any, scope: str = "global",
 
 
 def sparsity_report(model: Module) -> dict[str, Any]:
-    """Zeros in the effective weights of every layer with a ``weight``, and overall.
+    """Zeros in the effective weights of every Linear and Conv2d layer, and overall.
 
     Args:
-        model: any module (Linear, MaskedLinear, or a container of them).
+        model: any module (Linear, Conv2d, their masked versions, or a container of them).
 
     Returns:
         ``{"layers": {name: {"zeros": int, "total": int, "sparsity": float}}, "global": {...}}``
@@ -581,9 +638,10 @@ def sparsity_report(model: Module) -> dict[str, Any]:
         and ``sparsity = zeros / total`` (0.0 when ``total`` is 0).
 
     APPROACH:
-        1. For each ``(name, m)`` in ``model.named_modules()`` whose ``m.__dict__`` has a
-           ``"weight"`` that is a Tensor: ``w = m.weight.data``, times ``m.weight_mask.data`` if
-           ``m`` has a ``weight_mask`` Tensor.
+        1. For each ``(name, m)`` in ``model.named_modules()`` that is a ``Linear`` or a
+           ``Conv2d`` (``isinstance``: the masked layers are subclasses):
+           ``w = m.weight.data``, times ``m.weight_mask.data`` if ``m`` has a ``weight_mask``
+           Tensor.
         2. ``zeros = int(np.count_nonzero(w == 0))``, ``total = int(w.size)``; store the dict.
         3. ``"global"``: the sums of ``zeros`` and ``total``, and their ratio.
 
@@ -594,16 +652,16 @@ def sparsity_report(model: Module) -> dict[str, Any]:
 
     HINT: count the zeros of ``weight * mask``: a pruned entry keeps its trained value in
     ``weight`` (it is only masked), and a plain Linear may have exact zeros too (after
-    ``remove``). Biases are not counted (as in PyTorch's pruning tutorial).
+    ``remove``). Biases and BatchNorm scales are not counted (as in PyTorch's pruning
+    tutorial): they are not what pruning removes.
     """
     # BEGIN SOLUTION NO PROMPT
     layers: dict[str, dict[str, Any]] = {}
     zeros_all, total_all = 0, 0
     for name, m in model.named_modules():
-        weight = m.__dict__.get("weight")
-        if not isinstance(weight, Tensor):
+        if not isinstance(m, (Linear, Conv2d)):
             continue
-        w = weight.data
+        w = m.weight.data
         mask = m.__dict__.get("weight_mask")
         if isinstance(mask, Tensor):
             w = w * mask.data
@@ -710,6 +768,13 @@ def test_sparsity_report_counts_effective_zeros(sparsity_report, prune_model, Li
 # Removing a neuron from a network with a ReLU between the layers is exact when the neuron
 # was "dead" (always 0 after the ReLU); otherwise its contribution is lost and the accuracy
 # drop says how much it mattered.
+#
+# Convolutions work the same way with **channels**: output channel `j` of a `Conv2d` is
+# `weight[j]` `(C, kh, kw)` and `bias[j]`, and it feeds input channel `j` of the next
+# `Conv2d` (`weight[:, j]`), or — after a `Flatten` — `H·W` consecutive inputs of a Linear; a
+# `BatchNorm2d` in between loses the same channel. `prune_channels(model, amount)` (given)
+# does this for a whole `Sequential`, using your `ln_structured_mask` to choose and your
+# `shrink_linear_pair` for Linear pairs.
 
 # %%
 #| export
@@ -833,22 +898,72 @@ def shrink_linear_pair(layer: Linear, next_layer: Linear, keep: Any) -> tuple[Li
     raise NotImplementedError("module 16: implement shrink_linear_pair (see its docstring)")  # STUB
 
 
+def _keep_outputs(layer: Any, keep: np.ndarray) -> Any:
+    """``layer`` (Linear or Conv2d) with only the output neurons / channels ``keep``."""
+    bias = None if layer.bias is None else layer.bias.data[keep]
+    if isinstance(layer, Conv2d):
+        return _new_conv(layer, layer.weight.data[keep], bias)
+    return _new_linear(Linear, layer.weight.data[keep], bias)
+
+
+def _keep_inputs(layer: Any, keep: np.ndarray, per_channel: int = 1) -> Any:
+    """``layer`` reading only the inputs ``keep``; a Linear after a Flatten reads
+    ``per_channel`` consecutive features per channel."""
+    bias = None if layer.bias is None else layer.bias.data.copy()
+    if isinstance(layer, Conv2d):
+        return _new_conv(layer, layer.weight.data[:, keep], bias)
+    cols = (keep[:, None] * per_channel + np.arange(per_channel)).reshape(-1)
+    return _new_linear(Linear, layer.weight.data[:, cols], bias)
+
+
+def _keep_batch_norm(bn: BatchNorm2d, keep: np.ndarray) -> BatchNorm2d:
+    """A copy of ``bn`` for the channels ``keep`` only (parameters and running statistics)."""
+    new = copy.deepcopy(bn)
+    new.num_features = len(keep)
+    for table in (new._parameters, new._buffers):
+        for name, value in list(table.items()):
+            if value is not None and value.data.ndim == 1:
+                sliced = value.data[keep].copy()
+                setattr(new, name, Parameter(sliced) if table is new._parameters
+                        else Tensor(sliced))
+    return new
+
+
 def prune_channels(model: Sequential, amount: Any, n: float = 2) -> Sequential:
-    """A copy of a ``Sequential`` MLP with ``amount`` of the neurons of every hidden Linear
-    removed (lowest Lₙ norm of their weight rows first), and the next Linear shrunk to match.
-    Only parameter-free modules (activations, Dropout) may sit between two Linear layers."""
+    """A copy of a ``Sequential`` network with ``amount`` of the output neurons / channels of
+    every Linear or Conv2d that feeds another one removed (lowest Lₙ norm of their weight
+    slices first), and the next layer shrunk to match.
+
+    Between two such layers only parameter-free modules (activations, pooling, Dropout,
+    Flatten) and ``BatchNorm2d`` (sliced along) may sit; a ``Flatten`` between a Conv2d and a
+    Linear removes each dropped channel's ``H·W`` input features. Linear pairs go through
+    ``shrink_linear_pair``.
+    """
     model = copy.deepcopy(model)
     names = list(model._modules)
-    linear_at = [i for i, name in enumerate(names) if type(model._modules[name]) is Linear]
-    for i, j in zip(linear_at, linear_at[1:], strict=False):
-        between = [model._modules[names[k]] for k in range(i + 1, j)]
-        if any(list(m.parameters()) for m in between):
-            raise ValueError("prune_channels: only parameter-free modules may sit between two "
-                             "Linear layers")
+    layer_at = [i for i, name in enumerate(names)
+                if type(model._modules[name]) in (Linear, Conv2d)]
+    for i, j in zip(layer_at, layer_at[1:], strict=False):
+        between = [names[k] for k in range(i + 1, j)]
         layer, nxt = model._modules[names[i]], model._modules[names[j]]
+        for k in between:
+            m = model._modules[k]
+            if list(m.parameters()) and not isinstance(m, BatchNorm2d):
+                raise ValueError(f"prune_channels: {type(m).__name__} between two layers has "
+                                 "parameters; only activations, pooling, Dropout, Flatten and "
+                                 "BatchNorm2d can be pruned through")
         mask = ln_structured_mask(layer.weight.data, amount, n, dim=0)
-        keep = np.flatnonzero(mask.any(axis=1))
-        new_layer, new_next = shrink_linear_pair(layer, nxt, keep)
+        keep = np.flatnonzero(mask.reshape(mask.shape[0], -1).any(axis=1))
+        if type(layer) is Linear and type(nxt) is Linear:
+            new_layer, new_next = shrink_linear_pair(layer, nxt, keep)
+        else:
+            per_channel = 1
+            if isinstance(layer, Conv2d) and type(nxt) is Linear:
+                per_channel = nxt.in_features // layer.out_channels
+            new_layer, new_next = _keep_outputs(layer, keep), _keep_inputs(nxt, keep, per_channel)
+        for k in between:
+            if isinstance(model._modules[k], BatchNorm2d):
+                model.add_module(k, _keep_batch_norm(model._modules[k], keep))
         model.add_module(names[i], new_layer)
         model.add_module(names[j], new_next)
     return model

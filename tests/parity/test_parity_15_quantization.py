@@ -278,3 +278,35 @@ def test_quantize_dynamic_model_close_to_torch_dynamic_quantization():
     for i in (0, 2):
         np.testing.assert_array_equal(q_model[i].qweight.numpy(),
                                       tq_model[i].weight().int_repr().numpy())
+
+
+@pytest.mark.parametrize("stride,padding", [(1, 0), (2, 1), ((2, 1), (0, 2))])
+@pytest.mark.parametrize("per_channel", [True, False])
+def test_quantized_conv2d_equals_torch_quantized_arithmetic(stride, padding, per_channel):
+    rng = _rng("qconv", stride, padding, per_channel)
+    tt.manual_seed(5)
+    conv = tt.nn.Conv2d(3, 5, 3, stride=stride, padding=padding)
+    x = rng.standard_normal((2, 3, 8, 7)).astype(np.float32)
+    weight_obs = (Q.PerChannelMinMaxObserver.with_args(dtype=Q.qint8,
+                                                       qscheme=Q.per_channel_symmetric)
+                  if per_channel else
+                  Q.MinMaxObserver.with_args(dtype=Q.qint8, qscheme=Q.per_tensor_symmetric))
+    act = tq.MinMaxObserver(dtype=torch.quint8)
+    act(torch.from_numpy(x))
+    s, z = act.calculate_qparams()
+    q = Q.QuantizedConv2d.from_float(conv, weight_observer=weight_obs,
+                                     input_qparams=(float(s), int(z)))
+    w = conv.weight.numpy()
+    if per_channel:
+        wobs = tq.PerChannelMinMaxObserver(dtype=torch.qint8, qscheme=torch.per_channel_symmetric)
+        wobs(torch.from_numpy(w))
+        ws, wz = wobs.calculate_qparams()
+        tw = torch.quantize_per_channel(torch.from_numpy(w), ws.double(), wz, 0, torch.qint8)
+    else:
+        tw = _torch_weight_q(w, per_channel=False)
+    np.testing.assert_array_equal(q.qweight.numpy(), tw.int_repr().numpy())
+    tx = torch.quantize_per_tensor(torch.from_numpy(x), float(s), int(z), torch.quint8)
+    expected = TF.conv2d(tx.dequantize().double(), tw.dequantize().double(),
+                         torch.from_numpy(conv.bias.numpy()).double(), stride=stride,
+                         padding=padding).numpy()
+    np.testing.assert_allclose(q(tt.Tensor(x)).numpy(), expected, rtol=1e-5, atol=1e-5)

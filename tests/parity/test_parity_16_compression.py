@@ -212,3 +212,53 @@ def test_distillation_loss_matches_torch_composition(temperature, alpha):
     lb.backward()
     np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10, atol=1e-12)
     assert ta.grad is None and tb.grad is None
+
+
+def test_masked_conv2d_forward_and_gradients_match_a_pruned_torch_conv():
+    rng = _rng("masked-conv")
+    tt.manual_seed(4)
+    conv = tt.nn.Conv2d(3, 6, 3, stride=2, padding=1)
+    theirs = torch.nn.Conv2d(3, 6, 3, stride=2, padding=1)
+    with torch.no_grad():
+        theirs.weight.copy_(torch.from_numpy(conv.weight.numpy()))
+        theirs.bias.copy_(torch.from_numpy(conv.bias.numpy()))
+    ours = C.MaskedConv2d.from_conv(conv)
+    tprune.ln_structured(theirs, "weight", amount=0.5, n=1, dim=0)
+    tprune.l1_unstructured(theirs, "weight", amount=0.25)
+    prune.ln_structured(ours, "weight", 0.5, 1, 0)
+    prune.l1_unstructured(ours, "weight", 0.25)
+    np.testing.assert_array_equal(ours.weight_mask.numpy(), theirs.weight_mask.numpy())
+    x = rng.standard_normal((2, 3, 7, 7)).astype(np.float32)
+    a, b = tt.Tensor(x.copy(), requires_grad=True), torch.tensor(x, requires_grad=True)
+    ya, yb = ours(a), theirs(b)
+    np.testing.assert_allclose(ya.numpy(), yb.detach().numpy(), rtol=1e-5, atol=1e-5)
+    up = rng.standard_normal(tuple(yb.shape)).astype(np.float32)
+    (ya * tt.Tensor(up)).sum().backward()
+    (yb * torch.from_numpy(up)).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight_orig.grad.numpy(),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_global_pruning_across_conv_and_linear_layers():
+    rng = _rng("global-cnn")
+    tt.manual_seed(6)
+    ours = tt.nn.Sequential(tt.nn.Conv2d(1, 4, 3), tt.nn.ReLU(), tt.nn.Flatten(),
+                            tt.nn.Linear(4 * 4 * 4, 5))
+    theirs = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.ReLU(), torch.nn.Flatten(),
+                                 torch.nn.Linear(4 * 4 * 4, 5))
+    with torch.no_grad():
+        for i in (0, 3):
+            theirs[i].weight.copy_(torch.from_numpy(ours[i].weight.numpy()))
+            theirs[i].bias.copy_(torch.from_numpy(ours[i].bias.numpy()))
+    pruned = prune.prune_model(ours, 0.7)
+    tprune.global_unstructured([(theirs[0], "weight"), (theirs[3], "weight")],
+                               pruning_method=tprune.L1Unstructured, amount=0.7)
+    for i in (0, 3):
+        np.testing.assert_array_equal(pruned[i].weight_mask.numpy(),
+                                      theirs[i].weight_mask.numpy())
+    x = rng.standard_normal((3, 1, 6, 6)).astype(np.float32)
+    with torch.no_grad():
+        expected = theirs(torch.from_numpy(x)).numpy()
+    with tt.no_grad():
+        np.testing.assert_allclose(pruned(tt.Tensor(x)).numpy(), expected, rtol=1e-5, atol=1e-5)

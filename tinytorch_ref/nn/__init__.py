@@ -2,8 +2,7 @@
 
 Hand-written infrastructure: it only re-exports what modules 02 (activations), 03 (layers),
 04 (losses), 09 (spatial), 11 (embeddings), 12 (attention), 13 (transformers) and 16
-(``KLDivLoss``) define, so
-``from tinytorch import nn; nn.Linear(4, 2)`` works as in PyTorch.
+(``KLDivLoss``) define, so ``from tinytorch import nn; nn.Linear(4, 2)`` works as in PyTorch.
 """
 
 from ..activations import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
@@ -19,7 +18,6 @@ from . import functional, utils
 __all__ = [
     "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm2d", "Conv2d", "CrossEntropyLoss",
     "Dropout", "Embedding", "Flatten", "GELU", "KLDivLoss", "LayerNorm", "Linear", "LogSoftmax",
-    "MSELoss",
-    "MaxPool2d", "Module", "MultiheadAttention", "NLLLoss", "Parameter", "ReLU", "Sequential",
-    "Sigmoid", "Softmax", "Tanh", "functional", "utils",
+    "MSELoss", "MaxPool2d", "Module", "MultiheadAttention", "NLLLoss", "Parameter", "ReLU",
+    "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "utils",
 ]

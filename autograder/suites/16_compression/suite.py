@@ -150,8 +150,9 @@ def prune_model_global_and_local(tt, rng):
     return out
 
 
-@case(points=3, hint="sparsity_report: zeros of weight * weight_mask (or of weight), per layer "
-                     "named as in named_modules(), and globally; sparsity = zeros / total.")
+@case(points=3, hint="sparsity_report: zeros of weight * weight_mask (or of weight) of every "
+                     "Linear and Conv2d, per layer named as in named_modules(), and globally; "
+                     "sparsity = zeros / total.")
 def sparsity_report_layers_and_global(tt, rng):
     c = _c(tt)
     model = _mlp(tt, rng)
@@ -161,8 +162,13 @@ def sparsity_report_layers_and_global(tt, rng):
     nested = _layers(tt).Sequential(_layers(tt).Sequential(c.MaskedLinear.from_linear(
         _linear(tt, rng, 3, 2))))
     nested[0][0].weight_mask.data[0, 0] = 0
+    spatial = importlib.import_module(f"{tt.__name__}.spatial")
+    cnn = _layers(tt).Sequential(spatial.Conv2d(1, 3, 3), spatial.BatchNorm2d(3),
+                                 _layers(tt).Flatten(), _linear(tt, rng, 12, 2))
+    cnn[0].weight.data[0] = 0.0
+    cnn[1].weight.data[1] = 0.0                          # a BatchNorm scale is not a weight here
     return [c.sparsity_report(model), c.sparsity_report(pruned), c.sparsity_report(nested),
-            c.sparsity_report(_linear(tt, rng, 2, 2))]
+            c.sparsity_report(_linear(tt, rng, 2, 2)), c.sparsity_report(cnn)]
 
 
 # ----------------------------------------------------------------------------- structured (9)
