@@ -331,10 +331,12 @@ def write_student_milestones(course: Course, release_dir: Path, released: list[M
         return
     out = release_dir / "milestones"
     out.mkdir(parents=True)
-    for name in ("_runner.py", "recipes.py", *(f"{ms.id}.py" for ms in ready)):
+    support = ["mlperf_score.py"] if any(ms.id == "mlperf_2018" for ms in ready) else []
+    for name in ("_runner.py", "recipes.py", *support, *(f"{ms.id}.py" for ms in ready)):
         shutil.copy(paths.REPO_ROOT / "milestones" / name, out / name)
     table = [ms.model_dump(include={"id", "year", "title", "metric", "threshold", "seeds",
-                                    "min_passing_seeds", "time_budget_s", "requires"})
+                                    "min_passing_seeds", "time_budget_s", "requires",
+                                    "criteria"})
              for ms in ready]
     (out / "milestones.json").write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
     data = release_dir / "datasets"

@@ -60,7 +60,8 @@ def _milestone_files(repo: Path) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for p in sorted((repo / "autograder" / "milestones").glob("*.py")):
         out[f"autograder/milestones/{p.name}"] = p.read_bytes()
-    out["milestones/recipes.py"] = (repo / "milestones" / "recipes.py").read_bytes()
+    for name in ("recipes.py", "mlperf_score.py"):
+        out[f"milestones/{name}"] = (repo / "milestones" / name).read_bytes()
     datasets = repo / "datasets"
     for p in sorted(datasets.rglob("*")):
         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":

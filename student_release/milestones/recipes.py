@@ -524,14 +524,14 @@ class MlperfRecipe(TypedDict):
 
 
 #: The 2018 milestone: the 1986 digits MLP (``MLP``) quantized to INT8 and pruned by half, and a
-#: GPT large enough that generating 128 tokens is dominated by attention and matmuls, not by
-#: Python overhead (so the cache's saving is visible: ~11x for the reference). Thresholds are in
-#: course.yml (``criteria``), never here.
+#: GPT large enough that generating 128 tokens after a 256-token prompt is dominated by
+#: attention and matmuls, not by Python overhead (so the cache's saving shows: ~17x for the
+#: reference, also on a shared core). Thresholds are in course.yml (``criteria``), never here.
 MLPERF: MlperfRecipe = {"prune_amount": 0.5, "finetune_epochs": 5, "finetune_lr": 1e-3,
                         "calibration": 256,
-                        "gpt": {"vocab_size": 65, "context": 256, "d_model": 128, "n_layers": 2,
+                        "gpt": {"vocab_size": 65, "context": 384, "d_model": 128, "n_layers": 2,
                                 "n_heads": 4},
-                        "prompt": 128, "max_pairs": 12}
+                        "prompt": 256, "max_pairs": 10}
 
 
 def state_arrays(model: Any) -> dict[str, np.ndarray]:
@@ -594,7 +594,8 @@ def generation_gpt(tt: Any, seed: int) -> Any:
 def timed_generation_pairs(tt: Any, gpt: Any, prompt: np.ndarray, new_tokens: int,
                            pairs: int, budget_s: float) -> dict[str, Any]:
     """Paired runs of greedy generation, uncached (``GPT.generate``) and cached (module 17's
-    ``CachedGPT(gpt).generate``), alternating which goes first; CPU seconds of each run.
+    ``CachedGPT(gpt).generate``), alternating which goes first; CPU seconds of each run (the
+    thread's clock, ``time.thread_time``; BLAS runs on this one thread).
 
     Stops after ``pairs`` pairs or once ``budget_s`` CPU seconds are used (at least one pair).
     Decides nothing: returns ``{"uncached_s", "cached_s"}`` (one float per pair),
@@ -609,9 +610,11 @@ def timed_generation_pairs(tt: Any, gpt: Any, prompt: np.ndarray, new_tokens: in
     ids = np.asarray(prompt, dtype=np.int64).reshape(1, -1)
 
     def run(model: Any) -> tuple[float, np.ndarray]:
-        t0 = time.process_time()
+        # NOTE: the thread's CPU clock, not the process's: under the grader's RLIMIT_CPU the
+        # process clock advances only once per scheduler tick (ms), the thread clock keeps ns.
+        t0 = time.thread_time()
         out = model.generate(tt.Tensor(ids), new_tokens, top_k=1)
-        seconds = time.process_time() - t0
+        seconds = time.thread_time() - t0
         return seconds, np.array(np.asarray(out.data), dtype=np.int64).reshape(1, -1)
 
     uncached_s: list[float] = []
