@@ -268,3 +268,22 @@ def test_script_passes_with_the_reference_and_fails_a_fake_cache(contended: bool
     assert proc.returncode == 1, proc.stdout + proc.stderr
     bad = json.loads(proc.stdout.strip().splitlines()[-1])
     assert bad["speedup"]["0"] < 2 and "below 5" in bad["message"]
+
+
+def test_script_scores_locally_in_the_student_release(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the grader (the student release), the released script runs the same recipe and
+    the shared scoring (``milestones/mlperf_score.py``) and reaches the grader's verdict."""
+    folder = paths.RELEASE / "milestones"
+    assert (folder / "mlperf_score.py").read_bytes() == (
+        paths.REPO_ROOT / "milestones" / "mlperf_score.py").read_bytes()
+    monkeypatch.syspath_prepend(str(folder))
+    spec = importlib.util.spec_from_file_location("released_mlperf_2018", folder / "mlperf_2018.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    for name in ("recipes", "mlperf_score", "_runner"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    r = mod.run_local(tinytorch_ref, [0])
+    assert r["passed"] and r["per_seed"][0] >= 5, r["message"]
+    grader = mlperf.score(one_seed(), {0: reference_seed0()})
+    assert r["message"].split("KV cache")[0] == grader["message"].split("KV cache")[0]
