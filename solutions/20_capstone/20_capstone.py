@@ -93,7 +93,7 @@ from tinytorch.layers import Linear, Module, Sequential  # noqa: F401 - for chec
 from tinytorch.losses import CrossEntropyLoss
 from tinytorch.optimizers import Adam
 from tinytorch.quantization import QuantizedLinear, model_bytes, quantize_model  # noqa: F401
-from tinytorch.tensor import Tensor, manual_seed, no_grad
+from tinytorch.tensor import Tensor, manual_seed, no_grad  # noqa: F401 - manual_seed for checks
 from tinytorch.training import iterate_minibatches
 
 Entry = dict[str, float]

@@ -23,7 +23,7 @@ from .layers import Linear, Module, Sequential  # noqa: F401 - for checks
 from .losses import CrossEntropyLoss
 from .optimizers import Adam
 from .quantization import QuantizedLinear, model_bytes, quantize_model  # noqa: F401
-from .tensor import Tensor, manual_seed, no_grad
+from .tensor import Tensor, manual_seed, no_grad  # noqa: F401 - manual_seed for checks
 from .training import iterate_minibatches
 
 Entry = dict[str, float]
