@@ -35,7 +35,6 @@ KNOWN_GAPS = {
     ("03_layers", "_ModuleTree.zero_grad"),
     ("05_autograd", "grad_abs"), ("05_autograd", "grad_clamp"), ("05_autograd", "grad_amax"),
     ("05_autograd", "grad_permute"), ("05_autograd", "grad_contiguous"),
-    ("07_training", "Trainer.train_epoch"), ("07_training", "Trainer.evaluate"),
 }
 
 
