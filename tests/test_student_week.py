@@ -56,9 +56,8 @@ def test_a_students_week_on_module_05(tmp_path):
     install = subprocess.run([str(py), "-m", "pip", "install", "-q", "-r", "requirements.txt"],
                              cwd=root, env=env, capture_output=True, text=True, timeout=1800)
     _check(install)
-    _check(subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-build-isolation",
-                           "--no-deps", "-e", "."], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=600))
+    _check(subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "-e", "."],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=600))
     # the student's environment has no course repository, no reference, no PyTorch
     probe = subprocess.run([str(py), "-c", "import importlib.util as u; print([n for n in "
                             "('tito', 'tinytorch_ref', 'torch') if u.find_spec(n)])"],
