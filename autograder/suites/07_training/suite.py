@@ -11,6 +11,7 @@ import importlib
 import math
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -300,7 +301,7 @@ def evaluate_loss_accuracy_without_training(tt, rng):
 def gradient_accumulation_equals_the_big_batch(tt, rng):
     t = _mod(tt, "training")
     x, y = _data(rng, 37)  # batches of 4: nine full ones and a last one of 1 example
-    out = {}
+    out: dict[str, Any] = {}
     for k in (1, 3, 4):
         model = _Linear(tt, np.random.default_rng(5), 3, 1)
         trainer = t.Trainer(model, _mse, _sgd(tt, model.parameters(), lr=0.1, momentum=0.9),
