@@ -243,11 +243,15 @@ def test_unbroadcast_sums_stretched_dims(unbroadcast, np):
     assert out.shape == (3,), (
         f"a (3,) bias broadcast over 4 rows needs a (3,) gradient, got {out.shape}: "
         "sum away the extra leading dimension")
-    assert np.allclose(out, 4.0), "each bias element touched 4 outputs, so its gradient is 4"
+    assert np.allclose(out, 4.0), (
+        f"each bias element touched 4 outputs, so its gradient is 4, got {out.tolist()}: sum, "
+        "not mean")
     kept = unbroadcast(np.ones((2, 4, 3)), (4, 1))
     assert kept.shape == (4, 1), f"(2, 4, 3) -> (4, 1) should keep the size-1 dim, got {kept.shape}"
-    assert np.allclose(kept, 6.0), "2 * 3 = 6 outputs per element of the (4, 1) input"
-    assert unbroadcast(np.ones((2, 3)), ()).shape == (), "a scalar input gets a scalar gradient"
+    assert np.allclose(kept, 6.0), (
+        f"2 * 3 = 6 outputs per element of the (4, 1) input, got {kept.ravel().tolist()}")
+    scalar = unbroadcast(np.ones((2, 3)), ()).shape
+    assert scalar == (), f"a scalar input gets a scalar gradient, shape (), got {scalar}"
 
 # %%
 def test_topological_order_visits_each_tensor_once(topological_order, Tensor):
@@ -257,12 +261,16 @@ def test_topological_order_visits_each_tensor_once(topological_order, Tensor):
     d = c * b
     order = topological_order(d)
     ids = [id(t) for t in order]
+    names = {id(a): "a", id(b): "b", id(c): "c", id(d): "d"}
+    shown = [names.get(i, "?") for i in ids]
     assert len(ids) == len(set(ids)), (
-        "a tensor appears twice in the order: it would pass its gradient on twice")
-    assert order[-1] is d, "the root (the tensor you call backward on) must come last"
+        f"a tensor appears twice in the order {shown}: it would pass its gradient on twice")
+    assert order[-1] is d, (
+        f"the root (the tensor you call backward on) must come last, got the order {shown}")
     pos = {id(t): i for i, t in enumerate(order)}
-    assert pos[id(a)] < pos[id(b)] < pos[id(c)] < pos[id(d)], (
-        "every tensor must come after its inputs, or the backward walk reads unfinished grads")
+    assert all(k in pos for k in names) and pos[id(a)] < pos[id(b)] < pos[id(c)] < pos[id(d)], (
+        f"expected a before b before c before d (every tensor after its inputs), got {shown}: "
+        "otherwise the backward walk reads unfinished gradients")
 
 # %% [raw]
 # # END TESTS
@@ -1158,11 +1166,14 @@ def test_broadcast_gradient_is_reduced(Tensor, np):
     x = Tensor(np.ones((4, 3), dtype=np.float32), requires_grad=True)
     b = Tensor(np.zeros(3, dtype=np.float32), requires_grad=True)
     (x + b).sum().backward()
-    assert b.grad is not None, "b requires grad, so backward must fill b.grad"
+    assert b.grad is not None, (
+        f"b requires grad, so backward must fill b.grad, got {b.grad!r}")
     assert b.grad.shape == (3,), (
         f"b.grad must have b's shape (3,), got {b.grad.shape}: unbroadcast the gradient, or the "
         "optimizer cannot subtract it from the bias")
-    assert np.allclose(b.grad.numpy(), 4.0), "each bias element was added to 4 rows"
+    assert np.allclose(b.grad.numpy(), 4.0), (
+        f"each bias element was added to 4 rows, so its gradient is 4, got "
+        f"{b.grad.numpy().tolist()}")
 
 # %%
 def test_matmul_and_reduction_gradients(gradcheck, np):
@@ -1195,19 +1206,22 @@ def test_gradients_accumulate(Tensor, np):
     (x * x).sum().backward()
     (x * x).sum().backward()
     assert np.allclose(x.grad.numpy(), [4.0, 8.0]), (
-        "two backward calls must ADD their gradients (2x + 2x): .grad accumulates until "
-        "zero_grad(), which gradient accumulation over micro-batches relies on")
+        f"two backward calls must ADD their gradients (2x + 2x = [4, 8]), got "
+        f"{x.grad.numpy().tolist()}: .grad accumulates until zero_grad(), which gradient "
+        "accumulation over micro-batches relies on")
     y = Tensor([3.0], requires_grad=True)
     (y * y + y).sum().backward()
     assert np.allclose(y.grad.numpy(), [7.0]), (
-        "y is used three times: d(y*y + y)/dy = 2y + 1 = 7; sum the gradient of every use")
+        f"y is used three times: d(y*y + y)/dy = 2y + 1 = 7, got {y.grad.numpy().tolist()}; "
+        "sum the gradient of every use")
 
 # %%
 def test_indexing_repeats_add_up(Tensor, np):
     x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
     x[np.array([0, 0, 2])].sum().backward()
     assert np.allclose(x.grad.numpy(), [2.0, 0.0, 1.0]), (
-        "x[[0, 0, 2]] uses x[0] twice, so it gets gradient 2: use np.add.at, not g[idx] = grad")
+        f"x[[0, 0, 2]] uses x[0] twice, so it gets gradient 2: expected [2, 0, 1], got "
+        f"{x.grad.numpy().tolist()}; use np.add.at, not g[idx] = grad")
 
 # %%
 def test_backward_errors_like_pytorch(Tensor, np):
