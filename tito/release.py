@@ -334,7 +334,8 @@ def write_student_milestones(course: Course, release_dir: Path, released: list[M
     for name in ("_runner.py", "recipes.py", *(f"{ms.id}.py" for ms in ready)):
         shutil.copy(paths.REPO_ROOT / "milestones" / name, out / name)
     table = [ms.model_dump(include={"id", "year", "title", "metric", "threshold", "seeds",
-                                    "min_passing_seeds", "time_budget_s", "requires"})
+                                    "min_passing_seeds", "time_budget_s", "requires",
+                                    "graded_with", "weights"}, exclude_none=True)
              for ms in ready]
     (out / "milestones.json").write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
     data = release_dir / "datasets"
