@@ -253,8 +253,8 @@ def score_weights(milestone: Any, submission: Path, data_dir: Path | None
     ``MilestoneInfo``). Bad weights score 0 with the reason; missing test data scores 0 and
     is reported as a grader error. The test labels are read here, in the parent, only.
     """
-    from datasets.loaders import DataError, read_cifar10_bin  # noqa: PLC0415
     from autograder.milestones.grading import evaluate  # noqa: PLC0415
+    from datasets.loaders import DataError, read_cifar10_bin  # noqa: PLC0415
 
     entry = _entry(milestone)
     seeds = list(entry["seeds"])

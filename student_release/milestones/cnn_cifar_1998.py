@@ -36,6 +36,7 @@ import numpy as np
 from _runner import REPO_ROOT, History, import_package, milestone_config, save_curve
 from recipes import (
     CIFAR_CNN,
+    CifarRecipe,
     cifar_state,
     cifar_train_transform,
     fit_cifar,
@@ -76,7 +77,7 @@ def save_weights(path: Path, arrays: dict[str, np.ndarray]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".part")
     with open(tmp, "wb") as fh:
-        np.savez(fh, **arrays)
+        np.savez(fh, allow_pickle=False, **arrays)
     tmp.replace(path)
 
 
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.limit is not None:
         train_set.data = train_set.data[:args.limit]
         train_set.targets = train_set.targets[:args.limit]
-    recipe = {**CIFAR_CNN, "epochs": args.epochs}
+    recipe: CifarRecipe = {**CIFAR_CNN, "epochs": args.epochs}
     console.print(f"[bold]{ms.year} · {ms.title}[/bold] ({MILESTONE}) with "
                   f"[cyan]{args.package}[/cyan]: {len(train_set)} training images, "
                   f"{args.epochs} epochs; passes at {ms.metric} >= {ms.threshold:g} on the "
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             progress.advance(task, n)
 
         try:
-            model = fit_cifar(tt, args.seed, train_set, recipe, on_epoch, on_batch)  # type: ignore[arg-type]
+            model = fit_cifar(tt, args.seed, train_set, recipe, on_epoch, on_batch)
         except Exception as exc:  # noqa: BLE001 - report the student's error
             console.print(f"[red]training crashed[/red]: {type(exc).__name__}: {exc}")
             return 1

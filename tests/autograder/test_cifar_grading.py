@@ -59,7 +59,6 @@ def _trained_npz() -> bytes:
     """Weights from a short reference training on the fixture (trained once per session)."""
     if "npz" not in _TRAINED:
         import tinytorch_ref
-
         from autograder.milestones.data import recipes
 
         R = recipes()
