@@ -46,7 +46,7 @@ BN_EPS = 1e-5
 FC1 = 4 * len(CONV_CHANNELS) + 1
 FC2 = FC1 + 2
 #: Images per forward chunk: bounds the im2col buffer (about 30 MB at the widest layer).
-CHUNK = 200
+CHUNK = 100
 #: Slack per archive member for its .npy header and zip entry (bytes).
 MEMBER_SLACK = 4096
 TEST_SUMS = "SHA256SUMS"
@@ -253,9 +253,10 @@ def score_weights(milestone: Any, submission: Path, data_dir: Path | None
     ``MilestoneInfo``). Bad weights score 0 with the reason; missing test data scores 0 and
     is reported as a grader error. The test labels are read here, in the parent, only.
     """
+    from autograder.milestones.data import loaders  # noqa: PLC0415 - course files by path
     from autograder.milestones.grading import evaluate  # noqa: PLC0415
-    from datasets.loaders import DataError, read_cifar10_bin  # noqa: PLC0415
 
+    L = loaders()
     entry = _entry(milestone)
     seeds = list(entry["seeds"])
     try:
@@ -266,8 +267,8 @@ def score_weights(milestone: Any, submission: Path, data_dir: Path | None
         verdict["message"] = f"{entry['id']} failed: {exc}."
         return verdict, None
     try:
-        images, labels = read_cifar10_bin(test_batch_path(data_dir, entry["test_data"]))
-    except (MissingTestData, DataError, OSError) as exc:
+        images, labels = L.read_cifar10_bin(test_batch_path(data_dir, entry["test_data"]))
+    except (MissingTestData, L.DataError, OSError) as exc:
         verdict = evaluate(entry, {}, np.zeros(1, np.int64))
         verdict["message"] = ("This milestone could not be scored because the grader lacks the "
                               "CIFAR-10 test set (a course-side problem; staff will regrade).")
