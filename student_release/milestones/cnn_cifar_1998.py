@@ -7,7 +7,6 @@ binary CIFAR-10 loader, and upload the weights this script writes::
     python milestones/cnn_cifar_1998.py --download          # first run: fetch + verify CIFAR-10
     python milestones/cnn_cifar_1998.py                     # the full recipe (20 epochs)
     python milestones/cnn_cifar_1998.py --epochs 1 --limit 5000   # a quick try, not graded
-    python milestones/cnn_cifar_1998.py --package tinytorch_ref   # staff: the reference
 
 It trains the fixed network of ``recipes.cifar_model`` (three Conv-BatchNorm-ReLU-MaxPool
 blocks with 32, 64 and 128 channels, then Linear(2048, 256) -> ReLU -> Linear(256, 10)) with
