@@ -3,8 +3,6 @@
 Run with your package (after exporting modules 01-19)::
 
     python milestones/mlperf_2018.py
-    python milestones/mlperf_2018.py --package tinytorch_ref --seed 0
-    python milestones/mlperf_2018.py --package tinytorch_ref --contended   # staff: half a core
 
 Per seed it trains the 1986 digits MLP, quantizes it to INT8 (module 15), prunes half its
 weights and fine-tunes (module 16), and times greedy generation of 128 tokens by a GPT with and
