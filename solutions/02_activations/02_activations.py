@@ -58,7 +58,8 @@ import numpy as np
 #   `eval()` exist). Module 03 declares it a kind of `Module`, so `Sequential` accepts it.
 # * `erf` / `erfc` — NumPy has no error function; these are vectorised approximations with a
 #   relative error below 1.2e-7 (better than float32 needs).
-# * `_softmax_dim` — PyTorch's legacy rule for `Softmax()` created without a `dim`.
+# * `_softmax_dim` — checks the input and `dim` of a softmax as PyTorch does (float input
+#   only; `Softmax()` created without a `dim` gets PyTorch's legacy choice, with its warning).
 
 # %%
 #| export
@@ -104,11 +105,23 @@ def erf(x: np.ndarray) -> np.ndarray:
     return 1.0 - erfc(x)
 
 
-def _softmax_dim(name: str, ndim: int) -> int:
-    """PyTorch's legacy choice of ``dim`` when none is given (with the same warning)."""
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
-                  "Change the call to include dim=X as an argument.", stacklevel=3)
-    return 0 if ndim in (0, 1, 3) else 1
+def _softmax_dim(name: str, input: Tensor, dim: int | None) -> int | None:  # noqa: A002
+    """The axis a softmax normalises, checked as PyTorch does.
+
+    Float input only (a softmax of integers is refused, as in PyTorch); ``dim=None`` takes
+    PyTorch's legacy choice with its warning; a 0-d tensor gives None (NumPy's "everything").
+    """
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"{name} is not implemented for {input.dtype} tensors: use .float()")
+    if dim is None:
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
+                      "Change the call to include dim=X as an argument.", stacklevel=3)
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    size = max(input.ndim, 1)
+    if not -size <= dim < size:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-size}, "
+                         f"{size - 1}], but got {dim})")
+    return dim % input.ndim if input.ndim else None
 
 
 class Activation:
@@ -179,34 +192,84 @@ class Activation:
 # its gradient does not *saturate* for positive inputs. Its failure mode is the "dead ReLU": a
 # unit whose input is always negative never passes a gradient again.
 #
-# Build every activation from `Tensor` operations (`clamp`, `exp`, `tanh`, arithmetic,
+# **The kink at 0.** `max(0, x)` has no derivative at exactly `x = 0`; every framework picks
+# one, and PyTorch (like TensorFlow and JAX) picks **0**: a unit whose input is exactly 0 passes
+# no gradient. Module 01's `clamp(min=0)` computes the same values, but its bounds are
+# inclusive, so its gradient at 0 is 1 — a different network as soon as inputs hit 0 exactly
+# (ReLU outputs feeding another ReLU, quantized inputs, zero padding). So ReLU gets its own
+# operation whose gradient is `1 where the output is positive, else 0`.
+#
+# Most activations below are built from `Tensor` operations (`exp`, `tanh`, arithmetic,
 # `sum`, ...), never by returning a bare NumPy array: the operations you use are recorded, and
-# module 05 turns that record into gradients.
+# module 05 turns that record into gradients. When no combination of `Tensor` operations gives
+# the right values *and* the right gradient, an activation is a `Function`: an operation that
+# brings its own gradient.
+#
+# **How a `Function` works** (the provided machinery of module 01, used here for the first time;
+# PyTorch's `torch.autograd.Function` has the same shape):
+#
+# ```
+#   relu(t)     ->  _ReLUFn.apply(t)                    t: Tensor
+#                     ctx = Context()
+#                     out = _ReLUFn.forward(ctx, t.data)    <- you write this: arrays in,
+#                                                              one array out
+#                     return Tensor(out), remembering (_ReLUFn, ctx, t) for module 05
+#
+#   inside forward:  ctx.save_for_backward(a, b, ...)   stores arrays; backward reads ctx.saved
+# ```
+#
+# So inside `forward` you use NumPy (`np.maximum`, `np.exp`, boolean masks, `np.empty_like`),
+# never `Tensor` methods, and you return a NumPy array of the input's dtype. `backward` is
+# given (module 05 explains gradients).
 
 # %%
 #| export
+class _ReLUFn(Function):
+    """ReLU with PyTorch's gradient: 1 where the output is positive, 0 elsewhere (also at 0)."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray) -> np.ndarray:
+        """Compute ``max(x, 0)`` element-wise; save the output for backward.
+
+        APPROACH:
+            1. ``out = np.maximum(x, 0)`` — same shape and dtype as ``x`` (a NaN stays NaN,
+               as in PyTorch).
+            2. ``ctx.save_for_backward(out)`` and return ``out``.
+
+        EXAMPLE:
+            >>> _ReLUFn.forward(Context(), np.array([-2.0, 0.0, 3.0], np.float32))
+            array([0., 0., 3.], dtype=float32)
+
+        HINT: save the *output*, not the input: backward only needs to know where it is
+        positive, and the output is what the next layer keeps alive anyway.
+        """
+        # BEGIN SOLUTION NO PROMPT
+        out = np.maximum(x, 0)
+        ctx.save_for_backward(out)
+        return out
+        # END SOLUTION
+        raise NotImplementedError(  # STUB
+            "module 02: implement _ReLUFn.forward (see its docstring)")  # STUB
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
+        # provided: relu'(x) = 0 where the output is <= 0 (also at x = 0), else 1; a NaN
+        # input passes its gradient, as in PyTorch. np.where rather than grad * mask: an
+        # infinite gradient reaching a dead unit must stay 0 (inf * 0 would be NaN).
+        (out,) = ctx.saved
+        return (np.where(out <= 0, 0, grad).astype(grad.dtype, copy=False),)
+
+
 def relu(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's argument name
-    """Rectified linear unit, element-wise: ``max(0, x)``.
-
-    Args:
-        input: a float tensor of any shape.
-
-    Returns:
-        A tensor of the same shape and dtype.
-
-    APPROACH: one ``Tensor`` operation from module 01 limits every element from below.
+    """Rectified linear unit, element-wise: ``max(0, x)``; same shape and dtype.
 
     EXAMPLE:
         >>> relu(Tensor([-2.0, 0.0, 3.0]))
         tensor([0., 0., 3.])
-
-    HINT: ``Tensor.clamp(min=0.0)``; do not use ``np.maximum`` on ``.data`` — the result
-    would not be recorded for autograd.
     """
-    # BEGIN SOLUTION NO PROMPT
-    return input.clamp(min=0.0)
-    # END SOLUTION
-    raise NotImplementedError("module 02: implement relu (see its docstring)")  # STUB
+    if input.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return _ReLUFn.apply(input)
 
 
 # %% [markdown]
@@ -236,25 +299,11 @@ def relu(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's argument name
 #                                                            keep their precision
 # ```
 #
-# Branching is not a `Tensor` operation, so sigmoid is a `Function`: you write `forward` on raw
-# NumPy arrays; `backward` is given. (Module 05 explains gradients: the derivative of sigmoid is
-# `s·(1 - s)`, so backward reuses the output saved in `ctx` instead of recomputing `exp`.)
-#
-# **How a `Function` works** (the provided machinery of module 01, used here for the first time;
-# PyTorch's `torch.autograd.Function` has the same shape):
-#
-# ```
-#   sigmoid(t)  ->  _SigmoidFn.apply(t)                 t: Tensor
-#                     ctx = Context()
-#                     out = _SigmoidFn.forward(ctx, t.data)    <- you write this: arrays in,
-#                                                                  one array out
-#                     return Tensor(out), remembering (_SigmoidFn, ctx, t) for module 05
-#
-#   inside forward:  ctx.save_for_backward(a, b, ...)   stores arrays; backward reads ctx.saved
-# ```
-#
-# So inside `forward` you use NumPy (`np.exp`, boolean masks, `np.empty_like`), never `Tensor`
-# methods, and you return a NumPy array of the input's dtype.
+# Branching is not a `Tensor` operation, so sigmoid is a `Function` like ReLU: you write
+# `forward` on raw NumPy arrays; `backward` is given. (Module 05 explains gradients: the
+# derivative of sigmoid is `s·(1 - s)`, so backward reuses the output saved in `ctx` instead of
+# recomputing `exp`.) Integer inputs become float32 first, as in PyTorch: `sigmoid` of an
+# integer tensor is a probability, not an integer.
 
 # %%
 #| export
@@ -298,13 +347,13 @@ class _SigmoidFn(Function):
 
 
 def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
-    """Logistic sigmoid ``1 / (1 + exp(-x))``, stable for any float input.
+    """Logistic sigmoid ``1 / (1 + exp(-x))``, stable for any input; integers give float32.
 
     EXAMPLE:
         >>> sigmoid(Tensor([0.0, 2.0, -1000.0]))
         tensor([0.5   , 0.8808, 0.    ])
     """
-    return _SigmoidFn.apply(input)
+    return _SigmoidFn.apply(input if input.dtype.kind == "f" else input.float())
 
 
 def tanh(input: Tensor) -> Tensor:  # noqa: A002
@@ -454,6 +503,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
 
     HINT: multiplying a float32 Tensor by a Python float keeps float32.
     """
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"gelu is not implemented for {input.dtype} tensors (as in PyTorch)")
     # BEGIN SOLUTION NO PROMPT
     if approximate == "none":
         return _GELUFn.apply(input)
@@ -537,19 +588,20 @@ def softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """Softmax along ``dim``: ``exp(x - max) / sum(exp(x - max))``; entries sum to 1 on ``dim``.
 
     Args:
-        input: a float tensor of any shape (at least 1-D).
+        input: a float tensor of any shape.
         dim: the axis to normalise (negative values count from the end). ``None`` uses
-            PyTorch's legacy rule (``_softmax_dim``) and warns.
+            PyTorch's legacy rule and warns.
 
     Returns:
         A tensor of the same shape and dtype.
 
-    APPROACH:
-        1. If ``dim is None``: ``dim = _softmax_dim("softmax", input.ndim)``.
-        2. ``m = Tensor(input.data.max(axis=dim, keepdims=True))`` — NOTE: subtracting the
-           maximum keeps every exponent <= 0, so nothing overflows.
-        3. ``e = (input - m).exp()``.
-        4. Return ``e / e.sum(dim=dim, keepdim=True)``.
+    APPROACH (the given first line checks ``input`` and resolves ``dim``):
+        1. ``m = Tensor(input.data.max(axis=dim, keepdims=True, initial=-np.inf))`` — NOTE:
+           subtracting the maximum keeps every exponent <= 0, so nothing overflows;
+           ``initial=-np.inf`` makes the maximum of an empty row ``-inf`` instead of an
+           error (PyTorch returns an empty result for an empty tensor).
+        2. ``e = (input - m).exp()``.
+        3. Return ``e / e.sum(dim=dim, keepdim=True)``.
 
     EXAMPLE:
         >>> softmax(Tensor([[1.0, 2.0, 3.0], [1000.0, 0.0, -1000.0]]), dim=1)
@@ -558,10 +610,9 @@ def softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
 
     HINT: ``keepdim=True`` keeps the reduced axis with size 1 so the division broadcasts.
     """
+    dim = _softmax_dim("softmax", input, dim)
     # BEGIN SOLUTION NO PROMPT
-    if dim is None:
-        dim = _softmax_dim("softmax", input.ndim)
-    m = Tensor(input.data.max(axis=dim, keepdims=True))
+    m = Tensor(input.data.max(axis=dim, keepdims=True, initial=-np.inf))
     e = (input - m).exp()
     return e / e.sum(dim=dim, keepdim=True)
     # END SOLUTION
@@ -572,16 +623,16 @@ def log_softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """``log(softmax(x))`` along ``dim``, computed stably in log space (log-sum-exp).
 
     Args:
-        input: a float tensor of any shape (at least 1-D).
+        input: a float tensor of any shape.
         dim: the axis to normalise; ``None`` uses PyTorch's legacy rule and warns.
 
     Returns:
         A tensor of the same shape and dtype; ``exp`` of it sums to 1 along ``dim``.
 
-    APPROACH:
-        1. Resolve ``dim`` as in ``softmax``.
-        2. ``shifted = input - Tensor(input.data.max(axis=dim, keepdims=True))``.
-        3. Return ``shifted - shifted.exp().sum(dim=dim, keepdim=True).log()``.
+    APPROACH (the given first line checks ``input`` and resolves ``dim``, as in ``softmax``):
+        1. ``shifted = input - Tensor(input.data.max(axis=dim, keepdims=True,
+           initial=-np.inf))``.
+        2. Return ``shifted - shifted.exp().sum(dim=dim, keepdim=True).log()``.
 
     EXAMPLE:
         >>> log_softmax(Tensor([0.0, -200.0]), dim=0)
@@ -589,10 +640,9 @@ def log_softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
 
     HINT: never call ``softmax(...).log()``: for the example it returns ``[0, -inf]``.
     """
+    dim = _softmax_dim("log_softmax", input, dim)
     # BEGIN SOLUTION NO PROMPT
-    if dim is None:
-        dim = _softmax_dim("log_softmax", input.ndim)
-    shifted = input - Tensor(input.data.max(axis=dim, keepdims=True))
+    shifted = input - Tensor(input.data.max(axis=dim, keepdims=True, initial=-np.inf))
     return shifted - shifted.exp().sum(dim=dim, keepdim=True).log()
     # END SOLUTION
     raise NotImplementedError("module 02: implement log_softmax (see its docstring)")  # STUB

@@ -8,12 +8,13 @@ applies, so everything else is still compared.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from .engine import Case
+from .engine import Case, Input
 
 
 @dataclass(frozen=True)
@@ -23,16 +24,135 @@ class Deliberate:
 
 
 def _dtypes(case: Case) -> set[str]:
-    out = set()
-    for _, inp in case.inputs:
-        if inp.kind in ("tensor", "array", "npscalar"):
-            out.add(np.asarray(inp.value).dtype.name)
-    return out
+    return {np.asarray(inp.value).dtype.name for _, inp in case.inputs
+            if inp.kind in ("tensor", "array", "npscalar")}
+
+
+def _inputs(case: Case) -> dict[str, Input]:
+    return dict(case.inputs)
+
+
+def _pow_operands(case: Case) -> tuple[Input, Input] | None:
+    m = re.fullmatch(r"out = (\w+) \*\* (\w+)", case.code.strip())
+    if not m:
+        return None
+    ins = _inputs(case)
+    return ins[m.group(1)], ins[m.group(2)]
+
+
+def _exponent_rounding_changes_power_rule(case: Case) -> bool:
+    """``t ** p`` with a float32 ``t`` requiring grad, where rounding ``p - 1`` to float32
+    changes whether it is an integer (or its parity), so the power rule's sign or NaN-ness
+    differs from PyTorch, which keeps ``p - 1`` in double precision."""
+    ops = _pow_operands(case)
+    if ops is None or ops[1].kind not in ("scalar", "npscalar") or not ops[0].grad:
+        return False
+    q = float(ops[1].value) - 1
+    if not np.isfinite(q):
+        return False
+    q32 = float(np.float32(q))
+    whole, whole32 = q == round(q), q32 == round(q32)
+    return whole != whole32 or (whole and int(q) % 2 != int(q32) % 2)
+
+
+def _bool_power_gradient(case: Case) -> bool:
+    """``True ** t`` (PyTorch's backward fails with an internal assert, a PyTorch bug) and
+    ``t ** False`` (PyTorch does not see False as the exponent 0 and returns NaN at 0)."""
+    ops = _pow_operands(case)
+    if ops is None:
+        return False
+    base, exp = ops
+    return ((base.kind == "scalar" and isinstance(base.value, bool) and exp.grad)
+            or (exp.kind == "scalar" and isinstance(exp.value, bool) and base.grad))
+
+
+def _negative_int_tensor_exponent(case: Case) -> bool:
+    ops = _pow_operands(case)
+    if ops is None:
+        return False
+    base, exp = ops
+    kinds = [np.asarray(i.value).dtype.kind for i in (base, exp)]
+    return (exp.kind == "tensor" and all(k in "biu" for k in kinds)
+            and bool(np.any(np.asarray(exp.value).astype(np.int64) < 0)))
+
+
+def _int_scalar_out_of_range(case: Case) -> bool:
+    """``clamp`` or ``**`` of a small integer tensor with a Python int it cannot hold:
+    PyTorch raises (or wraps) case by case, we wrap as its arithmetic does."""
+    if case.entry == "clamp":
+        names = [k for k in ("lo", "hi") if re.search(rf"\b{k}\b", case.code)]
+        tensor = _inputs(case)["a"]
+    elif (ops := _pow_operands(case)) is not None:
+        names = [n for n, inp in case.inputs if inp is ops[1] or inp is ops[0]]
+        tensor = ops[0] if ops[0].kind == "tensor" else ops[1]
+    else:
+        return False
+    dtype = np.asarray(tensor.value).dtype
+    if dtype.kind not in "iu":
+        return False
+    info = np.iinfo(dtype)
+    ins = _inputs(case)
+    return any(ins[k].kind == "scalar" and isinstance(ins[k].value, int)
+               and not isinstance(ins[k].value, bool)
+               and not info.min <= ins[k].value <= info.max for k in names)
+
+
+def _inplace_on_graph(case: Case) -> bool:
+    if case.entry != "inplace_op":
+        return False
+    ins = _inputs(case)
+    return ins["b"].grad or (ins["a"].grad and "v = a[0]" in case.code)
+
+
+def _empty_matmul_mixed_dtypes(case: Case) -> bool:
+    if case.entry != "matmul":
+        return False
+    ins = _inputs(case)
+    a, b = ins["a"].value, ins["b"].value
+    return a.dtype != b.dtype and (a.size == 0 or b.size == 0)
+
+
+def _bce_logits_target_grad_at_inf(case: Case) -> bool:
+    """BCE with logits, an infinite logit and a target that requires grad: the target's
+    gradient is ``inf - inf`` in one order of operations and ``inf`` in the other."""
+    if "with_logits" not in case.code and "BCEWithLogits" not in case.code:
+        return False
+    ins = _inputs(case)
+    return ins["t"].grad and bool(np.isinf(ins["x"].value).any())
+
+
+def _gelu_at_inf(case: Case) -> bool:
+    return "gelu" in case.code.lower() and any(
+        inp.kind == "tensor" and inp.value.dtype.kind == "f" and np.isinf(inp.value).any()
+        for _, inp in case.inputs)
 
 
 DELIBERATE: list[Deliberate] = [
     Deliberate("no-float16", lambda c: bool(_dtypes(c) & {"float16", "bfloat16"})),
     Deliberate("no-complex", lambda c: any(d.startswith("complex") for d in _dtypes(c))),
+    Deliberate("tensor-is-a-module", lambda c: "lib.tensor(" in c.code),
+    Deliberate("inplace-on-graph", _inplace_on_graph),
+    Deliberate("numpy-bool-operand", lambda c: any(
+        inp.kind == "npscalar" and np.asarray(inp.value).dtype == np.bool_
+        for _, inp in c.inputs)),
+    Deliberate("float32-rounded-exponent", _exponent_rounding_changes_power_rule),
+    Deliberate("bool-power-gradient", _bool_power_gradient),
+    Deliberate("negative-integer-tensor-exponent", _negative_int_tensor_exponent),
+    Deliberate("int-scalar-out-of-range", _int_scalar_out_of_range),
+    Deliberate("empty-matmul-mixed-dtypes", _empty_matmul_mixed_dtypes),
+    Deliberate("reduction-keepdim-without-dim", lambda c: bool(
+        re.search(r"\.(sum|mean|max)\(keepdim=", c.code) or ".max(dim=None" in c.code)),
+    Deliberate("gelu-at-infinity", _gelu_at_inf),
+    Deliberate("gelu-float64-precision", lambda c: "gelu" in c.code.lower()
+               and "tanh" not in c.code and "float64" in _dtypes(c)),
+    Deliberate("bce-logits-target-grad-at-infinity", _bce_logits_target_grad_at_inf),
+    Deliberate("softmax-of-empty-non-float", lambda c: c.entry == "softmax" and any(
+        inp.kind == "tensor" and inp.value.dtype.kind != "f" and inp.value.size == 0
+        for _, inp in c.inputs)),
+    Deliberate("dropout-of-non-float", lambda c: c.entry == "dropout" and any(
+        inp.kind == "tensor" and inp.value.dtype.kind != "f" for _, inp in c.inputs)),
+    Deliberate("numpy-of-grad-tensor", lambda c: ".numpy()" in c.code and any(
+        inp.grad for _, inp in c.inputs)),
 ]
 
 
