@@ -26,11 +26,12 @@ from .tensor import (
     ones_like,
     rand,
     randn,
+    result_type,
     zeros,
     zeros_like,
 )
 
 __all__ = [
     "Function", "Tensor", "arange", "full", "is_grad_enabled", "manual_seed", "no_grad", "ones",
-    "ones_like", "rand", "randn", "zeros", "zeros_like",
+    "ones_like", "rand", "randn", "result_type", "zeros", "zeros_like",
 ]

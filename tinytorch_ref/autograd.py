@@ -493,7 +493,7 @@ def grad_pow_tensor(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.n
     with np.errstate(divide="ignore", invalid="ignore"):
         da = np.where(b == 0, 0, grad * b * np.power(a, b - 1))
         db = np.where((a == 0) & (b >= 0), 0, grad * out * np.log(a))
-    return da, db
+    return (da, db)
 
 
 def grad_floordiv(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:

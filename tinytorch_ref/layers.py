@@ -453,7 +453,7 @@ class Sequential(Module):
         ...), replacing ``x`` with ``m(x)``.
 
         EXAMPLE:
-            >>> Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3))(Tensor(np.ones((2, 4)))).shape
+            >>> Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3))(Tensor(np.ones((2, 4), np.float32))).shape
             (2, 3)
 
         HINT: call ``m(x)``, not ``m.forward(x)``: ``__call__`` is the one entry point, as in

@@ -945,7 +945,7 @@ class Tensor:
             [2.0, 3.0]
             >>> Tensor([1, 2]).mean()
             Traceback (most recent call last):
-            RuntimeError: mean(): could not infer output dtype ...
+            RuntimeError: mean(): could not infer output dtype...
 
         HINT: accuracy is ``(pred == y).float().mean()``: the comparison gives bools, so the
         ``.float()`` is needed here exactly as in PyTorch.

@@ -25,7 +25,8 @@
 #    and how **shape** and **strides** turn an index `(i, j, k)` into an address;
 # 2. make **views** — `reshape`, `view`, `transpose`, `permute` — that change the shape or the
 #    order of axes *without copying a single element*, and say when a copy is unavoidable;
-# 3. predict the result shape of **broadcasting** arithmetic, and why it saves memory;
+# 3. predict the result shape of **broadcasting** arithmetic, and why it saves memory, and
+#    the result **dtype** of mixed arithmetic (PyTorch's *type promotion*);
 # 4. compute what a tensor costs in **memory** from its shape and dtype, before you allocate it;
 # 5. implement batched **matrix multiplication** and **reductions** (`sum`, `mean`, `max`) with
 #    PyTorch's names and semantics (`dim`, `keepdim`).
@@ -1110,7 +1111,7 @@ class Tensor:
             [2.0, 3.0]
             >>> Tensor([1, 2]).mean()
             Traceback (most recent call last):
-            RuntimeError: mean(): could not infer output dtype ...
+            RuntimeError: mean(): could not infer output dtype...
 
         HINT: accuracy is ``(pred == y).float().mean()``: the comparison gives bools, so the
         ``.float()`` is needed here exactly as in PyTorch.
@@ -1615,8 +1616,34 @@ print(f"{batch.numel():,} elements, {batch.memory_footprint() / 1e6:.1f} MB")
 #
 # A **transpose** swaps the shape *and the strides*; no element moves. That is why
 # `x.transpose(0, 1)` costs nothing no matter how large `x` is. The price: the result is no
-# longer **contiguous** (walking it in row-major order jumps around storage), so `view` refuses
-# it and some kernels copy it first. `reshape` gives a view when it can and copies otherwise.
+# longer **contiguous** (walking it in row-major order jumps around storage), and some kernels
+# copy it first. `reshape` gives a view when it can and copies otherwise; `view` never copies
+# and raises instead.
+#
+# When can a non-contiguous tensor still be *viewed* in a new shape? When every new dimension
+# can be given one stride. For `x` of shape `(4, 6)`, `x[:, :3]` (shape `(4, 3)`, strides
+# `(6, 1)`) can become `(4, 3, 1)` or `(2, 2, 3)` (splitting dimension 0 gives strides 12 and
+# 6), but not `(12,)`: its elements sit at offsets 0, 1, 2, 6, 7, 8, ..., no single stride.
+# `x.T` can never be flattened without a copy. NumPy answers exactly this question when you ask it for a
+# reshape that must not copy (`np.reshape(a, shape, copy=False)`), so `view` asks NumPy.
+# Two conventions complete the picture: a tensor with no elements is contiguous (there is
+# nothing to lay out), and so is any tensor whose only non-trivial dimension has stride 1.
+#
+# **Indexing** (`x[i]`, `x[:, 1:3]`, `x[idx]`) also makes views when it can: integers and
+# slices are *basic* indexing (a view with new shape, strides and offset), index arrays and
+# masks are *advanced* indexing (a copy). PyTorch follows NumPy here with two differences you
+# must reproduce: a slice with a negative step (`x[::-1]`) is refused (strides are never
+# negative in PyTorch; use `x.flip(0)`), and integers are applied *before* index arrays:
+#
+# ```
+#   x: shape (2, 3, 4),  idx = [0, 2]
+#   PyTorch  x[0, :, idx]  ->  x[0] is (3, 4), then [:, idx]          ->  shape (3, 2)
+#   NumPy    x[0, :, idx]  ->  0 and idx are both "advanced", separated
+#                              by a slice, so their dimension goes first ->  shape (2, 3)
+# ```
+#
+# Same values, transposed — a silent bug in code moved between the two. The provided
+# `_index_arg` applies integers first when an index mixes them with arrays.
 
 # %% [raw]
 # # BEGIN QUESTION
@@ -1638,6 +1665,32 @@ def test_strides_and_contiguity(Tensor, np):
     assert t.stride() == (1, 3), "transpose swaps the strides too"
     assert np.shares_memory(t.data, x.data), "transpose must be a view: no copy of the data"
     assert x.is_contiguous() and not t.is_contiguous(), "a transposed matrix is not contiguous"
+    empty = Tensor(np.zeros((3, 0), dtype=np.float32)).transpose(0, 1)
+    assert empty.is_contiguous(), (
+        f"a tensor with no elements is contiguous (nothing to lay out, PyTorch's convention), "
+        f"but is_contiguous() gave False for shape {empty.shape}, strides {empty.stride()}")
+
+# %%
+def test_indexing_like_pytorch(Tensor, np):
+    x = Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    row = x[1]
+    assert row.shape == (3, 4) and np.shares_memory(row.data, x.data), (
+        f"x[1] selects a (3, 4) view of x; got shape {row.shape}: basic indexing never copies")
+    assert x[:, 1:, ::2].shape == (2, 2, 2), (
+        f"x[:, 1:, ::2] has shape (2, 2, 2), got {x[:, 1:, ::2].shape}")
+    idx = Tensor(np.array([0, 2]))
+    got = x[0, :, idx]
+    assert got.shape == (3, 2), (
+        f"x[0, :, idx] must have shape (3, 2) as in PyTorch (x[0] first, then [:, idx]), got "
+        f"{got.shape}: NumPy's rule puts idx's dimension first; apply integers first")
+    assert got.numpy().tolist()[1] == [4.0, 6.0], (
+        f"x[0, :, [0, 2]] row 1 is [4, 6], got {got.numpy().tolist()[1]}")
+    try:
+        x[::-1]
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("x[::-1] must raise ValueError: PyTorch refuses negative steps")
 
 # %%
 def test_reshape_and_view(Tensor, np):
@@ -1657,7 +1710,13 @@ def test_reshape_and_view(Tensor, np):
     except RuntimeError:
         pass
     else:
-        raise AssertionError("view of a non-contiguous tensor must raise RuntimeError")
+        raise AssertionError("view of a transposed matrix must raise RuntimeError: no single "
+                             "stride walks it in row-major order")
+    part = Tensor(np.zeros((4, 6), dtype=np.float32))[:, :3]
+    v = part.view(2, 2, 3)
+    assert v.shape == (2, 2, 3) and np.shares_memory(v.data, part.data), (
+        f"x[:, :3] is not contiguous, but its strides (6, 1) allow the view (2, 2, 3) (strides "
+        f"(12, 6, 1)); got shape {v.shape}: do not refuse every non-contiguous tensor")
     p = Tensor(np.zeros((2, 3, 4, 5))).permute(0, 2, 3, 1)
     assert p.shape == (2, 4, 5, 3), "permute(0, 2, 3, 1) turns NCHW into NHWC"
 
@@ -1681,7 +1740,35 @@ def test_reshape_and_view(Tensor, np):
 # ```
 #
 # Two sizes are compatible when they are equal or one of them is 1. NumPy implements the rule;
-# your operators must pass it through and keep float32 float32 when a Python number joins in.
+# your operators pass it through.
+#
+# **Type promotion: the dtype of `a + b`.** When the operands have different dtypes, the
+# result needs one dtype that holds both. NumPy and PyTorch disagree, and the disagreement
+# matters: code moved between them changes precision, memory and speed without an error.
+# PyTorch's rule, which `result_type` implements:
+#
+# | operands | PyTorch | NumPy | why |
+# |---|---|---|---|
+# | `float32 tensor * 0.5` | float32 | float32 | a number never widens a tensor of its own category |
+# | `int64 tensor * 0.5` | **float32** | float64 | a float number lifts an integer tensor to the *default* float, float32 |
+# | `float32 tensor * np.float64(0.5)` | **float32** | float64 | NumPy numbers are numbers too |
+# | `float32 tensor + float64 0-d tensor` | **float32** | float64 | a 0-d tensor counts less than a tensor with dimensions |
+# | `float32 tensor + float64 tensor` | float64 | float64 | two real tensors: the wider dtype |
+# | `int8 tensor + 300` | **int8** (wraps) | error | the number takes the tensor's dtype |
+# | `int64 tensor + float32 tensor` | **float32** | float64 | a float beats any integer, at the float's width |
+# | `int64 tensor / int64 tensor` | **float32** | float64 | true division gives the default float |
+#
+# In words: every dtype has a **category** (bool < integer < floating). The result's category
+# is the highest of all operands. Its dtype comes from the strongest *group* that reaches that
+# category — tensors with dimensions first, then 0-d tensors, then numbers (a float number
+# stands for float32, an int for int64). So `0.5` never turns float32 into float64 (half the
+# speed, twice the memory — the most common silent slowdown in NumPy code), but it does turn
+# an integer tensor into a float one: `Tensor([4, 9]) ** 0.5` is `[2., 3.]`, not `[1, 1]`.
+#
+# The same reasoning gives the dtype of `exp`, `log`, `sqrt` and `tanh` of an integer tensor:
+# float32 (`e ** 1` is not an integer). And some mixtures are refused outright, as in PyTorch:
+# subtracting bool tensors (`~mask` inverts a mask), an integer tensor to a negative integer
+# power, and integer division by zero (`//`, `%`), where NumPy would silently return 0.
 
 # %% [raw]
 # # BEGIN QUESTION
@@ -1709,12 +1796,45 @@ def test_broadcasting_arithmetic(Tensor, np):
     assert (1 - b).numpy()[0] == -9.0, "reflected subtraction: 1 - 10 = -9"
 
 # %%
+def test_type_promotion(Tensor, result_type, np):
+    cases = [
+        ((Tensor([1, 2]), 0.5), np.float32, "int tensor * 0.5 is float32 (the default float)"),
+        ((Tensor([1.0]), np.float64(2.0)), np.float32,
+         "a NumPy number does not widen float32 (numbers are weak)"),
+        ((Tensor([1.0]), Tensor(2.0).double()), np.float32,
+         "a float64 0-d tensor does not widen a float32 tensor with dimensions"),
+        ((Tensor([1.0]), Tensor([2.0]).double()), np.float64,
+         "float32 and float64 tensors with dimensions give float64"),
+        ((Tensor(np.array([1], np.int8)), 300), np.int8, "int8 + 300 stays int8 (it wraps)"),
+        ((Tensor([True]), 2), np.int64, "bool + an int number is int64"),
+        ((Tensor([1, 2]), Tensor([1.0])), np.float32, "int64 and float32 tensors give float32"),
+    ]
+    for args, want, why in cases:
+        got = result_type(*args)
+        assert got == want, f"result_type gave {got}, expected {np.dtype(want)}: {why}"
+    half = Tensor([1, 2]) * 0.5
+    assert half.dtype == np.float32 and half.numpy().tolist() == [0.5, 1.0], (
+        f"Tensor([1, 2]) * 0.5 is float32 [0.5, 1.0], got {half.dtype} {half.numpy().tolist()}")
+    roots = Tensor([4, 9]) ** 0.5
+    assert roots.dtype == np.float32 and roots.numpy().tolist() == [2.0, 3.0], (
+        f"Tensor([4, 9]) ** 0.5 is float32 [2.0, 3.0], got {roots.dtype} "
+        f"{roots.numpy().tolist()}: an int tensor to a float power must be computed in float")
+    ratio = Tensor([1, 2]) / Tensor([2, 4])
+    assert ratio.dtype == np.float32 and ratio.numpy().tolist() == [0.5, 0.5], (
+        f"int / int is float32 [0.5, 0.5] in PyTorch, got {ratio.dtype} {ratio.numpy().tolist()}")
+
+# %%
 def test_elementwise_math(Tensor, np):
     x = Tensor([0.0, 1.0, 4.0])
     assert np.allclose((x ** 2).numpy(), [0.0, 1.0, 16.0]), "x ** 2 squares each element"
     assert np.allclose(x.sqrt().numpy(), [0.0, 1.0, 2.0]), "sqrt"
     assert np.allclose(x.exp().log().numpy(), x.numpy(), atol=1e-6), "log(exp(x)) == x"
     assert np.allclose(Tensor([-2.0, 0.5]).clamp(min=0.0).numpy(), [0.0, 0.5]), "clamp(min=0)"
+    for name in ("exp", "log", "sqrt", "tanh"):
+        got = getattr(Tensor([1, 2]), name)()
+        assert got.dtype == np.float32, (
+            f"{name} of an int64 tensor must be float32 as in PyTorch, got {got.dtype}: start "
+            f"from _float_data(self) (NumPy alone would give float64)")
 
 # %% [raw]
 # # END TESTS
@@ -1726,7 +1846,9 @@ def test_elementwise_math(Tensor, np):
 # ## 4. Matrix multiplication
 #
 # A linear layer computes `x @ W.T + b`: most of a neural network's arithmetic is matrix
-# multiplication. Multiplying `(n, k)` by `(k, m)` takes `n·k·m` multiply-adds, i.e.
+# multiplication. Unlike `+` and `*`, `@` does **not** promote: a float64 batch times float32
+# weights is an error in PyTorch ("expected both ... to have the same dtype"), because the
+# silent alternative doubles the cost of every layer after it. Multiplying `(n, k)` by `(k, m)` takes `n·k·m` multiply-adds, i.e.
 # `2·n·k·m` FLOPs, and produces `n·m` outputs. With a batch dimension, PyTorch multiplies the
 # last two dimensions and broadcasts the rest:
 #
@@ -1764,6 +1886,13 @@ def test_matmul(Tensor, np):
         assert "(2, 3)" in str(err) and "(4, 5)" in str(err), "name both shapes in the error"
     else:
         raise AssertionError("(2, 3) @ (4, 5) must raise ValueError")
+    try:
+        Tensor(np.ones((2, 3))) @ Tensor(np.ones((3, 4), dtype=np.float32))
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("float64 @ float32 must raise RuntimeError (matmul does not "
+                             "promote in PyTorch: a float64 input to float32 weights is a bug)")
 
 # %% [raw]
 # # END TESTS
@@ -1787,6 +1916,13 @@ def test_matmul(Tensor, np):
 #
 # `max` follows PyTorch: with no `dim` it returns the largest element; with a `dim` it returns
 # a pair `(values, indices)`.
+#
+# Three PyTorch conventions differ from NumPy's: `dim=()` means *every* dimension (NumPy's
+# `axis=()` reduces nothing); a 0-d tensor accepts `dim=0` or `dim=-1` (there is one element,
+# so the reduction is the identity); and the dtype of a reduction is chosen, not inherited.
+# `sum` of integers or bools gives **int64** (`mask.sum()` counts, and a uint8 image does not
+# overflow), while `mean` of integers is an *error* — call `.float()` first, which is why
+# accuracy is written `(pred == y).float().mean()`.
 
 # %% [raw]
 # # BEGIN QUESTION
@@ -1810,6 +1946,19 @@ def test_reductions(Tensor, np):
     m = x.max(dim=1)
     assert m.values.numpy().tolist() == [3.0, 6.0], "max(dim=1).values are the row maxima"
     assert m.indices.numpy().tolist() == [2, 2], "max(dim=1).indices say where they are"
+    count = Tensor([True, True, False]).sum()
+    assert count.dtype == np.int64 and count.item() == 2, (
+        f"the sum of a bool mask counts its True values as int64 (2), got {count.dtype} "
+        f"{count.item()}")
+    assert x.sum(dim=()).item() == 21.0, (
+        f"sum(dim=()) reduces every dimension in PyTorch (21.0), got {x.sum(dim=()).numpy()}")
+    try:
+        Tensor([1, 2]).mean()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("the mean of an int tensor must raise RuntimeError as in PyTorch "
+                             "(call .float() first)")
 
 # %% [raw]
 # # END TESTS

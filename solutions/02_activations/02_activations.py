@@ -394,7 +394,20 @@ def test_relu_values(relu, Tensor, np):
         f"relu keeps positives and zeroes negatives, got {out.numpy().tolist()}")
     assert out.dtype == np.float32, (
         f"relu must keep float32, got {out.dtype}: a float64 result doubles the memory of "
-        "every activation (use Tensor.clamp, not NumPy on .data)")
+        "every activation (np.maximum(x, 0) keeps the input's dtype)")
+
+# %%
+def test_relu_gradient_is_zero_at_zero(_ReLUFn, Context, np):
+    ctx = Context()
+    out = _ReLUFn.forward(ctx, np.array([-1.0, 0.0, 2.0], dtype=np.float32))
+    assert out.tolist() == [0.0, 0.0, 2.0], f"relu([-1, 0, 2]) is [0, 0, 2], got {out.tolist()}"
+    assert len(ctx.saved) == 1, (
+        f"forward must save one array (the output) with ctx.save_for_backward; ctx.saved holds "
+        f"{len(ctx.saved)}: the given backward reads it")
+    (grad,) = _ReLUFn.backward(ctx, np.ones(3, dtype=np.float32))
+    assert grad.tolist() == [0.0, 0.0, 1.0], (
+        f"relu's gradient is [0, 0, 1] at x = [-1, 0, 2] (0 at exactly 0, as in PyTorch), got "
+        f"{grad.tolist()}: save the output of np.maximum, not something else")
 
 # %%
 def test_sigmoid_is_stable(sigmoid, Tensor, np):
@@ -679,6 +692,10 @@ def test_softmax_survives_large_logits(softmax, Tensor, np):
         p = softmax(Tensor([[1000.0, 0.0, -1000.0]]), dim=-1).numpy()
     assert not np.isnan(p).any(), "softmax overflowed: subtract each row's max before exp"
     assert np.allclose(p, [[1.0, 0.0, 0.0]]), f"softmax([1000, 0, -1000]) is [1, 0, 0], got {p}"
+    empty = softmax(Tensor(np.zeros((2, 0), dtype=np.float32)), dim=1)
+    assert empty.shape == (2, 0), (
+        f"the softmax of rows with no entries is empty, shape (2, 0), got {empty.shape}: "
+        "pass initial=-np.inf to the max (an empty row has no maximum)")
 
 # %%
 def test_log_softmax_is_stable(log_softmax, Tensor, np):

@@ -741,7 +741,7 @@ class Sequential(Module):
         ...), replacing ``x`` with ``m(x)``.
 
         EXAMPLE:
-            >>> Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3))(Tensor(np.ones((2, 4)))).shape
+            >>> Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3))(Tensor(np.ones((2, 4), np.float32))).shape
             (2, 3)
 
         HINT: call ``m(x)``, not ``m.forward(x)``: ``__call__`` is the one entry point, as in
@@ -928,6 +928,13 @@ def test_flatten(Flatten, Tensor, np):
     assert Flatten(1, 2)(x).shape == (2, 12, 5), (
         f"Flatten(1, 2) merges dims 1 and 2 (end_dim is inclusive): (2, 12, 5), "
         f"got {Flatten(1, 2)(x).shape}")
+    try:
+        shape = Flatten(1, 4)(x).shape
+    except IndexError:
+        pass
+    else:
+        raise AssertionError(f"Flatten(1, 4) on a 4-D input must raise IndexError (dims go up "
+                             f"to 3), but gave shape {shape}: never wrap a dim around")
 
 # %% [raw]
 # # END TESTS

@@ -447,6 +447,12 @@ def test_cross_entropy_is_stable(cross_entropy, Tensor, np):
     assert np.isfinite(loss).all(), (
         "cross_entropy gave inf/NaN for extreme logits: use log_softmax, not log(softmax)")
     assert np.allclose(loss, [2000.0, 0.0]), f"a confident wrong answer costs 2000 here, got {loss}"
+    masked = Tensor([[0.0, 0.0, -np.inf]])  # class 2 ruled out
+    with np.errstate(invalid="ignore"):
+        got = cross_entropy(masked, Tensor(np.array([0]))).item()
+    assert np.isclose(got, np.log(2)), (
+        f"with class 2 masked out (logit -inf) the loss of two equal logits is log 2 = 0.6931, "
+        f"got {got}: -inf * 0 is NaN, so use _weighted_logp(logp, coef), not logp * coef")
 
 # %% [raw]
 # # END TESTS

@@ -262,6 +262,18 @@ def test_clip_grad_norm_scales_all_parameters(clip_grad_norm_, Tensor, np):
     assert np.allclose(c.grad.numpy(), [0.5]), (
         f"a norm (0.5) below max_norm (1.0) must not be changed, got {c.grad.numpy()}: clipping "
         "only ever shrinks gradients")
+    d = Tensor([0.0, 0.0], requires_grad=True)
+    d.grad = Tensor([3.0, -4.0])
+    top = clip_grad_norm_([d], max_norm=1.0, norm_type=float("inf"))
+    assert np.isclose(float(top.item()), 4.0), (
+        f"the inf-norm is the largest |gradient| (4), got {float(top.item())}: use _vector_norm")
+    e = Tensor([0.0, 0.0], requires_grad=True)
+    e.grad = Tensor([float("nan"), 1.0])
+    with np.errstate(invalid="ignore"):
+        clip_grad_norm_([a, e], max_norm=1.0)
+    assert np.isnan(a.grad.numpy()).all() and np.isnan(e.grad.numpy()).all(), (
+        f"a NaN gradient makes the total NaN and, as in PyTorch, every gradient NaN (multiply "
+        f"by min(coef, 1) with np.minimum, no `if`); got {a.grad.numpy()} and {e.grad.numpy()}")
 
 # %% [raw]
 # # END TESTS
@@ -489,6 +501,12 @@ def test_cosine_and_linear_warmup(CosineAnnealingLR, LinearLR, SGD, Tensor, np):
     assert np.allclose(lrs, [0.25, 0.5, 0.75, 1.0, 1.0]), (
         f"warm-up from 25% to 100% in 3 steps, then constant, should give "
         f"[0.25, 0.5, 0.75, 1, 1]; got {lrs}: cap last_epoch at total_iters")
+    opt3 = SGD([Tensor([0.0], requires_grad=True)], lr=1.0)
+    flat = LinearLR(opt3, start_factor=0.25, total_iters=0)
+    flat.step()
+    assert np.isclose(flat.get_last_lr()[0], 0.25), (
+        f"LinearLR with total_iters=0 has no ramp: PyTorch keeps start_factor (0.25), got "
+        f"{flat.get_last_lr()[0]} (and never divide by total_iters = 0)")
 
 # %% [raw]
 # # END TESTS

@@ -110,6 +110,47 @@ def _class_coefficients(input: Tensor, target: Tensor, weight: Tensor | None,  #
     return np.moveaxis(coef.astype(dtype), -1, cdim), denom
 
 
+class _WeightedLogpFn(Function):
+    """``logp * coef`` where ``coef != 0``, exactly 0 elsewhere (provided)."""
+
+    @staticmethod
+    def forward(ctx: Context, logp: np.ndarray, coef: np.ndarray) -> np.ndarray:
+        keep = coef != 0
+        ctx.save_for_backward(coef, keep)
+        with np.errstate(invalid="ignore"):
+            return np.where(keep, logp * coef, 0).astype(logp.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray, None]:
+        coef, keep = ctx.saved
+        return np.where(keep, grad * coef, 0).astype(grad.dtype, copy=False), None
+
+
+def _weighted_logp(logp: Tensor, coef: np.ndarray) -> Tensor:
+    """``logp * coef`` that ignores ``logp`` where ``coef`` is 0 (even ``-inf`` or NaN there),
+    like PyTorch's gather of the target entries."""
+    return _WeightedLogpFn.apply(logp, Tensor(coef))
+
+
+def _weighted_mean(losses: Tensor, denom: float) -> Tensor:
+    """Provided: ``losses.sum() / denom``, the 'mean' of ``nll_loss``/``cross_entropy``.
+
+    When every target is ignored (``denom == 0``) PyTorch returns NaN with zero gradients
+    (``0 / 0`` would make every gradient NaN and poison the weights on the next step).
+    """
+    if denom == 0:
+        return losses.sum() * 0.0 + float("nan")
+    return losses.sum() / denom
+
+
+def _smoothing(label_smoothing: float) -> float:
+    """Provided: PyTorch's check of ``label_smoothing``: above 1 is an error, 0 or less
+    means no smoothing."""
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    return max(float(label_smoothing), 0.0)
+
+
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
              ignore_index: int = -100, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices, given log-probabilities.
@@ -125,9 +166,12 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
         1. Check ``reduction`` is one of ``_REDUCTIONS`` (``ValueError`` otherwise).
         2. ``coef, denom = _class_coefficients(input, _as_tensor(target), weight,
            ignore_index, 0.0)``.
-        3. ``losses = -(input * Tensor(coef)).sum(dim=_class_dim(input))`` — target's shape.
+        3. ``losses = -_weighted_logp(input, coef).sum(dim=_class_dim(input))`` — target's
+           shape (``_weighted_logp`` is the product ``input * coef`` that ignores entries
+           where ``coef`` is 0, see above).
         4. ``'none'``: ``losses``; ``'sum'``: ``losses.sum()``; ``'mean'``:
-           ``losses.sum() / denom``.
+           ``_weighted_mean(losses, denom)`` (given: ``losses.sum() / denom``, and PyTorch's
+           answer when every target is ignored).
 
     EXAMPLE:
         >>> nll_loss(Tensor([[-0.5, -1.0], [-2.0, -0.1]]), Tensor(np.array([0, 1])))
@@ -151,7 +195,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
             class probabilities of the input's shape.
         weight, ignore_index: as in ``nll_loss`` (index targets).
         reduction: ``'mean'`` | ``'sum'`` | ``'none'``.
-        label_smoothing: ``ε`` in [0, 1]: the target becomes ``(1 - ε)·onehot + ε / C``.
+        label_smoothing: ``ε`` in [0, 1]: the target becomes ``(1 - ε)·onehot + ε / C``
+            (checked by the given first line: above 1 raises, 0 or less means none).
 
     APPROACH:
         1. Check ``reduction``; ``cdim = _class_dim(input)``;
@@ -162,8 +207,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
            ``_reduce(-(logp * q).sum(dim=cdim), reduction)`` — ``'mean'`` divides by the
            number of samples.
         3. Index targets: ``coef, denom = _class_coefficients(input, target, weight,
-           ignore_index, label_smoothing)``; ``losses = -(logp * Tensor(coef)).sum(dim=cdim)``;
-           reduce like ``nll_loss`` (``'mean'`` divides by ``denom``).
+           ignore_index, label_smoothing)``; ``losses = -_weighted_logp(logp, coef).sum(dim=cdim)``;
+           reduce like ``nll_loss`` (``'mean'``: ``_weighted_mean(losses, denom)``).
 
     EXAMPLE:
         >>> cross_entropy(Tensor([[2.0, 1.0, 0.1], [0.5, 2.5, 0.3]]), Tensor(np.array([0, 2])))
@@ -171,6 +216,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
 
     HINT: never compute ``softmax(...).log()``: a confident wrong prediction gives ``-inf``.
     """
+    label_smoothing = _smoothing(label_smoothing)
     raise NotImplementedError("module 04: implement cross_entropy (see its docstring)")
 
 class _BCEFn(Function):
@@ -259,14 +305,17 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
 
     Raises:
         ValueError: shapes differ, or an unknown ``reduction``.
-        RuntimeError: an input is outside [0, 1] (it is not a probability).
+        RuntimeError: an input or a target is outside [0, 1] (not a probability).
     """
     target = _as_tensor(target)
     _check_same_shape(input, target)
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction!r} is not a valid value for reduction")
-    if np.any(input.data < 0) or np.any(input.data > 1):
+    # ``not (0 <= x <= 1)`` rather than ``x < 0 or x > 1``: NaN is not a probability either
+    if not np.all((input.data >= 0) & (input.data <= 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if not np.all((target.data >= 0) & (target.data <= 1)):
+        raise RuntimeError("all elements of target should be between 0 and 1")
     loss = _BCEFn.apply(input, target)
     if weight is not None:
         loss = loss * _as_tensor(weight)
@@ -292,10 +341,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A00
     return _reduce(loss, reduction)
 
 class _Loss(Module):
+    # As in PyTorch, the arguments are checked when the loss is computed, not here.
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
-        if reduction not in _REDUCTIONS:
-            raise ValueError(f"{reduction!r} is not a valid value for reduction")
         self.reduction = reduction
 
     def extra_repr(self) -> str:
@@ -329,8 +377,6 @@ class CrossEntropyLoss(_Loss):
     def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
                  reduction: str = "mean", label_smoothing: float = 0.0) -> None:
         super().__init__(reduction)
-        if not 0.0 <= label_smoothing <= 1.0:
-            raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
         self.weight = weight
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing

@@ -26,20 +26,32 @@ def _extreme():
 
 
 # ----------------------------------------------------------------------------- relu (6)
-@case(points=3, hint="relu(x) = max(0, x) element-wise, as a Tensor (clamp(min=0)).")
+@case(points=2, hint="_ReLUFn.forward: np.maximum(x, 0) keeps the shape and dtype (ints too).")
 def relu_values_shapes_dtype(tt, rng):
     F = tt.nn.functional
     x = tt.Tensor(_f32(rng, 3, 4, 5))
     out = F.relu(x)
+    ints = F.relu(tt.Tensor(rng.integers(-5, 5, 6)))
     return [out.numpy(), str(out.dtype), F.relu(tt.Tensor(_extreme())).numpy(),
-            tt.nn.ReLU()(x).numpy()]
+            tt.nn.ReLU()(x).numpy(), ints.numpy()]
 
 
-@case(points=3, hint="Return a Tensor built from Tensor ops (recorded for autograd), not an array.")
+@case(points=2, hint="relu goes through _ReLUFn.apply, so the result is recorded for autograd.")
 def relu_returns_recorded_tensor(tt, rng):
     x = tt.Tensor(_f32(rng, 6), requires_grad=True)
     out = tt.nn.functional.relu(x)
     return [type(out).__name__, bool(out.requires_grad), tuple(out.shape)]
+
+
+@case(points=2, hint="Save the output with ctx.save_for_backward(out): the given backward passes "
+      "the gradient where it is positive and nothing at 0 (PyTorch's convention).")
+def relu_gradient_is_zero_at_zero(tt, rng):
+    x = np.round(rng.standard_normal(12)).astype(np.float32)  # many exact zeros
+    out = tt.nn.functional.relu(tt.Tensor(x, requires_grad=True))
+    node = out._node
+    grad = rng.standard_normal(12).astype(np.float32)
+    (dx,) = node.op.backward(node.saved["ctx"], grad)
+    return [x, np.asarray(dx)]
 
 
 # ----------------------------------------------------------------------------- sigmoid/tanh (12)
@@ -101,12 +113,25 @@ def gelu_rejects_unknown_approximation(tt, rng):
 
 
 # ----------------------------------------------------------------------------- softmax (13)
-@case(points=4, hint="exp(x - max) / sum(exp(x - max)) along dim, keepdim=True to broadcast.")
+@case(points=3, hint="exp(x - max) / sum(exp(x - max)) along dim, keepdim=True to broadcast.")
 def softmax_along_each_dim(tt, rng):
     F = tt.nn.functional
     x = tt.Tensor(_f32(rng, 2, 3, 4))
     return [F.softmax(x, dim=-1).numpy(), F.softmax(x, dim=0).numpy(),
             F.softmax(x, dim=1).numpy(), tt.nn.Softmax(dim=2)(x).numpy()]
+
+
+@case(points=1, hint="max(..., initial=-np.inf): an empty row has no maximum; a 0-d tensor is "
+      "its own row (softmax 1, log_softmax 0).")
+def softmax_of_empty_and_0d_tensors(tt, rng):
+    F = tt.nn.functional
+    n = int(rng.integers(1, 4))
+    out = []
+    for fn in (F.softmax, F.log_softmax):
+        out += [tuple(fn(tt.Tensor(np.zeros((n, 0), np.float32)), dim=1).shape),
+                tuple(fn(tt.Tensor(np.zeros((0, n), np.float32)), dim=1).shape),
+                fn(tt.Tensor(np.float32(rng.standard_normal())), dim=0).numpy()]
+    return out
 
 
 @case(points=5, hint="Subtract each row's maximum before exp, or large logits overflow to NaN.")

@@ -216,7 +216,8 @@ def dropout_edge_cases(tt, rng):
 
 # ----------------------------------------------------------------------------- Flatten (4)
 @case(points=4, hint="Merge dims start_dim..end_dim (inclusive, negatives allowed) into one; "
-      "a 1-D input keeps its shape and a 0-d input becomes shape (1,), as in PyTorch.")
+      "a 1-D input keeps its shape and a 0-d input becomes shape (1,), as in PyTorch; a dim "
+      "out of range is an IndexError (never wrap it) and start after end a RuntimeError.")
 def flatten_dims(tt, rng):
     nn = tt.nn
     x = tt.Tensor(_f32(rng, 2, 3, 4, 5))
@@ -224,4 +225,6 @@ def flatten_dims(tt, rng):
             tuple(nn.Flatten(1, 2)(x).shape), tuple(nn.Flatten(-2, -1)(x).shape),
             tuple(nn.Flatten(0, -1)(x).shape), tuple(nn.Flatten()(tt.Tensor(_f32(rng, 4, 1))).shape),
             tuple(nn.Flatten(0)(tt.Tensor(_f32(rng, 5))).shape),
-            tuple(nn.Flatten(0)(tt.Tensor(np.float32(3.0))).shape)]
+            tuple(nn.Flatten(0)(tt.Tensor(np.float32(3.0))).shape),
+            outcome(nn.Flatten(4), x), outcome(nn.Flatten(0, -5), x),
+            outcome(nn.Flatten(2, 1), x), outcome(nn.Flatten(), tt.Tensor(np.float32(1.0)))]

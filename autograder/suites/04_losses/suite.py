@@ -38,7 +38,8 @@ def mse_all_reductions(tt, rng):
     return out + [str(F.mse_loss(a, b).dtype), tuple(F.mse_loss(a, b).shape)]
 
 
-@case(points=2, hint="An unknown reduction must raise ValueError (also in the module's __init__).")
+@case(points=2, hint="An unknown reduction must raise ValueError when the loss is computed "
+      "(modules check it when called, as in PyTorch).")
 def reduction_validated(tt, rng):
     F = tt.nn.functional
     a, b = tt.Tensor(_f32(rng, 3)), tt.Tensor(_f32(rng, 3))
@@ -46,7 +47,7 @@ def reduction_validated(tt, rng):
     z = tt.Tensor(_f32(rng, 3, 3))
     return [outcome(F.mse_loss, a, b, reduction="avg"),
             outcome(F.cross_entropy, z, y, reduction="batchmean"),
-            outcome(tt.nn.MSELoss, reduction="elementwise_mean")]
+            outcome(tt.nn.MSELoss(reduction="elementwise_mean"), a, b)]
 
 
 @case(points=2, hint="Different shapes broadcast (with a warning) like PyTorch.")
@@ -60,7 +61,7 @@ def mse_broadcast_warns(tt, rng):
 
 
 # ----------------------------------------------------------------------------- CE / NLL (26)
-@case(points=5, hint="cross_entropy = -log_softmax(z, dim=1)[i, y_i], averaged over the batch.")
+@case(points=4, hint="cross_entropy = -log_softmax(z, dim=1)[i, y_i], averaged over the batch.")
 def cross_entropy_reductions(tt, rng):
     F = tt.nn.functional
     z = tt.Tensor(_f32(rng, 6, 5, scale=2.0))
@@ -91,7 +92,25 @@ def cross_entropy_spatial_and_unbatched(tt, rng):
             F.cross_entropy(single, tt.Tensor(np.array(3))).numpy()]
 
 
-@case(points=4, hint="nll_loss picks -input[i, y_i] from log-probabilities (no softmax inside).")
+@case(points=2, hint="_weighted_logp, not logp * coef: a -inf logit elsewhere in the row must not "
+      "turn the loss into NaN; every target ignored gives a NaN mean (_weighted_mean).")
+def class_losses_pick_like_pytorch(tt, rng):
+    F = tt.nn.functional
+    z = _f32(rng, 4, 5)
+    y = rng.integers(0, 4, 4)
+    z[np.arange(4), 4] = -np.inf  # class 4 masked out in every row; never a target
+    ignored = tt.Tensor(np.full(3, -100))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            return [F.cross_entropy(tt.Tensor(z), tt.Tensor(y), reduction="none").numpy(),
+                    F.nll_loss(tt.Tensor(z), tt.Tensor(y)).numpy(),
+                    F.cross_entropy(tt.Tensor(_f32(rng, 3, 4)), ignored).numpy(),
+                    F.cross_entropy(tt.Tensor(_f32(rng, 3, 4)), ignored, reduction="sum").numpy(),
+                    outcome(F.cross_entropy, tt.Tensor(z), tt.Tensor(y), label_smoothing=1.5)]
+
+
+@case(points=3, hint="nll_loss picks -input[i, y_i] from log-probabilities (no softmax inside).")
 def nll_loss_values(tt, rng):
     F = tt.nn.functional
     logp = F.log_softmax(tt.Tensor(_f32(rng, 5, 4)), dim=1)
@@ -143,14 +162,16 @@ def bce_values_and_clamp(tt, rng):
             _quiet(tt.nn.BCELoss(reduction="sum"), P, Y).numpy()]
 
 
-@case(points=2, hint="Inputs outside [0, 1] are not probabilities: raise RuntimeError.")
+@case(points=2, hint="Inputs (and targets) outside [0, 1] are not probabilities: raise "
+      "RuntimeError.")
 def bce_rejects_non_probabilities(tt, rng):
     F = tt.nn.functional
     y = tt.Tensor(np.array([1.0, 0.0], dtype=np.float32))
     ok = tt.Tensor(np.array([1.0, 0.2], np.float32))
     return [outcome(F.binary_cross_entropy, tt.Tensor(np.array([1.5, 0.2], np.float32)), y),
             outcome(F.binary_cross_entropy, tt.Tensor(np.array([-0.1, 0.2], np.float32)), y),
-            F.binary_cross_entropy(ok, y).numpy()]
+            F.binary_cross_entropy(ok, y).numpy(),
+            outcome(F.binary_cross_entropy, ok, tt.Tensor(np.array([1.0, 2.0], np.float32)))]
 
 
 @case(points=2, hint="weight multiplies each element's loss before the reduction.")

@@ -92,7 +92,7 @@ def accuracy_from_scores_probabilities_labels(tt, rng):
 
 
 # ----------------------------------------------------------------------------- clipping (7)
-@case(points=5, hint="One global norm over all gradients; scale every gradient by max/(norm+1e-6).",
+@case(points=4, hint="One global norm over all gradients; scale every gradient by max/(norm+1e-6).",
       rtol=1e-5)
 def clip_grad_norm_scales_every_parameter(tt, rng):
     clip = _mod(tt, "training").clip_grad_norm_
@@ -115,6 +115,27 @@ def clip_grad_norm_leaves_small_gradients(tt, rng):
     return [float(np.asarray(total.numpy())), p.grad.numpy().copy()]
 
 
+@case(points=2, hint="The total is the norm of the per-parameter norms (_vector_norm: inf, -inf, "
+      "0 and p-norms); every gradient is multiplied by min(coef, 1), so a NaN spreads.",
+      rtol=1e-5)
+def clip_grad_norm_any_norm_and_nan(tt, rng):
+    clip = _mod(tt, "training").clip_grad_norm_
+    out = []
+    for norm_type in (1.0, 3.0, float("inf"), float("-inf"), 0.0):
+        params = _dummy(tt, rng, 2)
+        for p in params:
+            p.grad = tt.Tensor((rng.standard_normal(3) * 3).astype(np.float32))
+        total = clip(params, max_norm=0.5, norm_type=norm_type)
+        out.append([float(np.asarray(total.numpy()))] + [p.grad.numpy().copy() for p in params])
+    params = _dummy(tt, rng, 2)
+    params[0].grad = tt.Tensor(np.array([np.nan, 1.0, 0.0], dtype=np.float32))
+    params[1].grad = tt.Tensor(rng.standard_normal(3).astype(np.float32))
+    with np.errstate(invalid="ignore"):
+        total = clip(params, max_norm=100.0)
+    out.append([float(np.asarray(total.numpy()))] + [p.grad.numpy().copy() for p in params])
+    return out
+
+
 # ----------------------------------------------------------------------------- schedulers (14)
 @case(points=5, hint="lr = base * gamma ** (last_epoch // step_size); the constructor is step 0.",
       rtol=1e-6)
@@ -125,7 +146,7 @@ def step_lr_schedule(tt, rng):
     return {"lrs": _lrs(sched, opt, 8), "last_epoch": int(sched.last_epoch)}
 
 
-@case(points=5, hint="eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2.", rtol=1e-6)
+@case(points=4, hint="eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2.", rtol=1e-6)
 def cosine_annealing_schedule(tt, rng):
     t = _mod(tt, "training")
     opt = _sgd(tt, _dummy(tt, rng), lr=0.3)
@@ -135,7 +156,8 @@ def cosine_annealing_schedule(tt, rng):
     return [a, b]
 
 
-@case(points=3, hint="base * (s + (e - s) * min(epoch, total_iters) / total_iters).", rtol=1e-6)
+@case(points=3, hint="base * (s + (e - s) * min(epoch, total_iters) / total_iters); with "
+      "total_iters=0 there is no ramp: the factor stays start_factor.", rtol=1e-6)
 def linear_warmup_schedule(tt, rng):
     t = _mod(tt, "training")
     opt = _sgd(tt, _dummy(tt, rng), lr=0.2)
@@ -144,7 +166,9 @@ def linear_warmup_schedule(tt, rng):
     b = _lrs(t.LinearLR(opt2), opt2, 6)
     opt3 = _sgd(tt, _dummy(tt, rng), lr=1.0)
     c = _lrs(t.LinearLR(opt3, start_factor=1.0, end_factor=0.5, total_iters=2), opt3, 3)
-    return [a, b, c]
+    opt4 = _sgd(tt, _dummy(tt, rng), lr=1.0)
+    d = _lrs(t.LinearLR(opt4, start_factor=0.25, total_iters=0), opt4, 3)
+    return [a, b, c, d]
 
 
 @case(points=1, hint="Each param group keeps its own base lr (group['initial_lr']).", rtol=1e-6)

@@ -67,4 +67,25 @@ def test_backward_errors_like_pytorch(Tensor, np):
     c = Tensor([1.0, 2.0])
     (x * c).sum().backward()
     assert c.grad is None, 'tensors without requires_grad get no gradient'
+    loss = (x * c).sum()
+    loss.backward()
+    try:
+        loss.backward()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError('a second backward through the same graph must raise RuntimeError (PyTorch frees the saved values): pass retain_graph to _vjp')
+    kept = (x * c).sum()
+    kept.backward(retain_graph=True)
+    kept.backward()
+
+@test_case(points=None, hidden=False)
+def test_gradient_conventions_like_pytorch(Tensor, np):
+    z = Tensor([0.0, 2.0], requires_grad=True)
+    (z ** 0).sum().backward()
+    assert z.grad.numpy().tolist() == [0.0, 0.0], f'x ** 0 is the constant 1: its gradient is 0 everywhere, also at x = 0 (PyTorch); got {z.grad.numpy().tolist()} — the power rule gives 0 * 0**-1 = nan there'
+    m = Tensor([1.0, float('nan'), 3.0], requires_grad=True)
+    with np.errstate(invalid='ignore'):
+        m.abs().sum().backward()
+    assert m.grad.numpy().tolist() == [1.0, 0.0, 1.0], f'the gradient of |x| at NaN is 0 in PyTorch (its sign of NaN is 0), got {m.grad.numpy().tolist()}: take np.sign of np.nan_to_num(a)'
 
