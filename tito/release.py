@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tito import paths
-from tito.course import Course, Module
+from tito.course import Course, CourseError, Module
 from tito.export import export_module, read_cells, write_module
 
 # Files of tinytorch_ref that are package infrastructure (hand-written), not module exports.
@@ -38,6 +38,44 @@ def solution_path(module: Module) -> Path:
 def available_modules(course: Course) -> list[Module]:
     """Modules of course.yml that have a solution module in solutions/."""
     return [m for m in course.modules if solution_path(m).exists()]
+
+
+def suite_path(module: Module) -> Path:
+    return paths.SUITES / module.name / "suite.py"
+
+
+def built_modules(course: Course) -> list[Module]:
+    """Modules with both a solution module and a hidden suite: the ones a course can run."""
+    return [m for m in course.modules if solution_path(m).exists() and suite_path(m).exists()]
+
+
+def span_text(numbers: list[int]) -> str:
+    """``[1, 2, 3, 5]`` -> ``01-03, 05``."""
+    parts: list[str] = []
+    for n in numbers:
+        if parts and parts[-1].endswith(f"{n - 1:02d}"):
+            head = parts[-1].split("-")[0]
+            parts[-1] = f"{head}-{n:02d}"
+        else:
+            parts.append(f"{n:02d}")
+    return ", ".join(parts) or "none"
+
+
+def require_built(course: Course, ref: str | int, *, suite: bool = True) -> Module:
+    """The module ``ref`` names, if it is built (solution module, and hidden suite if asked).
+
+    Raises:
+        CourseError: one line: which file is missing and which modules are built.
+    """
+    m = course.module(ref)
+    missing = [f"solutions/{m.name}/{m.name}.py"] if not solution_path(m).exists() else []
+    if suite and not suite_path(m).exists():
+        missing.append(f"autograder/suites/{m.name}/suite.py")
+    if missing:
+        built = span_text([b.number for b in built_modules(course)])
+        raise CourseError(f"{m.name} is declared in course.yml but not built yet (no "
+                          f"{' and no '.join(missing)}); built modules: {built}")
+    return m
 
 
 # ----------------------------------------------------------------------------- reference

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 
-import pytest
+from browser import chromium
+from browser import flags as browser_flags
 
 from gradebook import api
 
@@ -18,15 +18,6 @@ window.addEventListener('load', () => {
   document.body.setAttribute('data-rendered', ok.map(i => i.id).join(','));
 });
 </script>"""
-
-
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.fail("chromium is not installed (apt-get install -y chromium); the report test "
-                "needs it and must not be skipped")
 
 
 def test_report_is_self_contained(sample_store, gb_course, tmp_path):
@@ -47,9 +38,7 @@ def test_report_plots_render_in_headless_chromium(sample_store, gb_course, tmp_p
     probe = tmp_path / "probe.html"
     probe.write_text(out.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"),
                      encoding="utf-8")
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000"]
+    flags = [*browser_flags(tmp_path / "profile"), "--virtual-time-budget=5000"]
     dom = subprocess.run([browser, *flags, "--dump-dom", probe.as_uri()], capture_output=True,
                          text=True, timeout=120).stdout
     match = re.search(r'data-rendered="([^"]*)"', dom)
