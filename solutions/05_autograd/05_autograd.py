@@ -1077,6 +1077,13 @@ def test_matmul_and_reduction_gradients(gradcheck, np):
          "only the winning element (node.saved['indices']) gets the gradient"),
         ("transpose(0, 1).reshape(6)", lambda a: a.transpose(0, 1).reshape(6),
          [rng.standard_normal((2, 3))], "a view's backward is the inverse view"),
+        ("permute(2, 0, 1).contiguous()", lambda a: a.permute(2, 0, 1).contiguous(),
+         [rng.standard_normal((2, 3, 4))],
+         "undo a permute with the inverse permutation np.argsort(dims); contiguous passes grad"),
+        ("amax(dim=1)", lambda a: a.amax(dim=1), [rng.standard_normal((3, 4))],
+         "the maximum of each row gets the gradient (shared evenly on ties)"),
+        ("abs, clamp(-0.5, 0.5)", lambda a: a.abs() + a.clamp(min=-0.5, max=0.5),
+         [rng.standard_normal((3, 4))], "abs' = sign(a); clamp passes grad only inside bounds"),
     ]
     for name, f, inputs, hint in checks:
         try:

@@ -39,6 +39,8 @@ def test_elementwise_math(Tensor, np):
     assert np.allclose(x.sqrt().numpy(), [0.0, 1.0, 2.0]), 'sqrt'
     assert np.allclose(x.exp().log().numpy(), x.numpy(), atol=1e-06), 'log(exp(x)) == x'
     assert np.allclose(Tensor([-2.0, 0.5]).clamp(min=0.0).numpy(), [0.0, 0.5]), 'clamp(min=0)'
+    mag = Tensor([-3, 2]).abs()
+    assert mag.numpy().tolist() == [3, 2] and mag.dtype == np.int64, f'abs of int64 [-3, 2] is int64 [3, 2], got {mag.dtype} {mag.numpy().tolist()}'
     for name in ('exp', 'log', 'sqrt', 'tanh'):
         got = getattr(Tensor([1, 2]), name)()
         assert got.dtype == np.float32, f'{name} of an int64 tensor must be float32 as in PyTorch, got {got.dtype}: start from _float_data(self) (NumPy alone would give float64)'
