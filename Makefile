@@ -8,7 +8,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MPLBACKEND ?= Agg
 
-.PHONY: setup setup-dev demo test lint release autograder gradebook sync lock clean
+.PHONY: setup setup-dev demo test lint release autograder gradebook sync lock clean fuzz bench
 
 setup: $(VENV)/.installed
 
@@ -48,6 +48,13 @@ autograder: setup
 
 gradebook: setup
 	$(TITO) gradebook build
+
+# The differential fuzzer's long tier (tinytorch_ref against PyTorch; docs/conformance.md).
+FUZZ_CASES ?= 1000000
+FUZZ_SEED ?= 0
+FUZZ_JOBS ?= 2
+fuzz: setup-dev
+	PYTHONPATH=tests $(PY) -m fuzz --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --jobs $(FUZZ_JOBS)
 
 lock: setup
 	$(PY) -m pip freeze --exclude-editable | sed '1i # Full pinned environment (pip freeze). Regenerate with: make lock' > requirements.lock

@@ -161,10 +161,17 @@ def run(case: Case, lib: Any) -> Outcome:
             outcome = Outcome(result=lib.normalise(out))
             for i, leaf in enumerate(scope.get("leaves", ())):
                 leaves.append((f"leaves[{i}]", leaf))
+            known = {id(t) for _, t in leaves}
+            for name in sorted(scope):  # leaves a reproduction line made itself (T(..., grad=True))
+                value = scope[name]
+                if (isinstance(value, lib.tensor_type) and id(value) not in known
+                        and name not in lib.names and lib.is_grad_leaf(value)):
+                    leaves.append((name, value))
             if scope.get("no_backward") or not lib.wants_backward(out):
                 return outcome
-            upstream = np.random.default_rng(case.seed).standard_normal(
-                tuple(lib.shape(out))).round(2)
+            upstream = np.asarray(np.random.default_rng(case.seed).standard_normal(
+                tuple(lib.shape(out))).round(2))
+            upstream[np.abs(upstream) < 0.05] = 0.5  # a zero would hide a gradient
             try:
                 lib.backward(out, upstream)
             except Exception as exc:  # noqa: BLE001

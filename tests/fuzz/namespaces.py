@@ -90,6 +90,9 @@ class Lib:
     def grad(self, leaf: Any) -> Any:
         return getattr(leaf, "grad", "<no .grad attribute>")
 
+    def is_grad_leaf(self, t: Any) -> bool:
+        raise NotImplementedError
+
 
 class Ours(Lib):
     name = "tinytorch_ref"
@@ -136,6 +139,9 @@ class Ours(Lib):
 
     def backward(self, out: Any, upstream: np.ndarray) -> None:
         out.backward(self.pkg.Tensor(upstream.astype(out.data.dtype)))
+
+    def is_grad_leaf(self, t: Any) -> bool:
+        return bool(t.requires_grad) and getattr(t, "_node", None) is None
 
 
 class Torch(Lib):
@@ -190,6 +196,9 @@ class Torch(Lib):
 
     def backward(self, out: Any, upstream: np.ndarray) -> None:
         out.backward(self.torch.tensor(upstream, dtype=out.dtype))
+
+    def is_grad_leaf(self, t: Any) -> bool:
+        return bool(t.requires_grad) and t.is_leaf
 
 
 @cache
