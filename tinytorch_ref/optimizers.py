@@ -9,6 +9,7 @@ rules; optimizer-state memory in bytes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -246,8 +247,11 @@ class Adam(Optimizer):
 
         HINT: update ``exp_avg``/``exp_avg_sq`` in place (``m *= β₁; m += ...``) so the arrays
         in ``self.state`` are the ones that change — rebinding a local name ``m = ...`` leaves
-        the stored state at zero. ``t`` starts at 1, never 0 (``1 − β¹`` ≠ 0). Compute in float64
-        or float32 as you like, but store ``p.data`` back in its dtype.
+        the stored state at zero. ``t`` starts at 1, never 0 (``1 − β¹`` ≠ 0). Keep every
+        array in the parameter's dtype: ``np.sqrt(0.999)`` is a NumPy float64 *scalar*, and
+        float32 array / float64 scalar is a float64 array (twice the memory traffic, and a
+        silent cast back at the end) — take square roots of plain numbers with
+        ``math.sqrt``.
         """
         for group in self.param_groups:
             lr, (beta1, beta2) = group["lr"], group["betas"]
@@ -274,8 +278,10 @@ class Adam(Optimizer):
                 v *= beta2
                 v += (1 - beta2) * g * g
                 step_size = lr / (1 - beta1 ** t)
-                denom = np.sqrt(v) / np.sqrt(1 - beta2 ** t) + eps
-                p.data -= (step_size * m / denom).astype(p.data.dtype, copy=False)
+                denom = np.sqrt(v)  # then scaled and shifted in place: no extra temporaries
+                denom /= math.sqrt(1 - beta2 ** t)
+                denom += eps
+                p.data -= step_size * m / denom
         return
 
 

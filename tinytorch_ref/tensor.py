@@ -114,9 +114,9 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs: Any, **kwargs: Any) -> Tensor:
-        tensors = tuple(x if isinstance(x, Tensor) else Tensor(x) for x in inputs)
+        tensors = tuple([x if isinstance(x, Tensor) else Tensor(x) for x in inputs])
         ctx = Context()
-        data = cls.forward(ctx, *(t.data for t in tensors), **kwargs)
+        data = cls.forward(ctx, *[t.data for t in tensors], **kwargs)
         return _result(np.asarray(data), cls, tensors, ctx=ctx)
 
 
@@ -551,6 +551,8 @@ class Tensor:
     @property
     def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
         """All dimensions reversed (the matrix transpose for 2-D tensors)."""
+        if self.ndim == 2:  # NOTE: the common case, as one transpose
+            return self.transpose(0, 1)
         return self.permute(*reversed(range(self.ndim)))
 
     def __getitem__(self, index: Any) -> Tensor:
@@ -1094,6 +1096,8 @@ def _scalar_tensor(value: Any, like: Tensor, floating: bool = False) -> Tensor:
         return value
     if not _is_number(value):
         return Tensor(value)
+    if type(value) in (float, int) and like.data.dtype.kind == "f":  # NOTE: the common case
+        return Tensor(np.asarray(value, dtype=like.data.dtype))  # (what result_type gives)
     dtype = result_type(like, value)
     if floating and dtype.kind != "f":
         dtype = np.dtype(_DEFAULT_FLOAT)

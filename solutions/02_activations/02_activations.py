@@ -592,73 +592,114 @@ def test_gelu_exact_and_tanh(gelu, Tensor, np):
 # (or `1`); for a sequence model's `(batch, time, vocab)` also `-1`; attention (module 12)
 # normalises the last axis of a `(B, heads, T, T)` score tensor.
 #
+# Both are `Function`s, like sigmoid: one operation each, whose gradient is given. (Built from
+# `Tensor` operations, log-softmax would record five operations — subtract, exp, sum, log,
+# subtract — and keep five temporaries alive for backward; one `Function` keeps only its
+# output, and its backward is one line. The loss of module 04 calls it on every batch.)
 # The maximum is a *constant* for the gradient (shift-invariance means the result does not
-# depend on it), so take it from the raw data: `Tensor(x.data.max(axis=dim, keepdims=True))`.
+# depend on it), so it needs no gradient of its own.
 
 # %%
 #| export
+class _SoftmaxFn(Function):
+    """Softmax along ``dim``, stable for any logits; saves its output for backward."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, dim: int | None = None) -> np.ndarray:
+        """``exp(x - max) / sum(exp(x - max))`` along ``dim``, on a NumPy array.
+
+        APPROACH:
+            1. ``m = x.max(axis=dim, keepdims=True, initial=-np.inf)`` — NOTE: subtracting the
+               maximum keeps every exponent <= 0, so nothing overflows; ``initial=-np.inf``
+               makes the maximum of an empty row ``-inf`` instead of an error (PyTorch returns
+               an empty result for an empty tensor).
+            2. ``e = np.exp(x - m)``.
+            3. ``out = e / e.sum(axis=dim, keepdims=True)``.
+            4. ``ctx.save_for_backward(out, dim)`` (the given backward needs both) and return
+               ``out``.
+
+        EXAMPLE:
+            >>> _SoftmaxFn.forward(Context(), np.array([[1.0, 2.0, 3.0]], np.float32), dim=1).round(4)
+            array([[0.09  , 0.2447, 0.6652]], dtype=float32)
+
+        HINT: ``keepdims=True`` keeps the reduced axis with size 1 so the division broadcasts;
+        use ``dim`` in both the max and the sum.
+        """
+        # BEGIN SOLUTION NO PROMPT
+        m = x.max(axis=dim, keepdims=True, initial=-np.inf)
+        e = np.exp(x - m)
+        out = e / e.sum(axis=dim, keepdims=True)
+        ctx.save_for_backward(out, dim)
+        return out
+        # END SOLUTION
+        raise NotImplementedError(  # STUB
+            "module 02: implement _SoftmaxFn.forward (see its docstring)")  # STUB
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
+        # provided: d softmax: s * (grad - sum(grad * s)) along dim
+        s, dim = ctx.saved
+        return (s * (grad - (grad * s).sum(axis=dim, keepdims=True)),)
+
+
+class _LogSoftmaxFn(Function):
+    """``log(softmax(x))`` along ``dim``, computed in log space; saves its output."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, dim: int | None = None) -> np.ndarray:
+        """``(x - m) - log(sum(exp(x - m)))`` along ``dim`` (log-sum-exp), on a NumPy array.
+
+        APPROACH:
+            1. ``shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)``.
+            2. ``out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))``.
+            3. ``ctx.save_for_backward(out, dim)`` and return ``out``.
+
+        EXAMPLE:
+            >>> _LogSoftmaxFn.forward(Context(), np.array([0.0, -200.0], np.float32), dim=0)
+            array([   0., -200.], dtype=float32)
+
+        HINT: never compute ``np.log(softmax)``: for the example it returns ``[0, -inf]``.
+        """
+        # BEGIN SOLUTION NO PROMPT
+        shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)
+        out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+        ctx.save_for_backward(out, dim)
+        return out
+        # END SOLUTION
+        raise NotImplementedError(  # STUB
+            "module 02: implement _LogSoftmaxFn.forward (see its docstring)")  # STUB
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
+        # provided: d log_softmax: grad - softmax * sum(grad), with softmax = exp(out)
+        out, dim = ctx.saved
+        return (grad - np.exp(out) * grad.sum(axis=dim, keepdims=True),)
+
+
 def softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
-    """Softmax along ``dim``: ``exp(x - max) / sum(exp(x - max))``; entries sum to 1 on ``dim``.
+    """Softmax along ``dim``; entries are in (0, 1) and sum to 1 along ``dim``.
 
     Args:
         input: a float tensor of any shape.
         dim: the axis to normalise (negative values count from the end). ``None`` uses
             PyTorch's legacy rule and warns.
 
-    Returns:
-        A tensor of the same shape and dtype.
-
-    APPROACH (the given first line checks ``input`` and resolves ``dim``):
-        1. ``m = Tensor(input.data.max(axis=dim, keepdims=True, initial=-np.inf))`` — NOTE:
-           subtracting the maximum keeps every exponent <= 0, so nothing overflows;
-           ``initial=-np.inf`` makes the maximum of an empty row ``-inf`` instead of an
-           error (PyTorch returns an empty result for an empty tensor).
-        2. ``e = (input - m).exp()``.
-        3. Return ``e / e.sum(dim=dim, keepdim=True)``.
-
     EXAMPLE:
         >>> softmax(Tensor([[1.0, 2.0, 3.0], [1000.0, 0.0, -1000.0]]), dim=1)
         tensor([[0.09  , 0.2447, 0.6652],
                 [1.    , 0.    , 0.    ]])
-
-    HINT: ``keepdim=True`` keeps the reduced axis with size 1 so the division broadcasts.
     """
-    dim = _softmax_dim("softmax", input, dim)
-    # BEGIN SOLUTION NO PROMPT
-    m = Tensor(input.data.max(axis=dim, keepdims=True, initial=-np.inf))
-    e = (input - m).exp()
-    return e / e.sum(dim=dim, keepdim=True)
-    # END SOLUTION
-    raise NotImplementedError("module 02: implement softmax (see its docstring)")  # STUB
+    return _SoftmaxFn.apply(input, dim=_softmax_dim("softmax", input, dim))
 
 
 def log_softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
-    """``log(softmax(x))`` along ``dim``, computed stably in log space (log-sum-exp).
-
-    Args:
-        input: a float tensor of any shape.
-        dim: the axis to normalise; ``None`` uses PyTorch's legacy rule and warns.
-
-    Returns:
-        A tensor of the same shape and dtype; ``exp`` of it sums to 1 along ``dim``.
-
-    APPROACH (the given first line checks ``input`` and resolves ``dim``, as in ``softmax``):
-        1. ``shifted = input - Tensor(input.data.max(axis=dim, keepdims=True,
-           initial=-np.inf))``.
-        2. Return ``shifted - shifted.exp().sum(dim=dim, keepdim=True).log()``.
+    """``log(softmax(x))`` along ``dim``, stable for any logits.
 
     EXAMPLE:
         >>> log_softmax(Tensor([0.0, -200.0]), dim=0)
         tensor([   0., -200.])
-
-    HINT: never call ``softmax(...).log()``: for the example it returns ``[0, -inf]``.
     """
-    dim = _softmax_dim("log_softmax", input, dim)
-    # BEGIN SOLUTION NO PROMPT
-    shifted = input - Tensor(input.data.max(axis=dim, keepdims=True, initial=-np.inf))
-    return shifted - shifted.exp().sum(dim=dim, keepdim=True).log()
-    # END SOLUTION
-    raise NotImplementedError("module 02: implement log_softmax (see its docstring)")  # STUB
+    return _LogSoftmaxFn.apply(input, dim=_softmax_dim("log_softmax", input, dim))
 
 
 # %% [raw]

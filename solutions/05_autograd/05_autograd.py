@@ -211,12 +211,14 @@ def topological_order(root: Tensor) -> list[Tensor]:
         if expanded:
             order.append(t)
             continue
-        if id(t) in visited:
+        key = id(t)
+        if key in visited:
             continue
-        visited.add(id(t))
+        visited.add(key)
         stack.append((t, True))
-        if t._node is not None:
-            for inp in t._node.inputs:
+        node = t._node
+        if node is not None:
+            for inp in node.inputs:
                 if id(inp) not in visited:
                     stack.append((inp, False))
     return order
@@ -529,7 +531,10 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
         1. ``a, b`` are the input arrays. If ``b`` is 1-D, use ``b[:, None]`` and
            ``grad[..., None]``; then, if ``a`` is 1-D, use ``a[None, :]`` and
            ``grad[..., None, :]`` (in this order, so ``vector @ vector`` works too).
-        2. ``da = grad @ swapaxes(b, -1, -2)``; ``db = swapaxes(a, -1, -2) @ grad``.
+        2. ``da = grad @ swapaxes(b, -1, -2)``; ``db = swapaxes(a, -1, -2) @ grad`` — each only
+           when its input requires grad (``node.inputs[0].requires_grad``), else ``None``:
+           the first layer's input ``x`` needs no gradient, and its product is as costly as
+           the weight's (PyTorch skips it too).
         3. Undo the promotion: drop axis -2 of ``da`` if ``a`` was 1-D, axis -1 of ``db`` if
            ``b`` was 1-D. Batch dimensions are left for ``unbroadcast``.
 
@@ -538,7 +543,8 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
     HINT: ``.T`` reverses *all* axes — wrong for batches. Use ``np.swapaxes(x, -1, -2)``.
     """
     # BEGIN SOLUTION NO PROMPT
-    a, b = (t.data for t in node.inputs)
+    a_in, b_in = node.inputs
+    a, b = a_in.data, b_in.data
     a_vec, b_vec = a.ndim == 1, b.ndim == 1
     if b_vec:
         b = b[:, None]
@@ -546,11 +552,11 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
     if a_vec:
         a = a[None, :]
         grad = grad[..., None, :]
-    da = np.matmul(grad, np.swapaxes(b, -1, -2))
-    db = np.matmul(np.swapaxes(a, -1, -2), grad)
-    if a_vec:
+    da = np.matmul(grad, np.swapaxes(b, -1, -2)) if a_in.requires_grad else None
+    db = np.matmul(np.swapaxes(a, -1, -2), grad) if b_in.requires_grad else None
+    if a_vec and da is not None:
         da = da[..., 0, :]
-    if b_vec:
+    if b_vec and db is not None:
         db = db[..., 0]
     return da, db
     # END SOLUTION
@@ -585,9 +591,10 @@ def _expand_reduced(grad: np.ndarray, node: Node, ndim: int) -> np.ndarray:
     """Re-insert the axes a reduction removed (when ``keepdim`` was False); provided."""
     if node.saved.get("keepdim"):
         return grad
-    for axis in _axes(node.saved.get("dim"), ndim):
-        grad = np.expand_dims(grad, axis)
-    return grad
+    shape = list(np.shape(grad))
+    for axis in _axes(node.saved.get("dim"), ndim):  # ascending, so each index is final
+        shape.insert(axis, 1)
+    return np.reshape(grad, shape)
 
 
 def grad_sum(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -858,13 +865,16 @@ SAVES_VALUES = {"mul", "div", "pow", "pow_tensor", "exp", "log", "sqrt", "tanh",
 #| export
 def _saves_values(node: Node) -> bool:
     """Whether ``node``'s derivative reads values a backward pass frees (see SAVES_VALUES)."""
-    if not isinstance(node.op, str):
+    op = node.op
+    if not isinstance(op, str):
         return bool(node.saved["ctx"].saved)
-    if node.op == "getitem":  # an index array is saved; a basic slice is not
+    if op in SAVES_VALUES:
+        return True
+    if op == "getitem":  # an index array is saved; a basic slice is not
         index = node.saved["index"]
         return any(isinstance(i, np.ndarray) for i in
                    (index if isinstance(index, tuple) else (index,)))
-    return node.op in SAVES_VALUES
+    return False
 
 
 def _vjp(node: Node, grad: np.ndarray, out: np.ndarray,
@@ -878,12 +888,14 @@ def _vjp(node: Node, grad: np.ndarray, out: np.ndarray,
                            "access saved tensors after they have already been freed). Specify "
                            "retain_graph=True if you need to backward through the graph a "
                            "second time.")
-    if isinstance(node.op, str):
-        if node.op not in DERIVATIVES:
-            raise RuntimeError(f"autograd: no derivative for operation {node.op!r}")
-        grads = DERIVATIVES[node.op](grad, node, out)
+    op = node.op
+    if isinstance(op, str):
+        formula = DERIVATIVES.get(op)
+        if formula is None:
+            raise RuntimeError(f"autograd: no derivative for operation {op!r}")
+        grads = formula(grad, node, out)
     else:
-        grads = node.op.backward(node.saved["ctx"], grad)
+        grads = op.backward(node.saved["ctx"], grad)
     if not isinstance(grads, tuple):
         grads = (grads,)
     if not retain_graph and _saves_values(node):
@@ -916,10 +928,11 @@ def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None,
         4. For a tensor ``t`` with a gradient ``g`` waiting: if ``t._node is None`` (a leaf) and
            ``t.requires_grad``: ``t.grad = Tensor(g)`` the first time, else
            ``Tensor(t.grad.data + g)``. Otherwise call ``_vjp(t._node, g, t.data,
-           retain_graph)`` and for each
-           input with ``requires_grad`` and a non-None gradient, **add**
-           ``unbroadcast(gi, inp.shape)`` into ``grads[id(inp)]``.
-        5. Cast each gradient to its tensor's dtype (float32 stays float32).
+           retain_graph)`` and for each input with ``requires_grad`` and a non-None gradient,
+           **add** it into ``grads[id(inp)]`` — after ``unbroadcast(gi, inp.shape)`` when its
+           shape differs from the input's (only broadcast inputs need it; skipping the call
+           otherwise saves time on every node).
+        5. Cast each gradient to its tensor's dtype when it differs (float32 stays float32).
 
     EXAMPLE:
         >>> x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -957,7 +970,11 @@ def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None,
         for inp, gi in zip(t._node.inputs, _vjp(t._node, g, t.data, retain_graph), strict=True):
             if gi is None or not inp.requires_grad:
                 continue
-            gi = unbroadcast(np.asarray(gi), inp.data.shape).astype(inp.data.dtype, copy=False)
+            gi = np.asarray(gi)
+            if gi.shape != inp.data.shape:  # NOTE: only a broadcast input needs unbroadcast
+                gi = unbroadcast(gi, inp.data.shape)
+            if gi.dtype != inp.data.dtype:
+                gi = gi.astype(inp.data.dtype)
             key = id(inp)
             grads[key] = gi if key not in grads else grads[key] + gi
     return

@@ -248,7 +248,10 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
         1. ``a, b`` are the input arrays. If ``b`` is 1-D, use ``b[:, None]`` and
            ``grad[..., None]``; then, if ``a`` is 1-D, use ``a[None, :]`` and
            ``grad[..., None, :]`` (in this order, so ``vector @ vector`` works too).
-        2. ``da = grad @ swapaxes(b, -1, -2)``; ``db = swapaxes(a, -1, -2) @ grad``.
+        2. ``da = grad @ swapaxes(b, -1, -2)``; ``db = swapaxes(a, -1, -2) @ grad`` — each only
+           when its input requires grad (``node.inputs[0].requires_grad``), else ``None``:
+           the first layer's input ``x`` needs no gradient, and its product is as costly as
+           the weight's (PyTorch skips it too).
         3. Undo the promotion: drop axis -2 of ``da`` if ``a`` was 1-D, axis -1 of ``db`` if
            ``b`` was 1-D. Batch dimensions are left for ``unbroadcast``.
 
@@ -270,9 +273,10 @@ def _expand_reduced(grad: np.ndarray, node: Node, ndim: int) -> np.ndarray:
     """Re-insert the axes a reduction removed (when ``keepdim`` was False); provided."""
     if node.saved.get("keepdim"):
         return grad
-    for axis in _axes(node.saved.get("dim"), ndim):
-        grad = np.expand_dims(grad, axis)
-    return grad
+    shape = list(np.shape(grad))
+    for axis in _axes(node.saved.get("dim"), ndim):  # ascending, so each index is final
+        shape.insert(axis, 1)
+    return np.reshape(grad, shape)
 
 
 def grad_sum(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -463,13 +467,16 @@ SAVES_VALUES = {"mul", "div", "pow", "pow_tensor", "exp", "log", "sqrt", "tanh",
 
 def _saves_values(node: Node) -> bool:
     """Whether ``node``'s derivative reads values a backward pass frees (see SAVES_VALUES)."""
-    if not isinstance(node.op, str):
+    op = node.op
+    if not isinstance(op, str):
         return bool(node.saved["ctx"].saved)
-    if node.op == "getitem":  # an index array is saved; a basic slice is not
+    if op in SAVES_VALUES:
+        return True
+    if op == "getitem":  # an index array is saved; a basic slice is not
         index = node.saved["index"]
         return any(isinstance(i, np.ndarray) for i in
                    (index if isinstance(index, tuple) else (index,)))
-    return node.op in SAVES_VALUES
+    return False
 
 
 def _vjp(node: Node, grad: np.ndarray, out: np.ndarray,
@@ -483,12 +490,14 @@ def _vjp(node: Node, grad: np.ndarray, out: np.ndarray,
                            "access saved tensors after they have already been freed). Specify "
                            "retain_graph=True if you need to backward through the graph a "
                            "second time.")
-    if isinstance(node.op, str):
-        if node.op not in DERIVATIVES:
-            raise RuntimeError(f"autograd: no derivative for operation {node.op!r}")
-        grads = DERIVATIVES[node.op](grad, node, out)
+    op = node.op
+    if isinstance(op, str):
+        formula = DERIVATIVES.get(op)
+        if formula is None:
+            raise RuntimeError(f"autograd: no derivative for operation {op!r}")
+        grads = formula(grad, node, out)
     else:
-        grads = node.op.backward(node.saved["ctx"], grad)
+        grads = op.backward(node.saved["ctx"], grad)
     if not isinstance(grads, tuple):
         grads = (grads,)
     if not retain_graph and _saves_values(node):
@@ -521,10 +530,11 @@ def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None,
         4. For a tensor ``t`` with a gradient ``g`` waiting: if ``t._node is None`` (a leaf) and
            ``t.requires_grad``: ``t.grad = Tensor(g)`` the first time, else
            ``Tensor(t.grad.data + g)``. Otherwise call ``_vjp(t._node, g, t.data,
-           retain_graph)`` and for each
-           input with ``requires_grad`` and a non-None gradient, **add**
-           ``unbroadcast(gi, inp.shape)`` into ``grads[id(inp)]``.
-        5. Cast each gradient to its tensor's dtype (float32 stays float32).
+           retain_graph)`` and for each input with ``requires_grad`` and a non-None gradient,
+           **add** it into ``grads[id(inp)]`` — after ``unbroadcast(gi, inp.shape)`` when its
+           shape differs from the input's (only broadcast inputs need it; skipping the call
+           otherwise saves time on every node).
+        5. Cast each gradient to its tensor's dtype when it differs (float32 stays float32).
 
     EXAMPLE:
         >>> x = Tensor([1.0, 2.0, 3.0], requires_grad=True)

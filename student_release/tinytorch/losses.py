@@ -93,43 +93,47 @@ def _class_coefficients(input: Tensor, target: Tensor, weight: Tensor | None,  #
     if t.dtype.kind not in "iu":
         raise TypeError(f"class-index targets must be integers (int64), got {t.dtype}")
     valid = t != ignore_index
-    bad = t[valid][(t[valid] < 0) | (t[valid] >= n_classes)]
-    if bad.size:
+    counted = t if valid.all() else t[valid]
+    if counted.size and (counted.min() < 0 or counted.max() >= n_classes):
+        bad = counted[(counted < 0) | (counted >= n_classes)]
         raise IndexError(f"Target {int(bad[0])} is out of bounds for {n_classes} classes.")
     dtype = input.data.dtype
-    w = np.ones(n_classes, dtype=dtype) if weight is None else np.asarray(
-        _as_tensor(weight).data, dtype=dtype)
-    onehot = np.zeros(t.shape + (n_classes,), dtype=dtype)
-    np.put_along_axis(onehot, np.where(valid, t, 0)[..., None].astype(np.int64), 1.0, axis=-1)
-    onehot *= valid[..., None]
-    picked = onehot * w
-    coef = (1.0 - label_smoothing) * picked
+    # one-hot rows (all zero where the target is ignored), then the per-class weights
+    labels = t if counted is t else np.where(valid, t, -1)
+    onehot = (labels[..., None] == np.arange(n_classes)).astype(dtype)
+    w = None if weight is None else np.asarray(_as_tensor(weight).data, dtype=dtype)
+    picked = onehot if w is None else onehot * w
+    coef = picked
     if label_smoothing:
-        coef = coef + (label_smoothing / n_classes) * w * valid[..., None]
-    denom = float(picked.sum())
-    return np.moveaxis(coef.astype(dtype), -1, cdim), denom
+        spread = valid[..., None] * (1.0 if w is None else w)
+        coef = (1.0 - label_smoothing) * picked + (label_smoothing / n_classes) * spread
+    denom = float(counted.size) if w is None else float(picked.sum())
+    if cdim != coef.ndim - 1:
+        coef = np.moveaxis(coef, -1, cdim)
+    return coef.astype(dtype, copy=False), denom
 
 
-class _WeightedLogpFn(Function):
-    """``logp * coef`` where ``coef != 0``, exactly 0 elsewhere (provided)."""
+class _PickedLossFn(Function):
+    """``-(logp * coef).sum(dim)``, reading ``logp`` only where ``coef != 0`` (provided)."""
 
     @staticmethod
-    def forward(ctx: Context, logp: np.ndarray, coef: np.ndarray) -> np.ndarray:
+    def forward(ctx: Context, logp: np.ndarray, coef: np.ndarray, dim: int = 1) -> np.ndarray:
         keep = coef != 0
-        ctx.save_for_backward(coef, keep)
+        ctx.save_for_backward(coef, keep, dim)
         with np.errstate(invalid="ignore"):
-            return np.where(keep, logp * coef, 0).astype(logp.dtype, copy=False)
+            return -np.where(keep, logp * coef, 0).sum(axis=dim).astype(logp.dtype, copy=False)
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray, None]:
-        coef, keep = ctx.saved
-        return np.where(keep, grad * coef, 0).astype(grad.dtype, copy=False), None
+        coef, keep, dim = ctx.saved
+        g = -np.expand_dims(grad, dim) * coef  # every class of a sample gets its sample's grad
+        return np.where(keep, g, 0).astype(grad.dtype, copy=False), None
 
 
-def _weighted_logp(logp: Tensor, coef: np.ndarray) -> Tensor:
-    """``logp * coef`` that ignores ``logp`` where ``coef`` is 0 (even ``-inf`` or NaN there),
-    like PyTorch's gather of the target entries."""
-    return _WeightedLogpFn.apply(logp, Tensor(coef))
+def _picked_loss(logp: Tensor, coef: np.ndarray, dim: int) -> Tensor:
+    """Per-sample ``-(logp * coef).sum(dim)`` that ignores ``logp`` where ``coef`` is 0 (even
+    ``-inf`` or NaN there), like PyTorch's gather of the target entries."""
+    return _PickedLossFn.apply(logp, Tensor(coef), dim=dim)
 
 
 def _weighted_mean(losses: Tensor, denom: float) -> Tensor:
@@ -140,6 +144,8 @@ def _weighted_mean(losses: Tensor, denom: float) -> Tensor:
     """
     if denom == 0:
         return losses.sum() * 0.0 + float("nan")
+    if denom == losses.numel():  # NOTE: every target counted with weight 1: a plain mean
+        return losses.mean()
     return losses.sum() / denom
 
 
@@ -166,9 +172,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
         1. Check ``reduction`` is one of ``_REDUCTIONS`` (``ValueError`` otherwise).
         2. ``coef, denom = _class_coefficients(input, _as_tensor(target), weight,
            ignore_index, 0.0)``.
-        3. ``losses = -_weighted_logp(input, coef).sum(dim=_class_dim(input))`` — target's
-           shape (``_weighted_logp`` is the product ``input * coef`` that ignores entries
-           where ``coef`` is 0, see above).
+        3. ``losses = _picked_loss(input, coef, _class_dim(input))`` — the target's shape
+           (``-(input * coef).sum(dim)``, ignoring entries where ``coef`` is 0, see above).
         4. ``'none'``: ``losses``; ``'sum'``: ``losses.sum()``; ``'mean'``:
            ``_weighted_mean(losses, denom)`` (given: ``losses.sum() / denom``, and PyTorch's
            answer when every target is ignored).
@@ -207,7 +212,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
            ``_reduce(-(logp * q).sum(dim=cdim), reduction)`` — ``'mean'`` divides by the
            number of samples.
         3. Index targets: ``coef, denom = _class_coefficients(input, target, weight,
-           ignore_index, label_smoothing)``; ``losses = -_weighted_logp(logp, coef).sum(dim=cdim)``;
+           ignore_index, label_smoothing)``; ``losses = _picked_loss(logp, coef, cdim)``;
            reduce like ``nll_loss`` (``'mean'``: ``_weighted_mean(losses, denom)``).
 
     EXAMPLE:

@@ -9,6 +9,7 @@ rules; optimizer-state memory in bytes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -218,8 +219,11 @@ class Adam(Optimizer):
 
         HINT: update ``exp_avg``/``exp_avg_sq`` in place (``m *= β₁; m += ...``) so the arrays
         in ``self.state`` are the ones that change — rebinding a local name ``m = ...`` leaves
-        the stored state at zero. ``t`` starts at 1, never 0 (``1 − β¹`` ≠ 0). Compute in float64
-        or float32 as you like, but store ``p.data`` back in its dtype.
+        the stored state at zero. ``t`` starts at 1, never 0 (``1 − β¹`` ≠ 0). Keep every
+        array in the parameter's dtype: ``np.sqrt(0.999)`` is a NumPy float64 *scalar*, and
+        float32 array / float64 scalar is a float64 array (twice the memory traffic, and a
+        silent cast back at the end) — take square roots of plain numbers with
+        ``math.sqrt``.
         """
         raise NotImplementedError("module 06: implement Adam.step (see its docstring)")
 

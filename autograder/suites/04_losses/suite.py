@@ -92,7 +92,7 @@ def cross_entropy_spatial_and_unbatched(tt, rng):
             F.cross_entropy(single, tt.Tensor(np.array(3))).numpy()]
 
 
-@case(points=2, hint="_weighted_logp, not logp * coef: a -inf logit elsewhere in the row must not "
+@case(points=2, hint="_picked_loss, not logp * coef: a -inf logit elsewhere in the row must not "
       "turn the loss into NaN; every target ignored gives a NaN mean (_weighted_mean).")
 def class_losses_pick_like_pytorch(tt, rng):
     F = tt.nn.functional

@@ -27,5 +27,5 @@ def test_cross_entropy_is_stable(cross_entropy, Tensor, np):
     masked = Tensor([[0.0, 0.0, -np.inf]])
     with np.errstate(invalid='ignore'):
         got = cross_entropy(masked, Tensor(np.array([0]))).item()
-    assert np.isclose(got, np.log(2)), f'with class 2 masked out (logit -inf) the loss of two equal logits is log 2 = 0.6931, got {got}: -inf * 0 is NaN, so use _weighted_logp(logp, coef), not logp * coef'
+    assert np.isclose(got, np.log(2)), f'with class 2 masked out (logit -inf) the loss of two equal logits is log 2 = 0.6931, got {got}: -inf * 0 is NaN, so use _picked_loss(logp, coef, dim), not logp * coef'
 
