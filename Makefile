@@ -56,6 +56,11 @@ FUZZ_JOBS ?= 2
 fuzz: setup-dev
 	PYTHONPATH=tests $(PY) -m fuzz --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --jobs $(FUZZ_JOBS)
 
+# Framework speed: the same workloads in tinytorch_ref and PyTorch (docs/performance.md).
+BENCH_RUNS ?= 3
+bench: setup-dev
+	$(PY) bench/framework.py --runs $(BENCH_RUNS)
+
 lock: setup
 	$(PY) -m pip freeze --exclude-editable | sed '1i # Full pinned environment (pip freeze). Regenerate with: make lock' > requirements.lock
 
