@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         print(show(args.repro))
         return 0
     rep = fuzz(args.cases, seed=args.seed, modules=args.module, jobs=args.jobs,
-               minimise=not args.no_minimise)
+               minimise=not args.no_minimise, progress=sys.stderr)
     for line in rep.lines():
         print(line)
     print(rep.summary())

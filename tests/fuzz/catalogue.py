@@ -89,7 +89,7 @@ def inplace_op(g: Gen) -> Case:
 def unary_op(g: Gen) -> Case:
     a = g.tensor()
     fn = g.choice(["a.exp()", "a.log()", "a.sqrt()", "a.tanh()", "a.abs()", "-a",
-                   "a.float()", "a.double()", "a.long()", "a.detach()", "a.contiguous()"])
+                   "a.float()", "a.double()", "a.long()", "a.detach()", "a.contiguous()", "~a"])
     return g.case(f"out = {fn}", a=a)
 
 
@@ -236,7 +236,8 @@ def getitem(g: Gen) -> Case:
 def to_python(g: Gen) -> Case:
     a = g.tensor(g.shape(0, 2, max_side=2), grad=False)
     fn = g.choice(["a.item()", "a.tolist()", "bool(a)", "float(a)", "int(a)", "len(a)",
-                   "[v for v in a] if a.dim() else 0", "a.numpy().dtype.name"])
+                   "[v for v in a] if a.dim() else 0", "a.numpy().dtype.name",
+                   "[10, 20, 30, 40][a]"])
     return g.case(f"out = {fn}", a=a)
 
 

@@ -137,20 +137,30 @@ def _worker(args: tuple[list[str], int, int, int, bool]) -> Report:
 
 
 def fuzz(n: int, seed: int = 0, modules: list[str] | None = None, jobs: int = 1,
-         minimise: bool = True) -> Report:
-    """Run ``n`` cases (split over ``jobs`` processes) and merge the reports."""
+         minimise: bool = True, progress: Any = None) -> Report:
+    """Run ``n`` cases (in chunks, over ``jobs`` processes) and merge the reports.
+
+    ``progress`` (e.g. ``sys.stderr``) receives one line per finished chunk.
+    """
     t0 = time.perf_counter()
     Torch()  # import torch once, before any worker is forked
+    chunk = max(1, min(10000, n // max(jobs * 4, 1) or 1))
+    bounds = [(s, min(n, s + chunk)) for s in range(0, n, chunk)]
+    work = [(modules or [], seed, a, b, minimise) for a, b in bounds]
+    rep = Report()
+
+    def merged(part: Report) -> None:
+        rep.merge(part)
+        if progress is not None:
+            print(f"[fuzz] {rep.cases}/{n} cases, {len(rep.classes)} classes, "
+                  f"{time.perf_counter() - t0:.0f} s", file=progress, flush=True)
+
     if jobs <= 1:
-        rep = Fuzzer().run(select(modules), seed, 0, n, minimise)
+        for args in work:
+            merged(_worker(args))
     else:
-        chunk = max(1, min(20000, n // (jobs * 4) or 1))
-        bounds = [(s, min(n, s + chunk)) for s in range(0, n, chunk)]
-        rep = Report()
-        ctx = mp.get_context("fork")
-        with ctx.Pool(jobs) as pool:
-            for part in pool.imap_unordered(
-                    _worker, [(modules or [], seed, a, b, minimise) for a, b in bounds]):
-                rep.merge(part)
+        with mp.get_context("fork").Pool(jobs) as pool:
+            for part in pool.imap_unordered(_worker, work):
+                merged(part)
     rep.seconds = time.perf_counter() - t0
     return rep
