@@ -18,6 +18,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--module", action="append", help="only these modules (01, 02_activations, ...)")
     parser.add_argument("--no-minimise", action="store_true", help="report cases unminimised")
     parser.add_argument("--repro", help="run one reproduction line in both libraries and print")
+    parser.add_argument("--report", help="rewrite this file with the classes found after each chunk")
     args = parser.parse_args(argv)
     from .runner import fuzz
 
@@ -27,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
         print(show(args.repro))
         return 0
     rep = fuzz(args.cases, seed=args.seed, modules=args.module, jobs=args.jobs,
-               minimise=not args.no_minimise, progress=sys.stderr)
+               minimise=not args.no_minimise, progress=sys.stderr, report_path=args.report)
     for line in rep.lines():
         print(line)
     print(rep.summary())

@@ -137,10 +137,11 @@ def _worker(args: tuple[list[str], int, int, int, bool]) -> Report:
 
 
 def fuzz(n: int, seed: int = 0, modules: list[str] | None = None, jobs: int = 1,
-         minimise: bool = True, progress: Any = None) -> Report:
+         minimise: bool = True, progress: Any = None, report_path: Any = None) -> Report:
     """Run ``n`` cases (in chunks, over ``jobs`` processes) and merge the reports.
 
-    ``progress`` (e.g. ``sys.stderr``) receives one line per finished chunk.
+    ``progress`` (e.g. ``sys.stderr``) receives one line per finished chunk; ``report_path``
+    is rewritten after each chunk with every class found so far.
     """
     t0 = time.perf_counter()
     Torch()  # import torch once, before any worker is forked
@@ -154,6 +155,11 @@ def fuzz(n: int, seed: int = 0, modules: list[str] | None = None, jobs: int = 1,
         if progress is not None:
             print(f"[fuzz] {rep.cases}/{n} cases, {len(rep.classes)} classes, "
                   f"{time.perf_counter() - t0:.0f} s", file=progress, flush=True)
+        if report_path is not None:
+            from pathlib import Path
+
+            Path(report_path).write_text("\n".join(rep.lines() + [rep.summary()]) + "\n",
+                                         encoding="utf-8")
 
     if jobs <= 1:
         for args in work:

@@ -168,8 +168,10 @@ def edge_conventions_like_pytorch(tt, rng):
 def matmul_gradients_2d(tt, rng):
     a, b = _f32(rng, 3, 4), _f32(rng, 4, 5)
     sq = _f32(rng, 4, 4)
+    v = tt.Tensor(_f32(rng, 4))  # a constant input: only the other operand needs a gradient
     return [_grads(tt, rng, lambda x, y: x @ y, a, b),
-            _grads(tt, rng, lambda x, y: x @ y, sq, sq.T.copy())]
+            _grads(tt, rng, lambda x, y: x @ y, sq, sq.T.copy()),
+            _grads(tt, rng, lambda y: v @ y, b), _grads(tt, rng, lambda x: x @ v, a)]
 
 
 @case(points=4, hint="Swap the last two axes (not .T); batch dims of a shared matrix are summed.",
