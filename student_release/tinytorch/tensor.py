@@ -227,7 +227,7 @@ class Tensor:
         return int(self.data.item())
 
     def __index__(self) -> int:
-        if self.data.size != 1 or self.data.dtype.kind not in "iu":
+        if self.data.size != 1 or self.data.dtype.kind not in "biu":
             raise TypeError("only integer tensors of a single element can be converted to an "
                             "index")
         return int(self.data.item())
@@ -1170,6 +1170,7 @@ def _index_arg(x: Tensor, index: Any) -> tuple[Tensor, Any]:
         if isinstance(item, slice) and item.step is not None and item.step <= 0:
             raise ValueError("step must be greater than zero")
     is_int = [isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in items]
+    _check_masks(items, x.shape)
     if not any(isinstance(i, np.ndarray) for i in items):
         # basic indexing only; a trailing ``...`` makes NumPy return a view even when every
         # dimension is indexed (``x[0]`` of a vector is a 0-d view, as in PyTorch)
@@ -1186,6 +1187,29 @@ def _index_arg(x: Tensor, index: Any) -> tuple[Tensor, Any]:
     picked = _result(x.data[tuple(first)], "getitem", (x,), index=tuple(first))
     rest = tuple(i for i, integer in zip(items, is_int, strict=True) if not integer)
     return picked, _drop_empty_ellipsis(rest, picked.ndim)
+
+
+def _check_masks(items: tuple[Any, ...], shape: tuple[int, ...]) -> None:
+    """A bool mask must have the shape of the dimensions it covers (NumPy lets an empty mask
+    through whatever it covers; PyTorch refuses)."""
+    if not any(isinstance(i, np.ndarray) and i.dtype == np.bool_ for i in items):
+        return
+    sizes = [i.ndim if isinstance(i, np.ndarray) and i.dtype == np.bool_ else 1
+             for i in items if i is not None and i is not Ellipsis]
+    dim = 0
+    for item in items:
+        if item is Ellipsis:
+            dim += max(len(shape) - sum(sizes), 0)
+        elif item is None:
+            continue
+        elif isinstance(item, np.ndarray) and item.dtype == np.bool_:
+            covered = shape[dim:dim + item.ndim]
+            if item.shape != covered:
+                raise IndexError(f"The shape of the mask {list(item.shape)} does not match the "
+                                 f"shape of the indexed tensor {list(covered)} at index {dim}")
+            dim += item.ndim
+        else:
+            dim += 1
 
 
 def _drop_empty_ellipsis(items: tuple[Any, ...], ndim: int) -> tuple[Any, ...]:

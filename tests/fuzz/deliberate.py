@@ -67,13 +67,60 @@ def _bool_power_gradient(case: Case) -> bool:
 
 
 def _negative_int_tensor_exponent(case: Case) -> bool:
+    """An integer tensor to an integer tensor power with a negative entry, once the exponent
+    is converted to the result's integer dtype (``int8 ** int64(2**62 - 1)`` wraps to -1)."""
     ops = _pow_operands(case)
     if ops is None:
         return False
     base, exp = ops
-    kinds = [np.asarray(i.value).dtype.kind for i in (base, exp)]
-    return (exp.kind == "tensor" and all(k in "biu" for k in kinds)
-            and bool(np.any(np.asarray(exp.value).astype(np.int64) < 0)))
+    b, e = np.asarray(base.value), np.asarray(exp.value)
+    if exp.kind != "tensor" or b.dtype.kind not in "biu" or e.dtype.kind not in "biu":
+        return False
+    dtype = b.dtype if (e.ndim == 0 and b.ndim > 0) else np.promote_types(b.dtype, e.dtype)
+    with np.errstate(over="ignore"):
+        return bool(np.any(e.astype(dtype).astype(np.int64) < 0))
+
+
+def _out_of_range_index_into_empty_result(case: Case) -> bool:
+    """``x[...]`` with an out-of-range index array where the selection is empty: PyTorch
+    checks index values only for the elements it gathers (none), NumPy checks them all."""
+    if case.entry != "getitem":
+        return False
+    m = re.fullmatch(r"out = a\[(.*)\]", case.code.strip())
+    if not m:
+        return False
+    ins = _inputs(case)
+    a = ins["a"].value
+
+    def select(arrays: dict[str, np.ndarray]) -> np.ndarray:
+        scope: dict[str, object] = {"a": np.zeros(a.shape), **arrays}
+        return eval(f"a[{m.group(1)}]", {"__builtins__": {}}, scope)  # noqa: S307
+
+    real = {k: v.value for k, v in ins.items() if k != "a"}
+    try:
+        select(real)
+        return False
+    except IndexError as exc:
+        if "out of bounds" not in str(exc):
+            return False
+    safe = {k: (np.zeros_like(v) if v.dtype.kind in "iu" else v) for k, v in real.items()}
+    try:
+        return select(safe).size == 0
+    except (IndexError, ValueError):
+        return False
+
+
+def _extreme_integer_exponent(case: Case) -> bool:
+    """A float tensor to an integer tensor power holding its dtype's minimum or maximum:
+    PyTorch's gradient computes ``exponent - 1`` in the integer dtype, which overflows."""
+    ops = _pow_operands(case)
+    if ops is None or ops[1].kind != "tensor":
+        return False
+    e = np.asarray(ops[1].value)
+    if e.dtype.kind not in "iu" or not ops[0].grad:
+        return False
+    info = np.iinfo(e.dtype)
+    return bool(np.any((e == info.min) | (e == info.max)))
 
 
 def _int_scalar_out_of_range(case: Case) -> bool:
@@ -138,6 +185,10 @@ DELIBERATE: list[Deliberate] = [
     Deliberate("float32-rounded-exponent", _exponent_rounding_changes_power_rule),
     Deliberate("bool-power-gradient", _bool_power_gradient),
     Deliberate("negative-integer-tensor-exponent", _negative_int_tensor_exponent),
+    Deliberate("extreme-integer-exponent", _extreme_integer_exponent),
+    Deliberate("out-of-range-index-into-empty-result", _out_of_range_index_into_empty_result),
+    Deliberate("full-smoothing-infinite-logit", lambda c: c.entry == "class_loss"
+               and "label_smoothing=1.0" in c.code and bool(np.isinf(_inputs(c)["x"].value).any())),
     Deliberate("int-scalar-out-of-range", _int_scalar_out_of_range),
     Deliberate("empty-matmul-mixed-dtypes", _empty_matmul_mixed_dtypes),
     Deliberate("reduction-keepdim-without-dim", lambda c: bool(
