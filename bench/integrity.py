@@ -29,7 +29,7 @@ from tito.course import load_course  # noqa: E402
 from tito.integrity import run_integrity  # noqa: E402
 from tito.integrity.synthetic import disguise  # noqa: E402
 from tito.release import dump_notebook  # noqa: E402
-from tito.samples import _notebook_with_exports, _solution_export_sources  # noqa: E402
+from tito.samples import notebook_with_exports, solution_export_sources  # noqa: E402
 
 LIVE = ["{v} = len(str({n}))", "{v} = max({n}, {m})", "{v} = [{n}] + [{m}]",
         "{v} = abs(-{n})", "{v} = sorted([{m}, {n}])"]
@@ -58,7 +58,7 @@ def build_class(folder: Path, n: int, copies: int, variants: int, seed: int
     course = load_course()
     module = course.module("01")
     trees = []
-    for cell in _solution_export_sources(module):
+    for cell in solution_export_sources(module):
         lines = cell.splitlines()
         trees.append(ast.parse("\n".join(lines[1:] if lines[0].strip() == "#| export"
                                           else lines)))
@@ -80,7 +80,7 @@ def build_class(folder: Path, n: int, copies: int, variants: int, seed: int
         planted[f"copier_{c:03d}"] = source
         originals[f"copier_{c:03d}"] = [disguise(cell, seed + c) for cell in originals[source]]
     for name, mine in originals.items():
-        (folder / f"{name}.ipynb").write_text(dump_notebook(_notebook_with_exports(module, mine)),
+        (folder / f"{name}.ipynb").write_text(dump_notebook(notebook_with_exports(module, mine)),
                                               encoding="utf-8")
     return planted
 

@@ -1,6 +1,8 @@
 """tito — the TinyTorch course command line. Commands forward to plain functions.
 
-Exit codes: 0 success; 1 the work failed (e.g. a leak found); 2 bad input (one line on stderr).
+Exit codes (every command, see tito.errors): 0 success; 1 the work found problems (a leak, a
+kill rate below the gate, `course check` problems); 2 bad input, as one line ``tito: ...`` on
+stderr.
 """
 
 from __future__ import annotations
@@ -13,13 +15,7 @@ from typing import Any, Callable
 import click
 
 from tito.course import Course, CourseError, load_course
-
-
-class UserError(click.ClickException):
-    exit_code = 2
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"tito: {self.format_message()}", err=True)
+from tito.errors import UserError
 
 
 def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -85,6 +81,28 @@ def course_check(ctx: click.Context) -> None:
     if rep.problems:
         click.echo(f"tito: {len(rep.problems)} problem(s) found", err=True)
         sys.exit(1)
+
+
+@course.command("syllabus")
+@click.option("--track", "track_id", default=None,
+              help="Track id from course.yml (default: every track).")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder to write into (default: build/syllabus).")
+@click.pass_context
+@_friendly
+def course_syllabus(ctx: click.Context, track_id: str | None, out: Path | None) -> None:
+    """Write the syllabus of a track (Markdown and HTML) from course.yml and the lessons.
+
+    Example: tito course syllabus --track foundation
+    """
+    from tito import paths
+    from tito.syllabus import write_syllabus
+
+    c = _course(ctx)
+    tracks = [c.track(track_id).id] if track_id else [t.id for t in c.tracks]
+    for t in tracks:
+        md, page = write_syllabus(c, t, out or paths.BUILD / "syllabus")
+        click.echo(f"wrote {md} and {page.name}")
 
 
 @course.command("modules")
@@ -174,6 +192,35 @@ def release(ctx: click.Context, module: str | None, all_: bool) -> None:
     click.echo("leak scan: clean")
 
 
+@cli.command()
+@click.option("--to", "to", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The student repository folder (outside this repository).")
+@click.option("--as-of", "as_of", default=None,
+              help="'YYYY-MM-DD HH:MM' or 'YYYY-MM-DD' in the course time zone (default: now).")
+@click.option("--commit", is_flag=True, help="Commit the change when --to is a git work tree.")
+@click.pass_context
+@_friendly
+def publish(ctx: click.Context, to: Path, as_of: str | None, commit: bool) -> None:
+    """Publish the modules released by a date into the student repository.
+
+    Modules whose release time has not come appear only as placeholders in the student
+    package. Run `tito release --all` first; the leak scan runs on what is published.
+
+    Example: tito publish --to ../cs249-student --as-of "2027-02-03 09:00" --commit
+    """
+    from tito.publish import parse_as_of
+    from tito.publish import publish as do_publish
+    from tito.release import span_text
+
+    c = _course(ctx)
+    res = do_publish(c, to=to, as_of=parse_as_of(c, as_of), commit=commit)
+    click.echo(f"published modules {span_text([m.number for m in res.released])} as of "
+               f"{res.as_of:%Y-%m-%d %H:%M} to {res.target}: {len(res.changed)} file(s) changed"
+               + ("; committed" if res.committed else ""))
+    if res.upcoming is not None:
+        click.echo(f"next: {res.upcoming.name} on {res.upcoming.release}")
+
+
 @cli.command("leak-scan")
 @click.pass_context
 def leak_scan(ctx: click.Context) -> None:
@@ -260,15 +307,20 @@ def grade(ctx: click.Context, module: str, submission: Path, out: Path,
 
 @cli.command()
 @click.argument("module", default="01")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder to write class_NN_slug/ into (default: samples/).")
 @click.pass_context
 @_friendly
-def samples(ctx: click.Context, module: str) -> None:
-    """Regenerate the sample class of MODULE (samples/class_NN_slug/) from the release."""
+def samples(ctx: click.Context, module: str, out: Path | None) -> None:
+    """Regenerate the sample class of MODULE (samples/class_NN_slug/) from the release.
+
+    Example: tito samples 03
+    """
     from tito.release import require_built
     from tito.samples import write_samples
 
     c = _course(ctx)
-    for folder in write_samples(c, require_built(c, module, suite=False)):
+    for folder in write_samples(c, require_built(c, module, suite=False), out):
         click.echo(f"wrote {folder}")
 
 

@@ -143,13 +143,15 @@ def assignment_config(course: Course, module: Module) -> str:
 
 
 SETUP_CELL = """\
-# Setup: make your own `tinytorch` package (in the folder above this one) importable.
+# Setup: make your own `tinytorch` package importable (the course folder holding tinytorch/,
+# found from here upwards: the module's folder, or your copy in work/).
 import sys
 from pathlib import Path
 
-_release_root = str(Path.cwd().parent)
-if _release_root not in sys.path:
-    sys.path.insert(0, _release_root)"""
+_root = next((p for p in [Path.cwd(), *Path.cwd().parents] if (p / "tinytorch").is_dir()),
+             Path.cwd().parent)
+if str(_root) not in sys.path:
+    sys.path.insert(0, str(_root))"""
 
 
 def build_master(course: Course, module: Module) -> dict:
@@ -287,16 +289,29 @@ def write_student_extras(course: Course, release_dir: Path | None = None) -> Non
     released = [m for m in course.modules if (release_dir / m.name).is_dir()]
     rows = "\n".join(f"| [{m.name}]({m.name}/{m.name}.ipynb) | {m.title} | {m.due} |"
                      for m in released)
+    late = course.grading.late
+    written = sorted({f"{m.written_points:g}" for m in released}) or ["0"]
     readme = (templates / "student_README.md").read_text(encoding="utf-8").format(
         course_code=course.course.code, course_name=course.course.name, term=course.course.term,
-        timezone=course.course.timezone, module_rows=rows)
+        timezone=course.course.timezone, module_rows=rows, written_points=" or ".join(written),
+        grace=f"{late.grace_minutes:g}", per_day=f"{late.deduction_per_day:.0%}",
+        cap=f"{late.max_deduction:.0%}", tokens=late.tokens, token_hours=f"{late.token_hours:g}")
     (release_dir / "README.md").write_text(readme, encoding="utf-8")
     (release_dir / "requirements.txt").write_text(STUDENT_REQUIREMENTS, encoding="utf-8")
-    modules = [{"number": m.number, "slug": m.slug, "name": m.name, "title": m.title}
-               for m in released]
+    from tito.export import defined_names
+
+    def names(m: Module) -> list[str]:
+        stub = release_dir / "tinytorch" / f"{m.slug}.py"
+        return sorted(defined_names(stub.read_text(encoding="utf-8"))) if stub.exists() else []
+
+    modules = [{"number": m.number, "slug": m.slug, "name": m.name, "title": m.title,
+                "release": m.release, "due": m.due, "timezone": course.course.timezone,
+                "names": names(m)} for m in released]
     (release_dir / "modules.json").write_text(json.dumps(modules, indent=1) + "\n",
                                               encoding="utf-8")
     shutil.copy(templates / "student_export.py", release_dir / "export.py")
+    shutil.copy(templates / "student_tito.py", release_dir / "tito_student.py")
+    shutil.copy(templates / "student_pyproject.toml", release_dir / "pyproject.toml")
     write_student_milestones(course, release_dir, released)
     (release_dir / "tools").mkdir(exist_ok=True)
     shutil.copy(Path(__file__).parent / "export.py", release_dir / "tools" / "tito_export.py")

@@ -20,7 +20,7 @@ from tito.integrity.corpus import attach_prints, provided_document, read_folder
 from tito.integrity.fingerprint import all_hashes, fingerprints, normalise
 from tito.integrity.match import Settings, compare
 from tito.integrity.synthetic import DISGUISES, disguise
-from tito.samples import PARTIAL_UNFINISHED, _notebook_with_exports, _solution_export_sources
+from tito.samples import notebook_with_exports, solution_export_sources
 
 COURSE = load_course()
 S = Settings()
@@ -113,15 +113,15 @@ def test_real_module_release_and_solution_are_not_flagged(tmp_path):
     from tito.release import dump_notebook
 
     (folder / "full.ipynb").write_text(dump_notebook(
-        _notebook_with_exports(m, _solution_export_sources(m))))
+        notebook_with_exports(m, solution_export_sources(m))))
     docs = read_folder(folder, kind="current")
     provided = provided_document(paths.RELEASE / m.name / f"{m.name}.ipynb")
     attach_prints(docs, all_hashes(provided.units, k=S.k), k=S.k, w=S.window)
     by = {d.label: d for d in docs}
     assert by["untouched"].prints == [] and len(by["full"].prints) > 50
     assert compare(docs, S) == []
-    partial = _solution_export_sources(m, PARTIAL_UNFINISHED)
-    (folder / "partial.ipynb").write_text(dump_notebook(_notebook_with_exports(m, partial)))
+    partial = solution_export_sources(m, "partial")
+    (folder / "partial.ipynb").write_text(dump_notebook(notebook_with_exports(m, partial)))
     docs = read_folder(folder, kind="current")
     attach_prints(docs, all_hashes(provided.units, k=S.k), k=S.k, w=S.window)
     labels = [{docs[p.a].label, docs[p.b].label} for p in compare(docs, S)]
