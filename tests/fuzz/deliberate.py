@@ -74,9 +74,12 @@ def _negative_int_tensor_exponent(case: Case) -> bool:
         return False
     base, exp = ops
     b, e = np.asarray(base.value), np.asarray(exp.value)
-    if exp.kind != "tensor" or b.dtype.kind not in "biu" or e.dtype.kind not in "biu":
+    if exp.kind != "tensor" or base.kind != "tensor" or b.dtype.kind not in "biu" or \
+            e.dtype.kind not in "biu":
         return False
-    dtype = b.dtype if (e.ndim == 0 and b.ndim > 0) else np.promote_types(b.dtype, e.dtype)
+    import torch
+
+    dtype = str(torch.result_type(torch.from_numpy(b), torch.from_numpy(e))).split(".")[-1]
     with np.errstate(over="ignore"):
         return bool(np.any(e.astype(dtype).astype(np.int64) < 0))
 
