@@ -295,10 +295,12 @@ class _BCEFn(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # provided: dL/dp = (p - t) / (p (1 - p)), the denominator kept >= 1e-12 like PyTorch;
-        # dL/dt = log(1 - p) - log(p)
+        # dL/dt = log(1 - p) - log(p), unclamped as in PyTorch (infinite at p = 0 or 1)
         p, t, log_p, log_1mp = ctx.saved
         dp = grad * (p - t) / np.maximum((1 - p) * p, 1e-12)
-        return dp.astype(p.dtype), (grad * (log_1mp - log_p)).astype(t.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dt = grad * (np.log(1 - p) - np.log(p))
+        return dp.astype(p.dtype), dt.astype(t.dtype)
 
 
 class _BCEWithLogitsFn(Function):

@@ -1156,8 +1156,20 @@ def _tensor_pow(base: Tensor, exponent: Tensor) -> Tensor:
     exponent, a, b = _binary(base, exponent)
     if a.dtype == np.bool_:
         raise RuntimeError("pow is not implemented for bool tensors")
-    _check_power(a.dtype, b)
-    return _result(np.power(a, b), "pow_tensor", (base, exponent))
+    out = _integer_power(a, b) if a.dtype.kind in "iu" else np.power(a, b)
+    return _result(out, "pow_tensor", (base, exponent))
+
+
+def _integer_power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer ``a ** b`` with PyTorch's answer for negative entries of a tensor exponent:
+    ``1 / a**n`` truncated to an integer (1 for ``a == 1``, ±1 for ``a == -1``, else 0)."""
+    out = np.power(a, np.where(b < 0, 0, b))
+    negative = b < 0
+    if np.any(negative):
+        minus_one = np.where(b % 2 == 0, 1, -1)  # (-1) ** b
+        tiny = np.where(a == 1, 1, np.where(a == -1, minus_one, 0)).astype(out.dtype)
+        out = np.where(negative, tiny, out)
+    return out
 
 
 def _divmod_op(x: Tensor, other: Any, op: str) -> Tensor:

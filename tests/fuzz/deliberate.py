@@ -66,24 +66,6 @@ def _bool_power_gradient(case: Case) -> bool:
             or (exp.kind == "scalar" and isinstance(exp.value, bool) and base.grad))
 
 
-def _negative_int_tensor_exponent(case: Case) -> bool:
-    """An integer tensor to an integer tensor power with a negative entry, once the exponent
-    is converted to the result's integer dtype (``int8 ** int64(2**62 - 1)`` wraps to -1)."""
-    ops = _pow_operands(case)
-    if ops is None:
-        return False
-    base, exp = ops
-    b, e = np.asarray(base.value), np.asarray(exp.value)
-    if exp.kind != "tensor" or base.kind != "tensor" or b.dtype.kind not in "biu" or \
-            e.dtype.kind not in "biu":
-        return False
-    import torch
-
-    dtype = str(torch.result_type(torch.from_numpy(b), torch.from_numpy(e))).split(".")[-1]
-    with np.errstate(over="ignore"):
-        return bool(np.any(e.astype(dtype).astype(np.int64) < 0))
-
-
 def _out_of_range_index_into_empty_result(case: Case) -> bool:
     """``x[...]`` with an out-of-range index array where the selection is empty: PyTorch
     checks index values only for the elements it gathers (none), NumPy checks them all."""
@@ -187,7 +169,6 @@ DELIBERATE: list[Deliberate] = [
         for _, inp in c.inputs)),
     Deliberate("float32-rounded-exponent", _exponent_rounding_changes_power_rule),
     Deliberate("bool-power-gradient", _bool_power_gradient),
-    Deliberate("negative-integer-tensor-exponent", _negative_int_tensor_exponent),
     Deliberate("extreme-integer-exponent", _extreme_integer_exponent),
     Deliberate("out-of-range-index-into-empty-result", _out_of_range_index_into_empty_result),
     Deliberate("full-smoothing-infinite-logit", lambda c: c.entry == "class_loss"
@@ -197,6 +178,10 @@ DELIBERATE: list[Deliberate] = [
     Deliberate("reduction-keepdim-without-dim", lambda c: bool(
         re.search(r"\.(sum|mean|max)\(keepdim=", c.code) or ".max(dim=None" in c.code)),
     Deliberate("gelu-at-infinity", _gelu_at_inf),
+    Deliberate("sigmoid-keeps-tiny-values", lambda c: c.entry == "composite_graph"
+               and "sigmoid" in c.code and any(
+                   inp.kind == "tensor" and bool((inp.value < -88).any())
+                   for _, inp in c.inputs)),
     Deliberate("gelu-float64-precision", lambda c: "gelu" in c.code.lower()
                and "tanh" not in c.code and "float64" in _dtypes(c)),
     Deliberate("bce-logits-target-grad-at-infinity", _bce_logits_target_grad_at_inf),

@@ -150,6 +150,8 @@ GUARDS: list[tuple[str, str]] = [
      "a = T([1.0], 'float32', grad=True); y = (a + 1).sum(); y.backward(); y.backward(); "
      "out = a.grad; no_backward = True"),
     ("a bool tensor to a bool power", "a = T([False, True], 'bool'); out = a ** False"),
+    ("integer tensor exponents may be negative (truncated results)",
+     "a = T([-2, -1, 0, 1, 2], 'int64'); b = T([-1, -3, -2, -5, -2], 'int64'); out = a ** b"),
     ("a 0-d tensor accepts dim 0 and -1",
      "a = T(3.0, 'float32'); out = (a.argmax(dim=0), tuple(a.max(dim=-1)), a.sum(dim=0))"),
 ]
