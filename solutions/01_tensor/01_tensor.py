@@ -62,8 +62,9 @@ import numpy as np
 #
 # * **shape** — the size of each dimension: `(2, 3)`.
 # * **dtype** — the type of each element: `float32` takes 4 bytes, `float64` 8, `int64` 8.
-#   Deep learning defaults to `float32`: half the memory and twice the arithmetic throughput of
-#   `float64`, and precise enough for gradients. PyTorch makes `torch.tensor([1.0, 2.0])` a
+#   Deep learning defaults to `float32`: half the memory and memory traffic of `float64`, twice
+#   as many values per CPU vector instruction (and on most GPUs float64 is many times slower
+#   still), and precise enough for gradients. PyTorch makes `torch.tensor([1.0, 2.0])` a
 #   `float32` tensor; our `Tensor` does the same.
 # * **numel** — the number of elements, the product of the shape: `2 × 3 = 6`.
 #

@@ -280,6 +280,20 @@ def test_topological_order_visits_each_tensor_once(topological_order, Tensor):
 # forward pass stored) and `out` (the forward result's data, handy for `exp`, `sqrt`, `tanh`).
 # Return a tuple with one array per input, **shaped like the output** — the engine
 # unbroadcasts for you.
+#
+# **Where the derivative does not exist, follow PyTorch's convention** — a model trained here
+# must compute the same gradients as the same model in PyTorch:
+#
+# | point | choice | why |
+# |---|---|---|
+# | `abs` at 0 | 0 | the subgradient in the middle; NaN inputs also get 0 (PyTorch's sign of NaN) |
+# | `relu` at 0 (module 02) | 0 | a unit exactly at 0 is "off" |
+# | `clamp` at a bound | passes `grad` | bounds are inclusive |
+# | `x ** 0` at 0 | 0 | `x ** 0` is the constant 1, whatever the power rule's `0 · 0⁻¹` says |
+# | `max` ties | shared evenly (full max), or all to the recorded index (`max(dim)`) | PyTorch's rules |
+#
+# And never multiply a gradient by a 0/1 mask when a `np.where` will do: `inf * 0` is NaN, so
+# an infinite gradient reaching a blocked element would poison the sum; `where` gives 0.
 
 # %%
 #| export
