@@ -84,7 +84,8 @@ def milestone_config(milestone_id: str) -> Any:
     raise SystemExit(f"milestone {milestone_id!r} is not in course.yml")
 
 
-def save_curve(path: Path, title: str, runs: dict[str, History], threshold: float) -> None:
+def save_curve(path: Path, title: str, runs: dict[str, History], threshold: float,
+               xlabel: str = "epoch") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -94,9 +95,9 @@ def save_curve(path: Path, title: str, runs: dict[str, History], threshold: floa
     for label, h in runs.items():
         ax_loss.plot(h.epochs, h.loss, label=label)
         ax_acc.plot(h.epochs, h.accuracy, label=label)
-    ax_loss.set(title="training loss", xlabel="epoch", ylabel="loss")
+    ax_loss.set(title="training loss", xlabel=xlabel, ylabel="loss")
     ax_acc.axhline(threshold, color="gray", linestyle="--", label=f"threshold {threshold:g}")
-    ax_acc.set(title="training accuracy", xlabel="epoch", ylabel="accuracy", ylim=(0, 1.02))
+    ax_acc.set(title="training accuracy", xlabel=xlabel, ylabel="accuracy", ylim=(0, 1.02))
     ax_loss.legend(fontsize=8)
     ax_acc.legend(fontsize=8)
     fig.suptitle(title)
@@ -149,7 +150,7 @@ def main(milestone_id: str, data: tuple[np.ndarray, ...],
     train_x, train_y, test_x, test_y = data
     console.print(f"[bold]{ms.year} · {ms.title}[/bold] ({milestone_id}) with "
                   f"[cyan]{args.package}[/cyan]: {ms.metric} >= {ms.threshold:g} on "
-                  f"{need} of {len(seeds)} seeds, {budget:.0f} s per seed")
+                  f"{need} of {len(seeds)} seeds, {budget:.0f} CPU-s per seed")
     runs: dict[str, History] = {}
     passing = 0
     for seed in seeds:

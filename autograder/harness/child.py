@@ -247,8 +247,8 @@ def main() -> None:  # noqa: C901 - one linear script, read top to bottom
 
     # ---- sandbox
     sb = job.get("sandbox") or {}
-    if sb.get("hide"):
-        stash = f"/tmp/.ttstash-{job['nonce'][:12]}"
+    if "hide" in sb:  # also with nothing to hide: it re-exposes an unreachable interpreter
+        stash = sb.get("stash") or f"/tmp/.ttstash-{job['nonce'][:12]}"
         os.makedirs(stash, mode=0o700, exist_ok=True)
         hide_paths(sb["hide"], sb.get("keep", []), stash)
     if sb.get("rlimits"):

@@ -36,6 +36,7 @@ from autograder.harness.goldens import (
     load_suite,
     sha256_file,
 )
+from autograder.harness.lanes import run_lanes
 from autograder.harness.limits import Limits, ModuleInfo
 from autograder.harness.package import (
     SubmissionError,
@@ -47,7 +48,7 @@ from autograder.harness.package import (
 from autograder.harness.package import (
     public_tests as _public_tests,
 )
-from autograder.harness.supervisor import HARNESS_ROOT, Outcome, RunReport, RunSpec, run_items
+from autograder.harness.supervisor import HARNESS_ROOT, Outcome, RunReport, RunSpec
 from autograder.suite import Case, Suite, compare
 
 HARNESS_VERSION = "1.0"
@@ -72,13 +73,15 @@ class _Ctx:
     expected_source: str = ""
     grader_errors: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    lanes: int = 1
 
 
 def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
           public_tests: Path | None = None, out: Path, limits: Any = None,
           expected: Path | None = None, metadata: Path | None = None,
           stubs: Path | None = None, milestone_dirs: list[Path] | None = None,
-          course: Any = None, hide: list[Path] | None = None) -> dict[str, Any]:
+          course: Any = None, hide: list[Path] | None = None, lanes: int = 1
+          ) -> dict[str, Any]:
     """Grade one submission and write Gradescope's results.json to ``out``.
 
     Args:
@@ -99,6 +102,9 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         milestone_dirs: folders searched for milestone providers ``<id>.py``.
         course: the parsed course, when ``module`` is a ``tito.course.Module``.
         hide: extra paths the sandbox must not see (the results folder is always hidden).
+        lanes: sandboxed children run side by side, the items dealt round-robin
+            (:mod:`autograder.harness.lanes`; ``tito regrade`` uses 2+ for a submission
+            whose earlier results timed out).
 
     Returns:
         The results dict that was written.
@@ -113,7 +119,7 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         _write(out, results)
         return results
     lim = Limits.from_any(limits).within(info.limits) if limits is not None else info.limits
-    ctx = _Ctx(info=info, limits=lim, started=started)
+    ctx = _Ctx(info=info, limits=lim, started=started, lanes=max(1, int(lanes)))
     scratch = Path(tempfile.mkdtemp(prefix="ttgrade-"))
     try:
         results = _grade(ctx, _abs(submission), _abs(suite_path), _abs(reference),
@@ -226,15 +232,17 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
     if metadata is not None:
         hidden_paths.append(metadata)
     hidden_paths += [submission if submission.is_dir() else submission.parent]
-    report = run_items(RunSpec(
+    report = run_lanes(RunSpec(
         package_parent=pkg_parent, slug=info.slug, suite_file=suite_path, items=items,
         scratch=scratch, item_timeout_s=timeouts, import_timeout_s=ctx.limits.import_timeout,
         run_timeout_s=ctx.limits.run_timeout_s, memory_limit_mb=ctx.limits.memory_limit_mb,
         max_output_kb=ctx.limits.max_output_kb, student_file=student_file,
         public_tests=files,
         milestones=[{"id": j.info.id, "file": str(j.file)} for j in jobs if j.file],
-        sandbox=True, hide=hidden_paths))
+        sandbox=True, hide=hidden_paths), ctx.lanes)
     ctx.isolation = report.isolation
+    if ctx.lanes > 1:
+        ctx.extra["lanes"] = ctx.lanes
 
     # 5. decide, in this process, on plain data only
     return _decide(ctx, suite, exp, pub, jobs, report)
@@ -501,18 +509,25 @@ def _metadata_summary(path: Path) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- repo helpers
 def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
                  metadata: Path | None = None, limits: Any = None,
-                 expected: Path | None = None) -> dict[str, Any]:
-    """Grade with the repository's layout (``tito grade``): suite, reference, public tests."""
+                 expected: Path | None = None, hide: list[Path] | None = None,
+                 lanes: int = 1) -> dict[str, Any]:
+    """Grade with the repository's layout (``tito grade``): suite, reference, public tests.
+
+    ``module`` is a ``tito.course.Module`` or a :func:`module_snapshot` dict (what a
+    ``tito regrade`` task carries to a Dask worker); ``hide`` adds paths the sandbox must not
+    see (a regrade's export and output folders) to the repository itself.
+    """
     from tito import paths  # noqa: PLC0415 - repository side only
 
+    name = ModuleInfo.from_any(module, course).name
     return grade(module=module, course=course, submission=submission,
-                 suite_path=paths.SUITES / module.name / "suite.py",
+                 suite_path=paths.SUITES / name / "suite.py",
                  reference=paths.REFERENCE,
-                 public_tests=paths.RELEASE / module.name / "tests", out=out,
+                 public_tests=paths.RELEASE / name / "tests", out=out,
                  limits=limits, expected=expected, metadata=metadata,
                  stubs=paths.RELEASE / "tinytorch",
                  milestone_dirs=[paths.AUTOGRADER / "milestones" / "probes"],
-                 hide=[paths.REPO_ROOT])
+                 hide=[paths.REPO_ROOT, *(hide or [])], lanes=lanes)
 
 
 def isolation_methods() -> list[str]:

@@ -1,6 +1,7 @@
 """Grading-side milestone logic: child-side training probes and the parent-side verdict.
 
-What the harness calls, per milestone id (``perceptron_1957``, ``xor_1969``, ``mlp_1986``):
+What the harness calls, per milestone id (``perceptron_1957``, ``xor_1969``, ``mlp_1986``,
+``cnn_1998``, ``cnn_fashion_1998``):
 
 Parent (trusted, never runs student code):
 
@@ -42,7 +43,8 @@ __all__ = [
 PROBES_DIR = Path(__file__).resolve().parent / "probes"
 
 #: Milestones whose training and scoring live here (later tiers add theirs).
-GRADED_MILESTONES: tuple[str, ...] = ("perceptron_1957", "xor_1969", "mlp_1986")
+GRADED_MILESTONES: tuple[str, ...] = ("perceptron_1957", "xor_1969", "mlp_1986", "cnn_1998",
+                                      "cnn_fashion_1998")
 
 #: Share of a seed's slot spent training; the rest covers prediction and a slow import.
 TRAIN_SHARE = 0.6
@@ -59,13 +61,14 @@ def trainer(milestone_id: str) -> TrainAndPredict:
 
 
 def item_timeout_s(milestone: Milestone | Mapping[str, Any]) -> float:
-    """Hard wall-clock limit for one seed: ``time_budget_s / len(seeds)``."""
+    """Hard limit for one seed, ``time_budget_s / len(seeds)``: CPU seconds of the sandboxed
+    child (the harness's item deadline, :mod:`autograder.harness.clock`)."""
     ms = as_milestone(milestone)
     return ms.time_budget_s / len(ms.seeds)
 
 
 def train_budget_s(milestone: Milestone | Mapping[str, Any]) -> float:
-    """Training time one seed may use before it must stop and predict."""
+    """CPU seconds of training one seed may use before it must stop and predict."""
     return TRAIN_SHARE * item_timeout_s(milestone)
 
 
@@ -126,8 +129,9 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
     """Train and score a TRUSTED package in this process (staff checks and tests only).
 
     Returns:
-        :func:`evaluate`'s dict plus ``seconds`` (seed -> training time). A seed that raises
-        counts as ``None``, exactly as a crashed child would.
+        :func:`evaluate`'s dict plus ``seconds`` (seed -> CPU seconds of training, the clock
+        the budget is measured on). A seed that raises counts as ``None``, exactly as a crashed
+        child would.
     """
     ms = _milestone(milestone_id, course)
     if seeds is not None:
@@ -138,13 +142,13 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
     preds: dict[int, np.ndarray | None] = {}
     seconds: dict[int, float] = {}
     for seed in ms.seeds:
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         try:
             preds[seed] = np.asarray(fit(package, seed, train_x, train_y, test_x,
                                          train_budget_s(ms)))
         except Exception:  # noqa: BLE001 - a broken package fails the seed, like a crash
             preds[seed] = None
-        seconds[seed] = time.perf_counter() - t0
+        seconds[seed] = time.process_time() - t0
     result = evaluate(ms, preds, test_y)
     result["seconds"] = seconds
     return result

@@ -16,7 +16,7 @@ import numpy as np
 
 from autograder.suite import Suite
 
-suite = Suite(module="07_training", version="2027.1")
+suite = Suite(module="07_training", version="2027.2")
 case = suite.case
 
 
@@ -85,9 +85,13 @@ def accuracy_from_scores_probabilities_labels(tt, rng):
     logits = rng.standard_normal((20, 4)).astype(np.float32)
     labels = rng.integers(0, 4, 20)
     probs = rng.uniform(0, 1, (10, 1)).astype(np.float32)
+    probs[:3] = 0.5  # exactly 0.5 is class 0: predicted 1 only when > 0.5
     binary = rng.integers(0, 2, 10)
+    binary[:3] = 0
+    two = rng.standard_normal((12, 2)).astype(np.float32)  # C = 2 is scores, not probabilities
     return [acc(logits, labels), acc(tt.Tensor(logits), tt.Tensor(labels)),
             acc(probs, binary), acc(probs.reshape(-1), binary),
+            acc(two, two.argmax(axis=1)),
             acc(np.array([1, 2, 3]), np.array([1, 0, 3])), type(acc(logits, labels)).__name__]
 
 
@@ -112,7 +116,12 @@ def clip_grad_norm_leaves_small_gradients(tt, rng):
     g = np.array([0.1, -0.2, 0.05], dtype=np.float32)
     p.grad = tt.Tensor(g.copy())
     total = clip(p, max_norm=1.0)
-    return [float(np.asarray(total.numpy())), p.grad.numpy().copy()]
+    # a tiny norm: the 1e-6 guard decides the scale (coef = max_norm / (total + 1e-6))
+    (q,) = _dummy(tt, rng)
+    q.grad = tt.Tensor(np.array([3e-6, -4e-6, 0.0], dtype=np.float32))
+    clip(q, max_norm=1e-6)
+    return [float(np.asarray(total.numpy())), p.grad.numpy().copy(),
+            (q.grad.numpy() * 1e6).astype(np.float64)]
 
 
 @case(points=2, hint="The total is the norm of the per-parameter norms (_vector_norm: inf, -inf, "
@@ -191,7 +200,10 @@ def early_stopping_min_mode(tt, rng):
 def early_stopping_max_mode(tt, rng):
     es = _mod(tt, "training").EarlyStopping(patience=2, mode="max")
     values = [0.5, 0.6, 0.6, 0.7, 0.65, 0.7]
-    return {"stops": [es.step(v) for v in values], "best": es.best}
+    es2 = _mod(tt, "training").EarlyStopping(patience=2, mode="max", min_delta=0.05)
+    values2 = [0.5, 0.53, 0.6, 0.62, 0.64, 0.7]
+    return {"stops": [es.step(v) for v in values], "best": es.best,
+            "with_delta": [es2.step(v) for v in values2], "best2": es2.best}
 
 
 # ----------------------------------------------------------------------------- checkpoints (8)
@@ -241,8 +253,11 @@ def checkpoint_is_plain_npz(tt, rng):
         with np.load(path, allow_pickle=False) as data:
             kinds = sorted({str(data[k].dtype.kind) for k in data.files})
             n = len(data.files)
-        return {"kinds_ok": "O" not in kinds, "some_arrays": n >= 4,
-                "epoch": t.load_checkpoint(path, m, opt)}
+            keys = sorted(data.files)  # the documented names; no "params", no None values
+        bare = t.save_checkpoint(Path(tmp) / "bare", m, opt, epoch=1)  # NumPy adds .npz
+        return {"kinds_ok": "O" not in kinds, "some_arrays": n >= 4, "keys": keys,
+                "epoch": t.load_checkpoint(path, m, opt),
+                "bare": [Path(bare).name, Path(bare).is_file()]}
 
 
 # ----------------------------------------------------------------------------- loop (12)
@@ -264,7 +279,11 @@ def train_epoch_updates_and_reports_mean_loss(tt, rng):
     clipped = _Linear(tt, np.random.default_rng(1), 3, 1)
     t2 = t.Trainer(clipped, _mse, _sgd(tt, clipped.parameters(), lr=0.5), max_grad_norm=0.1)
     t2.train_epoch(x, y, batch_size=37, rng=np.random.default_rng(0))
-    return {"losses": losses, "w": model.w.numpy().copy(), "clipped_w": clipped.w.numpy().copy()}
+    single = _Linear(tt, np.random.default_rng(2), 3, 1)  # one example: mean = that loss
+    one = t.Trainer(single, _mse, _sgd(tt, single.parameters(), lr=0.0)).train_epoch(
+        x[:1], y[:1], batch_size=4, rng=np.random.default_rng(0))
+    return {"losses": losses, "w": model.w.numpy().copy(), "clipped_w": clipped.w.numpy().copy(),
+            "one": [one, float(_mse(single(tt.Tensor(x[:1])), tt.Tensor(y[:1])).item())]}
 
 
 @case(points=3, hint="evaluate: model.eval(), no_grad(), batches in order; mean loss and accuracy.",
@@ -281,7 +300,10 @@ def evaluate_loss_accuracy_without_training(tt, rng):
     w_before = model.w.numpy().copy()
     res = t.Trainer(model, nll_like, _sgd(tt, model.parameters(), lr=1.0)).evaluate(
         x, y, batch_size=7)
-    return {"loss": res["loss"], "accuracy": res["accuracy"],
+    one = t.Trainer(model, nll_like, _sgd(tt, model.parameters(), lr=1.0)).evaluate(
+        x[:1], y[:1])
+    return {"loss": res["loss"], "accuracy": res["accuracy"], "one": [one["loss"],
+            float((model(tt.Tensor(x[:1])) * model(tt.Tensor(x[:1]))).mean().item())],
             "unchanged": bool(np.array_equal(w_before, model.w.numpy())),
             "eval_mode": model.training is False, "no_grads": model.w.grad is None}
 
