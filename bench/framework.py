@@ -22,22 +22,16 @@ Workloads (weights are copied so both compute the same numbers; a test checks th
   MaxPool2d(2) -> Conv2d(8, 16, 3, padding=1) -> ReLU -> MaxPool2d(2) -> Flatten ->
   Linear(16 * (S / 4)², 10)``, batch 64, Adam, on ``S x S`` = 8x8 and 28x28 inputs. Needs
   ``tinytorch_ref.nn.Conv2d`` and ``nn.MaxPool2d`` (module 09).
-* ``gpt``: one training step (cross-entropy over every position, Adam) of a GPT with vocabulary
-  65, ``d_model`` 64, 2 layers, 4 heads, context 32, batch 16. Needs module 13's
-  ``tinytorch_ref.transformers.GPT`` with this contract::
-
-      GPT(vocab_size, context_length, d_model, n_layers, n_heads, dropout=0.0)
-      model(idx)           # (B, T) int64 token ids -> (B, T, vocab_size) float32 logits
-      model.generate(idx, max_new_tokens, temperature=1.0, top_k=None)  # (B, T + new)
-
-  and this architecture, which the PyTorch twin below reproduces: token embedding
-  ``tok_emb`` (vocab, d) + learned position embedding ``pos_emb`` (context, d); per layer a
-  pre-norm block ``x + attn(ln1(x))`` then ``x + mlp(ln2(x))``, with causal multi-head
-  attention (``qkv``: Linear(d, 3d), ``proj``: Linear(d, d)) and an MLP
-  ``Linear(d, 4d) -> GELU -> Linear(4d, d)``; then ``ln_f`` and ``head``: Linear(d, vocab).
-  Parameters are matched by shape in registration order.
-* ``generate`` / ``generate_kv``: 128 new tokens from a 1-token prompt, greedy
-  (``top_k=1``), without and with module 17's KV cache (``generate(..., use_cache=True)``).
+* ``gpt``: one training step (cross-entropy over every position, Adam) of module 13's
+  ``GPT(vocab_size=65, context_length=32, d_model=64, n_layers=2, n_heads=4)``, batch 16. The
+  PyTorch twin is built from ``nn.Embedding``, ``nn.LayerNorm``, ``nn.MultiheadAttention`` and
+  a tanh-GELU MLP with the same parameter names; our weights are loaded into it by name.
+* ``generate`` / ``generate_kv``: 128 new tokens from a 1-token prompt, greedy (``top_k=1``),
+  with the same model but a 160-position context (so the cache holds the whole text):
+  ``GPT.generate`` recomputing the whole prefix at every step, and module 17's
+  ``CachedGPT(model).generate`` computing one new position per step. PyTorch runs the same
+  greedy loop, without a cache and with a per-layer key/value cache (``torch.cat`` and
+  ``F.scaled_dot_product_attention``).
 
 Targets (ratio, median of three runs): matmul1k <= 1.1, mlp <= 1.0, cnn8 <= 1.5,
 cnn28 <= 3.0, gpt <= 1.5. Results and the machine: docs/performance.md.
@@ -51,6 +45,7 @@ import os
 import statistics
 import sys
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -95,10 +90,12 @@ def _copy_params(ours: Any, theirs: Any) -> None:
 
 
 def _train_steps(model: Any, twin: Any, x: np.ndarray, y: np.ndarray,
-                 loss_of: Callable[[Any, Any, Any], Any] | None = None) -> tuple[Step, Step]:
-    """One Adam training step of ``model`` (ours) and ``twin`` (PyTorch) on the same batch."""
+                 copy: bool = True) -> tuple[Step, Step]:
+    """One Adam training step of ``model`` (ours) and ``twin`` (PyTorch) on the same batch
+    (``copy``: copy our weights into the twin in parameter order first)."""
     torch = _torch()
-    _copy_params(model, twin)
+    if copy:
+        _copy_params(model, twin)
     opt = tt.optim.Adam(model.parameters(), lr=1e-3)
     topt = torch.optim.Adam(twin.parameters(), lr=1e-3)
     ce, tce = tt.nn.CrossEntropyLoss(), torch.nn.CrossEntropyLoss()
@@ -165,6 +162,9 @@ def cnn28() -> tuple[Step, Step] | None:
 
 
 GPT_CONFIG = dict(vocab_size=65, context_length=32, d_model=64, n_layers=2, n_heads=4)
+#: generation: the same model with a context that holds the prompt and all 128 new tokens
+GENERATE_CONFIG = dict(GPT_CONFIG, context_length=160)
+NEW_TOKENS = 128
 
 
 def _gpt_class() -> Any:
@@ -175,30 +175,50 @@ def _gpt_class() -> Any:
     return getattr(module, "GPT", None)
 
 
-def _torch_gpt() -> Any:
-    """The PyTorch twin of the GPT contract in this file's docstring."""
+def _torch_gpt(config: dict[str, int]) -> Any:
+    """The PyTorch twin of module 13's GPT, from torch.nn primitives (same parameter names)."""
     torch = _torch()
     nn, F = torch.nn, torch.nn.functional
+
+    class KV:
+        """One layer's keys and values so far: the PyTorch side of module 17's KV cache."""
+
+        def __init__(self) -> None:
+            self.k: Any = None
+            self.v: Any = None
+
+        def __call__(self, attn: Any, h: Any) -> Any:
+            b, t, d = h.shape
+            heads = attn.num_heads
+            q, k, v = (z.view(b, t, heads, d // heads).transpose(1, 2)  # (B, nh, T, hs)
+                       for z in F.linear(h, attn.in_proj_weight, attn.in_proj_bias).chunk(3, -1))
+            past = 0 if self.k is None else self.k.shape[2]
+            self.k = k if self.k is None else torch.cat([self.k, k], dim=2)  # (B, nh, P+T, hs)
+            self.v = v if self.v is None else torch.cat([self.v, v], dim=2)
+            mask = torch.ones(t, past + t, dtype=torch.bool).tril(past)  # True: may attend
+            y = F.scaled_dot_product_attention(q, self.k, self.v, attn_mask=mask)
+            return attn.out_proj(y.transpose(1, 2).reshape(b, t, d))  # (B, T, C)
 
     class Block(nn.Module):
         def __init__(self, d: int, heads: int) -> None:
             super().__init__()
-            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-            self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
-            self.heads = heads
+            self.ln_1 = nn.LayerNorm(d)
+            self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+            self.ln_2 = nn.LayerNorm(d)
+            self.mlp = nn.Sequential(OrderedDict(fc=nn.Linear(d, 4 * d),
+                                                 gelu=nn.GELU(approximate="tanh"),
+                                                 proj=nn.Linear(4 * d, d)))
 
-        def forward(self, x: Any) -> Any:
-            b, t, d = x.shape  # (B, T, C)
-            q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
-            q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2)
-                       for z in (q, k, v))  # (B, nh, T, hs)
-            att = (q @ k.transpose(-2, -1)) / (d // self.heads) ** 0.5  # (B, nh, T, T)
-            mask = torch.ones(t, t, dtype=torch.bool).tril()
-            att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
-            y = (att @ v).transpose(1, 2).reshape(b, t, d)  # (B, T, C)
-            x = x + self.proj(y)
-            return x + self.out(F.gelu(self.fc(self.ln2(x))))
+        def forward(self, x: Any, cache: Any = None) -> Any:
+            h = self.ln_1(x)  # (B, T, C)
+            if cache is None:
+                t = x.shape[1]
+                mask = torch.ones(t, t, dtype=torch.bool).triu(1)  # True: masked out
+                a, _ = self.attn(h, h, h, attn_mask=mask, need_weights=False, is_causal=True)
+            else:
+                a = cache(self.attn, h)
+            x = x + a
+            return x + self.mlp(self.ln_2(x))
 
     class GPT(nn.Module):
         def __init__(self, vocab_size: int, context_length: int, d_model: int, n_layers: int,
@@ -206,18 +226,29 @@ def _torch_gpt() -> Any:
             super().__init__()
             self.tok_emb = nn.Embedding(vocab_size, d_model)
             self.pos_emb = nn.Embedding(context_length, d_model)
-            self.blocks = nn.ModuleList(Block(d_model, n_heads) for _ in range(n_layers))
+            self.blocks = nn.Sequential(*[Block(d_model, n_heads) for _ in range(n_layers)])
             self.ln_f = nn.LayerNorm(d_model)
-            self.head = nn.Linear(d_model, vocab_size)
+            self.head = nn.Linear(d_model, vocab_size, bias=False)
 
-        def forward(self, idx: Any) -> Any:
+        def forward(self, idx: Any, caches: list[Any] | None = None, offset: int = 0) -> Any:
             t = idx.shape[1]
-            x = self.tok_emb(idx) + self.pos_emb(torch.arange(t))  # (B, T, C)
-            for block in self.blocks:
-                x = block(x)
+            x = self.tok_emb(idx) + self.pos_emb(torch.arange(offset, offset + t))  # (B, T, C)
+            for i, block in enumerate(self.blocks):
+                x = block(x, None if caches is None else caches[i])
             return self.head(self.ln_f(x))  # (B, T, vocab)
 
-    return GPT(**GPT_CONFIG)
+        def new_cache(self) -> list[Any]:
+            return [KV() for _ in self.blocks]
+
+    return GPT(**config)
+
+
+def _copy_state(ours: Any, theirs: Any) -> None:
+    """Copy our parameters into the PyTorch twin by name (every name must match)."""
+    torch = _torch()
+    state = {n: torch.from_numpy(np.ascontiguousarray(p.data))
+             for n, p in ours.named_parameters()}
+    theirs.load_state_dict(state, strict=True)
 
 
 def gpt() -> tuple[Step, Step] | None:
@@ -226,36 +257,52 @@ def gpt() -> tuple[Step, Step] | None:
         return None
     tt.manual_seed(0)
     model = cls(**GPT_CONFIG, dropout=0.0)
+    twin = _torch_gpt(GPT_CONFIG)
+    _copy_state(model, twin)
     rng = np.random.default_rng(3)
     idx = rng.integers(0, 65, (16, 33))
-    return _train_steps(model, _torch_gpt(), idx[:, :-1], idx[:, 1:])
+    return _train_steps(model, twin, idx[:, :-1], idx[:, 1:], copy=False)
 
 
 def _generate(use_cache: bool) -> tuple[Step, Step] | None:
     cls = _gpt_class()
-    if cls is None or (use_cache and not (Path(tt.__file__).parent / "memoization.py").exists()):
+    if cls is None:
         return None
+    cached: Any = None
+    if use_cache:
+        try:
+            cached = importlib.import_module("tinytorch_ref.memoization").CachedGPT
+        except ModuleNotFoundError:
+            return None
     torch = _torch()
     tt.manual_seed(0)
-    model = cls(**GPT_CONFIG, dropout=0.0)
-    twin = _torch_gpt()
-    _copy_params(model, twin)
+    model = cls(**GENERATE_CONFIG, dropout=0.0).eval()
+    twin = _torch_gpt(GENERATE_CONFIG).eval()
+    _copy_state(model, twin)
     start = np.zeros((1, 1), dtype=np.int64)
-    kwargs = {"use_cache": True} if use_cache else {}
+    runner = model if cached is None else cached(model)
 
-    def ours() -> Any:
-        with tt.no_grad():
-            return model.generate(tt.Tensor(start), 128, top_k=1, **kwargs)
+    def ours() -> np.ndarray:  # module 13's generate (module 17's CachedGPT runs the same loop)
+        return runner.generate(tt.Tensor(start), NEW_TOKENS, top_k=1).numpy()
 
-    def theirs() -> Any:  # greedy decoding, recomputing the whole prefix (no cache)
+    def theirs() -> np.ndarray:  # greedy decoding, the whole prefix again or one position
         with torch.no_grad():
             idx = torch.from_numpy(start)
-            for _ in range(128):
-                logits = twin(idx[:, -GPT_CONFIG["context_length"]:])[:, -1, :]
+            caches = twin.new_cache() if use_cache else None
+            for _ in range(NEW_TOKENS):
+                if caches is None:
+                    logits = twin(idx)[:, -1, :]
+                else:
+                    logits = twin(idx[:, _cached_positions(caches):], caches, _cached_positions(caches))[:, -1]
                 idx = torch.cat([idx, logits.argmax(-1, keepdim=True)], dim=1)
-            return idx
+            return idx.numpy()
 
     return ours, theirs
+
+
+def _cached_positions(caches: list[Any]) -> int:
+    """Positions already in a PyTorch twin's per-layer caches."""
+    return 0 if caches[0].k is None else int(caches[0].k.shape[2])
 
 
 def generate() -> tuple[Step, Step] | None:

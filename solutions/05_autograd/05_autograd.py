@@ -553,6 +553,10 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
            the weight's (PyTorch skips it too).
         3. Undo the promotion: drop axis -2 of ``da`` if ``a`` was 1-D, axis -1 of ``db`` if
            ``b`` was 1-D. Batch dimensions are left for ``unbroadcast``.
+        4. (Speed, optional) ``(B, T, K) @ (K, N)`` with a 2-D ``b`` (a Linear on a sequence):
+           ``db`` as ``B`` products summed by ``unbroadcast`` is one product over all ``B·T``
+           rows, ``a.reshape(rows, K).T @ grad.reshape(rows, N)`` with ``rows = B·T``, and no ``(B, K, N)``
+           temporary.
 
     EXAMPLE: ``a (2, 3)``, ``b (3, 4)``, ``grad (2, 4)`` -> ``da (2, 3)``, ``db (3, 4)``.
 
@@ -569,7 +573,13 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
         a = a[None, :]
         grad = grad[..., None, :]
     da = np.matmul(grad, np.swapaxes(b, -1, -2)) if a_in.requires_grad else None
-    db = np.matmul(np.swapaxes(a, -1, -2), grad) if b_in.requires_grad else None
+    if not b_in.requires_grad:
+        db = None
+    elif b.ndim == 2 and a.ndim > 2:  # one weight for every batch element: one product
+        rows = int(np.prod(a.shape[:-1]))  # B·T
+        db = a.reshape(rows, a.shape[-1]).T @ grad.reshape(rows, grad.shape[-1])
+    else:
+        db = np.matmul(np.swapaxes(a, -1, -2), grad)
     if a_vec and da is not None:
         da = da[..., 0, :]
     if b_vec and db is not None:

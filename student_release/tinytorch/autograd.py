@@ -256,6 +256,10 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
            the weight's (PyTorch skips it too).
         3. Undo the promotion: drop axis -2 of ``da`` if ``a`` was 1-D, axis -1 of ``db`` if
            ``b`` was 1-D. Batch dimensions are left for ``unbroadcast``.
+        4. (Speed, optional) ``(B, T, K) @ (K, N)`` with a 2-D ``b`` (a Linear on a sequence):
+           ``db`` as ``B`` products summed by ``unbroadcast`` is one product over all ``B·T``
+           rows, ``a.reshape(rows, K).T @ grad.reshape(rows, N)`` with ``rows = B·T``, and no ``(B, K, N)``
+           temporary.
 
     EXAMPLE: ``a (2, 3)``, ``b (3, 4)``, ``grad (2, 4)`` -> ``da (2, 3)``, ``db (3, 4)``.
 

@@ -53,11 +53,20 @@ def test_matmul_workload_multiplies_the_same_matrices():
     np.testing.assert_allclose(ours().numpy(), theirs().numpy(), rtol=1e-4, atol=1e-3)
 
 
-def test_missing_workloads_print_missing_and_the_run_succeeds(capsys):
-    assert BENCH.main(["generate_kv", "--runs", "1", "--steps", "20", "--warmup", "1"]) == 0
-    out = capsys.readouterr().out
-    if BENCH.generate_kv() is None:
-        assert out.strip() == "generate_kv missing"
+@pytest.mark.parametrize("name", ["generate", "generate_kv"])
+def test_generation_workloads_decode_the_same_tokens(name):
+    pair = BENCH.WORKLOADS[name]()
+    assert pair is not None, f"{name}: modules 13 and 17 are built but the workload is missing"
+    ours, theirs = pair
+    a, b = ours(), theirs()
+    assert a.shape == (1, 1 + BENCH.NEW_TOKENS)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_missing_workloads_print_missing_and_the_run_succeeds(capsys, monkeypatch):
+    monkeypatch.setitem(BENCH.WORKLOADS, "gpt", lambda: None)  # as before module 13 existed
+    assert BENCH.main(["gpt", "--runs", "1"]) == 0
+    assert capsys.readouterr().out.strip() == "gpt missing"
 
 
 def test_bench_refuses_unknown_workloads_and_too_few_steps():
