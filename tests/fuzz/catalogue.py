@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from .engine import Case, Input
 from .gen import Gen
 
@@ -615,3 +617,157 @@ def clip_grad_norm(g: Gen) -> Case:
     return g.case(f"ps = [{params}]; {sets}; "
                   f"total = clip_grad_norm_(ps, {max_norm}, norm_type={norm_type}); "
                   f"out = [total] + [q.grad for q in ps]; no_backward = True", **inputs)
+
+
+# ============================================================================ 09 spatial
+# Convolutions and norms sum many products: values stay finite (special values belong to the
+# element-wise entries; here they would compare the order of a BLAS sum).
+@entry("09_spatial", weight=2)
+def conv2d(g: Gen) -> Case:
+    n, cin, cout, k = g.int(1, 2), g.int(1, 3), g.int(1, 3), g.int(1, 3)
+    stride, pad = g.int(1, 2), g.int(0, 2)
+    h, w = g.int(max(1, k - 2 * pad), 6), g.int(max(1, k - 2 * pad), 6)
+    shape = (n, cin if g.p(0.96) else cin + 1, h, w)
+    x = g.tensor(shape, "float32" if g.p(0.95) else "float64", domain="fine")
+    wt, b = g.array((cout, cin, k, k)), g.array((cout,))
+    if g.p(0.5):
+        bias = g.p(0.7)
+        params = "weight=wt, bias=b" if bias else "weight=wt"
+        return g.case(f"m = load(nn.Conv2d({cin}, {cout}, {k}, stride={stride}, padding={pad}, "
+                      f"bias={bias}), {params}); out = m(x); leaves = list(m.parameters())",
+                      x=x, wt=wt, b=b)
+    wg = Input("tensor", wt.value.astype(x.value.dtype), True)
+    bg = Input("tensor", b.value.astype(x.value.dtype), g.p(0.7))
+    args = g.choice(["wg, bg", "wg", f"wg, bg, {stride}, {pad}", f"wg, None, ({stride}, 1)"])
+    return g.case(f"out = F.conv2d(x, {args})", x=x, wg=wg, bg=bg)
+
+
+@entry("09_spatial", weight=2)
+def pool2d(g: Gen) -> Case:
+    k = g.int(1, 3)
+    stride = g.choice([None, 1, 2, 3])
+    pad = g.int(0, k // 2) if g.p(0.95) else k // 2 + 1
+    batch = (g.int(1, 2),) if g.p(0.85) else ()
+    shape = batch + (g.int(1, 3), g.int(k, 6), g.int(k, 6))
+    x = g.tensor(shape, g.dtype("f"), domain=g.choice(["fine", "coarse", "coarse", "special"]))
+    kind = g.choice(["max", "avg"])
+    if g.p(0.5):
+        cls = {"max": "MaxPool2d", "avg": "AvgPool2d"}[kind]
+        return g.case(f"out = nn.{cls}({k}, stride={stride}, padding={pad})(x)", x=x)
+    return g.case(f"out = F.{kind}_pool2d(x, {k}, {stride}, {pad})", x=x)
+
+
+@entry("09_spatial", weight=2)
+def batch_norm2d(g: Gen) -> Case:
+    c = g.int(1, 3)
+    shape = (g.int(1, 3), c, g.int(1, 3), g.int(1, 3))
+    x = g.tensor(shape, "float32", domain=g.choice(["fine", "coarse"]))
+    wt, b = g.array((c,), domain="coarse"), g.array((c,))
+    rm, rv = g.array((c,)), g.array((c,), domain="pos")
+    affine, track = g.p(0.8), g.p(0.8)
+    momentum = g.choice([0.1, 0.5, None])
+    mode = g.choice(["train()", "train()", "eval()"])
+    params = "weight=wt, bias=b" if affine else ""
+    stats = "running_mean=rm, running_var=rv" if track else ""
+    loads = ", ".join(p for p in (params, stats) if p)
+    tail = ("out = [m(x), m(x)] + ([m.running_mean, m.running_var, m.num_batches_tracked] "
+            f"if {track} else [])")
+    return g.case(f"m = load(nn.BatchNorm2d({c}, momentum={momentum}, affine={affine}, "
+                  f"track_running_stats={track}){', ' + loads if loads else ''}).{mode}; "
+                  f"{tail}; leaves = list(m.parameters())", x=x, wt=wt, b=b, rm=rm, rv=rv)
+
+
+@entry("09_spatial")
+def batch_norm_functional(g: Gen) -> Case:
+    c = g.int(1, 3)
+    x = g.tensor((g.int(1, 3), c) + g.shape(0, 2), "float32", domain="fine")
+    rm = Input("tensor", g.values((c,), "float32", "fine"))
+    rv = Input("tensor", g.values((c,), "float32", "pos"))
+    wt = Input("tensor", g.values((c,), "float32", "coarse"), g.p(0.5))
+    training = g.p(0.5)
+    form = g.choice(["rm, rv", "rm, rv, wt", "None, None", "rm, rv, wt, wt"])
+    if form == "None, None":
+        training = True
+    return g.case(f"out = [F.batch_norm(x, {form}, training={training}, momentum=0.3), rm, rv]"
+                  if "rm" in form else f"out = F.batch_norm(x, {form}, training={training})",
+                  x=x, rm=rm, rv=rv, wt=wt)
+
+
+# ============================================================================ 11 embeddings
+@entry("11_embeddings", weight=2)
+def embedding(g: Gen) -> Case:
+    v, d = g.int(1, 5), g.int(1, 4)
+    ids = Input("tensor", g.values(g.shape(0, 2), "int64",
+                                   f"index:{v if g.p(0.95) else v + 1}"))
+    pad = g.choice([None, None, 0, v - 1, -1])
+    wt = g.array((v, d))
+    if g.p(0.5):
+        return g.case(f"m = load(nn.Embedding({v}, {d}, padding_idx={pad}), weight=wt); "
+                      "out = m(ids); leaves = [m.weight]", ids=ids, wt=wt)
+    wg = Input("tensor", wt.value, True)
+    return g.case(f"out = F.embedding(ids, wg, padding_idx={pad})", ids=ids, wg=wg)
+
+
+# ============================================================================ 12 attention
+@entry("12_attention", weight=2)
+def sdpa(g: Gen) -> Case:
+    batch = g.shape(0, 2, max_side=2)
+    q_len, k_len, e, ev = g.int(1, 4), g.int(1, 4), g.int(1, 4), g.int(1, 3)
+    dt = "float32" if g.p(0.8) else "float64"
+    q = g.tensor(batch + (q_len, e), dt, domain="fine")
+    k = g.tensor(batch + (k_len, e), dt, domain="fine")
+    v = g.tensor(batch + (k_len, ev), dt, domain="fine")
+    mask = g.choice(["None", "None", "bool", "float"])
+    inputs = {"q": q, "k": k, "v": v}
+    kw = [f"is_causal={g.p(0.3) and mask == 'None'}"]
+    if mask == "bool":
+        inputs["m"] = Input("tensor", g.values((q_len, k_len), "bool"))
+        kw.append("attn_mask=m")
+    elif mask == "float":
+        inputs["m"] = Input("tensor", g.values((q_len, k_len), dt, "fine"))
+        kw.append("attn_mask=m")
+    if g.p(0.3):
+        kw.append(f"scale={g.choice([0.5, 1.0, 2.0])}")
+    return g.case(f"out = F.scaled_dot_product_attention(q, k, v, {', '.join(kw)})", **inputs)
+
+
+@entry("12_attention")
+def multihead_attention(g: Gen) -> Case:
+    heads = g.choice([1, 2])
+    e = heads * g.int(1, 2)
+    n, length = g.int(1, 2), g.int(1, 3)
+    x = g.tensor((n, length, e), "float32", domain="fine")
+    wi, bi = g.array((3 * e, e)), g.array((3 * e,))
+    wo, bo = g.array((e, e)), g.array((e,))
+    causal = g.p(0.4)
+    cm = Input("tensor", np.triu(np.ones((length, length), dtype=bool), 1))
+    mask = "attn_mask=cm, is_causal=True" if causal else "attn_mask=None"
+    return g.case(
+        f"m = load(nn.MultiheadAttention({e}, {heads}, batch_first=True), in_proj_weight=wi, "
+        "in_proj_bias=bi, out_proj__weight=wo, out_proj__bias=bo); "
+        f"y, att = m(x, x, x, {mask}, need_weights={not causal}); out = [y, att]; "
+        "leaves = list(m.parameters())", x=x, wi=wi, bi=bi, wo=wo, bo=bo, cm=cm)
+
+
+# ============================================================================ 13 transformers
+@entry("13_transformers", weight=2)
+def layer_norm(g: Gen) -> Case:
+    # rows of at least three values: one value normalises to exactly 0 and two to exactly ±1,
+    # so their gradients are pure cancellation (PyTorch's fused kernel leaves rounding noise)
+    shape = g.shape(0, 2, zero=0.0) + (g.int(3, 5),)
+    last = g.int(1, min(2, len(shape)))
+    normalized = shape[-last:]
+    x = g.tensor(shape, "float32" if g.p(0.8) else "float64", domain="fine")
+    wt, b = g.array(normalized, domain="coarse"), g.array(normalized)
+    eps = g.choice([1e-5, 1e-5, 1e-3, 0.1])
+    if g.p(0.5):
+        affine, bias = g.p(0.8), g.p(0.8)
+        loads = ("weight=wt, bias=b" if bias else "weight=wt") if affine else ""
+        return g.case(f"m = load(nn.LayerNorm({list(normalized)}, eps={eps}, "
+                      f"elementwise_affine={affine}, bias={bias}){', ' + loads if loads else ''}"
+                      "); out = m(x); leaves = list(m.parameters())", x=x, wt=wt, b=b)
+    wg = Input("tensor", wt.value.astype(x.value.dtype), g.p(0.6))
+    bg = Input("tensor", b.value.astype(x.value.dtype), g.p(0.6))
+    args = g.choice(["", ", wg", ", wg, bg", ", None, bg"])
+    return g.case(f"out = F.layer_norm(x, {list(normalized)}{args}, eps={eps})", x=x, wg=wg,
+                  bg=bg)

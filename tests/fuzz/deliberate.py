@@ -192,6 +192,13 @@ DELIBERATE: list[Deliberate] = [
         inp.kind == "tensor" and inp.value.dtype.kind != "f" for _, inp in c.inputs)),
     Deliberate("numpy-of-grad-tensor", lambda c: ".numpy()" in c.code and any(
         inp.grad for _, inp in c.inputs)),
+    Deliberate("layer-norm-mixed-dtypes", lambda c: c.entry == "layer_norm" and len(
+        {d for d in _dtypes(c) if d.startswith("float")}) > 1),
+    Deliberate("max-pool-minus-inf-beside-padding", lambda c: c.entry == "pool2d"
+               and "max" in c.code.lower() and not re.search(r"(, 0\)|padding=0\))", c.code)
+               and bool(np.isneginf(_inputs(c)["x"].value).any())),
+    Deliberate("batch-norm-of-empty-input", lambda c: c.entry.startswith("batch_norm")
+               and _inputs(c)["x"].value.size == 0),
 ]
 
 

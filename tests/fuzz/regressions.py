@@ -132,6 +132,13 @@ ROOT_CAUSES: list[tuple[str, str]] = [
      "a = T([0.0, 0.0], 'float32', grad=True); a.grad = T([3.0, 0.0], 'float32'); "
      "out = [clip_grad_norm_([a], 5.0, norm_type=0.0), "
      "clip_grad_norm_([a], 5.0, norm_type=-inf)]; no_backward = True"),
+    # module 09
+    ("max pooling: a NaN maximum takes the gradient (the last NaN of its window)",
+     "x = T([[[nan, 1.0], [nan, 2.0]]], 'float32', grad=True); out = F.max_pool2d(x, 2)"),
+    ("max pooling: an infinite gradient is not multiplied by 0 elsewhere in the window",
+     "x = T([[[1.0, 1.0], [0.0, 0.0]]], 'float32', grad=True); out = F.max_pool2d(x, 2) * inf"),
+    ("conv2d: an input and weights of different dtypes raise",
+     "x = T([[[[1.0]]]], 'float64'); w = T([[[[1.0]]]], 'float32'); out = F.conv2d(x, w)"),
 ]
 
 #: (edge case, reproduction line): agreed before the fixes; must keep agreeing.
