@@ -316,7 +316,7 @@ def softmax(g: Gen) -> Case:
     return g.case(f"d = {d!r}; out = {fn}", a=a)
 
 
-@entry("02_activations", weight=0.3)
+@entry("02_activations", weight=0.5)
 def activation_errors(g: Gen) -> Case:
     a = g.tensor(dtype="float32")
     fn = g.choice(["F.gelu(a, approximate='fast')", "nn.GELU('fast')(a)", "F.softmax(a, dim=5)",
@@ -478,7 +478,7 @@ def regression_and_binary_loss(g: Gen) -> Case:
     return g.case(code, **inputs)
 
 
-@entry("04_losses", weight=0.3)
+@entry("04_losses", weight=0.5)
 def loss_errors(g: Gen) -> Case:
     x = g.tensor((2, 3), "float32")
     t = Input("tensor", g.values((2,), "int64", "index:3"))
