@@ -385,7 +385,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown workload(s): {', '.join(unknown)}")
     if args.steps < 20:
         parser.error("--steps must be at least 20")
+    print(f"# load average before: {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
     run(args.names, args.runs, args.steps, args.warmup, args.clock)
+    print(f"# load average after: {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
     return 0
 
 
