@@ -838,7 +838,8 @@ class Tensor:
                of ``other`` (or its only dim when 1-D). If not, raise ``ValueError`` naming
                both shapes, e.g. ``matmul: shapes (2, 3) and (4, 5) cannot be multiplied
                (3 != 4)``.
-            4. ``np.matmul`` implements exactly these rules.
+            4. ``out = np.matmul(self.data, other.data)``: ``np.matmul`` implements exactly
+               these rules (the line after the stub records ``out``).
 
         EXAMPLE:
             >>> a = Tensor(np.ones((8, 2, 3))); b = Tensor(np.ones((3, 5)))
@@ -892,7 +893,7 @@ class Tensor:
     def mean(self, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
         """Mean over ``dim``; same ``dim``/``keepdim`` rules as ``sum``.
 
-        APPROACH:
+        APPROACH (the line after the stub records ``out`` and ``axis``):
             1. The mean of integers is not an integer, and PyTorch will not guess a dtype:
                for a non-float tensor (``self.dtype.kind != "f"``) raise ``RuntimeError``
                saying to call ``.float()`` first.
