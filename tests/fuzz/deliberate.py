@@ -197,6 +197,10 @@ DELIBERATE: list[Deliberate] = [
     Deliberate("max-pool-minus-inf-beside-padding", lambda c: c.entry == "pool2d"
                and "max" in c.code.lower() and not re.search(r"(, 0\)|padding=0\))", c.code)
                and bool(np.isneginf(_inputs(c)["x"].value).any())),
+    Deliberate("tanh-saturation-ulp", lambda c: c.entry == "composite_graph"
+               and ".tanh()" in c.code and "float32" in _dtypes(c) and any(
+                   inp.kind == "tensor" and bool((np.abs(inp.value) >= 3).any())
+                   for _, inp in c.inputs)),
     Deliberate("batch-norm-of-empty-input", lambda c: c.entry.startswith("batch_norm")
                and _inputs(c)["x"].value.size == 0),
 ]
