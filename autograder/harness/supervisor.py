@@ -239,8 +239,11 @@ def _job(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path, start
     sandbox: dict[str, Any] = {}
     if spec.sandbox:
         remaining = max(1, int(deadline - time.monotonic()) + 5)
+        # With a minimal root the writable tmpfs (cwd, /tmp, /var/tmp, /dev/shm) lives in
+        # memory: it counts against the memory limit, so the address space gets the rest.
+        memory = spec.memory_limit_mb - (isolation.SCRATCH_MB if plan.namespaces else 0)
         sandbox = {
-            "rlimits": {"memory_mb": spec.memory_limit_mb, "cpu_s": remaining,
+            "rlimits": {"memory_mb": max(memory, 128), "cpu_s": remaining,
                         "fsize_mb": 64, "nproc": 64 if uid is not None else None},
             "uid": uid,
             "seccomp": True,
