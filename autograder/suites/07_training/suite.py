@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder.suite import Suite
+from autograder.suite import Suite, compare_values
 
 suite = Suite(module="07_training", version="2027.1")
 case = suite.case
@@ -82,13 +82,15 @@ def _dummy(tt, rng, n=1):
 @case(points=4, hint="(N, C) scores -> arg-max; (N,) or (N, 1) floats -> p > 0.5; ints -> labels.")
 def accuracy_from_scores_probabilities_labels(tt, rng):
     acc = _mod(tt, "training").accuracy
-    logits = rng.standard_normal((20, 4)).astype(np.float32)
-    labels = rng.integers(0, 4, 20)
-    probs = rng.uniform(0, 1, (10, 1)).astype(np.float32)
-    binary = rng.integers(0, 2, 10)
+    n, c, m = int(rng.integers(50, 300)), int(rng.integers(2, 7)), int(rng.integers(50, 300))
+    logits = rng.standard_normal((n, c)).astype(np.float32)
+    labels = rng.integers(0, c, n)
+    probs = rng.uniform(0, 1, (m, 1)).astype(np.float32)
+    binary = rng.integers(0, 2, m)
+    ints = rng.integers(0, 3, m)
     return [acc(logits, labels), acc(tt.Tensor(logits), tt.Tensor(labels)),
             acc(probs, binary), acc(probs.reshape(-1), binary),
-            acc(np.array([1, 2, 3]), np.array([1, 0, 3])), type(acc(logits, labels)).__name__]
+            acc(ints, rng.integers(0, 3, m)), type(acc(logits, labels)).__name__]
 
 
 # ----------------------------------------------------------------------------- clipping (7)
@@ -109,9 +111,9 @@ def clip_grad_norm_scales_every_parameter(tt, rng):
 def clip_grad_norm_leaves_small_gradients(tt, rng):
     clip = _mod(tt, "training").clip_grad_norm_
     (p,) = _dummy(tt, rng)
-    g = np.array([0.1, -0.2, 0.05], dtype=np.float32)
+    g = rng.uniform(-0.2, 0.2, 3).astype(np.float32)
     p.grad = tt.Tensor(g.copy())
-    total = clip(p, max_norm=1.0)
+    total = clip(p, max_norm=float(rng.uniform(1.0, 2.0)))
     return [float(np.asarray(total.numpy())), p.grad.numpy().copy()]
 
 
@@ -120,30 +122,34 @@ def clip_grad_norm_leaves_small_gradients(tt, rng):
       rtol=1e-6)
 def step_lr_schedule(tt, rng):
     sched_mod = _mod(tt, "training")
-    opt = _sgd(tt, _dummy(tt, rng), lr=0.8)
-    sched = sched_mod.StepLR(opt, step_size=3, gamma=0.5)
+    opt = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.1, 1.0)))
+    sched = sched_mod.StepLR(opt, step_size=int(rng.integers(2, 5)),
+                             gamma=float(rng.uniform(0.2, 0.9)))
     return {"lrs": _lrs(sched, opt, 8), "last_epoch": int(sched.last_epoch)}
 
 
 @case(points=5, hint="eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2.", rtol=1e-6)
 def cosine_annealing_schedule(tt, rng):
     t = _mod(tt, "training")
-    opt = _sgd(tt, _dummy(tt, rng), lr=0.3)
-    a = _lrs(t.CosineAnnealingLR(opt, T_max=5, eta_min=0.01), opt, 7)
-    opt2 = _sgd(tt, _dummy(tt, rng), lr=1.0)
-    b = _lrs(t.CosineAnnealingLR(opt2, T_max=3), opt2, 3)
+    opt = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.1, 1.0)))
+    a = _lrs(t.CosineAnnealingLR(opt, T_max=int(rng.integers(3, 7)),
+                                 eta_min=float(rng.uniform(0.0, 0.05))), opt, 7)
+    opt2 = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.5, 2.0)))
+    b = _lrs(t.CosineAnnealingLR(opt2, T_max=int(rng.integers(2, 5))), opt2, 3)
     return [a, b]
 
 
 @case(points=3, hint="base * (s + (e - s) * min(epoch, total_iters) / total_iters).", rtol=1e-6)
 def linear_warmup_schedule(tt, rng):
     t = _mod(tt, "training")
-    opt = _sgd(tt, _dummy(tt, rng), lr=0.2)
-    a = _lrs(t.LinearLR(opt, start_factor=0.1, total_iters=4), opt, 6)
-    opt2 = _sgd(tt, _dummy(tt, rng), lr=1.0)
+    opt = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.05, 0.5)))
+    a = _lrs(t.LinearLR(opt, start_factor=float(rng.uniform(0.05, 0.5)),
+                        total_iters=int(rng.integers(2, 6))), opt, 6)
+    opt2 = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.5, 2.0)))
     b = _lrs(t.LinearLR(opt2), opt2, 6)
-    opt3 = _sgd(tt, _dummy(tt, rng), lr=1.0)
-    c = _lrs(t.LinearLR(opt3, start_factor=1.0, end_factor=0.5, total_iters=2), opt3, 3)
+    opt3 = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.5, 2.0)))
+    c = _lrs(t.LinearLR(opt3, start_factor=1.0, end_factor=float(rng.uniform(0.2, 0.8)),
+                        total_iters=2), opt3, 3)
     return [a, b, c]
 
 
@@ -151,22 +157,26 @@ def linear_warmup_schedule(tt, rng):
 def schedulers_handle_param_groups(tt, rng):
     t = _mod(tt, "training")
     a, b = _dummy(tt, rng, 2)
-    opt = _sgd(tt, [{"params": [a]}, {"params": [b], "lr": 0.01}], lr=0.1)
-    return _lrs(t.StepLR(opt, step_size=2, gamma=0.1), opt, 4)
+    opt = _sgd(tt, [{"params": [a]}, {"params": [b], "lr": float(rng.uniform(0.001, 0.05))}],
+               lr=float(rng.uniform(0.05, 0.5)))
+    return _lrs(t.StepLR(opt, step_size=2, gamma=float(rng.uniform(0.05, 0.5))), opt, 4)
 
 
 # ----------------------------------------------------------------------------- early stop (5)
 @case(points=3, hint="Improve = beat best by more than min_delta; stop after `patience` misses.")
 def early_stopping_min_mode(tt, rng):
     es = _mod(tt, "training").EarlyStopping(patience=3, min_delta=0.01)
-    values = [1.0, 0.8, 0.795, 0.79, 0.81, 0.70, 0.71, 0.705, 0.72, 0.6]
+    base = [1.0, 0.8, 0.795, 0.79, 0.81, 0.70, 0.71, 0.705, 0.72, 0.6]
+    scale = float(rng.uniform(0.5, 2.0))
+    values = [v * scale + float(rng.uniform(-0.004, 0.004)) for v in base]
     return {"stops": [es.step(v) for v in values], "best": es.best, "counter": es.counter}
 
 
 @case(points=2, hint="mode='max' for accuracies: an improvement is value > best + min_delta.")
 def early_stopping_max_mode(tt, rng):
     es = _mod(tt, "training").EarlyStopping(patience=2, mode="max")
-    values = [0.5, 0.6, 0.6, 0.7, 0.65, 0.7]
+    shift = float(rng.uniform(-0.2, 0.2))
+    values = [v + shift for v in (0.5, 0.6, 0.6, 0.7, 0.65, 0.7)]
     return {"stops": [es.step(v) for v in values], "best": es.best}
 
 
@@ -203,7 +213,20 @@ def checkpoint_roundtrip_resumes_exactly(tt, rng):
             "b": [m1.b.numpy().copy(), m2.b.numpy().copy()]}
 
 
-@case(points=2, hint="An .npz of plain arrays only: np.load(..., allow_pickle=False) must read it.")
+def _plain_npz(got, expected):
+    """Parent-side check: no object arrays, at least 4 arrays (model and optimizer state),
+    and the epoch and restored weights the reference gives."""
+    if not (isinstance(got, dict) and set(got) == set(expected)):
+        return False, "the result is not the mapping the test builds"
+    if not isinstance(got["kinds"], list) or "O" in got["kinds"]:
+        return False, "the checkpoint holds object (pickled) arrays"
+    if not isinstance(got["n"], int) or got["n"] < 4:
+        return False, "the checkpoint holds too few arrays for the model and optimizer state"
+    return compare_values([got["epoch"], got["w"]], [expected["epoch"], expected["w"]])
+
+
+@case(points=2, hint="An .npz of plain arrays only: np.load(..., allow_pickle=False) must read it.",
+      check=_plain_npz)
 def checkpoint_is_plain_npz(tt, rng):
     t = _mod(tt, "training")
     m = _Linear(tt, rng, 2, 2)
@@ -211,14 +234,15 @@ def checkpoint_is_plain_npz(tt, rng):
     for p in m.parameters():
         p.grad = tt.Tensor(np.ones_like(p.data))
     opt.step()
+    epoch = int(rng.integers(1, 1000))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "c.npz"
-        t.save_checkpoint(path, m, opt, epoch=2)
+        t.save_checkpoint(path, m, opt, epoch=epoch)
         with np.load(path, allow_pickle=False) as data:
             kinds = sorted({str(data[k].dtype.kind) for k in data.files})
             n = len(data.files)
-        return {"kinds_ok": "O" not in kinds, "some_arrays": n >= 4,
-                "epoch": t.load_checkpoint(path, m, opt)}
+        return {"kinds": kinds, "n": n, "epoch": t.load_checkpoint(path, m, opt),
+                "w": m.w.numpy().copy()}
 
 
 # ----------------------------------------------------------------------------- loop (12)
@@ -254,11 +278,10 @@ def evaluate_loss_accuracy_without_training(tt, rng):
     def nll_like(out, target):
         return (out * out).mean() + float(np.asarray(target.numpy()).mean()) * 0.0
 
-    w_before = model.w.numpy().copy()
     res = t.Trainer(model, nll_like, _sgd(tt, model.parameters(), lr=1.0)).evaluate(
         x, y, batch_size=7)
-    return {"loss": res["loss"], "accuracy": res["accuracy"],
-            "unchanged": bool(np.array_equal(w_before, model.w.numpy())),
+    # the weights must be unchanged: the parent compares them with the reference's
+    return {"loss": res["loss"], "accuracy": res["accuracy"], "w": model.w.numpy().copy(),
             "eval_mode": model.training is False, "no_grads": model.w.grad is None}
 
 
