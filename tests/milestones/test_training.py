@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
+import ast
+import json
 import statistics
-import sys
 import time
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -14,17 +14,21 @@ import numpy as np
 import pytest
 from milestone_variants import variant
 
+from autograder.harness import milestones as harness_ms
+from autograder.harness import wire
+from autograder.harness.limits import ModuleInfo
 from autograder.milestones import (
     GRADED_MILESTONES,
-    data_for,
-    evaluate,
+    forward,
     item_timeout_s,
-    make_probe,
-    probe_entry,
+    predict,
+    provider_file,
     run_in_process,
+    task,
     train_budget_s,
     trainer,
 )
+from autograder.milestones.data import loaders, recipes
 
 #: Per-seed training time allowed for the reference (one core; generous for loaded CI).
 REFERENCE_SECONDS = {"perceptron_1957": 5.0, "xor_1969": 5.0, "mlp_1986": 20.0}
@@ -71,25 +75,27 @@ def test_plausible_bug_fails_the_milestone(bug: str, mid: str) -> None:
 
 
 def test_xor_single_layer_cannot_reach_full_accuracy(ref: ModuleType) -> None:
-    x, y, _, _ = data_for("xor_1969")
+    x, y, _, _ = loaders().milestone_data("xor_1969")
     fit = trainer("xor_1969")
     best = []
     for seed in range(3):
         accs: list[float] = []
-        fit(ref, seed, x, y, x, 30.0, on_epoch=lambda _e, _l, a, acc=accs: acc.append(a),
-            hidden=0)
+        fit(ref, seed, x, y, 30.0, on_epoch=lambda _e, _l, a, acc=accs: acc.append(a), hidden=0)
         best.append(max(accs))
     assert max(best) <= 0.75, best
 
 
-def test_training_stops_at_the_budget_and_still_predicts(ref: ModuleType) -> None:
-    train_x, train_y, test_x, _ = data_for("mlp_1986")
+def test_training_stops_at_the_budget_and_returns_parameters(ref: ModuleType) -> None:
+    train_x, train_y, test_x, _ = task("mlp_1986", 0)
     epochs: list[int] = []
     t0 = time.perf_counter()
-    pred = trainer("mlp_1986")(ref, 0, train_x, train_y, test_x, 0.0,
-                               on_epoch=lambda e, _l, _a: epochs.append(e))
+    model = trainer("mlp_1986")(ref, 0, train_x, train_y, 0.0,
+                                on_epoch=lambda e, _l, _a: epochs.append(e))
     assert epochs == [1], "a zero budget allows exactly one epoch"
     assert time.perf_counter() - t0 < 5
+    params = recipes().parameters(model)
+    assert [p.shape for p in params] == [(64, 64), (64,), (10, 64), (10,)]
+    pred = predict("mlp_1986", params, test_x)
     assert pred.shape == (len(test_x),) and pred.dtype == np.int64
 
 
@@ -100,60 +106,91 @@ def test_budgets_come_from_course_yml(mid: str, course: Any) -> None:
     assert 0 < train_budget_s(ms) < item_timeout_s(ms)
 
 
-def test_same_seed_gives_the_same_predictions(ref: ModuleType) -> None:
-    train_x, train_y, test_x, _ = data_for("perceptron_1957")
+def test_same_seed_gives_the_same_parameters(ref: ModuleType) -> None:
+    train_x, train_y, _, _ = task("perceptron_1957", 1)
     fit = trainer("perceptron_1957")
-    a = fit(ref, 1, train_x, train_y, test_x, 10.0)
-    b = fit(ref, 1, train_x, train_y, test_x, 10.0)
-    assert np.array_equal(a, b)
-
-
-class _BlockAutograder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
-        if fullname.split(".")[0] == "autograder":
-            raise ImportError(f"blocked: {fullname}")
-        return None
+    a = recipes().parameters(fit(ref, 1, train_x, train_y, 10.0))
+    b = recipes().parameters(fit(ref, 1, train_x, train_y, 10.0))
+    assert all(np.array_equal(p, q) for p, q in zip(a, b, strict=True))
 
 
 @pytest.mark.parametrize("mid", GRADED_MILESTONES)
-def test_probe_file_works_as_the_sandboxed_child_runs_it(ref: ModuleType, mid: str,
-                                                         course: Any) -> None:
-    """Loaded by path, then autograder imports are blocked and its modules forgotten."""
-    entry = probe_entry(mid)
-    assert entry["id"] == mid
-    spec = importlib.util.spec_from_file_location(f"milestone_{mid}", entry["file"])
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] == "autograder"}
-    blocker = _BlockAutograder()
-    sys.meta_path.insert(0, blocker)
-    for k in saved:
-        del sys.modules[k]
-    try:
-        pred = mod.probe(ref, 0)
-    finally:
-        sys.meta_path.remove(blocker)
-        sys.modules.update(saved)
-    *_, test_y = data_for(mid)
-    assert isinstance(pred, np.ndarray) and pred.dtype == np.int64
-    one_seed = next(m for m in course.milestones if m.id == mid).model_copy(
-        update={"seeds": [0], "min_passing_seeds": 1})
-    verdict = evaluate(one_seed, {0: pred}, test_y)
-    assert verdict["passed"], verdict["message"]
+def test_every_seed_is_its_own_task_and_tests_on_unseen_inputs(mid: str) -> None:
+    """Per-seed variants (fixed predictions or fixed weights cannot fit them all); the
+    held-out inputs are never training inputs (XOR included)."""
+    a, b = task(mid, 1), task(mid, 2)
+    assert not np.array_equal(a[1], b[1]) or not np.array_equal(a[0], b[0])
+    for seed in (1, 2, 3):
+        train_x, _, test_x, _ = task(mid, seed)
+        seen = {row.tobytes() for row in np.ascontiguousarray(train_x)}
+        assert not any(row.tobytes() in seen for row in np.ascontiguousarray(test_x))
 
 
-def test_probe_never_holds_the_test_labels() -> None:
-    probe = make_probe("mlp_1986")
-    *_, test_y = data_for("mlp_1986")
-    fit_cells = [c.cell_contents for c in probe.__closure__ or ()]
-    arrays = [v for v in fit_cells if isinstance(v, np.ndarray)]
-    assert len(arrays) == 3, "train_x, train_y, test_x"
-    assert not any(a.shape == test_y.shape and np.array_equal(a, test_y) for a in arrays)
+@pytest.mark.parametrize("mid", GRADED_MILESTONES)
+def test_numpy_forward_matches_the_reference_model(ref: ModuleType, mid: str) -> None:
+    """The parent's forward pass (NumPy) gives the classes the reference model gives."""
+    train_x, train_y, test_x, _ = task(mid, 4)
+    model = trainer(mid)(ref, 4, train_x, train_y, 0.0)
+    params = recipes().parameters(model)
+    feats = recipes().FEATURES[mid](test_x)
+    assert np.array_equal(predict(mid, params, test_x), recipes().predict(ref, model, feats))
+
+
+@pytest.mark.parametrize("bad, why", [
+    ([np.zeros((2, 2), np.float32), np.zeros(1, np.float32)], "shape"),
+    ([np.full((1, 2), np.nan, np.float32), np.zeros(1, np.float32)], "NaN"),
+    ([np.zeros((1, 2), np.float32)], "expected 2 parameter arrays"),
+    ("weights", "expected a list"),
+    ([np.array(["a", "b"]).reshape(1, 2), np.zeros(1, np.float32)], "not a numeric array"),
+])
+def test_parameters_that_do_not_fit_the_model_are_refused(bad: Any, why: str) -> None:
+    with pytest.raises(forward.BadParameters, match=why):
+        predict("perceptron_1957", bad, np.zeros((3, 2), np.float32))
+
+
+def _job(mid: str, course: Any) -> harness_ms.MilestoneJob:
+    ms = next(m for m in course.milestones if m.id == mid)
+    snap = {"module": {"number": ms.graded_with, "slug": "x", "points": 1},
+            "milestones": [ms.model_dump()], "modules": []}
+    info = ModuleInfo.from_any(snap).milestones[0]
+    (job,) = harness_ms.find_jobs((info,), [provider_file(mid).parent])
+    harness_ms.prepare(job, key="k" * 64, salt="s" * 64)
+    return job
+
+
+@pytest.mark.parametrize("mid", GRADED_MILESTONES)
+def test_the_child_gets_training_data_only(mid: str, course: Any) -> None:
+    """What the sandboxed child receives: training splits and training seeds; never a test
+    input, a test label, a data seed, or code that makes them."""
+    job = _job(mid, course)
+    child = harness_ms.child_job([job])
+    assert set(child) == {"recipes", "ids", "inputs", "budget_s"}
+    assert Path(child["recipes"]).name == "recipes.py"
+    for item, data in child["inputs"].items():
+        train_x, train_y = wire.decode(data)
+        test_x, test_y = job.held_out[item]
+        assert train_x.shape[0] == train_y.shape[0] and train_x.shape[1:] == test_x.shape[1:]
+        assert not any(np.array_equal(a, test_x) for a in (train_x,))
+        assert str(job.seeds[0].data) not in json.dumps(child)
+    seen = [s.train for s in job.seeds]
+    assert all(f"@{t}" in item for t, item in zip(seen, job.items(), strict=True))
+    tree = ast.parse(Path(child["recipes"]).read_text(encoding="utf-8"))
+    imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not any(m.split(".")[0] in ("datasets", "autograder") for m in imported), imported
+
+
+@pytest.mark.parametrize("mid", GRADED_MILESTONES)
+def test_seeds_differ_per_submission(mid: str, course: Any) -> None:
+    ms = next(m for m in course.milestones if m.id == mid)
+    a = harness_ms.milestone_seeds("a" * 64, "s" * 64, mid, ms.seeds)
+    b = harness_ms.milestone_seeds("b" * 64, "s" * 64, mid, ms.seeds)
+    assert [s.train for s in a] != [s.train for s in b]
+    assert all(s.train != s.data for s in a)
 
 
 def test_unknown_milestone_is_a_clear_error() -> None:
     with pytest.raises(KeyError, match="nope"):
         trainer("nope")
     with pytest.raises(KeyError, match="nope"):
-        probe_entry("nope")
+        provider_file("nope")
