@@ -116,7 +116,6 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
     when = now or dt.datetime.now(dt.timezone.utc)
     shipped = [slug for n, slug in info.all_modules if n < info.number and info.closed(n, when)]
     snap["reference_modules"] = shipped
-    snap["built_at"] = when.replace(microsecond=0).isoformat()
     name = info.name
     repo = Path(__file__).resolve().parents[2]
     suite_path = suite_path or repo / "autograder" / "suites" / name / "suite.py"

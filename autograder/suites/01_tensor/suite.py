@@ -64,7 +64,8 @@ def stride_in_elements(tt, rng):
     y = tt.Tensor(np.zeros(_dims(rng, 2, 2, 9), dtype=np.float64))
     z = tt.Tensor(rng.standard_normal(_dims(rng, 4, 2, 6)).astype(np.float32))
     return [tuple(x.stride()), int(x.stride(1)), tuple(y.stride()),
-            tuple(x.transpose(0, 2).stride()), tuple(z.stride()), int(z.stride(-1))]
+            tuple(x.transpose(0, 2).stride()), tuple(z.stride()), int(z.stride(-1)),
+            z.numpy()]
 
 
 @case(points=2, hint="Compare the strides with those of a row-major layout; skip size-1 dims.")

@@ -42,7 +42,8 @@ def relu_values_shapes_dtype(tt, rng):
 def relu_returns_recorded_tensor(tt, rng):
     x = tt.Tensor(_f32(rng, *(int(d) for d in rng.integers(1, 7, 2))), requires_grad=True)
     out = tt.nn.functional.relu(x)
-    return [type(out).__name__, bool(out.requires_grad), tuple(out.shape), out.numpy()]
+    return [type(out).__name__, bool(out.requires_grad), tuple(out.shape), out.numpy(),
+            x.numpy()]
 
 
 # ----------------------------------------------------------------------------- sigmoid/tanh (12)

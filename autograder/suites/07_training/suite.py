@@ -88,9 +88,12 @@ def accuracy_from_scores_probabilities_labels(tt, rng):
     probs = rng.uniform(0, 1, (m, 1)).astype(np.float32)
     binary = rng.integers(0, 2, m)
     ints = rng.integers(0, 3, m)
+    probs[rng.permutation(m)[: m // 5]] = 0.5  # exactly one half is class 0 (p > 0.5 is 1)
+    two = rng.standard_normal((m, 2)).astype(np.float32)  # two classes: scores, not p
     return [acc(logits, labels), acc(tt.Tensor(logits), tt.Tensor(labels)),
             acc(probs, binary), acc(probs.reshape(-1), binary),
-            acc(ints, rng.integers(0, 3, m)), type(acc(logits, labels)).__name__]
+            acc(ints, rng.integers(0, 3, m)), type(acc(logits, labels)).__name__,
+            acc(two, binary)]
 
 
 # ----------------------------------------------------------------------------- clipping (7)
@@ -103,8 +106,12 @@ def clip_grad_norm_scales_every_parameter(tt, rng):
         p.grad = tt.Tensor(rng.standard_normal(3).astype(np.float32) * 4)
     params[1].grad = None
     total = clip(iter(params), max_norm=1.5)
+    (tiny,) = _dummy(tt, rng)  # a norm far below the 1e-6 guard: coef = max / (norm + 1e-6)
+    tiny.grad = tt.Tensor((rng.standard_normal(3) * 1e-7).astype(np.float32))
+    clip(tiny, max_norm=float(rng.uniform(2e-8, 8e-8)))
     return {"total": float(np.asarray(total.numpy())), "dtype": str(params[0].grad.dtype),
-            "grads": [None if p.grad is None else p.grad.numpy().copy() for p in params]}
+            "grads": [None if p.grad is None else p.grad.numpy().copy() for p in params],
+            "tiny": tiny.grad.numpy() * np.float32(1e8)}  # in units of 1e-8: comparable
 
 
 @case(points=2, hint="Below max_norm nothing changes; a single Tensor is accepted too.", rtol=1e-5)
@@ -165,10 +172,18 @@ def schedulers_handle_param_groups(tt, rng):
 # ----------------------------------------------------------------------------- early stop (5)
 @case(points=3, hint="Improve = beat best by more than min_delta; stop after `patience` misses.")
 def early_stopping_min_mode(tt, rng):
-    es = _mod(tt, "training").EarlyStopping(patience=3, min_delta=0.01)
-    base = [1.0, 0.8, 0.795, 0.79, 0.81, 0.70, 0.71, 0.705, 0.72, 0.6]
-    scale = float(rng.uniform(0.5, 2.0))
-    values = [v * scale + float(rng.uniform(-0.004, 0.004)) for v in base]
+    md = 0.01
+    es = _mod(tt, "training").EarlyStopping(patience=3, min_delta=md)
+
+    def u(lo, hi):
+        return float(rng.uniform(lo, hi))
+
+    first = u(0.8, 1.2)
+    b1 = first - u(0.1, 0.3)     # improves
+    b2 = b1 - u(0.05, 0.15)      # improves again, after three misses
+    values = [first, b1, b1 - md * u(0.2, 0.8), b1 - md,  # below the best, but not by > md
+              b1 + u(0.005, 0.02), b2, b2 + u(0.005, 0.02), b2 - md * u(0.2, 0.8),
+              b2 + u(0.005, 0.02), b2 - u(0.05, 0.15)]
     return {"stops": [es.step(v) for v in values], "best": es.best, "counter": es.counter}
 
 
@@ -177,7 +192,12 @@ def early_stopping_max_mode(tt, rng):
     es = _mod(tt, "training").EarlyStopping(patience=2, mode="max")
     shift = float(rng.uniform(-0.2, 0.2))
     values = [v + shift for v in (0.5, 0.6, 0.6, 0.7, 0.65, 0.7)]
-    return {"stops": [es.step(v) for v in values], "best": es.best}
+    md = float(rng.uniform(0.02, 0.08))
+    margin = _mod(tt, "training").EarlyStopping(patience=2, mode="max", min_delta=md)
+    start = float(rng.uniform(0.3, 0.6))
+    wide = [start, start + md * 0.5, start + md * 2.0, start + md * 2.5, start + md * 2.2]
+    return {"stops": [es.step(v) for v in values], "best": es.best,
+            "margin": [margin.step(v) for v in wide], "margin_best": margin.best}
 
 
 # ----------------------------------------------------------------------------- checkpoints (8)
@@ -222,7 +242,8 @@ def _plain_npz(got, expected):
         return False, "the checkpoint holds object (pickled) arrays"
     if not isinstance(got["n"], int) or got["n"] < 4:
         return False, "the checkpoint holds too few arrays for the model and optimizer state"
-    return compare_values([got["epoch"], got["w"]], [expected["epoch"], expected["w"]])
+    return compare_values([got["epoch"], got["w"], got["bare"]],
+                          [expected["epoch"], expected["w"], expected["bare"]])
 
 
 @case(points=2, hint="An .npz of plain arrays only: np.load(..., allow_pickle=False) must read it.",
@@ -241,8 +262,9 @@ def checkpoint_is_plain_npz(tt, rng):
         with np.load(path, allow_pickle=False) as data:
             kinds = sorted({str(data[k].dtype.kind) for k in data.files})
             n = len(data.files)
+        bare = Path(t.save_checkpoint(Path(tmp) / "no_suffix", m, opt, epoch=epoch + 1))
         return {"kinds": kinds, "n": n, "epoch": t.load_checkpoint(path, m, opt),
-                "w": m.w.numpy().copy()}
+                "w": m.w.numpy().copy(), "bare": [bare.name, t.load_checkpoint(bare, m, opt)]}
 
 
 # ----------------------------------------------------------------------------- loop (12)
@@ -264,7 +286,9 @@ def train_epoch_updates_and_reports_mean_loss(tt, rng):
     clipped = _Linear(tt, np.random.default_rng(1), 3, 1)
     t2 = t.Trainer(clipped, _mse, _sgd(tt, clipped.parameters(), lr=0.5), max_grad_norm=0.1)
     t2.train_epoch(x, y, batch_size=37, rng=np.random.default_rng(0))
-    return {"losses": losses, "w": model.w.numpy().copy(), "clipped_w": clipped.w.numpy().copy()}
+    single = t2.train_epoch(x[:1], y[:1], batch_size=8, rng=np.random.default_rng(0))
+    return {"losses": losses, "w": model.w.numpy().copy(), "clipped_w": clipped.w.numpy().copy(),
+            "single": single}
 
 
 @case(points=3, hint="evaluate: model.eval(), no_grad(), batches in order; mean loss and accuracy.",
@@ -278,11 +302,13 @@ def evaluate_loss_accuracy_without_training(tt, rng):
     def nll_like(out, target):
         return (out * out).mean() + float(np.asarray(target.numpy()).mean()) * 0.0
 
-    res = t.Trainer(model, nll_like, _sgd(tt, model.parameters(), lr=1.0)).evaluate(
-        x, y, batch_size=7)
+    trainer = t.Trainer(model, nll_like, _sgd(tt, model.parameters(), lr=1.0))
+    res = trainer.evaluate(x, y, batch_size=7)
+    one = trainer.evaluate(x[:1], y[:1])  # a single example: the mean of one
     # the weights must be unchanged: the parent compares them with the reference's
     return {"loss": res["loss"], "accuracy": res["accuracy"], "w": model.w.numpy().copy(),
-            "eval_mode": model.training is False, "no_grads": model.w.grad is None}
+            "eval_mode": model.training is False, "no_grads": model.w.grad is None,
+            "one": [one["loss"], one["accuracy"]]}
 
 
 @case(points=4, hint="fit: per epoch train, validate, step the scheduler, check early stopping.",
