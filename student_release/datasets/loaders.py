@@ -119,11 +119,13 @@ def load_digits(root: Path | None = None) -> Split:
 
 
 # --------------------------------------------------------------------------- generators
-def separable_2d(n: int, seed: int, margin: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
+def separable_2d(n: int, seed: int, margin: float = 0.1,
+                 offset: tuple[float, float] = (-0.3, 0.3)) -> tuple[np.ndarray, np.ndarray]:
     """``n`` points in [-1, 1]^2 labelled by a random line, none closer than ``margin`` to it.
 
-    The line ``w . x + b = 0`` (``|w| = 1``, ``|b| <= 0.3``) is drawn from ``seed``; points are
-    drawn uniformly and rejected inside the margin, so a linear classifier can reach 100%.
+    The line ``w . x + b = 0`` (``|w| = 1``, ``b`` uniform in ``offset``) is drawn from
+    ``seed``; points are drawn uniformly and rejected inside the margin, so a linear classifier
+    can reach 100%.
 
     Returns:
         ``x`` (n, 2) float32 and ``y`` (n,) int64 in {0, 1}, both classes present.
@@ -133,7 +135,7 @@ def separable_2d(n: int, seed: int, margin: float = 0.1) -> tuple[np.ndarray, np
     rng = np.random.default_rng(seed)
     angle = rng.uniform(0.0, 2.0 * np.pi)
     w = np.array([np.cos(angle), np.sin(angle)])
-    b = rng.uniform(-0.3, 0.3)
+    b = rng.uniform(*offset)
     kept: list[np.ndarray] = []
     count = 0
     while count < n:
@@ -147,9 +149,9 @@ def separable_2d(n: int, seed: int, margin: float = 0.1) -> tuple[np.ndarray, np
 
 
 def separable_2d_split(seed: int = 1957, n_train: int = 400, n_test: int = 400,
-                       margin: float = 0.1) -> Split:
+                       margin: float = 0.1, offset: tuple[float, float] = (-0.3, 0.3)) -> Split:
     """Train and test sets drawn from the same separable problem (the graded setting)."""
-    x, y = separable_2d(n_train + n_test, seed, margin)
+    x, y = separable_2d(n_train + n_test, seed, margin, offset)
     return Split(x[:n_train], y[:n_train], x[n_train:], y[n_train:])
 
 
@@ -349,3 +351,48 @@ def milestone_data(milestone_id: str) -> Split:
     if milestone_id == "mlp_1986":
         return load_digits()
     raise KeyError(f"no data for milestone {milestone_id!r}")
+
+
+def milestone_task(milestone_id: str, seed: int) -> Split:
+    """One variant of a milestone's task: the graded task differs per submission and seed.
+
+    The grader draws ``seed`` from a salted hash of the submission and keeps it (and the test
+    split) in the trusted parent; training data alone reaches the sandbox, so neither fixed
+    predictions nor pre-trained weights fit an unknown variant, while a network trained from
+    scratch is indifferent to it. The milestone scripts train on the same kind of variants.
+
+    * ``perceptron_1957``: a separable problem with its own random line, 0.35-0.6 away from
+      the origin (so a unit without its bias cannot fit it), 400 train / 400 test points;
+    * ``xor_1969``: XOR turned by a random angle, scaled by 0.9-1.1 and shifted by up to 0.25,
+      labels possibly flipped (XNOR); 8 noisy copies of each corner to train on, 25 *other*
+      noisy copies of each to test on (noise 0.08 before the move), so test inputs are never
+      training inputs (the reference passed 300 of 300 such variants);
+    * ``mlp_1986``: the 8x8 digits with the 64 pixels and the 10 class labels each permuted at
+      random (the same way for train and test; 1437 / 360 images).
+    """
+    rng = np.random.default_rng([int(seed), 7_1957_1969_1986])
+    if milestone_id == "perceptron_1957":
+        return separable_2d_split(seed=int(rng.integers(2**31)), n_train=400, n_test=400,
+                                  margin=0.1, offset=(0.35, 0.6))
+    if milestone_id == "xor_1969":
+        angle = rng.uniform(0.0, 2.0 * np.pi)
+        rot = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+        scale = rng.uniform(0.9, 1.1)
+        shift = rng.uniform(-0.25, 0.25, size=2)
+        flip = int(rng.integers(2))
+
+        def moved(n_per_corner: int) -> tuple[np.ndarray, np.ndarray]:
+            x, y = xor_noisy(n_per_corner, 0.08, seed=int(rng.integers(2**31)))
+            x = (x - 0.5) @ rot.T * scale + 0.5 + shift
+            return x.astype(np.float32), (y ^ flip).astype(np.int64)
+
+        train_x, train_y = moved(8)
+        test_x, test_y = moved(25)
+        return Split(train_x, train_y, test_x, test_y)
+    if milestone_id == "mlp_1986":
+        base = load_digits()
+        pixels = rng.permutation(64)
+        labels = rng.permutation(10).astype(np.int64)
+        return Split(np.ascontiguousarray(base.train_x[:, pixels]), labels[base.train_y],
+                     np.ascontiguousarray(base.test_x[:, pixels]), labels[base.test_y])
+    raise KeyError(f"no task for milestone {milestone_id!r}")
