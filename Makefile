@@ -33,7 +33,7 @@ test: setup-dev
 	$(PY) -m pytest -q
 
 lint: setup
-	$(VENV)/bin/ruff check tito autograder gradebook tinytorch_ref tests datasets milestones
+	$(VENV)/bin/ruff check tito autograder gradebook tinytorch_ref tests datasets milestones bench
 	$(VENV)/bin/mypy
 	for s in autograder/suites/*/suite.py; do $(VENV)/bin/mypy "$$s" || exit 1; done
 

@@ -241,15 +241,19 @@ def build(*, store: str | Path | None = None, course: Any = None, as_of: str | N
 
 
 def export(*, fmt: str, output: Path, store: str | Path | None = None, course: Any = None,
-           as_of: str | None = None, with_total: bool = False) -> Path:
+           as_of: str | None = None, with_total: bool = False,
+           canvas_ids: Path | None = None) -> Path:
     """Write the Canvas (``fmt='canvas'``) or Gradescope-style (``'gradescope'``) CSV.
 
     ``with_total`` adds the course grade as a last Canvas column (off by default).
+    ``canvas_ids`` (a staff-kept ``item,assignment_id`` CSV or a Canvas gradebook export) makes
+    the Canvas headers ``Title (id)`` so an import updates the existing assignments.
     """
     from gradebook import export as ex
 
     built = build(store=store, course=course, as_of=as_of)
-    frame = (ex.canvas(built, with_total=with_total) if fmt == "canvas"
+    ids = ex.read_canvas_ids(Path(canvas_ids), built.frames.items) if canvas_ids else None
+    frame = (ex.canvas(built, with_total=with_total, assignment_ids=ids) if fmt == "canvas"
              else ex.gradescope(built))
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -306,3 +310,24 @@ def load_sample(*, store: str | Path | None = None, course: Any = None,
     done["manual"] = manual(root / "written.csv", store=store, course=c)
     done["overrides"] = overrides_file(root / "overrides.csv", store=store, course=c)
     return done
+
+
+def canvas_ids(*, source: Path, output: Path, course: Any = None) -> dict[str, str]:
+    """Learn the Canvas assignment id of each item from a Canvas gradebook export and write
+    them as ``item,assignment_id`` rows (the file ``export --canvas-ids`` reads)."""
+    import csv
+
+    from gradebook import export as ex
+    from gradebook.items import catalogue
+
+    c = load_course_any(course)
+    ids = ex.read_canvas_ids(Path(source), catalogue(c))
+    out = Path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["item", "assignment_id"])
+        for item in catalogue(c)["item"]:
+            if item in ids:
+                w.writerow([item, ids[item]])
+    return ids

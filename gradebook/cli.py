@@ -17,12 +17,13 @@ import click
 from gradebook import api
 from gradebook.errors import GradebookError
 from gradebook.ingest import IngestReport
+from tito.errors import UserError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _common(fn: F) -> F:
-    """Add ``--store`` and ``--course`` and turn GradebookError into a one-line exit 1."""
+    """Add ``--store`` and ``--course`` and turn GradebookError into ``tito: ...``, exit 2."""
 
     @click.option("--course", "course", type=click.Path(dir_okay=False, path_type=Path),
                   default=None, help="course.yml to use (default: the repository's).")
@@ -33,7 +34,7 @@ def _common(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except GradebookError as exc:
-            raise click.ClickException(str(exc)) from None
+            raise UserError(str(exc)) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -183,16 +184,37 @@ def build_cmd(output: Path | None, as_of: str | None, store: str | None,
 @click.option("--with-total", is_flag=True,
               help="Canvas: add the course grade as a last column (Canvas imports it as an "
                    "assignment).")
+@click.option("--canvas-ids", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Canvas: item,assignment_id CSV (or a Canvas gradebook export) so headers "
+                   "are 'Title (id)' and an import updates the existing assignments.")
 @_as_of
 @_common
-def export_cmd(fmt: str | None, output: Path, with_total: bool, as_of: str | None,
-               store: str | None, course: Path | None) -> None:
+def export_cmd(fmt: str | None, output: Path, with_total: bool, canvas_ids: Path | None,
+               as_of: str | None, store: str | None, course: Path | None) -> None:
     """Export grades as a Canvas or Gradescope-style CSV."""
     if fmt is None:
         raise click.UsageError("choose --canvas or --gradescope")
     out = api.export(fmt=fmt, output=output, store=store, course=course, as_of=as_of,
-                     with_total=with_total)
+                     with_total=with_total, canvas_ids=canvas_ids)
     click.echo(f"wrote {out}")
+
+
+@gradebook.command("canvas-ids")
+@click.argument("canvas_export", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("--course", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="course.yml to use.")
+def canvas_ids_cmd(canvas_export: Path, output: Path, course: Path | None) -> None:
+    """Learn each item's Canvas assignment id from a Canvas gradebook export (after the first
+    import), for `export --canvas --canvas-ids`.
+
+    Example: tito gradebook canvas-ids canvas_gradebook.csv -o canvas_assignments.csv
+    """
+    try:
+        ids = api.canvas_ids(source=canvas_export, output=output, course=course)
+    except GradebookError as exc:
+        raise UserError(str(exc)) from None
+    click.echo(f"wrote {output}: {len(ids)} item(s) with a Canvas assignment id")
 
 
 @gradebook.command("explain")

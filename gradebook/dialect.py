@@ -104,6 +104,19 @@ CREATE TABLE IF NOT EXISTS extensions (
     recorded_by TEXT NOT NULL,
     UNIQUE (source_sha256, student, module)
 );
+CREATE TABLE IF NOT EXISTS integrity_documents (
+    term TEXT NOT NULL,
+    module TEXT NOT NULL,
+    label TEXT NOT NULL,
+    student TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    cells TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    recorded_by TEXT NOT NULL,
+    UNIQUE (term, module, student, sha256)
+);
 CREATE INDEX IF NOT EXISTS events_by_item ON events (student_ref, item);
 CREATE INDEX IF NOT EXISTS tests_by_event ON tests (event_id);
 """

@@ -100,8 +100,8 @@ def parse_roster(path: Path, *, tracks: list[str], default_track: str) -> Roster
         The parsed roster.
 
     Raises:
-        GradebookError: a required field is empty, a track is unknown, or a SIS User ID, SIS
-            Login ID or Email repeats.
+        GradebookError: a required field is empty, a track is unknown, or a Canvas ID, SIS
+            User ID, SIS Login ID or Email repeats.
     """
     rows: list[dict[str, Any]] = []
     skipped: list[str] = []
@@ -125,7 +125,7 @@ def parse_roster(path: Path, *, tracks: list[str], default_track: str) -> Roster
             )
         email = r.get("Email", "")
         for col, value in (("SIS User ID", r["SIS User ID"]), ("SIS Login ID", r["SIS Login ID"]),
-                           ("Email", email)):
+                           ("Email", email), ("ID", r.get("ID", ""))):
             if not value:
                 continue
             key = (col, value.lower())

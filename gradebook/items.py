@@ -137,7 +137,7 @@ def catalogue(course: object) -> pd.DataFrame:
         rows.append(
             {"item": f"milestone:{ms.id}", "kind": MILESTONE, "module": ms.graded_with,
              "category": MILESTONE_CATEGORY, "points": float(ms.points),
-             "due": due_of[ms.graded_with], "title": f"{ms.title} ({ms.year})"}
+             "due": due_of[ms.graded_with], "title": f"{ms.title} · {ms.year}"}
         )
     frame = pd.DataFrame(rows)
     kind_rank = frame["kind"].map({AUTOGRADED: 0, WRITTEN: 1, MILESTONE: 2})

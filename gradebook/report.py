@@ -1,7 +1,8 @@
 """``report``: one self-contained HTML file (plots as inline base64 PNG, matplotlib Agg).
 
-Sections: summary and letter counts per track, grade distribution, per-module results and
-pass rates, per-test pass rates, milestone results, lateness (and tokens). No JavaScript, no
+Sections: summary and letter counts per track, per-section tables, grade distribution,
+per-module results (mean score before and after late deductions, hidden pass rate), the weakest
+hidden tests first, milestone results, lateness (and tokens). No JavaScript, no
 external files: the report can be mailed or archived as is.
 """
 
@@ -53,20 +54,45 @@ def _table(frame: pd.DataFrame, floatfmt: str = "{:.1f}") -> str:
 
 
 def grade_distribution(built: Built) -> str:
-    """Histogram of course percentages per track, with the letter cutoffs."""
+    """Histogram of course percentages per track, with the letter cutoffs labelled above."""
     g = built.grades
-    fig, ax = plt.subplots(figsize=(8, 3.6))
+    fig, ax = plt.subplots(figsize=(8.5, 3.8))
     tracks = sorted(g["track"].unique())
     ax.hist([g.loc[g["track"] == t, "percent"] for t in tracks], bins=range(0, 105, 5),
             stacked=True, label=tracks)
-    for letter, cut in built.frames.policy.letters.items():
-        if cut > 0:
-            ax.axvline(cut, color="grey", lw=0.6, ls=":")
-            ax.text(cut, ax.get_ylim()[1] * 0.95, letter, fontsize=7, ha="left", color="grey")
-    ax.set_xlabel("course percentage")
+    cuts = [(letter, cut) for letter, cut in built.frames.policy.letters.items() if cut > 0]
+    for i, (letter, cut) in enumerate(cuts):
+        ax.axvline(cut, color="grey", lw=0.6, ls=":")
+        # labels above the axes, on two alternating rows, so close cutoffs never overlap
+        ax.annotate(letter, xy=(cut, 1.0), xycoords=("data", "axes fraction"),
+                    xytext=(0, 4 + 10 * (i % 2)), textcoords="offset points", ha="center",
+                    va="bottom", fontsize=7, color="dimgrey")
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("course percentage (after late deductions, drops and weights)")
     ax.set_ylabel("students")
-    ax.legend(title="track")
-    return _png(fig, "Grade distribution (course percentage by track)", "plot-grades")
+    ax.legend(title="track", loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    return _png(fig, "Grade distribution (course percentage by track; dotted lines: letter "
+                     "cutoffs)", "plot-grades")
+
+
+def section_tables(built: Built) -> str:
+    """Per section: students, mean and median course %, letters, submissions missing."""
+    g = built.grades.copy()
+    g["section"] = g["section"].fillna("").replace("", "(none)")
+    letters = list(built.frames.policy.letters)
+    stats = g.groupby(["section", "track"]).agg(
+        students=("student", "count"), mean=("percent", "mean"), median=("percent", "median"),
+        lowest=("percent", "min")).reset_index()
+    stats = stats.rename(columns={"mean": "mean %", "median": "median %", "lowest": "lowest %"})
+    counts = pd.crosstab(g["section"], g["letter"]).reindex(columns=letters, fill_value=0)
+    counts = counts.reset_index()
+    counts.columns.name = None
+    s = built.result.scores
+    auto = s[s["kind"] == "autograded"].merge(g[["student", "section"]], on="student")
+    missing = auto.groupby("section")["missing"].sum().astype(int).rename("missing submissions")
+    counts = counts.join(missing, on="section")
+    return (f"<section id='sections'>{_table(stats)}"
+            f"{_table(counts, '{:g}')}</section>")
 
 
 def module_results(built: Built) -> tuple[str, pd.DataFrame]:
@@ -80,19 +106,25 @@ def module_results(built: Built) -> tuple[str, pd.DataFrame]:
         submitted=("missing", lambda m: int((~m).sum())),
         mean_raw=("raw_points", "mean"), mean_final=("final", "mean"), points=("points", "first"),
     ).reset_index()
-    table["mean %"] = 100 * table["mean_raw"] / table["points"]
+    table["mean raw % (before late deductions)"] = 100 * table["mean_raw"] / table["points"]
+    table["mean final % (after late deductions)"] = 100 * table["mean_final"] / table["points"]
     table["hidden tests passed %"] = table["item"].map(rates).fillna(0.0)
-    fig, ax = plt.subplots(figsize=(8, 3.4))
+    fig, ax = plt.subplots(figsize=(8.5, 3.4))
     x = range(len(table))
-    ax.bar([i - 0.2 for i in x], table["mean %"], width=0.4, label="mean score %")
-    ax.bar([i + 0.2 for i in x], table["hidden tests passed %"], width=0.4,
+    ax.bar([i - 0.27 for i in x], table["mean raw % (before late deductions)"], width=0.27,
+           label="mean raw score % (before late deductions)")
+    ax.bar(list(x), table["mean final % (after late deductions)"], width=0.27,
+           label="mean final score % (after late deductions)")
+    ax.bar([i + 0.27 for i in x], table["hidden tests passed %"], width=0.27,
            label="hidden tests passed %")
     ax.set_xticks(list(x), table["item"], rotation=30, ha="right")
     ax.set_ylim(0, 105)
-    ax.legend(loc="lower left")
-    shown = table[["item", "submitted", "mean %", "hidden tests passed %"]]
-    return _png(fig, "Per-module results: mean score and hidden-test pass rate",
-                "plot-modules"), shown
+    ax.set_ylabel("percent")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
+    shown = table[["item", "submitted", "mean raw % (before late deductions)",
+                   "mean final % (after late deductions)", "hidden tests passed %"]]
+    return _png(fig, "Per-module results: mean score before and after late deductions, and "
+                     "the hidden-test pass rate", "plot-modules"), shown
 
 
 def current_tests(built: Built) -> pd.DataFrame:
@@ -107,20 +139,41 @@ def current_tests(built: Built) -> pd.DataFrame:
     return t
 
 
-def test_pass_rates(built: Built) -> str:
-    """Horizontal bars: pass rate of every hidden test."""
+#: Hidden tests shown in the per-test chart, the weakest first (the table lists all of them).
+WEAKEST_SHOWN = 30
+
+
+def pass_rate_table(built: Built) -> pd.DataFrame:
+    """Every hidden test with its pass rate, the weakest first (ties: by module and name)."""
     t = current_tests(built)
     t = t[t["tags"].str.contains("hidden")]
-    rates = t.groupby("name", sort=True)["passed"].mean() * 100
-    fig, ax = plt.subplots(figsize=(8, max(2.5, 0.22 * len(rates) + 1)))
-    modules = [n.split(" · ")[0] for n in rates.index]
-    palette = {m: f"C{i % 10}" for i, m in enumerate(sorted(set(modules)))}
-    ax.barh(range(len(rates)), rates.to_numpy(), color=[palette[m] for m in modules])
-    ax.set_yticks(range(len(rates)), list(rates.index), fontsize=7)
+    rates = t.groupby("name").agg(students=("passed", "size"), passed=("passed", "mean"))
+    rates["passed %"] = 100 * rates["passed"]
+    rates = rates.reset_index()
+    rates["module"] = rates["name"].str.split(" · ").str[0]
+    rates["test"] = rates["name"].str.split(" · ", n=1).str[-1]
+    rates = rates.sort_values(["passed %", "module", "test"], kind="stable")
+    return rates[["module", "test", "students", "passed %"]].reset_index(drop=True)
+
+
+def test_pass_rates(built: Built) -> str:
+    """Horizontal bars of the weakest hidden tests (lowest pass rate on top), by module."""
+    rates = pass_rate_table(built).head(WEAKEST_SHOWN)
+    fig, ax = plt.subplots(figsize=(8.5, max(2.5, 0.26 * len(rates) + 1)))
+    modules = sorted(set(rates["module"]))
+    palette = {m: f"C{i % 10}" for i, m in enumerate(modules)}
+    y = list(range(len(rates)))
+    ax.barh(y, rates["passed %"].to_numpy(), color=[palette[m] for m in rates["module"]])
+    ax.set_yticks(y, list(rates["test"]), fontsize=7)
     ax.invert_yaxis()
     ax.set_xlim(0, 100)
     ax.set_xlabel("students passing (%)")
-    return _png(fig, "Per-test pass rates (hidden tests, current submissions)", "plot-tests")
+    from matplotlib.patches import Patch
+
+    ax.legend(handles=[Patch(color=palette[m], label=m) for m in modules], title="module",
+              loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=7)
+    return _png(fig, f"The {len(rates)} weakest hidden tests (lowest pass rate first, current "
+                     "submissions)", "plot-tests")
 
 
 def milestone_results(built: Built) -> str:
@@ -144,7 +197,7 @@ def milestone_results(built: Built) -> str:
         ax.set_yticks(list(y), list(agg.index), fontsize=8)
         ax.invert_yaxis()
         ax.set_xlabel("students")
-        ax.legend(loc="lower right")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return _png(fig, "Milestone results", "plot-milestones")
 
 
@@ -171,7 +224,8 @@ def lateness(built: Built) -> tuple[str, pd.DataFrame]:
         bottom = bottom + table[col]
     ax1.set_xlabel("module")
     ax1.set_ylabel("submissions")
-    ax1.legend(fontsize=7, loc="lower left")
+    ax1.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.02), ncol=3,
+               frameon=False)
     hours = u.loc[u["minutes_late"] > 0, "minutes_late"] / 60
     ax2.hist(hours, bins=[0, 1, 6, 24, 48, 72, 120, 240, 480])
     ax2.set_xscale("symlog")
@@ -211,9 +265,12 @@ def render(built: Built) -> str:
         + (f" · <b>{unresolved} score event(s) match no roster student (run check)</b>"
            if unresolved else "") + "</p>",
         "<h2>Summary</h2>", _table(summary), _table(counts, "{:g}"), _table(cats),
+        "<h2>Sections</h2>", section_tables(built),
         "<h2>Grade distribution</h2>", grade_distribution(built),
         "<h2>Modules</h2>", mod_plot, _table(mod_table),
         "<h2>Tests</h2>", test_pass_rates(built),
+        "<details><summary>Every hidden test, the weakest first</summary>",
+        f"<div id='pass-rates'>{_table(pass_rate_table(built))}</div></details>",
         "<h2>Milestones</h2>", milestone_results(built),
         "<h2>Lateness</h2>", late_plot, _table(late_table, "{:g}"),
         "</body></html>",

@@ -13,6 +13,8 @@ Tables (all append-only; triggers refuse UPDATE and DELETE on score events):
 - ``roster_imports`` / ``roster``: every roster import; the latest one is the roster.
 - ``extensions``: per-student due-date changes, latest per (student, module) wins.
 - ``sources``: one row per ingested file, with what it added.
+- ``integrity_documents``: the code each student wrote for a module, per term, kept by
+  ``tito integrity`` so later terms are compared with earlier ones (staff only; never scores).
 
 Every write happens inside :meth:`Store.transaction`, so a process killed mid-ingest leaves the
 store exactly as it was before the ingest began. SQLite: ``BEGIN IMMEDIATE`` ... ``COMMIT``.
@@ -57,7 +59,8 @@ PG_SCHEMA_LOCK = 0x6772_6164_6562_0001
 PG_WRITE_LOCK = 0x6772_6164_6562_0002
 
 #: The tables a complete store has (PostgreSQL checks them before running any DDL).
-TABLES = ("sources", "events", "tests", "roster_imports", "roster", "extensions")
+TABLES = ("sources", "events", "tests", "roster_imports", "roster", "extensions",
+          "integrity_documents")
 
 #: The connection a store reads and writes through: SQLite's, or psycopg's behind the dialect.
 Connection = sqlite3.Connection | PgConnection

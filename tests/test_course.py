@@ -100,7 +100,7 @@ def test_cli_course_check_summarises(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "tito.cli", "course", "check"],
                           capture_output=True, text=True, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
-    assert "20 modules, 6 milestones" in proc.stdout
+    assert "20 modules (built: 01-" in proc.stdout and "6 milestones" in proc.stdout
 
 
 def test_grade_with_a_broken_course_still_writes_results_json(tmp_path):

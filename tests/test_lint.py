@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-RUFF_PATHS = ["tito", "autograder", "gradebook", "tinytorch_ref", "tests", "datasets", "milestones"]
+RUFF_PATHS = ["tito", "autograder", "gradebook", "tinytorch_ref", "tests", "datasets", "milestones",
+              "bench"]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -89,6 +89,21 @@ def test_public_test_passes_on_reference(module, name, fn):
 
 
 @pytest.mark.parametrize("module", MODULES, ids=IDS)
+def test_public_tests_only_need_names_the_grader_binds(module):
+    """The grader binds a public test's parameters from the graded module's globals (plus
+    ``np``/``numpy``: autograder/harness/child.py), not from the whole notebook: a name the
+    module file does not define or import fails the check for every student on Gradescope."""
+    import importlib
+    import inspect
+
+    names = set(vars(importlib.import_module(f"tinytorch_ref.{module.slug}"))) | {"np", "numpy"}
+    missing = {name: sorted(set(inspect.signature(fn).parameters) - names)
+               for name, fn in public_tests(module.name)}
+    assert {k: v for k, v in missing.items() if v} == {}, (
+        "import these names in the module's export cells (noqa: F401 - for checks)")
+
+
+@pytest.mark.parametrize("module", MODULES, ids=IDS)
 def test_public_tests_fail_on_the_stub(module):
     stub = load_variant({module.slug: paths.RELEASE / "tinytorch" / f"{module.slug}.py"})
     ns = notebook_namespace(stub, module.number)

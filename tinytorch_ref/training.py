@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .optimizers import Optimizer
+from .optimizers import SGD, Adam, Optimizer  # noqa: F401 - SGD, Adam: for checks
 from .tensor import Tensor, no_grad
 
 

@@ -1,6 +1,8 @@
 """tito — the TinyTorch course command line. Commands forward to plain functions.
 
-Exit codes: 0 success; 1 the work failed (e.g. a leak found); 2 bad input (one line on stderr).
+Exit codes (every command, see tito.errors): 0 success; 1 the work found problems (a leak, a
+kill rate below the gate, `course check` problems); 2 bad input, as one line ``tito: ...`` on
+stderr.
 """
 
 from __future__ import annotations
@@ -13,13 +15,7 @@ from typing import Any, Callable
 import click
 
 from tito.course import Course, CourseError, load_course
-
-
-class UserError(click.ClickException):
-    exit_code = 2
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"tito: {self.format_message()}", err=True)
+from tito.errors import UserError
 
 
 def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -66,10 +62,47 @@ def course() -> None:
 @course.command("check")
 @click.pass_context
 def course_check(ctx: click.Context) -> None:
-    """Validate course.yml and summarise it."""
+    """Validate course.yml and everything it points at: solution modules and their markers,
+    hidden suites and their points, releases, milestones, dates. Exit 1 on any problem.
+
+    Example: tito course check
+    """
+    from tito.check import check_course
+    from tito.release import span_text
+
     c = _course(ctx)
-    click.echo(f"{c.course.code} {c.course.name} — {c.course.term}: {len(c.modules)} modules, "
-               f"{len(c.milestones)} milestones, tracks: {', '.join(t.id for t in c.tracks)}")
+    rep = check_course(c)
+    click.echo(f"{c.course.code} {c.course.name} — {c.course.term}: {len(c.modules)} modules "
+               f"(built: {span_text([m.number for m in rep.built])}; declared only: "
+               f"{span_text([m.number for m in rep.declared])}), {len(c.milestones)} milestones, "
+               f"tracks: {', '.join(t.id for t in c.tracks)}")
+    for problem in rep.problems:
+        click.echo(f"tito: {problem}", err=True)
+    if rep.problems:
+        click.echo(f"tito: {len(rep.problems)} problem(s) found", err=True)
+        sys.exit(1)
+
+
+@course.command("syllabus")
+@click.option("--track", "track_id", default=None,
+              help="Track id from course.yml (default: every track).")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder to write into (default: build/syllabus).")
+@click.pass_context
+@_friendly
+def course_syllabus(ctx: click.Context, track_id: str | None, out: Path | None) -> None:
+    """Write the syllabus of a track (Markdown and HTML) from course.yml and the lessons.
+
+    Example: tito course syllabus --track foundation
+    """
+    from tito import paths
+    from tito.syllabus import write_syllabus
+
+    c = _course(ctx)
+    tracks = [c.track(track_id).id] if track_id else [t.id for t in c.tracks]
+    for t in tracks:
+        md, page = write_syllabus(c, t, out or paths.BUILD / "syllabus")
+        click.echo(f"wrote {md} and {page.name}")
 
 
 @course.command("modules")
@@ -82,6 +115,34 @@ def course_modules(ctx: click.Context) -> None:
     for m in c.modules:
         have = "ready" if solution_path(m).exists() else "-"
         click.echo(f"{m.name:<18} {m.tier:<13} {m.points:>5g} pts  due {m.due}  {have}")
+
+
+@cli.group()
+def module() -> None:
+    """Author modules."""
+
+
+@module.command("new")
+@click.argument("number", type=int)
+@click.argument("slug")
+@click.option("--title", default=None, help="Title for a module not yet in course.yml.")
+@click.pass_context
+@_friendly
+def module_new(ctx: click.Context, number: int, slug: str, title: str | None) -> None:
+    """Scaffold module NUMBER SLUG: solution module, hidden suite, plausible bugs (and a
+    course.yml entry if it has none), a worked example that passes every pipeline check.
+
+    Example: tito module new 14 profiling
+    """
+    from tito import paths
+    from tito.scaffold import new_module
+
+    for path in new_module(number=number, slug=slug, title=title,
+                           course_file=ctx.obj.get("course_path")):
+        click.echo(f"wrote {path.relative_to(paths.REPO_ROOT) if path.is_relative_to(paths.REPO_ROOT) else path}")
+    click.echo(f"next: tito sync && tito release {number:02d}, then "
+               f"pytest -k {number:02d}_{slug} (contract, authoring, notebook) and "
+               f"tito suite-strength {number:02d}; see docs/authoring.md")
 
 
 # ----------------------------------------------------------------------------- build
@@ -100,14 +161,18 @@ def sync(ctx: click.Context, check: bool) -> None:
     click.echo(("updated: " + ", ".join(changed)) if changed else "tinytorch_ref is in sync")
 
 
-def _modules(c: Course, module: str | None, all_: bool) -> list:
-    from tito.release import available_modules
+def _modules(c: Course, module: str | None, all_: bool, *, suite: bool = True) -> list:
+    """The modules a verb works on: MODULE (it must be built) or, with --all, every built one.
+
+    ``suite``: the verb needs the hidden suite too (grading, packaging, suite strength).
+    """
+    from tito.release import available_modules, built_modules, require_built
 
     if all_:
-        return available_modules(c)
+        return built_modules(c) if suite else available_modules(c)
     if not module:
         raise UserError("name a MODULE (01, 1, 01_tensor or tensor) or pass --all")
-    return [c.module(module)]
+    return [require_built(c, module, suite=suite)]
 
 
 @cli.command()
@@ -122,9 +187,38 @@ def release(ctx: click.Context, module: str | None, all_: bool) -> None:
 
     c = _course(ctx)
     do_sync(c)
-    for r in do_release(c, _modules(c, module, all_)):
+    for r in do_release(c, _modules(c, module, all_, suite=False)):
         click.echo(f"released {r.module}: {r.notebook} ({len(r.tests)} public test files)")
     click.echo("leak scan: clean")
+
+
+@cli.command()
+@click.option("--to", "to", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The student repository folder (outside this repository).")
+@click.option("--as-of", "as_of", default=None,
+              help="'YYYY-MM-DD HH:MM' or 'YYYY-MM-DD' in the course time zone (default: now).")
+@click.option("--commit", is_flag=True, help="Commit the change when --to is a git work tree.")
+@click.pass_context
+@_friendly
+def publish(ctx: click.Context, to: Path, as_of: str | None, commit: bool) -> None:
+    """Publish the modules released by a date into the student repository.
+
+    Modules whose release time has not come appear only as placeholders in the student
+    package. Run `tito release --all` first; the leak scan runs on what is published.
+
+    Example: tito publish --to ../cs249-student --as-of "2027-02-03 09:00" --commit
+    """
+    from tito.publish import parse_as_of
+    from tito.publish import publish as do_publish
+    from tito.release import span_text
+
+    c = _course(ctx)
+    res = do_publish(c, to=to, as_of=parse_as_of(c, as_of), commit=commit)
+    click.echo(f"published modules {span_text([m.number for m in res.released])} as of "
+               f"{res.as_of:%Y-%m-%d %H:%M} to {res.target}: {len(res.changed)} file(s) changed"
+               + ("; committed" if res.committed else ""))
+    if res.upcoming is not None:
+        click.echo(f"next: {res.upcoming.name} on {res.upcoming.release}")
 
 
 @cli.command("leak-scan")
@@ -153,8 +247,9 @@ def export(ctx: click.Context, module: str, notebook: Path | None, package: Path
     """Student: copy your notebook's '#| export' cells into your tinytorch package."""
     from tito import paths
     from tito.export import export_module, write_module
+    from tito.release import require_built
 
-    m = _course(ctx).module(module)
+    m = require_built(_course(ctx), module, suite=False)
     nb = notebook or paths.RELEASE / m.name / f"{m.name}.ipynb"
     pkg = package or paths.RELEASE / "tinytorch"
     text = export_module(nb, slug=m.slug, number=m.number, title=m.title, mode="student")
@@ -184,8 +279,7 @@ def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | N
     from tito.grading import build_autograder
 
     c = _course(ctx)
-    mods = [m for m in _modules(c, module, all_) if (paths.SUITES / m.name).exists()]
-    for m in mods:
+    for m in _modules(c, module, all_):
         target = out if (out and not all_) else paths.BUILD / "autograder" / f"{m.name}.zip"
         built = build_autograder(course=c, module=m, out_zip=target, extensions=extensions)
         click.echo(f"built {built}")
@@ -206,10 +300,11 @@ def grade(ctx: click.Context, module: str, submission: Path, out: Path,
           metadata: Path | None, extensions: Path | None) -> None:
     """Grade one student notebook; always writes a valid results.json."""
     from tito.grading import grade_submission, write_config_failure
+    from tito.release import require_built
 
     try:
         c = _course(ctx)
-        mod = c.module(module)
+        mod = require_built(c, module)
     except (UserError, CourseError) as exc:
         # even a configuration error leaves a valid results.json (score 0, the reason)
         write_config_failure(out, str(exc.format_message() if isinstance(exc, UserError)
@@ -224,14 +319,20 @@ def grade(ctx: click.Context, module: str, submission: Path, out: Path,
 
 @cli.command()
 @click.argument("module", default="01")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder to write class_NN_slug/ into (default: samples/).")
 @click.pass_context
 @_friendly
-def samples(ctx: click.Context, module: str) -> None:
-    """Regenerate the sample class of MODULE (samples/class_NN_slug/) from the release."""
+def samples(ctx: click.Context, module: str, out: Path | None) -> None:
+    """Regenerate the sample class of MODULE (samples/class_NN_slug/) from the release.
+
+    Example: tito samples 03
+    """
+    from tito.release import require_built
     from tito.samples import write_samples
 
     c = _course(ctx)
-    for folder in write_samples(c, c.module(module)):
+    for folder in write_samples(c, require_built(c, module, suite=False), out):
         click.echo(f"wrote {folder}")
 
 
@@ -253,9 +354,8 @@ def suite_strength(ctx: click.Context, module: str | None, all_: bool, min_rate:
     from tito import paths
 
     c = _course(ctx)
-    mods = [m for m in _modules(c, module, all_) if (paths.SUITES / m.name / "suite.py").exists()]
     low = []
-    for m in mods:
+    for m in _modules(c, module, all_):
         rep = module_mutation(c, m, jobs=jobs)
         out = paths.BUILD / "mutation" / f"{m.name}.md"
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -267,6 +367,64 @@ def suite_strength(ctx: click.Context, module: str | None, all_: bool, min_rate:
     if low:
         click.echo(f"below {min_rate:.0%}: {', '.join(low)}", err=True)
         sys.exit(1)
+
+
+@cli.command()
+@click.argument("module")
+@click.argument("inputs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--public", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="A folder of known public solutions to compare this term with.")
+@click.option("-o", "--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Report folder (default build/integrity/NN_slug; made owner-only).")
+@click.option("--store", default=None,
+              help="Gradebook store (path or URL) holding earlier terms (default: course.yml's).")
+@click.option("--term", default=None, help="This term's label (default: course.yml's term).")
+@click.option("--no-record", is_flag=True,
+              help="Do not record this term's submissions in the store.")
+@click.option("--top", type=int, default=10, show_default=True, help="Pairs printed here.")
+@click.pass_context
+@_friendly
+def integrity(ctx: click.Context, module: str, inputs: tuple[Path, ...], public: Path | None,
+              out: Path | None, store: str | None, term: str | None, no_record: bool,
+              top: int) -> None:
+    """Flag pairs of submissions whose own code is too alike, for staff to read.
+
+    INPUTS are Gradescope "Export Submissions" archives (zip or unpacked) and folders of
+    notebooks. Code the course provided never counts. The report (HTML + CSV) is written
+    owner-only; it flags, it never changes a grade.
+
+    Example: tito integrity 03 assignment_7003_export.zip --public seen_online/
+    """
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    from gradebook.errors import GradebookError
+    from tito.integrity import IntegrityError, run_integrity
+
+    try:
+        res = run_integrity(module=module, inputs=list(inputs), course=_course(ctx),
+                            public=public, out=out, store=store, term=term,
+                            record=not no_record)
+    except (IntegrityError, GradebookError) as exc:
+        raise UserError(str(exc)) from None
+    current = sum(d.kind == "current" for d in res.docs)
+    table = Table(title=f"{len(res.pairs)} pairs of {current} submissions; "
+                        f"{len(res.flagged)} flagged (>= {res.settings.flag_score:.0%})")
+    for col in ("#", "student A", "student B", "similarity", "shared"):
+        table.add_column(col, justify="right" if col in ("#", "similarity", "shared") else "left")
+    for rank, p in enumerate(res.pairs[:top], 1):
+        table.add_row(str(rank), escape(res.docs[p.a].label), escape(res.docs[p.b].label),
+                      f"{p.score:.0%}", str(p.shared))
+    console = Console()
+    console.print(table)
+    if res.groups:
+        console.print(f"{len(res.groups)} group(s) of three or more: "
+                      + "; ".join(escape(", ".join(res.docs[i].label for i in g))
+                                  for g in res.groups))
+    console.print(f"report: {res.html}  ({res.csv.name} beside it; owner-only)")
+    if res.recorded:
+        console.print(f"recorded {res.recorded} submission(s) of this term in the store")
 
 
 @cli.command()

@@ -114,11 +114,21 @@ class Milestone(_Strict):
 
     @model_validator(mode="after")
     def _k_of_n(self) -> Milestone:
+        if _is_fraction_metric(self.metric) and not 0 < self.threshold <= 1:
+            raise ValueError(f"threshold: {self.threshold:g} is not a fraction in (0, 1] "
+                             f"for the metric {self.metric!r} (write 0.97, not 97)")
+        if self.threshold <= 0:
+            raise ValueError(f"threshold: {self.threshold:g} must be positive")
         if self.min_passing_seeds > len(self.seeds):
             raise ValueError("min_passing_seeds is larger than the number of seeds")
         if len(set(self.seeds)) != len(self.seeds):
             raise ValueError("seeds repeat")
         return self
+
+
+def _is_fraction_metric(metric: str) -> bool:
+    """Metrics measured as a fraction of examples (accuracy, exact match): thresholds in (0, 1]."""
+    return "accuracy" in metric or metric.endswith("match")
 
 
 class Category(_Strict):
@@ -186,6 +196,21 @@ class Track(_Strict):
     weights: dict[str, float] = Field(description="Category id -> weight; weights sum to 1.")
 
 
+class Integrity(_Strict):
+    k: int = Field(12, ge=3, le=100,
+                   description="`tito integrity`: syntax-tree tokens per k-gram fingerprint.")
+    window: int = Field(6, ge=1, le=100,
+                        description="Winnowing window: any match of k + window - 1 tokens is found.")
+    max_df: int = Field(10, ge=2, description="Ignore fingerprints shared by more submissions "
+                                              "than this (or than max_df_fraction of them).")
+    max_df_fraction: float = Field(0.1, gt=0, le=1,
+                                   description="Share of submissions above which a fingerprint "
+                                               "is a common idiom and ignored.")
+    min_shared: int = Field(6, ge=1, description="Fingerprints a pair must share to be listed.")
+    flag_score: float = Field(0.6, gt=0, le=1, description="Similarity at which a pair is "
+                                                           "flagged for staff review.")
+
+
 class Course(_Strict):
     course: CourseInfo = Field(description="Name, term, time zone, store and grading limits.")
     tiers: list[Tier] = Field(description="Tiers of the syllabus, in order.")
@@ -194,6 +219,9 @@ class Course(_Strict):
                                         description="Historical milestones and thresholds.")
     grading: Grading = Field(description="Categories, late policy, letters, defaults.")
     tracks: list[Track] = Field(min_length=1, description="Tracks a department can adopt.")
+    integrity: Integrity = Field(default_factory=Integrity,
+                                 description="Settings of the code-similarity review (tito "
+                                             "integrity); it flags, it never grades.")
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Course:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tito import paths
-from tito.course import Course, Module
+from tito.course import Course, CourseError, Module
 from tito.export import export_module, read_cells, write_module
 
 # Files of tinytorch_ref that are package infrastructure (hand-written), not module exports.
@@ -38,6 +38,44 @@ def solution_path(module: Module) -> Path:
 def available_modules(course: Course) -> list[Module]:
     """Modules of course.yml that have a solution module in solutions/."""
     return [m for m in course.modules if solution_path(m).exists()]
+
+
+def suite_path(module: Module) -> Path:
+    return paths.SUITES / module.name / "suite.py"
+
+
+def built_modules(course: Course) -> list[Module]:
+    """Modules with both a solution module and a hidden suite: the ones a course can run."""
+    return [m for m in course.modules if solution_path(m).exists() and suite_path(m).exists()]
+
+
+def span_text(numbers: list[int]) -> str:
+    """``[1, 2, 3, 5]`` -> ``01-03, 05``."""
+    parts: list[str] = []
+    for n in numbers:
+        if parts and parts[-1].endswith(f"{n - 1:02d}"):
+            head = parts[-1].split("-")[0]
+            parts[-1] = f"{head}-{n:02d}"
+        else:
+            parts.append(f"{n:02d}")
+    return ", ".join(parts) or "none"
+
+
+def require_built(course: Course, ref: str | int, *, suite: bool = True) -> Module:
+    """The module ``ref`` names, if it is built (solution module, and hidden suite if asked).
+
+    Raises:
+        CourseError: one line: which file is missing and which modules are built.
+    """
+    m = course.module(ref)
+    missing = [f"solutions/{m.name}/{m.name}.py"] if not solution_path(m).exists() else []
+    if suite and not suite_path(m).exists():
+        missing.append(f"autograder/suites/{m.name}/suite.py")
+    if missing:
+        built = span_text([b.number for b in built_modules(course)])
+        raise CourseError(f"{m.name} is declared in course.yml but not built yet (no "
+                          f"{' and no '.join(missing)}); built modules: {built}")
+    return m
 
 
 # ----------------------------------------------------------------------------- reference
@@ -105,13 +143,15 @@ def assignment_config(course: Course, module: Module) -> str:
 
 
 SETUP_CELL = """\
-# Setup: make your own `tinytorch` package (in the folder above this one) importable.
+# Setup: make your own `tinytorch` package importable (the course folder holding tinytorch/,
+# found from here upwards: the module's folder, or your copy in work/).
 import sys
 from pathlib import Path
 
-_release_root = str(Path.cwd().parent)
-if _release_root not in sys.path:
-    sys.path.insert(0, _release_root)"""
+_root = next((p for p in [Path.cwd(), *Path.cwd().parents] if (p / "tinytorch").is_dir()),
+             Path.cwd().parent)
+if str(_root) not in sys.path:
+    sys.path.insert(0, str(_root))"""
 
 
 def build_master(course: Course, module: Module) -> dict:
@@ -249,16 +289,29 @@ def write_student_extras(course: Course, release_dir: Path | None = None) -> Non
     released = [m for m in course.modules if (release_dir / m.name).is_dir()]
     rows = "\n".join(f"| [{m.name}]({m.name}/{m.name}.ipynb) | {m.title} | {m.due} |"
                      for m in released)
+    late = course.grading.late
+    written = sorted({f"{m.written_points:g}" for m in released}) or ["0"]
     readme = (templates / "student_README.md").read_text(encoding="utf-8").format(
         course_code=course.course.code, course_name=course.course.name, term=course.course.term,
-        timezone=course.course.timezone, module_rows=rows)
+        timezone=course.course.timezone, module_rows=rows, written_points=" or ".join(written),
+        grace=f"{late.grace_minutes:g}", per_day=f"{late.deduction_per_day:.0%}",
+        cap=f"{late.max_deduction:.0%}", tokens=late.tokens, token_hours=f"{late.token_hours:g}")
     (release_dir / "README.md").write_text(readme, encoding="utf-8")
     (release_dir / "requirements.txt").write_text(STUDENT_REQUIREMENTS, encoding="utf-8")
-    modules = [{"number": m.number, "slug": m.slug, "name": m.name, "title": m.title}
-               for m in released]
+    from tito.export import defined_names
+
+    def names(m: Module) -> list[str]:
+        stub = release_dir / "tinytorch" / f"{m.slug}.py"
+        return sorted(defined_names(stub.read_text(encoding="utf-8"))) if stub.exists() else []
+
+    modules = [{"number": m.number, "slug": m.slug, "name": m.name, "title": m.title,
+                "release": m.release, "due": m.due, "timezone": course.course.timezone,
+                "names": names(m)} for m in released]
     (release_dir / "modules.json").write_text(json.dumps(modules, indent=1) + "\n",
                                               encoding="utf-8")
     shutil.copy(templates / "student_export.py", release_dir / "export.py")
+    shutil.copy(templates / "student_tito.py", release_dir / "tito_student.py")
+    shutil.copy(templates / "student_pyproject.toml", release_dir / "pyproject.toml")
     write_student_milestones(course, release_dir, released)
     (release_dir / "tools").mkdir(exist_ok=True)
     shutil.copy(Path(__file__).parent / "export.py", release_dir / "tools" / "tito_export.py")

@@ -9,19 +9,19 @@ submission.
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import json
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 from tito import paths
+from tito.authoring import scan
 from tito.course import Course, Module
 from tito.export import is_export_cell, read_cells, strip_solution_markers
 from tito.release import dump_notebook, solution_path
 
-_DEF = re.compile(r"^\s*def (\w+)\(")
 _BEGIN = re.compile(r"^\s*# BEGIN SOLUTION")
 _END = re.compile(r"^\s*# END SOLUTION")
 
@@ -56,47 +56,116 @@ STUDENTS = [
                   "complete, submitted 40 hours late"),
 ]
 
-PARTIAL_UNFINISHED = {"matmul", "sum", "mean", "max"}
+@dataclass(frozen=True)
+class Faults:
+    """Which functions a module's faulty samples break (qualified names, as tito.authoring)."""
+
+    unfinished: tuple[str, ...]  # the partial answer leaves these as stubs
+    syntax: str                  # its def line loses the colon
+    loop: str                    # its solution starts with a loop that never ends
 
 
-def _solution_export_sources(module: Module, unfinished: set[str] | None = None) -> list[str]:
-    """The solution's export cells as a student would write them (markers removed).
-
-    Args:
-        unfinished: functions whose solution is replaced by the stub (a partial answer).
-    """
-    out = []
-    for cell in read_cells(solution_path(module)):
-        if not is_export_cell(cell):
-            continue
-        lines = cell.source.splitlines()
-        if unfinished:
-            kept, fn, skip = [], None, False
-            for ln in lines:
-                m = _DEF.match(ln)
-                if m:
-                    fn = m.group(1)
-                if _BEGIN.match(ln):
-                    skip = fn in unfinished
-                    kept.append(ln)
-                    continue
-                if _END.match(ln):
-                    skip = False
-                    kept.append(ln)
-                    continue
-                if skip:
-                    continue
-                if fn not in unfinished and ln.rstrip().endswith("# STUB"):
-                    continue
-                kept.append(ln.replace("  # STUB", ""))
-            lines = [ln for ln in kept if not (_BEGIN.match(ln) or _END.match(ln))]
-        else:
-            lines = strip_solution_markers(lines)
-        out.append("\n".join(lines))
-    return out
+#: Module 01's sample class predates the generic rule; its choices are kept so the demo's
+#: figures stay what the README shows.
+CHOSEN = {"01_tensor": Faults(("Tensor.matmul", "Tensor.sum", "Tensor.mean", "Tensor.max"),
+                              "Tensor.numel", "Tensor.matmul")}
 
 
-def _notebook_with_exports(module: Module, sources: list[str]) -> dict:
+def faults(module: Module) -> Faults:
+    """Every third solution function left unfinished (from the second), the first one with a
+    syntax error, the second one looping."""
+    if module.name in CHOSEN:
+        return CHOSEN[module.name]
+    names = [f.name for f in scan(solution_path(module))[0]]
+    if not names:
+        raise ValueError(f"{module.name}: no solution functions to build samples from")
+    unfinished = tuple(names[1::3]) or (names[0],)
+    return Faults(unfinished, names[0], names[min(1, len(names) - 1)])
+
+
+def note(module: Module, kind: str) -> str:
+    """What a sample of ``kind`` is, for this module."""
+    f = faults(module)
+    if kind == "partial":
+        shown = ", ".join(f.unfinished[:4]) + (" and more" if len(f.unfinished) > 4 else "")
+        return f"left unfinished: {shown}"
+    if kind == "syntax_error":
+        return f"a syntax error: the def line of {f.syntax} lost its colon"
+    if kind == "infinite_loop":
+        return f"an infinite loop in {f.loop}()"
+    return next(s.note for s in STUDENTS if s.kind == kind)
+
+
+def _edited_solution(module: Module, kind: str) -> list[str]:
+    """The solution module's lines with the sample's fault applied (markers still in)."""
+    lines = solution_path(module).read_text(encoding="utf-8").splitlines()
+    spans = {f.name: f for f in scan(solution_path(module))[0]}
+    f = faults(module)
+    if kind == "partial":
+        drop: set[int] = set()
+        for name in f.unfinished:
+            fn = spans[name]
+            inside = False
+            for n in range(fn.first_line, fn.last_line + 1):
+                text = lines[n - 1]
+                if _BEGIN.match(text):
+                    inside = True
+                if inside:
+                    drop.add(n)
+                if _END.match(text):
+                    inside = False
+                elif not inside and text.rstrip().endswith("# STUB"):
+                    lines[n - 1] = text.replace("  # STUB", "")
+        lines = [ln for n, ln in enumerate(lines, 1) if n not in drop]
+    elif kind == "syntax_error":
+        fn = spans[f.syntax]
+        row, col = _signature_colon(lines[fn.first_line - 1:fn.last_line])
+        n = fn.first_line + row - 1
+        lines[n - 1] = lines[n - 1][:col] + lines[n - 1][col + 1:]
+    elif kind == "infinite_loop":
+        fn = spans[f.loop]
+        n = next(n for n in range(fn.first_line, fn.last_line + 1) if _BEGIN.match(lines[n - 1]))
+        indent = lines[n - 1][: len(lines[n - 1]) - len(lines[n - 1].lstrip())]
+        lines[n:n] = [f"{indent}while True:  # oops: this loop never ends",
+                      f"{indent}    pass"]
+    return lines
+
+
+def _signature_colon(lines: list[str]) -> tuple[int, int]:
+    """(row, column) of the colon that ends the ``def`` statement starting ``lines``."""
+    import io
+    import tokenize
+
+    depth = 0
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    source = textwrap.dedent("\n".join(lines))
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.OP and tok.string in "([{":
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            depth -= 1
+        elif tok.type == tokenize.OP and tok.string == ":" and depth == 0:
+            return tok.start[0], tok.start[1] + indent
+    raise ValueError("no colon ends this def")
+
+
+def solution_export_sources(module: Module, kind: str = "full") -> list[str]:
+    """The solution's export cells as a student of ``kind`` would write them (no markers)."""
+    import tempfile
+
+    if kind in ("partial", "syntax_error", "infinite_loop"):
+        with tempfile.TemporaryDirectory(prefix="tt-samples-") as tmp:
+            edited = Path(tmp) / solution_path(module).name
+            edited.write_text("\n".join(_edited_solution(module, kind)) + "\n",
+                              encoding="utf-8")
+            cells = read_cells(edited)
+    else:
+        cells = read_cells(solution_path(module))
+    return ["\n".join(strip_solution_markers(c.source.splitlines()))
+            for c in cells if is_export_cell(c)]
+
+
+def notebook_with_exports(module: Module, sources: list[str]) -> dict:
     nb = json.loads((paths.RELEASE / module.name / f"{module.name}.ipynb").read_text("utf-8"))
     it = iter(sources)
     for cell in nb["cells"]:
@@ -110,24 +179,15 @@ def build_notebook(module: Module, kind: str) -> dict:
     """A sample student notebook of the given kind for ``module``."""
     if kind == "untouched":
         return json.loads((paths.RELEASE / module.name / f"{module.name}.ipynb").read_text())
-    if kind == "partial":
-        return _notebook_with_exports(module, _solution_export_sources(module, PARTIAL_UNFINISHED))
-    sources = _solution_export_sources(module)
     if kind in ("full", "late"):
-        return _notebook_with_exports(module, sources)
-    sources = copy.copy(sources)
-    if kind == "syntax_error":
-        sources[1] = sources[1].replace("def numel(self) -> int:", "def numel(self) -> int", 1)
-    elif kind == "infinite_loop":
-        sources[1] = sources[1].replace(
-            "        k_self = self.shape[-1]\n",
-            "        k_self = self.shape[-1]\n        while k_self > 0:  # oops: never changes\n"
-            "            k_self += 0\n", 1)
-    elif kind == "hard_exit":
+        return notebook_with_exports(module, solution_export_sources(module))
+    if kind in ("partial", "syntax_error", "infinite_loop"):
+        return notebook_with_exports(module, solution_export_sources(module, kind))
+    if kind == "hard_exit":
+        sources = solution_export_sources(module)
         sources[-1] = sources[-1] + "\n\nimport os\nos._exit(0)\n"
-    else:
-        raise ValueError(f"unknown sample kind {kind!r}")
-    return _notebook_with_exports(module, sources)
+        return notebook_with_exports(module, sources)
+    raise ValueError(f"unknown sample kind {kind!r}")
 
 
 def metadata(course: Course, module: Module, student: SampleStudent, index: int) -> dict:
@@ -167,6 +227,6 @@ def write_samples(course: Course, module: Module, out_root: Path | None = None) 
     readme = ["# Sample class for " + module.name, "",
               "Generated by `tito samples`; graded by `make demo`.", "",
               "| folder | what it is |", "|---|---|"]
-    readme += [f"| `{s.folder}` | {s.note} |" for s in STUDENTS]
+    readme += [f"| `{s.folder}` | {note(module, s.kind)} |" for s in STUDENTS]
     (root / "README.md").write_text("\n".join(readme) + "\n", encoding="utf-8")
     return folders

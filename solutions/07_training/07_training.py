@@ -78,7 +78,7 @@ from typing import Any
 
 import numpy as np
 
-from tinytorch.optimizers import Optimizer
+from tinytorch.optimizers import SGD, Adam, Optimizer  # noqa: F401 - SGD, Adam: for checks
 from tinytorch.tensor import Tensor, no_grad
 
 

@@ -5,12 +5,18 @@ run, the grader (loaded before any student code runs) and the tests.
 
 Shipped (``datasets/MANIFEST.json`` holds sha256, source and license of each file):
 
-* :func:`load_digits` — scikit-learn's 8x8 digits with the course's fixed train/test split.
+* :func:`load_digits` — scikit-learn's 8x8 digits with the course's fixed train/test split;
+* :func:`load_fashion_mnist` — a class-balanced Fashion-MNIST subset (6,000 train / 1,000 test
+  28x28 images) in the real IDX format, cut from Debian's ``dataset-fashion-mnist``;
+* :func:`load_kjv_chars` — Genesis to Ruth of the King James Bible (public domain, about 1 MB
+  of ASCII text, one verse a line) with a contiguous train/validation split.
 
 Generated (deterministic by seed, nothing stored):
 
 * :func:`separable_2d` — linearly separable points with a margin (1957 perceptron);
-* :func:`xor` / :func:`xor_noisy` — the XOR problem (1969).
+* :func:`xor` / :func:`xor_noisy` — the XOR problem (1969);
+* :func:`sequence_reversal` / :func:`sequence_sorting` — token sequences and their reversed or
+  sorted copies (2017 transformer).
 
 Downloaded by students themselves (never at run time by the course):
 
@@ -118,6 +124,88 @@ def load_digits(root: Path | None = None) -> Split:
     return Split(pixels[train], labels[train], pixels[test], labels[test])
 
 
+FASHION_MNIST_FILES = {
+    "train": ("fashion_mnist/train-images-idx3-ubyte.gz",
+              "fashion_mnist/train-labels-idx1-ubyte.gz"),
+    "test": ("fashion_mnist/t10k-images-idx3-ubyte.gz",
+             "fashion_mnist/t10k-labels-idx1-ubyte.gz"),
+}
+FASHION_MNIST_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
+                         "Sneaker", "Bag", "Ankle boot")
+
+
+def load_fashion_mnist(root: Path | None = None) -> Split:
+    """The shipped Fashion-MNIST subset (6000 train / 1000 test, 600 / 100 per class), verified.
+
+    The four files under ``datasets/fashion_mnist/`` are real gzipped IDX files with the
+    standard names, so ``load_mnist(DATASETS_DIR / "fashion_mnist", split)`` reads them too;
+    this function adds the sha256 check of ``MANIFEST.json``. Class ``k`` is
+    ``FASHION_MNIST_CLASSES[k]``.
+
+    Returns:
+        ``Split`` with ``train_x`` (6000, 28, 28) and ``test_x`` (1000, 28, 28) uint8 pixel
+        values in 0..255, ``train_y`` / ``test_y`` int64 class labels in 0..9.
+    """
+    arrays: list[np.ndarray] = []
+    for split in ("train", "test"):
+        img_rel, lab_rel = FASHION_MNIST_FILES[split]
+        images = read_idx(verified_path(img_rel, root))
+        labels = read_idx(verified_path(lab_rel, root))
+        if images.shape[1:] != (28, 28) or labels.shape != images.shape[:1]:
+            raise DataError(f"datasets/{img_rel}: images {images.shape} and labels "
+                            f"{labels.shape} do not match")
+        arrays += [images.astype(np.uint8), labels.astype(np.int64)]
+    return Split(arrays[0], arrays[1], arrays[2], arrays[3])
+
+
+class TextSplit(NamedTuple):
+    """A text corpus split into a training and a validation part (plain ``str``)."""
+
+    train: str
+    validation: str
+
+    @property
+    def vocabulary(self) -> str:
+        """Every character of both parts once, sorted by code point (a character vocabulary)."""
+        return "".join(sorted(set(self.train) | set(self.validation)))
+
+
+def load_kjv_chars(root: Path | None = None, validation_fraction: float = 0.1) -> TextSplit:
+    """Genesis 1:1 to Ruth 4:22 (King James Version), checksum verified, split for language models.
+
+    The text (1,026,921 ASCII characters, 7213 verses, one a line, 62 distinct characters) is cut
+    by ``datasets/kjv_chars/extract_kjv.py`` from Debian's ``bible-kjv-text``. The split is
+    contiguous, as for a character language model: the validation part is the last
+    ``validation_fraction`` of the text, starting at the first verse that begins at or after
+    that point (so no verse is cut in two).
+
+    Args:
+        root: the datasets directory (tests pass a copy); defaults to this package's folder.
+        validation_fraction: share of the text held out, strictly between 0 and 1.
+
+    Returns:
+        ``TextSplit(train, validation)``; ``train + validation`` is the whole text.
+
+    Raises:
+        DataError: missing, corrupt or non-ASCII file, in one line.
+        ValueError: ``validation_fraction`` outside (0, 1).
+    """
+    if not 0.0 < validation_fraction < 1.0:
+        raise ValueError(f"validation_fraction must be in (0, 1), not {validation_fraction!r}")
+    rel = "kjv_chars/kjv.txt.gz"
+    path = verified_path(rel, root)
+    try:
+        text = gzip.decompress(path.read_bytes()).decode("ascii")
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        raise DataError(f"datasets/{rel}: not a gzipped ASCII text ({exc})") from exc
+    start = int(len(text) * (1.0 - validation_fraction))
+    cut = text.find("\n", start) + 1
+    if cut <= 0 or cut >= len(text):
+        raise DataError(f"datasets/{rel}: no verse starts after {start} characters; "
+                        "use a larger validation_fraction")
+    return TextSplit(text[:cut], text[cut:])
+
+
 # --------------------------------------------------------------------------- generators
 def separable_2d(n: int, seed: int, margin: float = 0.1,
                  offset: tuple[float, float] = (-0.3, 0.3)) -> tuple[np.ndarray, np.ndarray]:
@@ -172,6 +260,54 @@ def xor_noisy(n_per_corner: int, noise: float, seed: int) -> tuple[np.ndarray, n
     x = np.repeat(base_x, n_per_corner, axis=0)
     x = x + rng.normal(0.0, noise, size=x.shape)
     return x.astype(np.float32), np.repeat(base_y, n_per_corner)
+
+
+def _random_sequences(n: int, length: int, vocab_size: int, seed: int) -> np.ndarray:
+    """``n`` sequences of ``length`` tokens drawn uniformly from ``0 .. vocab_size - 1``."""
+    for name, value, low in (("n", n, 1), ("length", length, 1), ("vocab_size", vocab_size, 2)):
+        if not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, not {value!r}")
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, vocab_size, size=(n, length), dtype=np.int64)
+
+
+def sequence_reversal(n: int, length: int = 8, vocab_size: int = 10,
+                      seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The reversal task: each target is its source read backwards.
+
+    Tokens are drawn uniformly (with repetition) from ``0 .. vocab_size - 1``; the same ``seed``
+    gives the same sources as :func:`sequence_sorting`. A model that reads a source and a
+    separator token (e.g. ``vocab_size``) then writes the target is the transformer milestone's
+    sanity task.
+
+    Returns:
+        ``source`` and ``target``, both (n, length) int64; ``target[i] == source[i][::-1]``.
+
+    Example:
+        >>> src, tgt = sequence_reversal(2, length=4, vocab_size=5, seed=1)
+        >>> bool((tgt == src[:, ::-1]).all()), src.shape, src.dtype.name
+        (True, (2, 4), 'int64')
+    """
+    source = _random_sequences(n, length, vocab_size, seed)
+    return source, np.ascontiguousarray(source[:, ::-1])
+
+
+def sequence_sorting(n: int, length: int = 8, vocab_size: int = 10,
+                     seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The sorting task: each target is its source sorted in ascending order.
+
+    Same sources as :func:`sequence_reversal` for the same arguments.
+
+    Returns:
+        ``source`` and ``target``, both (n, length) int64; ``target[i] == sorted(source[i])``.
+
+    Example:
+        >>> src, tgt = sequence_sorting(3, length=5, vocab_size=4, seed=2)
+        >>> bool((tgt == np.sort(src, axis=1)).all()), bool((np.diff(tgt, axis=1) >= 0).all())
+        (True, True)
+    """
+    source = _random_sequences(n, length, vocab_size, seed)
+    return source, np.sort(source, axis=1)
 
 
 # --------------------------------------------------------------------------- MNIST (IDX)

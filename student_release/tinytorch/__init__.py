@@ -11,9 +11,11 @@ package attribute ``tensor`` is that module.
 
 from . import (
     autograd,  # noqa: F401 - the engine (05), like torch.autograd
+    data,  # noqa: F401 - facade: datasets, DataLoader, transforms (08), like torch.utils.data
     nn,  # noqa: F401 - facade: layers, activations, losses (02-04)
     optim,  # noqa: F401 - facade: optimizers (06), lr_scheduler (07)
 )
+from .dataloader import Generator
 from .tensor import (
     Function,
     Tensor,
@@ -31,6 +33,6 @@ from .tensor import (
 )
 
 __all__ = [
-    "Function", "Tensor", "arange", "full", "is_grad_enabled", "manual_seed", "no_grad", "ones",
-    "ones_like", "rand", "randn", "zeros", "zeros_like",
+    "Function", "Generator", "Tensor", "arange", "full", "is_grad_enabled", "manual_seed",
+    "no_grad", "ones", "ones_like", "rand", "randn", "zeros", "zeros_like",
 ]

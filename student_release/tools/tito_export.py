@@ -209,6 +209,35 @@ def export_module(source: Path, *, slug: str, number: int, title: str = "", mode
     return text
 
 
+def defined_names(text: str) -> set[str]:
+    """Top-level names a module's source defines (functions, classes, assignments)."""
+    import ast
+
+    names: set[str] = set()
+    for node in ast.parse(text).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
+
+
+def missing_definitions(text: str, expected: list[str], *, notebook: str, number: int) -> str | None:
+    """A message naming what the export no longer defines, or None when nothing is missing.
+
+    ``expected`` are the names the module's given cells define (the release's package file).
+    A name goes missing when a cell lost its first line ``#| export`` or was deleted.
+    """
+    missing = sorted(set(expected) - defined_names(text))
+    if not missing:
+        return None
+    shown = ", ".join(missing[:6]) + (f" and {len(missing) - 6} more" if len(missing) > 6 else "")
+    return (f"{notebook}: the export no longer defines {shown}, which module {number:02d}'s "
+            f"cells define; a cell lost its first line '{EXPORT_DIRECTIVE}' or was deleted: put "
+            "the line back (or copy the cell from the release notebook) and export again")
+
+
 def write_module(text: str, package_dir: Path, slug: str) -> Path:
     """Write ``text`` as ``package_dir/<slug>.py`` atomically; returns the path."""
     package_dir.mkdir(parents=True, exist_ok=True)

@@ -45,21 +45,21 @@ def test_full_cycle_through_the_cli(tmp_path):
     assert r.exit_code == 0 and "0 error(s)" in r.output
 
 
-def test_errors_are_one_line_with_exit_1(tmp_path):
+def test_errors_are_one_line_with_exit_2(tmp_path):
     store = tmp_path / "gb.sqlite"
     r = run("build", "--store", store)
-    assert r.exit_code == 1
+    assert r.exit_code == 2
     assert r.output.strip().splitlines() == [
-        f"Error: {store}: no roster yet; import one with 'tito gradebook roster ROSTER.csv'"]
+        f"tito: {store}: no roster yet; import one with 'tito gradebook roster ROSTER.csv'"]
     run("roster", SAMPLE / "roster.csv", "--store", store)
     r = run("explain", "nobody", "--store", store)
-    assert r.exit_code == 1 and "no student 'nobody' on the roster" in r.output
+    assert r.exit_code == 2 and "no student 'nobody' on the roster" in r.output
     r = run("override", "S1001", "01", "10", "--store", store)
-    assert r.exit_code == 1 and "--reason is required" in r.output
+    assert r.exit_code == 2 and "--reason is required" in r.output
     r = run("export", "-o", tmp_path / "x.csv", "--store", store)
     assert r.exit_code == 2 and "choose --canvas or --gradescope" in r.output
     r = run("build", "--store", "postgresql://db/grades")
-    assert r.exit_code == 1 and "psycopg" in r.output
+    assert r.exit_code == 2 and "psycopg" in r.output
 
 
 def test_check_exits_1_on_errors(tmp_path):
@@ -81,4 +81,4 @@ def test_course_option_reads_another_course(tmp_path):
     bad = tmp_path / "course.yml"
     bad.write_text("course: {}\n")
     r = run("build", "--course", bad, "--store", tmp_path / "s.sqlite")
-    assert r.exit_code == 1 and r.output.startswith("Error: course.yml: course.name")
+    assert r.exit_code == 2 and r.output.startswith("tito: course.yml: course.name")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 
-import pytest
+from browser import chromium
+from browser import flags as browser_flags
 
 from gradebook import api
 
@@ -18,15 +18,6 @@ window.addEventListener('load', () => {
   document.body.setAttribute('data-rendered', ok.map(i => i.id).join(','));
 });
 </script>"""
-
-
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.fail("chromium is not installed (apt-get install -y chromium); the report test "
-                "needs it and must not be skipped")
 
 
 def test_report_is_self_contained(sample_store, gb_course, tmp_path):
@@ -47,9 +38,7 @@ def test_report_plots_render_in_headless_chromium(sample_store, gb_course, tmp_p
     probe = tmp_path / "probe.html"
     probe.write_text(out.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"),
                      encoding="utf-8")
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=5000"]
+    flags = [*browser_flags(tmp_path / "profile"), "--virtual-time-budget=5000"]
     dom = subprocess.run([browser, *flags, "--dump-dom", probe.as_uri()], capture_output=True,
                          text=True, timeout=120).stdout
     match = re.search(r'data-rendered="([^"]*)"', dom)
@@ -59,3 +48,22 @@ def test_report_plots_render_in_headless_chromium(sample_store, gb_course, tmp_p
     subprocess.run([browser, *flags, f"--screenshot={shot}", "--window-size=1200,2400",
                     out.as_uri()], capture_output=True, timeout=120)
     assert shot.is_file() and shot.stat().st_size > 20_000
+
+
+def test_report_is_the_page_a_ta_opens_every_week(sample_built, sample_store, gb_course,
+                                                   tmp_path):
+    from gradebook.report import pass_rate_table
+
+    text = api.report(output=tmp_path / "r.html", store=sample_store,
+                      course=gb_course).read_text(encoding="utf-8")
+    assert "<section id='sections'>" in text
+    for section in set(sample_built.grades["section"]):
+        assert f"<td>{section}</td>" in text
+    assert "mean raw % (before late deductions)" in text
+    assert "mean final % (after late deductions)" in text
+    rates = pass_rate_table(sample_built)
+    assert len(rates) > 30 and rates["passed %"].is_monotonic_increasing
+    weakest = rates.iloc[0]
+    table = text.split("<div id='pass-rates'>")[1]
+    assert table.index(f"<td>{weakest['test']}</td>") < table.index(
+        f"<td>{rates.iloc[-1]['test']}</td>")

@@ -124,7 +124,7 @@ def test_unreachable_server_is_one_line_error_without_the_password(tmp_path):
     assert message.startswith(f"store postgresql://ta:***@/grades?host={tmp_path}: psycopg "
                               "cannot connect: ")
     r = CliRunner().invoke(gradebook, ["build", "--store", url])
-    assert r.exit_code == 1 and len(r.output.strip().splitlines()) == 1
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
 
 
 def test_opening_twice_creates_the_schema_once(pg):

@@ -102,3 +102,31 @@ def test_milestone_data_has_matching_shapes(mid: str) -> None:
 def test_unknown_milestone_data_is_a_key_error() -> None:
     with pytest.raises(KeyError):
         L.milestone_data("nope")
+
+
+def test_fashion_mnist_subset_is_class_balanced_28x28_idx() -> None:
+    d = L.load_fashion_mnist()
+    assert d.train_x.shape == (6000, 28, 28) and d.test_x.shape == (1000, 28, 28)
+    assert d.train_x.dtype == np.uint8 and d.train_y.dtype == np.int64
+    assert np.bincount(d.train_y).tolist() == [600] * 10
+    assert np.bincount(d.test_y).tolist() == [100] * 10
+    assert d.train_x.max() == 255 and d.train_x.min() == 0
+    # The shipped files are plain IDX under the standard names: the generic reader agrees.
+    x, y = L.load_mnist(L.DATASETS_DIR / "fashion_mnist", "test")
+    assert np.array_equal(x, d.test_x) and np.array_equal(y, d.test_y)
+    # No test image is a copy of a training image (the subset keeps the official split).
+    train_keys = {img.tobytes() for img in d.train_x}
+    assert not any(img.tobytes() in train_keys for img in d.test_x)
+    assert len(L.FASHION_MNIST_CLASSES) == 10
+
+
+def test_corrupt_fashion_mnist_file_fails_with_one_line_checksum_error(tmp_path: Path) -> None:
+    shutil.copytree(L.DATASETS_DIR / "fashion_mnist", tmp_path / "fashion_mnist")
+    f = tmp_path / "fashion_mnist" / "t10k-labels-idx1-ubyte.gz"
+    data = bytearray(f.read_bytes())
+    data[-12] ^= 0x01
+    f.write_bytes(bytes(data))
+    with pytest.raises(L.DataError) as err:
+        L.load_fashion_mnist(tmp_path)
+    msg = str(err.value)
+    assert "checksum mismatch" in msg and "t10k-labels-idx1-ubyte.gz" in msg and "\n" not in msg

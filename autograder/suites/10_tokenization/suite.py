@@ -1,0 +1,271 @@
+"""Hidden suite · module 10 (tokenization). Cases are probes; the trusted parent compares.
+
+Texts are drawn from ``rng``: words over a small alphabet (so pairs repeat and BPE has
+something to merge), separators, Unicode characters of 2, 3 and 4 UTF-8 bytes, and special
+tokens at random places. Probes return merges as ``[a, b, id]`` lists, ids as lists of ints
+and outcomes as exception names. Points sum to module 10's ``points`` (50).
+"""
+
+from __future__ import annotations
+
+import importlib
+import tempfile
+from pathlib import Path
+
+from autograder.suite import Suite, outcome
+
+suite = Suite(module="10_tokenization", version="2027.1")
+case = suite.case
+
+SPECIALS = ["<pad>", "<|endoftext|>", "<|end|>"]
+UNICODE = ["é", "ß", "ñ", "€", "日", "本", "🙂", "🚀", "Ω"]
+SEPARATORS = [" ", " ", " ", " ", ", ", ".\n", "\n", "  ", "'s ", " 42 "]
+
+
+def _tok(tt):
+    return importlib.import_module(f"{tt.__name__}.tokenization")
+
+
+def _words(rng, n_words, alphabet="abdeilnorst", unicode_share=0.0):
+    """``n_words`` random words from a small lexicon joined by random separators."""
+    lexicon = []
+    for _ in range(12):
+        length = int(rng.integers(1, 7))
+        letters = [str(c) for c in rng.choice(list(alphabet), size=length)]
+        if unicode_share and rng.random() < unicode_share:
+            letters[int(rng.integers(0, length))] = str(rng.choice(UNICODE))
+        lexicon.append("".join(letters))
+    parts = []
+    for _ in range(n_words):
+        parts.append(lexicon[int(rng.integers(0, len(lexicon)))])
+        parts.append(str(rng.choice(SEPARATORS)))
+    return "".join(parts)
+
+
+def _with_specials(rng, text, specials, count):
+    """Insert ``count`` special tokens at random positions of ``text``."""
+    cuts = sorted(int(c) for c in rng.integers(0, len(text) + 1, size=count))
+    out, prev = [], 0
+    for cut in cuts:
+        out += [text[prev:cut], specials[int(rng.integers(0, len(specials)))]]
+        prev = cut
+    return "".join(out) + text[prev:]
+
+
+def _merges(tok):
+    return [[int(a), int(b), int(i)] for (a, b), i in tok.merges.items()]
+
+
+def _ids(ids):
+    return [int(i) for i in ids]
+
+
+# ----------------------------------------------------------------------------- specials (6)
+@case(points=3, hint="split_special: str pieces and int ids in order; re.escape every token.")
+def split_special_pieces_and_ids(tt, rng):
+    m = _tok(tt)
+    table = {tok: i for i, tok in enumerate(SPECIALS)}
+    texts = [_with_specials(rng, _words(rng, 8), SPECIALS, int(rng.integers(1, 5)))
+             for _ in range(4)]
+    texts.append(_words(rng, 5) + "a|b<|endoftext")
+    return [list(m.split_special(t, table)) for t in texts]
+
+
+@case(points=3, hint="The longest special token wins where several start; no empty pieces; "
+                     "no special tokens -> [text]; empty text -> [].")
+def split_special_longest_match_and_edges(tt, rng):
+    m = _tok(tt)
+    short, long_ = "<e", "<eos>"
+    word = _words(rng, 2)
+    cases = [f"{long_}{short}{word}{long_}", f"{short}os{long_}{long_}", f"{word}<eo{short}",
+             "", word]
+    out = []
+    for table in ({short: 0, long_: 1}, {long_: 0, short: 1}):
+        out.append([list(m.split_special(t, table)) for t in cases])
+    out.append(list(m.split_special(word, {})))
+    out.append(list(m.split_special("", {})))
+    return out
+
+
+# ----------------------------------------------------------------------------- pairs (7)
+@case(points=3, hint="pair_counts counts every adjacent position: [7, 7, 7] holds (7, 7) twice.")
+def pair_counts_every_position(tt, rng):
+    m = _tok(tt)
+    out = []
+    for size in (0, 1, 2, 30, 200):
+        ids = [int(i) for i in rng.integers(0, 5, size=size)]
+        counts = m.pair_counts(ids)
+        out.append(sorted([int(a), int(b), int(n)] for (a, b), n in counts.items()))
+    out.append(sorted([int(a), int(b), int(n)] for (a, b), n in m.pair_counts((3, 3, 3, 3)).items()))
+    return out
+
+
+@case(points=4, hint="merge_pair scans left to right without overlap and returns a new list.")
+def merge_pair_left_to_right(tt, rng):
+    m = _tok(tt)
+    out = []
+    for size in (0, 1, 2, 25, 120):
+        ids = [int(i) for i in rng.integers(0, 4, size=size)]
+        original = list(ids)
+        pair = (int(rng.integers(0, 4)), int(rng.integers(0, 4)))
+        merged = m.merge_pair(ids, pair, 999)
+        out.append([_ids(merged), ids == original])
+    out.append(_ids(m.merge_pair([5, 5, 5, 5, 5], (5, 5), 9)))
+    out.append(_ids(m.merge_pair((1, 2, 1, 2, 3), (2, 3), 9)))
+    return out
+
+
+# ----------------------------------------------------------------------------- chars (10)
+@case(points=3, hint="Special tokens keep 0..k-1, characters follow in sorted order; "
+                     "special tokens in the training text are not characters.")
+def char_train_vocabulary(tt, rng):
+    m = _tok(tt)
+    specials = SPECIALS[: int(rng.integers(0, 4))]
+    text = _with_specials(rng, _words(rng, 30, unicode_share=0.5), SPECIALS[:1] or [" "], 2)
+    tok = m.CharTokenizer(special_tokens=specials).train(text)
+    first = [sorted([str(ch), int(i)] for ch, i in tok.stoi.items()), int(tok.vocab_size),
+             sorted([int(i), str(s)] for i, s in tok.itos.items())]
+    tok.train(_words(rng, 5, alphabet="xyz"))
+    return [first, sorted([str(ch), int(i)] for ch, i in tok.stoi.items()), int(tok.vocab_size)]
+
+
+@case(points=3, hint="encode: one id per character, one per special token; allow_special=False "
+                     "treats special strings as characters.")
+def char_encode_with_and_without_specials(tt, rng):
+    m = _tok(tt)
+    base = _words(rng, 40, alphabet="abcdefghij<>|")
+    letters_of_specials = "".join(sorted(set("".join(SPECIALS))))
+    tok = m.CharTokenizer(special_tokens=SPECIALS).train(base + letters_of_specials + "abcdefghij")
+    text = _with_specials(rng, _words(rng, 15, alphabet="abcdefghij"), SPECIALS, 3)
+    return [_ids(tok.encode(text)), _ids(tok.encode(text, allow_special=False)),
+            _ids(tok.encode(""))]
+
+
+@case(points=2, hint="decode joins itos strings; decode(encode(t)) == t exactly.")
+def char_decode_and_round_trip(tt, rng):
+    m = _tok(tt)
+    text = _with_specials(rng, _words(rng, 40, unicode_share=0.7), SPECIALS, 3)
+    tok = m.CharTokenizer(special_tokens=SPECIALS).train(text)
+    ids = [int(i) for i in rng.integers(0, tok.vocab_size, size=30)]
+    return [tok.decode(ids), tok.decode(tok.encode(text)) == text, tok.decode([])]
+
+
+@case(points=2, hint="Unknown characters in encode and ids outside 0..vocab_size-1 in decode "
+                     "(including -1) raise ValueError.")
+def char_errors_are_value_errors(tt, rng):
+    m = _tok(tt)
+    tok = m.CharTokenizer(special_tokens=["<pad>"]).train(_words(rng, 10, alphabet="abc"))
+    return [outcome(tok.encode, "abz"), outcome(tok.decode, [-1]),
+            outcome(tok.decode, [tok.vocab_size]), outcome(tok.decode, [0, 1]),
+            outcome(tok.encode, "<pad>", allow_special=False)]
+
+
+# ----------------------------------------------------------------------------- BPE train (14)
+@case(points=4, hint="Merge the most frequent pair; ties go to the smallest pair (a, b); "
+                     "merge ids count up from k + 256.")
+def bpe_train_one_chunk(tt, rng):
+    m = _tok(tt)
+    out = []
+    for alphabet, n in (("ab", 30), ("abc", 60), ("abcd ", 80)):
+        text = "".join(str(c) for c in rng.choice(list(alphabet), size=n))
+        vocab_size = 256 + int(rng.integers(3, 12))
+        tok = m.BPETokenizer(split_pattern=None).train(text, vocab_size=vocab_size)
+        out.append([_merges(tok), int(tok.vocab_size)])
+    return out
+
+
+@case(points=4, hint="Pre-tokenize each piece (merges never cross chunks) and weight each "
+                     "distinct chunk by how often it occurs.")
+def bpe_train_words_with_frequencies(tt, rng):
+    m = _tok(tt)
+    text = _words(rng, 400)
+    tok = m.BPETokenizer().train(text, vocab_size=256 + int(rng.integers(20, 60)))
+    vocab = [tok.vocab[i].hex() for i in range(tok.vocab_size)]
+    return [_merges(tok), vocab]
+
+
+@case(points=3, hint="Special tokens take ids 0..k-1 (bytes shift to k + b) and are cut out "
+                     "of the training text, never merged.")
+def bpe_train_with_special_tokens(tt, rng):
+    m = _tok(tt)
+    specials = SPECIALS[: int(rng.integers(1, 4))]
+    text = _with_specials(rng, _words(rng, 200), specials, 25)
+    tok = m.BPETokenizer(special_tokens=specials).train(text, vocab_size=300)
+    return [_merges(tok), int(tok.vocab_size), tok.vocab[0].hex()]
+
+
+@case(points=3, hint="Stop when the best pair occurs fewer than min_frequency times; "
+                     "vocab_size < k + 256 is a ValueError; training again starts afresh.")
+def bpe_train_stops_and_restarts(tt, rng):
+    m = _tok(tt)
+    text = _words(rng, 60, unicode_share=0.6)
+    tok = m.BPETokenizer(special_tokens=["<pad>"])
+    out = [outcome(tok.train, text, vocab_size=256)]
+    for min_frequency in (1, 2, 5):
+        tok.train(text, vocab_size=400, min_frequency=min_frequency)
+        out.append(_merges(tok))
+    tok.train(_words(rng, 10, alphabet="xy"), vocab_size=260)
+    out.append(_merges(tok))
+    return out
+
+
+# ----------------------------------------------------------------------------- BPE encode (8)
+@case(points=4, hint="Encode chunk by chunk; in each, merge the pair with the LOWEST merge id "
+                     "first, until no pair has a merge.")
+def bpe_encode_unseen_text(tt, rng):
+    m = _tok(tt)
+    tok = m.BPETokenizer().train(_words(rng, 300), vocab_size=256 + int(rng.integers(30, 80)))
+    fresh = _words(rng, 80, unicode_share=0.3)
+    return [_ids(tok.encode(fresh)), _ids(tok.encode(""))]
+
+
+@case(points=2, hint="Merge rank, not frequency or position: the merge learned first is "
+                     "applied first.")
+def bpe_encode_uses_merge_rank(tt, rng):
+    m = _tok(tt)
+    tok = m.BPETokenizer(split_pattern=None)
+    a, b, c = (int(x) for x in rng.choice(range(97, 123), size=3, replace=False))
+    tok.merges = {(b, c): 256, (a, b): 257, (256, a): 258, (a, 256): 259}
+    tok._build_vocab()
+    words = [bytes([a, b, c]).decode(), bytes([b, c, a, b, c]).decode(),
+             bytes([a, b, c, a, b]).decode(), bytes([a, b, a, b, c, c]).decode()]
+    return [_ids(tok.encode(w)) for w in words]
+
+
+@case(points=2, hint="Special tokens are one id when allowed; with allow_special=False they "
+                     "are ordinary bytes.")
+def bpe_encode_special_tokens(tt, rng):
+    m = _tok(tt)
+    tok = m.BPETokenizer(special_tokens=SPECIALS)
+    tok.train(_with_specials(rng, _words(rng, 150), SPECIALS, 10), vocab_size=290)
+    text = _with_specials(rng, _words(rng, 20), SPECIALS, 4)
+    return [_ids(tok.encode(text)), _ids(tok.encode(text, allow_special=False))]
+
+
+# ----------------------------------------------------------------------------- BPE decode (5)
+@case(points=3, hint="Join the bytes of all ids, then decode once as UTF-8 with "
+                     "errors='replace'.")
+def bpe_decode_ids(tt, rng):
+    m = _tok(tt)
+    tok = m.BPETokenizer(special_tokens=SPECIALS[:2])
+    tok.train(_words(rng, 150, unicode_share=0.8), vocab_size=300)
+    ids = [int(i) for i in rng.integers(0, tok.vocab_size, size=40)]
+    euro = _ids(tok.encode("€"))
+    return [tok.decode(ids), tok.decode(euro[:1]), tok.decode(euro), tok.decode([])]
+
+
+@case(points=2, hint="decode(encode(t)) == t for every Unicode string; unknown ids raise "
+                     "ValueError.")
+def bpe_round_trip_and_errors(tt, rng):
+    m = _tok(tt)
+    tok = m.BPETokenizer(special_tokens=["<|endoftext|>"])
+    tok.train(_words(rng, 150, unicode_share=0.5), vocab_size=280)
+    texts = [_words(rng, 30, alphabet="abcXYZ019_-+!?", unicode_share=1.0),
+             "".join(str(c) for c in rng.choice(UNICODE + [" ", "\n", "\t", "a"], size=50))]
+    round_trip = [tok.decode(tok.encode(t)) == t for t in texts]
+    with tempfile.TemporaryDirectory() as tmp:
+        tok.save(Path(tmp) / "tok.json")
+        back = m.Tokenizer.load(Path(tmp) / "tok.json")
+        reloaded = _ids(back.encode(texts[0])) == _ids(tok.encode(texts[0]))
+    return [round_trip, reloaded, outcome(tok.decode, [tok.vocab_size]),
+            outcome(tok.decode, [-1])]

@@ -1,0 +1,343 @@
+"""Hidden suite · module 12 (attention). Cases are probes; the trusted parent compares.
+
+Each case returns plain data computed with the package under test ``tt``; the expected value
+is the same case run against tinytorch_ref. Every input (tensors, masks, seeds) comes from
+``rng``. Points sum to module 12's ``points`` (50).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from autograder.suite import Suite, outcome
+
+suite = Suite(module="12_attention", version="2027.1")
+case = suite.case
+GRAD_RTOL, GRAD_ATOL = 1e-4, 1e-5  # gradients: other summation orders are fine
+
+
+def _att(tt):
+    return importlib.import_module(f"{tt.__name__}.attention")
+
+
+def _f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _leaves(tt, rng, *shapes):
+    return [tt.Tensor(_f32(rng, *s), requires_grad=True) for s in shapes]
+
+
+def _seed(tt, rng):
+    tt.manual_seed(int(rng.integers(2**31)))
+
+
+def _grads(tt, rng, out, leaves):
+    """Backward of sum(out * R) for a random R: the gradient of every leaf."""
+    (out * tt.Tensor(_f32(rng, *out.shape))).sum().backward()
+    return [None if t.grad is None else t.grad.numpy() for t in leaves]
+
+
+def _mha(tt, rng, embed_dim, num_heads, **kwargs):
+    """A seeded MultiheadAttention with random (non-zero) biases."""
+    _seed(tt, rng)
+    m = tt.nn.MultiheadAttention(embed_dim, num_heads, **kwargs)
+    for p in m.parameters():
+        if p.ndim == 1:
+            p.data[...] = _f32(rng, *p.shape) * np.float32(0.5)
+    return m
+
+
+def _mask(rng, *shape, p=0.3):
+    """A random boolean mask, True with probability 1 - p."""
+    return rng.random(shape) >= p
+
+
+# ----------------------------------------------------------------------------- softmax, masks (10)
+@case(points=3, hint="Subtract the row maximum before exp; a row that is all -inf gives zeros "
+                     "(shift it by 0, divide by 1); keep the input's dtype.")
+def safe_softmax_forward(tt, rng):
+    A = _att(tt)
+    x = _f32(rng, 4, 6) * np.float32(30.0)
+    x[1, 2] = 800.0
+    x[2, rng.integers(0, 6, size=3)] = -np.inf
+    x[3] = -np.inf
+    p = A._SafeSoftmaxFn.apply(tt.Tensor(x))
+    p64 = A._SafeSoftmaxFn.apply(tt.Tensor(rng.standard_normal((2, 3, 5))))
+    return [p.numpy(), str(p.dtype), p64.numpy(), str(p64.dtype)]
+
+
+@case(points=3, hint="dL/dx = P * (G - rowsum(G * P)) along the last axis, from the saved P.",
+      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+def safe_softmax_backward(tt, rng):
+    A = _att(tt)
+    x = _f32(rng, 3, 2, 5)
+    x[0, 1, :] = -np.inf
+    x[2, 0, rng.integers(0, 5, size=2)] = -np.inf
+    t = tt.Tensor(x, requires_grad=True)
+    return _grads(tt, rng, A._SafeSoftmaxFn.apply(t), [t])
+
+
+@case(points=4, hint="is_causal: tril of ones (L, S), aligned top-left; bool masks: True -> 0, "
+                     "False -> -inf; float masks are returned as they are (in dtype); "
+                     "mask + is_causal raises RuntimeError.")
+def mask_to_bias_conventions(tt, rng):
+    A = _att(tt)
+    lq, lk = int(rng.integers(2, 5)), int(rng.integers(5, 8))
+    bmask = _mask(rng, 2, lq, lk)
+    fmask = _f32(rng, lq, lk)
+    return [A.mask_to_bias(None, True, lq, lk, np.float32),
+            A.mask_to_bias(None, True, lk, lq, np.float64),
+            A.mask_to_bias(bmask, False, lq, lk, np.float32),
+            A.mask_to_bias(tt.Tensor(bmask[0]), False, lq, lk, np.float64),
+            A.mask_to_bias(fmask, False, lq, lk, np.float64),
+            A.mask_to_bias(None, False, lq, lk, np.float32),
+            outcome(A.mask_to_bias, bmask, True, lq, lk, np.float32)]
+
+
+# ----------------------------------------------------------------------------- SDPA (18)
+@case(points=4, hint="softmax(Q K^T * scale) V with scale = 1/sqrt(E), softmax over the keys "
+                     "(last axis); L and S may differ and Ev may differ from E.")
+def sdpa_forward(tt, rng):
+    F = tt.nn.functional
+    q, k, v = (tt.Tensor(_f32(rng, *s)) for s in [(2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 5)])
+    out = F.scaled_dot_product_attention(q, k, v)
+    q2, k2, v2 = (tt.Tensor(_f32(rng, *s)) for s in [(5, 9), (7, 9), (7, 2)])
+    return [out.numpy(), str(out.dtype), F.scaled_dot_product_attention(q2, k2, v2).numpy()]
+
+
+@case(points=3, hint="is_causal is the top-left triangle even when L != S; boolean masks: True "
+                     "takes part; float masks are added; rows with nothing allowed are 0.")
+def sdpa_masks_forward(tt, rng):
+    F = tt.nn.functional
+    q, k, v = (tt.Tensor(_f32(rng, *s)) for s in [(2, 4, 6), (2, 7, 6), (2, 7, 3)])
+    q2, k2 = tt.Tensor(_f32(rng, 2, 7, 6)), tt.Tensor(_f32(rng, 2, 4, 6))
+    bmask = _mask(rng, 4, 7)
+    bmask[2] = False
+    fmask = _f32(rng, 2, 1, 7)
+    fmask[1, 0, 3] = -np.inf
+    return [F.scaled_dot_product_attention(q, k, v, is_causal=True).numpy(),
+            F.scaled_dot_product_attention(q2, k2, tt.Tensor(_f32(rng, 2, 4, 3)),
+                                           is_causal=True).numpy(),
+            F.scaled_dot_product_attention(q, k, v, attn_mask=bmask).numpy(),
+            F.scaled_dot_product_attention(q, k, v, attn_mask=tt.Tensor(fmask)).numpy()]
+
+
+@case(points=4, hint="dV = P^T G; dP = G V^T; dS = P * (dP - rowsum(dP * P)); dQ = dS K * scale; "
+                     "dK = dS^T Q * scale (swap the last two axes, never .T).",
+      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+def sdpa_backward(tt, rng):
+    F = tt.nn.functional
+    out = []
+    for kwargs in ({}, {"is_causal": True}, {"attn_mask": _mask(rng, 4, 6)}):
+        q, k, v = _leaves(tt, rng, (2, 2, 4, 5), (2, 2, 6, 5), (2, 2, 6, 3))
+        out.append(_grads(tt, rng, F.scaled_dot_product_attention(q, k, v, **kwargs), [q, k, v]))
+    return out
+
+
+@case(points=2, hint="A key/value with fewer batch dims broadcasts like matmul; return the "
+                     "gradients in the broadcast shape and let unbroadcast sum them.",
+      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+def sdpa_broadcast_batch_backward(tt, rng):
+    F = tt.nn.functional
+    q, k, v = _leaves(tt, rng, (3, 4, 6), (5, 6), (5, 2))
+    y = F.scaled_dot_product_attention(q, k, v)
+    return [y.numpy(), _grads(tt, rng, y, [q, k, v])]
+
+
+@case(points=2, hint="scale=None means 1/sqrt(E) as a Python float; an explicit scale replaces "
+                     "it; float64 stays float64, float32 stays float32.",
+      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+def sdpa_scale_and_dtype(tt, rng):
+    F = tt.nn.functional
+    q, k, v = (tt.Tensor(_f32(rng, 3, 9)) for _ in range(3))
+    d = [tt.Tensor(rng.standard_normal((2, 3, 4)), requires_grad=True) for _ in range(3)]
+    y64 = F.scaled_dot_product_attention(*d, scale=0.25)
+    g64 = _grads(tt, rng, y64, d)
+    return [F.scaled_dot_product_attention(q, k, v, scale=1.7).numpy(),
+            F.scaled_dot_product_attention(q, k, v).numpy(), str(y64.dtype), y64.numpy(),
+            [str(g.dtype) if g is not None else None for g in g64]]
+
+
+@case(points=2, hint="dropout_p: keep each weight with probability 1 - p (draw with "
+                     "default_generator()), scale kept ones by 1/(1 - p), and multiply dP by the "
+                     "same mask in backward.")
+def sdpa_dropout(tt, rng):
+    F = tt.nn.functional
+    seed = int(rng.integers(2**31))
+    tt.manual_seed(seed)
+    q = tt.Tensor(np.zeros((64, 8, 4), np.float32))  # uniform weights 1/8
+    o = F.scaled_dot_product_attention(q, q, tt.Tensor(np.ones((64, 8, 2), np.float32)),
+                                       dropout_p=0.3).numpy()
+    # the same mask in forward and backward: with the generator reseeded before each call,
+    # the analytic gradient must match central differences (float64)
+    arrays = [rng.standard_normal((1, 3, 4)) for _ in range(3)]
+    r = rng.standard_normal((1, 3, 4))
+
+    def run(values, need_grad):
+        tt.manual_seed(seed)
+        leaves = [tt.Tensor(a, requires_grad=need_grad) for a in values]
+        y = F.scaled_dot_product_attention(*leaves, dropout_p=0.4)
+        return leaves, (y * tt.Tensor(r)).sum()
+
+    leaves, total = run(arrays, True)
+    total.backward()
+    analytic = [t.grad.numpy() for t in leaves]
+    numeric = [np.zeros((1, 3, 4)) for _ in range(3)]
+    for which in (0, 1, 2):
+        for idx in np.ndindex(1, 3, 4):
+            plus = [a.copy() for a in arrays]
+            minus = [a.copy() for a in arrays]
+            plus[which][idx] += 1e-6
+            minus[which][idx] -= 1e-6
+            diff = run(plus, False)[1].item() - run(minus, False)[1].item()
+            numeric[which][idx] = diff / 2e-6
+    same_mask = all(bool(np.allclose(g, n, rtol=1e-4, atol=1e-6))
+                    for g, n in zip(analytic, numeric, strict=True))
+    return [0.95 < float(o.mean()) < 1.05, 0.1 < float(o.std()) < 0.4, same_mask,
+            str(o.dtype)]
+
+
+@case(points=1, hint="Raise RuntimeError when E of query and key differ, S of key and value "
+                     "differ, or attn_mask is given together with is_causal=True.")
+def sdpa_errors(tt, rng):
+    F = tt.nn.functional
+    q = tt.Tensor(_f32(rng, 2, 3, 4))
+    return [outcome(F.scaled_dot_product_attention, q, tt.Tensor(_f32(rng, 2, 3, 5)), q),
+            outcome(F.scaled_dot_product_attention, q, q, tt.Tensor(_f32(rng, 2, 5, 4))),
+            outcome(F.scaled_dot_product_attention, q, q, q, attn_mask=_mask(rng, 3, 3),
+                    is_causal=True),
+            outcome(F.scaled_dot_product_attention, q, q, q)]
+
+
+# ----------------------------------------------------------------------------- heads (4)
+@case(points=4, hint="split_heads: reshape (..., T, E) to (..., T, h, E/h), then swap the T and "
+                     "h axes; merge_heads undoes it; gradients flow through both.")
+def split_and_merge_heads(tt, rng):
+    A = _att(tt)
+    x = tt.Tensor(_f32(rng, 2, 5, 12), requires_grad=True)
+    heads = A.split_heads(x, 3)
+    un = A.split_heads(tt.Tensor(_f32(rng, 4, 6)), 2)
+    deep = A.split_heads(tt.Tensor(_f32(rng, 2, 2, 3, 8)), 4)
+    merged = A.merge_heads(heads)
+    grads = _grads(tt, rng, A.merge_heads(A.split_heads(x, 4) * tt.Tensor(_f32(rng, 2, 4, 5, 3))),
+                   [x])
+    return [heads.numpy(), un.numpy(), tuple(deep.shape), merged.numpy(),
+            A.merge_heads(tt.Tensor(_f32(rng, 3, 2, 4, 5))).numpy(),
+            A.merge_heads(tt.Tensor(_f32(rng, 2, 3, 4))).numpy(), grads]
+
+
+# ----------------------------------------------------------------------------- MHA (18)
+@case(points=3, hint="Register in_proj_weight (3E, E), in_proj_bias (3E,), out_proj (Linear) in "
+                     "that order; draw out_proj first, then Xavier-uniform in_proj_weight with "
+                     "bound sqrt(6/(E + 3E)); zero both biases.")
+def mha_parameters_from_seed(tt, rng):
+    nn = tt.nn
+    _seed(tt, rng)
+    m = nn.MultiheadAttention(8, 2)
+    nb = nn.MultiheadAttention(6, 3, bias=False)
+    return [[(n, tuple(p.shape)) for n, p in m.named_parameters()],
+            m.in_proj_weight.numpy(), m.out_proj.weight.numpy(), m.in_proj_bias.numpy(),
+            m.out_proj.bias.numpy(), [n for n, _ in nb.named_parameters()],
+            nb.in_proj_bias is None, bool(m.batch_first), m.head_dim, m.num_heads,
+            outcome(nn.MultiheadAttention, 10, 4)]
+
+
+@case(points=3, hint="MultiheadAttention masks: boolean True = IGNORE (-inf), float masks are "
+                     "added; attn_mask (L, S) or (N*h, L, S) -> (N, h, L, S); key_padding_mask "
+                     "(N, S) -> (N, 1, 1, S); wrong shapes raise RuntimeError.")
+def mha_merge_masks(tt, rng):
+    m = tt.nn.MultiheadAttention(4, 2)
+    n, lq, lk = 2, 3, 4
+    kpm = _mask(rng, n, lk, p=0.7)
+    am2 = _mask(rng, lq, lk, p=0.7)
+    am3 = _f32(rng, n * 2, lq, lk)
+    fk = _f32(rng, n, lk)
+    return [m._merge_masks(kpm, None, n, lq, lk, np.float32),
+            m._merge_masks(None, am2, n, lq, lk, np.float32),
+            m._merge_masks(None, am3, n, lq, lk, np.float64),
+            m._merge_masks(tt.Tensor(fk), tt.Tensor(am2), n, lq, lk, np.float32),
+            m._merge_masks(None, None, n, lq, lk, np.float32),
+            outcome(m._merge_masks, None, _mask(rng, lk, lq), n, lq, lk, np.float32),
+            outcome(m._merge_masks, _mask(rng, n, lq), None, n, lq, lk, np.float32),
+            outcome(m._merge_masks, None, _mask(rng, n, lq, lk), n, lq, lk, np.float32)]
+
+
+@case(points=3, hint="Self-attention: project with in_proj, split heads, attend with scale "
+                     "1/sqrt(head_dim), merge, out_proj; weights averaged over heads unless "
+                     "average_attn_weights=False; need_weights=False gives (out, None).",
+      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+def mha_self_attention_forward(tt, rng):
+    m = _mha(tt, rng, 8, 2)
+    x = tt.Tensor(_f32(rng, 3, 5, 8))
+    out, w = m(x, x, x)
+    _, per_head = m(x, x, x, average_attn_weights=False)
+    fused, none = m(x, x, x, need_weights=False)
+    return [out.numpy(), w.numpy(), per_head.numpy(), fused.numpy(), none is None]
+
+
+@case(points=3, hint="Cross-attention (query != key): each input gets its third of "
+                     "in_proj_weight; key_padding_mask True marks padding keys; bool attn_mask "
+                     "True forbids a pair.", rtol=GRAD_RTOL, atol=GRAD_ATOL)
+def mha_cross_attention_with_masks(tt, rng):
+    m = _mha(tt, rng, 12, 3)
+    q, k, v = (tt.Tensor(_f32(rng, *s)) for s in [(2, 4, 12), (2, 6, 12), (2, 6, 12)])
+    kpm = np.zeros((2, 6), dtype=bool)
+    kpm[1, 4:] = True
+    am = np.triu(np.ones((4, 6), dtype=bool), k=3)
+    out, w = m(q, k, v, key_padding_mask=kpm, attn_mask=am)
+    out2, _ = m(q, k, v, key_padding_mask=kpm, attn_mask=am, need_weights=False)
+    f_out, _ = m(q, k, v, attn_mask=tt.Tensor(_f32(rng, 6, 4, 6)), need_weights=False)
+    memory, _ = m(q, k, k)  # encoder-decoder: key is value, query differs
+    same_qk, _ = m(k, k, v)  # query is key, value differs: not packed self-attention
+    return [out.numpy(), w.numpy(), out2.numpy(), f_out.numpy(), memory.numpy(),
+            same_qk.numpy()]
+
+
+@case(points=3, hint="Every parameter and input gets its gradient through both paths "
+                     "(need_weights True and False): use Tensor operations end to end.",
+      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+def mha_backward(tt, rng):
+    out = []
+    for need in (True, False):
+        m = _mha(tt, rng, 8, 4)
+        x = tt.Tensor(_f32(rng, 2, 3, 8), requires_grad=True)
+        y, _ = m(x, x, x, need_weights=need, attn_mask=np.triu(np.ones((3, 3), bool), k=1))
+        grads = _grads(tt, rng, y, [x])
+        out.append(grads + [p.grad.numpy() if p.grad is not None else None
+                            for p in m.parameters()])
+    return out
+
+
+@case(points=2, hint="batch_first=False: inputs and output are (L, N, E), weights stay (N, L, S); "
+                     "2-D inputs (L, E) are one unbatched sequence.",
+      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+def mha_batch_first_false_and_unbatched(tt, rng):
+    m = _mha(tt, rng, 8, 2, batch_first=False)
+    x = tt.Tensor(_f32(rng, 5, 2, 8))
+    out, w = m(x, x, x)
+    q, kv = tt.Tensor(_f32(rng, 3, 8)), tt.Tensor(_f32(rng, 4, 8))
+    uo, uw = m(q, kv, kv, key_padding_mask=np.array([False, True, False, False]),
+               average_attn_weights=False)
+    return [out.numpy(), w.numpy(), uo.numpy(), uw.numpy()]
+
+
+@case(points=1, hint="Dropout on the attention weights only in training mode; eval() makes "
+                     "the layer deterministic; is_causal without attn_mask raises RuntimeError.")
+def mha_dropout_and_causal_hint(tt, rng):
+    m = _mha(tt, rng, 8, 2, dropout=0.5)
+    x = tt.Tensor(_f32(rng, 2, 6, 8))
+    a, _ = m(x, x, x)
+    b, _ = m(x, x, x)
+    big = tt.Tensor(_f32(rng, 64, 8, 8))
+    _, w = m(big, big, big)  # kept weights are scaled by 1/(1 - p): rows still sum to ~1
+    row_sums = w.numpy().sum(-1)
+    m.eval()
+    c, _ = m(x, x, x)
+    d, _ = m(x, x, x, need_weights=False)
+    return [bool(not np.allclose(a.numpy(), b.numpy())), 0.93 < float(row_sums.mean()) < 1.07,
+            bool((w.numpy() == 0).mean() > 0.3), c.numpy(),
+            bool(np.allclose(c.numpy(), d.numpy(), atol=1e-5)),
+            outcome(m, x, x, x, is_causal=True)]

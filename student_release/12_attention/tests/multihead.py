@@ -1,0 +1,60 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "multihead"
+points = 0
+
+@test_case(points=None, hidden=False)
+def test_split_and_merge_heads(split_heads, merge_heads, Tensor, np):
+    x = Tensor(np.arange(2 * 3 * 6, dtype=np.float32).reshape(2, 3, 6))
+    h = split_heads(x, 2)
+    assert h.shape == (2, 2, 3, 3), f'(N, T, E) = (2, 3, 6) with 2 heads is (2, 2, 3, 3), got {h.shape}'
+    assert np.array_equal(h.numpy()[0, 1, 2], [15.0, 16.0, 17.0]), f'head 1 of time step 2 holds features 3..5 of x[0, 2] = [15, 16, 17]; got {h.numpy()[0, 1, 2].tolist()}: cut E into heads, then move the head axis'
+    back = merge_heads(h)
+    assert back.shape == (2, 3, 6) and np.array_equal(back.numpy(), x.numpy()), 'merge_heads(split_heads(x)) must give x back'
+
+@test_case(points=None, hidden=False)
+def test_multihead_parameters_and_init(MultiheadAttention, manual_seed, np):
+    manual_seed(0)
+    mha = MultiheadAttention(16, 4)
+    names = [(n, tuple(p.shape)) for n, p in mha.named_parameters()]
+    assert names == [('in_proj_weight', (48, 16)), ('in_proj_bias', (48,)), ('out_proj.weight', (16, 16)), ('out_proj.bias', (16,))], f"PyTorch's layout and order: in_proj_weight (3E, E), in_proj_bias, out_proj; got {names}"
+    w = mha.in_proj_weight.numpy()
+    bound = np.sqrt(6 / (16 + 48))
+    assert np.abs(w).max() <= bound and np.abs(w).max() > 0.9 * bound, f'in_proj_weight is Xavier uniform with bound sqrt(6 / (E + 3E)) = {bound:.3f}; max |w| is {np.abs(w).max():.3f}'
+    assert not mha.in_proj_bias.numpy().any() and (not mha.out_proj.bias.numpy().any()), 'in_proj_bias and out_proj.bias start at zero'
+    assert MultiheadAttention(8, 2, bias=False).in_proj_bias is None, 'bias=False: no biases'
+    assert MultiheadAttention(8, 2).batch_first, "this course's default is batch_first=True"
+    try:
+        MultiheadAttention(10, 3)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError('10 is not divisible by 3 heads: raise ValueError')
+
+@test_case(points=None, hidden=False)
+def test_multihead_forward_paths_and_masks(MultiheadAttention, Tensor, np):
+    rng = np.random.default_rng(2)
+    mha = MultiheadAttention(8, 2)
+    mha.in_proj_bias.data[...] = rng.standard_normal(24).astype(np.float32)
+    x = Tensor(rng.standard_normal((3, 5, 8)).astype(np.float32))
+    out, w = mha(x, x, x)
+    assert out.shape == (3, 5, 8) and w.shape == (3, 5, 5), f'(N, L, E) in -> (N, L, E) out and (N, L, S) weights; got {out.shape}, {w.shape}'
+    assert np.allclose(w.numpy().sum(-1), 1.0, atol=1e-05), 'averaged weights still sum to 1 per row'
+    fused, none = mha(x, x, x, need_weights=False)
+    assert none is None and np.allclose(fused.numpy(), out.numpy(), atol=1e-05), 'need_weights=False (fused) must give the same output, with None for the weights'
+    _, per_head = mha(x, x, x, average_attn_weights=False)
+    assert per_head.shape == (3, 2, 5, 5), f'per-head weights are (N, h, L, S), got {per_head.shape}'
+    pad = np.zeros((3, 5), dtype=bool)
+    pad[:, 3:] = True
+    _, wp = mha(x, x, x, key_padding_mask=pad)
+    assert np.allclose(wp.numpy()[..., 3:], 0.0), "key_padding_mask: True marks padding keys (they get weight 0) — the opposite of scaled_dot_product_attention's boolean masks"
+    causal = np.triu(np.ones((5, 5), dtype=bool), k=1)
+    _, wc = mha(x, x, x, attn_mask=causal)
+    assert np.allclose(np.triu(wc.numpy()[0], k=1), 0.0), 'a boolean attn_mask is True where attention is NOT allowed in MultiheadAttention'
+    seq = MultiheadAttention(8, 2, batch_first=False)
+    seq.load_state_dict(mha.state_dict())
+    out_t, _ = seq(x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1))
+    assert out_t.shape == (5, 3, 8) and np.allclose(out_t.numpy().transpose(1, 0, 2), out.numpy(), atol=1e-05), 'batch_first=False takes and returns (L, N, E)'
+

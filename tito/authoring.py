@@ -1,0 +1,173 @@
+"""What an author's solution module must hold, checked: every function students write has a
+stub, and can be replaced by that stub on its own.
+
+A *solution function* is a function or method of an ``#| export`` cell with a solution block
+(``# BEGIN SOLUTION NO PROMPT`` ... ``# END SOLUTION``) in it. :func:`marker_problems` finds,
+without running anything, what would ship broken: a block with no ``# STUB`` line after it (the
+student would get a function without a body), otter's prompting ``# BEGIN SOLUTION`` in an
+export cell (otter replaces it with ``...``), unbalanced markers, a ``# STUB`` line outside any
+solution function. :func:`stub_one` builds the reference module with exactly one function
+replaced by its stub: CI runs the public checks and the hidden suite on each of those (some
+public check must fail, the hidden score must drop), so no function can go unchecked.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from tito.export import Cell, export_module, read_cells
+
+_SOL = "SOL" + "UTION"  # assembled, so this file holds no marker text for the leak scan
+_BEGIN = re.compile(rf"^\s*# BEGIN {_SOL}(?P<np> NO PROMPT)?\s*$")
+_END = re.compile(rf"^\s*# END {_SOL}\s*$")
+_STUB = re.compile(r"\s*# STUB\s*$")
+_CELL = re.compile(r"^# %%")
+
+
+class AuthoringError(ValueError):
+    """A solution module breaks the authoring contract (one line, file:line: what to do)."""
+
+
+@dataclass(frozen=True)
+class SolutionFunction:
+    """A function students write: its qualified name and its lines in the solution file."""
+
+    name: str
+    first_line: int  # 1-based, the ``def`` line (decorators excluded)
+    last_line: int
+
+
+def _export_cells(path: Path) -> list[tuple[Cell, int]]:
+    """(cell, 1-based file line of its first source line) of every export cell."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    starts = [i + 2 for i, ln in enumerate(lines) if _CELL.match(ln)]
+    out = []
+    for cell, start in zip(read_cells(path), starts, strict=False):
+        if cell.kind == "code" and cell.source.lstrip().startswith("#| export"):
+            offset = start
+            while offset <= len(lines) and not lines[offset - 1].strip():
+                offset += 1  # jupytext strips leading blank lines from a cell's source
+            out.append((cell, offset))
+    return out
+
+
+def _functions(source: str) -> list[tuple[str, int, int]]:
+    """(qualified name, first line, last line) of every function and method, innermost last."""
+    tree = ast.parse(source)
+    found: list[tuple[str, int, int]] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{child.name}"
+                found.append((name, child.lineno, child.end_lineno or child.lineno))
+                walk(child, f"{name}.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}{child.name}.")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return found
+
+
+def _innermost(functions: list[tuple[str, int, int]], line: int) -> tuple[str, int, int] | None:
+    inside = [f for f in functions if f[1] <= line <= f[2]]
+    return min(inside, key=lambda f: f[2] - f[1]) if inside else None
+
+
+def scan(path: Path) -> tuple[list[SolutionFunction], list[str]]:
+    """The solution functions of a solution module, and every marker problem found.
+
+    Problems are one line each: ``file:line: function: what is wrong; what to do``.
+    """
+    shown = path.as_posix()
+    try:
+        shown = path.resolve().relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        pass
+    problems: list[str] = []
+    result: dict[str, SolutionFunction] = {}
+    for cell, start in _export_cells(path):
+        lines = cell.source.splitlines()
+        try:
+            functions = _functions(cell.source)
+        except SyntaxError as exc:
+            problems.append(f"{shown}:{start + (exc.lineno or 1) - 1}: the export cell does not "
+                            f"parse ({exc.msg})")
+            continue
+        depth = 0
+        block: tuple[int, tuple[str, int, int] | None] | None = None
+        stubbed: set[str] = set()
+        solved: dict[str, int] = {}
+        for i, line in enumerate(lines, 1):
+            where = f"{shown}:{start + i - 1}"
+            m = _BEGIN.match(line)
+            if m:
+                fn = _innermost(functions, i)
+                depth += 1
+                block = (i, fn)
+                if not m.group("np"):
+                    problems.append(f"{where}: {fn[0] if fn else 'cell'}: '# BEGIN {_SOL}' in an "
+                                    f"export cell ships '...' to students; write '# BEGIN {_SOL} "
+                                    "NO PROMPT' and a '# STUB' line after the block")
+                if fn is None:
+                    problems.append(f"{where}: a solution block outside any function; students "
+                                    "write functions, put it inside one")
+                else:
+                    solved.setdefault(fn[0], i)
+                continue
+            if _END.match(line):
+                depth -= 1
+                if depth < 0:
+                    problems.append(f"{where}: '# END {_SOL}' without a BEGIN")
+                    depth = 0
+                block = None
+                continue
+            if _STUB.search(line) and depth == 0:
+                fn = _innermost(functions, i)
+                if fn is None:
+                    problems.append(f"{where}: a '# STUB' line outside any function")
+                else:
+                    stubbed.add(fn[0])
+        if depth:
+            at = f"{shown}:{start + block[0] - 1}" if block else shown
+            problems.append(f"{at}: a solution block is never closed with '# END {_SOL}'")
+        for name, first, last in functions:
+            if name in solved:
+                result.setdefault(name, SolutionFunction(name, start + first - 1,
+                                                         start + last - 1))
+                if name not in stubbed:
+                    problems.append(f"{shown}:{start + solved[name] - 1}: {name}: no '# STUB' line "
+                                    "after its solution block, so students would get a function "
+                                    "without a body; add 'raise NotImplementedError(\"module NN: "
+                                    f"implement {name} (see its docstring)\")  # STUB'")
+        for name in sorted(stubbed - set(solved)):
+            problems.append(f"{shown}: {name}: has a '# STUB' line but no solution block")
+    return list(result.values()), problems
+
+
+def stub_one(path: Path, function: SolutionFunction, *, slug: str, number: int) -> str:
+    """The reference module with only ``function``'s solution replaced by its stub."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    out: list[str] = []
+    skipping = False
+    for n, line in enumerate(lines, 1):
+        inside = function.first_line <= n <= function.last_line
+        if inside and _BEGIN.match(line):
+            skipping = True
+            continue
+        if inside and _END.match(line):
+            skipping = False
+            continue
+        if skipping:
+            continue
+        out.append(_STUB.sub("", line) if inside else line)
+    with tempfile.TemporaryDirectory(prefix="tt-stub-one-") as tmp:
+        copy = Path(tmp) / path.name
+        copy.write_text("\n".join(out) + "\n", encoding="utf-8")
+        return export_module(copy, slug=slug, number=number, mode="reference")
