@@ -193,6 +193,8 @@ def collate_rejects_ragged_and_unknown(tt, rng):
         outcome(c, [object(), object()]),
         outcome(c, [np.array(["a", "b"]), np.array(["c", "d"])]),
         outcome(c, [tt.Tensor(np.zeros(k, np.float32))] * 2),
+        # the same shapes, collated: what the errors are measured against (and the variant's)
+        c([tt.Tensor(rng.standard_normal(k).astype(np.float32)) for _ in range(3)]).numpy(),
     ]
 
 
