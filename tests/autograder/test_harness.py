@@ -35,6 +35,10 @@ def test_correct_submission_scores_full_marks(grade_mini):
     assert ed["packages"]["numpy"] and ed["packages"]["python"]
     assert "child-process" in ed["isolation"]
     assert ed["expected_from"] == "goldens"
+    assert ed["variant"]["of"] == 64 and 0 <= ed["variant"]["index"] < 64
+    assert "euid=0" not in ed["sandbox"], "student code ran as root"
+    if isolation.plan().namespaces:
+        assert {"minimal-root", "seccomp-no-sockets", "uid-dropped"} <= set(ed["sandbox"])
 
 
 def test_expected_values_from_a_trusted_reference_run(grade_mini):
