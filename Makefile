@@ -8,7 +8,13 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MPLBACKEND ?= Agg
 
-.PHONY: setup setup-dev demo test lint release autograder gradebook sync lock clean
+.PHONY: setup setup-dev demo test test-fast test-slow test-serial test-stress lint release \
+	autograder gradebook sync lock clean
+
+# Tests run in parallel (pytest-xdist, one worker per core; TEST_WORKERS=3 to override).
+# Tiers are defined in tests/conftest.py (TIERS); docs/testing.md describes them.
+TEST_WORKERS ?= auto
+PYTEST_PAR := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 setup: $(VENV)/.installed
 
@@ -19,18 +25,37 @@ $(VENV)/.installed: requirements.txt requirements.lock pyproject.toml
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
-# Instructor CI extras: PyTorch (CPU build, pinned exactly) for the parity suite only.
+# Instructor CI extras: PyTorch (CPU build, pinned exactly) for the parity suite only, and the
+# Dask extra (tito regrade --scheduler) its tests use.
 setup-dev: $(VENV)/.installed-dev
 
 $(VENV)/.installed-dev: $(VENV)/.installed
 	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -c requirements.lock --no-build-isolation -e '.[dask]'
 	touch $@
 
 demo: setup
 	$(TITO) demo
 
+# Everything CI proves (every tier), slowest tests listed at the end.
 test: setup-dev
-	$(PY) -m pytest -q
+	$(PYTEST_PAR) --durations=25 --durations-min=1
+
+# What every change needs: none of the slow tiers (TIERS in tests/conftest.py).
+test-fast: setup-dev
+	$(PYTEST_PAR) --tier=fast --durations=10
+
+# Only the slow tiers.
+test-slow: setup-dev
+	$(PYTEST_PAR) --tier=slow --durations=25
+
+# One process, in collection order (to compare, or to debug a parallel failure).
+test-serial: setup-dev
+	$(PY) -m pytest -q --durations=25 --durations-min=1
+
+# Two clean clones of HEAD running `make test` at once (ROUNDS=5 for five rounds).
+test-stress:
+	bash .ci/stress
 
 lint: setup
 	$(VENV)/bin/ruff check tito autograder gradebook tinytorch_ref tests datasets milestones bench

@@ -2,7 +2,8 @@
 
 Register with ``cli.add_command(regrade, "regrade")``. Exit codes: 0 done (broken
 submissions are graded zero with a message, which is not an error); 2 bad input, one line on
-stderr naming the file and the field.
+stderr naming the file and the field; 128 + the signal (130 for Ctrl-C, 143 for kill) when
+interrupted, with one line saying what was kept.
 """
 
 from __future__ import annotations
@@ -32,31 +33,38 @@ def _course_from(ctx: click.Context) -> Any:
 
 
 @click.command("regrade")
-@click.argument("export", type=click.Path(path_type=Path))
-@click.option("-m", "--module", "module", required=True,
-              help="The module the export is for: 01, 1, 01_tensor or tensor.")
+@click.argument("exports", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-m", "--module", "module", default=None,
+              help="The module of every export: 01, 1, 01_tensor or tensor (default: told "
+                   "from each export's old results).")
 @click.option("--dry-run", is_flag=True,
               help="Grade and show the diff only; the gradebook is not touched and nothing "
                    "is kept unless -o is given.")
 @click.option("-o", "--out", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Folder for results and regrade_report.csv/.json "
-                   "(default: build/regrade/<module>-<export>/).")
+              help="Folder for results and regrade_report.csv/.json (default: "
+                   "build/regrade/<module>-<export>/); a rerun reuses what it finished.")
 @click.option("--apply", is_flag=True,
               help="Also ingest the export and the new results into the gradebook "
                    "(idempotent; changed scores become regrade events).")
 @click.option("--store", default=None,
               help="Gradebook store path or sqlite:/// URL (default: course.yml's).")
 @click.option("-j", "--jobs", type=int, default=1, show_default=True,
-              help="Submissions graded in parallel.")
+              help="Submissions graded at once on this machine.")
+@click.option("--scheduler", default=None, metavar="ADDRESS|local:N",
+              help="Grade on a Dask cluster: a scheduler address (tcp://host:8786) or local:N "
+                   "(N local workers). Needs pip install '.[dask]'.")
 @click.pass_context
-def regrade(ctx: click.Context, export: Path, module: str, dry_run: bool, out: Path | None,
-            apply: bool, store: str | None, jobs: int) -> None:
-    """TA: regrade a Gradescope "Export Submissions" EXPORT (.zip or folder) for MODULE and
-    show what changed: old score, new score, delta and the tests that changed."""
+def regrade(ctx: click.Context, exports: tuple[Path, ...], module: str | None, dry_run: bool,
+            out: Path | None, apply: bool, store: str | None, jobs: int,
+            scheduler: str | None) -> None:
+    """TA: regrade Gradescope "Export Submissions" EXPORTS (.zip files, their folders, or a
+    folder of them: a whole term in one run) and show what changed: old score, new score,
+    delta and the tests that changed. Ctrl-C stops every grading at once; run the same
+    command again to finish (finished submissions are reused)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from autograder.regrade import RegradeError
+    from autograder.regrade import RegradeError, RegradeInterrupted
     from autograder.regrade import regrade as run_regrade
     from tito.course import CourseError
 
@@ -75,15 +83,19 @@ def regrade(ctx: click.Context, export: Path, module: str, dry_run: bool, out: P
         task.append(progress.add_task("grading", total=total))
 
     def done(row: Any) -> None:
-        progress.update(task[0], advance=1, description=f"graded {row.key}")
+        verb = "reused" if row.reused else "graded"
+        progress.update(task[0], advance=1, description=f"{verb} {row.key}")
 
     try:
         with progress:
-            report = run_regrade(export=export, module=module, course=_course_from(ctx),
+            report = run_regrade(export=list(exports), module=module, course=_course_from(ctx),
                                  out=out, dry_run=dry_run, apply=apply, store=store, jobs=jobs,
-                                 on_start=started, on_done=done)
+                                 scheduler=scheduler, on_start=started, on_done=done)
     except (RegradeError, GradebookError, CourseError) as exc:
         raise RegradeUsageError(str(exc)) from None
+    except RegradeInterrupted as stop:
+        click.echo(f"tito: {stop}", err=True)
+        ctx.exit(stop.exit_code)
 
     from autograder.regrade import render
 
@@ -104,3 +116,36 @@ def regrade(ctx: click.Context, export: Path, module: str, dry_run: bool, out: P
     elif not report.dry_run:
         click.echo("not applied: review the diff, then run again with --apply to record it "
                    "in the gradebook")
+
+
+@click.command("synth-export")
+@click.argument("module")
+@click.option("-n", "--submissions", "n", type=int, default=30, show_default=True,
+              help="Records in the export.")
+@click.option("-o", "--out", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="The export .zip to write (roster.csv goes beside it).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--looping", type=int, default=0, show_default=True,
+              help="Exactly this many submissions with an infinite loop.")
+@click.option("--duplicated", type=int, default=0, show_default=True,
+              help="Group records naming a student who also submitted alone.")
+@click.pass_context
+def synth_export_cmd(ctx: click.Context, module: str, n: int, out: Path, seed: int,
+                     looping: int, duplicated: int) -> None:
+    """Staff: write a synthetic Gradescope export of MODULE in the real format (correct, buggy,
+    untouched, late, corrupt, off-roster, looping and duplicated records, BigDecimal scores)
+    to try ``tito regrade`` on."""
+    from autograder.regrade import RegradeError
+    from autograder.regrade_synth import synth_export
+    from tito.course import CourseError
+
+    if n < 1:
+        raise RegradeUsageError(f"--submissions: {n} is not a positive number")
+    try:
+        made = synth_export(module=module, n=n, out=out, seed=seed, looping=looping,
+                            duplicated=duplicated, course=_course_from(ctx))
+    except (RegradeError, CourseError) as exc:
+        raise RegradeUsageError(str(exc)) from None
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(made.kinds().items()))
+    click.echo(f"wrote {made.path} ({n} submissions of {made.module}: {kinds}) and "
+               f"{made.roster}")

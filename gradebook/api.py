@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from gradebook import csvsafe
 from gradebook import frames as fr
 from gradebook.errors import GradebookError
 from gradebook.identity import RosterIndex
@@ -100,16 +101,21 @@ def _roster_or_fail(st: Store) -> pd.DataFrame:
 def ingest(
     paths: list[Path], *, store: str | Path | None = None, course: Any = None,
     module: str | None = None, item: str | None = None, dry_run: bool = False,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None, accept: str | None = None,
 ) -> IngestReport:
     """Ingest results.json files, folders, Gradescope grade CSVs and export archives.
 
     ``progress(done, total)`` is called as rows are written (the CLI draws a bar with it).
+    ``accept`` (a reason) records scores outside [0, max] or with disagreeing totals anyway;
+    the reason, the problems and the user are kept in each such event's details.
     """
     c = load_course_any(course)
     if not paths:
         raise GradebookError("ingest: give at least one file or folder")
-    sources = parse_inputs([Path(p) for p in paths], course=c, module=module, item=item)
+    if accept is not None and not accept.strip():
+        raise GradebookError("ingest: --accept-inconsistent needs a reason")
+    sources = parse_inputs([Path(p) for p in paths], course=c, module=module, item=item,
+                           accept=accept)
     total = sum(len(s.rows) for s in sources)
     with open_store(store, c) as st:
         return record(st, sources, dry_run=dry_run,
@@ -232,11 +238,11 @@ def build(*, store: str | Path | None = None, course: Any = None, as_of: str | N
     if output is not None:
         out = Path(output)
         out.mkdir(parents=True, exist_ok=True)
-        built.grades.to_csv(out / "grades.csv", index=False, float_format="%.4f")
+        csvsafe.write_frame(built.grades, out / "grades.csv", float_format="%.4f")
         cols = ["student", "item", "category", "points", "score", "max_score", "raw_points",
                 "submitted_at", "due_effective", "minutes_late", "tokens", "late_fraction",
                 "after_late", "override", "final", "dropped", "extension"]
-        built.result.scores[cols].to_csv(out / "scores.csv", index=False, float_format="%.4f")
+        csvsafe.write_frame(built.result.scores[cols], out / "scores.csv", float_format="%.4f")
     return built
 
 
@@ -257,7 +263,7 @@ def export(*, fmt: str, output: Path, store: str | Path | None = None, course: A
              else ex.gradescope(built))
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(out, index=False)
+    csvsafe.write_frame(frame, out)
     return out
 
 
@@ -315,8 +321,6 @@ def load_sample(*, store: str | Path | None = None, course: Any = None,
 def canvas_ids(*, source: Path, output: Path, course: Any = None) -> dict[str, str]:
     """Learn the Canvas assignment id of each item from a Canvas gradebook export and write
     them as ``item,assignment_id`` rows (the file ``export --canvas-ids`` reads)."""
-    import csv
-
     from gradebook import export as ex
     from gradebook.items import catalogue
 
@@ -324,10 +328,6 @@ def canvas_ids(*, source: Path, output: Path, course: Any = None) -> dict[str, s
     ids = ex.read_canvas_ids(Path(source), catalogue(c))
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["item", "assignment_id"])
-        for item in catalogue(c)["item"]:
-            if item in ids:
-                w.writerow([item, ids[item]])
+    csvsafe.write_rows(out, ["item", "assignment_id"],
+                       [[item, ids[item]] for item in catalogue(c)["item"] if item in ids])
     return ids

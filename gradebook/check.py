@@ -60,9 +60,13 @@ def problems(frames: Frames, sources: pd.DataFrame) -> list[Problem]:
     # 3. score above max, or max differing from the course's points
     for r in known.itertuples(index=False):
         if r.max_score is not None and not pd.isna(r.max_score):
-            if r.score > r.max_score + 1e-9:
-                out.append(Problem("error", str(r.source_path), "score",
-                                   f"{r.student_ref} {r.item}: {r.score:g} > max {r.max_score:g}"))
+            if r.score > r.max_score + 1e-9 or r.score < -1e-9:
+                accepted = pol.details_of(r.details).get("accepted")
+                level = "note" if accepted else "error"
+                why = f" (accepted: {accepted.get('reason')})" if accepted else ""
+                out.append(Problem(level, str(r.source_path), "score",
+                                   f"{r.student_ref} {r.item}: {r.score:g} outside 0..max "
+                                   f"{r.max_score:g}{why}"))
             points = float(cell(items, r.item, "points"))
             if r.kind not in ("manual", "override") and abs(r.max_score - points) > 1e-9:
                 out.append(Problem("warning", str(r.source_path), "max_score",

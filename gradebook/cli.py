@@ -91,12 +91,15 @@ def roster_cmd(csv: Path, store: str | None, course: Path | None) -> None:
 @click.option("--item", default=None, help="Item of a grade CSV (e.g. 03, 03:written).")
 @click.option("--dry-run", is_flag=True,
               help="Show what would change (regrade diffs); write nothing.")
+@click.option("--accept-inconsistent", "accept", default=None, metavar="REASON",
+              help="Record scores outside [0, max] or whose totals disagree anyway; the reason "
+                   "and the problems are kept with each such score (audited).")
 @_common
 def ingest_cmd(paths: tuple[Path, ...], module: str | None, item: str | None, dry_run: bool,
-               store: str | None, course: Path | None) -> None:
+               accept: str | None, store: str | None, course: Path | None) -> None:
     """Ingest results.json files, folders, Gradescope grade CSVs or export archives."""
     kwargs: dict[str, Any] = dict(store=store, course=course, module=module, item=item,
-                                  dry_run=dry_run)
+                                  dry_run=dry_run, accept=accept)
     if not sys.stderr.isatty():
         _print_ingest(api.ingest(list(paths), **kwargs))
         return

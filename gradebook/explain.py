@@ -92,6 +92,12 @@ def explain(built: Built, student: str) -> str:
                     f"(suite {d.get('previous_suite')} -> {ev.suite_version}; {ev.source_path}, "
                     f"recorded {ev.recorded_at} by {ev.recorded_by})"
                 )
+            for ev in item_events.itertuples(index=False):
+                acc = details_of(ev.details).get("accepted")
+                if acc:
+                    lines.append(f"      accepted although inconsistent: "
+                                 f"{'; '.join(acc.get('problems', []))} (reason: "
+                                 f"{acc.get('reason')}; by {acc.get('by')}; {ev.source_path})")
             for ev in item_events[item_events["kind"] == "manual"].itertuples(index=False):
                 d = details_of(ev.details)
                 if "previous_score" in d:

@@ -23,15 +23,14 @@ import math
 import os
 import re
 import time
-import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import yaml
 
+from gradebook import gradescope as gs
 from gradebook.errors import GradebookError, where
 from gradebook.identity import RosterIndex
 from gradebook.inputs import read_csv_rows, sha256_file
@@ -40,6 +39,7 @@ from gradebook.tables import records
 
 GRADE_CSV_REQUIRED = ["SID", "Email", "Total Score", "Max Points", "Status", "Submission Time"]
 SLOW_HOOK = "GRADEBOOK_TEST_ROW_DELAY"  # seconds to sleep between written rows (tests only)
+TOLERANCE = 1e-6  # scores are rounded to 6 decimals by the harness
 
 
 @dataclass
@@ -153,7 +153,8 @@ def _module_name(course: Any, ref: object, what: str) -> str:
 def results_rows(
     results: Any, *, course: Any, users: list[dict[str, Any]], submitted_at: str,
     submission_id: str | None, kind: str, what: str, module: str | None = None,
-    fallback_score: float | None = None,
+    fallback_score: float | None = None, declared_score: float | None = None,
+    accept: str | None = None,
 ) -> list[ScoreRow]:
     """Turn one results.json document into score rows (one per user and item).
 
@@ -167,19 +168,27 @@ def results_rows(
         what: location prefix for errors.
         module: the module, when the caller knows it (``--module``).
         fallback_score: the submission's score when ``results`` is missing.
+        declared_score: the score the source says the student saw (an export's ``:score:``);
+            it must agree with the results.
+        accept: a reason to record scores that fail the consistency checks anyway (audited:
+            the reason, the problems and the user are kept in the event's details).
 
     Returns:
         Score rows.
 
     Raises:
-        GradebookError: the module cannot be told, a test lacks a score, a tag is unknown.
+        GradebookError: the module cannot be told, a test lacks a score, a tag is unknown, or
+            (without ``accept``) a score outside [0, max] or totals that disagree.
     """
     milestones = {ms.id: ms for ms in course.milestones}
+    problems: list[str] = []
     if results is None:
         if module is None:
             raise GradebookError(f"{what}: no results and no module given (use --module)")
         mod = course.module(module)
         per_item: dict[str, list[float]] = {mod.name: [fallback_score or 0.0, float(mod.points)]}
+        if not 0 <= (fallback_score or 0.0) <= mod.points + TOLERANCE:
+            problems.append(f"{what}: :score: {fallback_score:g} is outside 0..{mod.points:g}")
         tests: list[dict[str, Any]] = []
         suite = None
         note = "no results.json (autograder failed?): submission score used"
@@ -212,6 +221,10 @@ def results_rows(
                 raise GradebookError(f"{loc}: expected an object")
             score = _num(test.get("score"), f"{loc}.score")
             max_score = _num(test.get("max_score", 0.0), f"{loc}.max_score")
+            if max_score < 0:
+                raise GradebookError(f"{loc}.max_score: {max_score:g} is negative")
+            if not 0 <= score <= max_score + TOLERANCE:
+                problems.append(f"{loc}.score: {score:g} is outside 0..{max_score:g}")
             tags = [str(t) for t in test.get("tags") or []]
             item = mod.name
             for tag in tags:
@@ -230,13 +243,33 @@ def results_rows(
             per_item[item][1] += max_score
             tests.append({"name": str(test.get("name") or f"test {i + 1}"), "score": score,
                           "max_score": max_score, "status": str(status), "tags": tags})
+        top = results.get("score")
+        top_score = None if top is None else _num(top, f"{what}: score")
         if not raw_tests:
-            per_item[mod.name] = [
-                _num(results.get("score", 0.0), f"{what}: score"), float(mod.points)
-            ]
+            per_item[mod.name] = [top_score or 0.0, float(mod.points)]
+            if not 0 <= (top_score or 0.0) <= mod.points + TOLERANCE:
+                problems.append(f"{what}: score: {top_score:g} is outside 0..{mod.points:g}")
+        elif top_score is not None:
+            summed = math.fsum(v[0] for v in per_item.values())
+            if abs(top_score - summed) > TOLERANCE:
+                problems.append(f"{what}: score: {top_score:g} but its tests sum to {summed:g} "
+                                "(Gradescope shows the student the top-level score)")
+                if accept:  # record what the student saw: the difference goes to the module
+                    per_item[mod.name][0] += top_score - summed
+        if declared_score is not None:
+            total = math.fsum(v[0] for v in per_item.values())
+            if abs(declared_score - total) > TOLERANCE:
+                problems.append(f"{what}: :score: {declared_score:g} but its :results: give "
+                                f"{total:g} (a score changed by hand in Gradescope?)")
         note = ""
     if not users:
         raise GradebookError(f"{what}: users: no submitter")
+    details: dict[str, Any] = {"note": note} if note else {}
+    if problems:
+        if not accept:
+            raise GradebookError(f"{problems[0]}; refused (pass --accept-inconsistent REASON "
+                                 "to record it anyway, audited)")
+        details["accepted"] = {"reason": accept, "by": current_user(), "problems": problems}
     rows: list[ScoreRow] = []
     for user in users:
         for item, (score, max_score) in per_item.items():
@@ -245,7 +278,7 @@ def results_rows(
                 sid=user.get("sid") or None, login=user.get("login") or None,
                 email=user.get("email") or None, name=user.get("name") or None,
                 submitted_at=submitted_at, submission_id=submission_id, suite_version=suite,
-                details={"note": note} if note else {},
+                details=dict(details),
                 tests=tests if item == mod.name else [],
             ))
     return rows
@@ -265,7 +298,8 @@ def _users(raw: Any, what: str) -> list[dict[str, Any]]:
     return users
 
 
-def parse_results_file(path: Path, *, course: Any, module: str | None = None) -> Source:
+def parse_results_file(path: Path, *, course: Any, module: str | None = None,
+                       accept: str | None = None) -> Source:
     """Parse a results.json and its sibling submission_metadata.json.
 
     Raises:
@@ -294,102 +328,44 @@ def parse_results_file(path: Path, *, course: Any, module: str | None = None) ->
     rows = results_rows(
         results, course=course, users=users, submitted_at=submitted,
         submission_id=None if sub_id is None else str(sub_id), kind="results_json",
-        what=str(path), module=module,
+        what=str(path), module=module, accept=accept,
     )
     return Source(str(path), sha, "results_json", rows)
 
 
-class _RubyTolerantLoader(yaml.SafeLoader):
-    """A safe loader that reads Ruby-tagged nodes (``!ruby/...``) as plain data."""
-
-
-def _plain(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
-    if isinstance(node, yaml.MappingNode):
-        return loader.construct_mapping(node, deep=True)
-    if isinstance(node, yaml.SequenceNode):
-        return loader.construct_sequence(node, deep=True)
-    return loader.construct_scalar(node)  # type: ignore[arg-type]
-
-
-_RubyTolerantLoader.add_multi_constructor("!", _plain)
-
-
-def _strip_symbols(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {(k.lstrip(":") if isinstance(k, str) else k): _strip_symbols(v)
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [_strip_symbols(v) for v in value]
-    return value
-
-
-def _read_export(path: Path) -> tuple[str, str]:
-    """Find submission_metadata.yml in an export zip or folder; return (its text, location)."""
-    name = "submission_metadata.yml"
-    if path.is_file():
-        try:
-            with zipfile.ZipFile(path) as zf:
-                members = [m for m in zf.namelist() if PurePosixPath(m).name == name]
-                if not members:
-                    raise GradebookError(f"{path}: no {name} in the archive")
-                best = min(members, key=lambda m: (m.count("/"), m))
-                return zf.read(best).decode("utf-8"), f"{path}!{best}"
-        except zipfile.BadZipFile:
-            raise GradebookError(f"{path}: not a zip archive") from None
-    found = sorted(path.glob(name)) + sorted(path.glob(f"*/{name}")) + sorted(
-        path.glob(f"*/*/{name}")
-    )
-    if not found:
-        raise GradebookError(f"{path}: no {name} in the folder (or two levels below)")
-    return found[0].read_text(encoding="utf-8"), str(found[0])
-
-
-def parse_export(path: Path, *, course: Any, module: str | None = None) -> Source:
+def parse_export(path: Path, *, course: Any, module: str | None = None,
+                 accept: str | None = None) -> Source:
     """Parse a Gradescope "Export Submissions" archive (zip) or its unpacked folder.
 
-    The YAML maps ``submission_<id>`` to ``:submitters`` (``:name``, ``:sid``, ``:email``),
-    ``:created_at``, ``:score``, ``:results`` (that submission's results.json) and
-    ``:history``. Only the active submission is scored (as Gradescope does); earlier ones in
-    ``:history`` are counted in the notes.
+    Read with :mod:`gradebook.gradescope`, the reader ``tito regrade`` uses too. Each record's
+    ``:results:`` (that submission's results.json) gives its scores; a record without results
+    is scored from ``:score:`` (needs ``--module``). Only the active submission is scored (as
+    Gradescope does); earlier ones in ``:history:`` are counted in the notes.
 
     Raises:
-        GradebookError: invalid YAML, or a record without submitters or time.
+        GradebookError: invalid YAML, a record without submitters or time, a student in two
+            records, or a score that fails the checks of :func:`results_rows`.
     """
-    text, loc = _read_export(path)
+    text, loc = gs.read_metadata(path)
     sha = sha256_file(path) if path.is_file() else hashlib.sha256(text.encode()).hexdigest()
-    try:
-        data = yaml.load(text, Loader=_RubyTolerantLoader)  # noqa: S506 - safe loader subclass
-    except yaml.YAMLError as exc:
-        raise GradebookError(f"{loc}: invalid YAML ({str(exc).splitlines()[0]})") from None
-    data = _strip_symbols(data)
-    if not isinstance(data, dict):
-        raise GradebookError(f"{loc}: expected a mapping of submission folders")
-    # The module: --module, else any record's results.
-    if module is None:
-        for record in data.values():
-            results = record.get("results") if isinstance(record, dict) else None
-            if isinstance(results, dict) and (results.get("extra_data") or {}).get("module"):
-                module = str(results["extra_data"]["module"])
-                break
+    records = gs.parse_records(gs.load_metadata_yaml(text, loc), loc)
+    dup = gs.duplicate_message(records, loc)
+    if dup:
+        raise GradebookError(dup)
+    module = module or gs.export_module(records)
     rows: list[ScoreRow] = []
     history = 0
-    for key in sorted(data, key=str):
-        record = data[key]
-        what = f"{loc}: {key}"
-        if not isinstance(record, dict):
-            raise GradebookError(f"{what}: expected a mapping")
-        users = _users(record.get("submitters"), f"{what}: :submitters")
-        submitted = parse_time(record.get("created_at"), course.tz, f"{what}: :created_at")
-        match = re.search(r"(\d+)$", str(key))
-        sub_id = match.group(1) if match else str(key)
-        results = record.get("results")
-        score = record.get("score")
+    for rec in records:
+        what = f"{loc}: {rec.key}"
+        users = [{"sid": s.sid, "email": s.email, "name": s.name} for s in rec.students]
+        submitted = parse_time(rec.created_at, course.tz, f"{what}: :created_at")
         rows += results_rows(
-            results if results else None, course=course, users=users, submitted_at=submitted,
-            submission_id=sub_id, kind="gradescope_export", what=what, module=module,
-            fallback_score=None if score is None else _num(score, f"{what}: :score"),
+            rec.old_results, course=course, users=users, submitted_at=submitted,
+            submission_id=rec.submission_id, kind="gradescope_export", what=what, module=module,
+            fallback_score=rec.old_score,
+            declared_score=rec.old_score if rec.old_results else None, accept=accept,
         )
-        history += len(record.get("history") or [])
+        history += len(rec.history)
     notes = [f"{history} earlier submission(s) in :history: not scored (the active one counts)"]
     return Source(str(path), sha, "gradescope_export", rows, notes if history else [])
 
@@ -421,7 +397,8 @@ def infer_item(course: Any, path: Path) -> str:
     return f"{name}:written" if "written" in stem else name
 
 
-def parse_grade_csv(path: Path, *, course: Any, item: str | None = None) -> Source:
+def parse_grade_csv(path: Path, *, course: Any, item: str | None = None,
+                    accept: str | None = None) -> Source:
     """Parse a Gradescope per-assignment grade CSV ("Download Grades").
 
     ``Total Score`` out of ``Max Points`` scores the item (``--item``, or told from the file
@@ -451,10 +428,19 @@ def parse_grade_csv(path: Path, *, course: Any, item: str | None = None) -> Sour
                                  f"(also on line {seen[key]})")
         seen[key] = line
         name = " ".join(x for x in (r.get("First Name", ""), r.get("Last Name", "")) if x)
+        total = _num(r["Total Score"], where(path, line, "Total Score"))
+        top = _num(r["Max Points"], where(path, line, "Max Points"))
+        details: dict[str, Any] = {}
+        if top <= 0:
+            raise GradebookError(f"{where(path, line, 'Max Points')}: {top:g} is not positive")
+        if not 0 <= total <= top + TOLERANCE:
+            problem = f"{where(path, line, 'Total Score')}: {total:g} is outside 0..{top:g}"
+            if not accept:
+                raise GradebookError(f"{problem}; refused (pass --accept-inconsistent REASON "
+                                     "to record it anyway, audited)")
+            details["accepted"] = {"reason": accept, "by": current_user(), "problems": [problem]}
         rows.append(ScoreRow(
-            kind="gradescope_csv", item=target,
-            score=_num(r["Total Score"], where(path, line, "Total Score")),
-            max_score=_num(r["Max Points"], where(path, line, "Max Points")),
+            kind="gradescope_csv", item=target, score=total, max_score=top, details=details,
             sid=r["SID"] or None, email=r["Email"] or None, name=name or None,
             submitted_at=parse_time(r["Submission Time"], course.tz,
                                     where(path, line, "Submission Time")),
@@ -516,20 +502,25 @@ def _is_grade_csv(path: Path) -> bool:
 
 def parse_inputs(
     paths: Iterable[Path], *, course: Any, module: str | None = None, item: str | None = None,
+    accept: str | None = None,
 ) -> list[Source]:
-    """Parse every input; the first bad file raises (nothing has been written yet)."""
+    """Parse every input; the first bad file raises (nothing has been written yet).
+
+    ``accept`` is the audited reason to record scores that fail the consistency checks
+    (outside [0, max], totals that disagree); without it such a file is refused.
+    """
     sources = []
     for kind, p in collect(paths):
         if kind == "results":
-            sources.append(parse_results_file(p, course=course, module=module))
+            sources.append(parse_results_file(p, course=course, module=module, accept=accept))
         elif kind == "csv":
-            sources.append(parse_grade_csv(p, course=course, item=item))
+            sources.append(parse_grade_csv(p, course=course, item=item, accept=accept))
         elif kind == "ignored":
             sources.append(Source(str(p), sha256_file(p), "ignored", [],
                                   ["not a Gradescope grade CSV (no Total Score/SID header): "
                                    "ignored"]))
         else:
-            sources.append(parse_export(p, course=course, module=module))
+            sources.append(parse_export(p, course=course, module=module, accept=accept))
     for src in sources:
         keys: set[tuple[str, str]] = set()
         for row in src.rows:

@@ -155,7 +155,7 @@ def main(milestone_id: str, train: Callable[..., Any], epochs: int,
     budget = 0.6 * ms.time_budget_s / len(ms.seeds)
     console.print(f"[bold]{ms.year} · {ms.title}[/bold] ({milestone_id}) with "
                   f"[cyan]{args.package}[/cyan]: {ms.metric} >= {ms.threshold:g} on "
-                  f"{need} of {len(seeds)} seeds, {budget:.0f} s per seed")
+                  f"{need} of {len(seeds)} seeds, {budget:.0f} CPU-s per seed")
     runs: dict[str, History] = {}
     passing = 0
     for seed in seeds:

@@ -1,18 +1,33 @@
-"""Shared fixtures. Tests import helpers from tests/ (suite_tools) by path."""
+"""Shared fixtures, the hermetic test environment, and the test tiers.
+
+Hermetic: every test process (the pytest-xdist workers too) gets its own temporary HOME with
+IPython, Jupyter and Matplotlib state below it, so two runs of the suite on one machine (two
+clones, two workers) share no files through the user's home; it is removed at exit.
+
+Tiers (markers, see ``TIERS``): a test is put in a slow tier by where it lives, so the tests
+a new module adds to these files and folders are tiered without anyone listing them. The
+fast tier (``make test-fast``) is everything else; ``make test`` runs every tier.
+"""
 
 from __future__ import annotations
 
+import atexit
 import os
+import re
+import shutil
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
 
 # Property tests are derandomized: the same examples every run, so CI (and any score built on
 # them) is reproducible. HYPOTHESIS_PROFILE=explore searches more widely on a developer's box.
+# No example database: nothing is written to .hypothesis/ and no run depends on another's.
 settings.register_profile("grading", derandomize=True, max_examples=60, deadline=None,
-                          print_blob=True)
+                          print_blob=True, database=None)
 settings.register_profile("explore", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "grading"))
 
@@ -22,6 +37,86 @@ if str(TESTS) not in sys.path:
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+_HOME = Path(tempfile.mkdtemp(prefix="tt-test-home-"))
+atexit.register(shutil.rmtree, _HOME, True)
+os.environ.update({
+    "HOME": str(_HOME), "IPYTHONDIR": str(_HOME / ".ipython"),
+    "JUPYTER_RUNTIME_DIR": str(_HOME / "jupyter-runtime"),
+    "MPLCONFIGDIR": str(_HOME / "matplotlib"), "XDG_CACHE_HOME": str(_HOME / ".cache"),
+})
+
+#: tier -> node-id prefixes (relative to tests/). Everything else is the fast tier.
+TIERS: dict[str, tuple[str, ...]] = {
+    "mutation": ("autograder/test_mutation.py::test_every_module_suite_kills",),
+    "parity": ("parity/",),
+    "milestone": ("milestones/test_training.py", "milestones/test_scripts.py"),
+    "notebook": ("test_student_notebooks.py",),
+    "grading": ("test_demo.py", "test_sample_class.py", "autograder/test_adversarial",
+                "autograder/test_gradescope.py", "regrade/"),
+    "authoring": ("test_module_new.py",),
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--tier", choices=("all", "fast", "slow"), default="all",
+                     help="fast: only tests in no slow tier (TIERS in tests/conftest.py); "
+                          "slow: only the slow tiers; all (default): everything")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    want = config.getoption("--tier")
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    used: set[str] = set()
+    for item in items:
+        rel = Path(str(item.path)).resolve().relative_to(TESTS).as_posix()
+        node = rel + item.nodeid[item.nodeid.index("::"):] if "::" in item.nodeid else rel
+        tiers = [tier for tier, prefixes in TIERS.items() if node.startswith(prefixes)]
+        used.update(p for prefixes in TIERS.values() for p in prefixes if node.startswith(p))
+        for tier in tiers:
+            item.add_marker(getattr(pytest.mark, tier))
+        if want != "all" and bool(tiers) != (want == "slow"):
+            dropped.append(item)
+            continue
+        keep.append(item)
+    stale = [p for prefixes in TIERS.values() for p in prefixes if p not in used]
+    if stale and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+        # the whole suite was collected: a prefix matching nothing is a renamed test or file
+        raise pytest.UsageError(f"tests/conftest.py TIERS: no test matches {stale}")
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+_SHARED = re.compile(r"""scope=["'](module|session)["']|xdist_group""")
+
+
+def _shares_state(module_path: str) -> bool:
+    """A test file whose tests share something costly or on disk: a module- or session-scoped
+    fixture of its own (built once per worker) or an explicit ``xdist_group`` mark."""
+    path = TESTS.parent / module_path
+    try:
+        return bool(_SHARED.search(path.read_text(encoding="utf-8")))
+    except OSError:
+        return False
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (what ``make test`` uses): every test is its own unit of work, except
+    that the tests of a file that shares state (:func:`_shares_state`) go to one worker
+    together. pytest-xdist 3.8's own loadgroup cannot regroup under pytest 9 (it rewrites a
+    node id pytest no longer reads), so the grouping is decided here, from the node ids."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return module if _shares_state(module) else nodeid
+
+    return FileGroups(config, log)
 
 
 @pytest.fixture(scope="session")

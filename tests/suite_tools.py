@@ -10,6 +10,7 @@ so variants never share ``sys.modules`` entries.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import importlib.util
 import itertools
@@ -24,7 +25,15 @@ from autograder.suite import Case, Suite, compare, run_case
 from tito import paths
 
 _counter = itertools.count()
-_TMP = Path(tempfile.mkdtemp(prefix="tt-variants-"))
+_tmp: list[Path] = []
+
+
+def _variants_root() -> Path:
+    """This process's private folder for variant packages (made on first use, removed at exit)."""
+    if not _tmp:
+        _tmp.append(Path(tempfile.mkdtemp(prefix="tt-variants-")))
+        atexit.register(shutil.rmtree, _tmp[0], True)
+    return _tmp[0]
 
 
 def load_suite(module_name: str) -> Suite:
@@ -41,7 +50,7 @@ def load_variant(replacements: dict[str, str | Path] | None = None) -> ModuleTyp
         replacements: ``{"tensor": source_text_or_path}``; ``tensor`` -> ``tensor.py``.
     """
     name = f"ttvariant_{next(_counter)}"
-    root = _TMP / name
+    root = _variants_root() / name
     shutil.copytree(paths.REFERENCE, root / name,
                     ignore=shutil.ignore_patterns("__pycache__"))
     for slug, src in (replacements or {}).items():

@@ -79,6 +79,8 @@ COMMANDS: dict[str, tuple] = {
     "regrade": (elsewhere("tests/regrade/test_regrade.py",
                           "test_dry_run_exits_zero_and_prints_the_diff"),
                 (["regrade", "{tmp}/none.zip", "--module", "03", "--dry-run"], 2, "none.zip")),
+    "synth-export": ((["synth-export", "01", "-n", "4", "-o", "{tmp}/e.zip"], 0, "e.zip"),
+                     (["synth-export", UNBUILT, "-o", "{tmp}/e.zip"], 2, "no hidden suite")),
     "gradebook roster": ((["gradebook", "roster", str(SAMPLE_TERM / "roster.csv"), "--store",
                            "{tmp}/gb.sqlite"], 0, "42 students"),
                          (["gradebook", "roster", "{tmp}/none.csv", "--store", "{tmp}/g.sqlite"],

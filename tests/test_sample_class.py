@@ -1,7 +1,8 @@
 """`tito grade` on the bundled sample class: the scores and messages issue 2 promises.
 
 Graded through the CLI, exactly as a TA or the demo does, with a course file whose per-test
-timeout is 5 s so the infinite loop costs seconds, not minutes.
+limit is 3 s so the infinite loop costs seconds, not minutes. The limit is CPU seconds, so the
+scores are the same on an idle machine and a busy one.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ CLASS = paths.SAMPLES / "class_01_tensor"
 @pytest.fixture(scope="module")
 def fast_course(tmp_path_factory) -> Path:
     data = yaml.safe_load((paths.REPO_ROOT / "course.yml").read_text())
-    data["course"]["grading"]["test_timeout_s"] = 5
+    data["course"]["grading"]["test_timeout_s"] = 3
     p = tmp_path_factory.mktemp("course") / "course.yml"
     p.write_text(yaml.safe_dump(data, sort_keys=False))
     return p
@@ -39,7 +40,7 @@ def graded(fast_course, tmp_path_factory) -> dict[str, dict]:
             [sys.executable, "-m", "tito.cli", "--course", str(fast_course), "grade", "01",
              str(CLASS / s.folder / "01_tensor.ipynb"), "-o", str(target),
              "--metadata", str(CLASS / s.folder / "submission_metadata.json")],
-            capture_output=True, text=True, cwd=paths.REPO_ROOT, timeout=300)
+            capture_output=True, text=True, cwd=paths.REPO_ROOT, timeout=1800)
         assert proc.returncode == 0, proc.stderr
         results[s.kind] = json.loads(target.read_text())
     return results

@@ -14,6 +14,7 @@ import shutil
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from traitlets.config import Config
 
 from tito import paths
 from tito.course import load_course
@@ -35,7 +36,9 @@ def test_finished_notebook_runs_top_to_bottom_and_passes_its_checks(module, tmp_
     nb_path = release / module.name / f"{module.name}.ipynb"
     nb_path.write_text(json.dumps(build_notebook(module, "full")), encoding="utf-8")
     nb = nbformat.read(nb_path, as_version=4)
-    client = NotebookClient(nb, timeout=300, kernel_name="python3",
+    # The kernel talks over Unix sockets in tmp_path, not TCP ports another run could take.
+    ipc = Config({"KernelManager": {"transport": "ipc", "ip": str(tmp_path / "kernel")}})
+    client = NotebookClient(nb, timeout=1800, kernel_name="python3", config=ipc,
                             resources={"metadata": {"path": str(nb_path.parent)}})
     client.execute()
     failures = []

@@ -447,8 +447,10 @@ def _register_optional() -> None:
         return
     cli.add_command(gradebook_group, "gradebook")
     from autograder.regrade_cli import regrade as regrade_cmd
+    from autograder.regrade_cli import synth_export_cmd
 
     cli.add_command(regrade_cmd, "regrade")
+    cli.add_command(synth_export_cmd, "synth-export")
 
 
 _register_optional()

@@ -31,7 +31,7 @@ class _Strict(BaseModel):
 
 
 class GradingLimits(_Strict):
-    test_timeout_s: float = Field(20, gt=0, description="Wall-clock limit for one hidden test case.")
+    test_timeout_s: float = Field(20, gt=0, description="CPU-second limit for one hidden test case.")
     run_timeout_s: float = Field(
         540, gt=0, description="Wall-clock limit for grading one submission (Gradescope stops at 600)."
     )
@@ -109,7 +109,7 @@ class Milestone(_Strict):
     threshold: float = Field(description="Minimum metric value to pass.")
     seeds: list[int] = Field(min_length=1, description="Seeds trained; recorded in results.")
     min_passing_seeds: int = Field(ge=1, description="Seeds that must pass (k of n).")
-    time_budget_s: float = Field(gt=0, description="Wall-clock budget for all seeds together.")
+    time_budget_s: float = Field(gt=0, description="CPU-second budget for all seeds together.")
     points: float = Field(gt=0, description="Points when the milestone passes.")
 
     @model_validator(mode="after")

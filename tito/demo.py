@@ -6,7 +6,9 @@
    infinite loop, hard exit, late) exactly as ``tito grade`` does;
 4. build the gradebook from the sample term plus those results; export Canvas CSV, write the
    HTML report;
-5. print a table of the scores and the paths written.
+5. regrade a synthetic Gradescope export of module 01 (``tito synth-export``: correct, buggy,
+   untouched, late and corrupt work, a student in two records) as a dry run, and show the diff;
+6. print a table of the scores and the paths written.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from tito import paths
 from tito.course import Course
@@ -100,6 +103,20 @@ def run_demo(course: Course, *, out_root: Path | None = None, console: Console |
     console.print(gb.explain(late.sid, store=store, course=course), markup=False,
                   highlight=False)
 
+    from autograder.regrade import regrade, render
+    from autograder.regrade_synth import synth_export
+
+    with console.status("regrading a synthetic Gradescope export"):
+        made = synth_export(module="01", n=12, out=out_root / "regrade" / "export.zip",
+                            seed=2027, course=course, duplicated=1,
+                            mix={"correct": 0.5, "buggy": 0.25, "untouched": 0.1,
+                                 "late": 0.1, "corrupt": 0.05})
+        regraded = regrade(export=made.path, course=course, dry_run=True,
+                           out=out_root / "regrade" / "out", jobs=2)
+    render(regraded, console)
+    summary["paths"]["regrade"] = str(out_root / "regrade" / "out")
+    summary["regrade"] = regraded.summary()
+
     paths_table = Table(title="Written")
     paths_table.add_column("what")
     paths_table.add_column("where")
@@ -122,7 +139,7 @@ def _print_gradebook(console: Console, built: object) -> None:
     cols = [c for c in ("student", "name", "track", "percent", "letter") if c in frame.columns]
     for c in cols:
         table.add_column(str(c))
-    for _, row in frame.head(10).iterrows():
-        table.add_row(*[f"{row[c]:.1f}" if isinstance(row[c], float) else str(row[c])
+    for _, row in frame.head(10).iterrows():  # names are text, never rich markup
+        table.add_row(*[Text(f"{row[c]:.1f}" if isinstance(row[c], float) else str(row[c]))
                         for c in cols])
     console.print(table)

@@ -42,6 +42,7 @@ from autograder.harness.goldens import (
     load_suite,
     sha256_file,
 )
+from autograder.harness.lanes import run_lanes
 from autograder.harness.limits import Limits, ModuleInfo
 from autograder.harness.package import (
     SubmissionError,
@@ -59,7 +60,6 @@ from autograder.harness.supervisor import (
     RunReport,
     RunSpec,
     SandboxUnavailable,
-    run_items,
 )
 from autograder.suite import Case, Suite, compare
 
@@ -97,6 +97,7 @@ class _Ctx:
     grader_errors: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     seeds: dict[str, int] = field(default_factory=dict)
+    lanes: int = 1
 
 
 def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
@@ -104,7 +105,7 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
           expected: Path | None = None, metadata: Path | None = None,
           stubs: Path | None = None, milestone_dirs: list[Path] | None = None,
           course: Any = None, hide: list[Path] | None = None,
-          now: dt.datetime | None = None) -> dict[str, Any]:
+          now: dt.datetime | None = None, lanes: int = 1) -> dict[str, Any]:
     """Grade one submission and write Gradescope's results.json to ``out``.
 
     Args:
@@ -129,6 +130,9 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         hide: paths the sandbox must not see; with a minimal root it sees nothing of the host
             anyway, without one they are recorded when other users could read them.
         now: the time that decides which earlier modules are closed (default: now).
+        lanes: sandboxed children run side by side, the items dealt round-robin
+            (:mod:`autograder.harness.lanes`; ``tito regrade`` uses 2+ for a submission
+            whose earlier results timed out).
 
     Returns:
         The results dict that was written.
@@ -143,7 +147,7 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         _write(out, results, None)
         return results
     lim = Limits.from_any(limits).within(info.limits) if limits is not None else info.limits
-    ctx = _Ctx(info=info, limits=lim, started=started)
+    ctx = _Ctx(info=info, limits=lim, started=started, lanes=max(1, int(lanes)))
     reserve = _provisional(out, ctx)
     scratch = Path(tempfile.mkdtemp(prefix="ttgrade-"))
     try:
@@ -357,7 +361,7 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
     hidden_paths += [submission if submission.is_dir() else submission.parent]
     decide = _decider(suite, exp, jobs)
     try:
-        report = run_items(RunSpec(
+        report = run_lanes(RunSpec(
             package_parent=pkg_parent, slug=info.slug, suite_file=suite_path, items=items,
             scratch=scratch, item_timeout_s=timeouts,
             import_timeout_s=ctx.limits.import_timeout,
@@ -368,13 +372,15 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
             public_tests=files, milestone_job=milestones.child_job(jobs),
             sandbox=True, hide=hidden_paths,
             seeds={f"case:{name}": seed for name, seed in exp.seeds.items()},
-            on_result=decide))
+            on_result=decide), ctx.lanes)
     except SandboxUnavailable as exc:
         raise GraderError(str(exc)) from exc
     ctx.isolation = report.isolation
     ctx.extra["sandbox"] = report.sandbox_facts
     if report.exposed:
         ctx.extra["exposed_to_sandbox"] = report.exposed[:20]
+    if ctx.lanes > 1:
+        ctx.extra["lanes"] = ctx.lanes
 
     # 6. decide, in this process, on plain data only
     return _decide(ctx, suite, exp, pub, jobs, report)
@@ -719,27 +725,32 @@ def _metadata_summary(path: Path) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- repo helpers
 def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
                  metadata: Path | None = None, limits: Any = None,
-                 expected: Path | None = None, extensions: Path | None = None,
+                 expected: Path | None = None, hide: list[Path] | None = None,
+                 lanes: int = 1, extensions: Path | None = None,
                  now: dt.datetime | None = None) -> dict[str, Any]:
     """Grade with the repository's layout (``tito grade``): suite, reference, public tests.
 
-    ``extensions`` (the CSV the gradebook ingests) keeps an extended module open for
-    everyone until the extension has passed too.
+    ``module`` is a ``tito.course.Module`` or a :func:`module_snapshot` dict (what a
+    ``tito regrade`` task carries to a Dask worker); ``hide`` adds paths the sandbox must not
+    see (a regrade's export and output folders) to the repository itself. ``extensions``
+    (the CSV the gradebook ingests) keeps an extended module open for everyone until the
+    extension has passed too.
     """
     from autograder.harness.limits import module_snapshot  # noqa: PLC0415
     from tito import paths  # noqa: PLC0415 - repository side only
 
+    name = ModuleInfo.from_any(module, course).name
     snap: Any = module
-    if extensions is not None:
+    if extensions is not None and not isinstance(module, dict):
         snap = module_snapshot(course, module, course.extension_dues(Path(extensions)))
     return grade(module=snap, course=course, submission=submission,
-                 suite_path=paths.SUITES / module.name / "suite.py",
+                 suite_path=paths.SUITES / name / "suite.py",
                  reference=paths.REFERENCE,
-                 public_tests=paths.RELEASE / module.name / "tests", out=out,
+                 public_tests=paths.RELEASE / name / "tests", out=out,
                  limits=limits, expected=expected, metadata=metadata,
                  stubs=paths.RELEASE / "tinytorch",
                  milestone_dirs=[paths.AUTOGRADER / "milestones" / "providers"],
-                 hide=[paths.REPO_ROOT], now=now)
+                 hide=[paths.REPO_ROOT, *(hide or [])], lanes=lanes, now=now)
 
 
 def isolation_methods() -> list[str]:

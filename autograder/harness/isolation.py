@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import itertools
 import os
 import platform
-import secrets
 import shutil
 import signal
 import site
@@ -47,7 +47,8 @@ from pathlib import Path
 from typing import Any
 
 UID_BASE = 2_000_000  # per-run uids come from [UID_BASE, UID_BASE + UID_SPAN): no passwd entry
-UID_SPAN = 1_000_000
+UID_SPAN = 1 << 28
+UID_SLOTS = 64  # uids per grading process before they repeat (more than its concurrent runs)
 #: Size of the sandbox's one writable tmpfs (cwd, /tmp, /var/tmp, /dev/shm together), MiB.
 SCRATCH_MB = 64
 
@@ -272,11 +273,19 @@ def launch_prefix(p: Plan) -> list[str]:
 
 
 USED_UIDS: list[int] = []  # uids handed out by this process (tests check none lingers)
+_UID_SEQ = itertools.count()
 
 
 def new_run_uid() -> int:
-    """A fresh uid for one run (no passwd entry needed; owns no files outside scratch)."""
-    uid = UID_BASE + secrets.randbelow(UID_SPAN)
+    """A fresh uid for one run (no passwd entry needed; owns no files outside scratch).
+
+    Derived from this process's pid, so two graders on one machine (two test runs, parallel
+    regrades) never share a uid: a run ends with ``kill(-1)`` as its uid, which must never
+    reach another grader's child. Within one process the uids cycle through
+    :data:`UID_SLOTS` values, far more than the runs it has open at once.
+    """
+    slot = next(_UID_SEQ) % UID_SLOTS
+    uid = UID_BASE + (os.getpid() * UID_SLOTS + slot) % UID_SPAN
     USED_UIDS.append(uid)
     return uid
 
@@ -337,6 +346,62 @@ def kill_tree(proc: subprocess.Popen[bytes], *, uid: int | None) -> None:
                 pass
 
 
+class Aborted(OSError):
+    """Raised instead of starting a process once :func:`abort_all` was called."""
+
+
+# Set by abort_all (an interrupted ``tito regrade``): no new child starts, and the supervisor
+# stops launching. Only a process that is about to exit (or a test) sets it.
+ABORT = threading.Event()
+
+
+def abort_all() -> int:
+    """Stop every grading child of this process at once (``tito regrade`` on Ctrl-C or kill).
+
+    Sets :data:`ABORT` (so nothing new starts and supervisors stop relaunching), then SIGKILLs
+    every tracked child's process group and descendants and every process owned by a per-run
+    uid this process handed out, until none is left. Running gradings return promptly with
+    their children gone; their results must be discarded by the caller.
+
+    Returns:
+        The number of processes signalled.
+    """
+    ABORT.set()
+    hit: set[int] = set()
+    uids = set(USED_UIDS)
+    for _ in range(10):
+        with SPAWN_LOCK:
+            roots = list(_LIVE)
+        targets: set[int] = set()
+        for pid in roots:
+            targets.add(pid)
+            targets.update(descendants(pid))
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if uids and os.geteuid() == 0:
+            for u in uids:
+                targets.update(processes_of_uid(u))
+        targets.discard(os.getpid())
+        live = [t for t in targets if _stat(t) is not None and not _zombie(t)]
+        if not live:
+            break
+        for t in live:
+            _signal(t, signal.SIGKILL)
+        hit.update(live)
+        time.sleep(0.02)
+    return len(hit)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return text[text.rfind(")") + 2:].startswith("Z")
+
+
 _LIVE: set[int] = set()  # children this process launched and has not reaped yet
 _SUBREAPER = False
 # Held while a child is spawned and registered, and while orphans are swept: with several
@@ -348,6 +413,8 @@ SPAWN_LOCK = threading.RLock()
 def spawn_tracked(cmd: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
     """``subprocess.Popen`` whose pid is registered before any orphan sweep can see it."""
     with SPAWN_LOCK:
+        if ABORT.is_set():
+            raise Aborted("grading was interrupted: no new process is started")
         proc: subprocess.Popen[bytes] = subprocess.Popen(cmd, **kwargs)  # type: ignore[call-overload]
         _LIVE.add(proc.pid)
     return proc

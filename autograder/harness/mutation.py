@@ -10,9 +10,16 @@ A *mutant* is the reference module with one small change, made on its AST:
 Plus the suite's hand-written plausible bugs: ``autograder/suites/NN_slug/bugs.py`` may define
 ``BUGS = {"name": ("exact old text", "new text"), ...}`` applied to the reference source.
 Each mutant replaces the module in a copy of the reference package and runs the whole suite in
-a sandboxed child; it is *killed* when any case errors, times out or differs from the
-reference's value. Mutants listed in ``equivalent_mutants.txt`` next to the suite (one id per
-line, ``#`` comments) are reported but left out of the kill rate.
+a sandboxed child; it is *killed* when any case errors, crashes or differs from the
+reference's value, or, when nothing else failed, *killed by timeout* (a case used more than
+its CPU-second limit: :mod:`autograder.harness.clock`, so a busy machine gives the same
+verdicts as an idle one). The report records each kill's reason. Mutants listed in
+``equivalent_mutants.txt`` next to the suite (one id per line, ``#`` comments) are reported
+but left out of the kill rate. The unmutated module runs first as a control: if it does not
+pass, no verdict is given.
+
+:func:`module_mutation` caches a module's verdicts in ``build/mutation/cache/`` under the
+SHA-256 of all their inputs; ``TT_MUTATION_CACHE=off`` always runs (CI sets it).
 
 Run ``python -m autograder.harness.mutation 01 --report build/mutation/01_tensor.md``;
 it exits non-zero when the kill rate is below ``--min-rate`` (0.9).
@@ -23,6 +30,9 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import hashlib
+import json
+import os
 import shutil
 import sys
 import tempfile
@@ -35,7 +45,7 @@ from typing import Any
 from autograder.harness.goldens import Expected, compute_expected, load_suite
 from autograder.harness.limits import Limits
 from autograder.harness.package import build_package
-from autograder.harness.supervisor import RunSpec, run_items
+from autograder.harness.supervisor import RunReport, RunSpec, run_items
 from autograder.suite import Suite, compare
 
 _BINOP_SWAPS: dict[type, type] = {
@@ -64,12 +74,21 @@ class Mutant:
 
 @dataclass
 class MutationReport:
-    """Kill statistics for one module."""
+    """Kill statistics for one module.
+
+    ``reasons`` maps each killed mutant's id to how the suite caught it: ``wrong value``,
+    ``raised``, ``crashed``, ``import failed`` or ``timeout``. A mutant counts as killed by
+    ``timeout`` only when nothing else failed; deadlines are CPU seconds (see
+    :mod:`autograder.harness.clock`), so the same mutant times out on a busy machine and an
+    idle one.
+    """
 
     module: str
     killed: list[Mutant] = field(default_factory=list)
     survived: list[Mutant] = field(default_factory=list)
     equivalent: list[Mutant] = field(default_factory=list)
+    reasons: dict[str, str] = field(default_factory=dict)
+    cached: str = ""  # the inputs digest when this report came from the cache
 
     @property
     def total(self) -> int:
@@ -79,15 +98,45 @@ class MutationReport:
     def rate(self) -> float:
         return len(self.killed) / self.total if self.total else 1.0
 
+    @property
+    def timed_out(self) -> list[Mutant]:
+        """Mutants killed only because a case ran out of time."""
+        return [m for m in self.killed if self.reasons.get(m.id) == "timeout"]
+
     def to_markdown(self) -> str:
         lines = [f"# Mutation report · {self.module}", "",
                  f"- mutants: {self.total} (+{len(self.equivalent)} marked equivalent)",
-                 f"- killed: {len(self.killed)}", f"- survived: {len(self.survived)}",
+                 f"- killed: {len(self.killed)} (by timeout: {len(self.timed_out)})",
+                 f"- survived: {len(self.survived)}",
                  f"- kill rate: {self.rate:.1%}", ""]
+        if self.cached:
+            lines += [f"Verdicts reused from the cache (inputs SHA-256 {self.cached[:16]}...).",
+                      ""]
         if self.survived:
             lines += ["## Surviving mutants", "", "| id | line | change |", "|---|---|---|"]
             lines += [f"| `{m.id}` | {m.line} | {m.description} |" for m in self.survived]
-        return "\n".join(lines) + "\n"
+            lines.append("")
+        if self.timed_out:
+            lines += ["## Killed by timeout", "", "| id | line | change |", "|---|---|---|"]
+            lines += [f"| `{m.id}` | {m.line} | {m.description} |" for m in self.timed_out]
+        return "\n".join(lines).rstrip("\n") + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        def rows(ms: list[Mutant]) -> list[list[Any]]:
+            return [[m.id, m.description, m.line] for m in ms]
+
+        return {"module": self.module, "killed": rows(self.killed),
+                "survived": rows(self.survived), "equivalent": rows(self.equivalent),
+                "reasons": dict(sorted(self.reasons.items()))}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any], *, cached: str = "") -> MutationReport:
+        def muts(rows: list[list[Any]]) -> list[Mutant]:
+            return [Mutant(str(i), str(d), int(ln), "") for i, d, ln in rows]
+
+        return cls(module=str(doc["module"]), killed=muts(doc["killed"]),
+                   survived=muts(doc["survived"]), equivalent=muts(doc["equivalent"]),
+                   reasons={str(k): str(v) for k, v in doc["reasons"].items()}, cached=cached)
 
 
 # ----------------------------------------------------------------------------- generation
@@ -231,9 +280,46 @@ def hand_written_bugs(suite_dir: Path, source: str) -> list[Mutant]:
 
 
 # ----------------------------------------------------------------------------- running
-def _killed(mutant: Mutant, *, suite: Suite, suite_path: Path, exp: Expected,
-            reference: Path, slug: str, number: int, all_modules: tuple[tuple[int, str], ...],
-            limits: Limits) -> bool:
+#: Limits for one mutant: CPU seconds per case and for the import (load does not change them);
+#: the whole run's wall-clock limit is only a backstop, never reached by a mutant that stops.
+MUTANT_LIMITS = Limits(test_timeout_s=5.0, run_timeout_s=600.0, import_timeout_s=10.0)
+_TIME_STATUSES = {"timeout", "not_run"}
+
+
+def _kill_reason(report: RunReport, suite: Suite, exp: Expected) -> tuple[str, str]:
+    """(reason, detail) why the suite rejects this run; ("", "") when every case passes.
+
+    A failure that is only about time (a case or the import stopped at its deadline) is
+    reported as ``timeout`` only when no case failed for another reason.
+    """
+    if report.fatal is not None:
+        reason = "timeout" if "took longer than" in report.fatal else "import failed"
+        return reason, report.fatal
+    timing = ""
+    for c in suite.cases:
+        o = report.outcomes[f"case:{c.name}"]
+        if o.status in _TIME_STATUSES:
+            timing = timing or f"{c.name}: {o.message}"
+            continue
+        if o.status == "error":
+            return "raised", f"{c.name}: {o.message}"
+        if o.status != "result":
+            return "crashed", f"{c.name}: {o.status} {o.message}"
+        if c.name not in exp.values:
+            return "wrong value", f"{c.name}: the reference has no value"
+        try:
+            ok, msg = compare(o.value, exp.values[c.name], c)
+        except Exception as exc:  # noqa: BLE001
+            ok, msg = False, f"comparison raised {type(exc).__name__}"
+        if not ok:
+            return "wrong value", f"{c.name}: {msg}"
+    return ("timeout", timing) if timing else ("", "")
+
+
+def _run_mutant(mutant: Mutant, *, suite: Suite, suite_path: Path, exp: Expected,
+                reference: Path, slug: str, number: int,
+                all_modules: tuple[tuple[int, str], ...], limits: Limits) -> tuple[str, str]:
+    """Run the whole suite, sandboxed as in grading, against the package with ``mutant``."""
     scratch = Path(tempfile.mkdtemp(prefix="ttmut-"))
     try:
         (scratch / "pkg").mkdir()
@@ -248,17 +334,7 @@ def _killed(mutant: Mutant, *, suite: Suite, suite_path: Path, exp: Expected,
             hide=[]))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    for c in suite.cases:
-        o = report.outcomes[f"case:{c.name}"]
-        if o.status != "result" or c.name not in exp.values:
-            return True
-        try:
-            ok, _ = compare(o.value, exp.values[c.name], c)
-        except Exception:  # noqa: BLE001
-            return True
-        if not ok:
-            return True
-    return False
+    return _kill_reason(report, suite, exp)
 
 
 def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
@@ -268,13 +344,17 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
                  ) -> MutationReport:
     """Generate the mutants of ``reference/<slug>.py`` and run the suite against each.
 
+    The unmutated module is run first, exactly as the mutants are (sandboxed, same limits):
+    if it does not pass, the environment is broken and every "kill" would be meaningless,
+    so this raises instead of reporting.
+
     Args:
         lines: restrict AST mutants to these lines of the reference (see
             ``tito.export.solution_line_numbers``).
         bugs: hand-written plausible bugs; default: ``bugs.py`` next to the suite.
     """
     suite_path, reference = suite_path.absolute(), reference.absolute()
-    lim = limits or Limits(test_timeout_s=5.0, run_timeout_s=120.0, import_timeout_s=10.0)
+    lim = limits or MUTANT_LIMITS
     suite = load_suite(suite_path)
     source = (reference / f"{slug}.py").read_text(encoding="utf-8")
     exp = compute_expected(suite_path=suite_path, suite=suite, reference=reference, slug=slug,
@@ -292,13 +372,22 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
     todo = [m for m in mutants if m.id not in equivalent]
     report.equivalent = [m for m in mutants if m.id in equivalent]
 
-    def one(m: Mutant) -> tuple[Mutant, bool]:
-        return m, _killed(m, suite=suite, suite_path=suite_path, exp=exp, reference=reference,
-                          slug=slug, number=number, all_modules=all_modules, limits=lim)
+    def one(m: Mutant) -> tuple[Mutant, tuple[str, str]]:
+        return m, _run_mutant(m, suite=suite, suite_path=suite_path, exp=exp,
+                              reference=reference, slug=slug, number=number,
+                              all_modules=all_modules, limits=lim)
 
+    _, (reason, detail) = one(Mutant("control:unmutated", "the reference itself", 0, source))
+    if reason:
+        raise RuntimeError(f"the unmutated reference fails the suite when run as a mutant is "
+                           f"({reason}: {detail}); no verdict")
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for m, killed in pool.map(one, todo):
-            (report.killed if killed else report.survived).append(m)
+        for m, (reason, _) in pool.map(one, todo):
+            if reason:
+                report.killed.append(m)
+                report.reasons[m.id] = reason
+            else:
+                report.survived.append(m)
     return report
 
 
@@ -318,23 +407,111 @@ def catalogue_bugs(catalogue: Path, source: str) -> list[Mutant]:
     return out
 
 
+#: Set to ``off`` to ignore the verdict cache (CI does: a clean clone proves every module).
+CACHE_ENV = "TT_MUTATION_CACHE"
+_CACHE_FORMAT = 1
+
+
+def inputs_digest(course: Any, module: Any, *, max_mutants: int | None,
+                  limits: Limits) -> str:
+    """SHA-256 over everything a module's mutation verdicts depend on.
+
+    The whole reference package, the module's suite folder (suite, bugs, equivalent list),
+    its buggy catalogue and solution notebook source, the harness and the code that finds
+    solution lines, the course facts, the limits, and the Python and NumPy versions. Any
+    change to any of them gives a different digest, so a cached verdict is never reused for
+    inputs it was not computed from.
+    """
+    import numpy  # noqa: PLC0415
+
+    from tito import paths  # noqa: PLC0415 - repository side only
+    from tito.release import solution_path  # noqa: PLC0415
+
+    harness = paths.AUTOGRADER / "harness"  # this very code, as the repository holds it
+    files = sorted(p for p in paths.REFERENCE.rglob("*") if p.is_file()
+                   and "__pycache__" not in p.parts)
+    files += sorted(p for p in (paths.SUITES / module.name).rglob("*") if p.is_file()
+                    and "__pycache__" not in p.parts)
+    files += [paths.REPO_ROOT / "tests" / "fixtures" / "buggy" / f"{module.name}.py",
+              Path(solution_path(module))]
+    files += sorted(harness.glob("*.py")) + sorted(harness.parent.glob("*.py"))
+    files += [paths.REPO_ROOT / "tito" / "export.py", paths.REPO_ROOT / "tito" / "release.py"]
+    h = hashlib.sha256()
+
+    def add(label: str, data: bytes) -> None:
+        h.update(label.encode() + b"\0" + len(data).to_bytes(8, "big") + data)
+
+    for f in files:
+        rel = f.resolve().relative_to(paths.REPO_ROOT.resolve()).as_posix()
+        add(rel, f.read_bytes() if f.is_file() else b"<missing>")
+    add("params", json.dumps({
+        "format": _CACHE_FORMAT, "module": [module.number, module.slug, module.title],
+        "all_modules": [[m.number, m.slug] for m in course.modules],
+        "max_mutants": max_mutants, "limits": limits.as_dict(), "python": sys.version,
+        "numpy": numpy.__version__}, sort_keys=True).encode())
+    return h.hexdigest()
+
+
+def _cache_file(module: Any) -> Path | None:
+    from tito import paths  # noqa: PLC0415
+
+    if os.environ.get(CACHE_ENV, "").strip().lower() in ("off", "0", "no", "false"):
+        return None
+    return paths.BUILD / "mutation" / "cache" / f"{module.name}.json"
+
+
+def _cache_load(path: Path | None, key: str) -> MutationReport | None:
+    if path is None or not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if doc.get("format") != _CACHE_FORMAT or doc.get("key") != key:
+            return None
+        return MutationReport.from_json(doc["report"], cached=key)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # unreadable or foreign: run again
+
+
+def _cache_save(path: Path | None, key: str, report: MutationReport) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"format": _CACHE_FORMAT, "key": key,
+                               "report": report.to_json()}, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def module_mutation(course: Any, module: Any, *, jobs: int = 2,
-                    max_mutants: int | None = None) -> MutationReport:
+                    max_mutants: int | None = None, use_cache: bool = True) -> MutationReport:
     """Repository side: mutants of what students write (solution lines) + the plausible bugs
-    of ``tests/fixtures/buggy/<module>.py``, against the module's hidden suite."""
+    of ``tests/fixtures/buggy/<module>.py``, against the module's hidden suite.
+
+    Verdicts are cached in ``build/mutation/cache/<module>.json`` under the SHA-256 of every
+    input (:func:`inputs_digest`): a missing, stale or unreadable entry means a full run. Set
+    ``TT_MUTATION_CACHE=off`` (CI does) or pass ``use_cache=False`` to always run.
+    """
     from tito import paths  # noqa: PLC0415 - repository side only
     from tito.export import solution_line_numbers  # noqa: PLC0415
     from tito.release import solution_path  # noqa: PLC0415
 
+    cache = _cache_file(module) if use_cache else None
+    key = inputs_digest(course, module, max_mutants=max_mutants, limits=MUTANT_LIMITS)
+    hit = _cache_load(cache, key)
+    if hit is not None:
+        return hit
     source = (paths.REFERENCE / f"{module.slug}.py").read_text(encoding="utf-8")
     lines = solution_line_numbers(solution_path(module), slug=module.slug,
                                   number=module.number, title=module.title)
     catalogue = paths.REPO_ROOT / "tests" / "fixtures" / "buggy" / f"{module.name}.py"
     bugs = catalogue_bugs(catalogue, source) if catalogue.is_file() else []
-    return run_mutation(suite_path=paths.SUITES / module.name / "suite.py",
-                        reference=paths.REFERENCE, slug=module.slug, number=module.number,
-                        all_modules=tuple((x.number, x.slug) for x in course.modules),
-                        jobs=jobs, max_mutants=max_mutants, lines=lines, bugs=bugs)
+    report = run_mutation(suite_path=paths.SUITES / module.name / "suite.py",
+                          reference=paths.REFERENCE, slug=module.slug, number=module.number,
+                          all_modules=tuple((x.number, x.slug) for x in course.modules),
+                          jobs=jobs, max_mutants=max_mutants, lines=lines, bugs=bugs,
+                          limits=MUTANT_LIMITS)
+    _cache_save(cache, key, report)
+    return report
 
 
 def main(argv: list[str] | None = None) -> int:

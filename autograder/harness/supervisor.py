@@ -2,7 +2,9 @@
 
 :func:`run_items` runs a list of items (``case:NAME``, ``public:FILE:I``,
 ``milestone:ID@SEED``) in a child started by :mod:`autograder.harness.child`. It enforces a
-deadline for the import, one per item and one for the whole run. When the child dies or an
+deadline for the import and one per item, in CPU seconds of the child's process tree with a
+wall-clock backstop (:mod:`autograder.harness.clock`), and a wall-clock one for the whole
+run. When the child dies or an
 item times out, the whole process tree is killed and a fresh child resumes at the next item,
 so one ``os._exit`` or infinite loop costs only the item that caused it. The parent never
 imports the package under test; it only reads framed JSON lines from a pipe and decodes them
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from autograder.harness import isolation, wire
+from autograder.harness.clock import Deadline
 
 Status = Literal["result", "error", "timeout", "crashed", "not_run", "fatal", "protocol"]
 
@@ -182,7 +185,7 @@ def run_items(spec: RunSpec) -> RunReport:
     start = 0
     try:
         while start < len(spec.items):
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or isolation.ABORT.is_set():
                 break
             before = len(report.outcomes)
             nxt = _launch_once(spec, plan, uid, work, start, deadline, report, raw)
@@ -300,18 +303,20 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
     ready = False
     current: str | None = None
     sandboxed = False  # the child reported its sandbox closed (before any student code)
-    item_deadline = min(deadline, time.monotonic() + spec.import_timeout_s)
+    clock = Deadline(proc.pid, deadline)  # CPU seconds per phase, wall-clock backstop
+    clock.start(spec.import_timeout_s, from_launch=True)
     index = {name: i for i, name in enumerate(spec.items)}
     resume: int | None = start
     streams = 2  # raw output + result channel; the channel's EOF ends the launch
     reason = ""
     try:
         while streams > 0:
-            now = time.monotonic()
-            if now >= item_deadline:
+            if isolation.ABORT.is_set():
+                return None  # interrupted: the caller discards this run
+            if clock.expired():
                 reason = "deadline"
                 break
-            for key, _ in sel.select(timeout=min(0.5, item_deadline - now)):
+            for key, _ in sel.select(timeout=clock.wait_s()):
                 try:
                     chunk = os.read(key.fd, 65536)
                 except BlockingIOError:
@@ -376,7 +381,7 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                         report.import_output = report.import_output or _text(
                             msg.get("out"), spec.max_output_kb * 1024)
                         report.child_numpy = _text(msg.get("numpy"), 40) or None
-                        item_deadline = deadline
+                        clock.idle()
                         continue
                     if kind == "done":
                         return None
@@ -390,8 +395,7 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                             report.protocol_errors.append("item started before import finished")
                         current = item
                         resume = index[item] + 1
-                        limit = spec.item_timeout_s.get(item, 10.0)
-                        item_deadline = min(deadline, time.monotonic() + limit)
+                        clock.start(spec.item_timeout_s.get(item, 10.0))
                         continue
                     if kind in ("result", "error"):
                         if item != current:
@@ -405,7 +409,7 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                             continue
                         report.outcomes[item] = _outcome(kind, item, msg, spec)
                         current = None
-                        item_deadline = deadline
+                        clock.idle()
                         continue
                     report.protocol_errors.append(f"unknown message type {str(kind)[:40]!r}")
         # the child stopped talking: died, timed out, or flooded
@@ -416,15 +420,13 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
             if not ready:
                 if time.monotonic() >= deadline:
                     return None
-                report.fatal = (f"importing your module took longer than "
-                                f"{spec.import_timeout_s:g} s (an infinite loop or heavy work "
-                                "at import time?)")
+                report.fatal = (f"importing your module took longer than {clock.describe()} "
+                                "(an infinite loop or heavy work at import time?)")
                 return None
             if current is not None and current not in report.outcomes:
                 run_over = time.monotonic() >= deadline - 1e-3
-                limit = spec.item_timeout_s.get(current, 10.0)
                 report.outcomes[current] = Outcome(current, "timeout", message=(
-                    f"stopped after {limit:g} s" if not run_over else
+                    f"stopped after {clock.describe()}" if not run_over else
                     f"stopped: the whole submission used up its {spec.run_timeout_s:g} s"
                     " time limit") + " (an infinite loop, or far too slow?)")
             return None if time.monotonic() >= deadline else resume

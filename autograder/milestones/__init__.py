@@ -116,13 +116,15 @@ def provider_file(milestone_id: str) -> Path:
 
 
 def item_timeout_s(milestone: Milestone | Mapping[str, Any]) -> float:
-    """Hard wall-clock limit for one seed: ``time_budget_s / len(seeds)``."""
+    """Hard limit for one seed, ``time_budget_s / len(seeds)``: CPU seconds of the sandboxed
+    child (the harness's item deadline, :mod:`autograder.harness.clock`)."""
     ms = as_milestone(milestone)
     return ms.time_budget_s / len(ms.seeds)
 
 
 def train_budget_s(milestone: Milestone | Mapping[str, Any]) -> float:
-    """Training time one seed may use before it must stop and return its parameters."""
+    """CPU seconds of training one seed may use before it must stop and return its
+    parameters."""
     return TRAIN_SHARE * item_timeout_s(milestone)
 
 
@@ -142,8 +144,9 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
     the grader does: parameters out, reference forward pass on the held-out split.
 
     Returns:
-        :func:`evaluate`'s dict plus ``seconds`` (seed -> training time). A seed that raises
-        counts as ``None``, exactly as a crashed child would.
+        :func:`evaluate`'s dict plus ``seconds`` (seed -> CPU seconds of training, the clock
+        the budget is measured on). A seed that raises counts as ``None``, exactly as a crashed
+        child would.
     """
     ms = _milestone(milestone_id, course)
     if seeds is not None:
@@ -156,13 +159,13 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
     for seed in ms.seeds:
         train_x, train_y, test_x, test_y = task(milestone_id, seed)
         labels[seed] = test_y
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         try:
             model = fit(package, seed, train_x, train_y, train_budget_s(ms))
             preds[seed] = predict(milestone_id, recipes().parameters(model), test_x)
         except Exception:  # noqa: BLE001 - a broken package fails the seed, like a crash
             preds[seed] = None
-        seconds[seed] = time.perf_counter() - t0
+        seconds[seed] = time.process_time() - t0
     result = evaluate(ms, preds, labels)
     result["seconds"] = seconds
     return result

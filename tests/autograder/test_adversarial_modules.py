@@ -87,7 +87,7 @@ def _grade(module, notebook, tmp_path) -> dict:
     out = tmp_path / "out" / "results.json"
     proc = subprocess.run([sys.executable, "-m", "tito.cli", "grade", module.name,
                            str(notebook), "-o", str(out)], capture_output=True, text=True,
-                          cwd=paths.REPO_ROOT, timeout=600)
+                          cwd=paths.REPO_ROOT, timeout=1800)
     assert proc.returncode == 0, proc.stderr
     return json.loads(out.read_text())
 

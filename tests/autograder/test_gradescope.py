@@ -52,7 +52,7 @@ def _container(tmp_path: Path, zip_path: Path, notebook: bytes, name: str,
 def _run(root: Path, python: str = sys.executable) -> dict:
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": python}
     proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr
     res = json.loads((root / "results" / "results.json").read_text())
     return res

@@ -7,8 +7,9 @@ import textwrap
 
 import pytest
 
-from autograder.harness.mutation import generate_mutants, run_mutation
-from tests.autograder.conftest import REF, SUITE
+from autograder.harness.limits import Limits
+from autograder.harness.mutation import Mutant, generate_mutants, run_mutation
+from tests.autograder.conftest import CORRECT, REF, SUITE
 
 SAMPLE = textwrap.dedent('''
     import numpy as np
@@ -44,6 +45,8 @@ def test_kill_rate_on_the_stand_in_module(tmp_path):
                        all_modules=((1, "mini"), (2, "later")))
     assert rep.total == 5 and len(rep.killed) == 3
     assert {m.line for m in rep.survived} == {28}, "add() is untested by the stand-in suite"
+    assert rep.timed_out == [] and set(rep.reasons) == {m.id for m in rep.killed}
+    assert set(rep.reasons.values()) <= {"wrong value", "raised"}, rep.reasons
     assert "Surviving mutants" in rep.to_markdown()
 
     suite_dir = tmp_path / "01_mini"
@@ -57,6 +60,94 @@ def test_kill_rate_on_the_stand_in_module(tmp_path):
                         number=1, all_modules=((1, "mini"), (2, "later")))
     assert rep2.rate == 1.0 and len(rep2.equivalent) == 2
     assert any(m.id == "bug:sum_is_mean" for m in rep2.killed)
+
+
+LOOPS = CORRECT.replace("        return float(self.data.sum())",
+                        "        while True:\n            pass")
+SLEEPS = CORRECT.replace("        return float(self.data.sum())",
+                         "        import time\n        time.sleep(3600)")
+WRONG = CORRECT.replace("return float(self.data.sum())", "return float(self.data.mean())")
+
+
+def test_a_mutant_that_never_stops_is_killed_by_timeout_and_recorded_so():
+    """Deadlines are CPU seconds: the busy loop is stopped after its 0.5 CPU-s whatever the
+    machine's load; the sleeper (no CPU) by the wall-clock backstop. A wrong value outranks a
+    timeout as the reason."""
+    assert LOOPS != CORRECT and SLEEPS != CORRECT and WRONG != CORRECT
+    both = WRONG.replace("    def numpy(self):\n",
+                         "    def numpy(self):\n        while True:\n            pass\n")
+    bugs = [Mutant("bug:loops", "loops", 17, LOOPS), Mutant("bug:sleeps", "sleeps", 17, SLEEPS),
+            Mutant("bug:wrong_and_loops", "both", 17, both)]
+    lim = Limits(test_timeout_s=0.5, run_timeout_s=120.0, import_timeout_s=10.0)
+    rep = run_mutation(suite_path=SUITE, reference=REF, slug="mini", number=1,
+                       all_modules=((1, "mini"), (2, "later")), bugs=bugs, lines=set(),
+                       limits=lim)
+    assert rep.reasons == {"bug:loops": "timeout", "bug:sleeps": "timeout",
+                           "bug:wrong_and_loops": "wrong value"}
+    assert [m.id for m in rep.timed_out] == ["bug:loops", "bug:sleeps"]
+    assert "## Killed by timeout" in rep.to_markdown()
+
+
+def test_control_run_refuses_a_verdict_when_the_unmutated_module_fails(tmp_path):
+    ref = tmp_path / "ref"
+    shutil.copytree(REF, ref)
+    # passes the trusted reference run, fails in the sandbox (which refuses this import):
+    # stands for an environment in which every mutant would be "killed" for nothing
+    (ref / "mini.py").write_text(CORRECT.replace(
+        "import numpy as np\n", "import numpy as np\n\nimport autograder.suite\n"),
+        encoding="utf-8")
+    with pytest.raises(RuntimeError, match="unmutated reference fails"):
+        run_mutation(suite_path=SUITE, reference=ref, slug="mini", number=1,
+                     all_modules=((1, "mini"), (2, "later")), bugs=[], lines=set())
+
+
+def test_mutation_cache_is_keyed_by_every_input(tmp_path, monkeypatch):
+    """A cached verdict is reused only for byte-identical inputs; any change runs again."""
+    from autograder.harness import mutation as mut
+    from tito import paths
+
+    course, suited = _modules_with_suites()
+    module = suited[0]
+    key = mut.inputs_digest(course, module, max_mutants=None, limits=mut.MUTANT_LIMITS)
+    assert key == mut.inputs_digest(course, module, max_mutants=None,
+                                    limits=mut.MUTANT_LIMITS)
+    assert key != mut.inputs_digest(course, module, max_mutants=3, limits=mut.MUTANT_LIMITS)
+    assert key != mut.inputs_digest(course, module, max_mutants=None, limits=Limits())
+    fake = tmp_path / "repo"
+    for sub in ("tinytorch_ref", "autograder", "tito", "solutions", "tests/fixtures/buggy"):
+        shutil.copytree(paths.REPO_ROOT / sub, fake / sub,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    monkeypatch.setattr(paths, "REPO_ROOT", fake)
+    monkeypatch.setattr(paths, "REFERENCE", fake / "tinytorch_ref")
+    monkeypatch.setattr(paths, "AUTOGRADER", fake / "autograder")
+    monkeypatch.setattr(paths, "SUITES", fake / "autograder" / "suites")
+    monkeypatch.setattr(paths, "SOLUTIONS", fake / "solutions")
+    monkeypatch.setattr(paths, "BUILD", fake / "build")
+    base = mut.inputs_digest(course, module, max_mutants=None, limits=mut.MUTANT_LIMITS)
+    assert base == key, "the digest depends on contents, not on where the clone lives"
+    edits = [fake / "tinytorch_ref" / f"{module.slug}.py",
+             fake / "autograder" / "suites" / module.name / "suite.py",
+             fake / "autograder" / "harness" / "supervisor.py",
+             fake / "solutions" / module.name / f"{module.name}.py"]
+    for f in edits:
+        before = f.read_bytes()
+        f.write_bytes(before + b"\n# edited\n")
+        assert mut.inputs_digest(course, module, max_mutants=None,
+                                 limits=mut.MUTANT_LIMITS) != base, f
+        f.write_bytes(before)
+
+    # a stored report is returned only under its own key; a stale or corrupt one is a miss
+    cache = fake / "build" / "c.json"
+    rep = mut.MutationReport(module=module.name, killed=[Mutant("op@L1", "d", 1, "")],
+                             reasons={"op@L1": "timeout"})
+    mut._cache_save(cache, base, rep)
+    hit = mut._cache_load(cache, base)
+    assert hit is not None and hit.cached == base and hit.to_json() == rep.to_json()
+    assert mut._cache_load(cache, "0" * 64) is None
+    cache.write_text("{not json")
+    assert mut._cache_load(cache, base) is None
+    monkeypatch.setenv(mut.CACHE_ENV, "off")
+    assert mut._cache_file(module) is None
 
 
 def _modules_with_suites():

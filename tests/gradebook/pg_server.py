@@ -93,12 +93,12 @@ class PgServer:
         """Stop the server (immediately) and remove its files."""
         subprocess.run(self.run_as + [str(self.bindir / "pg_ctl"), "stop", "-D",
                                       str(self.data_dir), "-m", "immediate", "-s"],
-                       capture_output=True, check=False, timeout=60)
+                       capture_output=True, check=False, timeout=600)
         shutil.rmtree(self.base, ignore_errors=True)
 
 
 def _run(cmd: list[str], what: str) -> None:
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=120)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=1800)
     if done.returncode != 0:
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
         raise PgUnavailable(f"{what} failed ({done.returncode}): {tail[0]}")
@@ -133,15 +133,15 @@ def start() -> PgServer:
         options = (f"-k {server.socket_dir} -c listen_addresses='' -c fsync=off "
                    "-c synchronous_commit=off -c full_page_writes=off")
         _run(run_as + [str(bindir / "pg_ctl"), "start", "-D", str(server.data_dir), "-w",
-                       "-t", "60", "-s", "-l", str(base / "server.log"), "-o", options],
+                       "-t", "600", "-s", "-l", str(base / "server.log"), "-o", options],
              "pg_ctl start")
     except BaseException:
         server.stop()
         raise
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 600
     while not (server.socket_dir / ".s.PGSQL.5432").exists():  # pg_ctl -w already waited
         if time.monotonic() > deadline:  # pragma: no cover
             server.stop()
-            raise PgUnavailable("the PostgreSQL server did not open its socket in 30 s")
+            raise PgUnavailable("the PostgreSQL server did not open its socket in 600 s")
         time.sleep(0.05)
     return server

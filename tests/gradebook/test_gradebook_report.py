@@ -40,13 +40,13 @@ def test_report_plots_render_in_headless_chromium(sample_store, gb_course, tmp_p
                      encoding="utf-8")
     flags = [*browser_flags(tmp_path / "profile"), "--virtual-time-budget=5000"]
     dom = subprocess.run([browser, *flags, "--dump-dom", probe.as_uri()], capture_output=True,
-                         text=True, timeout=120).stdout
+                         text=True, timeout=1800).stdout
     match = re.search(r'data-rendered="([^"]*)"', dom)
     assert match, "the page did not load in Chromium"
     assert sorted(match.group(1).split(",")) == sorted(PLOTS)
     shot = tmp_path / "shot.png"
     subprocess.run([browser, *flags, f"--screenshot={shot}", "--window-size=1200,2400",
-                    out.as_uri()], capture_output=True, timeout=120)
+                    out.as_uri()], capture_output=True, timeout=1800)
     assert shot.is_file() and shot.stat().st_size > 20_000
 
 

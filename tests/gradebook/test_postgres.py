@@ -254,7 +254,7 @@ def test_concurrent_ingests_of_the_same_files_record_each_event_once(store_url, 
     children = [subprocess.Popen([sys.executable, "-c", CHILD, store_url, str(RESULTS)],
                                  stdout=subprocess.DEVNULL, env=env, cwd=REPO)
                 for _ in range(2)]
-    assert [c.wait(timeout=120) for c in children] == [0, 0]
+    assert [c.wait(timeout=1800) for c in children] == [0, 0]
     assert count(store_url, "events") == 409
     with Store(store_url) as st:  # one ingest added everything, the other nothing
         added = st.frame("SELECT SUM(added) AS n FROM sources")["n"].iloc[0]

@@ -185,11 +185,11 @@ def test_report_renders_in_headless_chromium(tmp_path):
     res = _run(tmp_path, [_class(tmp_path, {"copy": "numpy_a"})])
     flags = browser_flags(tmp_path / "profile")
     dom = subprocess.run([chromium(), *flags, "--dump-dom", res.html.as_uri()],
-                         capture_output=True, text=True, timeout=120).stdout
+                         capture_output=True, text=True, timeout=1800).stdout
     assert 'id="pair-1"' in dom and "<mark>" in dom
     shot = tmp_path / "shot.png"
     subprocess.run([chromium(), *flags, f"--screenshot={shot}", "--window-size=1400,1800",
-                    res.html.as_uri()], capture_output=True, timeout=120)
+                    res.html.as_uri()], capture_output=True, timeout=1800)
     assert shot.is_file() and shot.stat().st_size > 20_000
 
 

@@ -22,7 +22,7 @@ def run_script(name: str, package: str, plot: Path, extra_path: Path | None = No
         env["PYTHONPATH"] = os.pathsep.join([str(extra_path), env.get("PYTHONPATH", "")])
     return subprocess.run(
         [sys.executable, str(SCRIPTS / f"{name}.py"), "--package", package, "--quiet",
-         "--plot", str(plot)], capture_output=True, text=True, timeout=240, env=env,
+         "--plot", str(plot)], capture_output=True, text=True, timeout=1800, env=env,
         cwd=paths.REPO_ROOT)
 
 

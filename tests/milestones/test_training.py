@@ -30,7 +30,8 @@ from autograder.milestones import (
 )
 from autograder.milestones.data import loaders, recipes
 
-#: Per-seed training time allowed for the reference (one core; generous for loaded CI).
+#: Per-seed training CPU seconds allowed for the reference (the clock the budgets use, so a
+#: busy machine does not change the verdict; far below each milestone's training budget).
 REFERENCE_SECONDS = {"perceptron_1957": 5.0, "xor_1969": 5.0, "mlp_1986": 20.0}
 
 #: Which plausible bug must fail which milestone (measured; a bug a milestone cannot see,
@@ -88,11 +89,11 @@ def test_xor_single_layer_cannot_reach_full_accuracy(ref: ModuleType) -> None:
 def test_training_stops_at_the_budget_and_returns_parameters(ref: ModuleType) -> None:
     train_x, train_y, test_x, _ = task("mlp_1986", 0)
     epochs: list[int] = []
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     model = trainer("mlp_1986")(ref, 0, train_x, train_y, 0.0,
                                 on_epoch=lambda e, _l, _a: epochs.append(e))
     assert epochs == [1], "a zero budget allows exactly one epoch"
-    assert time.perf_counter() - t0 < 5
+    assert time.process_time() - t0 < 5, "one epoch, not the whole recipe (CPU seconds)"
     params = recipes().parameters(model)
     assert [p.shape for p in params] == [(64, 64), (64,), (10, 64), (10,)]
     pred = predict("mlp_1986", params, test_x)

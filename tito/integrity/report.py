@@ -8,9 +8,7 @@ code for a person to read and changes no grade.
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +17,6 @@ from tito.integrity.corpus import Document
 from tito.integrity.match import Pair, Settings
 
 CONTEXT_LINES = 2
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass
@@ -33,8 +30,9 @@ class Inputs:
 
 def csv_cell(value: object) -> str:
     """A CSV cell a spreadsheet shows as text (no formula from ``=``, ``+``, ``-``, ``@``)."""
-    text = str(value)
-    return "'" + text if text.startswith(FORMULA_PREFIXES) else text
+    from gradebook.csvsafe import neutralise
+
+    return str(neutralise(str(value)))
 
 
 def write_private(path: Path, text: str) -> None:
@@ -59,21 +57,22 @@ def private_folder(path: Path) -> Path:
 
 def render_csv(pairs: list[Pair], docs: list[Document], settings: Settings,
                cluster_of: dict[int, int]) -> str:
-    buf = io.StringIO()
-    out = csv.writer(buf)
-    out.writerow(["rank", "student_a", "student_b", "b_is", "similarity", "coverage_a",
-                  "coverage_b", "shared_fingerprints", "flagged", "cluster", "functions",
-                  "origin_a", "origin_b"])
+    from gradebook import csvsafe
+
+    header = ["rank", "student_a", "student_b", "b_is", "similarity", "coverage_a",
+              "coverage_b", "shared_fingerprints", "flagged", "cluster", "functions",
+              "origin_a", "origin_b"]
+    rows = []
     for rank, p in enumerate(pairs, 1):
         a, b = docs[p.a], docs[p.b]
         functions = "; ".join(f"{ua} ~ {ub} ({n})" for ua, ub, n in p.units[:3])
         cluster = cluster_of.get(p.a, cluster_of.get(p.b, 0)) if p.score >= settings.flag_score \
             else 0
-        out.writerow([csv_cell(v) for v in (
+        rows.append([csv_cell(v) for v in (
             rank, a.label, b.label, b.kind, f"{p.score:.3f}", f"{p.cover_a:.3f}",
             f"{p.cover_b:.3f}", p.shared, "yes" if p.score >= settings.flag_score else "no",
             cluster or "", functions, a.origin, b.origin)])
-    return buf.getvalue()
+    return csvsafe.rows_text(header, rows, lineterminator="\r\n")
 
 
 _CSS = """

@@ -16,7 +16,7 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values
 
-suite = Suite(module="07_training", version="2027.1")
+suite = Suite(module="07_training", version="2027.2")
 case = suite.case
 
 

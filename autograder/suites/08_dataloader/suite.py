@@ -328,7 +328,8 @@ def normalize_per_channel_arrays_tensors_batches(tt, rng):
                      "j:j+tw] of the padded image; pad_if_needed pads the missing size.")
 def random_crop_padding_params_and_errors(tt, rng):
     dl = _dl(tt)
-    h, w = int(rng.integers(5, 9)), int(rng.integers(5, 9))
+    h = int(rng.integers(5, 8))
+    w = h + int(rng.integers(1, 3))  # never square: a swapped height and width must show
     img = rng.integers(1, 100, size=(2, h, w)).astype(np.float32)
     tt.manual_seed(_seed(rng))
     out = {
@@ -339,9 +340,14 @@ def random_crop_padding_params_and_errors(tt, rng):
         "fill": _plain(dl.RandomCrop((h + 2, w + 2), padding=1, fill=-1.0)(img)),
         "tensor": _plain(dl.RandomCrop((3, 2))(tt.Tensor(img))),
         "if_needed": _plain(dl.RandomCrop((h + 1, w + 3), pad_if_needed=True)(img)),
+        "if_needed_width": _plain(dl.RandomCrop((h, w + 2), pad_if_needed=True,
+                                                fill=-1.0)(img)),
+        "if_needed_height": _plain(dl.RandomCrop((h + 2, w), pad_if_needed=True,
+                                                 fill=-1.0)(img)),
         "params": [list(dl.RandomCrop.get_params(img, (3, 3))) for _ in range(3)],
         "same": list(dl.RandomCrop.get_params(img, (h, w))),
         "too_big": outcome(dl.RandomCrop((h + 1, w)), img),
+        "too_wide": outcome(dl.RandomCrop((h, w + 1)), img),
     }
     return out
 
@@ -385,6 +391,7 @@ def read_idx_types_gzip_and_errors(tt, rng):
             "float32.gz": gzip.compress(_idx(rng.standard_normal((2, 2)), 0x0D)),
             "float64": _idx(rng.standard_normal(3), 0x0E),
             "int8": _idx(rng.integers(-100, 100, size=(2, 1, 2)), 0x09),
+            "no items": _idx(np.zeros((0,), dtype=np.uint8), 0x08),
         }
         for name, data in files.items():
             (root / name).write_bytes(data)
@@ -394,7 +401,9 @@ def read_idx_types_gzip_and_errors(tt, rng):
                "code": b"\x00\x00\x07\x01" + struct.pack(">I", 2) + b"\x00\x00",
                "short": _idx(images, 0x08)[:-3],
                "long": _idx(labels, 0x08) + b"\x00",
-               "header": b"\x00\x00\x08\x03\x00\x00"}
+               "header": b"\x00\x00\x08\x03\x00\x00",
+               "three bytes": b"\x00\x00\x08",
+               "second byte": b"\x00\x01\x08\x01" + struct.pack(">I", 2) + b"\x00\x00"}
         for name, data in bad.items():
             (root / name).write_bytes(data)
             out[f"bad {name}"] = outcome(dl.read_idx, root / name)
@@ -404,6 +413,7 @@ def read_idx_types_gzip_and_errors(tt, rng):
 def _cifar_records(rng, n) -> tuple[bytes, np.ndarray, np.ndarray]:
     planes = rng.integers(0, 256, size=(n, 3, 32, 32)).astype(np.uint8)
     labels = rng.integers(0, 10, n).astype(np.uint8)
+    labels[int(rng.integers(0, n))] = 9  # the largest class is a valid label
     records = np.concatenate([labels[:, None], planes.reshape(n, -1)], axis=1)
     return records.tobytes(), planes, labels
 

@@ -1,0 +1,90 @@
+"""Run one submission's items in several sandboxed children at once ("lanes").
+
+A submission that loops forever costs one per-test timeout for every test that reaches the
+loop, one after another: four looping tests at 10 s hold a grader for 40 s. ``tito regrade``
+knows such submissions in advance (their old results show the timeouts) and grades them with
+their items dealt round-robin to ``lanes`` children that run side by side, each exactly as
+:func:`autograder.harness.supervisor.run_items` runs a list of items (its own scratch folder,
+uid, rlimits, per-item timeouts and restarts). The timeouts then overlap, and a looping
+submission costs about one timeout per lane instead of one per test.
+
+The outcomes are those of a single child: every item is still run in a fresh, sandboxed child
+from the same package, with the same timeouts; only the wall clock is shared. One difference
+is documented: each lane has the whole run's time limit (``run_timeout_s``), so a submission
+that would use up that limit in one child gets more of its tests run in lanes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+from autograder.harness.supervisor import RunReport, RunSpec, run_items
+
+
+def run_lanes(spec: RunSpec, lanes: int) -> RunReport:
+    """``run_items(spec)`` with the items dealt round-robin to ``lanes`` concurrent children."""
+    lanes = max(1, min(lanes, len(spec.items)))
+    if lanes == 1:
+        return run_items(spec)
+    groups = [spec.items[i::lanes] for i in range(lanes)]
+    reports: list[RunReport | None] = [None] * lanes
+    errors: list[BaseException] = []
+
+    def lane_spec(i: int) -> RunSpec:
+        """Each lane gets its own scratch with its own copy of the package, so every lane's
+        scratch is readable by its own uid only (as run_items makes it), never 0711."""
+        scratch = Path(tempfile.mkdtemp(prefix=f"lane{i}-", dir=spec.scratch))
+        pkg = scratch / "pkg"
+        shutil.copytree(spec.package_parent, pkg)
+
+        def moved(p: Path | None) -> Path | None:
+            return None if p is None else pkg / p.relative_to(spec.package_parent)
+
+        return dataclasses.replace(
+            spec, items=groups[i], scratch=scratch, package_parent=pkg,
+            student_file=moved(spec.student_file),
+            student_files=[pkg / p.relative_to(spec.package_parent)
+                           for p in spec.student_files])
+
+    def run(i: int) -> None:
+        try:
+            reports[i] = run_items(lane_spec(i))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,), name=f"lane-{i}", daemon=True)
+               for i in range(lanes)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    done = [r for r in reports if r is not None]
+    return merge(spec, done)
+
+
+def merge(spec: RunSpec, reports: list[RunReport]) -> RunReport:
+    """One report from the lanes' reports, as if one child had run every item."""
+    first = reports[0]
+    fatal = next((r for r in reports if r.fatal is not None), None)
+    out = RunReport(
+        outcomes={}, fatal=fatal.fatal if fatal else None,
+        fatal_where=fatal.fatal_where if fatal else "",
+        integrity=list(dict.fromkeys(p for r in reports for p in r.integrity))[:20],
+        blocked_imports=list(dict.fromkeys(b for r in reports for b in r.blocked_imports)),
+        raw_output="\n".join(r.raw_output for r in reports if r.raw_output),
+        import_output=(fatal or first).import_output, isolation=first.isolation,
+        sandbox_facts=first.sandbox_facts,
+        exposed=list(dict.fromkeys(p for r in reports for p in r.exposed)),
+        launches=sum(r.launches for r in reports),
+        protocol_errors=[e for r in reports for e in r.protocol_errors][:50],
+        elapsed_s=max(r.elapsed_s for r in reports),
+        child_numpy=next((r.child_numpy for r in reports if r.child_numpy), None))
+    merged = {k: v for r in reports for k, v in r.outcomes.items()}
+    out.outcomes = {item: merged[item] for item in spec.items if item in merged}
+    return out

@@ -1,0 +1,271 @@
+"""Running a regrade's tasks: reuse, order, a bounded window, records, and interrupts.
+
+:func:`run_tasks` takes the prepared tasks of :func:`autograder.regrade.regrade` and
+
+* reuses every task whose ``regrade.json`` record matches its fingerprint (and whose
+  results.json still has the recorded sha256);
+* sends the rest slowest first (:func:`estimate`) to a runner: threads on this machine
+  (:class:`LocalRunner`) or a Dask cluster (:class:`autograder.regrade_dask.DaskRunner`),
+  keeping only a small window of tasks in flight, so a term of 16,000 submissions never holds
+  more than a few in memory (each task's files are read when it is sent);
+* records each result as it arrives: results.json, then the record, each replaced atomically;
+  a course-side failure is recorded as nothing (the next run retries it);
+* on SIGINT, SIGTERM or SIGHUP stops every child at once and returns what was kept.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autograder.regrade import (
+    RECORD_FILE,
+    RECORD_FORMAT,
+    RegradeInterrupted,
+    SubmissionDiff,
+    Unit,
+    _atomic_json,
+    _f,
+    build_row,
+    timed_out_tests,
+)
+from gradebook.gradescope import ExportRecord
+
+MAX_LANES = 3  # a looping submission's tests in up to three children side by side
+
+
+@dataclass
+class Task:
+    """One submission to grade (its files are read again when it is sent)."""
+
+    unit: Unit
+    record: ExportRecord
+    base: dict[str, Any]
+    source: Path
+    fingerprint: str
+    notes: list[str]
+    cost: float
+    folder: Path
+
+    def payload(self) -> dict[str, Any]:
+        """The task's plain data, files read now (the fingerprint follows what was read)."""
+        from autograder.regrade_task import payload_fingerprint, read_submission
+
+        files, _ = read_submission(self.source)
+        payload = {**self.base, "files": files}
+        self.fingerprint = payload_fingerprint(payload)
+        return payload
+
+
+def lanes_for(timed_out: int) -> int:
+    """Children to grade a submission with: one per test that timed out before (2..3), else 1.
+
+    Tests that loop cost one timeout each, one after another; in lanes they overlap.
+    """
+    return min(MAX_LANES, timed_out) if timed_out >= 2 else 1
+
+
+def estimate(old_results: dict[str, Any] | None, previous: dict[str, Any] | None,
+             timeout: float) -> float:
+    """Expected grading seconds: an earlier regrade's, else the old results' time and
+    timeouts (slowest first: a looping submission starts at once, not last)."""
+    if previous and isinstance(previous.get("seconds"), (int, float)):
+        return float(previous["seconds"])
+    old = old_results or {}
+    t = _f(old.get("execution_time")) or 0.0
+    return max(t, timed_out_tests(old) * timeout, 0.5)
+
+
+def read_record(folder: Path) -> dict[str, Any] | None:
+    """A submission folder's ``regrade.json`` record, if it is readable."""
+    try:
+        doc = json.loads((folder / RECORD_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def reusable(folder: Path, fingerprint: str) -> dict[str, Any] | None:
+    """The recorded results of a finished task with this fingerprint, else None."""
+    rec = read_record(folder)
+    if not rec or rec.get("format") != RECORD_FORMAT or rec.get("fingerprint") != fingerprint:
+        return None
+    try:
+        raw = (folder / "results.json").read_bytes()
+    except OSError:
+        return None
+    if hashlib.sha256(raw).hexdigest() != rec.get("results_sha256"):
+        return None
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def finish(task: Task, outcome: dict[str, Any]) -> SubmissionDiff:
+    """Record one finished task in its folder (results first, then the record) and diff it."""
+    from autograder.regrade_task import course_side_failure
+
+    results = outcome.get("results")
+    error = outcome.get("error")
+    if results is not None and error is None:
+        error = course_side_failure(results)
+    row = build_row(task.unit, task.record, results if error is None else None, task.notes,
+                    error=error)
+    row.seconds = float(outcome.get("seconds") or 0.0)
+    if error is not None:
+        (task.folder / RECORD_FILE).unlink(missing_ok=True)  # retried by the next run
+        return row
+    raw = (json.dumps(results, indent=1, allow_nan=False) + "\n").encode()
+    tmp = task.folder / f".results.{os.getpid()}.json"
+    tmp.write_bytes(raw)
+    os.replace(tmp, task.folder / "results.json")
+    _atomic_json(task.folder / RECORD_FILE, {
+        "format": RECORD_FORMAT, "fingerprint": task.fingerprint,
+        "results_sha256": hashlib.sha256(raw).hexdigest(), "seconds": row.seconds,
+        "worker": outcome.get("worker"), "finished_at": dt.datetime.now(
+            dt.timezone.utc).isoformat(timespec="seconds")})
+    return row
+
+
+@contextmanager
+def signals(state: dict[str, Any]) -> Iterator[None]:
+    """Ctrl-C, kill (SIGTERM) and hang-up only set a flag; the main loop stops the children."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, _frame: Any) -> None:
+        state.setdefault("stop", signum)
+
+    old = {}
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        try:
+            old[sig] = signal.signal(sig, handler)
+        except (ValueError, OSError):  # pragma: no cover
+            pass
+    try:
+        yield
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
+def run_tasks(tasks: list[Task], *, jobs: int, scheduler: str | None, hide: tuple[str, ...],
+              on_done: Callable[[SubmissionDiff], None] | None, outdir: Path
+              ) -> tuple[list[SubmissionDiff], int, int, RegradeInterrupted | None]:
+    """Reuse what is finished, grade the rest slowest first; stop cleanly on a signal.
+
+    Returns:
+        The rows, how many were reused, how many were graded now, and the interruption (None
+        when every task finished).
+    """
+    rows: list[SubmissionDiff] = []
+    todo: list[Task] = []
+    for t in tasks:
+        results = reusable(t.folder, t.fingerprint)
+        if results is None:
+            todo.append(t)
+            continue
+        row = build_row(t.unit, t.record, results, t.notes)
+        row.reused = True
+        rows.append(row)
+        if on_done:
+            on_done(row)
+    reused = len(rows)
+    for t in todo:
+        for name in ("results.json", RECORD_FILE):
+            (t.folder / name).unlink(missing_ok=True)
+    todo.sort(key=lambda t: (-t.cost, t.unit.name, len(t.record.key), t.record.key))
+    state: dict[str, Any] = {}
+    graded = 0
+    with signals(state):
+        if scheduler is not None:
+            from autograder.regrade_dask import DaskRunner
+
+            runner: Any = DaskRunner(scheduler, hide=hide)
+        else:
+            runner = LocalRunner(jobs, hide)
+        try:
+            queue = list(reversed(todo))  # pop() takes the slowest first
+            pending: dict[Any, Task] = {}
+            window = max(2, 2 * runner.slots())
+            while queue or pending:
+                if "stop" in state:
+                    stopped = runner.abort(list(pending))
+                    return rows, reused, graded, RegradeInterrupted(
+                        state["stop"], len(rows), len(todo) - graded, str(outdir), stopped)
+                while queue and len(pending) < window:
+                    task = queue.pop()
+                    pending[runner.submit(task.payload(), priority=task.cost)] = task
+                done = [h for h in pending if runner.done(h)]
+                if not done:
+                    time.sleep(0.05)
+                    continue
+                for h in done:
+                    if "stop" in state:
+                        break
+                    task = pending.pop(h)
+                    row = finish(task, runner.result(h))
+                    rows.append(row)
+                    graded += 1
+                    if on_done:
+                        on_done(row)
+            return rows, reused, graded, None
+        finally:
+            runner.close()
+
+
+class LocalRunner:
+    """``jobs`` threads on this machine, each grading one submission at a time (FIFO, so the
+    slowest-first order holds)."""
+
+    def __init__(self, jobs: int, hide: tuple[str, ...]) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from autograder.harness import isolation
+
+        isolation.ABORT.clear()
+        self.jobs = jobs
+        self.pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="regrade")
+        self.hide = hide
+
+    def slots(self) -> int:
+        return self.jobs
+
+    def submit(self, payload: dict[str, Any], *, priority: float) -> Any:
+        from autograder import regrade_task
+
+        return self.pool.submit(regrade_task.grade_payload, payload, hide=self.hide)
+
+    def done(self, handle: Any) -> bool:
+        return bool(handle.done())
+
+    def result(self, handle: Any) -> dict[str, Any]:
+        return dict(handle.result())
+
+    def abort(self, handles: list[Any]) -> int:
+        """Stop every child at once; wait for the threads to notice (they return promptly)."""
+        from autograder.harness import isolation
+
+        running = sum(1 for h in handles if h.running())
+        for h in handles:
+            h.cancel()
+        isolation.abort_all()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        isolation.abort_all()  # anything started in the instant before the flag was seen
+        return running
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,166 @@
+"""Regrade throughput: submissions per minute, serial, ``--jobs 2`` and a local Dask cluster.
+
+Not a test (no verdict): it measures, and writes the "Regrade throughput" section of
+``docs/performance.md`` (other sections of that file are left as they are)::
+
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/regrade_throughput.py
+    .venv/bin/python bench/regrade_throughput.py --n 30 --milestone-n 12 --repeat 1
+
+Exports come from the synthetic generator (:mod:`autograder.regrade_synth`, fixed seeds):
+module 01 with 30 submissions, without and with one looping submission, and the milestone
+module 07 (XOR and MLP milestones are trained in the sandbox). Each configuration regrades the
+same export into a fresh folder (a dry run: nothing reused). The machine is shared, so the
+load average is recorded next to the figures, and ``--repeat`` takes the median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+SECTION = "## Regrade throughput"
+NO_LOOP = {"correct": 0.55, "buggy": 0.2, "untouched": 0.1, "late": 0.1, "corrupt": 0.05}
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _run(export: Path, *, jobs: int, scheduler: str | None) -> tuple[float, int, int]:
+    from autograder.regrade import regrade
+
+    with tempfile.TemporaryDirectory(prefix="tt-bench-") as tmp:
+        start = time.monotonic()
+        report = regrade(export=export, out=Path(tmp) / "out", dry_run=True, jobs=jobs,
+                         scheduler=scheduler)
+        elapsed = time.monotonic() - start
+    failed = [r.key for r in report.rows if not r.graded]
+    if failed:  # a figure from refused or failed gradings would be meaningless
+        raise SystemExit(f"not graded (course side): {failed[:3]}: {report.rows[0].notes[-1:]}")
+    slow = sum(1 for r in report.rows if r.timed_out)
+    return elapsed, len(report.rows), slow
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=30, help="submissions for module 01")
+    ap.add_argument("--milestone-n", type=int, default=12, help="submissions for module 07")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per cell (median)")
+    ap.add_argument("--no-dask", action="store_true")
+    ap.add_argument("--write", type=Path, default=REPO / "docs" / "performance.md")
+    args = ap.parse_args()
+    from autograder.regrade_synth import synth_export
+
+    configs: list[tuple[str, int, str | None]] = [("serial", 1, None), ("--jobs 2", 2, None)]
+    cluster = None
+    if not args.no_dask:
+        # A standing cluster of two single-threaded workers (what --scheduler ADDRESS uses);
+        # local:2, which also starts and stops its cluster, is timed as its own column.
+        from distributed import LocalCluster
+
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                               dashboard_address=None, memory_limit=0)
+        configs += [("Dask, 2 workers", 1, cluster.scheduler_address),
+                    ("Dask local:2 (incl. start)", 1, "local:2")]
+    rows = []
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="tt-bench-exports-") as tmp:
+        if cluster is not None:  # warm the workers (imports), as a standing cluster is
+            warm = synth_export(module="01", n=2, out=Path(tmp) / "w.zip", seed=1,
+                                mix={"correct": 1.0}).path
+            _run(warm, jobs=1, scheduler=cluster.scheduler_address)
+        exports = [
+            ("01_tensor", args.n, 0, synth_export(module="01", n=args.n, out=Path(tmp) / "a.zip",
+                                                  seed=11, mix=NO_LOOP).path),
+            ("01_tensor", args.n, 1, synth_export(module="01", n=args.n, out=Path(tmp) / "b.zip",
+                                                  seed=11, mix=NO_LOOP, looping=1).path),
+            ("07_training (milestones)", args.milestone_n, 0,
+             synth_export(module="07", n=args.milestone_n, out=Path(tmp) / "c.zip", seed=11,
+                          mix=NO_LOOP).path),
+        ]
+        for name, n, loops, path in exports:
+            times: dict[str, list[float]] = {c[0]: [] for c in configs}
+            for _ in range(args.repeat):  # interleaved: a change in load hits every column
+                for label, jobs, scheduler in configs:
+                    elapsed, count, _slow = _run(path, jobs=jobs, scheduler=scheduler)
+                    times[label].append(elapsed)
+                    print(f"{name:<26} looping={loops} {label:<28} {elapsed:6.1f} s "
+                          f"{60 * count / elapsed:6.1f}/min", flush=True)
+            cells = []
+            for label, *_ in configs:
+                t = statistics.median(times[label])
+                cells.append((label, t, 60 * n / t))
+            rows.append((name, n, loops, cells))
+    load_after = os.getloadavg()
+    if cluster is not None:
+        cluster.close()
+    _write(args.write, rows, configs, load_before, load_after, args)
+    return 0
+
+
+def _write(path: Path, rows: list, configs: list, before: tuple, after: tuple,
+           args: argparse.Namespace) -> None:
+    head = " | ".join(f"{c[0]}" for c in configs)
+    lines = [SECTION, "",
+             "Submissions regraded per minute (`tito regrade --dry-run`, a fresh output folder, "
+             "nothing reused), on synthetic exports from `autograder/regrade_synth.py` (fixed "
+             "seeds: correct, buggy, untouched, late and corrupt uploads; \"1 looping\" adds one "
+             "submission with an infinite loop, whose tests time out at the course's "
+             "`test_timeout_s`; its old results show the timeouts, so the regrade starts it "
+             "first and runs its tests in lanes). Each cell is the median of "
+             f"{args.repeat} run(s), the configurations interleaved.", "",
+             f"Machine: {os.cpu_count()} cores ({_cpu()}), Python {platform.python_version()}; "
+             f"load average {before[0]:.1f} before and {after[0]:.1f} after (the machine is "
+             "shared: compare the columns of one row, not rows of different runs).", "",
+             f"| export | submissions | looping | {head} |",
+             "|---|---:|---:|" + "---:|" * len(configs)]
+    for name, n, loops, cells in rows:
+        vals = " | ".join(f"{rate:.0f}/min ({t:.0f} s)" for _, t, rate in cells)
+        lines.append(f"| {name} | {n} | {loops} | {vals} |")
+    rate = {(name, loops, label): r for name, _n, loops, cells in rows for label, _t, r in cells}
+    goal = rate.get(("01_tensor", 1, "--jobs 2"))
+    if goal is not None:
+        lines += ["", f"Goal: at least 60/min for module 01 with `--jobs 2` and one looping "
+                  f"submission in {args.n}: **{goal:.0f}/min, "
+                  f"{'met' if goal >= 60 else 'not met'}** in this run."]
+    ratios = [rate[(name, loops, "Dask, 2 workers")] / rate[(name, loops, "--jobs 2")]
+              for name, _n, loops, _c in rows if (name, loops, "Dask, 2 workers") in rate]
+    if ratios:
+        lines += [f"Dask (a standing cluster of two single-threaded workers on the same two "
+                  f"cores, `--scheduler tcp://...`) reaches {min(ratios):.0%}–"
+                  f"{max(ratios):.0%} of the throughput of `--jobs 2` (goal: within 15 %, i.e. "
+                  "at least 85 %). `local:2` also pays for starting and stopping its workers "
+                  "in every run."]
+    lines += ["", "Reproduce: `OPENBLAS_NUM_THREADS=1 .venv/bin/python "
+              f"bench/regrade_throughput.py --n {args.n} --milestone-n {args.milestone_n} "
+              f"--repeat {args.repeat}` (needs `pip install '.[dask]'` for the Dask column).", ""]
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Performance\n\n"
+    block = "\n".join(lines)
+    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(text):
+        text = pattern.sub(lambda _m: block + "\n", text)
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
