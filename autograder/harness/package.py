@@ -241,9 +241,10 @@ def build_package(*, dest: Path, reference: Path, module_number: int, slug: str,
             target_file.write_text(src, encoding="utf-8")
         elif stubs is not None and (stubs / f"{other}.py").is_file():
             shutil.copy2(stubs / f"{other}.py", target_file)
-        else:
-            target_file.unlink(missing_ok=True)
+        elif target_file.exists():  # a built module's reference with no stub to replace it
+            target_file.unlink()
             raise FileNotFoundError(f"no release stub for the open module {other}.py")
+        # else: a module the course has not built yet is in no package at all
     target = pkg / f"{slug}.py"
     if student_source is not None:
         target.write_text(student_source, encoding="utf-8")

@@ -334,7 +334,7 @@ def test_a_stub_that_returns_every_answer_as_a_constant_scores_zero(module, tmp_
                           timeout=900)
     assert proc.returncode == 0, proc.stderr
     res = json.loads(out.read_text())
-    assert "replaced every probe" in json.dumps(res), "the attack did not run"
+    assert "replaced every probe" in json.dumps(res), res["extra_data"].get("grader_error")
     assert res["score"] == 0, [(t["name"], t["score"]) for t in res["tests"] if t["score"]]
     assert res["extra_data"]["variant"]["of"] >= 2
 
@@ -350,8 +350,9 @@ def test_the_child_holds_no_milestone_data_code_nor_test_labels(tmp_path):
     module = course.module("07")
     probe = textwrap.dedent('''
         import gc, sys
-        _mods = sorted(m for m in sys.modules if not m.startswith("__editable__") and (
-            "dataset" in m or "loader" in m or "course" in m or "provider" in m))
+        _mods = sorted(m for m in sys.modules  # the package under test may have a data module
+                       if not m.startswith(("__editable__", "tinytorch")) and (
+                           "dataset" in m or "loader" in m or "course" in m or "provider" in m))
         _fns = sorted({getattr(o, "__name__", "") for o in gc.get_objects()
                        if callable(o) and getattr(o, "__name__", "") in
                        ("milestone_task", "milestone_data", "load_digits", "separable_2d",
