@@ -5,16 +5,18 @@
 * a **trainer** in ``milestones/recipes.py`` — ``TRAINERS[id](tt, seed, train_x, train_y,
   budget_s, on_epoch=None) -> model`` — the only milestone code the sandboxed child loads. It
   gets training data and a training seed, and the child sends back
-  ``recipes.parameters(model)``: the trained parameters, never predictions;
+  ``recipes.parameters(model)``: the trained parameters and buffers by name, never
+  predictions;
 * a **provider** ``autograder/milestones/providers/<id>.py``, loaded in the trusted parent
   only, with two functions:
 
   - ``task(seed) -> (train_x, train_y, test_x, test_y)``: one variant of the task
     (``datasets.loaders.milestone_task``); only ``train_x`` and ``train_y`` are sent to the
     child, the held-out ``test_x`` / ``test_y`` never are;
-  - ``predict(params, x) -> int64 classes``: the reference forward pass in NumPy
-    (:mod:`autograder.milestones.forward`), raising ``forward.BadParameters`` for parameters
-    of the wrong shapes;
+  - ``predict(params, x) -> int64 predictions``: the reference forward pass in NumPy
+    (:mod:`autograder.milestones.forward`; the 2017 GPT's in
+    :mod:`autograder.milestones.gpt_forward`), raising ``forward.BadParameters`` for
+    parameters of the wrong names or shapes;
 
 * its numbers in course.yml (threshold, seed slots, ``min_passing_seeds``, time budget, points).
 
@@ -39,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.milestones import forward
+from autograder.milestones import forward, transformer
 from autograder.milestones.data import loaders, recipes
 from autograder.milestones.grading import as_milestone, evaluate
 from tito.course import Course, Milestone, load_course
@@ -52,7 +54,9 @@ __all__ = [
 PROVIDERS_DIR = Path(__file__).resolve().parent / "providers"
 
 #: Milestones whose trainer, task and forward pass live here (later tiers add theirs).
-GRADED_MILESTONES: tuple[str, ...] = ("perceptron_1957", "xor_1969", "mlp_1986")
+GRADED_MILESTONES: tuple[str, ...] = ("perceptron_1957", "xor_1969", "mlp_1986", "cnn_1998",
+                                      "cnn_fashion_1998", "transformer_reversal_2017",
+                                      "transformer_2017")
 
 #: Share of a seed's slot spent training; the rest covers a slow import and the reply.
 TRAIN_SHARE = 0.6
@@ -68,6 +72,10 @@ def _architectures() -> dict[str, tuple[list[int], str]]:
             "mlp_1986": ([64, r.MLP["hidden"], 10], "relu")}
 
 
+#: The CNN milestones' recipes in ``milestones/recipes.py`` (their channel counts).
+_CNN_RECIPES = {"cnn_1998": "CNN_DIGITS", "cnn_fashion_1998": "CNN_FASHION"}
+
+
 def trainer(milestone_id: str) -> Callable[..., Any]:
     """The child-side ``train(tt, seed, train_x, train_y, budget_s, on_epoch=None) -> model``."""
     trainers: dict[str, Callable[..., Any]] = recipes().TRAINERS
@@ -77,18 +85,33 @@ def trainer(milestone_id: str) -> Callable[..., Any]:
 
 
 def task(milestone_id: str, seed: int) -> Split:
-    """One variant of the milestone's task: ``(train_x, train_y, test_x, test_y)``."""
-    return tuple(loaders().milestone_task(milestone_id, int(seed)))
+    """One variant of the milestone's task: ``(train_x, train_y, test_x, test_y)``.
+
+    ``transformer_2017``'s ``test_y`` is flattened to one label per predicted character (its
+    metric counts characters), as :func:`predict` flattens its predictions.
+    """
+    split = tuple(loaders().milestone_task(milestone_id, int(seed)))
+    if milestone_id == "transformer_2017":
+        split = (*split[:3], np.asarray(split[3], dtype=np.int64).reshape(-1))
+    return split
 
 
 def predict(milestone_id: str, params: Any, x: np.ndarray) -> np.ndarray:
-    """Classes the trained ``params`` give for raw inputs ``x`` (reference forward, NumPy).
+    """What the trained ``params`` predict for raw inputs ``x`` (reference forward, NumPy):
+    classes (N,) int64, the reversal task's greedy outputs (N, 8), or the KJV task's next
+    characters flattened (N * 32,).
 
     Raises:
         forward.BadParameters: the parameters do not fit the milestone's model.
     """
-    sizes, hidden = _architectures()[milestone_id]
+    if milestone_id in transformer.IDS:
+        pred = transformer.predict(milestone_id, params, x)
+        return pred.reshape(-1) if milestone_id == "transformer_2017" else pred
     feats = recipes().FEATURES[milestone_id](x)
+    if milestone_id in _CNN_RECIPES:
+        channels = recipes().__dict__[_CNN_RECIPES[milestone_id]]["channels"]
+        return forward.classes(forward.cnn_logits(params, feats, tuple(channels)))
+    sizes, hidden = _architectures()[milestone_id]
     return forward.classes(forward.mlp_logits(params, feats, sizes, hidden))
 
 
@@ -149,6 +172,7 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
         child would.
     """
     ms = _milestone(milestone_id, course)
+    budget = train_budget_s(ms)  # the graded per-seed budget, whatever seeds are run here
     if seeds is not None:
         ms = ms.model_copy(update={"seeds": seeds,
                                    "min_passing_seeds": min(ms.min_passing_seeds, len(seeds))})
@@ -161,7 +185,7 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
         labels[seed] = test_y
         t0 = time.process_time()
         try:
-            model = fit(package, seed, train_x, train_y, train_budget_s(ms))
+            model = fit(package, seed, train_x, train_y, budget)
             preds[seed] = predict(milestone_id, recipes().parameters(model), test_x)
         except Exception:  # noqa: BLE001 - a broken package fails the seed, like a crash
             preds[seed] = None

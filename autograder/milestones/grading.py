@@ -2,9 +2,9 @@
 
 Runs in the trusted process only. The child never sees the test split; it returns trained
 parameters per seed (or nothing, when it crashed or ran out of time), the parent turns them into
-predictions with the reference forward pass, and this module computes the metric, applies the
-threshold and ``min_passing_seeds`` from course.yml, and awards the milestone's points all or
-nothing.
+predictions with the reference forward pass of the milestone's provider, and this module
+computes the metric, applies the threshold and ``min_passing_seeds`` from course.yml, and
+awards the milestone's points all or nothing.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import numpy as np
 
 from tito.course import Milestone
 
-#: Metrics computed as the fraction of predictions equal to the labels.
-ACCURACY_METRICS = ("accuracy", "next_char_accuracy")
+#: Metrics computed as the fraction of predictions equal to the labels; ``exact_match``
+#: counts a row (e.g. a whole output sequence) as right only when every element is.
+ACCURACY_METRICS = ("accuracy", "next_char_accuracy", "exact_match")
 
 
 def as_milestone(milestone: Milestone | Mapping[str, Any]) -> Milestone:
@@ -59,8 +60,8 @@ def evaluate(milestone: Milestone | Mapping[str, Any],
             or ``None`` when that seed crashed, timed out or sent nothing usable. Seeds of the
             milestone that are missing count as ``None``; other seeds are ignored. Keys may be
             ints or their decimal strings (JSON).
-        test_y: the true labels, shape (N,), or a mapping seed -> labels when every seed has
-            its own task variant; never sent to the child.
+        test_y: the true labels, shape (N,) — or (N, L) for ``exact_match`` — or a mapping
+            seed -> labels when every seed has its own task variant; never sent to the child.
 
     Returns:
         ``{"passed", "score", "max_score", "per_seed": {seed: metric or None}, "passing_seeds",
@@ -73,9 +74,12 @@ def evaluate(milestone: Milestone | Mapping[str, Any],
                          f"predictions (supported: {', '.join(ACCURACY_METRICS)})")
     per_labels = {int(k): np.asarray(v) for k, v in test_y.items()} if isinstance(
         test_y, Mapping) else dict.fromkeys(ms.seeds, np.asarray(test_y))
+    rows = ms.metric == "exact_match"
     for labels in per_labels.values():
-        if labels.ndim != 1 or labels.size == 0 or labels.dtype.kind not in "iub":
-            raise ValueError(f"milestone {ms.id}: test_y must be a non-empty 1-D integer array")
+        if (labels.ndim not in ((1, 2) if rows else (1,)) or labels.size == 0
+                or labels.dtype.kind not in "iub"):
+            raise ValueError(f"milestone {ms.id}: test_y must be a non-empty "
+                             f"{'1-D or 2-D' if rows else '1-D'} integer array")
     by_seed: dict[int, Any] = {}
     for key, value in predictions_by_seed.items():
         try:
@@ -87,7 +91,7 @@ def evaluate(milestone: Milestone | Mapping[str, Any],
     passing: list[int] = []
     for seed in ms.seeds:
         labels = per_labels[seed]
-        n = labels.size
+        n = labels.shape[0]
         raw = by_seed.get(seed)
         if raw is None:
             per_seed[seed] = None
@@ -98,7 +102,8 @@ def evaluate(milestone: Milestone | Mapping[str, Any],
             per_seed[seed] = None
             notes.append(f"seed {seed}: {why}")
             continue
-        correct = int(np.count_nonzero(pred == labels))
+        same = pred == labels
+        correct = int(np.count_nonzero(same.reshape(n, -1).all(axis=1) if rows else same))
         per_seed[seed] = correct / n
         # NOTE: compare counts, not floats: 396/400 must meet a 0.99 threshold exactly.
         ok = correct + 1e-9 >= ms.threshold * n
