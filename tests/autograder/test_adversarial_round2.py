@@ -382,15 +382,15 @@ def test_a_valid_results_json_exists_before_any_student_code_runs(tmp_path, gold
     out = tmp_path / "results.json"
     out.write_text('{"score": 999}')  # stale
     seen: list[dict[str, Any]] = []
-    real = supervisor.run_items
-
-    def check_then_run(spec: Any) -> Any:
-        seen.append(json.loads(out.read_text()))  # raises if missing or invalid
-        return real(spec)
-
     import autograder.harness.core as core
 
-    monkeypatch.setattr(core, "run_items", check_then_run)
+    real = core.run_lanes
+
+    def check_then_run(spec: Any, lanes: int) -> Any:
+        seen.append(json.loads(out.read_text()))  # raises if missing or invalid
+        return real(spec, lanes)
+
+    monkeypatch.setattr(core, "run_lanes", check_then_run)
     sub = tmp_path / "01_mini.ipynb"
     sub.write_bytes(notebook_bytes(CORRECT))
     res = grade(module=MINI, submission=sub, suite_path=SUITE, reference=REF, out=out,
