@@ -1,10 +1,10 @@
 """Parent side: score a milestone from the predictions the child sent back (k of n seeds).
 
-Runs in the trusted process only. The child never sees ``test_y``; it returns one prediction
-array per seed (or, for the 2017 transformer, its trained parameters, which the parent turns
-into predictions with a reference forward pass; or nothing, when it crashed or ran out of time)
-and this module computes the metric, applies the threshold and ``min_passing_seeds`` from
-course.yml, and awards the milestone's points all or nothing.
+Runs in the trusted process only. The child never sees the test split; it returns trained
+parameters per seed (or nothing, when it crashed or ran out of time), the parent turns them into
+predictions with the reference forward pass of the milestone's provider, and this module
+computes the metric, applies the threshold and ``min_passing_seeds`` from course.yml, and
+awards the milestone's points all or nothing.
 """
 
 from __future__ import annotations

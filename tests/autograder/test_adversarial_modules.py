@@ -68,12 +68,19 @@ subprocess.Popen(["setsid", "sh", "-c", "sleep 300 # MARKER"], stdin=subprocess.
 
 
 def _notebook(module, kind: str, attack: str, tmp_path):
+    """A submission folder: the module's notebook with the attack, and (as students upload
+    them while earlier modules are open) the finished notebooks of the earlier modules."""
     nb = build_notebook(module, kind)
     nb["cells"].append({"cell_type": "code", "id": "attack", "metadata": {}, "outputs": [],
                         "execution_count": None, "source": "#| export\n" + attack})
-    path = tmp_path / f"{module.name}.ipynb"
-    path.write_text(dump_notebook(nb), encoding="utf-8")
-    return path
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / f"{module.name}.ipynb").write_text(dump_notebook(nb), encoding="utf-8")
+    for earlier in available_modules(COURSE):  # built modules only (15 and 16 are not)
+        if earlier.number < module.number:
+            (folder / f"{earlier.name}.ipynb").write_text(
+                dump_notebook(build_notebook(earlier, "full")), encoding="utf-8")
+    return folder
 
 
 def _grade(module, notebook, tmp_path) -> dict:

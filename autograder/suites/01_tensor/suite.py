@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.suite import Suite, outcome
+from autograder.suite import Suite, compare_values, outcome
 
 suite = Suite(module="01_tensor", version="2027.1")
 case = suite.case
@@ -18,49 +18,70 @@ def _f32(rng, *shape):
     return rng.standard_normal(shape).astype(np.float32)
 
 
+def _dims(rng, n, low=1, high=5):
+    """``n`` random sizes in [low, high): every variant probes other shapes."""
+    return tuple(int(d) for d in rng.integers(low, high, n))
+
+
 # ----------------------------------------------------------------------------- basics (8)
 @case(points=1, hint="shape is a tuple of ints; ndim is len(shape); 0-d tensors have ndim 0.")
 def shape_dtype_ndim_of_various_inputs(tt, rng):
-    out = []
-    for data in ([[1.0, 2.0], [3.0, 4.0]], 3.5, [1, 2, 3], np.zeros((2, 0, 3)),
-                 np.ones((1, 2, 3, 4), dtype=np.float64)):
+    nested = rng.standard_normal(_dims(rng, 2)).round(3).tolist()
+    scalar = float(rng.uniform(-9.0, 9.0))
+    ints = [int(v) for v in rng.integers(-50, 50, int(rng.integers(1, 8)))]
+    a, b = _dims(rng, 2)
+    out: list = []
+    for data in (nested, scalar, ints, np.zeros((a, 0, b)),
+                 rng.standard_normal(_dims(rng, 4)).astype(np.float64)):
         t = tt.Tensor(data)
         out.append([tuple(int(s) for s in t.shape), str(t.dtype), int(t.ndim)])
+    out.append(tt.Tensor(scalar).numpy())
     return out
 
 
 @case(points=1, hint="numel is the product of the shape; the empty product is 1.")
 def numel_counts_elements(tt, rng):
-    shapes = [(), (7,), (2, 3), (4, 1, 5), (2, 0, 3), (3, 3, 3, 3)]
-    return [int(tt.Tensor(np.zeros(s, dtype=np.float32)).numel()) for s in shapes]
+    shapes = [(), _dims(rng, 1, 2, 40), _dims(rng, 2, 1, 9), (*_dims(rng, 1), 1, *_dims(rng, 1)),
+              (*_dims(rng, 1), 0, *_dims(rng, 1)), _dims(rng, 4, 1, 6)]
+    return [[int(tt.Tensor(np.zeros(s, dtype=np.float32)).numel()) for s in shapes],
+            int(tt.Tensor(rng.standard_normal(_dims(rng, 3, 1, 7))).numel())]
 
 
 @case(points=3, hint="memory_footprint = numel() * bytes per element (data.itemsize).")
 def memory_footprint_in_bytes(tt, rng):
-    cases = [((32, 3, 224, 224), np.float32), ((10,), np.float64), ((5, 5), np.int64),
-             ((3, 4), np.int8), ((), np.float32), ((2, 0), np.float32)]
-    return [int(tt.Tensor(np.zeros(s, dtype=d)).memory_footprint()) for s, d in cases]
+    dtypes = [np.float32, np.float64, np.int64, np.int8, np.int32, np.float16]
+    order = [dtypes[int(i)] for i in rng.permutation(len(dtypes))]
+    shapes = [(*_dims(rng, 2, 1, 64), 224, 224), _dims(rng, 1, 1, 100), _dims(rng, 2, 1, 20),
+              _dims(rng, 2, 1, 20), (), (*_dims(rng, 1), 0)]
+    return [int(tt.Tensor(np.zeros(s, dtype=d)).memory_footprint())
+            for s, d in zip(shapes, order, strict=True)]
 
 
 # ----------------------------------------------------------------------------- layout (12)
 @case(points=2, hint="PyTorch strides count elements, NumPy's count bytes: divide by itemsize.")
 def stride_in_elements(tt, rng):
-    x = tt.Tensor(np.zeros((2, 3, 4), dtype=np.float32))
-    y = tt.Tensor(np.zeros((5, 6), dtype=np.float64))
+    x = tt.Tensor(np.zeros(_dims(rng, 3, 2, 9), dtype=np.float32))
+    y = tt.Tensor(np.zeros(_dims(rng, 2, 2, 9), dtype=np.float64))
+    z = tt.Tensor(rng.standard_normal(_dims(rng, 4, 2, 6)).astype(np.float32))
     return [tuple(x.stride()), int(x.stride(1)), tuple(y.stride()),
-            tuple(x.transpose(0, 2).stride())]
+            tuple(x.transpose(0, 2).stride()), tuple(z.stride()), int(z.stride(-1)),
+            z.numpy()]
 
 
 @case(points=2, hint="Compare the strides with those of a row-major layout; skip size-1 dims; "
       "a tensor with no elements is contiguous.")
 def contiguity_after_views(tt, rng):
-    x = tt.Tensor(_f32(rng, 3, 4))
-    col = tt.Tensor(_f32(rng, 4, 1))
+    x = tt.Tensor(_f32(rng, *_dims(rng, 2, 2, 6)))
+    col = tt.Tensor(_f32(rng, int(rng.integers(2, 6)), 1))
+    cube = tt.Tensor(np.zeros(_dims(rng, 3, 2, 5)))
     empty = tt.Tensor(np.zeros((int(rng.integers(2, 5)), 0, 3), dtype=np.float32))
-    return [bool(x.is_contiguous()), bool(x.transpose(0, 1).is_contiguous()),
-            bool(col.transpose(0, 1).is_contiguous()),
-            bool(tt.Tensor(np.zeros((2, 3, 4))).permute(0, 2, 1).is_contiguous()),
-            bool(empty.permute(2, 0, 1).is_contiguous())]
+    perm = tuple(int(i) for i in rng.permutation(3))
+    flags = [bool(x.is_contiguous()), bool(x.transpose(0, 1).is_contiguous()),
+             bool(col.transpose(0, 1).is_contiguous()),
+             bool(cube.permute(*perm).is_contiguous()),
+             bool(empty.permute(2, 0, 1).is_contiguous())]
+    # the case also returns what was probed, so one fixed answer cannot fit every variant
+    return [flags, perm, x.numpy()]
 
 
 @case(points=2, hint="transpose must return a view: np.swapaxes, not a copy.")
@@ -85,17 +106,22 @@ def permute_nchw_to_nhwc(tt, rng):
 # ----------------------------------------------------------------------------- reshape (8)
 @case(points=3, hint="Accept ints or one tuple; infer a single -1 from the element count.")
 def reshape_shapes_and_inference(tt, rng):
-    x = tt.Tensor(np.arange(24, dtype=np.float32))
-    r = x.reshape(2, -1, 3)
-    return {"a": tuple(x.reshape(4, 6).shape), "b": tuple(x.reshape((3, 8)).shape),
+    p, q, k = _dims(rng, 3, 2, 6)
+    x = tt.Tensor(rng.standard_normal(p * q * k).astype(np.float32))
+    r = x.reshape(p, -1, k)
+    return {"a": tuple(x.reshape(p * q, k).shape), "b": tuple(x.reshape((q, p * k)).shape),
             "c": tuple(r.shape), "values": r.numpy().copy(),
             "view": bool(np.shares_memory(r.numpy(), x.numpy()))}
 
 
 @case(points=1, hint="Raise RuntimeError when the new shape does not hold exactly numel elements.")
 def reshape_rejects_wrong_sizes(tt, rng):
-    x = tt.Tensor(np.arange(12, dtype=np.float32))
-    return [outcome(x.reshape, *shape) for shape in [(5, 5), (7, -1), (-1, -1)]]
+    p, q = _dims(rng, 2, 2, 7)
+    x = tt.Tensor(rng.standard_normal(p * q).astype(np.float32))
+    bad = [(p + 1, q), (p * q + 1, -1), (-1, -1)]
+    order = [bad[int(i)] for i in rng.permutation(3)]
+    return [[outcome(x.reshape, *shape) for shape in order], order,
+            x.reshape(q, p).numpy().copy()]
 
 
 @case(points=3, hint="view never copies: it works whenever the strides allow the new shape "
@@ -151,14 +177,16 @@ def mul_div_neg_broadcast(tt, rng):
       "float32, int * 0.5 is float32, int / int is float32, as in PyTorch.")
 def scalars_keep_float32(tt, rng):
     a = tt.Tensor(_f32(rng, 3))
-    ints = tt.Tensor(rng.integers(1, 9, 3))
-    f64 = tt.Tensor(rng.standard_normal(3))
-    return [str((a + 1).dtype), str((a * 2.5).dtype), str((1 - a).dtype), str((a / 3).dtype),
+    ints = tt.Tensor(rng.integers(1, 50, 3))
+    f64 = tt.Tensor(rng.uniform(0.5, 4.0, 3))
+    c = float(rng.uniform(0.5, 3.0))
+    return [str((a + 1).dtype), str((a * c).dtype), str((1 - a).dtype), str((a / 3).dtype),
             str((ints + 1).dtype), str((a ** 2).dtype), str((ints / ints).dtype),
             str((f64 / f64).dtype), str((a / f64).dtype),
-            (ints / tt.Tensor(rng.integers(1, 9, 3))).numpy(), (ints * 0.5).numpy(),
-            (a * np.float64(1.5)).numpy(), (a + tt.Tensor(np.float64(2.0))).numpy(),
+            (ints / tt.Tensor(rng.integers(1, 9, 3))).numpy(), (a * c).numpy(),
+            (ints * c).numpy(), (a * np.float64(c)).numpy(), (a + tt.Tensor(np.float64(c))).numpy(),
             (ints + a).numpy()]
+
 
 
 @case(points=3, hint="result_type: categories bool < int < float; the strongest group (tensors "
@@ -217,26 +245,48 @@ def matmul_batched(tt, rng):
     return [(a @ b).numpy(), (a @ c).numpy(), tuple((d @ c).shape)]
 
 
+def _shapes_named(got, expected):
+    """Parent-side check: the errors must be the reference's, and every ValueError message
+    must name both shapes (the shapes come from the reference's answer, not the student's)."""
+    if not isinstance(got, list) or len(got) != len(expected):
+        return False, "the result is not the list the test builds"
+    head_ok, msg = compare_values(got[:4], expected[:4])
+    if not head_ok:
+        return False, msg
+    pairs = expected[3][0]
+    for i, ((sa, sb), g, e) in enumerate(zip(pairs, got[4:], expected[4:], strict=True)):
+        if not (isinstance(g, (list, tuple)) and len(g) == 2 and all(
+                isinstance(v, str) for v in g)):
+            return False, f"result[{4 + i}] is not (error name, message)"
+        if g[0] != e[0]:
+            return False, f"product {i + 1}: got {g[0]}, not the error the reference raises"
+        if g[0] == "ValueError" and not (str(tuple(sa)) in g[1] and str(tuple(sb)) in g[1]):
+            return False, f"product {i + 1}: the ValueError message does not name both shapes"
+    return True, ""
+
+
 @case(points=1, hint="Check the inner sizes and raise ValueError naming both shapes; a 0-d "
-      "operand is a ValueError too (use * for scalars); different dtypes are a RuntimeError.")
+      "operand is a ValueError too (use * for scalars); different dtypes are a RuntimeError.",
+      check=_shapes_named)
 def matmul_shape_errors_name_shapes(tt, rng):
     out: list = []
-    out.append(outcome(tt.Tensor(_f32(rng, 2, 3)).matmul, tt.Tensor(rng.standard_normal((3, 2)))))
-    scalar = tt.Tensor(2.0)
-    out.append(outcome(tt.Tensor(np.ones(3, dtype=np.float32)).matmul, scalar))
-    out.append(outcome(scalar.matmul, tt.Tensor(np.ones(3, dtype=np.float32))))
-    for sa, sb in [((2, 3), (4, 5)), ((2, 3, 4), (3, 4)), ((3,), (4,))]:
+    scalar = tt.Tensor(float(rng.uniform(1.0, 3.0)))
+    n, m, k = _dims(rng, 3, 2, 9)
+    out.append(outcome(tt.Tensor(np.ones(n, dtype=np.float32)).matmul, scalar))
+    out.append(outcome(scalar.matmul, tt.Tensor(np.ones(n, dtype=np.float32))))
+    out.append(outcome(tt.Tensor(_f32(rng, n, m)).matmul, tt.Tensor(rng.standard_normal((m, k)))))
+    pairs = [((n, m), (m + 1, k)), ((2, n, m), (n, m + 1)), ((n,), (n + 1,))]
+    out.append([pairs, scalar.numpy()])
+    for sa, sb in pairs:
         a = tt.Tensor(np.ones(sa, dtype=np.float32))
         b = tt.Tensor(np.ones(sb, dtype=np.float32))
         try:
             a @ b
-            out.append("no error")
+            out.append(["no error", ""])
         except NotImplementedError:
             raise
-        except ValueError as exc:
-            out.append(str(sa) in str(exc) and str(sb) in str(exc))
-        except Exception as exc:  # noqa: BLE001 - the type is the answer
-            out.append(type(exc).__name__)
+        except Exception as exc:  # noqa: BLE001 - the type (and message) is the answer
+            out.append([type(exc).__name__, str(exc)[:300]])
     return out
 
 

@@ -48,17 +48,43 @@ def unbroadcast_reduces_to_input_shape(tt, rng):
             ub(g, (2, 4, 3))]
 
 
-@case(points=2, hint="Post-order DFS: each tensor once, after all of its inputs; root last.")
+def _topological(got, expected):
+    """Parent-side check: ``got["order"]`` lists the reference's nodes once each, every input
+    before the tensor made from it (edges from the reference's answer), the root last."""
+    if not (isinstance(got, dict) and isinstance(got.get("order"), list)):
+        return False, "the result is not the mapping the test builds"
+    order, nodes = got["order"], sorted(expected["order"])
+    if sorted(order) != nodes:
+        return False, (f"the order has {len(order)} entries for {len(nodes)} tensors (each "
+                       "tensor of the graph exactly once)")
+    pos = {label: i for i, label in enumerate(order)}
+    for src, dst in expected["edges"]:
+        if src in pos and dst in pos and pos[src] > pos[dst]:
+            return False, "a tensor comes before one of its inputs"
+    if order[-1] != expected["order"][-1]:
+        return False, "the root (the tensor backward starts from) must come last"
+    return True, ""
+
+
+@case(points=2, hint="Post-order DFS: each tensor once, after all of its inputs; root last.",
+      check=_topological)
 def topological_order_each_tensor_once_inputs_first(tt, rng):
-    a = tt.Tensor(_f32(rng, 3), requires_grad=True)
-    b = a * 2.0
-    c = b + a
-    d = c * b + a
-    order = _autograd(tt).topological_order(d)
-    pos = {id(t): i for i, t in enumerate(order)}
-    ok = all(pos[id(i)] < pos[id(t)] for t in order if t._node for i in t._node.inputs)
-    return {"n": len(order), "unique": len(pos) == len(order), "inputs_first": ok,
-            "root_last": order[-1] is d}
+    nodes = [tt.Tensor(_f32(rng, 3), requires_grad=True)
+             for _ in range(int(rng.integers(1, 3)))]
+    edges: list[tuple[int, int]] = []
+    for _ in range(int(rng.integers(3, 7))):
+        i, j = (int(k) for k in rng.integers(0, len(nodes), 2))
+        kind = int(rng.integers(3))
+        out = (nodes[i] + nodes[j] if kind == 0 else nodes[i] * nodes[j] if kind == 1
+               else nodes[i] * float(rng.uniform(0.5, 2.0)))
+        edges += [(i, len(nodes))] + ([(j, len(nodes))] if kind < 2 else [])
+        nodes.append(out)
+    # random labels: no fixed list of numbers is a valid order for every variant
+    names = [int(n) for n in rng.permutation(1000)[:len(nodes)]]
+    label = {id(t): names[k] for k, t in enumerate(nodes)}
+    order = _autograd(tt).topological_order(nodes[-1])
+    return {"order": [label.get(id(t), -1) for t in order],
+            "edges": [(names[a], names[b]) for a, b in edges]}
 
 
 @case(points=3, hint=".grad accumulates: across backward calls and over every use of a tensor.")
