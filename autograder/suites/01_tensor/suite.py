@@ -51,7 +51,7 @@ def numel_counts_elements(tt, rng):
 def memory_footprint_in_bytes(tt, rng):
     dtypes = [np.float32, np.float64, np.int64, np.int8, np.int32, np.float16]
     order = [dtypes[int(i)] for i in rng.permutation(len(dtypes))]
-    shapes = [(*_dims(rng, 2, 1, 64), 224, 224), _dims(rng, 1, 1, 100), _dims(rng, 2, 1, 20),
+    shapes = [(*_dims(rng, 1, 1, 64), 3, 224, 224), _dims(rng, 1, 1, 100), _dims(rng, 2, 1, 20),
               _dims(rng, 2, 1, 20), (), (*_dims(rng, 1), 0)]
     return [int(tt.Tensor(np.zeros(s, dtype=d)).memory_footprint())
             for s, d in zip(shapes, order, strict=True)]
