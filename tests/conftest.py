@@ -55,6 +55,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "grading": ("test_demo.py", "test_sample_class.py", "autograder/test_adversarial",
                 "autograder/test_gradescope.py", "regrade/"),
     "authoring": ("test_module_new.py",),
+    "alternatives": ("test_alternatives.py",),
 }
 
 
