@@ -84,7 +84,8 @@ def milestone_config(milestone_id: str) -> Any:
     raise SystemExit(f"milestone {milestone_id!r} is not in course.yml")
 
 
-def save_curve(path: Path, title: str, runs: dict[str, History], threshold: float) -> None:
+def save_curve(path: Path, title: str, runs: dict[str, History], threshold: float,
+               xlabel: str = "epoch") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -94,9 +95,9 @@ def save_curve(path: Path, title: str, runs: dict[str, History], threshold: floa
     for label, h in runs.items():
         ax_loss.plot(h.epochs, h.loss, label=label)
         ax_acc.plot(h.epochs, h.accuracy, label=label)
-    ax_loss.set(title="training loss", xlabel="epoch", ylabel="loss")
+    ax_loss.set(title="training loss", xlabel=xlabel, ylabel="loss")
     ax_acc.axhline(threshold, color="gray", linestyle="--", label=f"threshold {threshold:g}")
-    ax_acc.set(title="training accuracy", xlabel="epoch", ylabel="accuracy", ylim=(0, 1.02))
+    ax_acc.set(title="training accuracy", xlabel=xlabel, ylabel="accuracy", ylim=(0, 1.02))
     ax_loss.legend(fontsize=8)
     ax_acc.legend(fontsize=8)
     fig.suptitle(title)

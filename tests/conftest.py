@@ -50,7 +50,11 @@ os.environ.update({
 TIERS: dict[str, tuple[str, ...]] = {
     "mutation": ("autograder/test_mutation.py::test_every_module_suite_kills",),
     "parity": ("parity/",),
-    "milestone": ("milestones/test_training.py", "milestones/test_scripts.py"),
+    "milestone": ("milestones/test_training.py", "milestones/test_scripts.py",
+                  "milestones/test_transformer.py::test_probe_file",
+                  "milestones/test_transformer.py::test_reference_passes",
+                  "milestones/test_transformer.py::test_plausible_bug",
+                  "milestones/test_transformer.py::test_script"),
     "notebook": ("test_student_notebooks.py",),
     "grading": ("test_demo.py", "test_sample_class.py", "autograder/test_adversarial",
                 "autograder/test_gradescope.py", "regrade/"),

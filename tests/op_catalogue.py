@@ -233,3 +233,45 @@ FUNCTION_OPS: list[Op] = [
        lambda z, t: _torch().nn.functional.binary_cross_entropy_with_logits(
            z, t, pos_weight=_their_t(POS_W), reduction="sum")),
 ]
+
+
+# --- Module 09: spatial (convolution, pooling, batch norm; ``Function`` subclasses) ---
+#
+# ``BN_PROBE`` weights the batch-norm output: in training mode ``sum(batch_norm(x))`` does not
+# depend on ``x`` at all (every channel is re-centred), so an unweighted sum would check nothing.
+
+BN_RM, BN_RV = np.array([0.3, -0.5, 0.1]), np.array([1.5, 0.6, 2.0])  # running stats, 3 channels
+BN_PROBE = np.random.default_rng(9).standard_normal((4, 3, 2, 3))
+
+FUNCTION_OPS += [
+    Op("conv2d_stride_padding_bias", ((2, 3, 6, 5), (4, 3, 3, 2), (4,)), "any",
+       lambda x, w, b: _tt().conv2d(x, w, b, stride=(2, 1), padding=1),
+       lambda x, w, b: _torch().nn.functional.conv2d(x, w, b, stride=(2, 1), padding=1)),
+    Op("conv2d_no_bias", ((1, 2, 5, 5), (3, 2, 3, 3)), "any",
+       lambda x, w: _tt().conv2d(x, w), lambda x, w: _torch().nn.functional.conv2d(x, w)),
+    Op("conv2d_1x1_stride_2", ((2, 4, 5, 4), (2, 4, 1, 1), (2,)), "any",
+       lambda x, w, b: _tt().conv2d(x, w, b, stride=2),
+       lambda x, w, b: _torch().nn.functional.conv2d(x, w, b, stride=2)),
+    Op("max_pool2d_default_stride", ((2, 2, 6, 6),), "any",
+       lambda x: _tt().max_pool2d(x, 2), lambda x: _torch().nn.functional.max_pool2d(x, 2)),
+    Op("max_pool2d_overlap_padding", ((1, 2, 7, 6),), "any",
+       lambda x: _tt().max_pool2d(x, 3, 2, 1),
+       lambda x: _torch().nn.functional.max_pool2d(x, 3, 2, 1)),
+    Op("avg_pool2d_default_stride", ((2, 2, 6, 4),), "any",
+       lambda x: _tt().avg_pool2d(x, 2), lambda x: _torch().nn.functional.avg_pool2d(x, 2)),
+    Op("avg_pool2d_overlap_padding", ((1, 2, 7, 6),), "any",
+       lambda x: _tt().avg_pool2d(x, (3, 2), (1, 2), 1),
+       lambda x: _torch().nn.functional.avg_pool2d(x, (3, 2), (1, 2), 1)),
+    Op("batch_norm_train_affine", ((4, 3, 2, 3), (3,), (3,)), "any",
+       lambda x, w, b: _tt().batch_norm(x, None, None, w, b, training=True) * _ours_t(BN_PROBE),
+       lambda x, w, b: _torch().nn.functional.batch_norm(x, None, None, w, b, training=True)
+       * _their_t(BN_PROBE)),
+    Op("batch_norm_train_plain", ((4, 3, 2, 3),), "any",
+       lambda x: _tt().batch_norm(x, None, None, training=True, eps=1e-3) * _ours_t(BN_PROBE),
+       lambda x: _torch().nn.functional.batch_norm(x, None, None, training=True, eps=1e-3)
+       * _their_t(BN_PROBE)),
+    Op("batch_norm_eval_affine", ((4, 3, 2, 3), (3,), (3,)), "any",
+       lambda x, w, b: _tt().batch_norm(x, _ours_t(BN_RM), _ours_t(BN_RV), w, b) * _ours_t(BN_PROBE),
+       lambda x, w, b: _torch().nn.functional.batch_norm(x, _their_t(BN_RM), _their_t(BN_RV), w, b)
+       * _their_t(BN_PROBE)),
+]

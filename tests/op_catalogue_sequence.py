@@ -1,8 +1,9 @@
-"""The sequence tier's differentiable operations (modules 11-12), in ``op_catalogue`` format.
+"""The sequence tier's differentiable operations (modules 11-13), in ``op_catalogue`` format.
 
-Modules 11 (embeddings) and 12 (attention) add operations that are ``Function`` subclasses
-with hand-written backward passes (the embedding gather, scaled dot-product attention, the
-fused softmax) or compositions of them (positional encodings, multi-head attention).
+Modules 11 (embeddings), 12 (attention) and 13 (transformers) add operations that are
+``Function`` subclasses with hand-written backward passes (the embedding gather, scaled
+dot-product attention, the fused softmax, layer norm, the tanh GELU) or compositions of them
+(positional encodings, multi-head attention, the MLP and the transformer block).
 ``SEQUENCE_OPS`` is shared by ``tests/test_gradcheck_sequence_ops.py`` (float64 central
 differences) and the parity suites (``theirs``: the torch equivalent, None when torch has
 none). Non-differentiable inputs (indices, masks) are fixed constants captured below.
@@ -76,6 +77,32 @@ def _mha(dtype, num_heads: int = 2):
 CAUSAL_4 = np.triu(np.ones((4, 4), dtype=bool), k=1)  # MultiheadAttention: True = not allowed
 
 
+def _tf():
+    import tinytorch_ref.transformers as tf
+    return tf
+
+
+_LAYER_CACHE: dict = {}
+
+
+def _layer(kind: str, dtype):
+    """A fixed MLP(8) or TransformerBlock(8, 2) in ``dtype`` with non-trivial parameters."""
+    key = (kind, np.dtype(dtype).name)
+    if key not in _LAYER_CACHE:
+        from tinytorch_ref import manual_seed
+        manual_seed(13)
+        m = _tf().MLP(8) if kind == "mlp" else _tf().TransformerBlock(8, 2)
+        rng = np.random.default_rng(13)
+        for p in m.parameters():
+            p.data = (p.data + 0.3 * rng.standard_normal(p.shape)).astype(dtype)
+        _LAYER_CACHE[key] = m
+    return _LAYER_CACHE[key]
+
+
+def _their_ln(x, w=None, b=None, *, shape, eps=1e-5):
+    return _torch().nn.functional.layer_norm(x, shape, w, b, eps=eps)
+
+
 SEQUENCE_OPS: list[Op] = [
     Op("embedding_repeats", ((5, 3),), "any",
        lambda w: _F().embedding(Tensor(IDS_REPEAT), w),
@@ -120,4 +147,19 @@ SEQUENCE_OPS: list[Op] = [
        lambda q, k, v: _mha(q.dtype, 4)(
            q, k, v, key_padding_mask=np.array([[False] * 5, [False, False, True, False, True]]),
            need_weights=False)[0], None),
+    Op("layer_norm_last_dim", ((2, 3, 5), (5,), (5,)), "any",
+       lambda x, w, b: _F().layer_norm(x, 5, w, b),
+       lambda x, w, b: _their_ln(x, w, b, shape=(5,))),
+    Op("layer_norm_two_dims_eps", ((3, 2, 4), (2, 4), (2, 4)), "any",
+       lambda x, w, b: _F().layer_norm(x, (2, 4), w, b, eps=1e-2),
+       lambda x, w, b: _their_ln(x, w, b, shape=(2, 4), eps=1e-2)),
+    Op("layer_norm_no_affine", ((4, 6),), "any",
+       lambda x: _F().layer_norm(x, 6), lambda x: _their_ln(x, shape=(6,))),
+    Op("layer_norm_unbatched_row", ((7,), (7,), (7,)), "any",
+       lambda x, w, b: _F().layer_norm(x, 7, w, b),
+       lambda x, w, b: _their_ln(x, w, b, shape=(7,))),
+    Op("gelu_tanh", ((3, 5),), "any", lambda x: _tf().gelu_tanh(x),
+       lambda x: _torch().nn.functional.gelu(x, approximate="tanh")),
+    Op("mlp", ((2, 3, 8),), "any", lambda x: _layer("mlp", x.dtype)(x), None),
+    Op("transformer_block", ((2, 4, 8),), "any", lambda x: _layer("block", x.dtype)(x), None),
 ]

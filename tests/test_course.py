@@ -21,9 +21,14 @@ def _write(tmp_path: Path, data: dict) -> Path:
     return p
 
 
-def test_real_course_loads_with_20_modules_6_milestones_2_tracks(course):
+def test_real_course_loads_with_20_modules_7_milestone_entries_2_tracks(course):
     assert [m.number for m in course.modules] == list(range(1, 21))
-    assert len(course.milestones) == 6
+    # six historical milestones; the 1998 CNN (digits, Fashion-MNIST) and the 2017 transformer
+    # (reversal, KJV) are each graded on two tasks
+    assert [m.id for m in course.milestones] == [
+        "perceptron_1957", "xor_1969", "mlp_1986", "cnn_1998", "cnn_fashion_1998",
+        "transformer_reversal_2017", "transformer_2017", "mlperf_2018"]
+    assert len({m.year for m in course.milestones}) == 6
     assert {t.id for t in course.tracks} == {"foundation", "full"}
     assert course.track("foundation").modules == list(range(1, 8))
     assert course.module(20).category == "capstone"
@@ -100,7 +105,7 @@ def test_cli_course_check_summarises(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "tito.cli", "course", "check"],
                           capture_output=True, text=True, cwd=REPO_ROOT)
     assert proc.returncode == 0, proc.stderr
-    assert "20 modules (built: 01-" in proc.stdout and "6 milestones" in proc.stdout
+    assert "20 modules (built: 01-" in proc.stdout and "7 milestones" in proc.stdout
 
 
 def test_grade_with_a_broken_course_still_writes_results_json(tmp_path):

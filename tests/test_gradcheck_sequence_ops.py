@@ -1,6 +1,6 @@
 """Central-difference gradient checks in float64 for the sequence tier's new operations.
 
-The catalogue is ``SEQUENCE_OPS`` in ``tests/op_catalogue_sequence.py`` (modules 11-12, shared
+The catalogue is ``SEQUENCE_OPS`` in ``tests/op_catalogue_sequence.py`` (modules 11-13, shared
 with the parity suites). Messages name the operation, the input and the element that disagree.
 """
 

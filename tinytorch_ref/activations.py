@@ -49,8 +49,80 @@ def _softmax_dim(name: str, ndim: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-class Activation:
-    """A parameter-free module: ``act(x)`` calls ``act.forward(x)``.
+class RemovableHandle:
+    """What ``register_forward_hook`` returns (``torch.utils.hooks.RemovableHandle``):
+    ``handle.remove()`` unregisters the hook; ``with handle:`` removes it on exit."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: dict[int, Any]) -> None:
+        self.hooks = hooks
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self) -> None:
+        self.hooks.pop(self.id, None)
+
+    def __enter__(self) -> RemovableHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+
+class _ForwardHooks:
+    """``module(*args)`` with PyTorch's forward hooks (shared by ``Activation`` and ``Module``).
+
+    ``__call__`` runs every pre-hook ``hook(module, args)`` (a result that is not None
+    replaces ``args``; a non-tuple becomes a 1-tuple), then ``forward(*args, **kwargs)``,
+    then every hook ``hook(module, args, output)`` (a result that is not None replaces the
+    output), in registration order. Without hooks it is a plain ``forward`` call.
+
+    Example:
+        >>> seen = []
+        >>> relu = ReLU()
+        >>> handle = relu.register_forward_hook(lambda m, args, out: seen.append(out.shape))
+        >>> _ = relu(Tensor([[1.0, -1.0]])); handle.remove(); _ = relu(Tensor([2.0]))
+        >>> seen
+        [(1, 2)]
+    """
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define forward")
+
+    def register_forward_pre_hook(self, hook: Any) -> RemovableHandle:
+        """Call ``hook(module, args)`` before every ``forward``."""
+        table = self.__dict__.setdefault("_forward_pre_hooks", {})
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
+        return handle
+
+    def register_forward_hook(self, hook: Any) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after every ``forward``."""
+        table = self.__dict__.setdefault("_forward_hooks", {})
+        handle = RemovableHandle(table)
+        table[handle.id] = hook
+        return handle
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        pre = self.__dict__.get("_forward_pre_hooks")
+        post = self.__dict__.get("_forward_hooks")
+        if not pre and not post:
+            return self.forward(*args, **kwargs)
+        for hook in list(pre.values()) if pre else ():
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        output = self.forward(*args, **kwargs)
+        for hook in list(post.values()) if post else ():
+            result = hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
+
+class Activation(_ForwardHooks):
+    """A parameter-free module: ``act(x)`` calls ``act.forward(x)`` (and any forward hooks).
 
     A minimal stand-in for ``nn.Module`` (module 03), which registers it as a virtual
     subclass, so ``isinstance(ReLU(), nn.Module)`` is True and containers accept it.
@@ -61,12 +133,6 @@ class Activation:
         self._parameters: dict[str, Any] = {}
         self._buffers: dict[str, Any] = {}
         self._modules: dict[str, Any] = {}
-
-    def forward(self, x: Tensor) -> Tensor:
-        raise NotImplementedError(f"{type(self).__name__} must define forward")
-
-    def __call__(self, x: Tensor) -> Tensor:
-        return self.forward(x)
 
     def train(self, mode: bool = True) -> Activation:
         self.training = bool(mode)

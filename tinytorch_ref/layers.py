@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .activations import Activation
+from .activations import Activation, RemovableHandle, _ForwardHooks  # noqa: F401
 from .tensor import Tensor, default_generator, manual_seed  # noqa: F401 - for examples
 
 # ----------------------------------------------------------------------------- provided
@@ -269,11 +269,12 @@ class _ModuleTree:
             target.data[...] = arr
         return _IncompatibleKeys(missing, unexpected)
 
-class Module(_ModuleTree, abc.ABC):
+class Module(_ModuleTree, _ForwardHooks, abc.ABC):
     """Base class of every layer and model, with PyTorch's interface.
 
     Subclasses call ``super().__init__()`` first, assign parameters and sub-modules as
-    attributes, and define ``forward``. ``module(x)`` calls ``forward(x)``.
+    attributes, and define ``forward``. ``module(x)`` calls ``forward(x)``, with any forward
+    hooks around it (``register_forward_pre_hook``, ``register_forward_hook``).
     """
 
     training: bool
@@ -342,9 +343,6 @@ class Module(_ModuleTree, abc.ABC):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
             f'Module [{type(self).__name__}] is missing the required "forward" function')
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
 
     # ---------------------------------------------------------------- printing
     def extra_repr(self) -> str:

@@ -1,6 +1,7 @@
 """Grading-side milestone logic: child-side training probes and the parent-side verdict.
 
-What the harness calls, per milestone id (``perceptron_1957``, ``xor_1969``, ``mlp_1986``):
+What the harness calls, per milestone id (``perceptron_1957``, ``xor_1969``, ``mlp_1986``,
+``cnn_1998``, ``cnn_fashion_1998``):
 
 Parent (trusted, never runs student code):
 
@@ -42,7 +43,8 @@ __all__ = [
 PROBES_DIR = Path(__file__).resolve().parent / "probes"
 
 #: Milestones whose training and scoring live here (later tiers add theirs).
-GRADED_MILESTONES: tuple[str, ...] = ("perceptron_1957", "xor_1969", "mlp_1986")
+GRADED_MILESTONES: tuple[str, ...] = ("perceptron_1957", "xor_1969", "mlp_1986", "cnn_1998",
+                                      "cnn_fashion_1998")
 
 #: Share of a seed's slot spent training; the rest covers prediction and a slow import.
 TRAIN_SHARE = 0.6

@@ -1,9 +1,10 @@
 """Parent side: score a milestone from the predictions the child sent back (k of n seeds).
 
 Runs in the trusted process only. The child never sees ``test_y``; it returns one prediction
-array per seed (or nothing, when it crashed or ran out of time) and this module computes the
-metric, applies the threshold and ``min_passing_seeds`` from course.yml, and awards the
-milestone's points all or nothing.
+array per seed (or, for the 2017 transformer, its trained parameters, which the parent turns
+into predictions with a reference forward pass; or nothing, when it crashed or ran out of time)
+and this module computes the metric, applies the threshold and ``min_passing_seeds`` from
+course.yml, and awards the milestone's points all or nothing.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ import numpy as np
 
 from tito.course import Milestone
 
-#: Metrics computed as the fraction of predictions equal to the labels.
-ACCURACY_METRICS = ("accuracy", "next_char_accuracy")
+#: Metrics computed as the fraction of predictions equal to the labels; ``exact_match``
+#: counts a row (e.g. a whole output sequence) as right only when every element is.
+ACCURACY_METRICS = ("accuracy", "next_char_accuracy", "exact_match")
 
 
 def as_milestone(milestone: Milestone | Mapping[str, Any]) -> Milestone:
@@ -48,7 +50,8 @@ def _check_predictions(pred: Any, test_y: np.ndarray) -> tuple[np.ndarray | None
 
 
 def evaluate(milestone: Milestone | Mapping[str, Any],
-             predictions_by_seed: Mapping[Any, Any], test_y: np.ndarray) -> dict[str, Any]:
+             predictions_by_seed: Mapping[Any, Any],
+             test_y: np.ndarray | Mapping[int, np.ndarray]) -> dict[str, Any]:
     """Score one milestone: full points when ``min_passing_seeds`` of its seeds reach threshold.
 
     Args:
@@ -57,7 +60,8 @@ def evaluate(milestone: Milestone | Mapping[str, Any],
             or ``None`` when that seed crashed, timed out or sent nothing usable. Seeds of the
             milestone that are missing count as ``None``; other seeds are ignored. Keys may be
             ints or their decimal strings (JSON).
-        test_y: the true labels, shape (N,); never sent to the child.
+        test_y: the true labels, shape (N,) — or (N, L) for ``exact_match`` — or a mapping
+            seed -> labels when every seed has its own task variant; never sent to the child.
 
     Returns:
         ``{"passed", "score", "max_score", "per_seed": {seed: metric or None}, "passing_seeds",
@@ -68,9 +72,14 @@ def evaluate(milestone: Milestone | Mapping[str, Any],
     if ms.metric not in ACCURACY_METRICS:
         raise ValueError(f"milestone {ms.id}: metric {ms.metric!r} is not scored from "
                          f"predictions (supported: {', '.join(ACCURACY_METRICS)})")
-    labels = np.asarray(test_y)
-    if labels.ndim != 1 or labels.size == 0 or labels.dtype.kind not in "iub":
-        raise ValueError(f"milestone {ms.id}: test_y must be a non-empty 1-D integer array")
+    per_labels = {int(k): np.asarray(v) for k, v in test_y.items()} if isinstance(
+        test_y, Mapping) else dict.fromkeys(ms.seeds, np.asarray(test_y))
+    rows = ms.metric == "exact_match"
+    for labels in per_labels.values():
+        if (labels.ndim not in ((1, 2) if rows else (1,)) or labels.size == 0
+                or labels.dtype.kind not in "iub"):
+            raise ValueError(f"milestone {ms.id}: test_y must be a non-empty "
+                             f"{'1-D or 2-D' if rows else '1-D'} integer array")
     by_seed: dict[int, Any] = {}
     for key, value in predictions_by_seed.items():
         try:
@@ -80,8 +89,9 @@ def evaluate(milestone: Milestone | Mapping[str, Any],
     per_seed: dict[int, float | None] = {}
     notes: list[str] = []
     passing: list[int] = []
-    n = labels.size
     for seed in ms.seeds:
+        labels = per_labels[seed]
+        n = labels.shape[0]
         raw = by_seed.get(seed)
         if raw is None:
             per_seed[seed] = None
@@ -92,7 +102,8 @@ def evaluate(milestone: Milestone | Mapping[str, Any],
             per_seed[seed] = None
             notes.append(f"seed {seed}: {why}")
             continue
-        correct = int(np.count_nonzero(pred == labels))
+        same = pred == labels
+        correct = int(np.count_nonzero(same.reshape(n, -1).all(axis=1) if rows else same))
         per_seed[seed] = correct / n
         # NOTE: compare counts, not floats: 396/400 must meet a 0.99 threshold exactly.
         ok = correct + 1e-9 >= ms.threshold * n

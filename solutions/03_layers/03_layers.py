@@ -87,7 +87,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tinytorch.activations import Activation
+from tinytorch.activations import Activation, RemovableHandle, _ForwardHooks  # noqa: F401
 from tinytorch.tensor import Tensor, default_generator, manual_seed  # noqa: F401 - for examples
 
 # ----------------------------------------------------------------------------- provided
@@ -385,16 +385,19 @@ class _ModuleTree:
 
 
 # %% [markdown]
-# `Module` itself is given: it inherits the tree methods you just wrote and adds registration
-# (`__setattr__`), `__call__` and printing.
+# `Module` itself is given: it inherits the tree methods you just wrote, and `__call__` with
+# PyTorch's forward hooks from module 02 (`register_forward_pre_hook`,
+# `register_forward_hook`: module 14's profiler uses them), and adds registration
+# (`__setattr__`) and printing.
 
 # %%
 #| export
-class Module(_ModuleTree, abc.ABC):
+class Module(_ModuleTree, _ForwardHooks, abc.ABC):
     """Base class of every layer and model, with PyTorch's interface.
 
     Subclasses call ``super().__init__()`` first, assign parameters and sub-modules as
-    attributes, and define ``forward``. ``module(x)`` calls ``forward(x)``.
+    attributes, and define ``forward``. ``module(x)`` calls ``forward(x)``, with any forward
+    hooks around it (``register_forward_pre_hook``, ``register_forward_hook``).
     """
 
     training: bool
@@ -463,9 +466,6 @@ class Module(_ModuleTree, abc.ABC):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
             f'Module [{type(self).__name__}] is missing the required "forward" function')
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
 
     # ---------------------------------------------------------------- printing
     def extra_repr(self) -> str:

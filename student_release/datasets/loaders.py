@@ -475,13 +475,84 @@ def milestone_data(milestone_id: str) -> Split:
 
     * ``perceptron_1957``: :func:`separable_2d_split` with seed 1957, 400 train / 400 test;
     * ``xor_1969``: the four :func:`xor` points, for training and for testing;
-    * ``mlp_1986``: :func:`load_digits` (1437 train / 360 test).
+    * ``mlp_1986`` and ``cnn_1998``: :func:`load_digits` (1437 train / 360 test);
+    * ``cnn_fashion_1998``: :func:`load_fashion_mnist` (6000 train / 1000 test).
     """
     if milestone_id == "perceptron_1957":
         return separable_2d_split(seed=1957, n_train=400, n_test=400, margin=0.1)
     if milestone_id == "xor_1969":
         x, y = xor()
         return Split(x, y, x.copy(), y.copy())
-    if milestone_id == "mlp_1986":
+    if milestone_id in ("mlp_1986", "cnn_1998"):
         return load_digits()
+    if milestone_id == "cnn_fashion_1998":
+        return load_fashion_mnist()
     raise KeyError(f"no data for milestone {milestone_id!r}")
+
+
+# --------------------------------------------------------------------------- 2017 transformer
+#: Sizes of the two tasks of the 2017 transformer milestone (the data side; the model and the
+#: training steps are in milestones/recipes.py).
+REVERSAL_TASK = {"length": 8, "vocab_size": 10, "n_train": 5000, "n_test": 1000}
+KJV_TASK = {"context": 32, "n_test": 1000}
+TRANSFORMER_MILESTONES = ("transformer_2017", "transformer_reversal_2017")
+
+
+def kjv_ids(text: str, vocabulary: str) -> np.ndarray:
+    """Character ids of ``text`` in ``vocabulary`` order (``CharTokenizer().train(text)``'s ids
+    when the vocabulary is every character of the text, sorted), as uint8.
+
+    Example:
+        >>> kjv_ids("abba", "ab").tolist()
+        [0, 1, 1, 0]
+    """
+    table = np.full(128, 255, dtype=np.uint8)
+    table[np.frombuffer(vocabulary.encode("ascii"), dtype=np.uint8)] = np.arange(
+        len(vocabulary), dtype=np.uint8)
+    ids = table[np.frombuffer(text.encode("ascii"), dtype=np.uint8)]
+    if ids.size and ids.max() == 255:
+        raise DataError("kjv_ids: the text has characters outside the vocabulary")
+    return ids
+
+
+def transformer_task(milestone_id: str, seed: int) -> Split:
+    """One variant of a task of the 2017 transformer milestone, drawn from ``seed``.
+
+    The grader keeps ``test_x``/``test_y`` (and the seed that made them) in its trusted process;
+    only ``train_x``/``train_y`` reach the code being graded. A variant relabels the tokens, so
+    neither fixed predictions nor weights trained elsewhere fit it, while a model trained from
+    scratch does not care.
+
+    * ``transformer_reversal_2017``: ``REVERSAL_TASK["n_train"]`` training and
+      ``REVERSAL_TASK["n_test"]`` *other* random sources of 8 digits (:func:`sequence_reversal`);
+      the target is the source reversed, with its digits renamed by a random permutation of
+      0-9: ``y = perm[x[::-1]]``. All arrays (n, 8) int64.
+    * ``transformer_2017``: the KJV text (:func:`load_kjv_chars`) as character ids in sorted
+      vocabulary order (62 characters), renamed by a random permutation; ``train_x`` is the
+      training text's ids but the last and ``train_y`` the same ids shifted by one (the next
+      character), both (N,) uint8; ``test_x`` holds ``KJV_TASK["n_test"]`` windows of 32
+      characters at random places in the validation text and ``test_y`` their next characters,
+      both (n_test, 32) uint8.
+    """
+    rng = np.random.default_rng([int(seed), 2017])
+    if milestone_id == "transformer_reversal_2017":
+        length, vocab = REVERSAL_TASK["length"], REVERSAL_TASK["vocab_size"]
+        perm = rng.permutation(vocab).astype(np.int64)
+        src, tgt = sequence_reversal(REVERSAL_TASK["n_train"] + REVERSAL_TASK["n_test"],
+                                     length=length, vocab_size=vocab,
+                                     seed=int(rng.integers(2**31)))
+        tgt = perm[tgt]
+        n = REVERSAL_TASK["n_train"]
+        return Split(src[:n], tgt[:n], src[n:], tgt[n:])
+    if milestone_id == "transformer_2017":
+        kjv = load_kjv_chars()
+        vocabulary = kjv.vocabulary
+        perm = rng.permutation(len(vocabulary)).astype(np.uint8)
+        train = perm[kjv_ids(kjv.train, vocabulary)]
+        val = perm[kjv_ids(kjv.validation, vocabulary)]
+        ctx = KJV_TASK["context"]
+        starts = rng.integers(0, len(val) - ctx, size=KJV_TASK["n_test"])
+        windows = val[starts[:, None] + np.arange(ctx + 1)]
+        return Split(train[:-1], train[1:], np.ascontiguousarray(windows[:, :-1]),
+                     np.ascontiguousarray(windows[:, 1:]))
+    raise KeyError(f"no transformer task {milestone_id!r}")

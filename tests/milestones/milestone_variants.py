@@ -34,6 +34,26 @@ BUGS: dict[str, tuple[str, str, str]] = {
                           "                pass\n"),
     "adam_never_updates": ("optimizers", "                p.data -= (step_size * m / denom)"
                            ".astype(p.data.dtype, copy=False)\n", "                pass\n"),
+    "conv_weight_grad_zero": ("spatial", "        dw = np.matmul(g, cols.transpose(0, 2, 1))"
+                              ".sum(axis=0).reshape(weight.shape)\n",
+                              "        dw = np.zeros_like(weight)\n"),
+    "conv_weight_grad_sign_flipped": ("spatial", "        dw = np.matmul(g, cols.transpose(0, 2, 1))"
+                                      ".sum(axis=0).reshape(weight.shape)\n",
+                                      "        dw = -np.matmul(g, cols.transpose(0, 2, 1))"
+                                      ".sum(axis=0).reshape(weight.shape)\n"),
+    "max_pool_drops_gradient": ("spatial", "        left = grad\n", "        left = grad * 0\n"),
+    # Module 13 (the 2017 transformer).
+    "gpt_without_causal_mask": ("transformers",
+                                "            a, _ = self.attn(h, h, h, attn_mask=causal_mask(x.shape[1]),"
+                                " need_weights=False,\n                             is_causal=True)\n",
+                                "            a, _ = self.attn(h, h, h, need_weights=False)\n"),
+    "gpt_without_positional_embedding": ("transformers",
+                                         "        x = self.drop(self.pos_emb(self.tok_emb(ids), "
+                                         "offset))  # (B, T, C)\n",
+                                         "        x = self.drop(self.tok_emb(ids))  # (B, T, C)\n"),
+    "layer_norm_backward_drops_variance_term": ("transformers",
+                                                "        dx -= xhat * gx.mean(axis=axes, "
+                                                "keepdims=True)\n", ""),
 }
 
 _cache: dict[str, ModuleType] = {}

@@ -15,21 +15,24 @@ from tito import paths
 SCRIPTS = paths.REPO_ROOT / "milestones"
 
 
-def run_script(name: str, package: str, plot: Path, extra_path: Path | None = None
-               ) -> subprocess.CompletedProcess[str]:
+def run_script(name: str, package: str, plot: Path, extra_path: Path | None = None,
+               extra_args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MPLBACKEND="Agg", COLUMNS="120")
     if extra_path is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(extra_path), env.get("PYTHONPATH", "")])
     return subprocess.run(
         [sys.executable, str(SCRIPTS / f"{name}.py"), "--package", package, "--quiet",
-         "--plot", str(plot)], capture_output=True, text=True, timeout=1800, env=env,
-        cwd=paths.REPO_ROOT)
+         "--plot", str(plot), *extra_args], capture_output=True, text=True, timeout=1800,
+        env=env, cwd=paths.REPO_ROOT)
 
 
-@pytest.mark.parametrize("name", ["perceptron_1957", "xor_1969", "mlp_1986"])
-def test_script_passes_with_the_reference_and_saves_a_curve(name: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("name, args", [("perceptron_1957", ()), ("xor_1969", ()),
+                                        ("mlp_1986", ()), ("cnn_1998", ()),
+                                        ("cnn_fashion_1998", ("--seed", "0"))])
+def test_script_passes_with_the_reference_and_saves_a_curve(name: str, args: tuple[str, ...],
+                                                            tmp_path: Path) -> None:
     plot = tmp_path / f"{name}.png"
-    proc = run_script(name, "tinytorch_ref", plot)
+    proc = run_script(name, "tinytorch_ref", plot, extra_args=args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASSED" in proc.stdout
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -42,7 +45,8 @@ def test_xor_script_shows_the_single_layer_cannot(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name, bug", [("perceptron_1957", "linear_ignores_bias"),
                                        ("xor_1969", "matmul_drops_input_grad"),
-                                       ("mlp_1986", "adam_never_updates")])
+                                       ("mlp_1986", "adam_never_updates"),
+                                       ("cnn_1998", "conv_weight_grad_zero")])
 def test_script_fails_with_nonzero_exit_for_a_buggy_package(name: str, bug: str,
                                                             tmp_path: Path) -> None:
     pkg = variant(bug)

@@ -1,8 +1,8 @@
 """``tinytorch.nn`` — layers, activations and losses under PyTorch's names (a facade).
 
 Hand-written infrastructure: it only re-exports what modules 02 (activations), 03 (layers),
-04 (losses), 11 (embeddings) and 12 (attention) define, so ``from tinytorch import nn;
-nn.Linear(4, 2)`` works as in PyTorch.
+04 (losses), 09 (spatial), 11 (embeddings), 12 (attention) and 13 (transformers) define, so
+``from tinytorch import nn; nn.Linear(4, 2)`` works as in PyTorch.
 """
 
 from ..activations import GELU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
@@ -10,10 +10,13 @@ from ..attention import MultiheadAttention
 from ..embeddings import Embedding
 from ..layers import Dropout, Flatten, Linear, Module, Parameter, Sequential
 from ..losses import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
+from ..spatial import AvgPool2d, BatchNorm2d, Conv2d, MaxPool2d
+from ..transformers import LayerNorm
 from . import functional, utils
 
 __all__ = [
-    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU",
-    "Linear", "LogSoftmax", "MSELoss", "Module", "MultiheadAttention", "NLLLoss", "Parameter",
-    "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "utils",
+    "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm2d", "Conv2d", "CrossEntropyLoss",
+    "Dropout", "Embedding", "Flatten", "GELU", "LayerNorm", "Linear", "LogSoftmax", "MSELoss",
+    "MaxPool2d", "Module", "MultiheadAttention", "NLLLoss", "Parameter", "ReLU", "Sequential",
+    "Sigmoid", "Softmax", "Tanh", "functional", "utils",
 ]

@@ -1,7 +1,7 @@
 """``tinytorch.nn.functional`` — the function forms of activations and losses (a facade).
 
-Re-exports modules 02 (activations), 04 (losses), 11 (embeddings) and 12 (attention), like
-``torch.nn.functional``.
+Re-exports modules 02 (activations), 04 (losses), 09 (spatial), 11 (embeddings), 12
+(attention) and 13 (transformers), like ``torch.nn.functional``.
 """
 
 from ..activations import gelu, log_softmax, relu, sigmoid, softmax, tanh
@@ -14,9 +14,11 @@ from ..losses import (
     mse_loss,
     nll_loss,
 )
+from ..spatial import avg_pool2d, batch_norm, conv2d, max_pool2d
+from ..transformers import layer_norm
 
 __all__ = [
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "embedding",
-    "gelu", "log_softmax", "mse_loss", "nll_loss", "relu", "scaled_dot_product_attention",
-    "sigmoid", "softmax", "tanh",
+    "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "conv2d", "cross_entropy", "embedding", "gelu", "layer_norm", "log_softmax", "max_pool2d",
+    "mse_loss", "nll_loss", "relu", "scaled_dot_product_attention", "sigmoid", "softmax", "tanh",
 ]

@@ -1,0 +1,293 @@
+"""Hidden suite · module 09 (spatial). Cases are probes; the trusted parent compares.
+
+Each case computes plain data with the package under test ``tt`` (convolutions by loops and
+by im2col, the window helpers, pooling and batch norm, their gradients under a random
+upstream gradient, running statistics); the expected values are the same cases run against
+tinytorch_ref. Points sum to module 09's ``points`` (50).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from autograder.suite import Suite, outcome
+
+suite = Suite(module="09_spatial", version="2027.1")
+case = suite.case
+
+# Sums over windows and batches may be ordered differently by a correct implementation.
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def _spatial(tt):
+    """The package's module 09 file (``tt.spatial``)."""
+    return importlib.import_module(f"{tt.__name__}.spatial")
+
+
+def _f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _grads(tt, rng, fn, *arrays):
+    """Output and leaf gradients of ``fn(*leaves)`` under a random upstream gradient."""
+    leaves = [tt.Tensor(a.copy(), requires_grad=True) for a in arrays]
+    out = fn(*leaves)
+    upstream = rng.standard_normal(out.shape).astype(out.numpy().dtype)
+    out.backward(tt.Tensor(upstream))
+    return [out.numpy()] + [None if t.grad is None else np.array(t.grad.numpy())
+                            for t in leaves]
+
+
+def _relu_ties(rng, *shape):
+    """Rounded, rectified values: many tied zeros and repeated maxima (as after a ReLU)."""
+    return np.maximum(np.round(rng.standard_normal(shape), 1), 0.0).astype(np.float32)
+
+
+# ----------------------------------------------------------------------------- loops (5)
+@case(points=3, hint="out[b, k, i, j] = sum(x_pad[b, :, i*sh:i*sh+kh, j*sw:j*sw+kw] * w[k]) "
+                     "+ bias[k]; stride and padding may differ along H and W.", rtol=RTOL, atol=ATOL)
+def conv2d_loops_values(tt, rng):
+    sp = _spatial(tt)
+    x, w, b = _f32(rng, 2, 3, 6, 5), _f32(rng, 4, 3, 3, 2), _f32(rng, 4)
+    return [sp.conv2d_loops(x, w, b, stride=(2, 1), padding=(1, 0)),
+            sp.conv2d_loops(x, w),
+            sp.conv2d_loops(x[:1], w[:2], None, 1, 1)]
+
+
+@case(points=2, hint="H_out = (H + 2p - kh) // s + 1; pad with zeros first; keep the dtype "
+                     "(float64 stays float64).", rtol=RTOL, atol=ATOL)
+def conv2d_loops_stride_padding_float64(tt, rng):
+    sp = _spatial(tt)
+    x = rng.standard_normal((1, 2, 7, 8))
+    w = rng.standard_normal((3, 2, 3, 3))
+    out = sp.conv2d_loops(x, w, rng.standard_normal(3), 2, 2)
+    return [out, str(out.dtype), sp.conv2d_loops(x, w, None, 3, 0)]
+
+
+# ----------------------------------------------------------------------------- windows (9)
+@case(points=3, hint="as_strided with shape (N, C, kh, kw, H_out, W_out) and strides (sN, sC, "
+                     "sH, sW, sH*sh, sW*sw) taken from x.strides (bytes); writeable=False.")
+def sliding_windows_view(tt, rng):
+    sp = _spatial(tt)
+    x = _f32(rng, 2, 3, 7, 6)
+    win = sp.sliding_windows(x, (3, 2), (2, 2))
+    base = rng.standard_normal((2, 3, 6, 9))
+    tview = base.transpose(0, 1, 3, 2)[:, :, ::2]  # a non-contiguous float64 view (2, 3, 5, 6)
+    win2 = sp.sliding_windows(tview, (2, 3), (1, 3))
+    return [tuple(win.shape), np.array(win), bool(np.shares_memory(win, x)),
+            bool(win.flags.writeable), tuple(win2.shape), np.array(win2),
+            bool(np.shares_memory(win2, base))]
+
+
+@case(points=3, hint="Reshape the windows view to (N, C*kh*kw, H_out*W_out): column "
+                     "i*W_out + j is window (i, j) flattened in (c, u, v) order.")
+def im2col_layout(tt, rng):
+    sp = _spatial(tt)
+    x = _f32(rng, 2, 3, 6, 7)
+    cols = sp.im2col(x, (3, 2), (2, 1))
+    small = sp.im2col(rng.standard_normal((1, 1, 4, 4)), (2, 2), (2, 2))
+    return [cols, bool(cols.flags.c_contiguous), small, str(small.dtype)]
+
+
+@case(points=3, hint="col2im adds (+=) every column entry back into its pixel, looping over "
+                     "the kh*kw kernel offsets; pixels in no window stay 0.", rtol=RTOL, atol=ATOL)
+def col2im_values(tt, rng):
+    sp = _spatial(tt)
+    shape = (2, 2, 7, 6)  # 3x2 kernel, stride 2x3: the last row is in no window
+    c = _f32(rng, 2, 2 * 3 * 2, 3 * 2)
+    ones = np.ones((1, 9, 16), dtype=np.float32)
+    return [sp.col2im(c, shape, (3, 2), (2, 3)),
+            sp.col2im(ones, (1, 1, 6, 6), (3, 3), (1, 1)),
+            sp.col2im(_f32(rng, 1, 4, 9), (1, 1, 4, 4), (2, 2), (1, 1))]
+
+
+# ----------------------------------------------------------------------------- conv2d (15)
+CONV_CONFIGS = [  # (x shape, w shape, stride, padding, bias)
+    ((2, 3, 7, 6), (4, 3, 3, 3), 1, 0, True),
+    ((2, 3, 8, 7), (5, 3, 3, 2), 2, 1, True),
+    ((1, 2, 9, 6), (3, 2, 2, 3), (2, 1), (1, 0), False),
+    ((3, 1, 5, 5), (2, 1, 5, 5), 1, 2, True),
+]
+
+
+@case(points=4, hint="cols = im2col(padded x); out = weight.reshape(O, -1) @ cols (+ bias) -> "
+                     "(N, O, L) -> (N, O, H_out, W_out).", rtol=RTOL, atol=ATOL)
+def conv2d_forward_configs(tt, rng):
+    F = tt.nn.functional
+    outs = []
+    for xs, ws, s, p, bias in CONV_CONFIGS:
+        x, w = tt.Tensor(_f32(rng, *xs)), tt.Tensor(_f32(rng, *ws))
+        b = tt.Tensor(_f32(rng, ws[0])) if bias else None
+        outs.append(F.conv2d(x, w, b, stride=s, padding=p).numpy())
+    unbatched = F.conv2d(tt.Tensor(_f32(rng, 3, 5, 5)), tt.Tensor(_f32(rng, 2, 3, 3, 3)))
+    return outs + [unbatched.numpy()]
+
+
+@case(points=5, hint="dw = sum over n of g @ cols^T; dcols = W2^T @ g, then col2im and crop "
+                     "the padding; db = g summed over n and positions.", rtol=RTOL, atol=ATOL)
+def conv2d_backward_grads(tt, rng):
+    F = tt.nn.functional
+    out = []
+    for xs, ws, s, p, bias in CONV_CONFIGS[:3]:
+        arrays = [_f32(rng, *xs), _f32(rng, *ws)] + ([_f32(rng, ws[0])] if bias else [])
+        out.append(_grads(tt, rng, lambda *t, s=s, p=p: F.conv2d(*t, stride=s, padding=p),
+                          *arrays))
+    return out
+
+
+@case(points=2, hint="When the input needs no gradient return None for dx, but still return "
+                     "dweight (and dbias): the first layer of a CNN trains this way.", rtol=RTOL, atol=ATOL)
+def conv2d_weight_grad_without_input_grad(tt, rng):
+    F = tt.nn.functional
+    x = tt.Tensor(_f32(rng, 2, 1, 6, 6))
+    w = tt.Tensor(_f32(rng, 3, 1, 3, 3), requires_grad=True)
+    b = tt.Tensor(_f32(rng, 3), requires_grad=True)
+    y = F.conv2d(x, w, b, padding=1)
+    y.backward(tt.Tensor(_f32(rng, *y.shape)))
+    return [x.grad is None, w.grad.numpy(), b.grad.numpy()]
+
+
+@case(points=3, hint="fan_in = in_channels*kh*kw, bound = 1/sqrt(fan_in); weight "
+                     "(O, C, kh, kw) then bias (O,) drawn from default_generator(); float32.")
+def conv2d_layer_init(tt, rng):
+    nn = tt.nn
+    tt.manual_seed(int(rng.integers(0, 1000)))
+    a = nn.Conv2d(3, 4, 3)
+    b = nn.Conv2d(2, 5, (3, 2), stride=2, padding=(1, 0), bias=False)
+    big = nn.Conv2d(16, 32, 3)
+    return [a.weight.numpy(), a.bias.numpy(), tuple(b.weight.shape), b.bias is None,
+            [n for n, _ in b.named_parameters()], b.kernel_size, b.stride, b.padding,
+            float(np.abs(big.weight.numpy()).max()), str(a.weight.dtype),
+            bool(a.weight.requires_grad)]
+
+
+@case(points=1, hint="Conv2d.forward calls conv2d with the layer's weight, bias, stride and "
+                     "padding; a channel mismatch is a RuntimeError.", rtol=RTOL, atol=ATOL)
+def conv2d_layer_forward_and_errors(tt, rng):
+    nn = tt.nn
+    tt.manual_seed(int(rng.integers(0, 1000)))
+    conv = nn.Conv2d(2, 3, 3, stride=2, padding=1)
+    x = tt.Tensor(_f32(rng, 2, 2, 6, 5))
+    return [conv(x).numpy(), outcome(conv, tt.Tensor(_f32(rng, 1, 3, 6, 6)))]
+
+
+# ----------------------------------------------------------------------------- pooling (10)
+POOL_CONFIGS = [  # (x shape, kernel, stride, padding)
+    ((2, 3, 8, 8), 2, None, 0),
+    ((2, 2, 7, 9), 3, 2, 1),
+    ((1, 2, 6, 6), 3, 1, 0),
+    ((1, 2, 8, 7), (2, 3), (2, 1), (1, 1)),
+]
+
+
+@case(points=3, hint="Max over each window (stride defaults to kernel_size; padding counts as "
+                     "-inf): np.maximum over the kh*kw offsets of the windows view.")
+def max_pool_forward(tt, rng):
+    F = tt.nn.functional
+    outs = [F.max_pool2d(tt.Tensor(_f32(rng, *xs)), k, s, p).numpy()
+            for xs, k, s, p in POOL_CONFIGS]
+    layer = tt.nn.MaxPool2d(2)
+    return outs + [layer(tt.Tensor(_f32(rng, 1, 3, 5, 5))).numpy()]
+
+
+@case(points=4, hint="The whole gradient of a window goes to its FIRST maximum in row-major "
+                     "order (ties after a ReLU are common); overlapping windows add up.")
+def max_pool_backward(tt, rng):
+    F = tt.nn.functional
+    out = []
+    for xs, k, s, p in POOL_CONFIGS:
+        for make in (_f32, _relu_ties):
+            out.append(_grads(tt, rng, lambda t, k=k, s=s, p=p: F.max_pool2d(t, k, s, p),
+                              make(rng, *xs)))
+    return out
+
+
+@case(points=3, hint="Mean of each window (zero padding counts, divide by kh*kw); backward "
+                     "spreads grad / (kh*kw) to every entry, then col2im.", rtol=RTOL, atol=ATOL)
+def avg_pool_forward_backward(tt, rng):
+    F = tt.nn.functional
+    out = [_grads(tt, rng, lambda t, k=k, s=s, p=p: F.avg_pool2d(t, k, s, p), _f32(rng, *xs))
+           for xs, k, s, p in POOL_CONFIGS]
+    return out + [tt.nn.AvgPool2d(2)(tt.Tensor(_f32(rng, 2, 1, 4, 6))).numpy()]
+
+
+# ----------------------------------------------------------------------------- batch norm (10)
+@case(points=3, hint="Training: normalise each channel with its batch mean and biased variance "
+                     "over (N, H, W); dx = w*inv_std*(g - db/M - xhat*dw/M).", rtol=RTOL, atol=ATOL)
+def batch_norm_train_forward_backward(tt, rng):
+    F = tt.nn.functional
+    x = (_f32(rng, 4, 3, 3, 5) * 2.0 + 1.0).astype(np.float32)
+    w, b = rng.uniform(0.5, 2.0, 3).astype(np.float32), _f32(rng, 3)
+    plain = _grads(tt, rng, lambda t: F.batch_norm(t, None, None, training=True, eps=1e-3), x)
+    affine = _grads(tt, rng, lambda t, g, h: F.batch_norm(t, None, None, g, h, training=True),
+                    x, w, b)
+    seq = _grads(tt, rng, lambda t: F.batch_norm(t, None, None, training=True),
+                 _f32(rng, 6, 2, 4))
+    return [plain, affine, seq]
+
+
+@case(points=2, hint="Evaluation: normalise with running_mean/running_var (constants), so "
+                     "dx = grad * weight / sqrt(running_var + eps).", rtol=RTOL, atol=ATOL)
+def batch_norm_eval_forward_backward(tt, rng):
+    F = tt.nn.functional
+    rm = tt.Tensor(_f32(rng, 3))
+    rv = tt.Tensor(rng.uniform(0.5, 2.0, 3).astype(np.float32))
+    x = _f32(rng, 2, 3, 4, 4)
+    w, b = rng.uniform(0.5, 2.0, 3).astype(np.float32), _f32(rng, 3)
+    res = _grads(tt, rng, lambda t, g, h: F.batch_norm(t, rm, rv, g, h, training=False), x, w, b)
+    return [res, rm.numpy(), rv.numpy(), outcome(F.batch_norm, tt.Tensor(x), None, None),
+            outcome(F.batch_norm, tt.Tensor(x), rm, None), outcome(F.batch_norm, tt.Tensor(x), None, rv)]
+
+
+@case(points=3, hint="running = (1 - momentum) * running + momentum * batch stat, with the "
+                     "UNBIASED variance (M / (M - 1)); momentum=None averages cumulatively "
+                     "(factor 1 / num_batches_tracked); eval() uses the running stats.", rtol=RTOL, atol=ATOL)
+def batchnorm2d_running_stats(tt, rng):
+    nn = tt.nn
+    out = []
+    for kwargs in ({}, {"momentum": None}, {"momentum": 0.25, "eps": 1e-3}):
+        bn = nn.BatchNorm2d(3, **kwargs)
+        for step in range(3):
+            bn(tt.Tensor((_f32(rng, 4, 3, 2, 3) * (step + 1) + step).astype(np.float32)))
+        state = {k: np.array(v) for k, v in bn.state_dict().items()}
+        bn.eval()
+        single = bn(tt.Tensor(_f32(rng, 1, 3, 2, 2))).numpy()
+        out.append([state, single, np.array(bn.running_mean.numpy()),
+                    int(bn.num_batches_tracked.item())])
+    return out
+
+
+@case(points=2, hint="affine=False: no parameters (scale 1, shift 0); track_running_stats=False: "
+                     "buffers are None and batch statistics are used even in eval(); a non-4D "
+                     "input or one value per channel in training is a ValueError.", rtol=RTOL, atol=ATOL)
+def batchnorm2d_options_and_errors(tt, rng):
+    nn = tt.nn
+    x = tt.Tensor(_f32(rng, 3, 2, 3, 3))
+    plain = nn.BatchNorm2d(2, affine=False)
+    free = nn.BatchNorm2d(2, track_running_stats=False).eval()
+    flipped = nn.BatchNorm2d(2)
+    flipped.track_running_stats = False  # buffers exist but are no longer updated
+    two = nn.BatchNorm2d(2)(tt.Tensor(_f32(rng, 2, 2, 1, 1)))  # two values per channel suffice
+    return [plain(x).numpy(), [n for n, _ in plain.named_parameters()], free(x).numpy(),
+            free.running_mean is None, list(free.state_dict()), flipped(x).numpy(),
+            {k: np.array(v) for k, v in flipped.state_dict().items()}, two.numpy(),
+            outcome(nn.BatchNorm2d(2), tt.Tensor(_f32(rng, 3, 2, 4))),
+            outcome(nn.BatchNorm2d(2), tt.Tensor(_f32(rng, 1, 2, 1, 1)))]
+
+
+# ----------------------------------------------------------------------------- a CNN step (1)
+@case(points=1, hint="A whole CNN step: Conv2d, BatchNorm2d, ReLU, MaxPool2d, AvgPool2d, "
+                     "Flatten, Linear; the loss and every parameter's gradient.", rtol=RTOL, atol=ATOL)
+def cnn_training_step(tt, rng):
+    nn = tt.nn
+    tt.manual_seed(int(rng.integers(0, 1000)))
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                          nn.MaxPool2d(2), nn.Conv2d(4, 6, 3), nn.ReLU(), nn.AvgPool2d(2),
+                          nn.Flatten(), nn.Linear(6, 3))
+    x = tt.Tensor(_f32(rng, 5, 1, 8, 8))
+    y = tt.Tensor(rng.integers(0, 3, 5))
+    loss = nn.CrossEntropyLoss()(model(x), y)
+    loss.backward()
+    return [float(loss.item())] + [p.grad.numpy() for p in model.parameters()]

@@ -1,0 +1,469 @@
+"""Hidden suite · module 13 (transformers). Cases are probes; the trusted parent compares.
+
+Each case returns plain data computed with the package under test ``tt``; the expected value
+is the same case run against tinytorch_ref. Every input (sizes, tensors, parameter values,
+seeds, sampling settings) comes from ``rng``. Parameters are set by name, in sorted order, so
+a case depends on the names and shapes of the docstrings, not on how a model drew its initial
+weights; most cases run in float64 so that tolerances can be tight. The two sampling checks are
+decided by ``check`` functions in the parent (a distribution, not one draw). Points sum to
+module 13's ``points`` (50).
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from typing import Any
+
+import numpy as np
+
+from autograder.suite import Suite, outcome
+
+suite = Suite(module="13_transformers", version="2027.1")
+case = suite.case
+RTOL, ATOL = 1e-7, 1e-9  # most cases run in float64: any summation order passes
+
+
+def _tf(tt):
+    return importlib.import_module(f"{tt.__name__}.transformers")
+
+
+def _f64(rng, *shape):
+    return rng.standard_normal(shape)
+
+
+def _f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _seed(tt, rng):
+    tt.manual_seed(int(rng.integers(2**31)))
+
+
+def _set_params(module, rng, dtype=np.float64, scale=0.4):
+    """Give every parameter random values, by sorted name (and make it ``dtype``)."""
+    params = dict(module.named_parameters())
+    for name in sorted(params):
+        p = params[name]
+        values = rng.standard_normal(p.shape) * scale
+        if name.endswith("weight") and p.ndim == 1:  # LayerNorm scales around one
+            values = 1.0 + values
+        p.data = values.astype(dtype)
+    return module
+
+
+def _grads(tt, rng, out, leaves):
+    """Backward of sum(out * R) for a random R: the gradient of every leaf (None if missing)."""
+    r = rng.standard_normal(out.shape).astype(out.numpy().dtype)
+    (out * tt.Tensor(r)).sum().backward()
+    return [None if t.grad is None else t.grad.numpy() for t in leaves]
+
+
+def _param_grads(module):
+    return {n: (None if p.grad is None else p.grad.numpy()) for n, p in module.named_parameters()}
+
+
+def _sizes(rng):
+    heads = int(rng.integers(1, 4))
+    return heads, heads * int(rng.integers(2, 5))  # (n_heads, d_model)
+
+
+# ----------------------------------------------------------------------------- LayerNorm (14)
+@case(points=4, hint="Mean and biased variance over the trailing normalized_shape dims "
+                     "(keepdims), x_hat = (x - mean) / sqrt(var + eps), then x_hat * weight + "
+                     "bias; keep the input's dtype.", rtol=RTOL, atol=ATOL)
+def layer_norm_forward(tt, rng):
+    F = tt.nn.functional
+    c = int(rng.integers(3, 8))
+    x = _f64(rng, 2, 3, c) * rng.uniform(0.5, 3.0) + rng.uniform(-2, 2)
+    x[0, 1] *= 1e-2  # a row with a small variance: eps matters there
+    w, b = tt.Tensor(_f64(rng, c)), tt.Tensor(_f64(rng, c))
+    eps = float(rng.uniform(1e-4, 1e-2))
+    two = _f64(rng, 4, 2, c) * 2.0
+    w2, b2 = tt.Tensor(_f64(rng, 2, c)), tt.Tensor(_f64(rng, 2, c))
+    x32 = _f32(rng, 3, c) * np.float32(4.0)
+    y32 = F.layer_norm(tt.Tensor(x32), c, tt.Tensor(np.ones(c, np.float32)),
+                       tt.Tensor(np.zeros(c, np.float32)))
+    return [F.layer_norm(tt.Tensor(x), c, w, b).numpy(),
+            F.layer_norm(tt.Tensor(x), (c,), w, b, eps=eps).numpy(),
+            F.layer_norm(tt.Tensor(two), (2, c), w2, b2).numpy(),
+            np.asarray(y32.numpy(), dtype=np.float64), str(y32.dtype)]
+
+
+@case(points=4, hint="dbias = sum of grad over the leading dims; dweight = sum of grad * x_hat; "
+                     "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) with g = grad * weight, "
+                     "means over each row.", rtol=RTOL, atol=ATOL)
+def layer_norm_backward(tt, rng):
+    F = tt.nn.functional
+    out = []
+    for shape, norm in (((2, 3, int(rng.integers(3, 7))), 1), ((3, 2, int(rng.integers(2, 5))), 2)):
+        x = tt.Tensor(_f64(rng, *shape) * 2.0 + 0.5, requires_grad=True)
+        w = tt.Tensor(_f64(rng, *shape[-norm:]), requires_grad=True)
+        b = tt.Tensor(_f64(rng, *shape[-norm:]), requires_grad=True)
+        eps = float(rng.uniform(1e-3, 1e-1))
+        out.append(_grads(tt, rng, F.layer_norm(x, shape[-norm:], w, b, eps=eps), [x, w, b]))
+    return out
+
+
+@case(points=3, hint="Without weight/bias use scale 1 and shift 0 (no gradient for them); a "
+                     "1-D row works too; a constant row gives 0 (not NaN); trailing dims that "
+                     "do not match normalized_shape raise RuntimeError.", rtol=RTOL, atol=ATOL)
+def layer_norm_defaults_and_errors(tt, rng):
+    F = tt.nn.functional
+    c = int(rng.integers(3, 7))
+    x = tt.Tensor(_f64(rng, 4, c) * 3.0, requires_grad=True)
+    y = F.layer_norm(x, c)
+    grads = _grads(tt, rng, y, [x])
+    row = F.layer_norm(tt.Tensor(_f64(rng, c)), [c]).numpy()
+    flat = F.layer_norm(tt.Tensor(np.full((2, c), float(rng.uniform(-3, 3)))), c).numpy()
+    return [y.numpy(), grads, row, flat,
+            outcome(F.layer_norm, tt.Tensor(_f64(rng, 2, c)), c + 1),
+            outcome(F.layer_norm, tt.Tensor(_f64(rng, 2, c)), (3, c))]
+
+
+@case(points=3, hint="LayerNorm(shape, eps=1e-5, elementwise_affine=True, bias=True): weight "
+                     "(ones) and bias (zeros) of normalized_shape as a tuple; None without "
+                     "affine (or bias=False); forward calls layer_norm with them.", rtol=RTOL, atol=ATOL)
+def layer_norm_module(tt, rng):
+    nn = tt.nn
+    c = int(rng.integers(3, 7))
+    eps = float(rng.uniform(1e-4, 1e-2))
+    ln = nn.LayerNorm(c, eps=eps)
+    fresh = [(n, p.numpy().copy(), str(p.dtype)) for n, p in ln.named_parameters()]
+    _set_params(ln, rng)
+    x = tt.Tensor(_f64(rng, 2, 3, c), requires_grad=True)
+    y = ln(x)
+    grads = _grads(tt, rng, y, [x, ln.weight, ln.bias])
+    bare = nn.LayerNorm([2, c], elementwise_affine=False)
+    nobias = nn.LayerNorm(c, bias=False)
+    return [fresh, tuple(ln.normalized_shape), float(ln.eps), y.numpy(), grads,
+            tuple(bare.normalized_shape), bare.weight is None, bare.bias is None,
+            len(list(bare.parameters())), bare(tt.Tensor(_f64(rng, 3, 2, c))).numpy(),
+            nobias.bias is None, [n for n, _ in nobias.named_parameters()]]
+
+
+# ----------------------------------------------------------------------------- MLP (5)
+@case(points=1, hint="fc = Linear(d_model, hidden), proj = Linear(hidden, d_model) (hidden = "
+                     "4 * d_model by default), then a Dropout, assigned in that order.")
+def mlp_structure(tt, rng):
+    T = _tf(tt)
+    _seed(tt, rng)
+    d = int(rng.integers(2, 9))
+    hidden = int(rng.integers(3, 12))
+    return [[(n, tuple(p.shape)) for n, p in T.MLP(d).named_parameters()],
+            [(n, tuple(p.shape)) for n, p in T.MLP(d, hidden=hidden).named_parameters()],
+            float(T.MLP(d, dropout=0.25).dropout.p)]
+
+
+@case(points=4, hint="MLP(x) = proj(gelu_tanh(fc(x))) on (*, C) inputs (reshape to (B*T, C) and "
+                     "back); every parameter and the input get gradients.", rtol=RTOL, atol=ATOL)
+def mlp_forward_backward(tt, rng):
+    T = _tf(tt)
+    d = int(rng.integers(2, 7))
+    mlp = _set_params(T.MLP(d, hidden=int(rng.integers(3, 10))), rng)
+    x = tt.Tensor(_f64(rng, 2, int(rng.integers(2, 5)), d), requires_grad=True)
+    y = mlp(x)
+    gx = _grads(tt, rng, y, [x])
+    x1 = tt.Tensor(_f64(rng, d))
+    return [y.numpy(), gx, _param_grads(mlp), mlp(x1).numpy()]
+
+
+# ----------------------------------------------------------------------------- block (13)
+@case(points=2, hint="ln_1 = LayerNorm(C), attn = MultiheadAttention(C, h, dropout=dropout, "
+                     "batch_first=True), ln_2 = LayerNorm(C), mlp = MLP(C, dropout=dropout), "
+                     "dropout = Dropout(dropout), in this order.")
+def block_structure(tt, rng):
+    T = _tf(tt)
+    _seed(tt, rng)
+    h, d = _sizes(rng)
+    p = float(rng.uniform(0.1, 0.4))
+    block = T.TransformerBlock(d, h, dropout=p)
+    return [[(n, tuple(q.shape)) for n, q in block.named_parameters()],
+            bool(block.attn.batch_first), int(block.attn.num_heads), float(block.attn.dropout),
+            float(block.dropout.p), float(block.mlp.dropout.p)]
+
+
+@case(points=4, hint="out = x + dropout(attn(h, h, h)) with h = ln_1(x) and the causal mask "
+                     "(True above the diagonal), then out + mlp(ln_2(out)).", rtol=RTOL, atol=ATOL)
+def block_forward(tt, rng):
+    T = _tf(tt)
+    h, d = _sizes(rng)
+    block = _set_params(T.TransformerBlock(d, h), rng)
+    return [block(tt.Tensor(_f64(rng, 2, int(rng.integers(2, 7)), d))).numpy(),
+            block(tt.Tensor(_f64(rng, 1, 1, d))).numpy()]
+
+
+@case(points=4, hint="Use Tensor operations all the way (no .data), so the input and all twelve "
+                     "parameters receive gradients through both residual branches.", rtol=RTOL, atol=ATOL)
+def block_backward(tt, rng):
+    T = _tf(tt)
+    h, d = _sizes(rng)
+    block = _set_params(T.TransformerBlock(d, h), rng)
+    x = tt.Tensor(_f64(rng, 2, int(rng.integers(2, 6)), d), requires_grad=True)
+    gx = _grads(tt, rng, block(x), [x])
+    return [gx, _param_grads(block)]
+
+
+@case(points=2, hint="Position t must not see later positions; with a cache the block calls "
+                     "cache(self.attn, h) once with h = ln_1(x) instead of its own attention.",
+      rtol=RTOL, atol=ATOL)
+def block_causality_and_cache(tt, rng):
+    T = _tf(tt)
+    h, d = _sizes(rng)
+    block = _set_params(T.TransformerBlock(d, h), rng)
+    x = _f64(rng, 2, int(rng.integers(4, 8)), d)
+    cut = int(rng.integers(1, x.shape[1]))
+    full = block(tt.Tensor(x)).numpy()
+    prefix = block(tt.Tensor(x[:, :cut])).numpy()
+    fake = _f64(rng, *x.shape)
+    calls = []
+
+    def cache(attn, hidden):
+        calls.append([attn is block.attn, tuple(hidden.shape), np.array(hidden.numpy())])
+        return tt.Tensor(fake)
+
+    with_cache = block(tt.Tensor(x), cache=cache).numpy()
+    return [full, prefix, with_cache, calls]
+
+
+@case(points=1, hint="Dropout is active in training mode only: in eval mode a block with "
+                     "dropout gives the same output as without.", rtol=RTOL, atol=ATOL)
+def block_dropout_modes(tt, rng):
+    T = _tf(tt)
+    h, d = _sizes(rng)
+    _seed(tt, rng)
+    a = T.TransformerBlock(d, h, dropout=0.5)
+    b = T.TransformerBlock(d, h)
+    state = {n: _f64(rng, *p.shape) * 0.4 for n, p in a.named_parameters()}
+    for m in (a, b):
+        for n, p in m.named_parameters():
+            p.data = state[n].copy()
+    x = tt.Tensor(_f64(rng, 2, 4, d))
+    a.eval()
+    same = a(x).numpy()
+    a.train()
+    _seed(tt, rng)
+    noisy = a(x).numpy()
+    return [same, b(x).numpy(), bool(np.allclose(noisy, same))]
+
+
+# ----------------------------------------------------------------------------- GPT (12)
+def _gpt(tt, rng, dtype=np.float64, scale=0.4, **sizes):
+    T = _tf(tt)
+    h, d = _sizes(rng)
+    cfg = {"vocab_size": int(rng.integers(5, 12)), "context_length": int(rng.integers(4, 9)),
+           "d_model": d, "n_layers": int(rng.integers(1, 3)), "n_heads": h}
+    cfg.update(sizes)
+    _seed(tt, rng)
+    return _set_params(T.GPT(**cfg), rng, dtype, scale), cfg
+
+
+@case(points=2, hint="tok_emb = Embedding(V, C), pos_emb = LearnedPositionalEmbedding(context, C), "
+                     "drop, blocks = Sequential of n_layers TransformerBlocks, ln_f = LayerNorm(C), "
+                     "head = Linear(C, V, bias=False); store the sizes as attributes.")
+def gpt_structure(tt, rng):
+    T = _tf(tt)
+    h, d = _sizes(rng)
+    v, ctx, n = int(rng.integers(5, 40)), int(rng.integers(4, 30)), int(rng.integers(1, 4))
+    _seed(tt, rng)
+    gpt = T.GPT(v, ctx, d, n, h, dropout=0.1)
+    return [[(name, tuple(p.shape)) for name, p in gpt.named_parameters()],
+            [gpt.vocab_size, gpt.context_length, gpt.d_model, gpt.n_layers, gpt.n_heads],
+            len(gpt.blocks), float(gpt.drop.p)]
+
+
+def _init_stats(gpt: Any) -> dict[str, Any]:
+    params = dict(gpt.named_parameters())
+
+    def std(key: str) -> float:
+        return float(np.mean([params[n].numpy().std() for n in params if n.endswith(key)]))
+
+    return {"tok": float(params["tok_emb.weight"].numpy().std()),
+            "pos": float(params["pos_emb.weight"].numpy().std()),
+            "head": float(params["head.weight"].numpy().std()),
+            "in_proj": std("attn.in_proj_weight"), "fc": std("mlp.fc.weight"),
+            "out_proj": std("attn.out_proj.weight"), "proj": std("mlp.proj.weight"),
+            "bias_max": max(float(np.abs(p.numpy()).max()) for n, p in params.items()
+                            if n.endswith("bias")),
+            "ln_ones": all(bool(np.all(p.numpy() == 1.0)) for n, p in params.items()
+                           if ".ln_" in f".{n}" and n.endswith("weight"))}
+
+
+def _init_close(got: Any, expected: Any) -> tuple[bool, str]:
+    if not isinstance(got, dict) or set(got) != set(expected):
+        return False, "the result is not the mapping the test builds"
+    for key in ("tok", "pos", "head", "in_proj", "fc", "out_proj", "proj"):
+        g, e = got[key], expected[key]
+        if not isinstance(g, float) or not math.isfinite(g) or abs(g - e) > 0.12 * e:
+            return False, (f"the standard deviation of the {key} weights is not the one GPT-2's "
+                           "initialisation gives")
+    if got["bias_max"] != 0.0:
+        return False, "every bias must start at exactly zero"
+    if got["ln_ones"] is not True:
+        return False, "LayerNorm weights must stay at one"
+    return True, ""
+
+
+@case(points=2, hint="GPT-2 init: 2-D parameters ~ N(0, 0.02^2), but out_proj.weight and "
+                     "mlp.proj.weight ~ N(0, (0.02 / sqrt(2 * n_layers))^2); biases zero.",
+      check=_init_close)
+def gpt_initialisation(tt, rng):
+    T = _tf(tt)
+    _seed(tt, rng)
+    n = int(rng.integers(1, 5))
+    return _init_stats(T.GPT(int(rng.integers(200, 300)), 64, 64, n, 4))
+
+
+@case(points=4, hint="logits = head(ln_f(blocks(drop(tok_emb(idx) + pos_emb[0:T])))) for every "
+                     "position, shape (B, T, V); T may be shorter than context_length; idx may "
+                     "be a Tensor or an array.", rtol=RTOL, atol=ATOL)
+def gpt_forward(tt, rng):
+    gpt, cfg = _gpt(tt, rng)
+    v, ctx = cfg["vocab_size"], cfg["context_length"]
+    full = rng.integers(0, v, size=(2, ctx))
+    short = rng.integers(0, v, size=(3, int(rng.integers(1, ctx))))
+    return [gpt(tt.Tensor(full)).numpy(), gpt(short).numpy()]
+
+
+@case(points=2, hint="Every parameter (embeddings, all blocks, ln_f, head) receives a gradient "
+                     "of the logits.", rtol=RTOL, atol=ATOL)
+def gpt_backward(tt, rng):
+    gpt, cfg = _gpt(tt, rng)
+    idx = rng.integers(0, cfg["vocab_size"], size=(2, cfg["context_length"]))
+    logits = gpt(tt.Tensor(idx))
+    _grads(tt, rng, logits, [])
+    return _param_grads(gpt)
+
+
+@case(points=2, hint="More than context_length positions (counting cache.offset) or ids that are "
+                     "not (B, T) raise ValueError; with a cache, positions start at cache.offset "
+                     "and block i gets cache.layers[i].", rtol=RTOL, atol=ATOL)
+def gpt_positions_and_cache(tt, rng):
+    gpt, cfg = _gpt(tt, rng)
+    v, ctx = cfg["vocab_size"], cfg["context_length"]
+    offset = int(rng.integers(1, ctx))
+    idx = rng.integers(0, v, size=(2, ctx - offset))
+    seen = []
+
+    class LayerCache:
+        def __init__(self, i):
+            self.i = i
+
+        def __call__(self, attn, h):
+            seen.append(self.i)
+            t = h.shape[1]
+            out, _ = attn(h, h, h, attn_mask=np.triu(np.ones((t, t), bool), k=1),
+                          need_weights=False)
+            return out
+
+    class ModelCache:
+        def __init__(self):
+            self.offset = offset
+            self.layers = [LayerCache(i) for i in range(cfg["n_layers"])]
+
+    with_offset = gpt(idx, cache=ModelCache()).numpy()
+    return [with_offset, seen,
+            outcome(gpt, tt.Tensor(rng.integers(0, v, size=(1, ctx + 1)))),
+            outcome(gpt, tt.Tensor(rng.integers(0, v, size=(ctx,))))]
+
+
+# ----------------------------------------------------------------------------- generate (4)
+@case(points=2, hint="Greedy decoding (top_k=1): append the argmax of the last position's "
+                     "logits, feeding only the last context_length tokens; the result is "
+                     "(B, T + max_new_tokens) int64; subtract the maximum before exp so huge "
+                     "logits do not overflow.")
+def gpt_generate_greedy(tt, rng):
+    gpt, cfg = _gpt(tt, rng, scale=1.0)
+    v, ctx = cfg["vocab_size"], cfg["context_length"]
+    prompt = rng.integers(0, v, size=(3, ctx + int(rng.integers(0, 3))))
+    n = int(rng.integers(3, 8))
+    out = gpt.generate(tt.Tensor(prompt), max_new_tokens=n, top_k=1)
+    tau = float(rng.uniform(0.3, 3.0))
+    again = gpt.generate(prompt[:1, :2], max_new_tokens=n, temperature=tau, top_k=1)
+    gpt.head.weight.data = gpt.head.weight.data * 1e4  # logits ~1e4: exp must not overflow
+    loud = gpt.generate(prompt[:2, :2], max_new_tokens=n)  # sampling, yet ~greedy
+    return [out.numpy(), str(out.dtype), again.numpy(), loud.numpy(),
+            outcome(gpt.generate, prompt, 1, temperature=0.0),
+            outcome(gpt.generate, prompt, 1, top_k=0)]
+
+
+N_SAMPLES = 8000
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+def _sampled_like(got: Any, expected: Any) -> tuple[bool, str]:
+    """The parent's decision: each sample's frequencies match the reference model's
+    distribution (temperature, top-k), samples are reproducible and stay inside top-k."""
+    if not isinstance(got, list) or len(got) != len(expected):
+        return False, "the result is not the list the test builds"
+    for g, e in zip(got, expected, strict=True):
+        if not (isinstance(g, dict) and set(g) == set(e)):
+            return False, "the result is not the mapping the test builds"
+        counts = g["counts"]
+        if not (isinstance(counts, np.ndarray) and counts.shape == e["counts"].shape
+                and counts.dtype.kind in "iu" and int(counts.sum()) == N_SAMPLES):
+            return False, f"expected counts of {N_SAMPLES} sampled tokens per vocabulary entry"
+        logits = g["logits"]
+        if not (isinstance(logits, np.ndarray) and logits.shape == e["logits"].shape
+                and np.allclose(logits, e["logits"], rtol=1e-6, atol=1e-8)):
+            return False, "the model's last-position logits are wrong (see gpt_forward)"
+        if g["same_seed_same_sample"] is not True:
+            return False, "the same manual_seed must give the same sample"
+        z = e["logits"] / e["temperature"]
+        if e["top_k"] is not None:
+            kth = np.sort(z)[-e["top_k"]]
+            z = np.where(z < kth, -np.inf, z)
+        p = _softmax(z)
+        freq = counts / N_SAMPLES
+        if np.any((p == 0) & (counts > 0)):
+            return False, "a token outside the top_k most likely ones was sampled"
+        tv = 0.5 * float(np.abs(freq - p).sum())
+        if tv > 0.05:
+            return False, (f"the sampled frequencies are far from softmax(logits / temperature) "
+                           f"(total variation {tv:.3f})")
+    return True, ""
+
+
+@case(points=2, hint="Divide the last logits by temperature, keep the top_k largest (others "
+                     "-inf), sample from the softmax with the package's generator (the same "
+                     "manual_seed gives the same tokens).", check=_sampled_like)
+def gpt_generate_sampling(tt, rng):
+    gpt, cfg = _gpt(tt, rng, scale=0.3, n_layers=1)
+    v = cfg["vocab_size"]
+    out = []
+    for top_k, tau in ((None, float(rng.choice([rng.uniform(0.4, 0.7), rng.uniform(1.5, 2.5)]))),
+                       (2, float(rng.uniform(1.5, 2.5)))):
+        prompt = rng.integers(0, v, size=(1, int(rng.integers(1, 4))))
+        seed = int(rng.integers(2**31))
+        tt.manual_seed(seed)
+        drawn = gpt.generate(np.repeat(prompt, N_SAMPLES, axis=0), max_new_tokens=1,
+                             temperature=tau, top_k=top_k).numpy()[:, -1]
+        tt.manual_seed(seed)
+        again = gpt.generate(np.repeat(prompt, 50, axis=0), max_new_tokens=2, temperature=tau,
+                             top_k=top_k).numpy()
+        tt.manual_seed(seed)
+        third = gpt.generate(np.repeat(prompt, 50, axis=0), max_new_tokens=2, temperature=tau,
+                             top_k=top_k).numpy()
+        logits = gpt(tt.Tensor(prompt)).numpy()[0, -1]
+        out.append({"counts": np.bincount(np.asarray(drawn, dtype=np.int64), minlength=v),
+                    "logits": np.asarray(logits, dtype=np.float64), "temperature": tau,
+                    "top_k": top_k, "same_seed_same_sample": bool(np.array_equal(again, third))})
+    return out
+
+
+# ----------------------------------------------------------------------------- counts (2)
+@case(points=2, hint="embeddings V*C + context*C; attention n*(4C^2 + 4C); mlp n*(8C^2 + 5C); "
+                     "norms (2n + 1)*2C; head V*C; total = their sum (n_heads plays no part).")
+def formula_counts_by_component(tt, rng):
+    T = _tf(tt)
+    out = []
+    for _ in range(3):
+        h = int(rng.integers(1, 13))
+        out.append(T.gpt_parameter_counts(int(rng.integers(2, 60000)), int(rng.integers(2, 2048)),
+                                          h * int(rng.integers(1, 100)), int(rng.integers(1, 49)),
+                                          h))
+    return out

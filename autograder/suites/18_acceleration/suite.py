@@ -1,0 +1,202 @@
+"""Hidden suite · module 18 (acceleration). Cases are probes; the trusted parent compares.
+
+Each case returns plain data computed with the package under test ``tt``; the expected value
+is the same case run against tinytorch_ref. Every size, block size and clock increment comes
+from ``rng``. Correctness only: no case depends on the speed of the machine (the measuring
+functions run on fake clocks). Points sum to module 18's ``points`` (50).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from autograder.suite import Suite, outcome
+
+suite = Suite(module="18_acceleration", version="2027.1")
+case = suite.case
+
+
+def _a(tt):
+    return importlib.import_module(f"{tt.__name__}.acceleration")
+
+
+def _int(rng, low, high):
+    return int(rng.integers(low, high + 1))
+
+
+def _mat(rng, m, n, dtype=np.float64):
+    return rng.standard_normal((m, n)).astype(dtype)
+
+
+class _Clock:
+    """A fake clock: every reading advances it by the next of ``steps`` (in ns)."""
+
+    def __init__(self, steps):
+        self.steps = iter(steps)
+        self.now = 0
+
+    def __call__(self):
+        self.now += int(next(self.steps))
+        return self.now
+
+
+# ----------------------------------------------------------------------------- matmul (20)
+@case(points=5, hint="C[i, j] = sum over p of a[i, p] * b[p, j] (p in order), in "
+                     "np.result_type(a, b); mismatched shapes raise ValueError.")
+def matmul_loops_values(tt, rng):
+    A = _a(tt)
+    m, k, n = _int(rng, 1, 6), _int(rng, 1, 7), _int(rng, 1, 6)
+    out = [A.matmul_loops(_mat(rng, m, k), _mat(rng, k, n)),
+           A.matmul_loops(_mat(rng, k, m, np.float32), _mat(rng, m, n, np.float32)),
+           A.matmul_loops(_mat(rng, 1, k), _mat(rng, k, 1))]
+    return out + [str(out[1].dtype), outcome(A.matmul_loops, _mat(rng, m, k), _mat(rng, k + 1, n))]
+
+
+@case(points=5, hint="a[:, :, None] * b[None, :, :] is (m, k, n); sum it over axis 1; keep the "
+                     "dtype; mismatched shapes raise ValueError.", rtol=1e-5, atol=1e-5)
+def matmul_broadcast_values(tt, rng):
+    A = _a(tt)
+    m, k, n = _int(rng, 1, 9), _int(rng, 1, 9), _int(rng, 1, 9)
+    f32 = A.matmul_broadcast(_mat(rng, m, k, np.float32), _mat(rng, k, n, np.float32))
+    return [A.matmul_broadcast(_mat(rng, m, k), _mat(rng, k, n)), f32, str(f32.dtype),
+            outcome(A.matmul_broadcast, _mat(rng, m, k), _mat(rng, m + k, n))]
+
+
+@case(points=8, hint="Tiles: for i, j over the output in steps of block_size, add "
+                     "kernel(a[i:i+b, p:p+b], b[p:p+b, j:j+b]) for every p; the edge tiles are "
+                     "smaller when b does not divide a size; block_size < 1 raises ValueError.",
+      rtol=1e-5, atol=1e-5)
+def matmul_blocked_any_size_and_block(tt, rng):
+    A = _a(tt)
+    m, k, n = _int(rng, 5, 13), _int(rng, 5, 13), _int(rng, 5, 13)
+    a, b = _mat(rng, m, k), _mat(rng, k, n)
+    out = [A.matmul_blocked(a, b, bs) for bs in (1, _int(rng, 2, 4), _int(rng, 5, 12), 16)]
+    a32, b32 = _mat(rng, k, m, np.float32), _mat(rng, m, n, np.float32)
+    with_bcast = A.matmul_blocked(a32, b32, _int(rng, 2, 5), kernel=A.matmul_broadcast)
+    out += [A.matmul_blocked(a32, b32, _int(rng, 2, 5)), with_bcast, str(with_bcast.dtype)]
+    return out + [outcome(A.matmul_blocked, a, b, 0), outcome(A.matmul_blocked, a, a.T.copy()[:1])]
+
+
+@case(points=2, hint="Loop order i (rows of C), then j (columns of C), then p (the shared "
+                     "dimension): the kernel sees every tile pair once, in that order.")
+def matmul_blocked_tile_order(tt, rng):
+    A = _a(tt)
+    m, k, n = _int(rng, 3, 9), _int(rng, 3, 9), _int(rng, 3, 9)
+    bs = _int(rng, 2, 4)
+    calls = []
+
+    def kernel(x, y):
+        calls.append((x.shape, y.shape, float(x[0, 0]), float(y[0, 0])))
+        return x @ y
+
+    A.matmul_blocked(_mat(rng, m, k), _mat(rng, k, n), bs, kernel=kernel)
+    return calls
+
+
+# ----------------------------------------------------------------------------- fusion (14)
+def _bias_gelu_inputs(rng, dtype):
+    c = _int(rng, 1, 7)
+    shape = [(c,), (_int(rng, 1, 5), c), (_int(rng, 1, 3), _int(rng, 1, 4), c)][_int(rng, 0, 2)]
+    x = (rng.standard_normal(shape) * 3).astype(dtype)
+    return x, rng.standard_normal(c).astype(dtype)
+
+
+@case(points=6, hint="h = x + bias; t = tanh(sqrt(2/pi) * (h + 0.044715 h^3)); y = 0.5 h "
+                     "(1 + t); Python-float constants keep float32 float32.")
+def bias_gelu_forward(tt, rng):
+    A = _a(tt)
+    out = []
+    for dtype in (np.float32, np.float64, np.float32):
+        x, b = _bias_gelu_inputs(rng, dtype)
+        y = A.bias_gelu(tt.Tensor(x), tt.Tensor(b))
+        out += [y.numpy(), str(y.dtype)]
+    big = np.array([[-30.0, -3.0, 0.0, 3.0, 30.0]], np.float32) * np.float32(rng.uniform(0.5, 1))
+    out.append(A.bias_gelu(tt.Tensor(big), tt.Tensor(np.zeros(5, np.float32))).numpy())
+    return out
+
+
+@case(points=6, hint="dy/dh = 0.5 (1 + t) + 0.5 h (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 h^2); "
+                     "multiply by the incoming gradient; the bias gets the same, summed over the "
+                     "leading axes (return it in x's shape: the engine sums).",
+      rtol=1e-4, atol=1e-6)
+def bias_gelu_backward(tt, rng):
+    A = _a(tt)
+    out = []
+    for dtype in (np.float64, np.float32):
+        x, b = _bias_gelu_inputs(rng, dtype)
+        xt, bt = tt.Tensor(x, requires_grad=True), tt.Tensor(b, requires_grad=True)
+        y = A.bias_gelu(xt, bt)
+        (y * tt.Tensor(rng.standard_normal(y.shape).astype(dtype))).sum().backward()
+        out += [xt.grad.numpy(), bt.grad.numpy(), str(xt.grad.dtype)]
+    return out
+
+
+@case(points=2, hint="Save only h = x + bias and t = tanh(...) for backward (two arrays of x's "
+                     "shape), and record one graph node.")
+def bias_gelu_keeps_two_arrays(tt, rng):
+    A = _a(tt)
+    x, b = _bias_gelu_inputs(rng, np.float32)
+    y = A.bias_gelu(tt.Tensor(x, requires_grad=True), tt.Tensor(b))
+    saved = y._node.saved["ctx"].saved
+    return [[tuple(np.shape(s)) for s in saved], len(y._node.inputs),
+            [np.asarray(s) for s in saved]]
+
+
+# ----------------------------------------------------------------------------- roofline (16)
+@case(points=3, hint="FLOPs 2 m k n; bytes itemsize x (m k + k n + m n): read A and B, write C.")
+def matmul_cost_formula(tt, rng):
+    A = _a(tt)
+    return [A.matmul_cost(_int(rng, 1, 600), _int(rng, 1, 600), _int(rng, 1, 600),
+                          int(rng.choice([1, 2, 4, 8]))) for _ in range(4)] + [
+        A.matmul_cost(_int(rng, 1, 50), _int(rng, 1, 50), _int(rng, 1, 50))]
+
+
+@case(points=4, hint="itemsize x (m k ceil(n / b) + k n ceil(m / b) + m n): A is re-read for "
+                     "every column of output tiles, B for every row of them, C written once.")
+def blocked_matmul_bytes_formula(tt, rng):
+    A = _a(tt)
+    out = []
+    for _ in range(5):
+        m, k, n = _int(rng, 1, 700), _int(rng, 1, 700), _int(rng, 1, 700)
+        b = _int(rng, 1, 256)
+        out.append([A.blocked_matmul_bytes(m, k, n, b),
+                    A.blocked_matmul_bytes(m, k, n, b, int(rng.choice([2, 8]))),
+                    A.blocked_matmul_bytes(m, k, n, max(m, n))])
+    return out
+
+
+@case(points=2, hint="The roofline is min(peak, bandwidth x intensity), a float in GFLOP/s.")
+def attainable_gflops_roofline(tt, rng):
+    A = _a(tt)
+    peak, bw = float(rng.uniform(10, 500)), float(rng.uniform(5, 100))
+    ridge = peak / bw
+    return [A.attainable_gflops(i, peak, bw)
+            for i in (0.0, ridge * rng.uniform(0.01, 0.9), ridge, ridge * rng.uniform(1.1, 50))]
+
+
+@case(points=4, hint="Copy with np.copyto into a preallocated array, timed by module 14's "
+                     "measure (warmup 2); a copy moves 2 x nbytes; bytes per nanosecond of the "
+                     "median are GB/s.")
+def measure_bandwidth_on_a_fake_clock(tt, rng):
+    A = _a(tt)
+    out = []
+    for _ in range(2):
+        repeats = _int(rng, 3, 7)
+        steps = rng.integers(10**5, 10**7, size=2 * repeats + 8)
+        n_bytes = 4 * _int(rng, 2**10, 2**16)
+        out.append(A.measure_bandwidth(n_bytes, repeats=repeats, timer=_Clock(steps)))
+    return out
+
+
+@case(points=3, hint="2 n^3 FLOPs per n x n matmul (np.matmul with out=), timed by module 14's "
+                     "measure (warmup 2); FLOPs per nanosecond of the median are GFLOP/s.")
+def measure_gflops_on_a_fake_clock(tt, rng):
+    A = _a(tt)
+    out = []
+    for _ in range(2):
+        repeats = _int(rng, 3, 7)
+        steps = rng.integers(10**4, 10**7, size=2 * repeats + 8)
+        out.append(A.measure_gflops(_int(rng, 8, 64), repeats=repeats, timer=_Clock(steps)))
+    return out

@@ -1,0 +1,95 @@
+"""Staff tool: time and peak memory of a milestone's training, one fresh process per seed.
+
+Usage (from the repository root)::
+
+    python milestones/measure.py cnn_1998 --seeds 0-9
+    python milestones/measure.py cnn_fashion_1998 --seeds 0-2 --contended
+
+Each seed trains in its own ``python`` process (the grader runs each seed as one item of a
+sandboxed child, so a fresh process is the honest unit) with the staff reference
+``tinytorch_ref`` and ``OPENBLAS_NUM_THREADS=1``, and reports the test accuracy, the wall-clock
+and CPU seconds of training and predicting (milestone training budgets count CPU seconds; the
+per-seed hard limit is wall-clock), and the process's peak resident memory. ``--contended``
+pins the process to CPU 0 next to a busy loop pinned there too: about half a core, the
+stand-in for Gradescope's half vCPU. The numbers in docs/milestones.md come from this tool.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+CHILD = """
+import json, resource, sys, time
+sys.path.insert(0, {root!r})
+import numpy as np
+import tinytorch_ref
+from autograder.milestones import data_for, trainer
+train_x, train_y, test_x, test_y = data_for({mid!r})
+t0, c0 = time.perf_counter(), time.process_time()
+pred = trainer({mid!r})(tinytorch_ref, {seed}, train_x, train_y, test_x, 1e9)
+seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+print(json.dumps({{"accuracy": float(np.mean(np.asarray(pred) == test_y)), "seconds": seconds,
+                  "cpu_seconds": cpu,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+
+
+def _seeds(text: str) -> list[int]:
+    if "-" in text:
+        lo, hi = text.split("-")
+        return list(range(int(lo), int(hi) + 1))
+    return [int(s) for s in text.split(",")]
+
+
+def measure(milestone_id: str, seed: int, contended: bool) -> dict[str, float]:
+    """Train one seed in a fresh process; returns accuracy, seconds and peak RSS (MB)."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    cmd = [sys.executable, "-c", CHILD.format(root=str(REPO_ROOT), mid=milestone_id, seed=seed)]
+    busy = None
+    if contended:
+        cmd = ["taskset", "-c", "0", *cmd]
+        busy = subprocess.Popen(["taskset", "-c", "0", sys.executable, "-c", "while True: pass"])
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+    finally:
+        if busy is not None:
+            busy.kill()
+            busy.wait()
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("milestone")
+    p.add_argument("--seeds", default="0-2", help="'0-9' or '0,1,2'")
+    p.add_argument("--contended", action="store_true",
+                   help="share CPU 0 with a busy loop (about half a core)")
+    args = p.parse_args(argv)
+    rows = []
+    for seed in _seeds(args.seeds):
+        r = measure(args.milestone, seed, args.contended)
+        rows.append(r)
+        print(f"{args.milestone} seed {seed}: accuracy {r['accuracy']:.4f}, "
+              f"{r['seconds']:.1f} s ({r['cpu_seconds']:.1f} s CPU), peak RSS "
+              f"{r['peak_rss_mb']:.0f} MB", flush=True)
+    acc = [r["accuracy"] for r in rows]
+    sec = [r["seconds"] for r in rows]
+    cpu = [r["cpu_seconds"] for r in rows]
+    rss = [r["peak_rss_mb"] for r in rows]
+    print(f"{args.milestone}{' (contended)' if args.contended else ''}: accuracy median "
+          f"{statistics.median(acc):.3f} (min {min(acc):.3f}); s/seed median "
+          f"{statistics.median(sec):.1f} (max {max(sec):.1f}), CPU s/seed median "
+          f"{statistics.median(cpu):.1f} (max {max(cpu):.1f}); peak RSS max {max(rss):.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,883 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Module 18 · Acceleration
+#
+# Module 14 showed where your models spend their time. This module is about **why** some code
+# runs at a few percent of what the CPU can do and other code near its limit, and how to move
+# code from the first kind to the second. You write the same matrix product three ways —
+# Python loops, one vectorised expression, and **cache-blocked** tiles — a convolution
+# directly and through **im2col**, and a **fused** bias + GELU that replaces nine operations
+# by one. Then you measure your machine's two limits, its arithmetic rate (GFLOP/s) and its
+# memory bandwidth (GB/s), and place every kernel on the **roofline**: a kernel that does few
+# FLOPs per byte it moves can never be faster than memory allows, however clever its
+# arithmetic.
+#
+# ## Learning objectives
+#
+# By the end of this module you can:
+#
+# 1. explain what Python's interpreter, vectorisation (NumPy, BLAS) and caches each cost,
+#    and measure the speed-up of each step on your machine;
+# 2. write a cache-blocked matrix product and explain, with the bytes each tile moves, why
+#    its arithmetic intensity grows with the block size;
+# 3. compute a convolution directly and with im2col, and weigh the memory im2col spends
+#    against the speed of one large matrix product;
+# 4. fuse element-wise operations into one `Function` with its own backward, and measure the
+#    memory and time it saves;
+# 5. measure your machine's peak GFLOP/s and memory bandwidth, compute each kernel's
+#    **arithmetic intensity** (FLOPs per byte), and say whether it is compute- or
+#    memory-bound.
+#
+# ## How to work through this notebook
+#
+# Fill in every function that raises `NotImplementedError` (docstrings give what / APPROACH /
+# EXAMPLE / HINT) and run each `grader.check(...)`. Cells starting with `#| export` become
+# `tinytorch/acceleration.py` (`python export.py 18`). Timings use module 14's `measure` and
+# `compare`; every number printed here is measured on your machine.
+
+# %%
+import numpy as np
+
+# %% [markdown]
+# ## 1. One matrix product, three ways
+#
+# `C = A B` with `A (m, k)` and `B (k, n)`: `C[i, j] = Σ_p A[i, p]·B[p, j]`, `m·n·k`
+# multiply-adds, **`2·m·n·k` FLOPs** (module 14's convention).
+#
+# **Loops.** Three nested Python loops run the arithmetic one number at a time. Each
+# iteration costs the interpreter ~50–100 ns (look up names, box a float, index two arrays),
+# while the CPU could do a multiply-add in well under 1 ns: a 1000× gap before memory even
+# matters.
+#
+# **Vectorised.** One NumPy expression moves the loop into C. Broadcasting `A[:, :, None] *
+# B[None, :, :]` forms all `m·k·n` products in one `(m, k, n)` array and `.sum(axis=1)`
+# adds them: no Python per element, but a temporary `k` times bigger than `C`, written to
+# memory and read back.
+#
+# **Blocked.** Caches hold recently used data close to the core (tens of KB for L1, a few MB
+# for L2/L3). Working on `b × b` tiles keeps the three tiles in cache while they are reused:
+#
+# ```
+#   for i0 in 0, b, 2b, ...:            C tile (i0, j0) stays in cache while p0 runs
+#     for j0 in 0, b, 2b, ...:
+#       for p0 in 0, b, 2b, ...:        A[i0:i0+b, p0:p0+b] @ B[p0:p0+b, j0:j0+b]
+#         C[i0:i0+b, j0:j0+b] += kernel(A tile, B tile)
+#
+#        B ┌──┬──┬──┐            a b×b tile product does 2b³ FLOPs on 3b² numbers:
+#          │  │▒▒│  │            b/1.5 FLOPs per number loaded. Bigger tiles reuse each
+#          └──┴──┴──┘            number more — until the tiles no longer fit in cache.
+#   A ┌──┬──┐   C ┌──┬──┬──┐
+#     │▓▓│▓▓│ →   │  │██│  │
+#     └──┴──┘     └──┴──┴──┘
+# ```
+#
+# With the broadcasting kernel the temporary of one tile product is `b³` numbers: small
+# tiles stay in cache but pay Python's cost per tile, big tiles spill out of cache. BLAS
+# (`np.matmul`) does all of this for you, in assembly, with tiles sized for each cache level
+# and SIMD registers — which is why you should call it rather than write your own, and why
+# knowing how it works tells you what a good kernel must do. Edges: when `b` does not divide
+# a dimension, the last tiles are smaller (slicing past the end just stops there).
+
+# %%
+#| export
+"""Module 18 · Acceleration — depends on: tensor, activations, autograd, profiling; used by:
+benchmarking, capstone.
+
+Why some kernels run near the machine's limits and others far below: matrix products with
+Python loops, broadcasting and cache-blocked tiles; a fused bias + GELU ``Function``; the
+roofline model (FLOPs, bytes moved, arithmetic intensity) and measurements of a machine's
+peak GFLOP/s and memory bandwidth.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from tinytorch.activations import gelu  # noqa: F401 - the composed version, for checks
+from tinytorch.autograd import gradcheck  # noqa: F401 - for checks
+from tinytorch.profiling import compare, graph_activation_bytes, measure  # noqa: F401
+from tinytorch.tensor import Context, Function, Tensor
+
+
+def _check_matmul(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:
+    """``(m, k, n)`` of ``a (m, k) @ b (k, n)``; ValueError naming both shapes otherwise."""
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied "
+                         "(need (m, k) and (k, n))")
+    return a.shape[0], a.shape[1], b.shape[1]
+
+
+def matmul_loops(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` with three Python loops: the slow comparison point.
+
+    Args:
+        a: ``(m, k)``; b: ``(k, n)``.
+
+    Returns:
+        ``(m, n)`` in ``np.result_type(a, b)``.
+
+    Raises:
+        ValueError: the shapes do not fit (``_check_matmul`` raises it for you).
+
+    APPROACH:
+        1. ``m, k, n = _check_matmul(a, b)``; ``out = np.zeros((m, n),
+           dtype=np.result_type(a, b))``.
+        2. For every ``i`` and ``j``: ``acc = 0.0``; for every ``p``: ``acc += a[i, p] *
+           b[p, j]``; then ``out[i, j] = acc``.
+        3. Return ``out``.
+
+    EXAMPLE:
+        >>> matmul_loops(np.array([[1.0, 2.0]]), np.array([[3.0], [4.0]]))
+        array([[11.]])
+
+    HINT: keep it naive — it is the baseline every other version is measured against. Sum in
+    the order ``p = 0, 1, ...`` (the checks compare to this order's rounding).
+    """
+    # BEGIN SOLUTION NO PROMPT
+    m, k, n = _check_matmul(a, b)
+    out = np.zeros((m, n), dtype=np.result_type(a, b))
+    for i in range(m):
+        for j in range(n):
+            acc = 0.0
+            for p in range(k):
+                acc += a[i, p] * b[p, j]
+            out[i, j] = acc
+    return out
+    # END SOLUTION
+    raise NotImplementedError("module 18: implement matmul_loops (see its docstring)")  # STUB
+
+
+def matmul_broadcast(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` as one broadcast product and a sum: vectorised, without BLAS.
+
+    Args:
+        a: ``(m, k)``; b: ``(k, n)``.
+
+    Returns:
+        ``(m, n)`` in ``np.result_type(a, b)``.
+
+    APPROACH: check the shapes with ``_check_matmul``; ``a[:, :, None] * b[None, :, :]`` has
+    shape ``(m, k, n)``; sum it over axis 1.
+
+    EXAMPLE:
+        >>> matmul_broadcast(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32))
+        array([[3., 3., 3., 3.],
+               [3., 3., 3., 3.]], dtype=float32)
+
+    HINT: the temporary holds ``m·k·n`` numbers — 4 GB for two 1000 × 1000 float32 matrices:
+    use it on tiles (``matmul_blocked``) or small inputs only.
+    """
+    # BEGIN SOLUTION NO PROMPT
+    _check_matmul(a, b)
+    return (a[:, :, None] * b[None, :, :]).sum(axis=1)
+    # END SOLUTION
+    raise NotImplementedError("module 18: implement matmul_broadcast (see its docstring)")  # STUB
+
+
+def matmul_blocked(a: np.ndarray, b: np.ndarray, block_size: int = 64,
+                   kernel: Callable[[np.ndarray, np.ndarray], np.ndarray] = np.matmul
+                   ) -> np.ndarray:
+    """``a @ b`` computed tile by tile: ``C[I, J] += kernel(A[I, P], B[P, J])``.
+
+    Args:
+        a: ``(m, k)``; b: ``(k, n)``.
+        block_size: the tile edge ``b`` (1 or more; need not divide any dimension).
+        kernel: multiplies two tiles (``np.matmul`` by default, or ``matmul_broadcast``).
+
+    Returns:
+        ``(m, n)`` in ``np.result_type(a, b)``.
+
+    Raises:
+        ValueError: the shapes do not fit, or ``block_size < 1``.
+
+    APPROACH:
+        1. ``m, k, n = _check_matmul(a, b)``; refuse ``block_size < 1``;
+           ``out = np.zeros((m, n), dtype=np.result_type(a, b))``.
+        2. For ``i`` in ``range(0, m, block_size)``, ``j`` in ``range(0, n, block_size)``:
+           ``tile = out[i:i + block_size, j:j + block_size]`` (a view); for ``p`` in
+           ``range(0, k, block_size)``: ``tile += kernel(a[i:i + bs, p:p + bs],
+           b[p:p + bs, j:j + bs])``.
+        3. Return ``out``.
+
+    EXAMPLE:
+        >>> a = np.arange(15.0).reshape(3, 5); b = np.arange(10.0).reshape(5, 2)
+        >>> bool(np.allclose(matmul_blocked(a, b, block_size=2), a @ b))
+        True
+
+    HINT: the loop order ``i, j, p`` keeps one output tile in cache while the ``p`` loop adds
+    into it. ``out[i:i + bs, ...]`` stops at the edge by itself: no special case for the
+    last, smaller tiles.
+    """
+    # BEGIN SOLUTION NO PROMPT
+    m, k, n = _check_matmul(a, b)
+    if block_size < 1:
+        raise ValueError(f"matmul_blocked: block_size must be >= 1, got {block_size}")
+    bs = int(block_size)
+    out = np.zeros((m, n), dtype=np.result_type(a, b))
+    for i in range(0, m, bs):
+        for j in range(0, n, bs):
+            tile = out[i:i + bs, j:j + bs]
+            for p in range(0, k, bs):
+                tile += kernel(a[i:i + bs, p:p + bs], b[p:p + bs, j:j + bs])
+    return out
+    # END SOLUTION
+    raise NotImplementedError("module 18: implement matmul_blocked (see its docstring)")  # STUB
+
+
+# %% [raw]
+# # BEGIN QUESTION
+# name: matmul
+# points: 0
+
+# %% [markdown]
+# ### Check: three matrix products
+
+# %% [raw]
+# # BEGIN TESTS
+
+# %%
+def test_matmul_loops_and_broadcast(matmul_loops, matmul_broadcast, np):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 5)), rng.standard_normal((5, 4))
+    got = matmul_loops(a, b)
+    assert got.shape == (3, 4) and np.allclose(got, a @ b), (
+        f"C[i, j] = sum_p A[i, p] B[p, j]; max error {np.abs(got - a @ b).max():.3g}")
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    got = matmul_broadcast(a32, b32)
+    assert got.dtype == np.float32 and np.allclose(got, a32 @ b32, atol=1e-5), (
+        f"(m, k, 1) * (1, k, n) summed over k: dtype {got.dtype}, max error "
+        f"{np.abs(got - a32 @ b32).max():.3g}")
+    try:
+        matmul_broadcast(a, a)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("(3, 5) @ (3, 5) does not fit: raise ValueError")
+
+
+# %%
+def test_matmul_blocked_any_size_any_block(matmul_blocked, matmul_broadcast, np):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((7, 11)), rng.standard_normal((11, 5))
+    for bs in (1, 2, 3, 4, 16):
+        got = matmul_blocked(a, b, block_size=bs)
+        assert got.shape == (7, 5) and np.allclose(got, a @ b), (
+            f"block_size={bs}: the edge tiles are smaller when {bs} does not divide 7, 11 or "
+            f"5; max error {np.abs(got - a @ b).max():.3g}")
+    got = matmul_blocked(a, b, 3, kernel=matmul_broadcast)
+    assert np.allclose(got, a @ b), "any tile kernel gives the same product"
+    try:
+        matmul_blocked(a, b, 0)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("block_size=0 has no tiles: raise ValueError")
+
+
+# %% [raw]
+# # END TESTS
+
+# %% [raw]
+# # END QUESTION
+
+# %% [markdown]
+# ## 2. Fusion: nine operations into one
+#
+# GPT-2's MLP computes `gelu(x W₁ᵀ + b₁)`. Written with tensor operations (module 02's
+# `gelu(..., approximate="tanh")` after `x + b`), that is nine graph nodes:
+#
+# ```
+#   h = x + b          h³           ·0.044715      h + ·        ·√(2/π)      tanh
+#   + 1                ·h           ·0.5                     → 9 new arrays, all kept for backward
+# ```
+#
+# Each operation reads its inputs from memory and writes a new array: for `n` elements in
+# float32 about `9 × 2 × 4n` bytes move for `~9n` FLOPs — about **0.1 FLOP per byte**,
+# deep in memory-bound territory. A **fused** kernel reads `x` and `b` once and writes `y`
+# once (8n bytes), and keeps only what backward needs. In NumPy we cannot make one pass,
+# but we can get most of the benefit: one `Function` that computes in place (`out=`,
+# `*=`), allocates two arrays instead of nine, records one graph node and keeps only `h` and
+# `t = tanh(√(2/π)·(h + 0.044715·h³))` for backward.
+#
+# ```
+#   forward:   h = x + b;   t = tanh(c·(h + a·h³));   y = 0.5·h·(1 + t)      c = √(2/π), a = 0.044715
+#   backward:  dy/dh = 0.5·(1 + t) + 0.5·h·(1 − t²)·c·(1 + 3a·h²)
+#              dL/dx = G ⊙ dy/dh      dL/db = the same, summed over every leading axis
+# ```
+#
+# Return the bias's gradient in the broadcast shape of `x`: the engine's `unbroadcast`
+# (module 05) sums it back to `(C,)`.
+
+# %%
+#| export
+_GELU_C = math.sqrt(2.0 / math.pi)  # a Python float: float32 stays float32
+_GELU_A = 0.044715
+
+
+class _BiasGELUFn(Function):
+    """``gelu(x + bias)`` with the tanh approximation, as one node (a fused kernel)."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, bias: np.ndarray) -> np.ndarray:
+        """``y = 0.5·h·(1 + tanh(c·(h + a·h³)))`` for ``h = x + bias``; save ``h`` and ``t``.
+
+        APPROACH:
+            1. ``h = x + bias`` (a new array, kept for backward).
+            2. ``t = h * h``; then in place: ``t *= _GELU_A``; ``t += 1.0``; ``t *= h``;
+               ``t *= _GELU_C``; ``np.tanh(t, out=t)`` — now ``t = tanh(c·(h + a·h³))``.
+            3. ``y = t + 1.0``; ``y *= h``; ``y *= 0.5``.
+            4. ``ctx.save_for_backward(h, t)``; return ``y``.
+
+        EXAMPLE:
+            >>> _BiasGELUFn.forward(Context(), np.array([[0.0, 1.0]], np.float32),
+            ...                     np.array([0.0, 1.0], np.float32)).round(4)
+            array([[0.    , 1.9546]], dtype=float32)
+
+        HINT: ``h·(1 + a·h²)`` equals ``h + a·h³`` with one multiply fewer, and avoids
+        ``h ** 3`` (slow in NumPy). Every constant is a Python float.
+        """
+        # BEGIN SOLUTION NO PROMPT
+        h = x + bias
+        t = h * h
+        t *= _GELU_A
+        t += 1.0
+        t *= h
+        t *= _GELU_C
+        np.tanh(t, out=t)
+        y = t + 1.0
+        y *= h
+        y *= 0.5
+        ctx.save_for_backward(h, t)
+        return y
+        # END SOLUTION
+        raise NotImplementedError(  # STUB
+            "module 18: implement _BiasGELUFn.forward (see its docstring)")  # STUB
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(dL/dx, dL/dbias)`` from the saved ``h`` and ``t`` (both in ``x``'s shape).
+
+        APPROACH:
+            1. ``h, t = ctx.saved``.
+            2. ``d = 1.0 - t * t``; ``d *= h * h * (3.0 * _GELU_A) + 1.0``;
+               ``d *= h * (0.5 * _GELU_C)``; ``d += 0.5 * (1.0 + t)`` — now ``d = dy/dh``.
+            3. ``d *= grad``; return ``(d, d)`` (the engine sums the bias's copy down to
+               ``(C,)``).
+
+        EXAMPLE: at ``h = 0``: ``t = 0`` and ``dy/dh = 0.5`` — GELU's slope at the origin.
+
+        HINT: check against finite differences in float64 (the check below does): a slip in
+        the ``3a·h²`` term is invisible to the eye.
+        """
+        # BEGIN SOLUTION NO PROMPT
+        h, t = ctx.saved
+        d = 1.0 - t * t
+        d *= h * h * (3.0 * _GELU_A) + 1.0
+        d *= h * (0.5 * _GELU_C)
+        d += 0.5 * (1.0 + t)
+        d *= grad
+        return d, d
+        # END SOLUTION
+        raise NotImplementedError(  # STUB
+            "module 18: implement _BiasGELUFn.backward (see its docstring)")  # STUB
+
+
+def bias_gelu(input: Tensor, bias: Tensor) -> Tensor:  # noqa: A002 - PyTorch's argument name
+    """``F.gelu(input + bias, approximate="tanh")`` as one fused node (provided).
+
+    Example:
+        >>> bias_gelu(Tensor([[1.0, -1.0]]), Tensor([0.0, 0.0]))
+        tensor([[ 0.8412, -0.1588]])
+    """
+    return _BiasGELUFn.apply(input, bias)
+
+
+# %% [raw]
+# # BEGIN QUESTION
+# name: fusion
+# points: 0
+
+# %% [markdown]
+# ### Check: the fused bias + GELU
+
+# %% [raw]
+# # BEGIN TESTS
+
+# %%
+def test_bias_gelu_matches_the_composed_version(bias_gelu, gelu, Tensor, np):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((4, 6)).astype(np.float32) * 3
+    b = rng.standard_normal(6).astype(np.float32)
+    fused = bias_gelu(Tensor(x), Tensor(b))
+    composed = gelu(Tensor(x) + Tensor(b), approximate="tanh")
+    assert fused.dtype == np.float32, f"float32 in, float32 out; got {fused.dtype}"
+    assert np.allclose(fused.numpy(), composed.numpy(), atol=1e-5), (
+        f"fused must equal gelu(x + b, approximate='tanh'); max difference "
+        f"{np.abs(fused.numpy() - composed.numpy()).max():.3g}")
+
+
+# %%
+def test_bias_gelu_gradients(bias_gelu, gradcheck, Tensor, np):
+    rng = np.random.default_rng(3)
+    x, b = rng.standard_normal((3, 2, 5)), rng.standard_normal(5)
+    assert gradcheck(bias_gelu, [x, b], eps=1e-6, atol=1e-6, rtol=1e-5), (
+        "dL/dx and dL/dbias must match central differences (float64)")
+    xt, bt = Tensor(x, requires_grad=True), Tensor(b, requires_grad=True)
+    bias_gelu(xt, bt).sum().backward()
+    assert bt.grad.shape == (5,) and xt.grad.shape == (3, 2, 5), (
+        "the bias's gradient is summed over every leading axis: shape (5,)")
+
+
+# %% [raw]
+# # END TESTS
+
+# %% [raw]
+# # END QUESTION
+
+# %% [markdown]
+# ## 3. The roofline: FLOPs, bytes and your machine's two limits
+#
+# A kernel needs time for its arithmetic *and* for moving its data between memory and the
+# core; whichever is larger wins. With `P` the peak arithmetic rate (GFLOP/s) and `β` the
+# memory bandwidth (GB/s), a kernel doing `F` FLOPs on `Q` bytes of traffic takes at least
+# `max(F / P, Q / β)`. Divide by `F`: the rate it can reach is
+#
+# ```
+#   attainable GFLOP/s = min(P, β · I),      I = F / Q   (arithmetic intensity, FLOP/byte)
+#
+#   GFLOP/s │            ______________________ P  (compute-bound)
+#           │          ╱ ridge I* = P / β
+#           │        ╱
+#           │      ╱  slope β   (memory-bound)
+#           │    ╱
+#           └──────────────────────────────── I (FLOP/byte, log scale)
+# ```
+#
+# Intensities (float32, counting each number once: the minimum traffic):
+#
+# | kernel | FLOPs | bytes | intensity |
+# |---|---|---|---|
+# | copy `y = x` | 0 | 8n | 0 |
+# | element-wise `y = relu(x)` | n | 8n | 0.125 |
+# | matmul `(m,k)@(k,n)` | `2mkn` | `4(mk + kn + mn)` | `n/6` for square `n×n` |
+# | blocked matmul, tile `b` | `2mkn` | `4(mk·⌈n/b⌉ + kn·⌈m/b⌉ + mn)` | grows with `b` |
+#
+# The blocked row counts traffic from memory *into the cache*: every tile row of `A` is read
+# again for each column of tiles of `C`, every tile column of `B` for each row of tiles, `C`
+# once. Bigger tiles, fewer re-reads, higher intensity — the reason blocking works.
+#
+# Your machine's two numbers are measured, not looked up: `P` as the rate of a BLAS matrix product
+# whose operands fit in the cache (256 × 256: about as fast as this machine multiplies from
+# Python), `β` from copying a
+# large array (which reads and writes every byte: `2·nbytes` of traffic). Both use module 14's
+# `measure` and its median; a timer argument lets the checks use a fake clock.
+
+# %%
+#| export
+def matmul_cost(m: int, k: int, n: int, itemsize: int = 4) -> tuple[int, int]:
+    """``(FLOPs, bytes)`` of ``(m, k) @ (k, n)``: ``2mkn`` and every number moved once.
+
+    APPROACH: FLOPs ``2·m·k·n``; bytes ``itemsize·(m·k + k·n + m·n)`` (read A and B, write
+    C). Return both as Python ints.
+
+    EXAMPLE:
+        >>> matmul_cost(512, 512, 512)
+        (268435456, 3145728)
+
+    HINT: for square matrices the intensity is ``2n³ / (12n²) = n / 6`` FLOP per byte: big
+    matrix products are compute-bound on every machine.
+    """
+    # BEGIN SOLUTION NO PROMPT
+    return 2 * m * k * n, itemsize * (m * k + k * n + m * n)
+    # END SOLUTION
+    raise NotImplementedError("module 18: implement matmul_cost (see its docstring)")  # STUB
+
+
+def blocked_matmul_bytes(m: int, k: int, n: int, block_size: int, itemsize: int = 4) -> int:
+    """Bytes ``matmul_blocked`` moves from memory into the cache (tiles of edge ``b``).
+
+    Returns:
+        ``itemsize·(m·k·⌈n/b⌉ + k·n·⌈m/b⌉ + m·n)``: ``A`` is read once per column of output
+        tiles, ``B`` once per row of output tiles, ``C`` written once.
+
+    APPROACH: ``math.ceil(n / block_size)`` and ``math.ceil(m / block_size)``; return the
+    formula as an int.
+
+    EXAMPLE:
+        >>> blocked_matmul_bytes(512, 512, 512, 64), blocked_matmul_bytes(512, 512, 512, 512)
+        (17825792, 3145728)
+
+    HINT: one tile covering the whole matrix reads everything once: the minimum traffic of
+    ``matmul_cost``.
+    """
+    # BEGIN SOLUTION NO PROMPT
+    return itemsize * (m * k * math.ceil(n / block_size) + k * n * math.ceil(m / block_size)
+                       + m * n)
+    # END SOLUTION
+    raise NotImplementedError(  # STUB
+        "module 18: implement blocked_matmul_bytes (see its docstring)")  # STUB
+
+
+def attainable_gflops(intensity: float, peak_gflops: float, bandwidth_gbs: float) -> float:
+    """The roofline: ``min(peak, bandwidth · intensity)`` in GFLOP/s.
+
+    EXAMPLE:
+        >>> attainable_gflops(0.125, 100.0, 20.0), attainable_gflops(85.0, 100.0, 20.0)
+        (2.5, 100.0)
+
+    APPROACH: one ``min`` of two Python floats.
+
+    HINT: GB/s × FLOP/byte = GFLOP/s: the units tell you the formula.
+    """
+    # BEGIN SOLUTION NO PROMPT
+    return float(min(peak_gflops, bandwidth_gbs * intensity))
+    # END SOLUTION
+    raise NotImplementedError("module 18: implement attainable_gflops (see its docstring)")  # STUB
+
+
+def measure_bandwidth(n_bytes: int = 64 * 2**20, repeats: int = 10,
+                      timer: Callable[[], float] = time.perf_counter_ns) -> float:
+    """Memory bandwidth in GB/s: copy ``n_bytes`` of float32 into another array.
+
+    APPROACH:
+        1. ``src = np.ones(n_bytes // 4, np.float32)``; ``dst = np.empty_like(src)``.
+        2. ``t = measure(lambda: np.copyto(dst, src), warmup=2, repeats=repeats,
+           timer=timer)`` (module 14).
+        3. A copy reads and writes every byte: return ``2 * src.nbytes / t.median`` (bytes
+           per nanosecond are GB/s).
+
+    EXAMPLE: with a fake clock that advances 1,000,000 ns per reading, copying 16 MB counts
+    as ``2 · 16,777,216 / 1,000,000 ≈ 33.6`` GB/s:
+        >>> clock = iter(range(0, 10**9, 10**6)).__next__
+        >>> round(measure_bandwidth(16 * 2**20, repeats=3, timer=clock), 1)
+        33.6
+
+    HINT: use an array far bigger than the caches (64 MB), or you measure the cache.
+    """
+    # BEGIN SOLUTION NO PROMPT
+    src = np.ones(n_bytes // 4, np.float32)
+    dst = np.empty_like(src)
+    t = measure(lambda: np.copyto(dst, src), warmup=2, repeats=repeats, timer=timer)
+    return 2.0 * src.nbytes / t.median
+    # END SOLUTION
+    raise NotImplementedError("module 18: implement measure_bandwidth (see its docstring)")  # STUB
+
+
+def measure_gflops(n: int = 256, repeats: int = 10,
+                   timer: Callable[[], float] = time.perf_counter_ns) -> float:
+    """Achieved GFLOP/s of an ``n × n`` float32 matrix product (BLAS): the practical peak.
+
+    APPROACH:
+        1. ``a = np.ones((n, n), np.float32)``; ``b`` the same; ``c = np.empty_like(a)``.
+        2. ``t = measure(lambda: np.matmul(a, b, out=c), warmup=2, repeats=repeats,
+           timer=timer)``.
+        3. Return ``2 * n**3 / t.median`` (FLOPs per nanosecond are GFLOP/s).
+
+    EXAMPLE:
+        >>> clock = iter(range(0, 10**9, 10**6)).__next__
+        >>> measure_gflops(100, repeats=3, timer=clock)
+        2.0
+
+    HINT: ``out=c`` reuses one result array, so every repeat measures the arithmetic, not a
+    fresh allocation.
+    """
+    # BEGIN SOLUTION NO PROMPT
+    a = np.ones((n, n), np.float32)
+    b = np.ones((n, n), np.float32)
+    c = np.empty_like(a)
+    t = measure(lambda: np.matmul(a, b, out=c), warmup=2, repeats=repeats, timer=timer)
+    return 2.0 * n**3 / t.median
+    # END SOLUTION
+    raise NotImplementedError("module 18: implement measure_gflops (see its docstring)")  # STUB
+
+
+def ascii_roofline(points: dict[str, tuple[float, float]], peak_gflops: float,
+                   bandwidth_gbs: float, width: int = 64, height: int = 16) -> str:
+    """A log-log text plot of the roofline with ``{name: (intensity, achieved GFLOP/s)}``
+    marked by their first letters (provided)."""
+    lo_i, hi_i = 1e-2, 1e3
+    lo_g = max(min([g for _, g in points.values() if g > 0] + [peak_gflops]) / 10, 1e-3)
+    hi_g = peak_gflops * 2
+
+    def col(i: float) -> int:
+        i = min(max(i, lo_i), hi_i)
+        return round((math.log10(i) - math.log10(lo_i)) / (math.log10(hi_i) - math.log10(lo_i))
+                     * (width - 1))
+
+    def row(g: float) -> int:
+        g = min(max(g, lo_g), hi_g)
+        return round((math.log10(hi_g) - math.log10(g)) / (math.log10(hi_g) - math.log10(lo_g))
+                     * (height - 1))
+
+    grid = [[" "] * width for _ in range(height)]
+    for c in range(width):
+        i = 10 ** (math.log10(lo_i) + c / (width - 1) * (math.log10(hi_i) - math.log10(lo_i)))
+        grid[row(attainable_gflops(i, peak_gflops, bandwidth_gbs))][c] = "-"
+    for name, (i, g) in points.items():
+        grid[row(g)][col(i)] = name[0]
+    lines = ["".join(r) for r in grid]
+    lines.append(f"intensity {lo_i:g} .. {hi_i:g} FLOP/byte (log); GFLOP/s {lo_g:.3g} .. "
+                 f"{hi_g:.3g} (log); ridge at {peak_gflops / bandwidth_gbs:.2f} FLOP/byte")
+    return "\n".join(lines)
+
+
+# %% [raw]
+# # BEGIN QUESTION
+# name: roofline
+# points: 0
+
+# %% [markdown]
+# ### Check: the roofline model (with a fake clock)
+
+# %% [raw]
+# # BEGIN TESTS
+
+# %%
+def test_costs_and_roofline(matmul_cost, blocked_matmul_bytes, attainable_gflops):
+    got = matmul_cost(512, 512, 512)
+    assert got == (268_435_456, 3_145_728), (
+        f"2*512^3 FLOPs and 4*(3*512^2) bytes: expected (268435456, 3145728), got {got}")
+    assert matmul_cost(2, 3, 4, itemsize=8) == (48, 8 * (6 + 12 + 8)), "itemsize scales the bytes"
+    got = blocked_matmul_bytes(512, 512, 512, 64)
+    assert got == 17_825_792, (
+        f"A and B are each read 512/64 = 8 times, C written once: 4*(8*512^2 + 8*512^2 + "
+        f"512^2) = 17,825,792; got {got}")
+    assert blocked_matmul_bytes(5, 3, 7, 2) == 4 * (15 * 4 + 21 * 3 + 35), (
+        "ceil(7/2) = 4 column tiles re-read A, ceil(5/2) = 3 row tiles re-read B")
+    assert blocked_matmul_bytes(64, 64, 64, 64) == 4 * 3 * 64 * 64, (
+        "one tile: every number moves once (the minimum of matmul_cost)")
+    assert attainable_gflops(0.125, 100.0, 20.0) == 2.5, "memory-bound: 20 GB/s x 0.125"
+    assert attainable_gflops(85.0, 100.0, 20.0) == 100.0, "compute-bound: capped at the peak"
+
+
+# %%
+def test_machine_measurements_on_a_fake_clock(measure_bandwidth, measure_gflops):
+    ticks = iter(range(0, 10**12, 10**6))
+    got = measure_bandwidth(16 * 2**20, repeats=3, timer=lambda: next(ticks))
+    assert abs(got - 2 * 16 * 2**20 / 1e6) < 1e-9, (
+        f"a copy reads and writes every byte: 2 * 16 MiB / 1 ms = 33.55 GB/s; got {got}")
+    got = measure_gflops(100, repeats=3, timer=lambda: next(ticks))
+    assert abs(got - 2.0) < 1e-12, (
+        f"2 * 100^3 FLOPs in 1 ms is 2 GFLOP/s; got {got}")
+
+
+# %% [raw]
+# # END TESTS
+
+# %% [raw]
+# # END QUESTION
+
+# %% [markdown]
+# ## 4. Systems experiment: your machine's roofline, and where each kernel lands
+#
+# Measure the two limits, then time each kernel and place it: intensity from its FLOPs and
+# bytes, achieved rate from your timing. Speed-ups are paired ratios with module 14's
+# `compare` (median of `a_i / b_i` and its 95 % interval): a claim is solid when the whole
+# interval is on one side of 1.
+
+# %%
+peak = measure_gflops(256, repeats=20)
+bandwidth = measure_bandwidth(64 * 2**20, repeats=10)
+print(f"peak (BLAS matmul 256): {peak:7.1f} GFLOP/s   bandwidth (copy 64 MB): {bandwidth:6.1f} GB/s"
+      f"   ridge: {peak / bandwidth:.1f} FLOP/byte")
+
+rng = np.random.default_rng(0)
+small_a = rng.standard_normal((32, 32)).astype(np.float32)
+small_b = rng.standard_normal((32, 32)).astype(np.float32)
+print("\nspeed-ups on 32 x 32 (median ratio [95% interval]):")
+for name, slow, fast in [
+        ("loops -> broadcast", lambda: matmul_loops(small_a, small_b),
+         lambda: matmul_broadcast(small_a, small_b)),
+        ("broadcast -> BLAS", lambda: matmul_broadcast(small_a, small_b),
+         lambda: np.matmul(small_a, small_b))]:
+    c = compare(slow, fast, warmup=1, repeats=11 if "loops" in name else 30)
+    print(f"  {name:20s} {c.ratio:8.1f}x  [{c.low:.1f}, {c.high:.1f}]")
+
+n = 256
+big_a = rng.standard_normal((n, n)).astype(np.float32)
+big_b = rng.standard_normal((n, n)).astype(np.float32)
+print(f"\nblocked {n} x {n}: ms (GFLOP/s) per tile kernel, vs block size")
+points = {}
+flops = 2 * n**3
+for bs in (8, 16, 32, 64, 128, 256):
+    t_blas = measure(lambda: matmul_blocked(big_a, big_b, bs), warmup=1, repeats=5)
+    t_bcast = measure(lambda: matmul_blocked(big_a, big_b, bs, kernel=matmul_broadcast),
+                      warmup=1, repeats=3)
+    print(f"  block {bs:4d}:  BLAS tiles {t_blas.median / 1e6:7.2f} ms ({flops / t_blas.median:6.1f})"
+          f"   broadcast tiles {t_bcast.median / 1e6:7.1f} ms ({flops / t_bcast.median:5.2f})")
+    if bs == 64:
+        points["Tiled b=64 (BLAS tiles)"] = (flops / blocked_matmul_bytes(n, n, n, bs),
+                                              flops / t_blas.median)
+        # the broadcast kernel writes every product to memory and reads it back to sum it:
+        # 2 FLOPs per 8 bytes, whatever the block size
+        points["broadcast tiles, b=64"] = (2 / 8, flops / t_bcast.median)
+t = measure(lambda: np.matmul(big_a, big_b), warmup=2, repeats=10)
+flops, traffic = matmul_cost(n, n, n)
+points["matmul (BLAS)"] = (flops / traffic, flops / t.median)
+
+x = rng.standard_normal((4096, 4096)).astype(np.float32)  # 64 MB: far bigger than the caches
+t = measure(lambda: np.maximum(x, 0.0), warmup=2, repeats=10)
+points["relu"] = (x.size / (8 * x.size), x.size / t.median)
+del x
+
+print(f"\n{'kernel':24s} {'FLOP/byte':>10s} {'GFLOP/s':>9s} {'roofline':>9s} {'bound':>8s}")
+for name, (intensity, achieved) in points.items():
+    roof = attainable_gflops(intensity, peak, bandwidth)
+    bound = "memory" if intensity < peak / bandwidth else "compute"
+    print(f"{name:24s} {intensity:10.3f} {achieved:9.2f} {roof:9.1f} {bound:>8s}")
+print()
+print(ascii_roofline(points, peak, bandwidth))
+# Expected shape: loops -> broadcast is a speed-up of hundreds of times (the interpreter's
+# cost per multiply-add), broadcast -> BLAS another ~10x or more. Both blocked versions are
+# slowest at tiny blocks, where Python's cost per tile (microseconds for (n/b)^3 tiles)
+# dominates, and get faster as the block grows: with BLAS tiles the time approaches a single
+# np.matmul from b = 64 on; with broadcast tiles it levels off around 1 GFLOP/s, because that
+# kernel writes all b^3 products to memory whatever b is (intensity 0.25 FLOP/byte) and sits
+# on the memory slope. BLAS sits near the compute roof (it *defines* this roof here); ReLU on
+# a 64 MB array near the memory slope at a fraction of a GFLOP/s. Run twice on a busy
+# machine: the medians move, the shape does not.
+
+# %% [markdown]
+# ### Fused vs composed
+#
+# The same measurement for the fused bias + GELU, and the activation memory each keeps for
+# backward (module 14's `graph_activation_bytes`).
+
+# %%
+xs = Tensor(rng.standard_normal((256, 1024)).astype(np.float32), requires_grad=True)
+bs_ = Tensor(rng.standard_normal(1024).astype(np.float32), requires_grad=True)
+composed_bytes = graph_activation_bytes(gelu(xs + bs_, approximate="tanh"))
+fused_bytes = graph_activation_bytes(bias_gelu(xs, bs_))
+c = compare(lambda: gelu(xs + bs_, approximate="tanh").sum().backward(),
+            lambda: bias_gelu(xs, bs_).sum().backward(), warmup=2, repeats=25)
+print(f"kept for backward: composed {composed_bytes / 1e6:.1f} MB, fused {fused_bytes / 1e6:.1f} MB")
+print(f"forward + backward: fused is {c.ratio:.2f}x faster  [{c.low:.2f}, {c.high:.2f}]")
+# Expected shape: the composed version keeps about three times the memory of the fused one
+# (its intermediates against h, t and the output); the fused forward + backward is faster by
+# a factor between about 1.5 and 3, with an interval above 1 on a quiet machine (on a busy
+# one the interval widens: run the cell again).
+
+# %% [markdown]
+# ## 5. ML systems thinking (graded by hand)
+
+# %% [raw]
+# # BEGIN QUESTION
+# name: written_blocking
+# manual: true
+# points: 5
+
+# %% [markdown]
+# **Q1 · Block size.** Using your block-size sweep, explain why small blocks are slow with
+# either tile kernel. From `blocked_matmul_bytes`, how does the intensity of the blocked
+# algorithm depend on `b` for square matrices? Why does the broadcast kernel stay far below
+# the roofline at every block size, and what limits how large `b` can usefully be in a real
+# BLAS (think of the three tiles and the cache sizes)?
+
+# %% [raw]
+# # BEGIN SOLUTION
+
+# %% [markdown]
+# Tiny blocks do little work per Python iteration: `(n/b)³` tile products each pay the
+# interpreter's fixed cost (microseconds), which dominates both kernels. For square `n`, the
+# blocked algorithm moves ≈ `4·(2n³/b + n²)` bytes for `2n³` FLOPs, so its intensity is
+# ≈ `b/4` FLOP/byte: it grows linearly with the block size. A kernel only benefits if it keeps
+# the tiles' numbers close to the core while reusing them; the broadcast kernel instead
+# writes every one of the `b³` products to memory and reads it back to sum it (8 bytes per
+# 2 FLOPs, 0.25 FLOP/byte), so it is memory-bound at every `b` and levels off near
+# `0.25 × bandwidth`. In a real BLAS the working set of three tiles, `3b²` numbers (12 KB at
+# b = 32 in float32), must fit in the cache level it targets (L1 ≈ 32–48 KB, L2 ≈ 1–2 MB),
+# so BLAS nests blocks for each level around a register-sized micro-kernel.
+
+# %% [raw]
+# # END SOLUTION
+
+# %% [raw]
+# # END QUESTION
+
+# %% [raw]
+# # BEGIN QUESTION
+# name: written_fusion
+# manual: true
+# points: 5
+
+# %% [markdown]
+# **Q2 · Fusion.** Count the bytes the composed bias + GELU moves for `n` float32 elements
+# (each operation reads its inputs and writes its output) and the bytes a one-pass fused
+# kernel moves. Place both on your roofline. Your NumPy `_BiasGELUFn` still makes several
+# passes: where does its measured speed-up come from, and what would a compiled kernel add?
+
+# %% [raw]
+# # BEGIN SOLUTION
+
+# %% [markdown]
+# Composed: nine operations, most reading one or two arrays of `4n` bytes and writing one:
+# roughly 9 × (4n + 4n) to 9 × 12n ≈ 70–110·n bytes for ~9n FLOPs (≈ 0.1 FLOP/byte).
+# Fused: read `x`, write `y`: 8n bytes for the same FLOPs (≈ 1.1 FLOP/byte) — still
+# memory-bound on most machines (ridge ≈ 5–20 FLOP/byte), but ~10× higher on the slope, so up
+# to ~10× faster. The NumPy version gains from fewer allocations (two arrays instead of
+# nine: no page faults, less cache pollution), one graph node instead of nine (Python
+# overhead in forward and backward), in-place passes and a backward that saves only `h` and
+# `t`. A compiled kernel (PyTorch's fused CPU/GPU kernels, numba) makes one pass with every
+# intermediate in registers, reaching the memory roof for `8n` bytes.
+
+# %% [raw]
+# # END SOLUTION
+
+# %% [raw]
+# # END QUESTION
+
+# %% [raw]
+# # BEGIN QUESTION
+# name: written_roofline
+# manual: true
+# points: 5
+
+# %% [markdown]
+# **Q3 · Which optimisation for which kernel?** For each of (a) a 4096 × 4096 matmul, (b) a
+# LayerNorm over `(64, 1024, 768)` activations and (c) the attention scores of a 2k-token
+# context, compute or estimate the intensity, say on which side of your ridge it falls, and
+# name the optimisation that would help most (and one that would not help at all).
+
+# %% [raw]
+# # BEGIN SOLUTION
+
+# %% [markdown]
+# (a) Intensity ≈ n/6 ≈ 680 FLOP/byte: compute-bound; only more FLOP/s helps (better BLAS,
+# more cores, lower precision with faster arithmetic such as INT8/bf16); fusing or saving
+# memory traffic does not. (b) ~7 FLOPs per element for 8 bytes read + written ≈ 1
+# FLOP/byte: memory-bound; fuse it into one pass (or with the neighbouring residual add),
+# use a smaller dtype; more FLOP/s would not help. (c) `QKᵀ` with head size 64 has
+# intensity ≈ 2·64/(4·2) ≈ 16 FLOP/byte per score written, then softmax at < 1 FLOP/byte on
+# a `T × T` array that does not fit in cache: the memory traffic of the scores dominates, so
+# FlashAttention-style fusion (tile over keys, never write the `T × T` matrix) helps most;
+# a faster matmul alone would not.
+
+# %% [raw]
+# # END SOLUTION
+
+# %% [raw]
+# # END QUESTION
+
+# %% [markdown]
+# ## Summary
+#
+# You wrote the matrix product three ways and measured what each layer of the stack buys:
+# the interpreter, vectorisation, caches and BLAS; fused nine element-wise operations into
+# one `Function`; and measured your machine's roofline and placed each kernel on it. Export
+# with `python export.py 18`; module 19 turns `measure` and `compare` into a benchmark
+# harness with an accuracy gate.

@@ -1,0 +1,36 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "im2col"
+points = 0
+
+@test_case(points=None, hidden=False)
+def test_sliding_windows_is_a_view(sliding_windows, np):
+    x = np.arange(2 * 3 * 5 * 6, dtype=np.float32).reshape(2, 3, 5, 6)
+    win = sliding_windows(x, (3, 2), (2, 2))
+    assert win.shape == (2, 3, 3, 2, 2, 3), f'(N, C, kh, kw, H_out, W_out) = (2, 3, 3, 2, 2, 3) for a 3x2 kernel, stride 2 on 5x6; got {win.shape}'
+    assert np.shares_memory(win, x), 'build the windows with as_strided: a view, not a copy'
+    assert win[1, 2, 2, 1, 1, 2] == x[1, 2, 1 * 2 + 2, 2 * 2 + 1], 'view[n, c, u, v, i, j] must be x[n, c, i*sh + u, j*sw + v]: check the strides of the last two axes (the window moves by the stride)'
+
+@test_case(points=None, hidden=False)
+def test_im2col_columns_are_flattened_windows(im2col, np):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
+    cols = im2col(x, (3, 3), (1, 1))
+    assert cols.shape == (2, 27, 9), f'(N, C*kh*kw, L) = (2, 27, 9), got {cols.shape}'
+    i, j = (1, 2)
+    want = x[1, :, i:i + 3, j:j + 3].reshape(-1)
+    assert np.array_equal(cols[1, :, i * 3 + j], want), 'column i*W_out + j must be the window of output (i, j) flattened in (c, u, v) order'
+
+@test_case(points=None, hidden=False)
+def test_col2im_counts_overlaps_and_is_the_adjoint(col2im, im2col, np):
+    counts = col2im(np.ones((1, 4, 9), dtype=np.float32), (1, 1, 4, 4), (2, 2), (1, 1))[0, 0]
+    assert counts[0, 0] == 1 and counts[1, 1] == 4 and (counts[0, 1] == 2), f'a corner pixel lies in 1 window of a 2x2 kernel, a central one in 4, an edge one in 2; col2im of ones gave {counts.tolist()}: add (+=) the overlapping windows'
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 2, 6, 5))
+    c = rng.standard_normal((2, 2 * 3 * 2, 2 * 2))
+    lhs = float(np.sum(im2col(x, (3, 2), (2, 3)) * c))
+    rhs = float(np.sum(x * col2im(c, x.shape, (3, 2), (2, 3))))
+    assert np.isclose(lhs, rhs), f'col2im is the adjoint of im2col: <im2col(x), c> must equal <x, col2im(c)>, got {lhs:.6f} vs {rhs:.6f} (stride 2x3, kernel 3x2)'
+

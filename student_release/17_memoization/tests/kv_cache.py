@@ -1,0 +1,44 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "kv_cache"
+points = 0
+
+@test_case(points=None, hidden=False)
+def test_kv_cache_allocates_appends_and_crops(KVCache, kv_cache_bytes, np):
+    cache = KVCache(batch_size=2, max_seq_len=6, num_kv_heads=3, head_dim=4)
+    assert cache.k_cache.shape == (2, 3, 6, 4) and cache.v_cache.shape == (2, 3, 6, 4), f'k_cache and v_cache are (B, h, T_max, hs) = (2, 3, 6, 4); got {cache.k_cache.shape}'
+    assert cache.k_cache.dtype == np.float32 and cache.size == 0, f'float32 by default and empty at first; got {cache.k_cache.dtype}, size {cache.size}'
+    assert cache.k_cache is not cache.v_cache, 'keys and values need two separate arrays'
+    rng = np.random.default_rng(0)
+    k1, v1 = (rng.standard_normal((2, 3, 4, 4)), rng.standard_normal((2, 3, 4, 4)))
+    keys, values = cache.update(k1, v1)
+    assert keys.shape == (2, 3, 4, 4) and cache.size == 4, f'4 positions in: keys (2, 3, 4, 4) and size 4; got {keys.shape}, size {cache.size}'
+    k2, v2 = (rng.standard_normal((2, 3, 1, 4)), rng.standard_normal((2, 3, 1, 4)))
+    keys, values = cache.update(k2, v2)
+    want = np.concatenate([k1, k2], axis=2).astype(np.float32)
+    assert keys.shape == (2, 3, 5, 4) and np.allclose(keys.numpy(), want), 'a second update appends after the first: keys must be the 5 positions in order'
+    assert np.allclose(values.numpy(), np.concatenate([v1, v2], axis=2)), 'values are appended exactly like keys (into v_cache)'
+    assert np.shares_memory(keys.numpy(), cache.k_cache), 'return views of k_cache[:, :, :size] (no copy of the past at every step)'
+    for bad in [(np.ones((2, 3, 2, 4)), np.ones((2, 3, 2, 4))), (np.ones((2, 2, 1, 4)), np.ones((2, 2, 1, 4)))]:
+        try:
+            cache.update(*bad)
+        except ValueError:
+            pass
+        else:
+            raise AssertionError(f'update with keys {bad[0].shape} into a (2, 3, 6, 4) cache of size 5 must raise ValueError')
+    cache.crop(2)
+    assert cache.size == 2, f'crop(2) keeps 2 positions; size is {cache.size}'
+    keys, _ = cache.update(k2, v2)
+    assert np.allclose(keys.numpy()[:, :, 2], k2[:, :, 0]), 'after crop(2) the next update writes at position 2'
+    try:
+        cache.crop(4)
+    except ValueError:
+        pass
+    else:
+        raise AssertionError('crop(4) of a cache holding 3 positions must raise ValueError')
+    assert kv_cache_bytes(2, 3, 4, 5, 6) == 2 * 2 * 3 * 4 * 5 * 6 * 4, '2 (keys and values) x layers x B x heads x T x head_dim x 4 bytes for float32'
+    assert kv_cache_bytes(1, 2, 3, 6, 4, np.float64) == 2 * cache.nbytes, 'a float64 cache takes 8 bytes a number'
+    assert kv_cache_bytes(1, 2, 3, 6, 4) == cache.nbytes, f'the formula must match the arrays: {kv_cache_bytes(1, 2, 3, 6, 4)} vs {cache.nbytes}'
+

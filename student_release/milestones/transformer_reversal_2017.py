@@ -1,0 +1,21 @@
+"""Milestone 2017 · a transformer reverses sequences (the first task of ``transformer_2017.py``).
+
+Run with your package (after exporting modules 01-13)::
+
+    python milestones/transformer_reversal_2017.py
+    python milestones/transformer_reversal_2017.py --package tinytorch_ref --seed 0
+
+A 2-layer GPT reads 8 digits and a separator and writes them backwards (each digit renamed, a
+different renaming per seed), decoded greedily from its own outputs. Passes when the share of
+held-out sequences written back exactly right reaches the threshold in course.yml on enough
+of the graded seeds. ``python milestones/transformer_2017.py`` runs this task and the KJV one.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from transformer_2017 import main
+
+if __name__ == "__main__":
+    sys.exit(main(["--task", "reversal", *sys.argv[1:]]))

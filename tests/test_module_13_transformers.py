@@ -1,0 +1,101 @@
+"""Instructor tests for module 13 beyond the hidden suite: the KV-cache plug-in point works for
+a real incremental decoder (module 17 will need no change to module 13), generation records no
+graph, float32 stays float32 through a whole GPT step, and dropout follows train/eval."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tinytorch_ref as tt
+from tinytorch_ref import transformers as T
+from tinytorch_ref.autograd import topological_order
+
+
+class RecomputeLayerCache:
+    """A per-layer cache that stores the normalised inputs of past positions and attends from
+    the new positions over all of them (keys and values are recomputed: the simplest cache that
+    honours the protocol ``cache(attn, h) -> (B, T_new, C)``)."""
+
+    def __init__(self) -> None:
+        self.past: np.ndarray | None = None
+
+    def __call__(self, attn, h):
+        new = h.numpy()
+        full = new if self.past is None else np.concatenate([self.past, new], axis=1)
+        offset = 0 if self.past is None else self.past.shape[1]
+        t, s = new.shape[1], full.shape[1]
+        # query i (absolute position offset + i) may see keys j <= offset + i
+        mask = np.arange(s)[None, :] > (offset + np.arange(t))[:, None]
+        self.past = full
+        out, _ = attn(h, tt.Tensor(full), tt.Tensor(full), attn_mask=mask, need_weights=False)
+        return out
+
+
+class RecomputeCache:
+    def __init__(self, n_layers: int) -> None:
+        self.layers = [RecomputeLayerCache() for _ in range(n_layers)]
+
+    @property
+    def offset(self) -> int:
+        past = self.layers[0].past
+        return 0 if past is None else past.shape[1]
+
+
+def test_incremental_decoding_through_the_cache_argument_matches_the_full_forward():
+    tt.manual_seed(0)
+    gpt = T.GPT(vocab_size=17, context_length=12, d_model=16, n_layers=3, n_heads=4)
+    idx = np.random.default_rng(0).integers(0, 17, size=(2, 10))
+    full = gpt(idx).numpy()
+    cache = RecomputeCache(3)
+    parts = [gpt(idx[:, :4], cache=cache).numpy()]  # a prompt of 4, then one token at a time
+    for t in range(4, 10):
+        parts.append(gpt(idx[:, t:t + 1], cache=cache).numpy())
+    np.testing.assert_allclose(np.concatenate(parts, axis=1), full, rtol=1e-5, atol=1e-5)
+
+
+def test_generate_records_no_graph_and_keeps_the_mode():
+    tt.manual_seed(1)
+    gpt = T.GPT(vocab_size=9, context_length=4, d_model=8, n_layers=1, n_heads=2, dropout=0.1)
+    gpt.eval()
+    out = gpt.generate(tt.Tensor([[1, 2]]), max_new_tokens=7)
+    assert out.shape == (1, 9) and not out.requires_grad and out._node is None
+    assert all(p.grad is None for p in gpt.parameters())
+    assert not gpt.training and tt.is_grad_enabled()
+
+
+def test_a_float32_training_step_stays_float32():
+    tt.manual_seed(2)
+    gpt = T.GPT(vocab_size=11, context_length=8, d_model=16, n_layers=2, n_heads=4)
+    idx = np.random.default_rng(1).integers(0, 11, size=(3, 8))
+    logits = gpt(idx)
+    loss = tt.nn.functional.cross_entropy(logits.reshape(-1, 11), tt.Tensor(idx.reshape(-1)))
+    wrong = {str(t.dtype) for t in topological_order(loss) if t.dtype.kind == "f"} - {"float32"}
+    assert wrong == set(), f"float64 crept into the graph: {wrong}"
+    loss.backward()
+    assert all(p.grad.dtype == np.float32 for p in gpt.parameters())
+
+
+def test_dropout_is_random_in_training_and_off_in_eval():
+    tt.manual_seed(3)
+    gpt = T.GPT(vocab_size=11, context_length=8, d_model=16, n_layers=2, n_heads=4, dropout=0.3)
+    idx = np.random.default_rng(2).integers(0, 11, size=(2, 8))
+    a, b = gpt(idx).numpy(), gpt(idx).numpy()
+    assert not np.allclose(a, b)
+    gpt.eval()
+    np.testing.assert_array_equal(gpt(idx).numpy(), gpt(idx).numpy())
+
+
+def test_sampling_is_reproducible_and_temperature_sharpens():
+    tt.manual_seed(4)
+    gpt = T.GPT(vocab_size=6, context_length=4, d_model=8, n_layers=1, n_heads=2)
+    rng = np.random.default_rng(3)
+    for p in gpt.parameters():
+        p.data[...] += rng.standard_normal(p.shape).astype(np.float32)
+    prompt = np.repeat([[3]], 3000, axis=0)
+    tt.manual_seed(5)
+    cold = gpt.generate(prompt, 1, temperature=0.3).numpy()[:, -1]
+    tt.manual_seed(5)
+    assert np.array_equal(cold, gpt.generate(prompt, 1, temperature=0.3).numpy()[:, -1])
+    hot = gpt.generate(prompt, 1, temperature=3.0).numpy()[:, -1]
+    top = np.argmax(gpt(prompt[:1]).numpy()[0, -1])
+    assert (cold == top).mean() > (hot == top).mean()
