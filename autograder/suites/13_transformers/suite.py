@@ -11,13 +11,14 @@ module 13's ``points`` (50).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import math
 from typing import Any
 
 import numpy as np
 
-from autograder.suite import Suite, outcome
+from autograder.suite import Suite, compare, outcome
 
 suite = Suite(module="13_transformers", version="2027.1")
 case = suite.case
@@ -69,9 +70,23 @@ def _sizes(rng):
 
 
 # ----------------------------------------------------------------------------- LayerNorm (14)
+def _f64_then_f32(got: Any, expected: Any) -> tuple[bool, str]:
+    """``layer_norm_forward``'s decision: the float64 results at ``RTOL``; item 3, a float32
+    result, at float32's precision (float64 statistics cast back may round an ulp apart)."""
+    if not (isinstance(got, list) and len(got) == len(expected)):
+        return False, "the result is not the list the test builds"
+    case = dataclasses.replace(suite.get("layer_norm_forward"), check=None)
+    f32 = dataclasses.replace(case, rtol=1e-6, atol=1e-6)
+    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+        ok, msg = compare(g, e, f32 if i == 3 else case)
+        if not ok:
+            return False, f"result[{i}]: {msg.removeprefix('result: ')}"
+    return True, ""
+
+
 @case(points=4, hint="Mean and biased variance over the trailing normalized_shape dims "
                      "(keepdims), x_hat = (x - mean) / sqrt(var + eps), then x_hat * weight + "
-                     "bias; keep the input's dtype.", rtol=RTOL, atol=ATOL)
+                     "bias; keep the input's dtype.", rtol=RTOL, atol=ATOL, check=_f64_then_f32)
 def layer_norm_forward(tt, rng):
     F = tt.nn.functional
     c = int(rng.integers(3, 8))
