@@ -167,8 +167,10 @@ def schedulers_handle_param_groups(tt, rng):
 # ----------------------------------------------------------------------------- early stop (5)
 @case(points=3, hint="Improve = beat best by more than min_delta; stop after `patience` misses.")
 def early_stopping_min_mode(tt, rng):
-    es = _mod(tt, "training").EarlyStopping(patience=3, min_delta=0.01)
-    values = [1.0, 0.8, 0.795, 0.79, 0.81, 0.70, 0.71, 0.705, 0.72, 0.6]
+    # Binary fractions: a value exactly min_delta below the best (6.375 after 6.5) is no
+    # improvement whichever way the comparison is written (best - v > d, v < best - d, ...).
+    es = _mod(tt, "training").EarlyStopping(patience=3, min_delta=0.125)
+    values = [8.0, 6.5, 6.4375, 6.375, 6.75, 5.5, 5.625, 5.4375, 5.75, 4.5]
     return {"stops": [es.step(v) for v in values], "best": es.best, "counter": es.counter}
 
 
