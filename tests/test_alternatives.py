@@ -198,3 +198,32 @@ def test_alternative_passes_the_milestones_graded_with_its_module(module: Module
     points = next(ms.points for ms in COURSE.milestones if ms.id == mid)
     result = run_in_process(load_variant({module.slug: path}), mid)
     assert result["passed"] and result["score"] == points, result["message"]
+
+
+# ----------------------------------------------------------------------------- gradients (02)
+#: Module 02 is graded before module 05 exists, so its suite checks values and that results
+#: are recorded, not gradients; a module 02 alternative must still differentiate right.
+ACTIVATION_CALLS = {
+    "relu": lambda F, x: F.relu(x), "sigmoid": lambda F, x: F.sigmoid(x),
+    "tanh": lambda F, x: F.tanh(x), "gelu": lambda F, x: F.gelu(x),
+    "gelu_tanh": lambda F, x: F.gelu(x, approximate="tanh"),
+    "softmax": lambda F, x: F.softmax(x, dim=1), "log_softmax": lambda F, x: F.log_softmax(x, dim=0),
+}
+
+
+@pytest.mark.parametrize("module,path", [(m, p) for m, p in ALTS if m.number == 2],
+                         ids=[i for (m, _), i in zip(ALTS, ALT_IDS, strict=True) if m.number == 2])
+def test_activation_alternative_gradients_match_the_reference(module: Module, path: Path):
+    package = load_variant({module.slug: path})
+    x = np.random.default_rng(15).standard_normal((4, 5)) * 3.0
+    weights = np.random.default_rng(16).standard_normal((4, 5))
+    wrong = []
+    for name, call in ACTIVATION_CALLS.items():
+        grads = []
+        for pkg in (package, tinytorch_ref):
+            leaf = pkg.Tensor(x.copy(), requires_grad=True)
+            (call(pkg.nn.functional, leaf) * pkg.Tensor(weights)).sum().backward()
+            grads.append(leaf.grad.numpy())
+        if not np.allclose(grads[0], grads[1], rtol=1e-6, atol=1e-9):
+            wrong.append(name)
+    assert wrong == [], f"{path.name}: gradients differ from the reference's for {wrong}"
