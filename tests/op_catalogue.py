@@ -150,6 +150,14 @@ CLS_W = np.array([0.5, 1.0, 2.0, 0.3, 1.5])  # per-class weights for 5 classes
 BIN_T = np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.3]])  # BCE targets for (2, 3) inputs
 POS_W = np.array([0.5, 2.0, 3.0])  # pos_weight, broadcast along the last dim
 MSE_T = np.array([[0.3, -1.2, 0.5], [2.0, 0.0, -0.7]])
+DIST_P = np.array([[0.1, 0.2, 0.3, 0.4, 0.0], [0.5, 0.25, 0.125, 0.0625, 0.0625]])  # kl targets
+TEACHER = np.array([[2.0, -1.0, 0.5, 3.0, 0.0], [0.1, 0.2, -2.0, 1.0, 4.0],
+                    [1.5, 1.5, -0.5, 0.0, 2.5], [-1.0, 3.0, 0.5, 0.2, 0.3]])  # fixed logits
+
+
+def _compression():
+    from tinytorch_ref import compression
+    return compression
 
 FUNCTION_OPS: list[Op] = [
     Op("sigmoid", ((3, 4),), "any", lambda a: _tt().sigmoid(a),
@@ -232,6 +240,21 @@ FUNCTION_OPS: list[Op] = [
                                                            reduction="sum"),
        lambda z, t: _torch().nn.functional.binary_cross_entropy_with_logits(
            z, t, pos_weight=_their_t(POS_W), reduction="sum")),
+    # module 16: kl_div (input log-probabilities, target probabilities or log-probabilities;
+    # both differentiable) and the distillation loss (teacher logits and labels fixed)
+    Op("kl_div_batchmean_input_and_target", ((3, 4), (3, 4)), "any_prob",
+       lambda x, t: _tt().kl_div(x, t, reduction="batchmean"),
+       lambda x, t: _torch().nn.functional.kl_div(x, t, reduction="batchmean")),
+    Op("kl_div_log_target_sum", ((3, 4), (3, 4)), "any",
+       lambda x, t: _tt().kl_div(x, t, reduction="sum", log_target=True),
+       lambda x, t: _torch().nn.functional.kl_div(x, t, reduction="sum", log_target=True)),
+    Op("kl_div_mean_of_log_softmax", ((2, 5),), "any",
+       lambda x: _tt().kl_div(_tt().log_softmax(x, dim=1), _ours_t(DIST_P)),
+       lambda x: _torch().nn.functional.kl_div(_torch().log_softmax(x, dim=1), _their_t(DIST_P))),
+    Op("distillation_loss_t3", ((4, 5),), "any",
+       lambda s: _compression().distillation_loss(s, _ours_t(TEACHER), _ours_t(CLS_2D),
+                                                  temperature=3.0, alpha=0.6),
+       None),
 ]
 
 

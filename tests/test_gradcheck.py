@@ -1,10 +1,10 @@
 """Central-difference gradient checks in float64 for every differentiable Tensor operation.
 
 The catalogue lives in ``tests/op_catalogue.py`` (shared with the PyTorch parity suite):
-``OPS`` (module 01's Tensor operations) and ``FUNCTION_OPS`` (modules 02, 04 and 09:
-activations, losses, convolution, pooling and batch norm, ``Function`` subclasses or
-compositions). Messages name the operation, the input
-and the element that disagree. Inputs are float64; an op that silently downcasts to float32
+``OPS`` (module 01's Tensor operations) and ``FUNCTION_OPS`` (modules 02, 04, 09 and 16:
+activations, losses, convolution, pooling and batch norm, ``kl_div`` and the distillation
+loss — ``Function`` subclasses or compositions). Messages name the operation, the input and
+the element that disagree. Inputs are float64; an op that silently downcasts to float32
 fails both the dtype check and (its finite differences being float32 noise) the gradcheck.
 """
 

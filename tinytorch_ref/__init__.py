@@ -10,12 +10,23 @@ package attribute ``tensor`` is that module.
 """
 
 from . import (
+    ao,  # noqa: F401 - facade: quantization observers and conversion (15), like torch.ao
     autograd,  # noqa: F401 - the engine (05), like torch.autograd
     data,  # noqa: F401 - facade: datasets, DataLoader, transforms (08), like torch.utils.data
     nn,  # noqa: F401 - facade: layers, activations, losses (02-04)
     optim,  # noqa: F401 - facade: optimizers (06), lr_scheduler (07)
 )
 from .dataloader import Generator
+from .quantization import (
+    per_channel_affine,
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+    qint8,
+    quantize_per_channel,
+    quantize_per_tensor,
+    quint8,
+)
 from .tensor import (
     Function,
     Tensor,
@@ -34,5 +45,7 @@ from .tensor import (
 
 __all__ = [
     "Function", "Generator", "Tensor", "arange", "full", "is_grad_enabled", "manual_seed",
-    "no_grad", "ones", "ones_like", "rand", "randn", "zeros", "zeros_like",
+    "no_grad", "ones", "ones_like", "per_channel_affine", "per_channel_symmetric",
+    "per_tensor_affine", "per_tensor_symmetric", "qint8", "quantize_per_channel",
+    "quantize_per_tensor", "quint8", "rand", "randn", "zeros", "zeros_like",
 ]

@@ -1,11 +1,12 @@
 """``tinytorch.nn.functional`` — the function forms of activations and losses (a facade).
 
 Re-exports modules 02 (activations), 04 (losses), 09 (spatial), 11 (embeddings), 12
-(attention) and 13 (transformers), like ``torch.nn.functional``.
+(attention), 13 (transformers) and 16 (``kl_div``), like ``torch.nn.functional``.
 """
 
 from ..activations import gelu, log_softmax, relu, sigmoid, softmax, tanh
 from ..attention import scaled_dot_product_attention
+from ..compression import kl_div
 from ..embeddings import embedding
 from ..losses import (
     binary_cross_entropy,
@@ -19,6 +20,7 @@ from ..transformers import layer_norm
 
 __all__ = [
     "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-    "conv2d", "cross_entropy", "embedding", "gelu", "layer_norm", "log_softmax", "max_pool2d",
-    "mse_loss", "nll_loss", "relu", "scaled_dot_product_attention", "sigmoid", "softmax", "tanh",
+    "conv2d", "cross_entropy", "embedding", "gelu", "kl_div", "layer_norm", "log_softmax",
+    "max_pool2d", "mse_loss", "nll_loss", "relu", "scaled_dot_product_attention", "sigmoid",
+    "softmax", "tanh",
 ]

@@ -1,0 +1,369 @@
+"""Hidden suite · module 15 (quantization). Cases are probes; the trusted parent compares.
+
+Inputs come from ``rng``: float tensors of random shapes and scales, scales and zero points
+drawn inside each dtype's range, values placed exactly on rounding ties (``(k + 1/2) · s``
+with a power-of-two ``s``, so the float32 arithmetic is exact) and far outside the grid (to
+saturate). Probes return integer representations, dequantized values, observer buffers,
+quantized layers' buffers and outputs, and exception names. Points sum to module 15's
+``points`` (50).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from autograder.suite import Suite, outcome
+
+suite = Suite(module="15_quantization", version="2027.1")
+case = suite.case
+
+
+def _q(tt):
+    return importlib.import_module(f"{tt.__name__}.quantization")
+
+
+def _layers(tt):
+    return importlib.import_module(f"{tt.__name__}.layers")
+
+
+def _f32(rng, *shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def _ties(rng, n, scale):
+    """Values exactly half-way between grid points (float32-exact for a power-of-two scale)."""
+    k = rng.integers(-40, 40, n)
+    return ((k + 0.5) * scale).astype(np.float32)
+
+
+def _qt(qt):
+    """A QTensor as plain data."""
+    return {"int": np.asarray(qt.int_repr().data), "scheme": str(qt.qscheme())}
+
+
+# ----------------------------------------------------------------------------- per tensor (10)
+@case(points=4, hint="q = clamp(rint(x * (1/s) + z), qmin, qmax) in float32: round half to even, "
+                     "saturate before the cast, int8 for qint8 and uint8 for quint8.")
+def quantize_per_tensor_values(tt, rng):
+    m = _q(tt)
+    out = []
+    for dtype in (m.qint8, m.quint8):
+        s = float(rng.uniform(0.01, 0.2))
+        z = int(rng.integers(-10, 10)) if dtype is m.qint8 else int(rng.integers(60, 200))
+        x = _f32(rng, int(rng.integers(2, 5)), int(rng.integers(3, 7)), scale=40 * s)
+        q = m.quantize_per_tensor(tt.Tensor(x), s, z, dtype)
+        out.append([_qt(q), float(q.q_scale()), int(q.q_zero_point())])
+        pow2 = float(2.0 ** -int(rng.integers(2, 6)))
+        ties = _ties(rng, 24, pow2)
+        zt = 2 * int(rng.integers(-2, 2)) + 1 if dtype is m.qint8 else 2 * int(rng.integers(50, 70)) + 1
+        out.append(_qt(m.quantize_per_tensor(tt.Tensor(ties), pow2, zt, dtype)))
+        far = np.array([1e3, -1e3, 300 * s, -300 * s], dtype=np.float32)
+        out.append(_qt(m.quantize_per_tensor(tt.Tensor(far), s, z, dtype)))
+    return out
+
+
+@case(points=2, hint="A zero point outside [qmin, qmax] or an integer input: RuntimeError (as "
+                     "PyTorch); a scale <= 0: ValueError.")
+def quantize_per_tensor_refuses_bad_arguments(tt, rng):
+    m = _q(tt)
+    x = tt.Tensor(_f32(rng, 5))
+    ints = tt.Tensor(rng.integers(-5, 5, 4))
+    return [outcome(m.quantize_per_tensor, x, 0.1, int(rng.integers(128, 300)), m.qint8),
+            outcome(m.quantize_per_tensor, x, 0.1, -int(rng.integers(1, 50)), m.quint8),
+            outcome(m.quantize_per_tensor, ints, 0.1, 0, m.qint8),
+            outcome(m.quantize_per_tensor, x, 0.0, 0, m.qint8),
+            outcome(m.quantize_per_tensor, x, 0.1, 127, m.qint8)]
+
+
+@case(points=3, hint="dequantize: (q - z) * s in float32; subtract in float (uint8 - z wraps).")
+def dequantize_per_tensor(tt, rng):
+    m = _q(tt)
+    out = []
+    for dtype, z in ((m.qint8, int(rng.integers(-20, 20))), (m.quint8, int(rng.integers(1, 250)))):
+        s = float(rng.uniform(0.005, 0.1))
+        x = _f32(rng, int(rng.integers(3, 9)), 4, scale=60 * s)
+        d = m.quantize_per_tensor(tt.Tensor(x), s, z, dtype).dequantize()
+        out.append(np.asarray(d.data))
+    return out
+
+
+@case(points=1, hint="QTensor accessors: q_scale/q_zero_point per tensor; per-channel accessors "
+                     "refuse a per-tensor tensor (RuntimeError).")
+def qtensor_accessors_after_quantize(tt, rng):
+    m = _q(tt)
+    s, z = float(rng.uniform(0.01, 0.1)), int(rng.integers(0, 255))
+    q = m.quantize_per_tensor(tt.Tensor(_f32(rng, 3, 2)), s, z, m.quint8)
+    return [float(q.q_scale()), int(q.q_zero_point()), list(q.shape), int(q.nbytes),
+            outcome(q.q_per_channel_scales)]
+
+
+# ----------------------------------------------------------------------------- per channel (8)
+@case(points=4, hint="Per channel: scales and zero points reshaped to broadcast along `axis` "
+                     "(ones elsewhere); same rounding and clamping as per tensor.")
+def quantize_per_channel_values(tt, rng):
+    m = _q(tt)
+    out = []
+    for shape, axis, dtype in (((5, 7), 0, m.qint8), ((3, 4, 2), 1, m.quint8),
+                               ((2, 3, 6), 2, m.qint8), ((4, 4), 1, m.quint8)):
+        c = shape[axis]
+        scales = rng.uniform(0.01, 0.3, c)
+        zps = (rng.integers(-5, 5, c) if dtype is m.qint8 else rng.integers(90, 160, c))
+        x = _f32(rng, *shape, scale=15.0)
+        sc = [float(v) for v in scales] if axis == 0 else tt.Tensor(scales)
+        q = m.quantize_per_channel(tt.Tensor(x), sc, tt.Tensor(zps), axis, dtype)
+        out.append([_qt(q), int(q.q_per_channel_axis()),
+                    np.asarray(q.q_per_channel_zero_points().data, dtype=np.int64)])
+    pow2 = np.array([0.25, 0.5, 0.125])
+    ties = np.stack([_ties(rng, 10, float(p)) for p in pow2])
+    out.append(_qt(m.quantize_per_channel(tt.Tensor(ties), pow2, np.array([1, 0, -1]), 0,
+                                          m.qint8)))
+    return out
+
+
+@case(points=2, hint="Per-channel dequantize: every element uses the scale and zero point of its "
+                     "index along the axis.")
+def dequantize_per_channel(tt, rng):
+    m = _q(tt)
+    out = []
+    for shape, axis in (((6, 5), 0), ((2, 3, 4), 1), ((3, 5), 1)):
+        c = shape[axis]
+        scales = rng.uniform(0.01, 0.2, c)
+        zps = rng.integers(0, 255, c)
+        x = _f32(rng, *shape, scale=8.0)
+        q = m.quantize_per_channel(tt.Tensor(x), scales, zps, axis, m.quint8)
+        out.append(np.asarray(q.dequantize().data))
+    return out
+
+
+@case(points=2, hint="quantize_per_channel checks: 0 <= axis < ndim, one scale and zero point "
+                     "per channel, zero points in range (RuntimeError); scales > 0 (ValueError).")
+def quantize_per_channel_refuses_bad_arguments(tt, rng):
+    m = _q(tt)
+    x = tt.Tensor(_f32(rng, 3, 4))
+    s3, z3 = rng.uniform(0.1, 0.2, 3), np.zeros(3, dtype=np.int64)
+    return [outcome(m.quantize_per_channel, x, s3, z3, 0, m.qint8),
+            outcome(m.quantize_per_channel, x, rng.uniform(0.1, 0.2, 4), np.zeros(4), 0,
+                    m.qint8),
+            outcome(m.quantize_per_channel, x, s3, np.zeros(2), 0, m.qint8),
+            outcome(m.quantize_per_channel, x, s3, z3, 2, m.qint8),
+            outcome(m.quantize_per_channel, x, s3, z3, -1, m.qint8),
+            outcome(m.quantize_per_channel, x, s3, np.array([0, 300, 0]), 0, m.qint8),
+            outcome(m.quantize_per_channel, x, np.array([0.1, 0.0, 0.1]), z3, 0, m.qint8)]
+
+
+# ----------------------------------------------------------------------------- calibration (13)
+def _ranges(rng, c):
+    lo = rng.uniform(-3, 1, c).astype(np.float32)
+    hi = lo + rng.uniform(0, 4, c).astype(np.float32)
+    hi[0] = lo[0]                         # a zero-width range
+    lo[1], hi[1] = 0.5, 2.5               # all positive: widened to include 0
+    lo[2], hi[2] = -4.0, -1.0             # all negative
+    lo[3], hi[3] = 0.0, 0.0               # all zero: the eps floor
+    return lo, hi
+
+
+@case(points=3, hint="Affine: widen to include 0, s = (max - min) / (qmax - qmin), floor at eps, "
+                     "z = qmin - rint(min / s) clamped; float32 throughout.")
+def determine_qparams_affine(tt, rng):
+    m = _q(tt)
+    lo, hi = _ranges(rng, 7)
+    out: list[object] = []
+    for qmin, qmax in ((0, 255), (-128, 127), (0, 127), (-64, 63)):
+        s, z = m.determine_qparams(lo, hi, qmin, qmax, m.per_channel_affine)
+        out.append([np.asarray(s, dtype=np.float32), np.asarray(z, dtype=np.int64)])
+    s, z = m.determine_qparams(float(lo[4]), float(hi[4]), 0, 255)
+    out.append([float(s), int(z)])
+    out.append(outcome(m.determine_qparams, np.float32(1.0), np.float32(0.5), 0, 255))
+    return out
+
+
+@case(points=2, hint="Symmetric: a = max(-min, max), s = a / ((qmax - qmin) / 2), z = 0 for a "
+                     "signed range, the middle (qmin + qmax + 1) // 2 for an unsigned one.")
+def determine_qparams_symmetric(tt, rng):
+    m = _q(tt)
+    lo, hi = _ranges(rng, 6)
+    out = []
+    for qmin, qmax in ((-128, 127), (0, 255), (-64, 63), (0, 100)):
+        s, z = m.determine_qparams(lo, hi, qmin, qmax, m.per_tensor_symmetric)
+        out.append([np.asarray(s, dtype=np.float32), np.asarray(z, dtype=np.int64)])
+    return out
+
+
+@case(points=3, hint="MinMaxObserver.forward: running min/max over every batch (start at +-inf), "
+                     "in place; returns its input.")
+def minmax_observer_running_range(tt, rng):
+    m = _q(tt)
+    out = []
+    for kwargs in ({}, {"dtype": m.qint8, "qscheme": m.per_tensor_symmetric},
+                   {"reduce_range": True}):
+        obs = m.MinMaxObserver(**kwargs)
+        trace = []
+        for i in range(5):
+            shape = (1,) if i == 2 else (int(rng.integers(2, 6)), 3)
+            x = tt.Tensor(_f32(rng, *shape, scale=float(rng.uniform(0.5, 3))) + np.float32(i))
+            same = obs(x) is x
+            trace.append([bool(same), float(obs.min_val.data), float(obs.max_val.data)])
+        s, z = obs.calculate_qparams()
+        out.append([trace, np.asarray(s, dtype=np.float32), np.asarray(z, dtype=np.int64)])
+    return out
+
+
+@case(points=2, hint="Moving average: the first batch sets min/max; then min += c * (batch_min - "
+                     "min), the same for max.", rtol=1e-5, atol=1e-6)
+def moving_average_observer(tt, rng):
+    m = _q(tt)
+    out = []
+    for c in (0.01, 0.3):
+        obs = m.MovingAverageMinMaxObserver(averaging_constant=c)
+        trace = []
+        for i in range(5):
+            x = _f32(rng, 1 if i == 3 else 8, scale=1.0 + 2 * i)
+            obs(tt.Tensor(x))
+            trace.append([float(obs.min_val.data), float(obs.max_val.data)])
+        s, z = obs.calculate_qparams()
+        out.append([trace, np.asarray(s, dtype=np.float32), np.asarray(z, dtype=np.int64)])
+    return out
+
+
+@case(points=3, hint="Per-channel observer: reduce every axis except ch_axis; combine with the "
+                     "stored ranges after the first batch.")
+def per_channel_observer(tt, rng):
+    m = _q(tt)
+    out = []
+    for shape, axis, scheme in (((4, 6), 0, "per_channel_affine"),
+                                ((3, 5, 2, 2), 1, "per_channel_symmetric"),
+                                ((2, 3, 4), 2, "per_channel_affine")):
+        obs = m.PerChannelMinMaxObserver(ch_axis=axis, dtype=m.qint8, qscheme=scheme)
+        trace = []
+        for i in range(3):
+            batch = tuple(1 if i == 1 and d != axis else n for d, n in enumerate(shape))
+            obs(tt.Tensor(_f32(rng, *batch, scale=float(rng.uniform(0.5, 4)))))
+            trace.append([np.asarray(obs.min_val.data, dtype=np.float32),
+                          np.asarray(obs.max_val.data, dtype=np.float32)])
+        s, z = obs.calculate_qparams()
+        out.append([trace, np.asarray(s, dtype=np.float32), np.asarray(z, dtype=np.int64)])
+    one = m.PerChannelMinMaxObserver(ch_axis=0)
+    one(tt.Tensor(np.full((1, 1), rng.uniform(5, 10), np.float32)))  # one element, an extreme
+    one(tt.Tensor(_f32(rng, 1, 3)))
+    out.append([np.asarray(one.min_val.data), np.asarray(one.max_val.data)])
+    return out
+
+
+# ----------------------------------------------------------------------------- QuantizedLinear (10)
+def _linear(tt, rng, n_in, n_out, bias=True):
+    lin = _layers(tt).Linear(n_in, n_out, bias=bias)
+    lin.weight.data[...] = _f32(rng, n_out, n_in, scale=0.3)
+    if bias:
+        lin.bias.data[...] = _f32(rng, n_out, scale=0.1)
+    return lin
+
+
+def _ql_state(q):
+    return {"qweight": np.asarray(q.qweight.data), "scale": np.asarray(q.weight_scale.data),
+            "zero_point": np.asarray(q.weight_zero_point.data),
+            "bias": None if q.bias is None else np.asarray(q.bias.data),
+            "input": None if q.input_scale is None else
+            [np.asarray(q.input_scale.data), np.asarray(q.input_zero_point.data)]}
+
+
+@case(points=4, hint="from_float: observe the weight, quantize it per channel (default, symmetric "
+                     "qint8) or per tensor, store int8 weights, float32 scales, zero points in "
+                     "the weight's type, a copy of the bias, and the input qparams if given.")
+def quantized_linear_from_float(tt, rng):
+    m = _q(tt)
+    lin = _linear(tt, rng, 7, 5)
+    lin.weight.data[2] *= 20.0                 # one row with much larger weights
+    per_channel = m.QuantizedLinear.from_float(lin)
+    per_tensor = m.QuantizedLinear.from_float(
+        lin, weight_observer=m.MinMaxObserver.with_args(dtype=m.qint8,
+                                                        qscheme=m.per_tensor_symmetric))
+    static = m.QuantizedLinear.from_float(_linear(tt, rng, 4, 3, bias=False),
+                                          input_qparams=(0.05, 17))
+    before = np.asarray(per_channel.bias.data).copy()
+    lin.bias.data[...] += 1.0
+    return [_ql_state(per_channel), _ql_state(per_tensor), _ql_state(static),
+            bool(np.array_equal(before, per_channel.bias.data)),
+            [per_channel.in_features, per_channel.out_features]]
+
+
+@case(points=4, hint="forward (dynamic): quantize the batch with quint8 and its own min/max, "
+                     "subtract zero points in int32, integer matmul, then * (s_x * s_w) + bias.")
+def quantized_linear_forward_dynamic(tt, rng):
+    m = _q(tt)
+    out = []
+    for shape, n_out in (((6, 9), 4), ((2, 3, 9), 5), ((1, 9), 3)):
+        lin = _linear(tt, rng, shape[-1], n_out, bias=n_out != 3)
+        x = tt.Tensor(_f32(rng, *shape, scale=2.0) + np.float32(rng.uniform(-1, 1)))
+        y = m.QuantizedLinear.from_float(lin)(x)
+        out.append(np.asarray(y.data))
+    lin = _linear(tt, rng, 5, 4)
+    q = m.QuantizedLinear.from_float(lin, weight_observer=m.MinMaxObserver.with_args(
+        dtype=m.qint8, qscheme=m.per_tensor_affine))
+    out.append(np.asarray(q(tt.Tensor(np.abs(_f32(rng, 3, 5)))).data))
+    return out
+
+
+@case(points=2, hint="forward (static): use the stored input_scale / input_zero_point; inputs "
+                     "outside the calibrated range saturate.")
+def quantized_linear_forward_static(tt, rng):
+    m = _q(tt)
+    lin = _linear(tt, rng, 6, 4)
+    s, z = float(rng.uniform(0.01, 0.03)), int(rng.integers(80, 170))
+    q = m.QuantizedLinear.from_float(lin, input_qparams=(s, z))
+    x = _f32(rng, 5, 6)
+    x[0, 0], x[1, 1] = 100.0, -100.0
+    return np.asarray(q(tt.Tensor(x)).data)
+
+
+# ----------------------------------------------------------------------------- models (9)
+def _model(tt, rng):
+    layers = _layers(tt)
+    act = importlib.import_module(f"{tt.__name__}.activations")
+    return layers.Sequential(_linear(tt, rng, 8, 12), act.ReLU(),
+                             layers.Sequential(_linear(tt, rng, 12, 6), act.ReLU()),
+                             _linear(tt, rng, 6, 3))
+
+
+@case(points=3, hint="swap_modules: replace each child whose exact type is mapped, in place "
+                     "(add_module keeps its position), recursing into the others; a mapped root "
+                     "is replaced too.")
+def swap_modules_replaces_in_place(tt, rng):
+    m = _q(tt)
+    model = _model(tt, rng)
+    x = tt.Tensor(_f32(rng, 4, 8))
+    swapped = m.swap_modules(model, {_layers(tt).Linear: m.QuantizedLinear.from_float})
+    names = [type(mod).__name__ for mod in swapped.modules()]
+    keys = [name for name, _ in swapped.named_modules()]
+    root = m.swap_modules(_linear(tt, rng, 3, 2), {_layers(tt).Linear: m.QuantizedLinear.from_float})
+    return [names, keys, np.asarray(swapped(x).data), type(root).__name__]
+
+
+@case(points=2, hint="model_bytes: nbytes of every parameter and every buffer (int8 = 1 byte).")
+def model_bytes_of_float_and_quantized(tt, rng):
+    m = _q(tt)
+    model = _model(tt, rng)
+    per_tensor = m.quantize_model(model, per_channel=False)
+    per_channel = m.quantize_model(model)
+    obs = m.PerChannelMinMaxObserver()
+    obs(tt.Tensor(_f32(rng, 5, 3)))
+    return [int(m.model_bytes(model)), int(m.model_bytes(per_tensor)),
+            int(m.model_bytes(per_channel)), int(m.model_bytes(obs))]
+
+
+@case(points=4, hint="quantize_model: dynamic without calibration data, static (observers on each "
+                     "Linear's input) with it; the float model is unchanged.")
+def quantize_model_dynamic_and_static(tt, rng):
+    m = _q(tt)
+    model = _model(tt, rng)
+    x = tt.Tensor(_f32(rng, 7, 8))
+    calibration = [_f32(rng, 10, 8) for _ in range(3)]
+    dynamic = m.quantize_model(model)
+    static = m.quantize_model(model, calibration)
+    with tt.no_grad():
+        float_out = np.asarray(model(x).data)
+    inputs = [_ql_state(mod)["input"] for mod in static.modules()
+              if type(mod).__name__ == "QuantizedLinear"]
+    return [np.asarray(dynamic(x).data), np.asarray(static(x).data), inputs,
+            [type(mod).__name__ for mod in model.modules()], float_out]
