@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -43,10 +45,22 @@ class History:
         self.accuracy.append(acc)
 
 
+def staff() -> bool:
+    """True in the course repository (tito and the reference package are there), False in
+    the student release."""
+    return importlib.util.find_spec("tito") is not None and (REPO_ROOT / "course.yml").is_file()
+
+
+def add_package_option(p: argparse.ArgumentParser) -> None:
+    """``--package``: offered to staff (to run the reference); students train their own."""
+    p.add_argument("--package", default="tinytorch",
+                   help="package to train with: tinytorch (yours, default) or tinytorch_ref"
+                   if staff() else argparse.SUPPRESS)
+
+
 def parse_args(milestone_id: str, argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=f"Run milestone {milestone_id} with your package.")
-    p.add_argument("--package", default="tinytorch",
-                   help="package to train with: tinytorch (yours, default) or tinytorch_ref")
+    add_package_option(p)
     p.add_argument("--seed", type=int, action="append", dest="seeds",
                    help="seed to train (repeatable); default: the graded seeds in course.yml")
     p.add_argument("--plot", type=Path, default=None,
@@ -60,8 +74,40 @@ def import_package(name: str) -> ModuleType:
     try:
         return importlib.import_module(name)
     except ImportError as exc:
-        raise SystemExit(f"cannot import package {name!r}: {exc}. Run `tito export` first, or "
-                         "pass --package tinytorch_ref for the staff reference.") from exc
+        fix = ("Run `tito export` first, or pass --package tinytorch_ref for the staff reference"
+               if staff() else "Export each module it needs first: `python export.py NN` (or "
+               "`tito module export NN`)")
+        raise SystemExit(f"cannot import package {name!r}: {exc}. {fix}.") from exc
+
+
+#: A stub's message (``raise NotImplementedError("module 05: implement backward ...")``), also
+#: when the string starts on the line after the parenthesis.
+_STUB = re.compile(r"NotImplementedError\(\s*(?:#[^\n]*\n\s*)?[\"']module (\d+): implement "
+                   r"([^\"'(]+?)[\s\"'(]")
+
+
+def stubs_in(package: ModuleType) -> dict[int, list[str]]:
+    """Module number -> the functions still stubs in ``package``'s files (what is left)."""
+    found: dict[int, set[str]] = {}
+    for path in sorted(Path(package.__file__ or "").parent.glob("*.py")):
+        for number, name in _STUB.findall(path.read_text(encoding="utf-8")):
+            found.setdefault(int(number), set()).add(name.strip())
+    return {n: sorted(names) for n, names in sorted(found.items())}
+
+
+def check_prerequisites(package: ModuleType, milestone_id: str, requires: list[int]) -> None:
+    """Exit (status 2) naming the required modules still stubs, before any training."""
+    left = {n: names for n, names in stubs_in(package).items() if n in requires}
+    if not left:
+        return
+    need = ", ".join(f"{n:02d}" for n in sorted(requires))
+    todo = "; ".join(f"module {n:02d}: {', '.join(names[:3])}"
+                     + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+                     for n, names in left.items())
+    print(f"{milestone_id} needs modules {need}; still stubs in {package.__name__} — {todo}. "
+          "Finish them, export (`python export.py NN` or `tito module export NN`) and run "
+          "again.", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def milestone_config(milestone_id: str) -> Any:
@@ -144,6 +190,7 @@ def main(milestone_id: str, data: tuple[np.ndarray, ...],
     console = Console()
     ms = milestone_config(milestone_id)
     tt = import_package(args.package)
+    check_prerequisites(tt, milestone_id, list(ms.requires))
     seeds = args.seeds or list(ms.seeds)
     need = min(ms.min_passing_seeds, len(seeds))
     budget = 0.6 * ms.time_budget_s / len(ms.seeds)

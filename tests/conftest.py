@@ -56,6 +56,7 @@ TIERS: dict[str, tuple[str, ...]] = {
                   "milestones/test_transformer.py::test_plausible_bug",
                   "milestones/test_transformer.py::test_script"),
     "notebook": ("test_student_notebooks.py",),
+    "student": ("test_student_week.py",),
     "grading": ("test_demo.py", "test_sample_class.py", "test_roles.py", "autograder/test_adversarial",
                 "autograder/test_gradescope.py", "regrade/"),
     "authoring": ("test_module_new.py",),

@@ -694,7 +694,8 @@ class Tensor:
                of ``other`` (or its only dim when 1-D). If not, raise ``ValueError`` naming
                both shapes, e.g. ``matmul: shapes (2, 3) and (4, 5) cannot be multiplied
                (3 != 4)``.
-            3. ``np.matmul`` implements exactly these rules.
+            3. ``out = np.matmul(self.data, other.data)``: ``np.matmul`` implements exactly
+               these rules (the line after the stub records ``out``).
 
         EXAMPLE:
             >>> a = Tensor(np.ones((8, 2, 3))); b = Tensor(np.ones((3, 5)))
@@ -746,8 +747,11 @@ class Tensor:
     def mean(self, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
         """Mean over ``dim``; same ``dim``/``keepdim`` rules as ``sum``.
 
-        APPROACH: ``np.mean`` with ``axis=dim`` and ``keepdims=keepdim``; pass
-        ``dtype=data.dtype`` so float32 data gives a float32 mean.
+        APPROACH (the line after the stub records ``out`` and ``axis``):
+            1. ``axis = _dim_arg(dim)`` as in ``sum``.
+            2. ``data = self.data``, converted to float32 first if it is not a float.
+            3. ``out = np.mean(data, axis=axis, keepdims=keepdim, dtype=data.dtype)`` (float32
+               data gives a float32 mean).
 
         EXAMPLE:
             >>> Tensor([[1.0, 2.0], [3.0, 4.0]]).mean(dim=0).tolist()

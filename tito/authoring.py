@@ -14,6 +14,7 @@ public check must fail, the hidden score must drop), so no function can go unche
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import tempfile
 from dataclasses import dataclass
@@ -171,3 +172,66 @@ def stub_one(path: Path, function: SolutionFunction, *, slug: str, number: int) 
         copy = Path(tmp) / path.name
         copy.write_text("\n".join(out) + "\n", encoding="utf-8")
         return export_module(copy, slug=slug, number=number, mode="reference")
+
+
+def _module_level_names(tree: ast.Module) -> set[str]:
+    """Names a function body can read without defining them: builtins, imports, and every
+    function, class and assignment at module level."""
+    names = set(dir(builtins))
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            names.update(n.id for n in ast.walk(node)
+                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    return names
+
+
+def unexplained_tail_names(path: Path) -> list[str]:
+    """Names the code kept after a stub reads but no one defines, missing from the docstring.
+
+    A solution function may keep lines after its ``# STUB`` raise (``return _result(out, ...)``)
+    that read variables the student's code must define (``out``, ``axis``). The docstring has
+    to name each (as ````out```` or ``out =``), or the APPROACH cannot be followed as written.
+    Returns one line per problem: ``file: function: name``.
+    """
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    known = _module_level_names(tree)
+    solved = {f.name for f in scan(path)[0]}
+    problems: list[str] = []
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}{child.name}.")
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{child.name}"
+                if name in solved:
+                    problems.extend(f"{path.name}: {name}: {n}" for n in _tail_gaps(child, known))
+                walk(child, f"{name}.")
+
+    walk(tree, "")
+    return problems
+
+
+def _tail_gaps(fn: ast.FunctionDef | ast.AsyncFunctionDef, known: set[str]) -> list[str]:
+    raises = [i for i, st in enumerate(fn.body)
+              if isinstance(st, ast.Raise) and "NotImplementedError" in ast.unparse(st)]
+    if not raises:
+        return []
+    tail = fn.body[raises[-1] + 1:]
+    args = fn.args
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    params |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    loaded: set[str] = set()
+    stored: set[str] = set()
+    for st in tail:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name):
+                (loaded if isinstance(n.ctx, ast.Load) else stored).add(n.id)
+    doc = ast.get_docstring(fn) or ""
+    return [n for n in sorted(loaded - stored - params - known)
+            if not re.search(rf"``{re.escape(n)}\b|\b{re.escape(n)} =", doc)]

@@ -10,6 +10,7 @@ checked-in trees are in sync with their sources. Every release ends with a leak 
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shutil
@@ -269,7 +270,34 @@ def write_student_package_infra(course: Course, release_dir: Path | None = None)
     for rel in infrastructure_files(course):
         dest = pkg / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(paths.REFERENCE / rel, dest)
+        text = (paths.REFERENCE / rel).read_text(encoding="utf-8")
+        if rel.as_posix() == "__init__.py":
+            text = _replace_docstring(text, STUDENT_PACKAGE_DOC)
+        dest.write_text(text.replace("tinytorch_ref", "tinytorch"), encoding="utf-8")
+
+
+#: The docstring of the student's ``tinytorch/__init__.py`` (the reference's describes itself).
+STUDENT_PACKAGE_DOC = '''"""tinytorch — your framework: each module's file is what ``python export.py NN`` (or
+``tito module export NN``) wrote from your notebook of that module.
+
+This file and the facades ``nn``, ``optim``, ``data`` are provided: they gather your modules
+under PyTorch's names (``tinytorch.nn.Linear``, ``tinytorch.optim.SGD``); do not edit them.
+
+Note: the factory ``tensor()`` stays in ``tinytorch.tensor`` (the module file); the package
+attribute ``tensor`` is that module.
+"""
+'''
+
+
+def _replace_docstring(text: str, doc: str) -> str:
+    """``text`` (a module's source) with its docstring replaced by ``doc``."""
+    tree = ast.parse(text)
+    first = tree.body[0] if tree.body else None
+    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)):
+        return doc + "\n" + text
+    rest = text.splitlines(keepends=True)[first.end_lineno or 1:]
+    return doc + "".join(rest)
 
 
 STUDENT_REQUIREMENTS = """\
@@ -332,7 +360,12 @@ def write_student_milestones(course: Course, release_dir: Path, released: list[M
     out = release_dir / "milestones"
     out.mkdir(parents=True)
     for name in ("_runner.py", "recipes.py", *(f"{ms.id}.py" for ms in ready)):
-        shutil.copy(paths.REPO_ROOT / "milestones" / name, out / name)
+        # the staff's way of running a script with the reference package stays out
+        text = (paths.REPO_ROOT / "milestones" / name).read_text(encoding="utf-8")
+        kept = [ln for ln in text.splitlines(keepends=True)
+                if not (ln.lstrip().startswith("python milestones/") and "tinytorch_ref" in ln)]
+        (out / name).write_text("".join(kept).replace(" or the staff's\n``tinytorch_ref``)",
+                                                      ")"), encoding="utf-8")
     table = [ms.model_dump(include={"id", "year", "title", "metric", "threshold", "seeds",
                                     "min_passing_seeds", "time_budget_s", "requires"})
              for ms in ready]

@@ -555,7 +555,9 @@ def test_gelu_exact_and_tanh(gelu, Tensor, np):
     approx = gelu(x, approximate="tanh").numpy()
     assert np.allclose(approx, [-0.00363752, -0.15880801, 0.0, 0.841192, 2.9963627], atol=1e-6), (
         f"the tanh approximation is 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))); got {approx}")
-    assert exact.dtype == np.float32 and approx.dtype == np.float32, "GELU must keep float32"
+    assert exact.dtype == np.float32 and approx.dtype == np.float32, (
+        f"GELU must keep float32, got {exact.dtype} (exact) and {approx.dtype} (tanh): a "
+        "float64 constant in the formula promotes the whole activation")
     try:
         gelu(x, approximate="fast")
     except ValueError:
@@ -808,11 +810,16 @@ def test_modules_match_functions(ReLU, GELU, Softmax, LogSoftmax, Tensor, np):
     x = Tensor([[-1.0, 0.5, 2.0], [3.0, -4.0, 0.0]])
     assert np.allclose(ReLU()(x).numpy(), [[0.0, 0.5, 2.0], [3.0, 0.0, 0.0]]), (
         f"ReLU()(x) must equal relu(x); got {ReLU()(x).numpy().tolist()}: fix relu first")
-    assert GELU("tanh")(x).shape == (2, 3), "GELU is element-wise: it keeps the shape (2, 3)"
+    got = GELU("tanh")(x).shape
+    assert got == (2, 3), f"GELU is element-wise: it keeps the shape (2, 3), got {got}"
     p = Softmax(dim=0)(x).numpy()
-    assert np.allclose(p.sum(axis=0), 1.0), "Softmax(dim=0) must normalise along dim 0"
+    assert np.allclose(p.sum(axis=0), 1.0), (
+        f"Softmax(dim=0) must normalise along dim 0: column sums should be 1, got "
+        f"{p.sum(axis=0).round(4).tolist()} (pass dim on to softmax)")
     lp = LogSoftmax(dim=1)(x).numpy()
-    assert np.allclose(np.exp(lp).sum(axis=1), 1.0), "exp(LogSoftmax(dim=1)(x)) rows sum to 1"
+    rows = np.exp(lp).sum(axis=1)
+    assert np.allclose(rows, 1.0), (
+        f"exp(LogSoftmax(dim=1)(x)) rows sum to 1, got {rows.round(4).tolist()}")
 
 # %% [raw]
 # # END TESTS

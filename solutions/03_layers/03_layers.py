@@ -672,14 +672,19 @@ def test_linear_shapes_and_init(Linear, Tensor, manual_seed, np):
     assert lin.weight.shape == (4, 16), (
         f"weight is (out_features, in_features) = (4, 16), got {lin.weight.shape}: "
         "checkpoints and optimizers rely on PyTorch's layout")
-    assert lin.bias.shape == (4,), "bias has one entry per output"
-    assert lin.weight.requires_grad, "weights are Parameters (requires_grad=True)"
+    assert lin.bias.shape == (4,), f"bias has one entry per output: (4,), got {lin.bias.shape}"
+    assert lin.weight.requires_grad, (
+        f"weights are Parameters (requires_grad=True), got requires_grad="
+        f"{lin.weight.requires_grad}: the optimizer would never see them")
     w = lin.weight.numpy()
-    assert w.dtype == np.float32, "parameters are float32"
+    assert w.dtype == np.float32, (
+        f"parameters are float32, got {w.dtype}: float64 weights double memory and make every "
+        "later layer run in float64")
     assert np.abs(w).max() <= 0.25 and np.abs(w).max() > 0.15, (
         f"init bound is 1/sqrt(in_features) = 0.25 for in_features = 16, but max |w| is "
         f"{np.abs(w).max():.3f}: draw from Uniform(-bound, bound) so activations keep their scale")
-    assert Linear(16, 4, bias=False).bias is None, "bias=False sets bias to None"
+    nob = Linear(16, 4, bias=False).bias
+    assert nob is None, f"bias=False sets bias to None, got {type(nob).__name__}"
 
 # %%
 def test_linear_forward(Linear, Tensor, np):
@@ -690,8 +695,10 @@ def test_linear_forward(Linear, Tensor, np):
     assert out.shape == (2, 2), f"(2, 3) -> (2, 2), got {out.shape}"
     assert np.allclose(out.numpy(), [[-2.0, 4.0], [0.0, 1.0]]), (
         f"y = x @ W.T + b; got {out.numpy().tolist()}")
-    assert lin(Tensor(np.ones((5, 7, 3), dtype=np.float32))).shape == (5, 7, 2), (
-        "Linear acts on the last dimension of any (*, in_features) input")
+    got = lin(Tensor(np.ones((5, 7, 3), dtype=np.float32))).shape
+    assert got == (5, 7, 2), (
+        f"Linear acts on the last dimension of any (*, in_features) input: (5, 7, 3) -> "
+        f"(5, 7, 2), got {got}")
 
 # %% [raw]
 # # END TESTS
@@ -899,9 +906,15 @@ def test_dropout_train_and_eval(Dropout, Tensor, np, manual_seed):
     y = d(x).numpy()
     dropped = float((y == 0).mean())
     assert 0.2 < dropped < 0.3, f"about 25% of elements should be zero in training: {dropped:.2f}"
-    assert np.allclose(y[y != 0], 1 / 0.75), "survivors are scaled by 1 / (1 - p)"
+    kept = y[y != 0]
+    assert np.allclose(kept, 1 / 0.75), (
+        f"survivors are scaled by 1 / (1 - p) = {1 / 0.75:.4f}, got values from "
+        f"{kept.min():.4f} to {kept.max():.4f}: the expected activation must not change")
     d.eval()
-    assert np.array_equal(d(x).numpy(), x.numpy()), "in eval mode dropout is the identity"
+    ev = d(x).numpy()
+    assert np.array_equal(ev, x.numpy()), (
+        f"in eval mode dropout is the identity, but {int((ev != 1).sum())} of {ev.size} ones "
+        "changed")
     try:
         Dropout(1.5)
     except ValueError:

@@ -180,8 +180,10 @@ def test_mse_reductions(mse_loss, Tensor, np):
     assert np.allclose(none.numpy(), [0.25, 0.0, 4.0, 0.0]), (
         f"per-element squared errors (input - target)**2 are [0.25, 0, 4, 0]; "
         f"got {none.numpy().tolist()}")
-    assert mse_loss(pred, target).dtype == np.float32, (
-        "the loss stays float32 (a float64 loss would make float64 gradients in module 05)")
+    got = mse_loss(pred, target).dtype
+    assert got == np.float32, (
+        f"the loss stays float32, got {got} (a float64 loss would make float64 gradients in "
+        "module 05)")
     try:
         mse_loss(pred, target, reduction="avg")
     except ValueError:
@@ -381,11 +383,13 @@ def test_cross_entropy_values(cross_entropy, nll_loss, Tensor, np):
         f"mean of -log softmax(z)[y] over the batch is 1.4185, got {loss.item():.4f}")
     per = cross_entropy(logits, y, reduction="none").numpy()
     assert np.allclose(per, [0.41703, 2.41998], atol=1e-4), f"per-sample losses are wrong: {per}"
-    assert np.isclose(cross_entropy(logits, y, reduction="sum").item(), per.sum(), atol=1e-4), (
-        "reduction='sum' adds the per-sample losses")
+    total = cross_entropy(logits, y, reduction="sum").item()
+    assert np.isclose(total, per.sum(), atol=1e-4), (
+        f"reduction='sum' adds the per-sample losses: expected {per.sum():.5f}, got {total}")
     logp = Tensor([[-0.5, -1.0], [-2.0, -0.1]])
-    assert np.isclose(nll_loss(logp, Tensor(np.array([0, 1]))).item(), 0.3), (
-        "nll_loss averages -logp[i, y_i]: (0.5 + 0.1) / 2")
+    got = nll_loss(logp, Tensor(np.array([0, 1]))).item()
+    assert np.isclose(got, 0.3), (
+        f"nll_loss averages -logp[i, y_i]: (0.5 + 0.1) / 2 = 0.3, got {got}")
 
 # %%
 def test_cross_entropy_is_stable(cross_entropy, Tensor, np):
@@ -578,23 +582,28 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A00
 def test_bce_clamps_log(binary_cross_entropy, Tensor, np):
     p, y = Tensor([0.9, 0.2, 0.0, 1.0]), Tensor([1.0, 0.0, 1.0, 1.0])
     per = binary_cross_entropy(p, y, reduction="none").numpy()
-    assert np.isfinite(per).all(), "log(0) must be clamped at -100, not left as -inf"
+    assert np.isfinite(per).all(), (
+        f"log(0) must be clamped at -100, not left as -inf: got {per.tolist()}")
     assert np.allclose(per, [0.1053605, 0.2231435, 100.0, 0.0], atol=1e-5), (
         f"-(y log p + (1 - y) log(1 - p)) per element, with logs clamped at -100; got {per}")
-    assert np.isclose(binary_cross_entropy(p, y).item(), per.mean()), (
-        "reduction='mean' (the default) averages the per-element losses")
+    got = binary_cross_entropy(p, y).item()
+    assert np.isclose(got, per.mean()), (
+        f"reduction='mean' (the default) averages the per-element losses: expected "
+        f"{per.mean():.5f}, got {got}")
 
 # %%
 def test_bce_with_logits_is_stable(binary_cross_entropy_with_logits, Tensor, np):
     z, y = Tensor([0.0, 1000.0, -1000.0, 2.0]), Tensor([1.0, 0.0, 1.0, 1.0])
     with np.errstate(over="raise"):
         per = binary_cross_entropy_with_logits(z, y, reduction="none").numpy()
-    assert np.isfinite(per).all(), "exp overflowed: use log(1 + exp(-|z|)) + max(-z, 0)"
+    assert np.isfinite(per).all(), (
+        f"exp overflowed, got {per.tolist()}: use log(1 + exp(-|z|)) + max(-z, 0)")
     assert np.allclose(per, [0.6931472, 1000.0, 1000.0, 0.126928], atol=1e-5), (
         f"(1 - y) z + softplus(-z) per element; got {per}")
     pw = binary_cross_entropy_with_logits(z, y, reduction="none", pos_weight=Tensor([3.0]))
     assert np.isclose(pw.numpy()[3], 3 * 0.126928, atol=1e-5), (
-        "pos_weight multiplies the loss of positive targets")
+        f"pos_weight multiplies the loss of positive targets: expected 3 * 0.126928 = "
+        f"{3 * 0.126928:.6f}, got {pw.numpy()[3]:.6f}")
 
 # %% [raw]
 # # END TESTS
@@ -700,14 +709,18 @@ class BCEWithLogitsLoss(_Loss):
 def test_loss_modules(CrossEntropyLoss, MSELoss, BCEWithLogitsLoss, Tensor, np):
     logits = Tensor(np.zeros((4, 10), dtype=np.float32))
     y = Tensor(np.array([0, 3, 9, 5]))
-    assert np.isclose(CrossEntropyLoss()(logits, y).item(), np.log(10), atol=1e-5), (
-        "uniform logits over 10 classes cost log(10) = 2.3026: the loss of random guessing")
-    assert CrossEntropyLoss(reduction="none")(logits, y).shape == (4,), "one loss per sample"
+    got = CrossEntropyLoss()(logits, y).item()
+    assert np.isclose(got, np.log(10), atol=1e-5), (
+        f"uniform logits over 10 classes cost log(10) = 2.3026 (the loss of random guessing), "
+        f"got {got}")
+    shape = CrossEntropyLoss(reduction="none")(logits, y).shape
+    assert shape == (4,), f"reduction='none': one loss per sample, shape (4,), got {shape}"
     total = MSELoss(reduction="sum")(Tensor([1.0, 2.0]), Tensor([0.0, 0.0])).item()
     assert np.isclose(total, 5.0), (
         f"MSELoss(reduction='sum') must pass its reduction on: 1² + 2² = 5, got {total}")
-    assert np.isclose(BCEWithLogitsLoss()(Tensor([0.0]), Tensor([1.0])).item(), np.log(2)), (
-        "a logit of 0 is p = 0.5: the loss is log 2")
+    got = BCEWithLogitsLoss()(Tensor([0.0]), Tensor([1.0])).item()
+    assert np.isclose(got, np.log(2)), (
+        f"a logit of 0 is p = 0.5: the loss is log 2 = 0.6931, got {got}")
 
 # %% [raw]
 # # END TESTS

@@ -243,11 +243,15 @@ def test_unbroadcast_sums_stretched_dims(unbroadcast, np):
     assert out.shape == (3,), (
         f"a (3,) bias broadcast over 4 rows needs a (3,) gradient, got {out.shape}: "
         "sum away the extra leading dimension")
-    assert np.allclose(out, 4.0), "each bias element touched 4 outputs, so its gradient is 4"
+    assert np.allclose(out, 4.0), (
+        f"each bias element touched 4 outputs, so its gradient is 4, got {out.tolist()}: sum, "
+        "not mean")
     kept = unbroadcast(np.ones((2, 4, 3)), (4, 1))
     assert kept.shape == (4, 1), f"(2, 4, 3) -> (4, 1) should keep the size-1 dim, got {kept.shape}"
-    assert np.allclose(kept, 6.0), "2 * 3 = 6 outputs per element of the (4, 1) input"
-    assert unbroadcast(np.ones((2, 3)), ()).shape == (), "a scalar input gets a scalar gradient"
+    assert np.allclose(kept, 6.0), (
+        f"2 * 3 = 6 outputs per element of the (4, 1) input, got {kept.ravel().tolist()}")
+    scalar = unbroadcast(np.ones((2, 3)), ()).shape
+    assert scalar == (), f"a scalar input gets a scalar gradient, shape (), got {scalar}"
 
 # %%
 def test_topological_order_visits_each_tensor_once(topological_order, Tensor):
@@ -257,12 +261,16 @@ def test_topological_order_visits_each_tensor_once(topological_order, Tensor):
     d = c * b
     order = topological_order(d)
     ids = [id(t) for t in order]
+    names = {id(a): "a", id(b): "b", id(c): "c", id(d): "d"}
+    shown = [names.get(i, "?") for i in ids]
     assert len(ids) == len(set(ids)), (
-        "a tensor appears twice in the order: it would pass its gradient on twice")
-    assert order[-1] is d, "the root (the tensor you call backward on) must come last"
+        f"a tensor appears twice in the order {shown}: it would pass its gradient on twice")
+    assert order[-1] is d, (
+        f"the root (the tensor you call backward on) must come last, got the order {shown}")
     pos = {id(t): i for i, t in enumerate(order)}
-    assert pos[id(a)] < pos[id(b)] < pos[id(c)] < pos[id(d)], (
-        "every tensor must come after its inputs, or the backward walk reads unfinished grads")
+    assert all(k in pos for k in names) and pos[id(a)] < pos[id(b)] < pos[id(c)] < pos[id(d)], (
+        f"expected a before b before c before d (every tensor after its inputs), got {shown}: "
+        "otherwise the backward walk reads unfinished gradients")
 
 # %% [raw]
 # # END TESTS
@@ -491,6 +499,67 @@ def grad_clamp(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarra
     raise NotImplementedError("module 05: implement grad_clamp (see its docstring)")  # STUB
 
 
+# %% [raw]
+# # BEGIN QUESTION
+# name: elementwise
+# points: 0
+
+# %% [markdown]
+# ### Check: element-wise formulas
+#
+# These call your formulas directly on a node the forward pass recorded, without the engine
+# (`backward` comes in section 7), so a formula is checked on its own.
+
+# %% [raw]
+# # BEGIN TESTS
+
+# %%
+def test_elementwise_formulas_directly(grad_add, grad_sub, grad_mul, grad_div, grad_neg,
+                                       grad_pow, grad_exp, grad_log, grad_sqrt, grad_tanh,
+                                       grad_abs, grad_clamp, Tensor, np):
+    def check(name, fn, y, g, expected, why):
+        got = fn(g, y._node, y.data)
+        got = got if isinstance(got, tuple) else (got,)
+        assert len(got) == len(expected), (
+            f"{name}: expected {len(expected)} gradient(s), one per input, got {len(got)}: {why}")
+        for i, (gi, ei) in enumerate(zip(got, expected)):
+            gi = np.asarray(gi)
+            shown = np.round(gi, 4).tolist() if gi.shape == ei.shape else f"shape {gi.shape}"
+            assert gi.shape == ei.shape and np.allclose(gi, ei, rtol=1e-5, atol=1e-6), (
+                f"{name}, input {i}: expected {np.round(ei, 4).tolist()} (shape {ei.shape}), "
+                f"got {shown}: {why}")
+
+    a = Tensor([0.5, -2.0, 3.0], requires_grad=True)
+    b = Tensor([2.0, 4.0, -1.0], requires_grad=True)
+    c = Tensor([0.5, 2.0, 4.0], requires_grad=True)
+    A, B, C = (t.numpy().astype(np.float64) for t in (a, b, c))
+    g = np.array([1.0, 10.0, 100.0], dtype=np.float32)
+    check("a + b", grad_add, a + b, g, [g, g], "d(a + b)/da = d(a + b)/db = 1")
+    check("a - b", grad_sub, a - b, g, [g, -g], "d(a - b)/db = -1: b's gradient is -grad")
+    check("a * b", grad_mul, a * b, g, [g * B, g * A],
+          "each input's gradient is grad times the *other* input")
+    check("a / b", grad_div, a / b, g, [g / B, -g * A / B ** 2],
+          "d(a/b)/da = 1/b and d(a/b)/db = -a/b²")
+    check("-a", grad_neg, -a, g, [-g], "negation flips the sign of the gradient")
+    check("a ** 3", grad_pow, a ** 3, g, [g * 3 * A ** 2],
+          "the power rule n·a^(n-1), with n from node.saved")
+    check("a.exp()", grad_exp, a.exp(), g, [g * np.exp(A)], "exp is its own derivative: grad * out")
+    check("c.log()", grad_log, c.log(), g, [g / C], "d log(c)/dc = 1/c")
+    check("c.sqrt()", grad_sqrt, c.sqrt(), g, [g / (2 * np.sqrt(C))],
+          "d sqrt(c)/dc = 1 / (2·sqrt(c)) = 0.5 / out")
+    check("a.tanh()", grad_tanh, a.tanh(), g, [g * (1 - np.tanh(A) ** 2)],
+          "d tanh(a)/da = 1 - out²")
+    check("a.abs()", grad_abs, a.abs(), g, [g * np.sign(A)], "d|a|/da = sign(a)")
+    check("a.clamp(-1, 1)", grad_clamp, a.clamp(min=-1.0, max=1.0), g,
+          [g * ((A >= -1) & (A <= 1))],
+          "clamp passes the gradient only where a was inside the bounds (0 where it was clipped)")
+
+# %% [raw]
+# # END TESTS
+
+# %% [raw]
+# # END QUESTION
+
 # %% [markdown]
 # ## 5. Matrix multiplication
 #
@@ -543,6 +612,56 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
     # END SOLUTION
     raise NotImplementedError("module 05: implement grad_matmul (see its docstring)")  # STUB
 
+
+# %% [raw]
+# # BEGIN QUESTION
+# name: matmul
+# points: 0
+
+# %% [markdown]
+# ### Check: the matmul formula
+#
+# These call your formulas directly on a node the forward pass recorded, without the engine
+# (`backward` comes in section 7), so a formula is checked on its own.
+
+# %% [raw]
+# # BEGIN TESTS
+
+# %%
+def test_matmul_formula_directly(grad_matmul, Tensor, np):
+    def check(name, fn, y, g, expected, why):
+        got = fn(g, y._node, y.data)
+        got = got if isinstance(got, tuple) else (got,)
+        assert len(got) == len(expected), (
+            f"{name}: expected {len(expected)} gradient(s), one per input, got {len(got)}: {why}")
+        for i, (gi, ei) in enumerate(zip(got, expected)):
+            gi = np.asarray(gi)
+            shown = np.round(gi, 4).tolist() if gi.shape == ei.shape else f"shape {gi.shape}"
+            assert gi.shape == ei.shape and np.allclose(gi, ei, rtol=1e-5, atol=1e-6), (
+                f"{name}, input {i}: expected {np.round(ei, 4).tolist()} (shape {ei.shape}), "
+                f"got {shown}: {why}")
+
+    rng = np.random.default_rng(0)
+    a = Tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    b = Tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    g = rng.standard_normal((2, 4))
+    A, B = a.numpy(), b.numpy()
+    check("(2, 3) @ (3, 4)", grad_matmul, a @ b, g, [g @ B.T, A.T @ g],
+          "dA = G @ Bᵀ (shape of A) and dB = Aᵀ @ G (shape of B)")
+    p = Tensor(rng.standard_normal((5, 2, 3)), requires_grad=True)
+    q = Tensor(rng.standard_normal((5, 3, 4)), requires_grad=True)
+    g3 = rng.standard_normal((5, 2, 4))
+    P, Q = p.numpy(), q.numpy()
+    check("(5, 2, 3) @ (5, 3, 4)", grad_matmul, p @ q, g3,
+          [g3 @ np.swapaxes(Q, -1, -2), np.swapaxes(P, -1, -2) @ g3],
+          "batched: transpose only the last two axes (np.swapaxes(x, -1, -2); .T would reverse "
+          "all three)")
+
+# %% [raw]
+# # END TESTS
+
+# %% [raw]
+# # END QUESTION
 
 # %% [markdown]
 # ## 6. Reductions, views and indexing
@@ -766,6 +885,77 @@ DERIVATIVES: dict[str, GradFn] = {
 }
 
 
+# %% [raw]
+# # BEGIN QUESTION
+# name: reductions
+# points: 0
+
+# %% [markdown]
+# ### Check: reduction and view formulas
+#
+# These call your formulas directly on a node the forward pass recorded, without the engine
+# (`backward` comes in section 7), so a formula is checked on its own.
+
+# %% [raw]
+# # BEGIN TESTS
+
+# %%
+def test_reduction_and_view_formulas_directly(grad_sum, grad_mean, grad_max, grad_amax,
+                                              grad_reshape, grad_transpose, grad_permute,
+                                              grad_getitem, grad_contiguous, Tensor, np):
+    def check(name, fn, y, g, expected, why):
+        got = fn(g, y._node, y.data)
+        got = got if isinstance(got, tuple) else (got,)
+        assert len(got) == len(expected), (
+            f"{name}: expected {len(expected)} gradient(s), one per input, got {len(got)}: {why}")
+        for i, (gi, ei) in enumerate(zip(got, expected)):
+            gi = np.asarray(gi)
+            shown = np.round(gi, 4).tolist() if gi.shape == ei.shape else f"shape {gi.shape}"
+            assert gi.shape == ei.shape and np.allclose(gi, ei, rtol=1e-5, atol=1e-6), (
+                f"{name}, input {i}: expected {np.round(ei, 4).tolist()} (shape {ei.shape}), "
+                f"got {shown}: {why}")
+
+    x = Tensor([[1.0, 5.0, 2.0], [7.0, 3.0, 4.0]], requires_grad=True)
+    g2 = np.array([1.0, 10.0])
+    g13 = np.array([[1.0, 2.0, 3.0]])
+    check("x.sum(dim=1)", grad_sum, x.sum(dim=1), g2, [np.array([[1.0] * 3, [10.0] * 3])],
+          "every element of a row gets that row's gradient: re-insert the summed axis, then "
+          "broadcast to x's shape")
+    check("x.mean(dim=0, keepdim=True)", grad_mean, x.mean(dim=0, keepdim=True), g13,
+          [np.array([[0.5, 1.0, 1.5], [0.5, 1.0, 1.5]])],
+          "like sum, divided by the number of elements averaged (2 per column)")
+    check("x.max(dim=1).values", grad_max, x.max(dim=1).values, g2,
+          [np.array([[0.0, 1.0, 0.0], [10.0, 0.0, 0.0]])],
+          "only the largest element of each row (node.saved['indices']) gets the gradient")
+    check("x.amax(dim=1)", grad_amax, x.amax(dim=1), g2,
+          [np.array([[0.0, 1.0, 0.0], [10.0, 0.0, 0.0]])],
+          "only the largest element of each row gets the gradient (shared evenly on ties)")
+    g6 = np.arange(6.0)
+    check("x.reshape(6)", grad_reshape, x.reshape(6), g6, [g6.reshape(2, 3)],
+          "a reshape's backward reshapes the gradient back to x's shape")
+    g32 = np.arange(6.0).reshape(3, 2)
+    check("x.transpose(0, 1)", grad_transpose, x.transpose(0, 1), g32, [g32.T],
+          "a transpose's backward is the same transpose")
+    z = Tensor(np.arange(24.0).reshape(2, 3, 4), requires_grad=True)
+    g423 = np.arange(24.0).reshape(4, 2, 3)
+    check("z.permute(2, 0, 1)", grad_permute, z.permute(2, 0, 1), g423,
+          [np.transpose(g423, (1, 2, 0))],
+          "undo a permute with the inverse permutation np.argsort(dims) = (1, 2, 0)")
+    v = Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    check("v[[0, 0, 2]]", grad_getitem, v[np.array([0, 0, 2])], np.array([1.0, 10.0, 100.0]),
+          [np.array([11.0, 0.0, 100.0])],
+          "v[0] is used twice, so it gets 1 + 10: scatter with np.add.at (g[idx] = grad keeps "
+          "only the last)")
+    t = x.transpose(0, 1)
+    check("x.T.contiguous()", grad_contiguous, t.contiguous(), g32, [g32],
+          "contiguous only copies: it passes the gradient through unchanged")
+
+# %% [raw]
+# # END TESTS
+
+# %% [raw]
+# # END QUESTION
+
 # %% [markdown]
 # ## 7. The engine: `backward`
 #
@@ -872,6 +1062,23 @@ def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None) -> Non
 
 
 # %% [markdown]
+# `x.backward()` is module 01's `Tensor.backward`, which calls `backward` in
+# `tinytorch/autograd.py` — the file you have not exported yet. The cell below points it at
+# the `backward` of this notebook, so the checks use the cells you just ran, without exporting
+# or restarting. It looks `backward` up at each call: after fixing a formula or the engine,
+# re-running that cell is enough.
+
+# %%
+import tinytorch.autograd as _exported_autograd
+
+
+def _notebook_backward(*args, **kwargs):
+    return backward(*args, **kwargs)
+
+
+_exported_autograd.backward = _notebook_backward
+
+# %% [markdown]
 # ## 8. Trust, but verify: `gradcheck` (provided)
 #
 # Any derivative formula can be checked against the definition, with **central differences**:
@@ -959,11 +1166,14 @@ def test_broadcast_gradient_is_reduced(Tensor, np):
     x = Tensor(np.ones((4, 3), dtype=np.float32), requires_grad=True)
     b = Tensor(np.zeros(3, dtype=np.float32), requires_grad=True)
     (x + b).sum().backward()
-    assert b.grad is not None, "b requires grad, so backward must fill b.grad"
+    assert b.grad is not None, (
+        f"b requires grad, so backward must fill b.grad, got {b.grad!r}")
     assert b.grad.shape == (3,), (
         f"b.grad must have b's shape (3,), got {b.grad.shape}: unbroadcast the gradient, or the "
         "optimizer cannot subtract it from the bias")
-    assert np.allclose(b.grad.numpy(), 4.0), "each bias element was added to 4 rows"
+    assert np.allclose(b.grad.numpy(), 4.0), (
+        f"each bias element was added to 4 rows, so its gradient is 4, got "
+        f"{b.grad.numpy().tolist()}")
 
 # %%
 def test_matmul_and_reduction_gradients(gradcheck, np):
@@ -996,27 +1206,35 @@ def test_gradients_accumulate(Tensor, np):
     (x * x).sum().backward()
     (x * x).sum().backward()
     assert np.allclose(x.grad.numpy(), [4.0, 8.0]), (
-        "two backward calls must ADD their gradients (2x + 2x): .grad accumulates until "
-        "zero_grad(), which gradient accumulation over micro-batches relies on")
+        f"two backward calls must ADD their gradients (2x + 2x = [4, 8]), got "
+        f"{x.grad.numpy().tolist()}: .grad accumulates until zero_grad(), which gradient "
+        "accumulation over micro-batches relies on")
     y = Tensor([3.0], requires_grad=True)
     (y * y + y).sum().backward()
     assert np.allclose(y.grad.numpy(), [7.0]), (
-        "y is used three times: d(y*y + y)/dy = 2y + 1 = 7; sum the gradient of every use")
+        f"y is used three times: d(y*y + y)/dy = 2y + 1 = 7, got {y.grad.numpy().tolist()}; "
+        "sum the gradient of every use")
 
 # %%
 def test_indexing_repeats_add_up(Tensor, np):
     x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
     x[np.array([0, 0, 2])].sum().backward()
     assert np.allclose(x.grad.numpy(), [2.0, 0.0, 1.0]), (
-        "x[[0, 0, 2]] uses x[0] twice, so it gets gradient 2: use np.add.at, not g[idx] = grad")
+        f"x[[0, 0, 2]] uses x[0] twice, so it gets gradient 2: expected [2, 0, 1], got "
+        f"{x.grad.numpy().tolist()}; use np.add.at, not g[idx] = grad")
 
 # %%
 def test_backward_errors_like_pytorch(Tensor, np):
     x = Tensor([1.0, 2.0], requires_grad=True)
     try:
         (x * 2).backward()
+    except NotImplementedError:
+        raise  # a stub: its own message says what to write (it is also a RuntimeError)
     except RuntimeError as err:
-        assert "scalar" in str(err), "say that the implicit gradient needs a scalar output"
+        assert "scalar" in str(err), (
+            f"backward() on shape (2,) without a gradient raised RuntimeError({str(err)!r}); "
+            "say 'grad can be implicitly created only for scalar outputs', as PyTorch does, "
+            "so a student who forgot .sum() on the loss learns why")
     else:
         raise AssertionError("backward() on a non-scalar without gradient must raise "
                              "RuntimeError, as in PyTorch")

@@ -336,11 +336,14 @@ def test_sgd_plain_and_zero_grad(SGD, Tensor, np):
         "astype(p.data.dtype) (or use p.data -= ...), or every later layer silently runs in "
         "float64 at twice the memory")
     opt.zero_grad()
-    assert p.grad is None, "zero_grad() sets .grad to None by default, as PyTorch does"
+    assert p.grad is None, (
+        f"zero_grad() sets .grad to None by default, as PyTorch does; got {p.grad!r}: None "
+        "(not zeros) lets step() skip parameters the last backward did not reach")
     opt.step()
     assert np.allclose(p.data, [0.95, -2.05]), (
-        "after zero_grad() p.grad is None and step() must skip p: parameters without a "
-        "gradient (frozen, or unused in this forward pass) must not move")
+        f"after zero_grad() p.grad is None and step() must skip p: expected p to stay "
+        f"[0.95, -2.05], got {p.data}: parameters without a gradient (frozen, or unused in this "
+        "forward pass) must not move")
 
 # %%
 def test_sgd_momentum_first_step_copies_gradient(SGD, Tensor, np):
@@ -349,13 +352,16 @@ def test_sgd_momentum_first_step_copies_gradient(SGD, Tensor, np):
     opt = SGD([p], lr=0.1, momentum=0.9)
     opt.step()
     assert np.allclose(p.data, [0.95]), (
-        "step 1 with momentum: buffer = grad (not 0.1 * grad), so p = 1 - 0.1 * 0.5 = 0.95")
+        f"step 1 with momentum: expected p = 1 - 0.1 * 0.5 = 0.95, got {p.data}: the first "
+        "buffer is the gradient itself (not 0.1 * grad), as in PyTorch")
     opt.step()
     assert np.allclose(p.data, [0.855]), (
-        "step 2: buffer = 0.9 * 0.5 + 0.5 = 0.95, p = 0.95 - 0.095 = 0.855")
+        f"step 2: buffer = 0.9 * 0.5 + 0.5 = 0.95, so expected p = 0.95 - 0.095 = 0.855, got "
+        f"{p.data}: the buffer must carry over between steps")
     assert "momentum_buffer" in opt.state.get(p, {}), (
-        "keep the buffer in optimizer.state[p]['momentum_buffer'] (PyTorch's key): "
-        "state_dict() and checkpoints (module 07) save it from there")
+        f"expected the buffer in optimizer.state[p]['momentum_buffer'] (PyTorch's key), got "
+        f"keys {sorted(opt.state.get(p, {}))}: state_dict() and checkpoints (module 07) save it "
+        "from there")
 
 # %% [raw]
 # # END TESTS
@@ -515,10 +521,12 @@ def test_adam_first_step_is_bias_corrected(Adam, Tensor, np):
         f"Adam's first step moves each element by lr against its gradient's sign, got {p.data}; "
         "a step of about 0.03 means the moments are not bias-corrected")
     s = opt.state[p]
-    assert s["step"] == 1 and s["exp_avg"].shape == (2,) and s["exp_avg_sq"].shape == (2,), (
-        "optimizer.state[p] must hold 'step' (1 after one step) and 'exp_avg'/'exp_avg_sq' "
-        "arrays shaped like p: bias correction needs the step count, and checkpoints save "
-        "these keys")
+    got = {k: (v if k == "step" else np.shape(v)) for k, v in s.items()}
+    assert s.get("step") == 1 and np.shape(s.get("exp_avg")) == (2,) and \
+        np.shape(s.get("exp_avg_sq")) == (2,), (
+            f"optimizer.state[p] must hold 'step' = 1 and 'exp_avg'/'exp_avg_sq' arrays of "
+            f"shape (2,) after one step, got {got} (step, or shapes): bias correction needs the "
+            "step count, and checkpoints save these keys")
 
 # %%
 def test_adamw_decays_weights_outside_the_moments(Adam, AdamW, Tensor, np):
@@ -526,16 +534,19 @@ def test_adamw_decays_weights_outside_the_moments(Adam, AdamW, Tensor, np):
     p.grad = Tensor([0.0])
     AdamW([p], lr=0.1, weight_decay=0.5).step()
     assert np.allclose(p.data, [1.9]), (
-        "AdamW with a zero gradient: p * (1 - lr * wd) = 2 * 0.95 = 1.9 — decay is applied "
-        "directly to the weights")
+        f"AdamW with a zero gradient: expected p * (1 - lr * wd) = 2 * 0.95 = 1.9, got "
+        f"{p.data}: decoupled decay is applied directly to the weights, outside the moments")
     q = Tensor([2.0], requires_grad=True)
     q.grad = Tensor([0.0])
     Adam([q], lr=0.1, weight_decay=0.5).step()
     assert np.allclose(q.data, [1.9], atol=1e-4), (
-        "Adam folds wd * p = 1.0 into the gradient, and its first step moves lr = 0.1")
+        f"Adam folds wd * p = 1.0 into the gradient, and its first step moves lr = 0.1: "
+        f"expected 1.9, got {q.data}; that is the L2 penalty AdamW was made to avoid")
     q.grad = Tensor([0.0])
     AdamW([q], lr=0.1, weight_decay=0.0).step()
-    assert np.allclose(q.data, [1.9], atol=1e-6), "zero gradient and no decay: no movement"
+    assert np.allclose(q.data, [1.9], atol=1e-6), (
+        f"zero gradient and no decay: expected no movement (1.9), got {q.data}: a zero "
+        "gradient must give a zero Adam step (eps keeps 0 / 0 away)")
 
 # %% [raw]
 # # END TESTS

@@ -96,14 +96,18 @@ def iterate_minibatches(x: np.ndarray, y: np.ndarray, batch_size: int, *, shuffl
         yield x[idx], y[idx]
 
 
-def accuracy(output: Tensor | np.ndarray, target: Tensor | np.ndarray) -> float:
+def accuracy(output: Tensor | np.ndarray, target: Tensor | np.ndarray, *,
+             logits: bool | None = None) -> float:
     """Fraction of correct predictions, a Python float in [0, 1].
 
     ``output`` may be:
         * scores of shape ``(N, C)`` with ``C > 1`` (logits or probabilities): the prediction is
-          the arg-max over the last dimension;
-        * floats of shape ``(N,)`` or ``(N, 1)``: probabilities of class 1, predicted 1 when
-          ``> 0.5``;
+          the arg-max over the last dimension (the same for both: softmax keeps the order);
+        * floats of shape ``(N,)`` or ``(N, 1)``, one score of class 1 per example. Say which:
+          ``logits=True`` (a model trained with ``BCEWithLogitsLoss``: predicted 1 when
+          ``> 0``) or ``logits=False`` (probabilities, after a sigmoid: predicted 1 when
+          ``> 0.5``). Without it, raise ``ValueError`` — guessing turns a logit of 0.3 (a
+          probability of 0.57, class 1) into class 0;
         * integers of shape ``(N,)``: predicted labels.
 
     APPROACH: unwrap Tensors (``.data``); turn ``output`` into predicted labels as above;
@@ -112,12 +116,14 @@ def accuracy(output: Tensor | np.ndarray, target: Tensor | np.ndarray) -> float:
     EXAMPLE:
         >>> accuracy(np.array([[0.1, 2.0], [3.0, 0.0], [0.2, 0.3]]), np.array([1, 0, 0]))
         0.6666666666666666
-        >>> accuracy(np.array([0.9, 0.2, 0.6]), np.array([1, 0, 0]))
+        >>> accuracy(np.array([0.9, 0.2, 0.6]), np.array([1, 0, 0]), logits=False)
         0.6666666666666666
+        >>> accuracy(np.array([0.3, -2.0, -0.1]), np.array([1, 0, 0]), logits=True)
+        1.0
 
     HINT: test the cases in the order above: ``(N, 1)`` is 2-D but has a single column, so it
-    is a probability, not a score per class. ``np.mean`` of a boolean array is the fraction of
-    True; wrap it in ``float(...)`` (a NumPy scalar is not a Python float).
+    is one score per example, not a score per class. ``np.mean`` of a boolean array is the
+    fraction of True; wrap it in ``float(...)`` (a NumPy scalar is not a Python float).
     """
     # BEGIN SOLUTION NO PROMPT
     out = np.asarray(output.data if isinstance(output, Tensor) else output)
@@ -125,7 +131,10 @@ def accuracy(output: Tensor | np.ndarray, target: Tensor | np.ndarray) -> float:
     if out.ndim >= 2 and out.shape[-1] > 1:
         pred = out.argmax(axis=-1).reshape(-1)
     elif out.dtype.kind == "f":
-        pred = (out.reshape(-1) > 0.5).astype(np.int64)
+        if logits is None:
+            raise ValueError("accuracy: one score per example is ambiguous; pass logits=True "
+                             "(threshold 0) or logits=False (probabilities, threshold 0.5)")
+        pred = (out.reshape(-1) > (0.0 if logits else 0.5)).astype(np.int64)
     else:
         pred = out.reshape(-1)
     return float(np.mean(pred == tgt))
@@ -217,10 +226,25 @@ def test_accuracy_from_logits_probabilities_and_labels(accuracy, np):
     got = accuracy(logits, np.array([1, 0, 0, 0]))
     assert got == 0.75, (
         f"(N, C) scores: predict the arg-max class over the last dim; 3 of 4 are right, got {got}")
-    got = accuracy(np.array([0.9, 0.2, 0.6]), np.array([1, 0, 0]))
+    got = accuracy(np.array([0.9, 0.2, 0.6]), np.array([1, 0, 0]), logits=False)
     assert got == 2 / 3, (
-        f"(N,) float probabilities: predict 1 when p > 0.5, so 2 of 3 are right; got {got}")
-    assert isinstance(accuracy(logits, np.array([1, 0, 0, 0])), float), "return a Python float"
+        f"(N,) probabilities (logits=False): predict 1 when p > 0.5, so 2 of 3 are right; got "
+        f"{got}")
+    got = accuracy(np.array([[0.3], [-2.0], [-0.1]]), np.array([1, 0, 0]), logits=True)
+    assert got == 1.0, (
+        f"(N, 1) logits (logits=True): predict 1 when the logit is > 0 (probability > 0.5), so "
+        f"all 3 are right; got {got} — a 0.5 threshold on logits calls 0.3 class 0")
+    try:
+        accuracy(np.array([0.9, 0.2]), np.array([1, 0]))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("one float score per example without logits=True/False must "
+                             "raise ValueError: the threshold (0 or 0.5) cannot be guessed")
+    kind = type(accuracy(logits, np.array([1, 0, 0, 0]))).__name__
+    assert kind == "float", (
+        f"expected a Python float, got {kind}: wrap the mean in float(...), so logs and JSON "
+        "see a plain number")
 
 # %%
 def test_clip_grad_norm_scales_all_parameters(clip_grad_norm_, Tensor, np):
@@ -681,49 +705,75 @@ class Trainer:
         optimizer: an :class:`Optimizer` over ``model.parameters()``.
         scheduler: optional LR scheduler, stepped once per epoch.
         max_grad_norm: clip the global gradient norm to this value before each step.
+        accumulation_steps: minibatches whose gradients are summed before one optimizer step
+            (gradient accumulation: ``batch_size=8, accumulation_steps=4`` takes the steps of
+            batches of 32 with the activation memory of 8).
+        logits: how ``evaluate`` reads a model's single output column (see :func:`accuracy`).
     """
 
     def __init__(self, model: Any, loss_fn: Callable[[Tensor, Tensor], Tensor],
                  optimizer: Optimizer, scheduler: LRScheduler | None = None,
-                 max_grad_norm: float | None = None) -> None:
+                 max_grad_norm: float | None = None, accumulation_steps: int = 1,
+                 logits: bool | None = None) -> None:
+        if isinstance(accumulation_steps, bool) or not isinstance(accumulation_steps, int) \
+                or accumulation_steps < 1:
+            raise ValueError(f"accumulation_steps must be an int >= 1, got "
+                             f"{accumulation_steps!r}")
         self.model = model
         self.loss_fn = loss_fn
         self.optimizer = optimizer
         self.scheduler = scheduler
         self.max_grad_norm = max_grad_norm
+        self.accumulation_steps = accumulation_steps
+        self.logits = logits
 
     def train_epoch(self, x: np.ndarray, y: np.ndarray, batch_size: int = 32,
                     rng: np.random.Generator | None = None) -> float:
         """One pass over shuffled minibatches; returns the mean loss per example.
 
+        With ``accumulation_steps = k``, each optimizer step uses the gradients of ``k``
+        consecutive minibatches (a *group*; the last group may be shorter), summed so that the
+        step is exactly the step of one batch made of the whole group.
+
         APPROACH:
-            1. ``self.model.train()``; ``total, count = 0.0, 0``.
-            2. For ``xb, yb`` in ``iterate_minibatches(x, y, batch_size, rng=rng)``:
-               ``zero_grad()``; ``loss = self.loss_fn(self.model(Tensor(xb)), Tensor(yb))``;
-               ``loss.backward()``; clip if ``self.max_grad_norm`` is set (use
-               ``self.optimizer.params()``); ``self.optimizer.step()``;
-               ``total += loss.item() * len(xb)``; ``count += len(xb)``.
+            1. ``self.model.train()``; ``total, count = 0.0, 0``;
+               ``batches = list(iterate_minibatches(x, y, batch_size, rng=rng))``.
+            2. For each group ``batches[i:i + k]``: ``zero_grad()``; ``n = `` the number of
+               examples in the group. For each ``xb, yb`` of the group:
+               ``loss = self.loss_fn(self.model(Tensor(xb)), Tensor(yb))``;
+               ``(loss * (len(xb) / n)).backward()``; ``total += loss.item() * len(xb)``;
+               ``count += len(xb)``. After the group: clip if ``self.max_grad_norm`` is set
+               (use ``self.optimizer.params()``), then ``self.optimizer.step()``.
             3. Return ``total / count``.
 
         EXAMPLE: 10 examples, ``batch_size=4``: batches of 4, 4 and 2 examples. If their mean
         losses are 1.0, 1.0 and 0.4, the epoch loss is ``(4·1.0 + 4·1.0 + 2·0.4) / 10 = 0.88``
         — not the mean of the batch means, ``0.8``, which over-weights the short last batch.
+        With ``accumulation_steps=2`` the groups are ``[4, 4]`` (each loss weighted 4/8) and
+        ``[2]`` (weighted 2/2): two optimizer steps, the same as ``batch_size=8``.
 
         HINT: the scheduler is stepped by ``fit`` once per epoch, not here. Call
-        ``zero_grad()`` *before* ``backward()`` in every step: gradients accumulate (module 05).
+        ``zero_grad()`` once per *group*, before its first ``backward()``: gradients accumulate
+        (module 05), which is exactly what summing a group needs. Weighting by
+        ``len(xb) / n`` rather than ``1 / k`` keeps a short last group's step at full size.
         """
         # BEGIN SOLUTION NO PROMPT
         self.model.train()
         total, count = 0.0, 0
-        for xb, yb in iterate_minibatches(x, y, batch_size, rng=rng):
+        batches = list(iterate_minibatches(x, y, batch_size, rng=rng))
+        k = self.accumulation_steps
+        for start in range(0, len(batches), k):
+            group = batches[start:start + k]
+            n = sum(len(xb) for xb, _ in group)
             self.optimizer.zero_grad()
-            loss = self.loss_fn(self.model(Tensor(xb)), Tensor(yb))
-            loss.backward()
+            for xb, yb in group:
+                loss = self.loss_fn(self.model(Tensor(xb)), Tensor(yb))
+                (loss * (len(xb) / n)).backward()
+                total += float(loss.item()) * len(xb)
+                count += len(xb)
             if self.max_grad_norm is not None:
                 clip_grad_norm_(self.optimizer.params(), self.max_grad_norm)
             self.optimizer.step()
-            total += float(loss.item()) * len(xb)
-            count += len(xb)
         return total / max(count, 1)
         # END SOLUTION
         raise NotImplementedError(  # STUB
@@ -734,7 +784,7 @@ class Trainer:
 
         APPROACH: ``self.model.eval()``; inside ``with no_grad():`` walk the batches in order
         (``shuffle=False``), summing ``loss.item() * n`` and the number of correct predictions
-        (``accuracy(out, yb) * n``); divide both by the number of examples.
+        (``accuracy(out, yb, logits=self.logits) * n``); divide both by the number of examples.
 
         EXAMPLE: a model that predicts every one of 4 examples correctly with a loss of 0.1
         each -> ``{"loss": 0.1, "accuracy": 1.0}``.
@@ -750,7 +800,7 @@ class Trainer:
             for xb, yb in iterate_minibatches(x, y, batch_size, shuffle=False):
                 out = self.model(Tensor(xb))
                 loss_sum += float(self.loss_fn(out, Tensor(yb)).item()) * len(xb)
-                correct += accuracy(out, yb) * len(xb)
+                correct += accuracy(out, yb, logits=self.logits) * len(xb)
                 count += len(xb)
         count = max(count, 1)
         return {"loss": loss_sum / count, "accuracy": correct / count}
@@ -835,19 +885,87 @@ def test_checkpoint_roundtrip_restores_optimizer_state(save_checkpoint, load_che
     epoch = load_checkpoint(path, m2, opt2)
     assert epoch == 4, f"load_checkpoint must return the saved epoch 4 as an int, got {epoch!r}"
     assert np.allclose(m2.w.data, m.w.data), (
-        "the model's parameters must be restored: pass {name: Tensor} for every 'model/<name>' "
-        "key to model.load_state_dict")
+        f"the model's parameters must be restored: expected w = {m.w.data}, got {m2.w.data}; "
+        "pass {name: Tensor} for every 'model/<name>' key to model.load_state_dict")
     assert opt2.param_groups[0]["lr"] == 0.1, (
         f"the saved lr 0.1 must replace the new optimizer's 0.5, got "
         f"{opt2.param_groups[0]['lr']}: restore every 'optim/group/<j>/<key>'; a scheduled LR "
         "lives only there")
-    assert opt2.state[m2.w]["step"] == 1 and np.allclose(
-        opt2.state[m2.w]["exp_avg"], opt.state[m.w]["exp_avg"]), (
-        "Adam's moments and step count must be restored, or resuming restarts bias correction")
+    restored = opt2.state.get(m2.w, {})
+    assert restored.get("step") == 1 and np.allclose(
+        restored.get("exp_avg", np.nan), opt.state[m.w]["exp_avg"]), (
+        f"Adam's state must be restored: expected step 1 and exp_avg "
+        f"{opt.state[m.w]['exp_avg']}, got step {restored.get('step')!r} and exp_avg "
+        f"{restored.get('exp_avg')!r}; without them resuming restarts bias correction")
+    pickled = []
     with np.load(path, allow_pickle=False) as data:
-        assert all(data[k].dtype != object for k in data.files), (
-            "store plain numeric arrays only: an object array needs pickle, which can run "
-            "arbitrary code when the file is loaded")
+        for k in data.files:
+            try:
+                data[k]
+            except ValueError:  # an object array refuses to load without pickle
+                pickled.append(k)
+    assert pickled == [], (
+        f"expected plain numeric arrays only, got object arrays under {pickled}: an object "
+        "array needs pickle, which can run arbitrary code when the file is loaded")
+
+# %%
+def test_trainer_steps_accumulates_and_evaluates(Trainer, SGD, Tensor, np):
+    class Line:  # y = x @ w, a model with one (3, 1) weight
+        def __init__(self):
+            self.w = Tensor(np.array([[0.5], [-0.5], [0.25]], dtype=np.float32),
+                            requires_grad=True)
+            self.mode = "new"
+
+        def __call__(self, x):
+            return (x @ self.w).reshape(-1)
+
+        def parameters(self):
+            return [self.w]
+
+        def train(self):
+            self.mode = "train"
+            return self
+
+        def eval(self):
+            self.mode = "eval"
+            return self
+
+    def mse(out, target):
+        return ((out - target) ** 2).mean()
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((10, 3)).astype(np.float32)
+    y = (x @ np.array([1.0, 2.0, -1.0], dtype=np.float32)).astype(np.float32)
+    m = Line()
+    first = float(mse(m(Tensor(x)), Tensor(y)).item())
+    loss = Trainer(m, mse, SGD(m.parameters(), lr=0.0)).train_epoch(x, y, batch_size=10)
+    assert m.mode == "train", f"train_epoch must call model.train() first; the model is {m.mode}"
+    assert abs(loss - first) < 1e-5, (
+        f"one batch of all 10 examples with lr 0: the epoch loss is that batch's mean loss "
+        f"{first:.6f}, got {loss!r}")
+    big, small = Line(), Line()
+    Trainer(big, mse, SGD(big.parameters(), lr=0.1)).train_epoch(
+        x, y, batch_size=8, rng=np.random.default_rng(1))
+    Trainer(small, mse, SGD(small.parameters(), lr=0.1), accumulation_steps=4).train_epoch(
+        x, y, batch_size=2, rng=np.random.default_rng(1))
+    assert np.allclose(small.w.numpy(), big.w.numpy(), atol=1e-5), (
+        f"batch_size=2 with accumulation_steps=4 must take the same two steps as batch_size=8 "
+        f"(groups of 8 and 2 examples): expected w {big.w.numpy().ravel()}, got "
+        f"{small.w.numpy().ravel()}. zero_grad once per group, weight each loss by "
+        "len(xb) / (examples in the group), step after the group")
+    w_before = big.w.numpy().copy()
+    res = Trainer(big, mse, SGD(big.parameters(), lr=1.0), logits=False).evaluate(
+        x, y, batch_size=3)
+    expected = float(mse(big(Tensor(x)), Tensor(y)).item())
+    assert isinstance(res, dict) and set(res) == {"loss", "accuracy"}, (
+        f"evaluate returns {{'loss': ..., 'accuracy': ...}}, got {res!r}")
+    assert abs(res["loss"] - expected) < 1e-4, (
+        f"evaluate's loss is the mean over all 10 examples ({expected:.5f}), got "
+        f"{res['loss']!r}: weight each batch (3, 3, 3, 1) by its size")
+    assert big.mode == "eval" and np.array_equal(big.w.numpy(), w_before), (
+        f"evaluate must call model.eval() and leave the weights alone: expected mode 'eval' and "
+        f"w {w_before.ravel()}, got mode {big.mode!r} and w {big.w.numpy().ravel()} (no step, "
+        "no zero_grad: evaluating must not train)")
 
 # %% [raw]
 # # END TESTS
@@ -892,7 +1010,7 @@ y_xor = np.array([0, 1, 1, 0], dtype=np.float32)
 model = TinyMLP(np.random.default_rng(0))
 opt = Adam(model.parameters(), lr=0.05)
 trainer = Trainer(model, mse, opt, scheduler=StepLR(opt, step_size=150, gamma=0.5),
-                  max_grad_norm=5.0)
+                  max_grad_norm=5.0, logits=False)  # outputs regress to 0/1: threshold 0.5
 hist = trainer.fit(x_xor, y_xor, epochs=300, batch_size=4)
 final_acc = trainer.evaluate(x_xor, y_xor)["accuracy"]
 print(f"final loss {hist['train_loss'][-1]:.4f}, accuracy {final_acc:.2f}")
@@ -917,6 +1035,87 @@ print(f"final loss {hist['train_loss'][-1]:.4f}, accuracy {final_acc:.2f}")
 #   `get_last_lr()` contract you built; `torch.nn.utils.clip_grad_norm_` computes the same
 #   global norm (fused over all tensors with `foreach`); training loops live in user code or in
 #   libraries (Lightning, HF Trainer) that wrap this very loop.
+#
+# ### Measured: where a training step's memory goes
+#
+# Training memory has four parts: the **parameters**, their **gradients** (same size), the
+# **optimizer state** (Adam: two moments, 2× the parameters) and the **activations** autograd
+# keeps for the backward pass (linear in the batch size). The cell below measures each one for
+# a 784-256-256-10 MLP, the activations by walking the graph the forward pass recorded (every
+# tensor reachable from the loss that is not a parameter), and the step's peak allocation with
+# `tracemalloc`. Then it shows **gradient accumulation**: 4 micro-batches of 32 keep the
+# activations of 32 examples, not 128, for the same step.
+
+# %%
+import tracemalloc
+
+
+class MemoryMLP:
+    def __init__(self, rng, sizes=(784, 256, 256, 10)):
+        self.ws = [Tensor((rng.standard_normal((a, b)) / np.sqrt(a)).astype(np.float32),
+                          requires_grad=True) for a, b in zip(sizes, sizes[1:])]
+
+    def __call__(self, x):
+        for i, w in enumerate(self.ws):
+            x = x @ w
+            if i < len(self.ws) - 1:
+                x = x.clamp(min=0.0)
+        return x
+
+    def parameters(self):
+        return list(self.ws)
+
+    def train(self):
+        return self
+
+    def eval(self):
+        return self
+
+
+def graph_bytes(root, exclude):
+    """Bytes of every tensor the graph from ``root`` keeps alive, except ``exclude``."""
+    seen, stack, total = set(), [root], 0
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        if id(t) not in exclude:
+            total += t.data.nbytes
+        if t._node is not None:
+            stack.extend(t._node.inputs)
+    return total
+
+
+def measure_step(batch, rng):
+    net = MemoryMLP(np.random.default_rng(0))
+    adam = Adam(net.parameters(), lr=1e-3)
+    xb = Tensor(rng.standard_normal((batch, 784)).astype(np.float32))
+    target = Tensor(rng.standard_normal((batch, 10)).astype(np.float32))
+    params = {id(p) for p in net.parameters()}
+    tracemalloc.start()
+    loss = ((net(xb) - target) ** 2).mean()
+    acts = graph_bytes(loss, params)
+    loss.backward()
+    adam.step()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    p_bytes = sum(p.data.nbytes for p in net.parameters())
+    g_bytes = sum(p.grad.data.nbytes for p in net.parameters())
+    state = sum(v.nbytes for s in adam.state.values() for v in s.values()
+                if isinstance(v, np.ndarray))
+    return p_bytes, g_bytes, state, acts, peak
+
+
+mib = 2 ** 20
+for batch in (32, 128):
+    p_b, g_b, s_b, a_b, peak = measure_step(batch, np.random.default_rng(1))
+    print(f"batch {batch:>3}: parameters {p_b / mib:5.2f} MiB, gradients {g_b / mib:5.2f} MiB, "
+          f"Adam state {s_b / mib:5.2f} MiB, activations {a_b / mib:5.2f} MiB; "
+          f"peak allocated during the step {peak / mib:5.2f} MiB")
+# Expected: parameters = gradients ≈ 1.0 MiB, Adam's state ≈ 2× that; activations grow 4× from
+# batch 32 to 128 while the other three stay. Accumulating 4 micro-batches of 32 takes the step
+# of batch 128 with batch 32's activations: Trainer(..., accumulation_steps=4), batch_size=32.
 
 # %% [markdown]
 # ## 8. ML systems thinking (graded by hand)

@@ -251,7 +251,9 @@ def test_tensor_dataset_rows_and_length(TensorDataset, Tensor, np):
         f"ds[i] must be a tuple with one entry per tensor, got {type(item).__name__}")
     assert item[0].tolist() == [6.0, 7.0, 8.0] and item[1].tolist() == 4, (
         f"ds[2] is (x[2], y[2]) = ([6, 7, 8], 4), got ({item[0].tolist()}, {item[1].tolist()})")
-    assert ds[-1][1].tolist() == 1, "negative indices count from the end, like x[-1]"
+    last = ds[-1][1].tolist()
+    assert last == 1, (
+        f"negative indices count from the end, like x[-1]: expected label 1, got {last}")
 
 # %% [raw]
 # # END TESTS
@@ -472,11 +474,14 @@ def test_random_sampler_is_a_reproducible_fresh_permutation(RandomSampler, Gener
     first, second = list(sampler), list(sampler)
     assert sorted(first) == list(range(10)), (
         f"one epoch must visit every index exactly once, got {first}")
-    assert all(type(i) is int for i in first), (
-        "yield Python ints (use .tolist()): NumPy integers leak into every batch and label")
+    kinds = sorted({type(i).__name__ for i in first})
+    assert kinds == ["int"], (
+        f"yield Python ints (use .tolist()), got {kinds}: NumPy integers leak into every batch "
+        "and label")
     assert first != second, (
-        "two epochs gave the same order: draw a new permutation in every call to __iter__ (the "
-        "generator's stream continues), or the model sees the same batches every epoch")
+        f"two epochs gave the same order {first}: draw a new permutation in every call to "
+        "__iter__ (the generator's stream continues), or the model sees the same batches every "
+        "epoch")
     again = list(RandomSampler(range(10), generator=Generator().manual_seed(3)))
     assert again == first, (
         f"the same seed must give the same order: got {again} and {first}")
@@ -484,8 +489,9 @@ def test_random_sampler_is_a_reproducible_fresh_permutation(RandomSampler, Gener
     a = list(RandomSampler(range(10)))
     manual_seed(5)
     b = list(RandomSampler(range(10)))
-    assert a == b, ("without a generator, seed a fresh one from the global generator "
-                    "(_numpy_rng(None)) so that manual_seed makes the order reproducible")
+    assert a == b, (f"manual_seed(5) twice gave {a} and then {b}: without a generator, seed a "
+                    "fresh one from the global generator (_numpy_rng(None)) so that "
+                    "manual_seed makes the order reproducible")
 
 # %%
 def test_batch_sampler_groups_and_counts(BatchSampler):
@@ -642,7 +648,8 @@ def test_collate_stacks_pairs_into_a_list_of_tensors(default_collate, Tensor, np
     assert isinstance(xb, Tensor) and xb.shape == (3, 1, 2, 2) and xb.dtype == np.float32, (
         f"three (1, 2, 2) float32 images stack to a (3, 1, 2, 2) float32 Tensor, got "
         f"{getattr(xb, 'shape', type(xb).__name__)}")
-    assert xb.data[2].max() == 2.0, "sample i must land at batch position i"
+    top = float(xb.data[2].max())
+    assert top == 2.0, f"sample i must land at batch position i: row 2 should hold 2.0, got {top}"
     assert isinstance(yb, Tensor) and yb.tolist() == [0, 1, 2] and yb.dtype == np.int64, (
         f"Python int labels become an int64 Tensor (what CrossEntropyLoss expects), got {yb!r}")
 
@@ -654,11 +661,14 @@ def test_collate_numbers_arrays_and_dicts(default_collate, Tensor, np):
         f"a dict sample gives a dict of collated fields, got {type(out).__name__}")
     assert isinstance(out["img"], Tensor) and out["img"].shape == (2, 2, 2) and \
         out["img"].dtype == np.uint8, (
+            f"got {type(out['img']).__name__} {getattr(out['img'], 'shape', '')} "
+            f"{getattr(out['img'], 'dtype', '')}: "
             "NumPy arrays are stacked into a Tensor that keeps their dtype (uint8 stays uint8: "
             "converting to float is a transform's job, not collate's)")
     assert out["w"].dtype == np.float64 and out["w"].tolist() == [0.5, 1.5], (
         f"Python floats become a float64 Tensor (as in PyTorch), got {out['w']!r}")
-    assert out["id"] == ["a", "b"], "strings are returned as the list, unchanged"
+    assert out["id"] == ["a", "b"], (
+        f"strings are returned as the list, unchanged: expected ['a', 'b'], got {out['id']!r}")
     try:
         default_collate([Tensor(np.zeros(3)), Tensor(np.zeros(4))])
     except RuntimeError:
@@ -852,8 +862,10 @@ def test_loader_batches_in_order_with_a_short_last_batch(DataLoader, TensorDatas
         f"samples left over; got {[yb.tolist() for _, yb in batches]}")
     assert batches[0][0].shape == (4, 2), f"X of batch 0 must be (4, 2), got {batches[0][0].shape}"
     dropped = DataLoader(ds, batch_size=4, drop_last=True)
-    assert len(dropped) == 2 and [len(yb) for _, yb in dropped] == [4, 4], (
-        "drop_last=True drops the short last batch, and len() must agree with the iteration")
+    sizes = [len(yb) for _, yb in dropped]
+    assert len(dropped) == 2 and sizes == [4, 4], (
+        f"drop_last=True drops the short last batch, and len() must agree with the iteration: "
+        f"expected len 2 and batches [4, 4], got len {len(dropped)} and batches {sizes}")
 
 # %%
 def test_loader_shuffles_reproducibly_per_epoch(DataLoader, TensorDataset, Generator, Tensor, np):
@@ -863,10 +875,14 @@ def test_loader_shuffles_reproducibly_per_epoch(DataLoader, TensorDataset, Gener
     epoch2 = [i for (xb,) in loader for i in xb.tolist()]
     assert sorted(epoch1) == list(range(12)), (
         f"a shuffled epoch still visits every sample exactly once, got {sorted(epoch1)}")
-    assert epoch1 != epoch2, "each epoch must draw a new order (iterate the batch sampler anew)"
+    assert epoch1 != epoch2, (
+        f"each epoch must draw a new order (iterate the batch sampler anew); both epochs were "
+        f"{epoch1}")
     again = DataLoader(ds, batch_size=5, shuffle=True, generator=Generator().manual_seed(0))
-    assert [i for (xb,) in again for i in xb.tolist()] == epoch1, (
-        "the same seeded generator must reproduce the same first epoch")
+    replay = [i for (xb,) in again for i in xb.tolist()]
+    assert replay == epoch1, (
+        f"the same seeded generator must reproduce the same first epoch: expected {epoch1}, "
+        f"got {replay}")
     seen = []
     custom = DataLoader(ds, batch_size=4, collate_fn=lambda samples: len(samples))
     for b in custom:
@@ -1246,7 +1262,8 @@ def test_normalize_is_per_channel_and_keeps_float32(Normalize, Tensor, np):
     assert y.dtype == np.float32, (
         f"the result must stay float32, got {y.dtype}: convert mean/std to the image's dtype")
     t = Normalize([0.5, 0.0], [0.25, 2.0])(Tensor(x))
-    assert isinstance(t, Tensor) and np.allclose(t.data, y), "a Tensor in gives a Tensor out"
+    assert isinstance(t, Tensor) and np.allclose(t.data, y), (
+        f"a Tensor in gives a Tensor out with the same values, got {type(t).__name__}")
 
 # %%
 def test_random_crop_and_flip(RandomCrop, RandomHorizontalFlip, manual_seed, np):
@@ -1258,15 +1275,26 @@ def test_random_crop_and_flip(RandomCrop, RandomHorizontalFlip, manual_seed, np)
     assert all(c.shape == (2, 4, 4) for c in crops), (
         f"RandomCrop(4, padding=2) pads (2, 4, 4) to (2, 8, 8) and cuts (2, 4, 4), got "
         f"{crops[0].shape}")
-    assert all(c.tobytes() in windows for c in crops), (
-        "every crop must be a 4×4 window (all channels, same place) of the zero-padded image")
-    assert len({c.tobytes() for c in crops}) > 3, (
-        "20 crops came from at most 3 places: the window's corner must be drawn at random")
-    assert np.array_equal(RandomCrop(4)(img), img), "a crop as large as the image is the image"
+    outside = sum(c.tobytes() not in windows for c in crops)
+    assert outside == 0, (
+        f"every crop must be a 4×4 window (all channels, same place) of the zero-padded image; "
+        f"{outside} of {len(crops)} were not")
+    places = len({c.tobytes() for c in crops})
+    assert places > 3, (
+        f"20 crops came from {places} places: the window's corner must be drawn at random")
+    same = RandomCrop(4)(img)
+    assert np.array_equal(same, img), (
+        f"a crop as large as the image is the image, got shape {np.shape(same)}"
+        + ("" if np.shape(same) != img.shape else " with other values"))
     flipped = RandomHorizontalFlip(p=1.0)(img)
     assert np.array_equal(flipped, img[..., ::-1]), (
-        "p=1 must always mirror the LAST axis (width) of (C, H, W); x[:, ::-1] flips the height")
-    assert RandomHorizontalFlip(p=0.0)(img) is img, "p=0 never flips: return the input itself"
+        f"p=1 must always mirror the LAST axis (width) of (C, H, W); x[:, ::-1] flips the "
+        f"height. First row expected {img[0, 0, ::-1].tolist()}, got "
+        f"{np.asarray(flipped)[0, 0].tolist()}")
+    kept = RandomHorizontalFlip(p=0.0)(img)
+    assert kept is img, (
+        f"p=0 never flips: return the input itself, got a {type(kept).__name__} copy (a copy "
+        "per sample costs memory bandwidth for nothing)")
 
 # %% [raw]
 # # END TESTS
@@ -1753,7 +1781,9 @@ def test_read_idx_gzipped_and_raw(read_idx, np):
         f"a gzipped IDX3 file of 2 images of 3×4 gives a (2, 3, 4) uint8 array, got "
         f"{getattr(got, 'shape', None)} {getattr(got, 'dtype', None)}: read the dimensions "
         "as big-endian uint32 ('>u4') after the 4 magic bytes")
-    assert np.array_equal(got, images), "the pixels follow the 16-byte header, row-major"
+    assert np.array_equal(got, images), (
+        f"the pixels follow the 16-byte header, row-major: first image expected "
+        f"{images[0, 0].tolist()}..., got {got[0, 0].tolist()}...")
     values = np.array([-2, 70000], dtype=">i4")
     (folder / "ints").write_bytes(struct.pack(">BBBBI", 0, 0, 0x0C, 1, 2) + values.tobytes())
     got = read_idx(folder / "ints")
@@ -1784,6 +1814,8 @@ def test_read_cifar10_bin_planes_to_hwc(read_cifar10_bin, np):
     assert got_labels.tolist() == [6, 9] and got_labels.dtype == np.int64, (
         f"the first byte of each 3,073-byte record is its label, as int64; got {got_labels!r}")
     assert np.array_equal(images, planes.transpose(0, 2, 3, 1)), (
+        f"pixel (0, 0) of image 0 should be RGB {planes[0, :, 0, 0].tolist()}, got "
+        f"{images[0, 0, 0].tolist()}: "
         "each record stores whole R, G, B planes: reshape to (N, 3, 32, 32) first, then move "
         "the channel axis last")
 

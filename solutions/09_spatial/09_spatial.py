@@ -439,10 +439,14 @@ def test_sliding_windows_is_a_view(sliding_windows, np):
     assert win.shape == (2, 3, 3, 2, 2, 3), (
         f"(N, C, kh, kw, H_out, W_out) = (2, 3, 3, 2, 2, 3) for a 3x2 kernel, stride 2 on 5x6; "
         f"got {win.shape}")
-    assert np.shares_memory(win, x), "build the windows with as_strided: a view, not a copy"
-    assert win[1, 2, 2, 1, 1, 2] == x[1, 2, 1 * 2 + 2, 2 * 2 + 1], (
-        "view[n, c, u, v, i, j] must be x[n, c, i*sh + u, j*sw + v]: check the strides of the "
-        "last two axes (the window moves by the stride)")
+    assert np.shares_memory(win, x), (
+        f"expected a view of x, got a copy (win.base is {type(win.base).__name__}): build the "
+        "windows with as_strided, or a large image is copied kh*kw times")
+    got, want = win[1, 2, 2, 1, 1, 2], x[1, 2, 1 * 2 + 2, 2 * 2 + 1]
+    assert got == want, (
+        f"view[1, 2, 2, 1, 1, 2] must be x[1, 2, 1*2 + 2, 2*2 + 1] = {want}, got {got}: "
+        "view[n, c, u, v, i, j] is x[n, c, i*sh + u, j*sw + v]; check the strides of the last "
+        "two axes (the window moves by the stride)")
 
 
 # %%
@@ -453,8 +457,11 @@ def test_im2col_columns_are_flattened_windows(im2col, np):
     assert cols.shape == (2, 27, 9), f"(N, C*kh*kw, L) = (2, 27, 9), got {cols.shape}"
     i, j = 1, 2
     want = x[1, :, i:i + 3, j:j + 3].reshape(-1)
-    assert np.array_equal(cols[1, :, i * 3 + j], want), (
-        "column i*W_out + j must be the window of output (i, j) flattened in (c, u, v) order")
+    got = cols[1, :, i * 3 + j]
+    assert np.array_equal(got, want), (
+        f"column i*W_out + j = 5 must be the window of output (1, 2) flattened in (c, u, v) "
+        f"order: expected {want[:4].round(3).tolist()}..., got {got[:4].round(3).tolist()}...; "
+        "the weights are flattened the same way, so any other order mixes up the taps")
 
 
 # %%
@@ -758,7 +765,7 @@ def test_conv2d_gradients_match_finite_differences(conv2d, gradcheck, np):
     except AssertionError as err:
         raise AssertionError(f"conv2d backward disagrees with finite differences "
                              f"(stride 2, padding 1): {err}") from None
-    assert ok
+    assert ok, f"gradcheck returned {ok!r} instead of True"
 
 
 # %%
@@ -771,7 +778,10 @@ def test_conv2d_layer_init_and_shapes(Conv2d, Tensor, manual_seed, np):
     wmax = float(np.abs(conv.weight.numpy()).max())
     assert 0.8 * bound < wmax <= bound, (
         f"init bound is 1/sqrt(fan_in) = 1/sqrt(3*3*3) = {bound:.3f}; max |w| is {wmax:.3f}")
-    assert Conv2d(3, 8, 3, bias=False).bias is None, "bias=False sets bias to None"
+    nobias = Conv2d(3, 8, 3, bias=False).bias
+    assert nobias is None, (
+        f"bias=False sets bias to None, got {type(nobias).__name__}: a zero bias would still "
+        "be trained and saved")
     out = conv(Tensor(np.ones((2, 3, 5, 5), dtype=np.float32)))
     assert out.shape == (2, 8, 5, 5), f"padding=1 keeps 5x5 for a 3x3 kernel, got {out.shape}"
 
@@ -1089,8 +1099,10 @@ def test_max_pool_ties_pass_the_gradient_once(max_pool2d, Tensor, np):
     assert total == 8.0, (
         f"8 windows of four tied zeros pass on 8 gradients in total (one each, to the first "
         f"zero), got {total}: give the gradient to the first maximum only")
-    assert x.grad.numpy()[0, 0, 0, 0] == 1.0 and x.grad.numpy()[0, 0, 0, 1] == 0.0, (
-        "with a tie, the first entry in row-major order wins (as in PyTorch)")
+    first = x.grad.numpy()[0, 0, :2, :2]
+    assert first[0, 0] == 1.0 and first[0, 1] == 0.0, (
+        f"with a tie, the first entry in row-major order wins (as in PyTorch): expected the "
+        f"first window's gradient [[1, 0], [0, 0]], got {first.tolist()}")
 
 
 # %%
@@ -1432,12 +1444,17 @@ def test_batchnorm_train_normalises_and_tracks(BatchNorm2d, Tensor, np):
         f"{y.var(axis=(0, 2, 3)).round(3).tolist()}")
     m = 8 * 4 * 4
     want_var = 0.9 + 0.1 * x.var(axis=(0, 2, 3)) * m / (m - 1)
-    assert np.allclose(bn.running_mean.numpy(), 0.1 * x.mean(axis=(0, 2, 3)), rtol=1e-5), (
-        "running_mean = 0.9 * 0 + 0.1 * batch mean after one training step")
+    want_mean = 0.1 * x.mean(axis=(0, 2, 3))
+    assert np.allclose(bn.running_mean.numpy(), want_mean, rtol=1e-5), (
+        f"running_mean = 0.9 * 0 + 0.1 * batch mean after one training step: expected "
+        f"{want_mean.round(4).tolist()}, got {bn.running_mean.numpy().round(4).tolist()}")
     assert np.allclose(bn.running_var.numpy(), want_var, rtol=1e-5), (
-        "running_var = 0.9 * 1 + 0.1 * the UNBIASED batch variance (times M / (M - 1), "
-        "M = N*H*W)")
-    assert int(bn.num_batches_tracked.item()) == 1, "num_batches_tracked counts training steps"
+        f"running_var = 0.9 * 1 + 0.1 * the UNBIASED batch variance (times M / (M - 1), "
+        f"M = N*H*W): expected {want_var.round(4).tolist()}, got "
+        f"{bn.running_var.numpy().round(4).tolist()}")
+    steps = int(bn.num_batches_tracked.item())
+    assert steps == 1, (
+        f"num_batches_tracked counts training steps: expected 1 after one, got {steps}")
 
 
 # %%
@@ -1452,7 +1469,10 @@ def test_batchnorm_eval_uses_running_stats(BatchNorm2d, Tensor, np):
     assert np.allclose(y, want, rtol=1e-5), (
         f"eval() normalises with running_mean/running_var (even for one image): expected "
         f"{want.round(4).tolist()}, got {y.round(4).tolist()}")
-    assert bn.running_mean.numpy().tolist() == [1.0, -1.0], "eval() never changes the buffers"
+    kept = bn.running_mean.numpy().tolist()
+    assert kept == [1.0, -1.0], (
+        f"eval() never changes the buffers: expected running_mean [1.0, -1.0], got {kept}; "
+        "evaluating would otherwise leak test statistics into the model")
 
 
 # %%

@@ -214,8 +214,13 @@ def test_split_special_cuts_at_special_tokens(split_special):
         "re.escape, or the '|' inside <|endoftext|> means 'or' in the pattern")
     got = split_special("<pad><pad>x", specials)
     assert got == [0, 0, "x"], f"adjacent special tokens: expected [0, 0, 'x'], got {got!r}"
-    assert split_special("", specials) == [], "an empty text has no pieces: expected []"
-    assert split_special("plain", {}) == ["plain"], "no special tokens: the text is one piece"
+    got = split_special("", specials)
+    assert got == [], (
+        f"an empty text has no pieces: expected [], got {got!r} (an empty string piece would "
+        "become an empty chunk to encode)")
+    got = split_special("plain", {})
+    assert got == ["plain"], (
+        f"no special tokens: the text is one piece, expected ['plain'], got {got!r}")
     got = split_special("<a><ab>", {"<a": 0, "<ab>": 1})
     assert got == [0, ">", 1], (
         f"where '<a' and '<ab>' both start, the longest wins: expected [0, '>', 1], got {got!r}")
@@ -572,7 +577,8 @@ def test_char_tokenizer_ids_follow_the_rules(CharTokenizer):
         "is one special token, not the characters '<', 'e', 'o', 's', '>'")
     assert tok.vocab_size == 5, f"2 special tokens + 3 characters = 5, got {tok.vocab_size}"
     assert tok.itos[0] == "<pad>" and tok.itos[4] == "n", (
-        "itos maps every id back to its string, special tokens included")
+        f"itos maps every id back to its string, special tokens included: expected "
+        f"itos[0] = '<pad>' and itos[4] = 'n', got {tok.itos!r}")
     got = tok.encode("nab<eos><pad>")
     assert got == [4, 2, 3, 1, 0], f"expected [4, 2, 3, 1, 0], got {got}"
     got = tok.decode([3, 2, 4, 1])
@@ -584,8 +590,13 @@ def test_char_tokenizer_round_trip_and_errors(CharTokenizer):
     tok = CharTokenizer().train(text)
     ids = tok.encode(text)
     assert len(ids) == len(text), f"one id per character: {len(text)} ids, got {len(ids)}"
-    assert tok.decode(ids) == text, "decode(encode(text)) must give the text back exactly"
-    assert tok.encode("dog") == [tok.stoi["d"], tok.stoi["o"], tok.stoi["g"]]
+    back = tok.decode(ids)
+    assert back == text, (
+        f"decode(encode(text)) must give the text back exactly, got {back[:40]!r}...: a "
+        "tokenizer that loses characters corrupts every sample it generates")
+    want = [tok.stoi["d"], tok.stoi["o"], tok.stoi["g"]]
+    got = tok.encode("dog")
+    assert got == want, f"encode('dog') must be the ids of d, o, g: expected {want}, got {got}"
     try:
         tok.encode("Zebra")
     except ValueError:
@@ -713,7 +724,8 @@ def test_pair_counts_counts_every_position(pair_counts):
     got = pair_counts([97, 97, 97, 98, 100, 97, 97, 97, 98, 97, 99])
     want = {(97, 97): 4, (97, 98): 2, (98, 100): 1, (100, 97): 1, (98, 97): 1, (97, 99): 1}
     assert got == want, f"expected {want}, got {got}"
-    assert pair_counts([5]) == {} and pair_counts([]) == {}, "fewer than 2 ids: no pairs, {}"
+    got = (pair_counts([5]), pair_counts([]))
+    assert got == ({}, {}), f"fewer than 2 ids: no pairs, expected {{}} twice, got {got}"
     got = pair_counts((7, 7, 7))
     assert got == {(7, 7): 2}, f"[7, 7, 7] holds (7, 7) at two positions, got {got}"
 
@@ -723,7 +735,8 @@ def test_merge_pair_left_to_right_without_overlap(merge_pair):
     got = merge_pair(ids, (97, 97), 256)
     assert got == [256, 97, 98, 100, 256, 97, 98, 97, 99], (
         f"'aaa' becomes [256, 97] (left to right, no overlap); got {got}")
-    assert ids == [97, 97, 97, 98, 100, 97, 97, 97, 98, 97, 99], "merge_pair must not modify ids"
+    assert ids == [97, 97, 97, 98, 100, 97, 97, 97, 98, 97, 99], (
+        f"merge_pair must not modify ids (build a new list): the input became {ids}")
     got = merge_pair([7, 7, 7, 7], (7, 7), 300)
     assert got == [300, 300], f"[7, 7, 7, 7] holds two non-overlapping (7, 7): got {got}"
     got = merge_pair([1, 2, 1], (2, 3), 9)
@@ -1139,10 +1152,11 @@ def test_bpe_learns_the_hand_computed_merges(BPETokenizer):
     assert list(words.merges)[:2] == [(108, 111), (256, 119)], (
         f"chunks 'low', ' lower', ' lowest': (l,o) and (o,w) occur 3 times, the smaller (l,o) "
         f"first, then (256,w); got {list(words.merges)[:2]}")
-    assert all(words.vocab[i].count(b" ") <= 1 and not words.vocab[i].endswith(b" ")
-               for i in words.merges.values()), (
-        "a merge crossed a chunk boundary (a token ending in a space): pre-tokenize each "
-        "piece with pretokenize(piece, self.split_pattern) and merge inside chunks only")
+    crossing = [words.vocab[i] for i in words.merges.values()
+                if words.vocab[i].count(b" ") > 1 or words.vocab[i].endswith(b" ")]
+    assert crossing == [], (
+        f"a merge crossed a chunk boundary (tokens {crossing}): pre-tokenize each piece with "
+        "pretokenize(piece, self.split_pattern) and merge inside chunks only")
     assert len(words.merges) == 4, (
         f"min_frequency=2: after (l,o), (256,w), (' ',257) and (258,e) every pair occurs once, "
         f"so training stops after 4 merges although vocab_size allows 44; "
@@ -1215,8 +1229,10 @@ def test_bpe_round_trip_specials_and_partial_characters(BPETokenizer):
     assert euro == [227, 131, 173] and tok.decode(euro[:2]) == "\ufffd", (
         f"'€' is the 3 bytes e2 82 ac (ids 227, 131, 173 after 1 special token), got {euro}; "
         "the first two alone end inside the character and decode to U+FFFD (errors='replace')")
-    assert BPETokenizer().decode([226, 130, 172]) == "€", (
-        "decode the joined bytes once: the three bytes of '€' are three tokens here")
+    got = BPETokenizer().decode([226, 130, 172])
+    assert got == "€", (
+        f"expected '€', got {got!r}: decode the joined bytes once; the three bytes of '€' are "
+        "three tokens here, and decoding each alone gives three U+FFFD")
     try:
         tok.decode([tok.vocab_size])
     except ValueError:
@@ -1292,7 +1308,9 @@ def test_saved_tokenizers_load_and_encode_identically(BPETokenizer, CharTokenize
             assert back.encode(text) == tok.encode(text), (
                 f"{name}: the loaded tokenizer encodes differently; train must store what it "
                 "learned in self.merges (BPE) or self.stoi/self.itos (characters)")
-            assert back.decode(back.encode(text)) == text
+            again = back.decode(back.encode(text))
+            assert again == text, (
+                f"{name}: the loaded tokenizer does not round-trip: got {again[:40]!r}...")
 
 # %% [raw]
 # # END TESTS

@@ -245,10 +245,11 @@ def test_embedding_gathers_rows_for_any_index_shape(embedding, Tensor, np):
     assert np.array_equal(out.numpy()[1, 0], [12.0, 13.0, 14.0]), (
         f"out[1, 0] is row 4 of the table [12, 13, 14], got {out.numpy()[1, 0].tolist()}")
     assert out.dtype == np.float32, f"the output has the table's dtype, got {out.dtype}"
-    assert embedding(Tensor(np.array(3)), w).shape == (3,), (
-        "a single (0-d) index gives one row of shape (D,)")
-    assert embedding(Tensor(np.array([1, 4], dtype=np.int32)), w).shape == (2, 3), (
-        "int32 indices work too")
+    got = embedding(Tensor(np.array(3)), w).shape
+    assert got == (3,), f"a single (0-d) index gives one row of shape (D,) = (3,), got {got}"
+    got = embedding(Tensor(np.array([1, 4], dtype=np.int32)), w).shape
+    assert got == (2, 3), (
+        f"int32 indices work too: expected shape (2, 3), got {got}")
 
 
 # %%
@@ -326,7 +327,8 @@ def test_padding_row_gets_no_gradient(embedding, Tensor, np):
     w = Tensor(np.ones((4, 2), dtype=np.float32), requires_grad=True)
     out = embedding(Tensor(np.array([[0, 2], [2, 3]])), w, padding_idx=2)
     assert np.array_equal(out.numpy()[0, 1], [1.0, 1.0]), (
-        "the forward pass still reads the padding row as it is")
+        f"the forward pass still reads the padding row as it is: expected [1.0, 1.0], got "
+        f"{out.numpy()[0, 1].tolist()} (padding_idx only stops its gradient)")
     out.sum().backward()
     got = w.grad.numpy()
     assert np.array_equal(got, [[1, 1], [0, 0], [0, 0], [1, 1]]), (
@@ -335,7 +337,8 @@ def test_padding_row_gets_no_gradient(embedding, Tensor, np):
     w.grad = None
     embedding(Tensor(np.array([3, 3])), w, padding_idx=-1).sum().backward()
     assert np.array_equal(w.grad.numpy()[3], [0.0, 0.0]), (
-        "padding_idx=-1 means the last row (V - 1 = 3): it gets no gradient either")
+        f"padding_idx=-1 means the last row (V - 1 = 3): it gets no gradient either, got "
+        f"{w.grad.numpy()[3].tolist()}")
 
 
 # %% [raw]
@@ -471,12 +474,16 @@ def test_embedding_module_init(Embedding, manual_seed, np):
     w = emb.weight.numpy()
     assert w.shape == (2000, 8) and w.dtype == np.float32, (
         f"weight is (num_embeddings, embedding_dim) float32, got {w.shape} {w.dtype}")
-    assert emb.weight.requires_grad, "the table is a Parameter (requires_grad=True)"
+    assert emb.weight.requires_grad, (
+        f"the table is a Parameter (requires_grad=True), got requires_grad="
+        f"{emb.weight.requires_grad}: otherwise the optimizer never updates it")
     assert abs(float(w.mean())) < 0.05 and 0.95 < float(w.std()) < 1.05, (
         f"PyTorch initialises embeddings with N(0, 1); got mean {w.mean():.3f}, std "
         f"{w.std():.3f}")
-    assert [n for n, _ in emb.named_parameters()] == ["weight"], (
-        "the table is registered as the parameter 'weight' (PyTorch's name)")
+    names = [n for n, _ in emb.named_parameters()]
+    assert names == ["weight"], (
+        f"the table is registered as the parameter 'weight' (PyTorch's name), got {names}: "
+        "state_dict keys and checkpoints use it")
 
 
 # %%
@@ -484,13 +491,15 @@ def test_embedding_module_padding_and_forward(Embedding, Tensor, np):
     emb = Embedding(6, 3, padding_idx=-2)
     assert emb.padding_idx == 4, f"padding_idx=-2 with 6 rows is stored as 4, got {emb.padding_idx}"
     assert np.array_equal(emb.weight.numpy()[4], [0.0, 0.0, 0.0]), (
-        "the padding row starts at zero")
+        f"the padding row starts at zero, got {emb.weight.numpy()[4].round(3).tolist()}")
     out = emb(Tensor(np.array([[4, 1], [1, 0]])))
     assert out.shape == (2, 2, 3) and np.array_equal(out.numpy()[1, 0], emb.weight.numpy()[1]), (
-        "forward looks up rows of self.weight")
+        f"forward looks up rows of self.weight: expected shape (2, 2, 3) with out[1, 0] = "
+        f"weight[1], got shape {out.shape}")
     out.sum().backward()
     assert np.array_equal(emb.weight.grad.numpy()[4], [0.0, 0.0, 0.0]), (
-        "the module passes its padding_idx on: the padding row gets no gradient")
+        f"the module passes its padding_idx on: the padding row gets no gradient, got "
+        f"{emb.weight.grad.numpy()[4].tolist()}")
     try:
         Embedding(6, 3, padding_idx=6)
     except ValueError:
@@ -716,8 +725,11 @@ def test_sinusoidal_table_values(sinusoidal_positional_encoding, np):
         f"row 7 should start {np.round(expected, 4).tolist()}, got {p[7, :4].round(4).tolist()}:"
         " column 2i is sin(pos * 10000^(-2i/D)), column 2i+1 its cosine")
     odd = sinusoidal_positional_encoding(3, 5).numpy()
-    assert odd.shape == (3, 5) and np.isclose(odd[1, 4], np.sin(10000.0 ** (-4 / 5))), (
-        "with an odd D the last column is a sine")
+    want = np.sin(10000.0 ** (-4 / 5))
+    assert odd.shape == (3, 5) and np.isclose(odd[1, 4], want), (
+        f"with an odd D the last column is a sine: expected shape (3, 5) and pe[1, 4] = "
+        f"{want:.5f}, got shape {odd.shape}" + (f" and {odd[1, 4]:.5f}" if odd.shape == (3, 5)
+                                                 else ""))
 
 
 # %%
@@ -728,12 +740,15 @@ def test_positional_modules_add_rows_from_offset(SinusoidalPositionalEncoding,
     out = enc(x, offset=2).numpy()
     assert out.shape == (2, 3, 4), f"the output has x's shape (2, 3, 4), got {out.shape}"
     assert np.allclose(out[1, 0], 1 + enc.pe.numpy()[2]), (
-        "with offset=2 the first token gets row 2 of the table")
+        f"with offset=2 the first token gets row 2 of the table: expected "
+        f"{(1 + enc.pe.numpy()[2]).round(3).tolist()}, got {out[1, 0].round(3).tolist()}")
     pos = LearnedPositionalEmbedding(10, 4)
     assert pos.weight.shape == (10, 4), f"weight is (max_len, D), got {pos.weight.shape}"
     y = pos(x, offset=5)
     assert np.allclose(y.numpy()[0, 2], 1 + pos.weight.numpy()[7]), (
-        "token 2 at offset 5 gets row 7 of the learned table")
+        f"token 2 at offset 5 gets row 7 of the learned table: expected "
+        f"{(1 + pos.weight.numpy()[7]).round(3).tolist()}, got "
+        f"{y.numpy()[0, 2].round(3).tolist()}")
     y.sum().backward()
     used = np.abs(pos.weight.grad.numpy()).sum(axis=1) > 0
     assert used.tolist() == [False] * 5 + [True] * 3 + [False] * 2, (

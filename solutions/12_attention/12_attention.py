@@ -294,14 +294,16 @@ def test_safe_softmax_forward_and_backward(_SafeSoftmaxFn, Tensor, np):
     expected = got[0] * (np.array([1.0, 0.0, 0.0]) - got[0, 0])
     assert np.allclose(g[0], expected, atol=1e-6), (
         f"dL/dx = P * (G - rowsum(G * P)): expected {expected.round(4)}, got {g[0].round(4)}")
-    assert np.array_equal(g[2], [0.0, 0.0, 0.0]), "a fully masked row gets no gradient"
+    assert np.array_equal(g[2], [0.0, 0.0, 0.0]), (
+        f"a fully masked row gets no gradient: expected [0, 0, 0], got {g[2].round(4).tolist()}")
 
 
 # %%
 def test_mask_to_bias_conventions(mask_to_bias, Tensor, np):
     causal = mask_to_bias(None, True, 2, 4, np.float32)
     assert causal is not None and causal.shape == (2, 4) and causal.dtype == np.float32, (
-        "is_causal gives a (query_len, key_len) bias in the scores' dtype")
+        f"is_causal gives a (query_len, key_len) = (2, 4) bias in the scores' dtype float32, "
+        f"got {None if causal is None else (causal.shape, causal.dtype)}")
     assert np.array_equal(causal, [[0, -np.inf, -np.inf, -np.inf], [0, 0, -np.inf, -np.inf]]), (
         f"is_causal is the top-left lower triangle (key j <= query i); got {causal.tolist()}")
     b = mask_to_bias(Tensor(np.array([[True, False, True]])), False, 1, 3, np.float32)
@@ -309,8 +311,10 @@ def test_mask_to_bias_conventions(mask_to_bias, Tensor, np):
         f"a boolean attn_mask: True takes part (0), False is removed (-inf); got {b}")
     f = mask_to_bias(np.array([[0.5, -1.0]]), False, 1, 2, np.float32)
     assert f.dtype == np.float32 and np.allclose(f, [[0.5, -1.0]]), (
-        "a float attn_mask is added as it is (cast to the scores' dtype)")
-    assert mask_to_bias(None, False, 3, 3, np.float32) is None, "no mask: return None"
+        f"a float attn_mask is added as it is (cast to the scores' dtype): expected "
+        f"[[0.5, -1.0]] float32, got {np.asarray(f).tolist()} {f.dtype}")
+    got = mask_to_bias(None, False, 3, 3, np.float32)
+    assert got is None, f"no mask: return None (nothing to add), got {type(got).__name__}"
     try:
         mask_to_bias(np.ones((2, 2), dtype=bool), True, 2, 2, np.float32)
     except RuntimeError:
@@ -522,15 +526,19 @@ def test_sdpa_forward_matches_the_formula(scaled_dot_product_attention, Tensor, 
     s = q @ k.transpose(0, 2, 1) / np.sqrt(8)
     p = np.exp(s - s.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
-    assert np.allclose(out.numpy(), p @ v, atol=1e-5), (
-        "softmax(Q K^T / sqrt(E)) V: check the scale 1/sqrt(E) and the softmax axis (-1, keys)")
+    assert out.shape == (p @ v).shape and np.allclose(out.numpy(), p @ v, atol=1e-5), (
+        f"softmax(Q K^T / sqrt(E)) V: expected shape {(p @ v).shape}, got {out.shape}"
+        + (f", max error {np.abs(out.numpy() - p @ v).max():.3g}" if out.shape == (p @ v).shape
+           else "") + "; check the scale 1/sqrt(E) and the softmax axis (-1, keys)")
     causal = scaled_dot_product_attention(Tensor(q), Tensor(k), Tensor(v), is_causal=True).numpy()
     assert np.allclose(causal[:, 0], v[:, 0], atol=1e-6), (
-        "with is_causal the first query sees only the first key, so its output is v[0]")
+        f"with is_causal the first query sees only the first key, so its output is v[0]; "
+        f"max error {np.abs(causal[:, 0] - v[:, 0]).max():.3g}")
     masked = scaled_dot_product_attention(Tensor(q), Tensor(k), Tensor(v),
                                           attn_mask=np.zeros((3, 5), dtype=bool)).numpy()
     assert np.array_equal(masked, np.zeros_like(masked)), (
-        "a boolean mask that allows nothing gives zero rows (not NaN)")
+        f"a boolean mask that allows nothing gives zero rows (not NaN), got "
+        f"{int(np.isnan(masked).sum())} NaN and max |out| {np.nanmax(np.abs(masked)):.3g}")
 
 
 # %%
@@ -944,7 +952,8 @@ def test_split_and_merge_heads(split_heads, merge_heads, Tensor, np):
         f"{h.numpy()[0, 1, 2].tolist()}: cut E into heads, then move the head axis")
     back = merge_heads(h)
     assert back.shape == (2, 3, 6) and np.array_equal(back.numpy(), x.numpy()), (
-        "merge_heads(split_heads(x)) must give x back")
+        f"merge_heads(split_heads(x)) must give x (2, 3, 6) back, got shape {back.shape}"
+        + ("" if back.shape != (2, 3, 6) else " with the values in another order"))
 
 
 # %%
@@ -961,9 +970,13 @@ def test_multihead_parameters_and_init(MultiheadAttention, manual_seed, np):
         f"in_proj_weight is Xavier uniform with bound sqrt(6 / (E + 3E)) = {bound:.3f}; "
         f"max |w| is {np.abs(w).max():.3f}")
     assert not mha.in_proj_bias.numpy().any() and not mha.out_proj.bias.numpy().any(), (
-        "in_proj_bias and out_proj.bias start at zero")
-    assert MultiheadAttention(8, 2, bias=False).in_proj_bias is None, "bias=False: no biases"
-    assert MultiheadAttention(8, 2).batch_first, "this course's default is batch_first=True"
+        f"in_proj_bias and out_proj.bias start at zero (PyTorch), got max |b| "
+        f"{np.abs(mha.in_proj_bias.numpy()).max():.3g} and "
+        f"{np.abs(mha.out_proj.bias.numpy()).max():.3g}")
+    nob = MultiheadAttention(8, 2, bias=False).in_proj_bias
+    assert nob is None, f"bias=False: no biases, got in_proj_bias {type(nob).__name__}"
+    bf = MultiheadAttention(8, 2).batch_first
+    assert bf, f"this course's default is batch_first=True, got {bf!r}"
     try:
         MultiheadAttention(10, 3)
     except ValueError:
@@ -981,10 +994,15 @@ def test_multihead_forward_paths_and_masks(MultiheadAttention, Tensor, np):
     out, w = mha(x, x, x)
     assert out.shape == (3, 5, 8) and w.shape == (3, 5, 5), (
         f"(N, L, E) in -> (N, L, E) out and (N, L, S) weights; got {out.shape}, {w.shape}")
-    assert np.allclose(w.numpy().sum(-1), 1.0, atol=1e-5), "averaged weights still sum to 1 per row"
+    rows = w.numpy().sum(-1)
+    assert np.allclose(rows, 1.0, atol=1e-5), (
+        f"averaged weights still sum to 1 per row, got row sums from {rows.min():.4f} to "
+        f"{rows.max():.4f}: average over heads, not sum")
     fused, none = mha(x, x, x, need_weights=False)
     assert none is None and np.allclose(fused.numpy(), out.numpy(), atol=1e-5), (
-        "need_weights=False (fused) must give the same output, with None for the weights")
+        f"need_weights=False (fused) must give the same output, with None for the weights; "
+        f"got weights {type(none).__name__}, max output difference "
+        f"{np.abs(fused.numpy() - out.numpy()).max():.3g}")
     _, per_head = mha(x, x, x, average_attn_weights=False)
     assert per_head.shape == (3, 2, 5, 5), (
         f"per-head weights are (N, h, L, S), got {per_head.shape}")
@@ -992,18 +1010,21 @@ def test_multihead_forward_paths_and_masks(MultiheadAttention, Tensor, np):
     pad[:, 3:] = True  # the last two keys are padding
     _, wp = mha(x, x, x, key_padding_mask=pad)
     assert np.allclose(wp.numpy()[..., 3:], 0.0), (
-        "key_padding_mask: True marks padding keys (they get weight 0) — the opposite of "
+        f"key_padding_mask: True marks padding keys (they get weight 0), got weights up to "
+        f"{wp.numpy()[..., 3:].max():.3g} on keys 3 and 4 — the opposite of "
         "scaled_dot_product_attention's boolean masks")
     causal = np.triu(np.ones((5, 5), dtype=bool), k=1)  # True = not allowed
     _, wc = mha(x, x, x, attn_mask=causal)
-    assert np.allclose(np.triu(wc.numpy()[0], k=1), 0.0), (
-        "a boolean attn_mask is True where attention is NOT allowed in MultiheadAttention")
+    above = np.triu(wc.numpy()[0], k=1)
+    assert np.allclose(above, 0.0), (
+        f"a boolean attn_mask is True where attention is NOT allowed in MultiheadAttention: "
+        f"weights above the diagonal should be 0, got up to {above.max():.3g}")
     seq = MultiheadAttention(8, 2, batch_first=False)
     seq.load_state_dict(mha.state_dict())
     out_t, _ = seq(x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1))
     assert out_t.shape == (5, 3, 8) and np.allclose(out_t.numpy().transpose(1, 0, 2), out.numpy(),
                                                     atol=1e-5), (
-        "batch_first=False takes and returns (L, N, E)")
+        f"batch_first=False takes and returns (L, N, E) = (5, 3, 8), got {out_t.shape}")
 
 
 # %% [raw]

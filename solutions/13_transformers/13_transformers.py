@@ -373,7 +373,9 @@ def test_layer_norm_forward_normalises_each_row(layer_norm, Tensor, np):
     plain = layer_norm(Tensor(x), 5).numpy()
     assert np.allclose(plain.mean(-1), 0.0, atol=1e-5) and np.allclose(plain.std(-1), 1.0,
                                                                         atol=1e-3), (
-        "without weight and bias every row of the output has mean 0 and standard deviation ~1")
+        f"without weight and bias every row of the output has mean 0 and standard deviation ~1; "
+        f"got means up to {np.abs(plain.mean(-1)).max():.3g}, deviations "
+        f"{plain.std(-1).min():.3f} to {plain.std(-1).max():.3f}")
     try:
         layer_norm(Tensor(x), 4)
     except RuntimeError:
@@ -386,9 +388,12 @@ def test_layer_norm_forward_normalises_each_row(layer_norm, Tensor, np):
 def test_layer_norm_backward_matches_finite_differences(layer_norm, Tensor, gradcheck, np):
     rng = np.random.default_rng(1)
     x, w, b = rng.standard_normal((3, 2, 4)), rng.standard_normal(4), rng.standard_normal(4)
-    assert gradcheck(lambda a, c, d: layer_norm(a, 4, c, d) * Tensor(np.arange(24.0).reshape(
-        3, 2, 4)), [x, w, b], eps=1e-6, atol=1e-6, rtol=1e-5), (
-        "dL/dx, dL/dweight and dL/dbias must match central differences")
+    try:
+        gradcheck(lambda a, c, d: layer_norm(a, 4, c, d) * Tensor(np.arange(24.0).reshape(
+            3, 2, 4)), [x, w, b], eps=1e-6, atol=1e-6, rtol=1e-5)
+    except AssertionError as err:
+        raise AssertionError(f"dL/dx, dL/dweight and dL/dbias must match central differences: "
+                             f"{err}") from None
     t = Tensor(x.astype(np.float32), requires_grad=True)
     layer_norm(t, 4).sum().backward()
     assert t.grad is not None and np.allclose(t.grad.numpy(), 0.0, atol=1e-5), (
@@ -402,7 +407,8 @@ def test_layer_norm_module(LayerNorm, Tensor, np):
     names = [n for n, _ in ln.named_parameters()]
     assert names == ["weight", "bias"], f"parameters are weight then bias, got {names}"
     assert np.array_equal(ln.weight.numpy(), np.ones(6)) and not ln.bias.numpy().any(), (
-        "weight starts at ones and bias at zeros")
+        f"weight starts at ones and bias at zeros (the identity), got weight "
+        f"{ln.weight.numpy().round(3).tolist()} and bias {ln.bias.numpy().round(3).tolist()}")
     assert ln.weight.dtype == np.float32 and ln.normalized_shape == (6,), (
         f"float32 parameters and normalized_shape (6,); got {ln.weight.dtype}, "
         f"{ln.normalized_shape}")
@@ -413,17 +419,24 @@ def test_layer_norm_module(LayerNorm, Tensor, np):
     y = ln(x)
     xn = (x.numpy() - x.numpy().mean(-1, keepdims=True)) / np.sqrt(x.numpy().var(-1, keepdims=True)
                                                                    + 1e-5)
-    assert np.allclose(y.numpy(), xn * ln.weight.numpy() + ln.bias.numpy(), atol=1e-5), (
-        "LayerNorm(x) = x_hat * weight + bias, with x_hat normalised over the last dim")
+    want = xn * ln.weight.numpy() + ln.bias.numpy()
+    assert y.shape == want.shape and np.allclose(y.numpy(), want, atol=1e-5), (
+        f"LayerNorm(x) = x_hat * weight + bias, with x_hat normalised over the last dim: "
+        f"expected shape {want.shape}, got {y.shape}"
+        + (f", max error {np.abs(y.numpy() - want).max():.3g}" if y.shape == want.shape else ""))
     y.sum().backward()
     assert ln.weight.grad is not None and ln.bias.grad is not None, (
-        "weight and bias must receive gradients: pass the Parameters, not their .data")
+        f"weight and bias must receive gradients, got weight.grad "
+        f"{type(ln.weight.grad).__name__} and bias.grad {type(ln.bias.grad).__name__}: pass the "
+        "Parameters, not their .data")
     assert np.allclose(ln.bias.grad.numpy(), 6.0), (
         f"dL/dbias of a sum over (2, 3) rows is 6 per feature, got {ln.bias.grad.numpy()}")
     bare = LayerNorm((2, 3), eps=1e-3, elementwise_affine=False)
     assert bare.weight is None and bare.bias is None and list(bare.parameters()) == [], (
-        "elementwise_affine=False: weight and bias are None and there are no parameters")
-    assert LayerNorm(4, bias=False).bias is None, "bias=False: no shift parameter"
+        f"elementwise_affine=False: weight and bias are None and there are no parameters, got "
+        f"{len(list(bare.parameters()))} parameter(s)")
+    nob = LayerNorm(4, bias=False).bias
+    assert nob is None, f"bias=False: no shift parameter, got {type(nob).__name__}"
 
 
 # %% [raw]
@@ -590,7 +603,8 @@ def test_mlp_structure_and_forward(MLP, gelu_tanh, Tensor, np):
     shapes = [(n, p.shape) for n, p in mlp.named_parameters()]
     assert shapes == [("fc.weight", (10, 6)), ("fc.bias", (10,)), ("proj.weight", (6, 10)),
                       ("proj.bias", (6,))], f"fc (hidden, C) then proj (C, hidden); got {shapes}"
-    assert [p.shape for p in MLP(6).parameters()][0] == (24, 6), "hidden defaults to 4 * d_model"
+    first = [p.shape for p in MLP(6).parameters()][0]
+    assert first == (24, 6), f"hidden defaults to 4 * d_model: fc is (24, 6), got {first}"
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 3, 6)).astype(np.float32)
     y = mlp(Tensor(x))
@@ -599,12 +613,18 @@ def test_mlp_structure_and_forward(MLP, gelu_tanh, Tensor, np):
     h = x @ mlp.fc.weight.numpy().T + mlp.fc.bias.numpy()
     h = 0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h ** 3)))
     expected = h @ mlp.proj.weight.numpy().T + mlp.proj.bias.numpy()
-    assert np.allclose(y.numpy(), expected, atol=1e-5), (
-        "MLP(x) = proj(gelu_tanh(fc(x))): check the order of the layers and the activation")
+    assert y.shape == expected.shape and np.allclose(y.numpy(), expected, atol=1e-5), (
+        f"MLP(x) = proj(gelu_tanh(fc(x))): expected shape {expected.shape}, got {y.shape}"
+        + (f", max error {np.abs(y.numpy() - expected).max():.3g}"
+           if y.shape == expected.shape else "")
+        + "; check the order of the layers and the activation")
     t = Tensor(x, requires_grad=True)
     mlp(t).sum().backward()
-    assert t.grad is not None and t.grad.shape == x.shape, "the input must receive a gradient"
-    assert all(p.grad is not None for p in mlp.parameters()), "every parameter gets a gradient"
+    assert t.grad is not None and t.grad.shape == x.shape, (
+        f"the input must receive a gradient of shape {x.shape}, got "
+        f"{None if t.grad is None else t.grad.shape}")
+    missing = [n for n, p in mlp.named_parameters() if p.grad is None]
+    assert missing == [], f"every parameter gets a gradient; none reached {missing}"
 
 
 # %% [raw]
@@ -764,7 +784,9 @@ def test_block_structure_and_residuals(TransformerBlock, Tensor, np):
     assert names[:2] == ["ln_1.weight", "ln_1.bias"] and names[-2:] == ["mlp.proj.weight",
                                                                          "mlp.proj.bias"], (
         f"ln_1, attn, ln_2, mlp in this order; got {names}")
-    assert block.attn.batch_first, "MultiheadAttention with batch_first=True: inputs (B, T, C)"
+    assert block.attn.batch_first, (
+        f"MultiheadAttention with batch_first=True: inputs (B, T, C); got batch_first="
+        f"{block.attn.batch_first!r}")
     rng = np.random.default_rng(4)
     x = rng.standard_normal((2, 5, 8)).astype(np.float32)
     y = block(Tensor(x))
@@ -772,8 +794,11 @@ def test_block_structure_and_residuals(TransformerBlock, Tensor, np):
     for p in (block.attn.out_proj.weight, block.attn.out_proj.bias, block.mlp.proj.weight,
               block.mlp.proj.bias):
         p.data[...] = 0.0
-    assert np.allclose(block(Tensor(x)).numpy(), x), (
-        "with both branches' output layers at zero the block must return x itself: "
+    out0 = block(Tensor(x)).numpy()
+    assert out0.shape == x.shape and np.allclose(out0, x), (
+        f"got shape {out0.shape}"
+        + (f", max |out - x| {np.abs(out0 - x).max():.3g}" if out0.shape == x.shape else "")
+        + ": with both branches' output layers at zero the block must return x itself: "
         "out = x + attn(ln_1(x)) then + mlp(ln_2(x)) — add to the stream x, not to ln(x)")
 
 
@@ -786,9 +811,12 @@ def test_block_is_causal_and_takes_a_cache(TransformerBlock, Tensor, np):
     changed[0, 4:] = rng.standard_normal((2, 8))
     a, b = block(Tensor(x)).numpy(), block(Tensor(changed)).numpy()
     assert np.allclose(a[0, :4], b[0, :4], atol=1e-6), (
-        "positions 0-3 must not depend on later positions 4-5: pass the causal mask "
-        "(True above the diagonal) to the attention")
-    assert not np.allclose(a[0, 4:], b[0, 4:]), "positions 4-5 see their own (changed) inputs"
+        f"positions 0-3 must not depend on later positions 4-5, but changed by up to "
+        f"{np.abs(a[0, :4] - b[0, :4]).max():.3g}: pass the causal mask (True above the "
+        "diagonal) to the attention")
+    assert not np.allclose(a[0, 4:], b[0, 4:]), (
+        "positions 4-5 see their own (changed) inputs, but their outputs did not change "
+        f"(max difference {np.abs(a[0, 4:] - b[0, 4:]).max():.3g})")
     calls = []
 
     def fake_cache(attn, h):
@@ -797,10 +825,12 @@ def test_block_is_causal_and_takes_a_cache(TransformerBlock, Tensor, np):
 
     out = block(Tensor(x), cache=fake_cache)
     assert calls == [(block.attn, (1, 6, 8))], (
-        "with a cache the block calls cache(self.attn, h) once, with h = ln_1(x)")
+        f"with a cache the block calls cache(self.attn, h) once, with h = ln_1(x) of shape "
+        f"(1, 6, 8); got {len(calls)} call(s) with shapes {[c[1] for c in calls]}")
     mlp_only = Tensor(x) + block.mlp(block.ln_2(Tensor(x)))
     assert np.allclose(out.numpy(), mlp_only.numpy(), atol=1e-6), (
-        "the cache's output replaces the attention output; the MLP half is unchanged")
+        f"the cache's output replaces the attention output; the MLP half is unchanged: max "
+        f"error {np.abs(out.numpy() - mlp_only.numpy()).max():.3g}")
 
 
 # %% [raw]
@@ -1049,10 +1079,13 @@ def test_gpt_parameters_and_initialisation(GPT, np):
     assert names[:2] == ["tok_emb.weight", "pos_emb.weight"] and names[-3:] == [
         "ln_f.weight", "ln_f.bias", "head.weight"], (
         f"tok_emb, pos_emb, blocks, ln_f, head (no head bias); got {names[:2]} ... {names[-3:]}")
-    assert shapes["tok_emb.weight"] == (11, 8) and shapes["pos_emb.weight"] == (7, 8) and (
-        shapes["head.weight"] == (11, 8)), "tok_emb (V, C), pos_emb (context, C), head (V, C)"
-    assert "blocks.1.mlp.proj.weight" in shapes and "blocks.2.ln_1.weight" not in shapes, (
-        "n_layers=2 TransformerBlocks in a Sequential named blocks")
+    got = [shapes.get(k) for k in ("tok_emb.weight", "pos_emb.weight", "head.weight")]
+    assert got == [(11, 8), (7, 8), (11, 8)], (
+        f"tok_emb (V, C), pos_emb (context, C), head (V, C): expected [(11, 8), (7, 8), "
+        f"(11, 8)], got {got}")
+    blocks = sorted({k.split(".")[1] for k in shapes if k.startswith("blocks.")})
+    assert blocks == ["0", "1"], (
+        f"n_layers=2 TransformerBlocks in a Sequential named blocks, got blocks {blocks}")
     big = GPT(vocab_size=50, context_length=64, d_model=64, n_layers=2, n_heads=4)
     params = dict(big.named_parameters())
     std = float(params["tok_emb.weight"].numpy().std())
@@ -1060,9 +1093,12 @@ def test_gpt_parameters_and_initialisation(GPT, np):
     small = float(params["blocks.0.mlp.proj.weight"].numpy().std())
     assert 0.008 < small < 0.012, (
         f"residual projections use 0.02 / sqrt(2 * n_layers) = 0.01; got std {small:.4f}")
-    assert not params["blocks.0.attn.in_proj_bias"].numpy().any() and not params[
-        "blocks.0.mlp.fc.bias"].numpy().any(), "every bias starts at zero"
-    assert np.array_equal(params["ln_f.weight"].numpy(), np.ones(64)), "LayerNorms start at one"
+    biases = [float(np.abs(params[k].numpy()).max())
+              for k in ("blocks.0.attn.in_proj_bias", "blocks.0.mlp.fc.bias")]
+    assert biases == [0.0, 0.0], f"every bias starts at zero, got max |b| {biases}"
+    lnw = params["ln_f.weight"].numpy()
+    assert np.array_equal(lnw, np.ones(64)), (
+        f"LayerNorms start at one, got ln_f.weight from {lnw.min():.3g} to {lnw.max():.3g}")
 
 
 # %%
@@ -1073,16 +1109,20 @@ def test_gpt_forward_is_causal_and_uses_positions(GPT, Tensor, np):
     logits = gpt(Tensor(idx))
     assert logits.shape == (3, 6, 13) and logits.dtype == np.float32, (
         f"(B, T) ids -> (B, T, V) float32 logits; got {logits.shape} {logits.dtype}")
-    assert gpt(idx[:, :4]).shape == (3, 4, 13), "T may be shorter than context_length"
+    short = gpt(idx[:, :4]).shape
+    assert short == (3, 4, 13), (
+        f"T may be shorter than context_length: expected (3, 4, 13), got {short}")
     changed = idx.copy()
     changed[:, 3:] = (changed[:, 3:] + 1) % 13
     a, b = logits.numpy(), gpt(Tensor(changed)).numpy()
     assert np.allclose(a[:, :3], b[:, :3], atol=1e-6), (
-        "logits of positions 0-2 must not depend on tokens 3-5 (causal blocks)")
+        f"logits of positions 0-2 must not depend on tokens 3-5 (causal blocks), but changed "
+        f"by up to {np.abs(a[:, :3] - b[:, :3]).max():.3g}")
     same = np.full((1, 6), 4)
     rows = gpt(Tensor(same)).numpy()[0]
     assert not np.allclose(rows[0], rows[5], atol=1e-5), (
-        "the same token at positions 0 and 5 must give different logits: add pos_emb")
+        f"the same token at positions 0 and 5 must give different logits (they differ by at "
+        f"most {np.abs(rows[0] - rows[5]).max():.3g}): add pos_emb")
     try:
         gpt(Tensor(rng.integers(0, 13, size=(1, 7))))
     except ValueError:
@@ -1157,7 +1197,9 @@ def test_generate_greedy_sampling_and_cropping(GPT, Tensor, manual_seed, np):
     s1 = gpt.generate(prompt, max_new_tokens=8, temperature=2.0).numpy()
     manual_seed(1)
     s2 = gpt.generate(prompt, max_new_tokens=8, temperature=2.0).numpy()
-    assert np.array_equal(s1, s2), "the same manual_seed must give the same sample"
+    assert np.array_equal(s1, s2), (
+        f"the same manual_seed must give the same sample: got {s1[0].tolist()}, then "
+        f"{s2[0].tolist()}; draw from default_generator(), which manual_seed seeds")
     manual_seed(2)
     many = gpt.generate(np.repeat(prompt[:1], 400, axis=0), max_new_tokens=1, top_k=3).numpy()
     logits = gpt(Tensor(prompt[:1])).numpy()[0, -1]

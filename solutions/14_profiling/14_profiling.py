@@ -234,7 +234,8 @@ def test_training_memory_adam_is_four_times_the_weights(training_memory, Linear)
                    "activations": 123, "total": 16283}, (
         f"1,010 float32 parameters = 4,040 bytes; gradients the same; Adam keeps 2 arrays per "
         f"parameter; got {got}")
-    assert training_memory(lin, "sgd")["optimizer"] == 0, "plain SGD keeps no state"
+    got = training_memory(lin, "sgd")["optimizer"]
+    assert got == 0, f"plain SGD keeps no state: expected 0 optimizer bytes, got {got}"
     lin.bias.requires_grad = False
     frozen = training_memory(lin, "momentum")
     assert frozen["gradients"] == 4000 and frozen["optimizer"] == 4000, (
@@ -554,16 +555,21 @@ def test_attention_and_module_flops(attention_flops, module_flops, MultiheadAtte
         f"batch dims broadcast to (2, 4), b = 8: 2*8*5*5*(8 + 6) = 5,600; got {got}")
     x = Tensor(np.zeros((3, 7), np.float32))
     lin = Linear(7, 5)
-    assert module_flops(lin, (x,), lin(x)) == 2 * 3 * 7 * 5 + 3 * 5, "a Linear uses linear_flops"
-    assert module_flops(ReLU(), (x,), x) == 21, "ReLU: 1 FLOP per element"
-    assert module_flops(Softmax(dim=-1), (x,), x) == 105, "softmax: 5 FLOPs per element"
+    got = module_flops(lin, (x,), lin(x))
+    assert got == 2 * 3 * 7 * 5 + 3 * 5, (
+        f"a Linear(7, 5) on (3, 7) uses linear_flops: expected 2*3*7*5 + 3*5 = 225, got {got}")
+    got = module_flops(ReLU(), (x,), x)
+    assert got == 21, f"ReLU: 1 FLOP per element, expected 21 for (3, 7), got {got}"
+    got = module_flops(Softmax(dim=-1), (x,), x)
+    assert got == 105, f"softmax: 5 FLOPs per element, expected 105 for (3, 7), got {got}"
     mha = MultiheadAttention(16, 4)
     q = Tensor(np.zeros((2, 5, 16), np.float32))
     got = module_flops(mha, (q, q, q), mha(q, q, q))
     assert got == 20_040, (
         f"3 projections (2*10*16*16 + 10*16 = 5,280 each) + attention over b = 2*4 heads "
         f"(2*8*5*5*(4 + 4) = 3,200) + softmax (5*8*5*5 = 1,000) = 20,040; got {got}")
-    assert module_flops(object(), (x,), x) == 0, "a layer that only moves data costs 0 FLOPs"
+    got = module_flops(object(), (x,), x)
+    assert got == 0, f"a layer that only moves data costs 0 FLOPs, got {got}"
 
 
 # %% [raw]
@@ -707,7 +713,8 @@ def test_graph_activation_bytes_counts_storage_once(graph_activation_bytes, Line
     assert got == 2 * 3 * 5 * 4, (
         f"Linear keeps x @ W.T (3x5 floats) and the output after + b (3x5): 120 bytes; the input, "
         f"W, W.T (a view of W) and b are leaves; got {got}")
-    assert graph_activation_bytes(x) == 0, "a leaf alone keeps no activations"
+    got = graph_activation_bytes(x)
+    assert got == 0, f"a leaf alone keeps no activations: expected 0 bytes, got {got}"
 
 
 # %% [raw]
@@ -1028,10 +1035,14 @@ def test_median_ci_and_compare(median_ci, compare, np):
                 self.now += next(it)
             return fn
 
-    assert median_ci([5.0, 1.0, 4.0, 2.0, 3.0, 6.0]) == (1.0, 6.0), (
-        "6 values at 95%: k = 1, the interval is [min, max] (coverage 1 - 2/64)")
-    assert median_ci([1.0, 2.0, 3.0, 4.0, 5.0]) == (-np.inf, np.inf), (
-        "5 values cannot give 95% (2/32 > 0.05): return (-inf, inf)")
+    got = median_ci([5.0, 1.0, 4.0, 2.0, 3.0, 6.0])
+    assert got == (1.0, 6.0), (
+        f"6 values at 95%: k = 1, the interval is [min, max] = (1.0, 6.0) (coverage 1 - 2/64), "
+        f"got {got}")
+    got = median_ci([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert got == (-np.inf, np.inf), (
+        f"5 values cannot give 95% (2/32 > 0.05): expected (-inf, inf), got {got}: an honest "
+        "'no conclusion' rather than a narrower interval that covers less")
     got = median_ci(list(range(1, 21)))
     assert got == (6.0, 15.0), (
         f"20 values at 95%: 2*P(X <= 5) = 0.041 <= 0.05 but 2*P(X <= 6) = 0.115 is not, so "
@@ -1044,7 +1055,9 @@ def test_median_ci_and_compare(median_ci, compare, np):
         f"pair i gives a_i / b_i: expected (2, 3, 2, 1, 2, 3), got {got.ratios}")
     assert got.ratio == 2.0 and (got.low, got.high) == (1.0, 3.0), (
         f"median ratio 2 with the interval [min, max] = [1, 3] for 6 pairs; got {got[1:4]}")
-    assert got.a.median == 35.0 and got.b.median == 15.0, "a and b summarise each version"
+    assert got.a.median == 35.0 and got.b.median == 15.0, (
+        f"a and b summarise each version: expected medians 35.0 and 15.0, got "
+        f"{got.a.median} and {got.b.median}")
 
 
 # %% [raw]
@@ -1313,12 +1326,16 @@ def test_profiler_rows_and_hooks(Profiler, Sequential, Linear, ReLU, Tensor, np)
     assert prof.times[""] == [7, 7, 7], (
         f"the model's hooks bracket its 3 children's 6 readings: 7 ticks per pass; got "
         f"{prof.times['']}")
-    assert rows[""]["flops_total"] == 262 and rows[""]["params_total"] == 67, (
-        "the model's row adds up its children's FLOPs and parameters")
-    assert not model.__dict__.get("_forward_hooks") and not model[0].__dict__.get(
-        "_forward_pre_hooks"), "profile() must remove every hook it registered"
+    got = (rows[""]["flops_total"], rows[""]["params_total"])
+    assert got == (262, 67), (
+        f"the model's row adds up its children's FLOPs and parameters: expected (262, 67), "
+        f"got {got}")
+    left = (model.__dict__.get("_forward_hooks"), model[0].__dict__.get("_forward_pre_hooks"))
+    assert not left[0] and not left[1], (
+        f"profile() must remove every hook it registered; still there: {left}")
     out = model(x)
-    assert out.shape == (2, 3), "the model still works after profiling"
+    assert out.shape == (2, 3), (
+        f"the model still works after profiling: expected output (2, 3), got {out.shape}")
 
 
 # %% [raw]

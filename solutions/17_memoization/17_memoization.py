@@ -355,7 +355,10 @@ def test_kv_cache_allocates_appends_and_crops(KVCache, kv_cache_bytes, np):
         f"k_cache and v_cache are (B, h, T_max, hs) = (2, 3, 6, 4); got {cache.k_cache.shape}")
     assert cache.k_cache.dtype == np.float32 and cache.size == 0, (
         f"float32 by default and empty at first; got {cache.k_cache.dtype}, size {cache.size}")
-    assert cache.k_cache is not cache.v_cache, "keys and values need two separate arrays"
+    assert cache.k_cache is not cache.v_cache and not np.shares_memory(
+        cache.k_cache, cache.v_cache), (
+        f"keys and values need two separate arrays, got the same buffer "
+        f"(id {id(cache.k_cache)} twice): writing values would overwrite keys")
     rng = np.random.default_rng(0)
     k1, v1 = rng.standard_normal((2, 3, 4, 4)), rng.standard_normal((2, 3, 4, 4))
     keys, values = cache.update(k1, v1)
@@ -365,11 +368,19 @@ def test_kv_cache_allocates_appends_and_crops(KVCache, kv_cache_bytes, np):
     keys, values = cache.update(k2, v2)
     want = np.concatenate([k1, k2], axis=2).astype(np.float32)
     assert keys.shape == (2, 3, 5, 4) and np.allclose(keys.numpy(), want), (
-        "a second update appends after the first: keys must be the 5 positions in order")
-    assert np.allclose(values.numpy(), np.concatenate([v1, v2], axis=2)), (
-        "values are appended exactly like keys (into v_cache)")
+        f"a second update appends after the first: keys must be the 5 positions in order, "
+        f"shape (2, 3, 5, 4); got shape {keys.shape}"
+        + (f", max error {np.abs(keys.numpy() - want).max():.3g}"
+           if keys.shape == want.shape else ""))
+    vwant = np.concatenate([v1, v2], axis=2)
+    assert values.shape == vwant.shape and np.allclose(values.numpy(), vwant), (
+        f"values are appended exactly like keys (into v_cache): expected shape {vwant.shape}, "
+        f"got {values.shape}" + (f", max error {np.abs(values.numpy() - vwant).max():.3g}"
+                                 if values.shape == vwant.shape else ""))
     assert np.shares_memory(keys.numpy(), cache.k_cache), (
-        "return views of k_cache[:, :, :size] (no copy of the past at every step)")
+        f"expected a view of k_cache[:, :, :size], got a copy (base "
+        f"{type(keys.numpy().base).__name__}): copying the past at every step makes "
+        "generation quadratic again")
     for bad in [(np.ones((2, 3, 2, 4)), np.ones((2, 3, 2, 4))),  # 5 + 2 > 6 positions
                 (np.ones((2, 2, 1, 4)), np.ones((2, 2, 1, 4)))]:  # wrong number of heads
         try:
@@ -383,17 +394,21 @@ def test_kv_cache_allocates_appends_and_crops(KVCache, kv_cache_bytes, np):
     assert cache.size == 2, f"crop(2) keeps 2 positions; size is {cache.size}"
     keys, _ = cache.update(k2, v2)
     assert np.allclose(keys.numpy()[:, :, 2], k2[:, :, 0]), (
-        "after crop(2) the next update writes at position 2")
+        f"after crop(2) the next update writes at position 2: keys hold {keys.shape[2]} "
+        f"positions, position 2 differs by {np.abs(keys.numpy()[:, :, 2] - k2[:, :, 0]).max():.3g}")
     try:
         cache.crop(4)
     except ValueError:
         pass
     else:
         raise AssertionError("crop(4) of a cache holding 3 positions must raise ValueError")
-    assert kv_cache_bytes(2, 3, 4, 5, 6) == 2 * 2 * 3 * 4 * 5 * 6 * 4, (
-        "2 (keys and values) x layers x B x heads x T x head_dim x 4 bytes for float32")
-    assert kv_cache_bytes(1, 2, 3, 6, 4, np.float64) == 2 * cache.nbytes, (
-        "a float64 cache takes 8 bytes a number")
+    got = kv_cache_bytes(2, 3, 4, 5, 6)
+    assert got == 2 * 2 * 3 * 4 * 5 * 6 * 4, (
+        f"2 (keys and values) x layers x B x heads x T x head_dim x 4 bytes for float32 = "
+        f"{2 * 2 * 3 * 4 * 5 * 6 * 4}, got {got}")
+    got = kv_cache_bytes(1, 2, 3, 6, 4, np.float64)
+    assert got == 2 * cache.nbytes, (
+        f"a float64 cache takes 8 bytes a number: expected {2 * cache.nbytes}, got {got}")
     assert kv_cache_bytes(1, 2, 3, 6, 4) == cache.nbytes, (
         f"the formula must match the arrays: {kv_cache_bytes(1, 2, 3, 6, 4)} vs {cache.nbytes}")
 
@@ -541,8 +556,10 @@ def test_cached_attention_matches_full_causal_attention(KVCache, cached_causal_m
         f"(query_len, past + query_len) booleans; got {mask.shape} {mask.dtype}")
     assert mask.astype(int).tolist() == [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]], (
         f"query i (position past + i) sees keys j <= past + i; got {mask.astype(int).tolist()}")
-    assert np.array_equal(cached_causal_mask(4, 0), np.tril(np.ones((4, 4), bool))), (
-        "with nothing cached the mask is the ordinary causal (lower-triangular) mask")
+    got = np.asarray(cached_causal_mask(4, 0))
+    assert np.array_equal(got, np.tril(np.ones((4, 4), bool))), (
+        f"with nothing cached the mask is the ordinary causal (lower-triangular) mask, got "
+        f"{got.astype(int).tolist()}")
     manual_seed(3)
     mha = MultiheadAttention(12, 3)
     rng = np.random.default_rng(1)
@@ -553,8 +570,12 @@ def test_cached_attention_matches_full_causal_attention(KVCache, cached_causal_m
     assert first.shape == (2, 4, 12) and cache.size == 4, (
         f"a prompt of 4: output (B, 4, C) and 4 cached positions; got {first.shape}, size "
         f"{cache.size}")
-    assert np.allclose(first.numpy(), full.numpy()[:, :4], atol=1e-5), (
-        "the prompt through an empty cache must equal causal attention on the prompt")
+    assert first.shape == full.numpy()[:, :4].shape and np.allclose(
+        first.numpy(), full.numpy()[:, :4], atol=1e-5), (
+        f"the prompt through an empty cache must equal causal attention on the prompt: "
+        f"expected shape {full.numpy()[:, :4].shape}, got {first.shape}"
+        + (f", max error {np.abs(first.numpy() - full.numpy()[:, :4]).max():.3g}"
+           if first.shape == full.numpy()[:, :4].shape else ""))
     steps = [cache(mha, x[:, t:t + 1]).numpy() for t in range(4, 7)]
     got = np.concatenate(steps, axis=1)
     err = float(np.abs(got - full.numpy()[:, 4:]).max())
@@ -674,14 +695,18 @@ def test_gpt_cache_layers_memory_and_incremental_logits(GPTCache, GPT, kv_cache_
     manual_seed(4)
     gpt = GPT(vocab_size=19, context_length=10, d_model=12, n_layers=3, n_heads=3)
     cache = GPTCache(gpt, batch_size=2)
-    assert len(cache.layers) == 3 and len({id(c) for c in cache.layers}) == 3, (
-        "one separate KVCache per block")
+    distinct = len({id(c) for c in cache.layers})
+    assert len(cache.layers) == 3 and distinct == 3, (
+        f"one separate KVCache per block: expected 3 distinct caches, got {len(cache.layers)} "
+        f"({distinct} distinct)")
     assert cache.layers[1].k_cache.shape == (2, 3, 10, 4) and cache.offset == 0, (
         f"(B, heads, context_length, d_model // heads); got {cache.layers[1].k_cache.shape}")
     assert cache.nbytes == kv_cache_bytes(3, 2, 3, 10, 4), (
         f"arrays hold {cache.nbytes} bytes, the formula says {kv_cache_bytes(3, 2, 3, 10, 4)}")
-    assert GPTCache(gpt, 1, max_seq_len=6, dtype=np.float64).layers[0].k_cache.shape == (
-        1, 3, 6, 4), "max_seq_len and dtype may be given"
+    small = GPTCache(gpt, 1, max_seq_len=6, dtype=np.float64).layers[0].k_cache
+    assert small.shape == (1, 3, 6, 4) and small.dtype == np.float64, (
+        f"max_seq_len and dtype may be given: expected (1, 3, 6, 4) float64, got "
+        f"{small.shape} {small.dtype}")
     idx = np.random.default_rng(2).integers(0, 19, size=(2, 9))
     full = gpt(idx).numpy()
     parts = [gpt(idx[:, :5], cache=cache).numpy()]
@@ -898,18 +923,24 @@ def test_common_prefix_and_cached_forward(common_prefix_length, CachedGPT, GPT, 
     assert out.shape == (2, 1, 11) and cached.positions_computed == 5, (
         f"a window extending the cached tokens runs only the new position; got {out.shape}, "
         f"{cached.positions_computed} positions computed (expected 5)")
-    assert np.allclose(out.numpy()[:, -1], gpt(idx[:, :5]).numpy()[:, -1], atol=1e-5), (
-        "the new position's logits must equal the full forward's last row")
+    ref = gpt(idx[:, :5]).numpy()[:, -1]
+    assert np.allclose(out.numpy()[:, -1], ref, atol=1e-5), (
+        f"the new position's logits must equal the full forward's last row: max error "
+        f"{np.abs(out.numpy()[:, -1] - ref).max():.3g}")
     changed = idx[:, :5].copy()
     changed[:, 2] = (changed[:, 2] + 1) % 11
     out = cached(changed)
     assert out.shape == (2, 3, 11) and cached.cache.offset == 5, (
         f"a window that differs at position 2 keeps 2 positions and recomputes 3; got "
         f"{out.shape}, offset {cached.cache.offset}")
-    assert np.allclose(out.numpy()[:, -1], gpt(changed).numpy()[:, -1], atol=1e-5), (
-        "after a mismatch the cache must be cropped, not reused: logits differ from the model's")
+    ref = gpt(changed).numpy()[:, -1]
+    assert np.allclose(out.numpy()[:, -1], ref, atol=1e-5), (
+        f"after a mismatch the cache must be cropped, not reused: logits differ from the "
+        f"model's by up to {np.abs(out.numpy()[:, -1] - ref).max():.3g}")
     again = cached(changed)
-    assert again.shape == (2, 1, 11), "the same window twice recomputes only its last position"
+    assert again.shape == (2, 1, 11), (
+        f"the same window twice recomputes only its last position: expected shape (2, 1, 11), "
+        f"got {again.shape}")
 
 
 # %%
@@ -935,8 +966,9 @@ def test_cached_generation_gives_the_same_tokens(CachedGPT, GPT, manual_seed, np
     assert np.array_equal(got, want), (
         "sampling with the same seed must give the same tokens, also past context_length 12 "
         f"(23 tokens):\n{want}\ngot\n{got}")
-    assert all(layer.size <= 12 for layer in cached.cache.layers), (
-        "the cache never holds more than context_length positions")
+    sizes = [layer.size for layer in cached.cache.layers]
+    assert all(s <= 12 for s in sizes), (
+        f"the cache never holds more than context_length = 12 positions, got sizes {sizes}")
 
 # %% [raw]
 # # END TESTS

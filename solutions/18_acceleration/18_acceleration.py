@@ -280,7 +280,9 @@ def test_matmul_blocked_any_size_any_block(matmul_blocked, matmul_broadcast, np)
             f"block_size={bs}: the edge tiles are smaller when {bs} does not divide 7, 11 or "
             f"5; max error {np.abs(got - a @ b).max():.3g}")
     got = matmul_blocked(a, b, 3, kernel=matmul_broadcast)
-    assert np.allclose(got, a @ b), "any tile kernel gives the same product"
+    assert np.allclose(got, a @ b), (
+        f"with kernel=matmul_broadcast: expected a @ b, max error {np.abs(got - a @ b).max():.3g}: "
+        "any tile kernel gives the same product, so call the kernel you were given")
     try:
         matmul_blocked(a, b, 0)
     except ValueError:
@@ -435,12 +437,17 @@ def test_bias_gelu_matches_the_composed_version(bias_gelu, gelu, Tensor, np):
 def test_bias_gelu_gradients(bias_gelu, gradcheck, Tensor, np):
     rng = np.random.default_rng(3)
     x, b = rng.standard_normal((3, 2, 5)), rng.standard_normal(5)
-    assert gradcheck(bias_gelu, [x, b], eps=1e-6, atol=1e-6, rtol=1e-5), (
-        "dL/dx and dL/dbias must match central differences (float64)")
+    try:
+        gradcheck(bias_gelu, [x, b], eps=1e-6, atol=1e-6, rtol=1e-5)
+    except AssertionError as err:
+        raise AssertionError(f"dL/dx and dL/dbias must match central differences (float64): "
+                             f"{err}") from None
     xt, bt = Tensor(x, requires_grad=True), Tensor(b, requires_grad=True)
     bias_gelu(xt, bt).sum().backward()
     assert bt.grad.shape == (5,) and xt.grad.shape == (3, 2, 5), (
-        "the bias's gradient is summed over every leading axis: shape (5,)")
+        f"expected gradients of shape (5,) for the bias and (3, 2, 5) for x, got "
+        f"{bt.grad.shape} and {xt.grad.shape}: the bias's gradient is summed over every "
+        "leading axis, or the optimizer cannot subtract it")
 
 
 # %% [raw]
@@ -652,17 +659,30 @@ def test_costs_and_roofline(matmul_cost, blocked_matmul_bytes, attainable_gflops
     got = matmul_cost(512, 512, 512)
     assert got == (268_435_456, 3_145_728), (
         f"2*512^3 FLOPs and 4*(3*512^2) bytes: expected (268435456, 3145728), got {got}")
-    assert matmul_cost(2, 3, 4, itemsize=8) == (48, 8 * (6 + 12 + 8)), "itemsize scales the bytes"
+    got = matmul_cost(2, 3, 4, itemsize=8)
+    assert got == (48, 8 * (6 + 12 + 8)), (
+        f"float64 (itemsize 8): expected (48, 208), got {got}: itemsize scales the bytes, not "
+        "the FLOPs")
     got = blocked_matmul_bytes(512, 512, 512, 64)
     assert got == 17_825_792, (
         f"A and B are each read 512/64 = 8 times, C written once: 4*(8*512^2 + 8*512^2 + "
         f"512^2) = 17,825,792; got {got}")
-    assert blocked_matmul_bytes(5, 3, 7, 2) == 4 * (15 * 4 + 21 * 3 + 35), (
-        "ceil(7/2) = 4 column tiles re-read A, ceil(5/2) = 3 row tiles re-read B")
-    assert blocked_matmul_bytes(64, 64, 64, 64) == 4 * 3 * 64 * 64, (
-        "one tile: every number moves once (the minimum of matmul_cost)")
-    assert attainable_gflops(0.125, 100.0, 20.0) == 2.5, "memory-bound: 20 GB/s x 0.125"
-    assert attainable_gflops(85.0, 100.0, 20.0) == 100.0, "compute-bound: capped at the peak"
+    got = blocked_matmul_bytes(5, 3, 7, 2)
+    assert got == 4 * (15 * 4 + 21 * 3 + 35), (
+        f"expected {4 * (15 * 4 + 21 * 3 + 35)}, got {got}: ceil(7/2) = 4 column tiles re-read "
+        "A, ceil(5/2) = 3 row tiles re-read B (edge tiles count as whole re-reads)")
+    got = blocked_matmul_bytes(64, 64, 64, 64)
+    assert got == 4 * 3 * 64 * 64, (
+        f"one tile: expected {4 * 3 * 64 * 64} bytes, got {got}: every number moves once (the "
+        "minimum, matmul_cost's bytes)")
+    got = attainable_gflops(0.125, 100.0, 20.0)
+    assert got == 2.5, (
+        f"memory-bound: expected 20 GB/s x 0.125 FLOP/B = 2.5 GFLOP/s, got {got}: below the "
+        "ridge point the bandwidth limits")
+    got = attainable_gflops(85.0, 100.0, 20.0)
+    assert got == 100.0, (
+        f"compute-bound: expected the peak 100 GFLOP/s, got {got}: the roofline is "
+        "min(peak, bandwidth x intensity)")
 
 
 # %%

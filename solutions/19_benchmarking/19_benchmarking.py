@@ -222,7 +222,10 @@ def test_latency_percentile_and_summary(latency_percentile, latency_summary, np)
     assert latency_percentile(hundred, 29) == 30.0, (
         f"p29 of 1..100 is sorted[29] = 30; got {latency_percentile(hundred, 29)} "
         "(compute n * p / 100, not n * (p / 100): 100 * 0.29 is 28.999...)")
-    assert isinstance(latency_percentile(np.array([3, 1, 2]), 50), float), "return a float"
+    kind = type(latency_percentile(np.array([3, 1, 2]), 50)).__name__
+    assert kind == "float", (
+        f"expected a Python float, got {kind}: the report is JSON, and json cannot write "
+        "NumPy numbers")
     for bad in ([], ms):
         try:
             latency_percentile(bad, 100 if bad else 50)
@@ -236,8 +239,10 @@ def test_latency_percentile_and_summary(latency_percentile, latency_summary, np)
     assert set(summary) == set(want), f"keys {sorted(want)}; got {sorted(summary)}"
     assert all(abs(summary[k] - want[k]) < 1e-12 for k in want), (
         f"expected {want}, got {summary}")
-    assert type(summary["count"]) is int and type(summary["p90"]) is float, (
-        "plain Python numbers (the report is JSON)")
+    kinds = (type(summary["count"]).__name__, type(summary["p90"]).__name__)
+    assert kinds == ("int", "float"), (
+        f"expected plain Python numbers (int count, float p90), got {kinds}: the report is "
+        "JSON")
 
 # %% [raw]
 # # END TESTS
@@ -453,7 +458,9 @@ def test_t_interval_and_bootstrap(t_interval, bootstrap_ci, t_quantile, np):
         f"mean 11 ± t(0.975, 4 df) · s / sqrt(5) = ± {half:.4f}; got ({mean}, {low}, {high}) "
         "(n - 1 degrees of freedom, ddof=1)")
     _, low90, high90 = t_interval([10.0, 12.0, 11.0, 13.0, 9.0], confidence=0.9)
-    assert high90 - low90 < high - low, "a 90 % interval is narrower than a 95 % one"
+    assert high90 - low90 < high - low, (
+        f"a 90 % interval is narrower than a 95 % one: got widths {high90 - low90:.4f} (90 %) "
+        f"and {high - low:.4f} (95 %); use the t quantile of (1 + confidence) / 2")
     for bad in ([1.0], [1.0, 2.0, 3.0]):
         try:
             t_interval(bad, confidence=0.95 if len(bad) == 1 else 1.0)
@@ -468,7 +475,10 @@ def test_t_interval_and_bootstrap(t_interval, bootstrap_ci, t_quantile, np):
     assert np.allclose([low, high], want), (
         f"resample with rng.integers(0, n, size=(n_resamples, n)), then the 2.5th and 97.5th "
         f"percentiles of the means: expected {want.tolist()}, got {[low, high]}")
-    assert bootstrap_ci(values, np.mean, seed=0) == (low, high), "the same seed, the same interval"
+    again = bootstrap_ci(values, np.mean, seed=0)
+    assert again == (low, high), (
+        f"the same seed must give the same interval: got {(low, high)}, then {again}; draw "
+        "from np.random.default_rng(seed), never the global generator")
     narrow = bootstrap_ci(values, np.median, confidence=0.5, n_resamples=200, seed=3)
     assert narrow[0] <= float(np.median(values)) <= narrow[1], (
         f"the interval of the median should contain the sample median; got {narrow}")
@@ -868,12 +878,15 @@ def test_run_scenario_and_speedup_verdict(run_scenario, speedup_verdict, t_inter
     assert single["metric"] == "p90_latency_ms" and abs(single["value"] - 1.0) < 1e-9, (
         f"each query takes 1 ms: p90 1.0 ms (times 1000: ms); got {single['metric']} "
         f"{single['value']}")
-    assert single["latency_ms"]["count"] == 30 and single["runs"] == 3, (
-        "latency_ms summarises all 3 x 10 timed queries (not the warm-up)")
+    got = (single["latency_ms"]["count"], single["runs"])
+    assert got == (30, 3), (
+        f"latency_ms summarises all 3 x 10 timed queries (not the warm-up): expected count 30 "
+        f"and runs 3, got {got}")
     gated = run_scenario(clock.sut, samples, labels, "Offline", accuracy_target=0.9, runs=2,
                          batch_size=4, timer=clock)
     assert gated["status"] == "INVALID" and gated["latency_ms"] is None, (
-        "accuracy 0.875 < target 0.9: INVALID; offline has no latency summary")
+        f"accuracy 0.875 < target 0.9: expected status INVALID and no latency summary "
+        f"(offline), got {gated['status']!r} and {gated['latency_ms']!r}")
     assert abs(gated["value"] - 1000.0) < 1e-6 and gated["ci"][0] <= gated["value"], (
         f"1 ms per sample: 1000 samples/s; got {gated['value']}, interval {gated['ci']}")
     try:
@@ -885,10 +898,12 @@ def test_run_scenario_and_speedup_verdict(run_scenario, speedup_verdict, t_inter
     fast = speedup_verdict([6.1, 5.8, 6.4, 5.9, 6.0, 6.2, 6.3, 5.7], threshold=5)
     assert fast["verdict"] == "pass" and fast["pairs"] == 8, (
         f"every plausible median is above 5: pass; got {fast}")
-    assert speedup_verdict([3.1, 2.8, 3.4, 2.9, 3.0, 3.2, 3.3, 2.7], 5)["verdict"] == "fail", (
-        "the whole interval below the threshold: fail")
-    assert speedup_verdict([6.1, 5.8, 6.4, 5.9, 6.0], 5)["verdict"] == "inconclusive", (
-        "5 pairs cannot bound a median at 95 %: inconclusive")
+    slow = speedup_verdict([3.1, 2.8, 3.4, 2.9, 3.0, 3.2, 3.3, 2.7], 5)
+    assert slow["verdict"] == "fail", (
+        f"the whole interval below the threshold 5: expected 'fail', got {slow}")
+    few = speedup_verdict([6.1, 5.8, 6.4, 5.9, 6.0], 5)
+    assert few["verdict"] == "inconclusive", (
+        f"5 pairs cannot bound a median at 95 %: expected 'inconclusive', got {few}")
 
 # %% [raw]
 # # END TESTS
@@ -1258,7 +1273,8 @@ def test_validate_report_names_the_field(validate_report, ReportError, save_repo
                                  "confidence": 0.95, "threshold": 5.0, "pairs": 8,
                                  "verdict": "pass"}]}
 
-    assert validate_report(good()) is None, "a valid report returns None"
+    got = validate_report(good())
+    assert got is None, f"a valid report returns None, got {got!r}"
     broken = [
         (lambda r: r.update(schema="tinytorch-benchmark/0"), "schema"),
         (lambda r: r["system"].update(name=""), "system.name"),
@@ -1285,7 +1301,10 @@ def test_validate_report_names_the_field(validate_report, ReportError, save_repo
             raise AssertionError(f"a report broken at {field} must raise ReportError")
     with tempfile.TemporaryDirectory() as tmp:
         saved = save_report(good(), Path(tmp) / "report.json")
-        assert load_report(saved) == good(), "save then load gives the report back"
+        loaded = load_report(saved)
+        assert loaded == good(), (
+            f"save then load must give the report back; these keys differ: "
+            f"{sorted(k for k in good() if loaded.get(k) != good()[k])}")
         (Path(tmp) / "bad.json").write_text(json.dumps({**good(), "model": ""}))
         try:
             load_report(Path(tmp) / "bad.json")

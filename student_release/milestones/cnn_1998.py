@@ -3,7 +3,6 @@
 Run with your package (after exporting modules 01-09)::
 
     python milestones/cnn_1998.py                      # your tinytorch
-    python milestones/cnn_1998.py --package tinytorch_ref
 
 Trains a small LeNet-style CNN (two 3x3 convolutions with batch norm, ReLU and max pooling,
 then a linear classifier) with cross-entropy, Adam and a cosine learning-rate schedule on the

@@ -3,7 +3,6 @@
 Run with your package (after exporting modules 01-09)::
 
     python milestones/cnn_fashion_1998.py                      # your tinytorch
-    python milestones/cnn_fashion_1998.py --package tinytorch_ref
 
 Trains the network of ``cnn_1998.py`` (two 3x3 convolutions with batch norm, ReLU and max
 pooling, then a linear classifier) on the course's Fashion-MNIST subset, 6000 training images

@@ -3,7 +3,6 @@
 Run with your package (after exporting modules 01-07)::
 
     python milestones/mlp_1986.py                      # your tinytorch
-    python milestones/mlp_1986.py --package tinytorch_ref
 
 Trains 64 -> 64 (ReLU) -> 10 with cross-entropy and Adam on 1437 8x8 digits and tests on the
 360 held-out ones (scikit-learn's digits, shipped in datasets/ with a checksum). Passes when

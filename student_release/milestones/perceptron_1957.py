@@ -3,7 +3,6 @@
 Run with your package (after exporting modules 01-06)::
 
     python milestones/perceptron_1957.py                      # your tinytorch
-    python milestones/perceptron_1957.py --package tinytorch_ref
 
 Trains ``Linear(2, 1)`` with a logistic loss and SGD on 400 linearly separable 2-D points and
 tests on 400 more; passes when test accuracy reaches the threshold in course.yml on enough of

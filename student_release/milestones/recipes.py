@@ -1,7 +1,6 @@
 """The training recipe of each milestone: one source for the scripts you run and the grader.
 
-Every recipe uses only the package under test (``tt``: your ``tinytorch`` or the staff's
-``tinytorch_ref``) and NumPy, through the PyTorch-style API: ``tt.Tensor``, ``tt.manual_seed``,
+Every recipe uses only the package under test (``tt``: your ``tinytorch``) and NumPy, through the PyTorch-style API: ``tt.Tensor``, ``tt.manual_seed``,
 ``tt.nn.Linear/ReLU/Sequential``, ``tt.nn.Conv2d/BatchNorm2d/MaxPool2d/AvgPool2d``, the
 losses, ``tt.optim.SGD/Adam`` and ``tt.optim.lr_scheduler``, ``.backward()``, ``tt.no_grad()``. The grader calls the same functions in a sandboxed process with fixed seeds
 and a time budget, then scores the returned predictions somewhere your code never runs.

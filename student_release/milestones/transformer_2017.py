@@ -4,7 +4,6 @@ Run with your package (after exporting modules 01-13)::
 
     python milestones/transformer_2017.py                       # both tasks, your tinytorch
     python milestones/transformer_2017.py --task kjv --seed 0   # one task, one seed
-    python milestones/transformer_2017.py --package tinytorch_ref
 
 Two tasks, graded as two milestone entries (thresholds and seeds in course.yml):
 
@@ -33,6 +32,8 @@ from typing import Any
 from _runner import (  # _runner pins BLAS to one thread before NumPy loads
     REPO_ROOT,
     History,
+    add_package_option,
+    check_prerequisites,
     import_package,
     milestone_config,
     np,
@@ -58,8 +59,7 @@ SAMPLE_CHARS = 200
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="Run the 2017 transformer milestone with your package.")
-    p.add_argument("--package", default="tinytorch",
-                   help="package to train with: tinytorch (yours, default) or tinytorch_ref")
+    add_package_option(p)
     p.add_argument("--task", choices=["reversal", "kjv", "both"], default="both")
     p.add_argument("--seed", type=int, action="append", dest="seeds",
                    help="seed to train (repeatable); default: the graded seeds in course.yml")
@@ -160,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     tt = import_package(args.package)
     tasks = ["reversal", "kjv"] if args.task == "both" else [args.task]
+    for task in tasks:
+        mid = TASKS[task]
+        check_prerequisites(tt, mid, list(milestone_config(mid).requires))
     results = []
     for task in tasks:
         plot = args.plot

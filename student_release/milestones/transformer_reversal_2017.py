@@ -3,7 +3,6 @@
 Run with your package (after exporting modules 01-13)::
 
     python milestones/transformer_reversal_2017.py
-    python milestones/transformer_reversal_2017.py --package tinytorch_ref --seed 0
 
 A 2-layer GPT reads 8 digits and a separator and writes them backwards (each digit renamed, a
 different renaming per seed), decoded greedily from its own outputs. Passes when the share of

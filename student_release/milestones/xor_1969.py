@@ -3,7 +3,6 @@
 Run with your package (after exporting modules 01-07)::
 
     python milestones/xor_1969.py                      # your tinytorch
-    python milestones/xor_1969.py --package tinytorch_ref
 
 First a single ``Linear(2, 1)`` is trained on the four XOR points: no line separates them, so
 its best accuracy stays at 75% or below (shown, and checked). Then ``Linear(2, 8) -> Sigmoid

@@ -34,14 +34,18 @@ def iterate_minibatches(x: np.ndarray, y: np.ndarray, batch_size: int, *, shuffl
         yield x[idx], y[idx]
 
 
-def accuracy(output: Tensor | np.ndarray, target: Tensor | np.ndarray) -> float:
+def accuracy(output: Tensor | np.ndarray, target: Tensor | np.ndarray, *,
+             logits: bool | None = None) -> float:
     """Fraction of correct predictions, a Python float in [0, 1].
 
     ``output`` may be:
         * scores of shape ``(N, C)`` with ``C > 1`` (logits or probabilities): the prediction is
-          the arg-max over the last dimension;
-        * floats of shape ``(N,)`` or ``(N, 1)``: probabilities of class 1, predicted 1 when
-          ``> 0.5``;
+          the arg-max over the last dimension (the same for both: softmax keeps the order);
+        * floats of shape ``(N,)`` or ``(N, 1)``, one score of class 1 per example. Say which:
+          ``logits=True`` (a model trained with ``BCEWithLogitsLoss``: predicted 1 when
+          ``> 0``) or ``logits=False`` (probabilities, after a sigmoid: predicted 1 when
+          ``> 0.5``). Without it, raise ``ValueError`` — guessing turns a logit of 0.3 (a
+          probability of 0.57, class 1) into class 0;
         * integers of shape ``(N,)``: predicted labels.
 
     APPROACH: unwrap Tensors (``.data``); turn ``output`` into predicted labels as above;
@@ -50,12 +54,14 @@ def accuracy(output: Tensor | np.ndarray, target: Tensor | np.ndarray) -> float:
     EXAMPLE:
         >>> accuracy(np.array([[0.1, 2.0], [3.0, 0.0], [0.2, 0.3]]), np.array([1, 0, 0]))
         0.6666666666666666
-        >>> accuracy(np.array([0.9, 0.2, 0.6]), np.array([1, 0, 0]))
+        >>> accuracy(np.array([0.9, 0.2, 0.6]), np.array([1, 0, 0]), logits=False)
         0.6666666666666666
+        >>> accuracy(np.array([0.3, -2.0, -0.1]), np.array([1, 0, 0]), logits=True)
+        1.0
 
     HINT: test the cases in the order above: ``(N, 1)`` is 2-D but has a single column, so it
-    is a probability, not a score per class. ``np.mean`` of a boolean array is the fraction of
-    True; wrap it in ``float(...)`` (a NumPy scalar is not a Python float).
+    is one score per example, not a score per class. ``np.mean`` of a boolean array is the
+    fraction of True; wrap it in ``float(...)`` (a NumPy scalar is not a Python float).
     """
     raise NotImplementedError("module 07: implement accuracy (see its docstring)")
 
@@ -319,36 +325,57 @@ class Trainer:
         optimizer: an :class:`Optimizer` over ``model.parameters()``.
         scheduler: optional LR scheduler, stepped once per epoch.
         max_grad_norm: clip the global gradient norm to this value before each step.
+        accumulation_steps: minibatches whose gradients are summed before one optimizer step
+            (gradient accumulation: ``batch_size=8, accumulation_steps=4`` takes the steps of
+            batches of 32 with the activation memory of 8).
+        logits: how ``evaluate`` reads a model's single output column (see :func:`accuracy`).
     """
 
     def __init__(self, model: Any, loss_fn: Callable[[Tensor, Tensor], Tensor],
                  optimizer: Optimizer, scheduler: LRScheduler | None = None,
-                 max_grad_norm: float | None = None) -> None:
+                 max_grad_norm: float | None = None, accumulation_steps: int = 1,
+                 logits: bool | None = None) -> None:
+        if isinstance(accumulation_steps, bool) or not isinstance(accumulation_steps, int) \
+                or accumulation_steps < 1:
+            raise ValueError(f"accumulation_steps must be an int >= 1, got "
+                             f"{accumulation_steps!r}")
         self.model = model
         self.loss_fn = loss_fn
         self.optimizer = optimizer
         self.scheduler = scheduler
         self.max_grad_norm = max_grad_norm
+        self.accumulation_steps = accumulation_steps
+        self.logits = logits
 
     def train_epoch(self, x: np.ndarray, y: np.ndarray, batch_size: int = 32,
                     rng: np.random.Generator | None = None) -> float:
         """One pass over shuffled minibatches; returns the mean loss per example.
 
+        With ``accumulation_steps = k``, each optimizer step uses the gradients of ``k``
+        consecutive minibatches (a *group*; the last group may be shorter), summed so that the
+        step is exactly the step of one batch made of the whole group.
+
         APPROACH:
-            1. ``self.model.train()``; ``total, count = 0.0, 0``.
-            2. For ``xb, yb`` in ``iterate_minibatches(x, y, batch_size, rng=rng)``:
-               ``zero_grad()``; ``loss = self.loss_fn(self.model(Tensor(xb)), Tensor(yb))``;
-               ``loss.backward()``; clip if ``self.max_grad_norm`` is set (use
-               ``self.optimizer.params()``); ``self.optimizer.step()``;
-               ``total += loss.item() * len(xb)``; ``count += len(xb)``.
+            1. ``self.model.train()``; ``total, count = 0.0, 0``;
+               ``batches = list(iterate_minibatches(x, y, batch_size, rng=rng))``.
+            2. For each group ``batches[i:i + k]``: ``zero_grad()``; ``n = `` the number of
+               examples in the group. For each ``xb, yb`` of the group:
+               ``loss = self.loss_fn(self.model(Tensor(xb)), Tensor(yb))``;
+               ``(loss * (len(xb) / n)).backward()``; ``total += loss.item() * len(xb)``;
+               ``count += len(xb)``. After the group: clip if ``self.max_grad_norm`` is set
+               (use ``self.optimizer.params()``), then ``self.optimizer.step()``.
             3. Return ``total / count``.
 
         EXAMPLE: 10 examples, ``batch_size=4``: batches of 4, 4 and 2 examples. If their mean
         losses are 1.0, 1.0 and 0.4, the epoch loss is ``(4·1.0 + 4·1.0 + 2·0.4) / 10 = 0.88``
         — not the mean of the batch means, ``0.8``, which over-weights the short last batch.
+        With ``accumulation_steps=2`` the groups are ``[4, 4]`` (each loss weighted 4/8) and
+        ``[2]`` (weighted 2/2): two optimizer steps, the same as ``batch_size=8``.
 
         HINT: the scheduler is stepped by ``fit`` once per epoch, not here. Call
-        ``zero_grad()`` *before* ``backward()`` in every step: gradients accumulate (module 05).
+        ``zero_grad()`` once per *group*, before its first ``backward()``: gradients accumulate
+        (module 05), which is exactly what summing a group needs. Weighting by
+        ``len(xb) / n`` rather than ``1 / k`` keeps a short last group's step at full size.
         """
         raise NotImplementedError(
             "module 07: implement Trainer.train_epoch (see its docstring)")
@@ -358,7 +385,7 @@ class Trainer:
 
         APPROACH: ``self.model.eval()``; inside ``with no_grad():`` walk the batches in order
         (``shuffle=False``), summing ``loss.item() * n`` and the number of correct predictions
-        (``accuracy(out, yb) * n``); divide both by the number of examples.
+        (``accuracy(out, yb, logits=self.logits) * n``); divide both by the number of examples.
 
         EXAMPLE: a model that predicts every one of 4 examples correctly with a loss of 0.1
         each -> ``{"loss": 0.1, "accuracy": 1.0}``.

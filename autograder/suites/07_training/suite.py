@@ -11,6 +11,7 @@ import importlib
 import math
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,8 @@ def _dummy(tt, rng, n=1):
 
 
 # ----------------------------------------------------------------------------- metrics (4)
-@case(points=4, hint="(N, C) scores -> arg-max; (N,) or (N, 1) floats -> p > 0.5; ints -> labels.")
+@case(points=4, hint="(N, C) scores -> arg-max; (N,) or (N, 1) floats: logits=False -> p > 0.5, "
+      "logits=True -> z > 0, neither -> ValueError; ints -> labels.")
 def accuracy_from_scores_probabilities_labels(tt, rng):
     acc = _mod(tt, "training").accuracy
     logits = rng.standard_normal((20, 4)).astype(np.float32)
@@ -89,9 +91,18 @@ def accuracy_from_scores_probabilities_labels(tt, rng):
     binary = rng.integers(0, 2, 10)
     binary[:3] = 0
     two = rng.standard_normal((12, 2)).astype(np.float32)  # C = 2 is scores, not probabilities
+    z = rng.standard_normal((10, 1)).astype(np.float32)
+    z[:2] = 0.0  # a logit of exactly 0 is probability 0.5: class 0
+    z[2:5] = rng.uniform(0.05, 0.45, (3, 1))  # class 1 as logits, class 0 read as probabilities
+    try:
+        acc(probs, binary)
+        ambiguous = "accepted"
+    except ValueError:
+        ambiguous = "ValueError"
     return [acc(logits, labels), acc(tt.Tensor(logits), tt.Tensor(labels)),
-            acc(probs, binary), acc(probs.reshape(-1), binary),
-            acc(two, two.argmax(axis=1)),
+            acc(probs, binary, logits=False), acc(probs.reshape(-1), binary, logits=False),
+            acc(z, binary, logits=True), acc(tt.Tensor(z.reshape(-1)), binary, logits=True),
+            acc(two, two.argmax(axis=1)), ambiguous,
             acc(np.array([1, 2, 3]), np.array([1, 0, 3])), type(acc(logits, labels)).__name__]
 
 
@@ -125,7 +136,7 @@ def clip_grad_norm_leaves_small_gradients(tt, rng):
 
 
 # ----------------------------------------------------------------------------- schedulers (14)
-@case(points=5, hint="lr = base * gamma ** (last_epoch // step_size); the constructor is step 0.",
+@case(points=4, hint="lr = base * gamma ** (last_epoch // step_size); the constructor is step 0.",
       rtol=1e-6)
 def step_lr_schedule(tt, rng):
     sched_mod = _mod(tt, "training")
@@ -165,7 +176,7 @@ def schedulers_handle_param_groups(tt, rng):
 
 
 # ----------------------------------------------------------------------------- early stop (5)
-@case(points=3, hint="Improve = beat best by more than min_delta; stop after `patience` misses.")
+@case(points=2, hint="Improve = beat best by more than min_delta; stop after `patience` misses.")
 def early_stopping_min_mode(tt, rng):
     # Binary fractions: a value exactly min_delta below the best (6.375 after 6.5) is no
     # improvement whichever way the comparison is written (best - v > d, v < best - d, ...).
@@ -185,7 +196,7 @@ def early_stopping_max_mode(tt, rng):
 
 
 # ----------------------------------------------------------------------------- checkpoints (8)
-@case(points=6, hint="Save model AND optimizer state (moments, step, lr) and restore them exactly.",
+@case(points=5, hint="Save model AND optimizer state (moments, step, lr) and restore them exactly.",
       rtol=1e-6)
 def checkpoint_roundtrip_resumes_exactly(tt, rng):
     t = _mod(tt, "training")
@@ -286,6 +297,34 @@ def evaluate_loss_accuracy_without_training(tt, rng):
             "eval_mode": model.training is False, "no_grads": model.w.grad is None}
 
 
+@case(points=3, hint="Gradient accumulation: zero_grad once per group of accumulation_steps "
+      "batches, weight each loss by len(xb) / (examples in the group), one step per group.",
+      rtol=1e-4, atol=1e-6)
+def gradient_accumulation_equals_the_big_batch(tt, rng):
+    t = _mod(tt, "training")
+    x, y = _data(rng, 37)  # batches of 4: nine full ones and a last one of 1 example
+    out: dict[str, Any] = {}
+    for k in (1, 3, 4):
+        model = _Linear(tt, np.random.default_rng(5), 3, 1)
+        trainer = t.Trainer(model, _mse, _sgd(tt, model.parameters(), lr=0.1, momentum=0.9),
+                            accumulation_steps=k)
+        losses = [trainer.train_epoch(x, y, batch_size=4, rng=np.random.default_rng(7))
+                  for _ in range(2)]
+        out[f"k{k}"] = {"losses": losses, "w": model.w.numpy().copy(),
+                        "b": model.b.numpy().copy()}
+    big = _Linear(tt, np.random.default_rng(5), 3, 1)
+    trainer = t.Trainer(big, _mse, _sgd(tt, big.parameters(), lr=0.1, momentum=0.9))
+    for _ in range(2):
+        trainer.train_epoch(x, y, batch_size=12, rng=np.random.default_rng(7))
+    out["same_as_batch_12"] = bool(np.allclose(big.w.numpy(), out["k3"]["w"], atol=1e-5))
+    try:
+        t.Trainer(big, _mse, _sgd(tt, big.parameters(), lr=0.1), accumulation_steps=0)
+        out["zero_steps"] = "accepted"
+    except ValueError:
+        out["zero_steps"] = "ValueError"
+    return out
+
+
 @case(points=4, hint="fit: per epoch train, validate, step the scheduler, check early stopping.",
       rtol=1e-5, atol=1e-6)
 def fit_history_with_scheduler_and_early_stopping(tt, rng):
@@ -293,7 +332,8 @@ def fit_history_with_scheduler_and_early_stopping(tt, rng):
     x, y = _data(rng, 30)
     model = _Linear(tt, rng, 3, 1)
     opt = _sgd(tt, model.parameters(), lr=0.1)
-    trainer = t.Trainer(model, _mse, opt, scheduler=t.StepLR(opt, step_size=2, gamma=0.5))
+    trainer = t.Trainer(model, _mse, opt, scheduler=t.StepLR(opt, step_size=2, gamma=0.5),
+                        logits=False)
     hist = trainer.fit(x, y, epochs=6, batch_size=10, val_data=(x[:10], y[:10]), seed=3)
     stopper = t.EarlyStopping(patience=1, min_delta=10.0)
     m2 = _Linear(tt, rng, 3, 1)

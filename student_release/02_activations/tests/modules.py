@@ -9,9 +9,11 @@ points = 0
 def test_modules_match_functions(ReLU, GELU, Softmax, LogSoftmax, Tensor, np):
     x = Tensor([[-1.0, 0.5, 2.0], [3.0, -4.0, 0.0]])
     assert np.allclose(ReLU()(x).numpy(), [[0.0, 0.5, 2.0], [3.0, 0.0, 0.0]]), f'ReLU()(x) must equal relu(x); got {ReLU()(x).numpy().tolist()}: fix relu first'
-    assert GELU('tanh')(x).shape == (2, 3), 'GELU is element-wise: it keeps the shape (2, 3)'
+    got = GELU('tanh')(x).shape
+    assert got == (2, 3), f'GELU is element-wise: it keeps the shape (2, 3), got {got}'
     p = Softmax(dim=0)(x).numpy()
-    assert np.allclose(p.sum(axis=0), 1.0), 'Softmax(dim=0) must normalise along dim 0'
+    assert np.allclose(p.sum(axis=0), 1.0), f'Softmax(dim=0) must normalise along dim 0: column sums should be 1, got {p.sum(axis=0).round(4).tolist()} (pass dim on to softmax)'
     lp = LogSoftmax(dim=1)(x).numpy()
-    assert np.allclose(np.exp(lp).sum(axis=1), 1.0), 'exp(LogSoftmax(dim=1)(x)) rows sum to 1'
+    rows = np.exp(lp).sum(axis=1)
+    assert np.allclose(rows, 1.0), f'exp(LogSoftmax(dim=1)(x)) rows sum to 1, got {rows.round(4).tolist()}'
 

@@ -14,9 +14,11 @@ def test_cross_entropy_values(cross_entropy, nll_loss, Tensor, np):
     assert np.isclose(loss.item(), 1.4185, atol=0.0001), f'mean of -log softmax(z)[y] over the batch is 1.4185, got {loss.item():.4f}'
     per = cross_entropy(logits, y, reduction='none').numpy()
     assert np.allclose(per, [0.41703, 2.41998], atol=0.0001), f'per-sample losses are wrong: {per}'
-    assert np.isclose(cross_entropy(logits, y, reduction='sum').item(), per.sum(), atol=0.0001), "reduction='sum' adds the per-sample losses"
+    total = cross_entropy(logits, y, reduction='sum').item()
+    assert np.isclose(total, per.sum(), atol=0.0001), f"reduction='sum' adds the per-sample losses: expected {per.sum():.5f}, got {total}"
     logp = Tensor([[-0.5, -1.0], [-2.0, -0.1]])
-    assert np.isclose(nll_loss(logp, Tensor(np.array([0, 1]))).item(), 0.3), 'nll_loss averages -logp[i, y_i]: (0.5 + 0.1) / 2'
+    got = nll_loss(logp, Tensor(np.array([0, 1]))).item()
+    assert np.isclose(got, 0.3), f'nll_loss averages -logp[i, y_i]: (0.5 + 0.1) / 2 = 0.3, got {got}'
 
 @test_case(points=None, hidden=False)
 def test_cross_entropy_is_stable(cross_entropy, Tensor, np):

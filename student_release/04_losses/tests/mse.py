@@ -15,7 +15,8 @@ def test_mse_reductions(mse_loss, Tensor, np):
     none = mse_loss(pred, target, reduction='none')
     assert none.shape == (4,), f"reduction='none' keeps one loss per element: shape (4,), got {none.shape}"
     assert np.allclose(none.numpy(), [0.25, 0.0, 4.0, 0.0]), f'per-element squared errors (input - target)**2 are [0.25, 0, 4, 0]; got {none.numpy().tolist()}'
-    assert mse_loss(pred, target).dtype == np.float32, 'the loss stays float32 (a float64 loss would make float64 gradients in module 05)'
+    got = mse_loss(pred, target).dtype
+    assert got == np.float32, f'the loss stays float32, got {got} (a float64 loss would make float64 gradients in module 05)'
     try:
         mse_loss(pred, target, reduction='avg')
     except ValueError:

@@ -22,9 +22,9 @@ def test_broadcast_gradient_is_reduced(Tensor, np):
     x = Tensor(np.ones((4, 3), dtype=np.float32), requires_grad=True)
     b = Tensor(np.zeros(3, dtype=np.float32), requires_grad=True)
     (x + b).sum().backward()
-    assert b.grad is not None, 'b requires grad, so backward must fill b.grad'
+    assert b.grad is not None, f'b requires grad, so backward must fill b.grad, got {b.grad!r}'
     assert b.grad.shape == (3,), f"b.grad must have b's shape (3,), got {b.grad.shape}: unbroadcast the gradient, or the optimizer cannot subtract it from the bias"
-    assert np.allclose(b.grad.numpy(), 4.0), 'each bias element was added to 4 rows'
+    assert np.allclose(b.grad.numpy(), 4.0), f'each bias element was added to 4 rows, so its gradient is 4, got {b.grad.numpy().tolist()}'
 
 @test_case(points=None, hidden=False)
 def test_matmul_and_reduction_gradients(gradcheck, np):
@@ -41,24 +41,26 @@ def test_gradients_accumulate(Tensor, np):
     x = Tensor([1.0, 2.0], requires_grad=True)
     (x * x).sum().backward()
     (x * x).sum().backward()
-    assert np.allclose(x.grad.numpy(), [4.0, 8.0]), 'two backward calls must ADD their gradients (2x + 2x): .grad accumulates until zero_grad(), which gradient accumulation over micro-batches relies on'
+    assert np.allclose(x.grad.numpy(), [4.0, 8.0]), f'two backward calls must ADD their gradients (2x + 2x = [4, 8]), got {x.grad.numpy().tolist()}: .grad accumulates until zero_grad(), which gradient accumulation over micro-batches relies on'
     y = Tensor([3.0], requires_grad=True)
     (y * y + y).sum().backward()
-    assert np.allclose(y.grad.numpy(), [7.0]), 'y is used three times: d(y*y + y)/dy = 2y + 1 = 7; sum the gradient of every use'
+    assert np.allclose(y.grad.numpy(), [7.0]), f'y is used three times: d(y*y + y)/dy = 2y + 1 = 7, got {y.grad.numpy().tolist()}; sum the gradient of every use'
 
 @test_case(points=None, hidden=False)
 def test_indexing_repeats_add_up(Tensor, np):
     x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
     x[np.array([0, 0, 2])].sum().backward()
-    assert np.allclose(x.grad.numpy(), [2.0, 0.0, 1.0]), 'x[[0, 0, 2]] uses x[0] twice, so it gets gradient 2: use np.add.at, not g[idx] = grad'
+    assert np.allclose(x.grad.numpy(), [2.0, 0.0, 1.0]), f'x[[0, 0, 2]] uses x[0] twice, so it gets gradient 2: expected [2, 0, 1], got {x.grad.numpy().tolist()}; use np.add.at, not g[idx] = grad'
 
 @test_case(points=None, hidden=False)
 def test_backward_errors_like_pytorch(Tensor, np):
     x = Tensor([1.0, 2.0], requires_grad=True)
     try:
         (x * 2).backward()
+    except NotImplementedError:
+        raise
     except RuntimeError as err:
-        assert 'scalar' in str(err), 'say that the implicit gradient needs a scalar output'
+        assert 'scalar' in str(err), f"backward() on shape (2,) without a gradient raised RuntimeError({str(err)!r}); say 'grad can be implicitly created only for scalar outputs', as PyTorch does, so a student who forgot .sum() on the loss learns why"
     else:
         raise AssertionError('backward() on a non-scalar without gradient must raise RuntimeError, as in PyTorch')
     y = x * 2

@@ -14,5 +14,6 @@ def test_tensor_dataset_rows_and_length(TensorDataset, Tensor, np):
     item = ds[2]
     assert isinstance(item, tuple) and len(item) == 2, f'ds[i] must be a tuple with one entry per tensor, got {type(item).__name__}'
     assert item[0].tolist() == [6.0, 7.0, 8.0] and item[1].tolist() == 4, f'ds[2] is (x[2], y[2]) = ([6, 7, 8], 4), got ({item[0].tolist()}, {item[1].tolist()})'
-    assert ds[-1][1].tolist() == 1, 'negative indices count from the end, like x[-1]'
+    last = ds[-1][1].tolist()
+    assert last == 1, f'negative indices count from the end, like x[-1]: expected label 1, got {last}'
 

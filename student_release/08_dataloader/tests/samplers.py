@@ -11,15 +11,16 @@ def test_random_sampler_is_a_reproducible_fresh_permutation(RandomSampler, Gener
     sampler = RandomSampler(range(10), generator=g)
     first, second = (list(sampler), list(sampler))
     assert sorted(first) == list(range(10)), f'one epoch must visit every index exactly once, got {first}'
-    assert all((type(i) is int for i in first)), 'yield Python ints (use .tolist()): NumPy integers leak into every batch and label'
-    assert first != second, "two epochs gave the same order: draw a new permutation in every call to __iter__ (the generator's stream continues), or the model sees the same batches every epoch"
+    kinds = sorted({type(i).__name__ for i in first})
+    assert kinds == ['int'], f'yield Python ints (use .tolist()), got {kinds}: NumPy integers leak into every batch and label'
+    assert first != second, f"two epochs gave the same order {first}: draw a new permutation in every call to __iter__ (the generator's stream continues), or the model sees the same batches every epoch"
     again = list(RandomSampler(range(10), generator=Generator().manual_seed(3)))
     assert again == first, f'the same seed must give the same order: got {again} and {first}'
     manual_seed(5)
     a = list(RandomSampler(range(10)))
     manual_seed(5)
     b = list(RandomSampler(range(10)))
-    assert a == b, 'without a generator, seed a fresh one from the global generator (_numpy_rng(None)) so that manual_seed makes the order reproducible'
+    assert a == b, f'manual_seed(5) twice gave {a} and then {b}: without a generator, seed a fresh one from the global generator (_numpy_rng(None)) so that manual_seed makes the order reproducible'
 
 @test_case(points=None, hidden=False)
 def test_batch_sampler_groups_and_counts(BatchSampler):

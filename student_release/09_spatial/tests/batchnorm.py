@@ -15,9 +15,11 @@ def test_batchnorm_train_normalises_and_tracks(BatchNorm2d, Tensor, np):
     assert np.allclose(y.mean(axis=(0, 2, 3)), 0.0, atol=1e-05) and np.allclose(y.var(axis=(0, 2, 3)), 1.0, atol=0.001), f'in training every channel is normalised over (N, H, W) to mean 0, variance 1; got means {y.mean(axis=(0, 2, 3)).round(3).tolist()}, variances {y.var(axis=(0, 2, 3)).round(3).tolist()}'
     m = 8 * 4 * 4
     want_var = 0.9 + 0.1 * x.var(axis=(0, 2, 3)) * m / (m - 1)
-    assert np.allclose(bn.running_mean.numpy(), 0.1 * x.mean(axis=(0, 2, 3)), rtol=1e-05), 'running_mean = 0.9 * 0 + 0.1 * batch mean after one training step'
-    assert np.allclose(bn.running_var.numpy(), want_var, rtol=1e-05), 'running_var = 0.9 * 1 + 0.1 * the UNBIASED batch variance (times M / (M - 1), M = N*H*W)'
-    assert int(bn.num_batches_tracked.item()) == 1, 'num_batches_tracked counts training steps'
+    want_mean = 0.1 * x.mean(axis=(0, 2, 3))
+    assert np.allclose(bn.running_mean.numpy(), want_mean, rtol=1e-05), f'running_mean = 0.9 * 0 + 0.1 * batch mean after one training step: expected {want_mean.round(4).tolist()}, got {bn.running_mean.numpy().round(4).tolist()}'
+    assert np.allclose(bn.running_var.numpy(), want_var, rtol=1e-05), f'running_var = 0.9 * 1 + 0.1 * the UNBIASED batch variance (times M / (M - 1), M = N*H*W): expected {want_var.round(4).tolist()}, got {bn.running_var.numpy().round(4).tolist()}'
+    steps = int(bn.num_batches_tracked.item())
+    assert steps == 1, f'num_batches_tracked counts training steps: expected 1 after one, got {steps}'
 
 @test_case(points=None, hidden=False)
 def test_batchnorm_eval_uses_running_stats(BatchNorm2d, Tensor, np):
@@ -29,7 +31,8 @@ def test_batchnorm_eval_uses_running_stats(BatchNorm2d, Tensor, np):
     y = bn(Tensor(x)).numpy().ravel()
     want = np.array([0.0, 2.0 / np.sqrt(0.25 + 1e-05)])
     assert np.allclose(y, want, rtol=1e-05), f'eval() normalises with running_mean/running_var (even for one image): expected {want.round(4).tolist()}, got {y.round(4).tolist()}'
-    assert bn.running_mean.numpy().tolist() == [1.0, -1.0], 'eval() never changes the buffers'
+    kept = bn.running_mean.numpy().tolist()
+    assert kept == [1.0, -1.0], f'eval() never changes the buffers: expected running_mean [1.0, -1.0], got {kept}; evaluating would otherwise leak test statistics into the model'
 
 @test_case(points=None, hidden=False)
 def test_batchnorm_gradient_matches_finite_differences(batch_norm, gradcheck, Tensor, np):

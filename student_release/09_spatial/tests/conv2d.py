@@ -28,7 +28,7 @@ def test_conv2d_gradients_match_finite_differences(conv2d, gradcheck, np):
         ok = gradcheck(lambda a, k, c: conv2d(a, k, c, stride=2, padding=1), [x, w, b])
     except AssertionError as err:
         raise AssertionError(f'conv2d backward disagrees with finite differences (stride 2, padding 1): {err}') from None
-    assert ok
+    assert ok, f'gradcheck returned {ok!r} instead of True'
 
 @test_case(points=None, hidden=False)
 def test_conv2d_layer_init_and_shapes(Conv2d, Tensor, manual_seed, np):
@@ -38,7 +38,8 @@ def test_conv2d_layer_init_and_shapes(Conv2d, Tensor, manual_seed, np):
     bound = 1 / np.sqrt(27)
     wmax = float(np.abs(conv.weight.numpy()).max())
     assert 0.8 * bound < wmax <= bound, f'init bound is 1/sqrt(fan_in) = 1/sqrt(3*3*3) = {bound:.3f}; max |w| is {wmax:.3f}'
-    assert Conv2d(3, 8, 3, bias=False).bias is None, 'bias=False sets bias to None'
+    nobias = Conv2d(3, 8, 3, bias=False).bias
+    assert nobias is None, f'bias=False sets bias to None, got {type(nobias).__name__}: a zero bias would still be trained and saved'
     out = conv(Tensor(np.ones((2, 3, 5, 5), dtype=np.float32)))
     assert out.shape == (2, 8, 5, 5), f'padding=1 keeps 5x5 for a 3x3 kernel, got {out.shape}'
 

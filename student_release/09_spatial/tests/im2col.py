@@ -10,8 +10,9 @@ def test_sliding_windows_is_a_view(sliding_windows, np):
     x = np.arange(2 * 3 * 5 * 6, dtype=np.float32).reshape(2, 3, 5, 6)
     win = sliding_windows(x, (3, 2), (2, 2))
     assert win.shape == (2, 3, 3, 2, 2, 3), f'(N, C, kh, kw, H_out, W_out) = (2, 3, 3, 2, 2, 3) for a 3x2 kernel, stride 2 on 5x6; got {win.shape}'
-    assert np.shares_memory(win, x), 'build the windows with as_strided: a view, not a copy'
-    assert win[1, 2, 2, 1, 1, 2] == x[1, 2, 1 * 2 + 2, 2 * 2 + 1], 'view[n, c, u, v, i, j] must be x[n, c, i*sh + u, j*sw + v]: check the strides of the last two axes (the window moves by the stride)'
+    assert np.shares_memory(win, x), f'expected a view of x, got a copy (win.base is {type(win.base).__name__}): build the windows with as_strided, or a large image is copied kh*kw times'
+    got, want = (win[1, 2, 2, 1, 1, 2], x[1, 2, 1 * 2 + 2, 2 * 2 + 1])
+    assert got == want, f'view[1, 2, 2, 1, 1, 2] must be x[1, 2, 1*2 + 2, 2*2 + 1] = {want}, got {got}: view[n, c, u, v, i, j] is x[n, c, i*sh + u, j*sw + v]; check the strides of the last two axes (the window moves by the stride)'
 
 @test_case(points=None, hidden=False)
 def test_im2col_columns_are_flattened_windows(im2col, np):
@@ -21,7 +22,8 @@ def test_im2col_columns_are_flattened_windows(im2col, np):
     assert cols.shape == (2, 27, 9), f'(N, C*kh*kw, L) = (2, 27, 9), got {cols.shape}'
     i, j = (1, 2)
     want = x[1, :, i:i + 3, j:j + 3].reshape(-1)
-    assert np.array_equal(cols[1, :, i * 3 + j], want), 'column i*W_out + j must be the window of output (i, j) flattened in (c, u, v) order'
+    got = cols[1, :, i * 3 + j]
+    assert np.array_equal(got, want), f'column i*W_out + j = 5 must be the window of output (1, 2) flattened in (c, u, v) order: expected {want[:4].round(3).tolist()}..., got {got[:4].round(3).tolist()}...; the weights are flattened the same way, so any other order mixes up the taps'
 
 @test_case(points=None, hidden=False)
 def test_col2im_counts_overlaps_and_is_the_adjoint(col2im, im2col, np):

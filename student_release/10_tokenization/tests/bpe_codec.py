@@ -29,7 +29,8 @@ def test_bpe_round_trip_specials_and_partial_characters(BPETokenizer):
     assert 0 not in plain and tok.decode(plain) == '<|endoftext|>', f'allow_special=False encodes the string as ordinary bytes, got {plain}'
     euro = tok.encode('€')
     assert euro == [227, 131, 173] and tok.decode(euro[:2]) == '�', f"'€' is the 3 bytes e2 82 ac (ids 227, 131, 173 after 1 special token), got {euro}; the first two alone end inside the character and decode to U+FFFD (errors='replace')"
-    assert BPETokenizer().decode([226, 130, 172]) == '€', "decode the joined bytes once: the three bytes of '€' are three tokens here"
+    got = BPETokenizer().decode([226, 130, 172])
+    assert got == '€', f"expected '€', got {got!r}: decode the joined bytes once; the three bytes of '€' are three tokens here, and decoding each alone gives three U+FFFD"
     try:
         tok.decode([tok.vocab_size])
     except ValueError:

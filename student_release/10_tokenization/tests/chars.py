@@ -10,7 +10,7 @@ def test_char_tokenizer_ids_follow_the_rules(CharTokenizer):
     tok = CharTokenizer(special_tokens=['<pad>', '<eos>']).train('banana<eos>')
     assert tok.stoi == {'a': 2, 'b': 3, 'n': 4}, f"special tokens keep ids 0 and 1, then the characters in sorted order get 2, 3, 4: expected {{'a': 2, 'b': 3, 'n': 4}}, got {tok.stoi}; '<eos>' in the training text is one special token, not the characters '<', 'e', 'o', 's', '>'"
     assert tok.vocab_size == 5, f'2 special tokens + 3 characters = 5, got {tok.vocab_size}'
-    assert tok.itos[0] == '<pad>' and tok.itos[4] == 'n', 'itos maps every id back to its string, special tokens included'
+    assert tok.itos[0] == '<pad>' and tok.itos[4] == 'n', f"itos maps every id back to its string, special tokens included: expected itos[0] = '<pad>' and itos[4] = 'n', got {tok.itos!r}"
     got = tok.encode('nab<eos><pad>')
     assert got == [4, 2, 3, 1, 0], f'expected [4, 2, 3, 1, 0], got {got}'
     got = tok.decode([3, 2, 4, 1])
@@ -22,8 +22,11 @@ def test_char_tokenizer_round_trip_and_errors(CharTokenizer):
     tok = CharTokenizer().train(text)
     ids = tok.encode(text)
     assert len(ids) == len(text), f'one id per character: {len(text)} ids, got {len(ids)}'
-    assert tok.decode(ids) == text, 'decode(encode(text)) must give the text back exactly'
-    assert tok.encode('dog') == [tok.stoi['d'], tok.stoi['o'], tok.stoi['g']]
+    back = tok.decode(ids)
+    assert back == text, f'decode(encode(text)) must give the text back exactly, got {back[:40]!r}...: a tokenizer that loses characters corrupts every sample it generates'
+    want = [tok.stoi['d'], tok.stoi['o'], tok.stoi['g']]
+    got = tok.encode('dog')
+    assert got == want, f"encode('dog') must be the ids of d, o, g: expected {want}, got {got}"
     try:
         tok.encode('Zebra')
     except ValueError:

@@ -18,5 +18,6 @@ def test_saved_tokenizers_load_and_encode_identically(BPETokenizer, CharTokenize
             back = Tokenizer.load(Path(tmp) / name)
             assert type(back) is type(tok), f'{name} came back as {type(back).__name__}'
             assert back.encode(text) == tok.encode(text), f'{name}: the loaded tokenizer encodes differently; train must store what it learned in self.merges (BPE) or self.stoi/self.itos (characters)'
-            assert back.decode(back.encode(text)) == text
+            again = back.decode(back.encode(text))
+            assert again == text, f'{name}: the loaded tokenizer does not round-trip: got {again[:40]!r}...'
 

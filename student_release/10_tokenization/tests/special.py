@@ -14,8 +14,10 @@ def test_split_special_cuts_at_special_tokens(split_special):
     assert got == ['a|b'], f"'a|b' holds no special token but came back as {got!r}: pass each token through re.escape, or the '|' inside <|endoftext|> means 'or' in the pattern"
     got = split_special('<pad><pad>x', specials)
     assert got == [0, 0, 'x'], f"adjacent special tokens: expected [0, 0, 'x'], got {got!r}"
-    assert split_special('', specials) == [], 'an empty text has no pieces: expected []'
-    assert split_special('plain', {}) == ['plain'], 'no special tokens: the text is one piece'
+    got = split_special('', specials)
+    assert got == [], f'an empty text has no pieces: expected [], got {got!r} (an empty string piece would become an empty chunk to encode)'
+    got = split_special('plain', {})
+    assert got == ['plain'], f"no special tokens: the text is one piece, expected ['plain'], got {got!r}"
     got = split_special('<a><ab>', {'<a': 0, '<ab>': 1})
     assert got == [0, '>', 1], f"where '<a' and '<ab>' both start, the longest wins: expected [0, '>', 1], got {got!r}"
 

@@ -13,8 +13,10 @@ def test_embedding_gathers_rows_for_any_index_shape(embedding, Tensor, np):
     assert out.shape == (2, 3, 3), f'indices (2, 3) and a table with D = 3 give (2, 3, 3), got {out.shape}'
     assert np.array_equal(out.numpy()[1, 0], [12.0, 13.0, 14.0]), f'out[1, 0] is row 4 of the table [12, 13, 14], got {out.numpy()[1, 0].tolist()}'
     assert out.dtype == np.float32, f"the output has the table's dtype, got {out.dtype}"
-    assert embedding(Tensor(np.array(3)), w).shape == (3,), 'a single (0-d) index gives one row of shape (D,)'
-    assert embedding(Tensor(np.array([1, 4], dtype=np.int32)), w).shape == (2, 3), 'int32 indices work too'
+    got = embedding(Tensor(np.array(3)), w).shape
+    assert got == (3,), f'a single (0-d) index gives one row of shape (D,) = (3,), got {got}'
+    got = embedding(Tensor(np.array([1, 4], dtype=np.int32)), w).shape
+    assert got == (2, 3), f'int32 indices work too: expected shape (2, 3), got {got}'
 
 @test_case(points=None, hidden=False)
 def test_embedding_rejects_bad_indices(embedding, Tensor, np):

@@ -17,11 +17,11 @@ def test_repeated_indices_accumulate_gradients(embedding, Tensor, np):
 def test_padding_row_gets_no_gradient(embedding, Tensor, np):
     w = Tensor(np.ones((4, 2), dtype=np.float32), requires_grad=True)
     out = embedding(Tensor(np.array([[0, 2], [2, 3]])), w, padding_idx=2)
-    assert np.array_equal(out.numpy()[0, 1], [1.0, 1.0]), 'the forward pass still reads the padding row as it is'
+    assert np.array_equal(out.numpy()[0, 1], [1.0, 1.0]), f'the forward pass still reads the padding row as it is: expected [1.0, 1.0], got {out.numpy()[0, 1].tolist()} (padding_idx only stops its gradient)'
     out.sum().backward()
     got = w.grad.numpy()
     assert np.array_equal(got, [[1, 1], [0, 0], [0, 0], [1, 1]]), f'padding_idx=2 must get a zero gradient even though it is used twice; got {got.tolist()}'
     w.grad = None
     embedding(Tensor(np.array([3, 3])), w, padding_idx=-1).sum().backward()
-    assert np.array_equal(w.grad.numpy()[3], [0.0, 0.0]), 'padding_idx=-1 means the last row (V - 1 = 3): it gets no gradient either'
+    assert np.array_equal(w.grad.numpy()[3], [0.0, 0.0]), f'padding_idx=-1 means the last row (V - 1 = 3): it gets no gradient either, got {w.grad.numpy()[3].tolist()}'
 

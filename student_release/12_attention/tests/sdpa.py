@@ -15,11 +15,11 @@ def test_sdpa_forward_matches_the_formula(scaled_dot_product_attention, Tensor, 
     s = q @ k.transpose(0, 2, 1) / np.sqrt(8)
     p = np.exp(s - s.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
-    assert np.allclose(out.numpy(), p @ v, atol=1e-05), 'softmax(Q K^T / sqrt(E)) V: check the scale 1/sqrt(E) and the softmax axis (-1, keys)'
+    assert out.shape == (p @ v).shape and np.allclose(out.numpy(), p @ v, atol=1e-05), f'softmax(Q K^T / sqrt(E)) V: expected shape {(p @ v).shape}, got {out.shape}' + (f', max error {np.abs(out.numpy() - p @ v).max():.3g}' if out.shape == (p @ v).shape else '') + '; check the scale 1/sqrt(E) and the softmax axis (-1, keys)'
     causal = scaled_dot_product_attention(Tensor(q), Tensor(k), Tensor(v), is_causal=True).numpy()
-    assert np.allclose(causal[:, 0], v[:, 0], atol=1e-06), 'with is_causal the first query sees only the first key, so its output is v[0]'
+    assert np.allclose(causal[:, 0], v[:, 0], atol=1e-06), f'with is_causal the first query sees only the first key, so its output is v[0]; max error {np.abs(causal[:, 0] - v[:, 0]).max():.3g}'
     masked = scaled_dot_product_attention(Tensor(q), Tensor(k), Tensor(v), attn_mask=np.zeros((3, 5), dtype=bool)).numpy()
-    assert np.array_equal(masked, np.zeros_like(masked)), 'a boolean mask that allows nothing gives zero rows (not NaN)'
+    assert np.array_equal(masked, np.zeros_like(masked)), f'a boolean mask that allows nothing gives zero rows (not NaN), got {int(np.isnan(masked).sum())} NaN and max |out| {np.nanmax(np.abs(masked)):.3g}'
 
 @test_case(points=None, hidden=False)
 def test_sdpa_backward_matches_finite_differences(scaled_dot_product_attention, gradcheck, np):

@@ -10,7 +10,8 @@ def test_mlp_structure_and_forward(MLP, gelu_tanh, Tensor, np):
     mlp = MLP(6, hidden=10)
     shapes = [(n, p.shape) for n, p in mlp.named_parameters()]
     assert shapes == [('fc.weight', (10, 6)), ('fc.bias', (10,)), ('proj.weight', (6, 10)), ('proj.bias', (6,))], f'fc (hidden, C) then proj (C, hidden); got {shapes}'
-    assert [p.shape for p in MLP(6).parameters()][0] == (24, 6), 'hidden defaults to 4 * d_model'
+    first = [p.shape for p in MLP(6).parameters()][0]
+    assert first == (24, 6), f'hidden defaults to 4 * d_model: fc is (24, 6), got {first}'
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 3, 6)).astype(np.float32)
     y = mlp(Tensor(x))
@@ -18,9 +19,10 @@ def test_mlp_structure_and_forward(MLP, gelu_tanh, Tensor, np):
     h = x @ mlp.fc.weight.numpy().T + mlp.fc.bias.numpy()
     h = 0.5 * h * (1 + np.tanh(np.sqrt(2 / np.pi) * (h + 0.044715 * h ** 3)))
     expected = h @ mlp.proj.weight.numpy().T + mlp.proj.bias.numpy()
-    assert np.allclose(y.numpy(), expected, atol=1e-05), 'MLP(x) = proj(gelu_tanh(fc(x))): check the order of the layers and the activation'
+    assert y.shape == expected.shape and np.allclose(y.numpy(), expected, atol=1e-05), f'MLP(x) = proj(gelu_tanh(fc(x))): expected shape {expected.shape}, got {y.shape}' + (f', max error {np.abs(y.numpy() - expected).max():.3g}' if y.shape == expected.shape else '') + '; check the order of the layers and the activation'
     t = Tensor(x, requires_grad=True)
     mlp(t).sum().backward()
-    assert t.grad is not None and t.grad.shape == x.shape, 'the input must receive a gradient'
-    assert all((p.grad is not None for p in mlp.parameters())), 'every parameter gets a gradient'
+    assert t.grad is not None and t.grad.shape == x.shape, f'the input must receive a gradient of shape {x.shape}, got {(None if t.grad is None else t.grad.shape)}'
+    missing = [n for n, p in mlp.named_parameters() if p.grad is None]
+    assert missing == [], f'every parameter gets a gradient; none reached {missing}'
 

@@ -14,5 +14,6 @@ def test_graph_activation_bytes_counts_storage_once(graph_activation_bytes, Line
     inp = Tensor(np.ones((3, 6), np.float32))
     got = graph_activation_bytes(lin(inp))
     assert got == 2 * 3 * 5 * 4, f'Linear keeps x @ W.T (3x5 floats) and the output after + b (3x5): 120 bytes; the input, W, W.T (a view of W) and b are leaves; got {got}'
-    assert graph_activation_bytes(x) == 0, 'a leaf alone keeps no activations'
+    got = graph_activation_bytes(x)
+    assert got == 0, f'a leaf alone keeps no activations: expected 0 bytes, got {got}'
 

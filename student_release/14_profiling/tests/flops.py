@@ -24,12 +24,16 @@ def test_attention_and_module_flops(attention_flops, module_flops, MultiheadAtte
     assert got == 5600, f'batch dims broadcast to (2, 4), b = 8: 2*8*5*5*(8 + 6) = 5,600; got {got}'
     x = Tensor(np.zeros((3, 7), np.float32))
     lin = Linear(7, 5)
-    assert module_flops(lin, (x,), lin(x)) == 2 * 3 * 7 * 5 + 3 * 5, 'a Linear uses linear_flops'
-    assert module_flops(ReLU(), (x,), x) == 21, 'ReLU: 1 FLOP per element'
-    assert module_flops(Softmax(dim=-1), (x,), x) == 105, 'softmax: 5 FLOPs per element'
+    got = module_flops(lin, (x,), lin(x))
+    assert got == 2 * 3 * 7 * 5 + 3 * 5, f'a Linear(7, 5) on (3, 7) uses linear_flops: expected 2*3*7*5 + 3*5 = 225, got {got}'
+    got = module_flops(ReLU(), (x,), x)
+    assert got == 21, f'ReLU: 1 FLOP per element, expected 21 for (3, 7), got {got}'
+    got = module_flops(Softmax(dim=-1), (x,), x)
+    assert got == 105, f'softmax: 5 FLOPs per element, expected 105 for (3, 7), got {got}'
     mha = MultiheadAttention(16, 4)
     q = Tensor(np.zeros((2, 5, 16), np.float32))
     got = module_flops(mha, (q, q, q), mha(q, q, q))
     assert got == 20040, f'3 projections (2*10*16*16 + 10*16 = 5,280 each) + attention over b = 2*4 heads (2*8*5*5*(4 + 4) = 3,200) + softmax (5*8*5*5 = 1,000) = 20,040; got {got}'
-    assert module_flops(object(), (x,), x) == 0, 'a layer that only moves data costs 0 FLOPs'
+    got = module_flops(object(), (x,), x)
+    assert got == 0, f'a layer that only moves data costs 0 FLOPs, got {got}'
 

@@ -20,7 +20,8 @@ def test_training_memory_adam_is_four_times_the_weights(training_memory, Linear)
     lin = Linear(100, 10)
     got = training_memory(lin, 'adam', activation_bytes=123)
     assert got == {'parameters': 4040, 'gradients': 4040, 'optimizer': 8080, 'activations': 123, 'total': 16283}, f'1,010 float32 parameters = 4,040 bytes; gradients the same; Adam keeps 2 arrays per parameter; got {got}'
-    assert training_memory(lin, 'sgd')['optimizer'] == 0, 'plain SGD keeps no state'
+    got = training_memory(lin, 'sgd')['optimizer']
+    assert got == 0, f'plain SGD keeps no state: expected 0 optimizer bytes, got {got}'
     lin.bias.requires_grad = False
     frozen = training_memory(lin, 'momentum')
     assert frozen['gradients'] == 4000 and frozen['optimizer'] == 4000, f'a frozen bias has no gradient and no momentum buffer; got {frozen}'

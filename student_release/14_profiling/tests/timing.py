@@ -48,8 +48,10 @@ def test_median_ci_and_compare(median_ci, compare, np):
             def fn():
                 self.now += next(it)
             return fn
-    assert median_ci([5.0, 1.0, 4.0, 2.0, 3.0, 6.0]) == (1.0, 6.0), '6 values at 95%: k = 1, the interval is [min, max] (coverage 1 - 2/64)'
-    assert median_ci([1.0, 2.0, 3.0, 4.0, 5.0]) == (-np.inf, np.inf), '5 values cannot give 95% (2/32 > 0.05): return (-inf, inf)'
+    got = median_ci([5.0, 1.0, 4.0, 2.0, 3.0, 6.0])
+    assert got == (1.0, 6.0), f'6 values at 95%: k = 1, the interval is [min, max] = (1.0, 6.0) (coverage 1 - 2/64), got {got}'
+    got = median_ci([1.0, 2.0, 3.0, 4.0, 5.0])
+    assert got == (-np.inf, np.inf), f"5 values cannot give 95% (2/32 > 0.05): expected (-inf, inf), got {got}: an honest 'no conclusion' rather than a narrower interval that covers less"
     got = median_ci(list(range(1, 21)))
     assert got == (6.0, 15.0), f'20 values at 95%: 2*P(X <= 5) = 0.041 <= 0.05 but 2*P(X <= 6) = 0.115 is not, so k = 6 and the interval is (v_6, v_15) = (6, 15); got {got}'
     clock = FakeClock()
@@ -58,5 +60,5 @@ def test_median_ci_and_compare(median_ci, compare, np):
     got = compare(a, b, warmup=2, repeats=6, timer=clock)
     assert got.ratios == (2.0, 3.0, 2.0, 1.0, 2.0, 3.0), f'pair i gives a_i / b_i: expected (2, 3, 2, 1, 2, 3), got {got.ratios}'
     assert got.ratio == 2.0 and (got.low, got.high) == (1.0, 3.0), f'median ratio 2 with the interval [min, max] = [1, 3] for 6 pairs; got {got[1:4]}'
-    assert got.a.median == 35.0 and got.b.median == 15.0, 'a and b summarise each version'
+    assert got.a.median == 35.0 and got.b.median == 15.0, f'a and b summarise each version: expected medians 35.0 and 15.0, got {got.a.median} and {got.b.median}'
 

@@ -10,7 +10,8 @@ def test_cached_attention_matches_full_causal_attention(KVCache, cached_causal_m
     mask = cached_causal_mask(2, 3)
     assert mask.shape == (2, 5) and mask.dtype == bool, f'(query_len, past + query_len) booleans; got {mask.shape} {mask.dtype}'
     assert mask.astype(int).tolist() == [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]], f'query i (position past + i) sees keys j <= past + i; got {mask.astype(int).tolist()}'
-    assert np.array_equal(cached_causal_mask(4, 0), np.tril(np.ones((4, 4), bool))), 'with nothing cached the mask is the ordinary causal (lower-triangular) mask'
+    got = np.asarray(cached_causal_mask(4, 0))
+    assert np.array_equal(got, np.tril(np.ones((4, 4), bool))), f'with nothing cached the mask is the ordinary causal (lower-triangular) mask, got {got.astype(int).tolist()}'
     manual_seed(3)
     mha = MultiheadAttention(12, 3)
     rng = np.random.default_rng(1)
@@ -19,7 +20,7 @@ def test_cached_attention_matches_full_causal_attention(KVCache, cached_causal_m
     cache = KVCache(2, 7, 3, 4)
     first = cached_attention(cache, mha, x[:, :4])
     assert first.shape == (2, 4, 12) and cache.size == 4, f'a prompt of 4: output (B, 4, C) and 4 cached positions; got {first.shape}, size {cache.size}'
-    assert np.allclose(first.numpy(), full.numpy()[:, :4], atol=1e-05), 'the prompt through an empty cache must equal causal attention on the prompt'
+    assert first.shape == full.numpy()[:, :4].shape and np.allclose(first.numpy(), full.numpy()[:, :4], atol=1e-05), f'the prompt through an empty cache must equal causal attention on the prompt: expected shape {full.numpy()[:, :4].shape}, got {first.shape}' + (f', max error {np.abs(first.numpy() - full.numpy()[:, :4]).max():.3g}' if first.shape == full.numpy()[:, :4].shape else '')
     steps = [cache(mha, x[:, t:t + 1]).numpy() for t in range(4, 7)]
     got = np.concatenate(steps, axis=1)
     err = float(np.abs(got - full.numpy()[:, 4:]).max())

@@ -19,14 +19,16 @@ def test_common_prefix_and_cached_forward(common_prefix_length, CachedGPT, GPT, 
     assert out.shape == (2, 4, 11) and cached.cache.offset == 4, f'an empty cache runs the whole window: (2, 4, 11) and offset 4; got {out.shape}'
     out = cached(idx[:, :5])
     assert out.shape == (2, 1, 11) and cached.positions_computed == 5, f'a window extending the cached tokens runs only the new position; got {out.shape}, {cached.positions_computed} positions computed (expected 5)'
-    assert np.allclose(out.numpy()[:, -1], gpt(idx[:, :5]).numpy()[:, -1], atol=1e-05), "the new position's logits must equal the full forward's last row"
+    ref = gpt(idx[:, :5]).numpy()[:, -1]
+    assert np.allclose(out.numpy()[:, -1], ref, atol=1e-05), f"the new position's logits must equal the full forward's last row: max error {np.abs(out.numpy()[:, -1] - ref).max():.3g}"
     changed = idx[:, :5].copy()
     changed[:, 2] = (changed[:, 2] + 1) % 11
     out = cached(changed)
     assert out.shape == (2, 3, 11) and cached.cache.offset == 5, f'a window that differs at position 2 keeps 2 positions and recomputes 3; got {out.shape}, offset {cached.cache.offset}'
-    assert np.allclose(out.numpy()[:, -1], gpt(changed).numpy()[:, -1], atol=1e-05), "after a mismatch the cache must be cropped, not reused: logits differ from the model's"
+    ref = gpt(changed).numpy()[:, -1]
+    assert np.allclose(out.numpy()[:, -1], ref, atol=1e-05), f"after a mismatch the cache must be cropped, not reused: logits differ from the model's by up to {np.abs(out.numpy()[:, -1] - ref).max():.3g}"
     again = cached(changed)
-    assert again.shape == (2, 1, 11), 'the same window twice recomputes only its last position'
+    assert again.shape == (2, 1, 11), f'the same window twice recomputes only its last position: expected shape (2, 1, 11), got {again.shape}'
 
 @test_case(points=None, hidden=False)
 def test_cached_generation_gives_the_same_tokens(CachedGPT, GPT, manual_seed, np):
@@ -46,5 +48,6 @@ def test_cached_generation_gives_the_same_tokens(CachedGPT, GPT, manual_seed, np
     manual_seed(7)
     got = cached.generate(prompt, 20, temperature=1.5, top_k=5).numpy()
     assert np.array_equal(got, want), f'sampling with the same seed must give the same tokens, also past context_length 12 (23 tokens):\n{want}\ngot\n{got}'
-    assert all((layer.size <= 12 for layer in cached.cache.layers)), 'the cache never holds more than context_length positions'
+    sizes = [layer.size for layer in cached.cache.layers]
+    assert all((s <= 12 for s in sizes)), f'the cache never holds more than context_length = 12 positions, got sizes {sizes}'
 

@@ -10,7 +10,7 @@ def test_kv_cache_allocates_appends_and_crops(KVCache, kv_cache_bytes, np):
     cache = KVCache(batch_size=2, max_seq_len=6, num_kv_heads=3, head_dim=4)
     assert cache.k_cache.shape == (2, 3, 6, 4) and cache.v_cache.shape == (2, 3, 6, 4), f'k_cache and v_cache are (B, h, T_max, hs) = (2, 3, 6, 4); got {cache.k_cache.shape}'
     assert cache.k_cache.dtype == np.float32 and cache.size == 0, f'float32 by default and empty at first; got {cache.k_cache.dtype}, size {cache.size}'
-    assert cache.k_cache is not cache.v_cache, 'keys and values need two separate arrays'
+    assert cache.k_cache is not cache.v_cache and (not np.shares_memory(cache.k_cache, cache.v_cache)), f'keys and values need two separate arrays, got the same buffer (id {id(cache.k_cache)} twice): writing values would overwrite keys'
     rng = np.random.default_rng(0)
     k1, v1 = (rng.standard_normal((2, 3, 4, 4)), rng.standard_normal((2, 3, 4, 4)))
     keys, values = cache.update(k1, v1)
@@ -18,9 +18,10 @@ def test_kv_cache_allocates_appends_and_crops(KVCache, kv_cache_bytes, np):
     k2, v2 = (rng.standard_normal((2, 3, 1, 4)), rng.standard_normal((2, 3, 1, 4)))
     keys, values = cache.update(k2, v2)
     want = np.concatenate([k1, k2], axis=2).astype(np.float32)
-    assert keys.shape == (2, 3, 5, 4) and np.allclose(keys.numpy(), want), 'a second update appends after the first: keys must be the 5 positions in order'
-    assert np.allclose(values.numpy(), np.concatenate([v1, v2], axis=2)), 'values are appended exactly like keys (into v_cache)'
-    assert np.shares_memory(keys.numpy(), cache.k_cache), 'return views of k_cache[:, :, :size] (no copy of the past at every step)'
+    assert keys.shape == (2, 3, 5, 4) and np.allclose(keys.numpy(), want), f'a second update appends after the first: keys must be the 5 positions in order, shape (2, 3, 5, 4); got shape {keys.shape}' + (f', max error {np.abs(keys.numpy() - want).max():.3g}' if keys.shape == want.shape else '')
+    vwant = np.concatenate([v1, v2], axis=2)
+    assert values.shape == vwant.shape and np.allclose(values.numpy(), vwant), f'values are appended exactly like keys (into v_cache): expected shape {vwant.shape}, got {values.shape}' + (f', max error {np.abs(values.numpy() - vwant).max():.3g}' if values.shape == vwant.shape else '')
+    assert np.shares_memory(keys.numpy(), cache.k_cache), f'expected a view of k_cache[:, :, :size], got a copy (base {type(keys.numpy().base).__name__}): copying the past at every step makes generation quadratic again'
     for bad in [(np.ones((2, 3, 2, 4)), np.ones((2, 3, 2, 4))), (np.ones((2, 2, 1, 4)), np.ones((2, 2, 1, 4)))]:
         try:
             cache.update(*bad)
@@ -31,14 +32,16 @@ def test_kv_cache_allocates_appends_and_crops(KVCache, kv_cache_bytes, np):
     cache.crop(2)
     assert cache.size == 2, f'crop(2) keeps 2 positions; size is {cache.size}'
     keys, _ = cache.update(k2, v2)
-    assert np.allclose(keys.numpy()[:, :, 2], k2[:, :, 0]), 'after crop(2) the next update writes at position 2'
+    assert np.allclose(keys.numpy()[:, :, 2], k2[:, :, 0]), f'after crop(2) the next update writes at position 2: keys hold {keys.shape[2]} positions, position 2 differs by {np.abs(keys.numpy()[:, :, 2] - k2[:, :, 0]).max():.3g}'
     try:
         cache.crop(4)
     except ValueError:
         pass
     else:
         raise AssertionError('crop(4) of a cache holding 3 positions must raise ValueError')
-    assert kv_cache_bytes(2, 3, 4, 5, 6) == 2 * 2 * 3 * 4 * 5 * 6 * 4, '2 (keys and values) x layers x B x heads x T x head_dim x 4 bytes for float32'
-    assert kv_cache_bytes(1, 2, 3, 6, 4, np.float64) == 2 * cache.nbytes, 'a float64 cache takes 8 bytes a number'
+    got = kv_cache_bytes(2, 3, 4, 5, 6)
+    assert got == 2 * 2 * 3 * 4 * 5 * 6 * 4, f'2 (keys and values) x layers x B x heads x T x head_dim x 4 bytes for float32 = {2 * 2 * 3 * 4 * 5 * 6 * 4}, got {got}'
+    got = kv_cache_bytes(1, 2, 3, 6, 4, np.float64)
+    assert got == 2 * cache.nbytes, f'a float64 cache takes 8 bytes a number: expected {2 * cache.nbytes}, got {got}'
     assert kv_cache_bytes(1, 2, 3, 6, 4) == cache.nbytes, f'the formula must match the arrays: {kv_cache_bytes(1, 2, 3, 6, 4)} vs {cache.nbytes}'
 

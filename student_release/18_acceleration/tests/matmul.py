@@ -29,7 +29,7 @@ def test_matmul_blocked_any_size_any_block(matmul_blocked, matmul_broadcast, np)
         got = matmul_blocked(a, b, block_size=bs)
         assert got.shape == (7, 5) and np.allclose(got, a @ b), f'block_size={bs}: the edge tiles are smaller when {bs} does not divide 7, 11 or 5; max error {np.abs(got - a @ b).max():.3g}'
     got = matmul_blocked(a, b, 3, kernel=matmul_broadcast)
-    assert np.allclose(got, a @ b), 'any tile kernel gives the same product'
+    assert np.allclose(got, a @ b), f'with kernel=matmul_broadcast: expected a @ b, max error {np.abs(got - a @ b).max():.3g}: any tile kernel gives the same product, so call the kernel you were given'
     try:
         matmul_blocked(a, b, 0)
     except ValueError:

@@ -10,7 +10,8 @@ def test_validate_report_names_the_field(validate_report, ReportError, save_repo
 
     def good():
         return {'schema': 'tinytorch-benchmark/1', 'system': {'name': 'laptop', 'python': '3.11', 'numpy': '2.4', 'machine': 'x'}, 'model': 'mlp', 'results': [{'scenario': 'SingleStream', 'status': 'VALID', 'metric': 'p90_latency_ms', 'value': 2.0, 'ci': [1.5, 2.5], 'confidence': 0.95, 'runs': 5, 'accuracy': 0.97, 'accuracy_target': 0.95, 'latency_ms': {'count': 100, 'mean': 1.5, 'p50': 1.4, 'p90': 2.0, 'p99': 3.0, 'min': 1.0, 'max': 4.0}}, {'scenario': 'Offline', 'status': 'INVALID', 'metric': 'samples_per_second', 'value': 900.0, 'ci': [850.0, 950.0], 'confidence': 0.95, 'runs': 3, 'accuracy': 0.5, 'accuracy_target': 0.95, 'latency_ms': None}], 'comparisons': [{'name': 'kv', 'ratio': 6.0, 'ci': [5.5, 6.5], 'confidence': 0.95, 'threshold': 5.0, 'pairs': 8, 'verdict': 'pass'}]}
-    assert validate_report(good()) is None, 'a valid report returns None'
+    got = validate_report(good())
+    assert got is None, f'a valid report returns None, got {got!r}'
     broken = [(lambda r: r.update(schema='tinytorch-benchmark/0'), 'schema'), (lambda r: r['system'].update(name=''), 'system.name'), (lambda r: r.pop('model'), 'model'), (lambda r: r.update(results=[]), 'results'), (lambda r: r['results'][0].update(scenario='Server'), 'results[0].scenario'), (lambda r: r['results'][1].update(metric='p90_latency_ms'), 'results[1].metric'), (lambda r: r['results'][0].update(value=True), 'results[0].value'), (lambda r: r['results'][0].update(ci=[2.1, 2.5]), 'results[0].ci'), (lambda r: r['results'][0].update(runs=1), 'results[0].runs'), (lambda r: r['results'][1].update(status='VALID'), 'results[1].status'), (lambda r: r['results'][0]['latency_ms'].update(p99=1.0), 'results[0].latency_ms'), (lambda r: r['results'][1].update(latency_ms={}), 'results[1].latency_ms'), (lambda r: r['comparisons'][0].update(verdict='inconclusive'), 'comparisons[0].verdict')]
     for breaks, field in broken:
         report = good()
@@ -23,7 +24,8 @@ def test_validate_report_names_the_field(validate_report, ReportError, save_repo
             raise AssertionError(f'a report broken at {field} must raise ReportError')
     with tempfile.TemporaryDirectory() as tmp:
         saved = save_report(good(), Path(tmp) / 'report.json')
-        assert load_report(saved) == good(), 'save then load gives the report back'
+        loaded = load_report(saved)
+        assert loaded == good(), f'save then load must give the report back; these keys differ: {sorted((k for k in good() if loaded.get(k) != good()[k]))}'
         (Path(tmp) / 'bad.json').write_text(json.dumps({**good(), 'model': ''}))
         try:
             load_report(Path(tmp) / 'bad.json')
