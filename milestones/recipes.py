@@ -320,6 +320,140 @@ TRAINERS: dict[str, Callable[..., np.ndarray]] = {
 }
 
 
+# --------------------------------------------------------------------- 1998 CNN on CIFAR-10
+class CifarRecipe(TypedDict):
+    channels: tuple[int, int, int]
+    hidden: int
+    epochs: int
+    batch_size: int
+    lr: float
+    crop_padding: int
+    flip_p: float
+
+
+#: Trained on the student's own machine (``milestones/cnn_cifar_1998.py``), never in the
+#: autograder, which scores the submitted weights with its own NumPy forward pass
+#: (``autograder/milestones/cifar.py``; a test keeps its shapes equal to :func:`cifar_shapes`).
+CIFAR_CNN: CifarRecipe = {"channels": (32, 64, 128), "hidden": 256, "epochs": 20,
+                          "batch_size": 64, "lr": 2e-3, "crop_padding": 4, "flip_p": 0.5}
+CIFAR_CLASSES = 10
+
+
+def cifar_model(tt: Any, recipe: CifarRecipe = CIFAR_CNN) -> Any:
+    """The fixed CIFAR-10 network: three blocks of ``Conv 3x3 (padding 1) -> BatchNorm2d ->
+    ReLU -> MaxPool 2`` (32x32 -> 16 -> 8 -> 4), then ``Flatten -> Linear -> ReLU -> Linear``
+    to the 10 classes. Input: ``(N, 3, 32, 32)`` float32 pixels in [0, 1]."""
+    nn = tt.nn
+    layers: list[Any] = []
+    c_in = 3
+    for c_out in recipe["channels"]:
+        layers += [nn.Conv2d(c_in, c_out, 3, padding=1), nn.BatchNorm2d(c_out), nn.ReLU(),
+                   nn.MaxPool2d(2)]
+        c_in = c_out
+    side = 32 >> len(recipe["channels"])
+    layers += [nn.Flatten(), nn.Linear(c_in * side * side, recipe["hidden"]), nn.ReLU(),
+               nn.Linear(recipe["hidden"], CIFAR_CLASSES)]
+    return nn.Sequential(*layers)
+
+
+def cifar_shapes(recipe: CifarRecipe = CIFAR_CNN) -> dict[str, tuple[int, ...]]:
+    """Name -> shape of every array the submitted ``.npz`` holds (``state_dict`` names)."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    c_in = 3
+    for i, c_out in enumerate(recipe["channels"]):
+        shapes[f"{4 * i}.weight"], shapes[f"{4 * i}.bias"] = (c_out, c_in, 3, 3), (c_out,)
+        for name in ("weight", "bias", "running_mean", "running_var"):
+            shapes[f"{4 * i + 1}.{name}"] = (c_out,)
+        c_in = c_out
+    fc1 = 4 * len(recipe["channels"]) + 1
+    side = 32 >> len(recipe["channels"])
+    shapes[f"{fc1}.weight"] = (recipe["hidden"], c_in * side * side)
+    shapes[f"{fc1}.bias"] = (recipe["hidden"],)
+    shapes[f"{fc1 + 2}.weight"] = (CIFAR_CLASSES, recipe["hidden"])
+    shapes[f"{fc1 + 2}.bias"] = (CIFAR_CLASSES,)
+    return shapes
+
+
+def cifar_images(hwc: np.ndarray) -> np.ndarray:
+    """CIFAR-10 pixels ``(N, 32, 32, 3)`` uint8 (module 08's ``CIFAR10.data``) as the network
+    reads them: ``(N, 3, 32, 32)`` float32 in [0, 1] (what ``ToTensor`` gives one image)."""
+    x = np.asarray(hwc)
+    return np.ascontiguousarray(x.transpose(0, 3, 1, 2), dtype=np.float32) / np.float32(255.0)
+
+
+def fit_cifar(tt: Any, seed: int, train_set: Any, recipe: CifarRecipe = CIFAR_CNN,
+              on_epoch: OnEpoch | None = None,
+              on_batch: Callable[[int], None] | None = None) -> Any:
+    """Train :func:`cifar_model` on ``train_set`` (module 08's ``CIFAR10(train=True)`` with the
+    augmentation of :func:`cifar_train_transform`); return the trained model.
+
+    Shuffled mini-batches from module 08's ``DataLoader`` (a ``Generator`` seeded with
+    ``seed``), Adam with ``CosineAnnealingLR`` over the recipe's epochs, cross-entropy.
+    ``on_epoch(epoch, mean loss, training accuracy)`` after each epoch (accuracy of the
+    augmented batches as they were trained); ``on_batch(images)`` after each step.
+    """
+    tt.manual_seed(seed)
+    model = cifar_model(tt, recipe)
+    loader = tt.data.DataLoader(train_set, batch_size=recipe["batch_size"], shuffle=True,
+                                generator=tt.Generator().manual_seed(seed))
+    opt = tt.optim.Adam(model.parameters(), lr=recipe["lr"])
+    sched = tt.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=recipe["epochs"])
+    loss_fn = tt.nn.CrossEntropyLoss()
+    for epoch in range(1, recipe["epochs"] + 1):
+        model.train()
+        total, correct, seen = 0.0, 0, 0
+        for xb, yb in loader:
+            opt.zero_grad()
+            logits = model(xb)
+            loss = loss_fn(logits, yb)
+            loss.backward()
+            opt.step()
+            n = len(yb)
+            total += _loss_value(loss) * n
+            correct += int(np.count_nonzero(_numpy(logits).argmax(axis=1)
+                                            == np.asarray(yb.data).reshape(-1)))
+            seen += n
+            if on_batch is not None:
+                on_batch(n)
+        sched.step()
+        if on_epoch is not None:
+            on_epoch(epoch, total / max(seen, 1), correct / max(seen, 1))
+    model.eval()
+    return model
+
+
+def cifar_train_transform(tt: Any, recipe: CifarRecipe = CIFAR_CNN) -> Any:
+    """Module 08's augmentation: ``ToTensor`` (HWC uint8 -> CHW float32 in [0, 1]), then
+    ``RandomCrop(32, padding)`` and ``RandomHorizontalFlip`` on the (..., H, W) tensor."""
+    t = tt.data.transforms
+    return t.Compose([t.ToTensor(), t.RandomCrop(32, padding=recipe["crop_padding"]),
+                      t.RandomHorizontalFlip(recipe["flip_p"])])
+
+
+def cifar_state(model: Any, recipe: CifarRecipe = CIFAR_CNN) -> dict[str, np.ndarray]:
+    """The arrays to submit: the model's ``state_dict()`` entries the network needs, float32.
+
+    Raises:
+        ValueError: a name is missing or has another shape (one line, naming it).
+    """
+    state = model.state_dict()
+    out: dict[str, np.ndarray] = {}
+    for name, shape in cifar_shapes(recipe).items():
+        if name not in state:
+            raise ValueError(f"state_dict() has no {name!r} (BatchNorm2d must keep "
+                             "running_mean and running_var in its state)")
+        arr = np.asarray(getattr(state[name], "data", state[name]), dtype=np.float32)
+        if arr.shape != shape:
+            raise ValueError(f"state_dict()[{name!r}] has shape {arr.shape}, expected {shape}")
+        out[name] = arr
+    return out
+
+
+def predict_cifar(tt: Any, model: Any, hwc: np.ndarray) -> np.ndarray:
+    """Classes the model (eval mode) gives CIFAR-10 images ``(N, 32, 32, 3)`` uint8."""
+    return _predict(tt, model, cifar_images(hwc))
+
+
 # --------------------------------------------------------------------- 2017 transformer
 class GptRecipe(TypedDict):
     d_model: int

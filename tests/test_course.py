@@ -21,13 +21,13 @@ def _write(tmp_path: Path, data: dict) -> Path:
     return p
 
 
-def test_real_course_loads_with_20_modules_7_milestone_entries_2_tracks(course):
+def test_real_course_loads_with_20_modules_9_milestone_entries_2_tracks(course):
     assert [m.number for m in course.modules] == list(range(1, 21))
-    # six historical milestones; the 1998 CNN (digits, Fashion-MNIST) and the 2017 transformer
-    # (reversal, KJV) are each graded on two tasks
+    # six historical milestones; the 1998 CNN is graded on three tasks (digits, Fashion-MNIST,
+    # CIFAR-10 from submitted weights) and the 2017 transformer on two (reversal, KJV)
     assert [m.id for m in course.milestones] == [
         "perceptron_1957", "xor_1969", "mlp_1986", "cnn_1998", "cnn_fashion_1998",
-        "transformer_reversal_2017", "transformer_2017", "mlperf_2018"]
+        "cnn_cifar_1998", "transformer_reversal_2017", "transformer_2017", "mlperf_2018"]
     assert len({m.year for m in course.milestones}) == 6
     assert {t.id for t in course.tracks} == {"foundation", "full"}
     assert course.track("foundation").modules == list(range(1, 8))

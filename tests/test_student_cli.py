@@ -73,3 +73,19 @@ def test_errors_say_what_to_do(student):
     assert again.returncode == 0 and "never overwritten" in again.stdout
     unknown = tito(student, "milestone", "run", "moon_landing_1969")
     assert unknown.returncode == 2 and "unlocked:" in unknown.stderr
+
+
+def test_submit_09_carries_the_cifar_weights_the_milestone_script_wrote(student):
+    """cnn_cifar_1998 is scored from build/milestones/cnn_cifar_1998.npz: submit adds it."""
+    assert tito(student, "module", "start", "09").returncode == 0
+    missing = tito(student, "submit", "09")
+    assert missing.returncode == 0
+    assert "cnn_cifar_1998.npz not found" in " ".join(missing.stdout.split())
+    weights = student / "build" / "milestones" / "cnn_cifar_1998.npz"
+    weights.parent.mkdir(parents=True)
+    weights.write_bytes(b"PK weights")
+    submitted = tito(student, "submit", "09")
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    with zipfile.ZipFile(student / "submit" / "09_spatial.zip") as zf:
+        assert "cnn_cifar_1998.npz" in zf.namelist() and "09_spatial.ipynb" in zf.namelist()
+        assert zf.read("cnn_cifar_1998.npz") == b"PK weights"

@@ -105,7 +105,9 @@ def check_course(course: Course) -> CheckReport:
                                 "plausible bugs the hidden suite must catch)")
     built = {m.number for m in rep.built}
     for ms in course.milestones:
-        if ms.graded_with in built and not (PROBES_DIR / f"{ms.id}.py").exists():
+        # a submitted-weights milestone has no probe: the parent scores the file itself
+        if ms.graded_with in built and not ms.weights and not (PROBES_DIR /
+                                                                f"{ms.id}.py").exists():
             rep.problems.append(f"course.yml: milestones {ms.id}: graded with module "
                                 f"{ms.graded_with:02d}, which is built, but "
                                 f"autograder/milestones/probes/{ms.id}.py is missing")

@@ -91,6 +91,17 @@ class Module(_Strict):
         return f"{self.number:02d}_{self.slug}"
 
 
+class TestData(_Strict):
+    """A held-out test file the grading image downloads once, at build time (Gradescope's
+    ``setup.sh``), checked by SHA-256 before it is unpacked; never shipped, never in a sandbox."""
+
+    url: str = Field(pattern=r"^(https|file)://", description="Archive to download.")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the archive.")
+    bytes: int = Field(gt=0, description="Size of the archive in bytes.")
+    member: str = Field(pattern=r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$",
+                        description="The file taken from the archive (a relative path).")
+
+
 class Milestone(_Strict):
     id: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="Identifier, e.g. 'xor_1969'.")
     year: int = Field(description="Year of the result being recreated.")
@@ -104,9 +115,19 @@ class Milestone(_Strict):
     min_passing_seeds: int = Field(ge=1, description="Seeds that must pass (k of n).")
     time_budget_s: float = Field(gt=0, description="CPU-second budget for all seeds together.")
     points: float = Field(gt=0, description="Points when the milestone passes.")
+    weights: str | None = Field(
+        None, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\.npz$",
+        description="Trained weights students submit with the graded module (a .npz file "
+                    "name). Set, the autograder trains nothing: the trusted parent scores "
+                    "these weights with its own forward pass on `test_data`.")
+    test_data: TestData | None = Field(
+        None, description="Held-out test data the grading image downloads (with `weights`).")
 
     @model_validator(mode="after")
     def _k_of_n(self) -> Milestone:
+        if (self.weights is None) != (self.test_data is None):
+            raise ValueError("weights and test_data: give both (a milestone scored from "
+                             "submitted weights) or neither")
         if _is_fraction_metric(self.metric) and not 0 < self.threshold <= 1:
             raise ValueError(f"threshold: {self.threshold:g} is not a fraction in (0, 1] "
                              f"for the metric {self.metric!r} (write 0.97, not 97)")

@@ -367,7 +367,8 @@ def write_student_milestones(course: Course, release_dir: Path, released: list[M
         (out / name).write_text("".join(kept).replace(" or the staff's\n``tinytorch_ref``)",
                                                       ")"), encoding="utf-8")
     table = [ms.model_dump(include={"id", "year", "title", "metric", "threshold", "seeds",
-                                    "min_passing_seeds", "time_budget_s", "requires"})
+                                    "min_passing_seeds", "time_budget_s", "requires",
+                                    "graded_with", "weights"}, exclude_none=True)
              for ms in ready]
     (out / "milestones.json").write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
     data = release_dir / "datasets"

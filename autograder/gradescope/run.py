@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
             reference=SOURCE / "reference", public_tests=SOURCE / "public_tests", out=out,
             expected=SOURCE / "goldens.json",
             metadata=metadata if metadata.is_file() else None,
-            milestone_dirs=[SOURCE / "autograder" / "milestones" / "probes"], hide=[root, SOURCE])
+            milestone_dirs=[SOURCE / "autograder" / "milestones" / "probes"], hide=[root, SOURCE],
+            data_dir=SOURCE / "data")
         print(f"{name}: {results['score']:g} points -> {out}")
     except BaseException as exc:  # noqa: BLE001 - the last line of defence
         traceback.print_exc()

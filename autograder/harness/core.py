@@ -74,14 +74,16 @@ class _Ctx:
     grader_errors: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     lanes: int = 1
+    submission_dir: Path | None = None
+    data_dir: Path | None = None
 
 
 def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
           public_tests: Path | None = None, out: Path, limits: Any = None,
           expected: Path | None = None, metadata: Path | None = None,
           stubs: Path | None = None, milestone_dirs: list[Path] | None = None,
-          course: Any = None, hide: list[Path] | None = None, lanes: int = 1
-          ) -> dict[str, Any]:
+          course: Any = None, hide: list[Path] | None = None, lanes: int = 1,
+          data_dir: Path | None = None) -> dict[str, Any]:
     """Grade one submission and write Gradescope's results.json to ``out``.
 
     Args:
@@ -105,6 +107,9 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         lanes: sandboxed children run side by side, the items dealt round-robin
             (:mod:`autograder.harness.lanes`; ``tito regrade`` uses 2+ for a submission
             whose earlier results timed out).
+        data_dir: held-out test data of submitted-weights milestones (course.yml
+            ``test_data``, installed by ``setup.sh``); read by this process only and hidden
+            from the sandbox. None: those milestones score 0 with a grader error.
 
     Returns:
         The results dict that was written.
@@ -119,14 +124,16 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         _write(out, results)
         return results
     lim = Limits.from_any(limits).within(info.limits) if limits is not None else info.limits
-    ctx = _Ctx(info=info, limits=lim, started=started, lanes=max(1, int(lanes)))
+    ctx = _Ctx(info=info, limits=lim, started=started, lanes=max(1, int(lanes)),
+               data_dir=_abs(data_dir))
     scratch = Path(tempfile.mkdtemp(prefix="ttgrade-"))
     try:
         results = _grade(ctx, _abs(submission), _abs(suite_path), _abs(reference),
                          _abs(public_tests), _abs(expected), _abs(metadata), _abs(stubs),
                          [_abs(d) for d in milestone_dirs or
                           [HARNESS_ROOT / "autograder" / "milestones" / "probes"]],
-                         scratch, [_abs(out.parent), *[_abs(h) for h in hide or []]])
+                         scratch, [_abs(out.parent), *[_abs(h) for h in hide or []],
+                                   *([ctx.data_dir] if ctx.data_dir else [])])
     except GraderError as exc:
         results = _grader_failure(ctx, str(exc), started)
     except Exception as exc:  # noqa: BLE001 - fail closed with a valid results.json
@@ -171,7 +178,10 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
     ctx.suite = suite
     ctx.suite_sha = sha256_file(suite_path)
     _check_points(info, suite)
-    jobs = milestones.find_jobs(info.milestones, milestone_dirs)
+    # submitted-weights milestones run nothing in the sandbox: the parent scores the file
+    jobs = milestones.find_jobs(tuple(m for m in info.milestones if not m.weights),
+                                milestone_dirs)
+    ctx.submission_dir = submission if submission.is_dir() else submission.parent
     if metadata is not None:
         ctx.extra["submission_metadata"] = _metadata_summary(metadata)
 
@@ -354,6 +364,22 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
                       "max_score": j.info.points, "status": "passed" if pts else "failed",
                       "visibility": "after_due_date", "output": msg,
                       "tags": [*tags_base, f"milestone:{j.info.id}"]})
+    for m in info.milestones:
+        if not m.weights:
+            continue
+        if integrity:
+            pts, msg, extra = 0.0, "Not scored: the graded code must come from your module.", {}
+        else:
+            assert ctx.submission_dir is not None
+            pts, msg, extra, problem = milestones.score_submitted(m, ctx.submission_dir,
+                                                                 ctx.data_dir)
+            if problem:
+                ctx.grader_errors.append(f"milestone {m.id}: {problem}")
+        ms_extra[m.id] = extra
+        tests.append({"name": f"milestone · {m.id} · {m.title}", "score": pts,
+                      "max_score": m.points, "status": "passed" if pts else "failed",
+                      "visibility": "after_due_date", "output": msg,
+                      "tags": [*tags_base, f"milestone:{m.id}"]})
     if ms_extra:
         ctx.extra["milestones"] = ms_extra
     ctx.extra["run"] = {"launches": report.launches, "elapsed_s": round(report.elapsed_s, 3),
@@ -427,11 +453,11 @@ def _zero(ctx: _Ctx, jobs: list[milestones.MilestoneJob], message: str,
                       "status": "failed", "visibility": c.visibility,
                       "output": f"Not run: {message}",
                       "tags": [f"module:{info.name}", "hidden", *c.tags]})
-    for j in jobs:
-        tests.append({"name": f"milestone · {j.info.id} · {j.info.title}", "score": 0.0,
-                      "max_score": j.info.points, "status": "failed",
+    for m in [j.info for j in jobs] + [m for m in info.milestones if m.weights]:
+        tests.append({"name": f"milestone · {m.id} · {m.title}", "score": 0.0,
+                      "max_score": m.points, "status": "failed",
                       "visibility": "after_due_date", "output": f"Not run: {message}",
-                      "tags": [f"module:{info.name}", f"milestone:{j.info.id}"]})
+                      "tags": [f"module:{info.name}", f"milestone:{m.id}"]})
     ctx.extra["refused"] = reason
     summary = f"Module {info.number:02d} · {info.title}: 0 / {info.max_score:g} points.\n{message}"
     return _results(ctx, tests, summary)
@@ -527,7 +553,17 @@ def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
                  limits=limits, expected=expected, metadata=metadata,
                  stubs=paths.RELEASE / "tinytorch",
                  milestone_dirs=[paths.AUTOGRADER / "milestones" / "probes"],
-                 hide=[paths.REPO_ROOT, *(hide or [])], lanes=lanes)
+                 hide=[paths.REPO_ROOT, *(hide or [])], lanes=lanes,
+                 data_dir=grader_data_dir())
+
+
+def grader_data_dir() -> Path:
+    """Held-out test data for ``tito grade`` in the repository: ``$TINYTORCH_GRADER_DATA``,
+    else ``build/grader-data`` (fill it with ``python -m autograder.gradescope.fetch_data``)."""
+    from tito import paths  # noqa: PLC0415 - repository side only
+
+    env = os.environ.get("TINYTORCH_GRADER_DATA")
+    return Path(env) if env else paths.REPO_ROOT / "build" / "grader-data"
 
 
 def isolation_methods() -> list[str]:

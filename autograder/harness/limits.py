@@ -68,6 +68,10 @@ class MilestoneInfo:
     time_budget_s: float
     points: float
     dataset: str = ""
+    #: a submitted-weights milestone (course.yml ``weights``): the file name students upload;
+    #: nothing runs in the sandbox for it, the parent scores the file (``test_data``).
+    weights: str = ""
+    test_data: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,9 @@ class ModuleInfo:
             threshold=float(m["threshold"]), seeds=tuple(int(s) for s in m["seeds"]),
             min_passing_seeds=int(m["min_passing_seeds"]),
             time_budget_s=float(m["time_budget_s"]), points=float(m["points"]),
-            dataset=m.get("dataset", "")) for m in d.get("milestones", []))
+            dataset=m.get("dataset", ""), weights=m.get("weights") or "",
+            test_data=dict(m["test_data"]) if m.get("test_data") else None)
+            for m in d.get("milestones", []))
         return cls(number=int(mod["number"]), slug=str(mod["slug"]),
                    title=str(mod.get("title", mod["slug"])), points=float(mod["points"]),
                    limits=Limits.from_any(d.get("limits")), milestones=ms,

@@ -21,6 +21,7 @@ len(seeds)`` seconds) and records the verdict, seeds and per-seed metrics in
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,3 +91,24 @@ def score(job: MilestoneJob, outcomes: dict[str, Outcome], evaluate: Evaluator |
              "values": per_seed, "passing": len(verdict.get("passing_seeds", [])),
              "needed": m.min_passing_seeds, "passed": bool(verdict.get("passed", False))}
     return min(points, float(m.points)), msg, extra
+
+
+def score_submitted(m: MilestoneInfo, submission_dir: Path, data_dir: Path | None
+                    ) -> tuple[float, str, dict[str, Any], str | None]:
+    """(points, message, extra, grader problem) for a submitted-weights milestone (course.yml
+    ``weights``): :mod:`autograder.milestones.cifar` reads the file and scores it here, in the
+    parent; no child runs and the test labels stay in this process."""
+    from autograder.milestones import cifar  # noqa: PLC0415 - milestone zips only
+
+    if m.dataset != "cifar10":
+        return (0.0, "This milestone could not be scored (grader problem).",
+                {"seeds": list(m.seeds)}, f"no evaluator for submitted weights on {m.dataset!r}")
+    started = time.process_time()
+    verdict, problem = cifar.score_weights(m, submission_dir, data_dir)
+    per_seed = {str(k): v for k, v in dict(verdict.get("per_seed", {})).items()}
+    extra = {"seeds": list(m.seeds), "metric": m.metric, "threshold": m.threshold,
+             "values": per_seed, "passing": len(verdict.get("passing_seeds", [])),
+             "needed": m.min_passing_seeds, "passed": bool(verdict.get("passed", False)),
+             "weights": m.weights, "cpu_s": round(time.process_time() - started, 2)}
+    points = min(float(verdict.get("score", 0.0)), float(m.points))
+    return points, str(verdict.get("message", "")), extra, problem

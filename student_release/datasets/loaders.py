@@ -21,8 +21,10 @@ Generated (deterministic by seed, nothing stored):
 Downloaded by students themselves (never at run time by the course):
 
 * :func:`load_mnist` / :func:`read_idx` — MNIST and Fashion-MNIST IDX files (``.gz`` or not);
-* :func:`load_cifar10` — CIFAR-10 binary batches (``*.bin``, parsed with NumPy) or python
-  batches (pickles, read with a restricted unpickler that only rebuilds NumPy arrays).
+* :func:`load_cifar10` / :func:`read_cifar10_bin` — the CIFAR-10 *binary* version's batches
+  (``*.bin``, fixed 3,073-byte records parsed with NumPy). The python version (pickled
+  batches) is never read: unpickling a file can run code, so a folder holding only that
+  version is refused with a message naming the binary archive.
 
 Example:
     >>> x, y = xor()
@@ -34,9 +36,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import io
 import json
-import pickle
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -379,7 +379,6 @@ def load_mnist(root: Path | str, split: str = "train") -> tuple[np.ndarray, np.n
 
 # --------------------------------------------------------------------------- CIFAR-10
 _CIFAR_BIN = {"train": [f"data_batch_{i}.bin" for i in range(1, 6)], "test": ["test_batch.bin"]}
-_CIFAR_PY = {"train": [f"data_batch_{i}" for i in range(1, 6)], "test": ["test_batch"]}
 _CIFAR_RECORD = 1 + 3 * 32 * 32
 
 
@@ -401,53 +400,11 @@ def read_cifar10_bin(path: Path | str) -> tuple[np.ndarray, np.ndarray]:
     return rec[:, 1:].reshape(-1, 3, 32, 32).copy(), labels
 
 
-class _ArrayOnlyUnpickler(pickle.Unpickler):
-    """Rebuilds dicts, lists, bytes, strings and NumPy arrays; refuses every other global.
-
-    The CIFAR-10 python batches are Python 2 pickles of a dict holding a NumPy array, so the
-    only globals they need are NumPy's array reconstructor, ``ndarray`` and ``dtype`` (plus
-    ``_codecs.encode`` when the same layout is re-pickled by Python 3 at protocol 2).
-    """
-
-    _ALLOWED = {
-        ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-        ("numpy", "ndarray"), ("numpy", "dtype"),
-        # Protocol-2 pickles written by Python 3 rebuild bytes with _codecs.encode(str, codec).
-        ("_codecs", "encode"),
-    }
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in self._ALLOWED:
-            return super().find_class(module, name)
-        raise pickle.UnpicklingError(f"refusing to load {module}.{name} from a data file")
-
-
-def read_cifar10_pickle(path: Path | str) -> tuple[np.ndarray, np.ndarray]:
-    """One CIFAR-10 python batch (``data_batch_1`` ...), read with a restricted unpickler.
-
-    Returns:
-        ``images`` (N, 3, 32, 32) uint8 and ``labels`` (N,) int64.
-    """
-    path = Path(path)
-    try:
-        obj = _ArrayOnlyUnpickler(io.BytesIO(_read_maybe_gz(path)), encoding="bytes").load()
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
-        raise DataError(f"{path.name}: not a CIFAR-10 python batch ({exc})") from exc
-    if not isinstance(obj, dict):
-        raise DataError(f"{path.name}: expected a dict, got {type(obj).__name__}")
-    data = obj.get(b"data", obj.get("data"))
-    labels = obj.get(b"labels", obj.get("labels"))
-    if not isinstance(data, np.ndarray) or labels is None:
-        raise DataError(f"{path.name}: missing 'data' array or 'labels'")
-    data = np.asarray(data, dtype=np.uint8)
-    lab = np.asarray(labels, dtype=np.int64)
-    if data.ndim != 2 or data.shape[1] != 3072 or len(data) != len(lab):
-        raise DataError(f"{path.name}: data {data.shape} / labels {lab.shape} are not CIFAR-10")
-    return data.reshape(-1, 3, 32, 32), lab
-
-
 def load_cifar10(root: Path | str, split: str = "train") -> tuple[np.ndarray, np.ndarray]:
-    """CIFAR-10 from ``root`` holding the binary (``*.bin``) or the python version's batches.
+    """CIFAR-10 from ``root`` holding the binary version's batches (``*.bin``).
+
+    ``root`` may be the ``cifar-10-batches-bin`` folder itself or the folder it was extracted
+    into. The python version (``cifar-10-batches-py``, pickles) is refused, never unpickled.
 
     Returns:
         ``images`` (N, 3, 32, 32) uint8 (channels first, as Conv2d expects) and ``labels``
@@ -456,17 +413,16 @@ def load_cifar10(root: Path | str, split: str = "train") -> tuple[np.ndarray, np
     if split not in _CIFAR_BIN:
         raise ValueError(f"split must be 'train' or 'test', not {split!r}")
     root = Path(root)
-    for sub in (root, root / "cifar-10-batches-bin", root / "cifar-10-batches-py"):
+    for sub in (root, root / "cifar-10-batches-bin"):
         if all((sub / f).is_file() for f in _CIFAR_BIN[split]):
             parts = [read_cifar10_bin(sub / f) for f in _CIFAR_BIN[split]]
-            break
-        if all((sub / f).is_file() for f in _CIFAR_PY[split]):
-            parts = [read_cifar10_pickle(sub / f) for f in _CIFAR_PY[split]]
-            break
-    else:
-        raise DataError(f"{root}: no CIFAR-10 {split} batches ({_CIFAR_BIN[split][0]} or "
-                        f"{_CIFAR_PY[split][0]}); download CIFAR-10 into this folder first")
-    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+            return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+    pickled = any((sub / "data_batch_1").is_file() or (sub / "test_batch").is_file()
+                  for sub in (root, root / "cifar-10-batches-py"))
+    raise DataError(f"{root}: no CIFAR-10 {split} batches ({_CIFAR_BIN[split][0]} ...)"
+                    + ("; this is the python (pickled) version, which the course never reads: "
+                       "download cifar-10-binary.tar.gz instead" if pickled else
+                       "; download cifar-10-binary.tar.gz and extract it into this folder"))
 
 
 # --------------------------------------------------------------------------- milestone data

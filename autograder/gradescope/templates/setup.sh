@@ -19,3 +19,7 @@ PYCHECK
   || "$PY" -m pip install --no-cache-dir -q --break-system-packages -r "$SRC/requirements.txt"
 "$PY" -c "import numpy; print('numpy', numpy.__version__)"
 chmod 755 "$SRC/run_autograder"
+# Held-out test data of submitted-weights milestones (course.yml test_data), e.g. the CIFAR-10
+# test batch for module 09: downloaded now, size and SHA-256 checked against course.yml, one
+# file kept under $SRC/data (hidden from student code). No such milestone: nothing to do.
+"$PY" "$SRC/autograder/gradescope/fetch_data.py" --source "$SRC"
