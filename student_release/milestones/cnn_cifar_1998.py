@@ -7,7 +7,6 @@ binary CIFAR-10 loader, and upload the weights this script writes::
     python milestones/cnn_cifar_1998.py --download          # first run: fetch + verify CIFAR-10
     python milestones/cnn_cifar_1998.py                     # the full recipe (20 epochs)
     python milestones/cnn_cifar_1998.py --epochs 1 --limit 5000   # a quick try, not graded
-    python milestones/cnn_cifar_1998.py --package tinytorch_ref   # staff: the reference
 
 It trains the fixed network of ``recipes.cifar_model`` (three Conv-BatchNorm-ReLU-MaxPool
 blocks with 32, 64 and 128 channels, then Linear(2048, 256) -> ReLU -> Linear(256, 10)) with
@@ -33,7 +32,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _runner import REPO_ROOT, History, import_package, milestone_config, save_curve
+from _runner import (
+    REPO_ROOT,
+    History,
+    check_prerequisites,
+    import_package,
+    milestone_config,
+    save_curve,
+)
 from recipes import (
     CIFAR_CNN,
     CifarRecipe,
@@ -89,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     ms = milestone_config(MILESTONE)
     tt = import_package(args.package)
+    check_prerequisites(tt, MILESTONE, list(ms.requires))
     datasets = tt.data.datasets
     try:
         train_set = datasets.CIFAR10(args.data, train=True,
