@@ -106,7 +106,10 @@ def gelu_exact_values(tt, rng):
     return [out.numpy(), str(out.dtype), tt.nn.GELU()(x).numpy()]
 
 
-@case(points=3, atol=1e-7,
+# atol 1e-6: in float32, 1 + tanh(u) cancels for x << 0 (tanh's ulp near -1 is 6e-8, times
+# 0.5|x| up to ~5), so the reference itself is that far from exact; an equivalent form such as
+# x * sigmoid(2u) lands up to ~1.2e-7 away from it.
+@case(points=3, atol=1e-6,
       hint="tanh GELU: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).")
 def gelu_tanh_approximation(tt, rng):
     x = tt.Tensor(_f32(rng, 6, 5, scale=3.0))

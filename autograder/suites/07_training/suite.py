@@ -208,11 +208,14 @@ def schedulers_handle_param_groups(tt, rng):
 # ----------------------------------------------------------------------------- early stop (5)
 @case(points=2, hint="Improve = beat best by more than min_delta; stop after `patience` misses.")
 def early_stopping_min_mode(tt, rng):
-    md = 0.01
+    # Binary fractions (multiples of 2**-20, min_delta 2**-7): ``b1 - md`` is exactly md below
+    # the best, so "not an improvement" holds however the comparison is written
+    # (best - v > md, v < best - md, ...); with 0.01 it depended on rounding.
+    md = 2.0 ** -7
     es = _mod(tt, "training").EarlyStopping(patience=3, min_delta=md)
 
     def u(lo, hi):
-        return float(rng.uniform(lo, hi))
+        return round(float(rng.uniform(lo, hi)) * 2**20) / 2**20
 
     first = u(0.8, 1.2)
     b1 = first - u(0.1, 0.3)     # improves

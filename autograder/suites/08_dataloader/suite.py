@@ -41,6 +41,11 @@ def _plain(x: Any) -> Any:
     if isinstance(x, dict):
         return {"type": "dict", "items": {str(k): _plain(v) for k, v in x.items()}}
     if isinstance(x, (list, tuple)):
+        if x and all(isinstance(v, (str, bytes)) for v in x):
+            # A batch of strings comes back as it was passed in ("unchanged"): a list, or the
+            # tuple zip(*batch) made of a tuple field. Which one depends only on how a correct
+            # collate transposed the samples, so both are accepted.
+            return {"type": "strings", "items": [_plain(v) for v in x]}
         return {"type": type(x).__name__, "items": [_plain(v) for v in x]}
     if isinstance(x, (bool, int, float, str)) or x is None:
         return x

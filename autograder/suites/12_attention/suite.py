@@ -50,6 +50,16 @@ def _mha(tt, rng, embed_dim, num_heads, **kwargs):
     return m
 
 
+def _broadcast(bias, shape):
+    """``_merge_masks`` promises a bias *broadcastable* to (N, h, L, S): (N, 1, 1, S) and a
+    full (N, h, L, S) array are both correct, so the probe compares them at full size (a
+    shape that does not broadcast raises, and fails the case)."""
+    if bias is None:
+        return None
+    arr = np.asarray(bias)
+    return np.broadcast_to(arr, shape).copy() if arr.ndim <= len(shape) else arr
+
+
 def _mask(rng, *shape, p=0.3):
     """A random boolean mask, True with probability 1 - p."""
     return rng.random(shape) >= p
@@ -271,7 +281,8 @@ def mha_parameters_from_seed(tt, rng):
 
 @case(points=3, hint="MultiheadAttention masks: boolean True = IGNORE (-inf), float masks are "
                      "added; attn_mask (L, S) or (N*h, L, S) -> (N, h, L, S); key_padding_mask "
-                     "(N, S) -> (N, 1, 1, S); wrong shapes raise RuntimeError.")
+                     "(N, S) -> (N, 1, 1, S) (any shape that broadcasts to (N, h, L, S) "
+                     "is fine); wrong shapes raise RuntimeError.")
 def mha_merge_masks(tt, rng):
     m = tt.nn.MultiheadAttention(4, 2)
     n, lq, lk = 2, 3, 4
@@ -279,10 +290,12 @@ def mha_merge_masks(tt, rng):
     am2 = _mask(rng, lq, lk, p=0.7)
     am3 = _f32(rng, n * 2, lq, lk)
     fk = _f32(rng, n, lk)
-    return [m._merge_masks(kpm, None, n, lq, lk, np.float32),
-            m._merge_masks(None, am2, n, lq, lk, np.float32),
-            m._merge_masks(None, am3, n, lq, lk, np.float64),
-            m._merge_masks(tt.Tensor(fk), tt.Tensor(am2), n, lq, lk, np.float32),
+    full = (n, 2, lq, lk)
+    return [_broadcast(m._merge_masks(kpm, None, n, lq, lk, np.float32), full),
+            _broadcast(m._merge_masks(None, am2, n, lq, lk, np.float32), full),
+            _broadcast(m._merge_masks(None, am3, n, lq, lk, np.float64), full),
+            _broadcast(m._merge_masks(tt.Tensor(fk), tt.Tensor(am2), n, lq, lk, np.float32),
+                       full),
             m._merge_masks(None, None, n, lq, lk, np.float32),
             outcome(m._merge_masks, None, _mask(rng, lk, lq), n, lq, lk, np.float32),
             outcome(m._merge_masks, _mask(rng, n, lq), None, n, lq, lk, np.float32),

@@ -69,9 +69,22 @@ def _sizes(rng):
 
 
 # ----------------------------------------------------------------------------- LayerNorm (14)
+def _f64_then_f32(got: Any, expected: Any) -> tuple[bool, str]:
+    """``layer_norm_forward``'s decision: the float64 results at ``RTOL``; item 3, a float32
+    result, at float32's precision (float64 statistics cast back may round an ulp apart)."""
+    if not (isinstance(got, list) and len(got) == len(expected)):
+        return False, "the result is not the list the test builds"
+    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+        tol = {"rtol": 1e-6, "atol": 1e-6} if i == 3 else {"rtol": RTOL, "atol": ATOL}
+        ok, msg = compare_values(g, e, where=f"result[{i}]", **tol)
+        if not ok:
+            return False, msg
+    return True, ""
+
+
 @case(points=4, hint="Mean and biased variance over the trailing normalized_shape dims "
                      "(keepdims), x_hat = (x - mean) / sqrt(var + eps), then x_hat * weight + "
-                     "bias; keep the input's dtype.", rtol=RTOL, atol=ATOL)
+                     "bias; keep the input's dtype.", rtol=RTOL, atol=ATOL, check=_f64_then_f32)
 def layer_norm_forward(tt, rng):
     F = tt.nn.functional
     c = int(rng.integers(3, 8))
