@@ -9,7 +9,7 @@ export OMP_NUM_THREADS ?= 1
 export MPLBACKEND ?= Agg
 
 .PHONY: setup setup-dev demo test test-fast test-slow test-serial test-stress lint release \
-	autograder gradebook sync lock clean
+	autograder gradebook sync lock clean fuzz fuzz-long bench
 
 # Tests run in parallel (pytest-xdist, one worker per core; TEST_WORKERS=3 to override).
 # Tiers are defined in tests/conftest.py (TIERS); docs/testing.md describes them.
@@ -73,6 +73,25 @@ autograder: setup
 
 gradebook: setup
 	$(TITO) gradebook build
+
+# The differential fuzzer's long tier (tinytorch_ref against PyTorch; docs/conformance.md):
+# every built module, or FUZZ_MODULES="09 13"; FUZZ_REPORT=file keeps the classes found so far.
+FUZZ_CASES ?= 1000000
+FUZZ_SEED ?= 0
+FUZZ_JOBS ?= 2
+FUZZ_MODULES ?=
+FUZZ_REPORT ?= build/fuzz-long.txt
+fuzz-long: setup-dev
+	mkdir -p $(dir $(FUZZ_REPORT))
+	PYTHONPATH=tests $(PY) -m fuzz --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --jobs $(FUZZ_JOBS) \
+		--report $(FUZZ_REPORT) $(foreach m,$(FUZZ_MODULES),--module $(m))
+
+fuzz: fuzz-long
+
+# Framework speed: the same workloads in tinytorch_ref and PyTorch (docs/performance.md).
+BENCH_RUNS ?= 3
+bench: setup-dev
+	$(PY) bench/framework.py --runs $(BENCH_RUNS)
 
 lock: setup
 	$(PY) -m pip freeze --exclude-editable | sed '1i # Full pinned environment (pip freeze). Regenerate with: make lock' > requirements.lock

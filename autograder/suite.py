@@ -12,15 +12,26 @@ A hidden suite is a Python file ``autograder/suites/NN_slug/suite.py`` that buil
         return (a + b).numpy()
 
 A case is a *probe*, not an assertion. It runs in the sandboxed child with ``tt`` bound to the
-package under test (the student's view of ``tinytorch``) and ``rng`` a NumPy Generator seeded
-from the case name, and returns **plain data**: ``None``, bool, int, float, str, NumPy arrays
-and lists/tuples/dicts of these. The same function run against ``tinytorch_ref`` ("publish
-mode", at autograder build time) gives the expected value. The parent process, which never runs
-student code, compares the two with :func:`compare` and decides the score.
+package under test (the student's view of ``tinytorch``) and ``rng`` a NumPy Generator, and
+returns **plain data**: ``None``, bool, int, float, str, NumPy arrays and lists/tuples/dicts of
+these. The same function run against ``tinytorch_ref`` with the same seed gives the expected
+value. The parent process, which never runs student code, compares the two with
+:func:`compare` and decides the score.
+
+Per-submission variants: when grading, ``rng`` is seeded per submission (one of the course's
+``variants``, chosen from a hash of the submission with a salt the sandbox cannot read), so a
+case must draw what it probes from ``rng``: sizes, values, which dtype or which bad argument.
+The autograder build refuses a case whose expected value is the same in two variants
+(:func:`autograder.harness.goldens.check_variation`): a constant answer would pass it. Decide
+nothing in the probe (no ``np.allclose``, no ``a < b`` verdicts): return the numbers and let
+the parent compare them with the reference's, or give the case a ``check`` that runs in the
+parent.
 
 Outcomes a case wants to test as data: return ``"ValueError"`` from an ``except`` clause, or
 ``x.shape`` as a tuple. Exceptions escaping a case fail it, with the exception type and message
-shown to the student (never the case source or the expected value).
+shown to the student (never the case source or the expected value). The suite's code is
+public in effect (it runs in the sandbox, where a submission can read its bytecode): nothing
+in it may be worth hiding, and its hints never contain expected values.
 """
 
 from __future__ import annotations
@@ -53,9 +64,17 @@ class Case:
     timeout_s: float | None = None
     tags: tuple[str, ...] = ()
 
-    def seed(self) -> int:
-        """Deterministic per-case seed: stable across runs, machines and Python versions."""
-        return int.from_bytes(hashlib.sha256(self.name.encode()).digest()[:4], "little")
+    def seed(self, variant: int | None = None, salt: str = "") -> int:
+        """The case's seed: stable across runs, machines and Python versions.
+
+        Without ``variant`` it is the case's base seed (instructor tests, mutation testing);
+        with one it is that variant's seed, ``salt`` keeping it unpredictable to anyone who
+        does not hold the salt (the grading sandbox never does).
+        """
+        if variant is None:
+            return int.from_bytes(hashlib.sha256(self.name.encode()).digest()[:4], "little")
+        text = f"tinytorch-case-seed\0{salt}\0{int(variant)}\0{self.name}".encode()
+        return int.from_bytes(hashlib.sha256(text).digest()[:8], "little")
 
 
 @dataclass
@@ -113,9 +132,10 @@ class Suite:
         raise KeyError(name)
 
 
-def run_case(case: Case, tt: Any) -> Any:
-    """Run one case against package ``tt`` with its deterministic generator."""
-    rng = np.random.default_rng(case.seed())
+def run_case(case: Case, tt: Any, seed: int | None = None) -> Any:
+    """Run one case against package ``tt`` with a generator seeded by ``seed`` (default: the
+    case's base seed)."""
+    rng = np.random.default_rng(case.seed() if seed is None else int(seed))
     return case.fn(tt, rng)
 
 
@@ -132,6 +152,18 @@ def compare(got: Any, expected: Any, case: Case) -> tuple[bool, str]:
     if case.check is not None:
         return case.check(got, expected)
     return _compare(got, expected, case, "result")
+
+
+def compare_values(got: Any, expected: Any, *, rtol: float = 1e-5, atol: float = 1e-6,
+                   check_dtype: bool = True, where: str = "result") -> tuple[bool, str]:
+    """:func:`compare` with explicit tolerances: for a case's ``check`` to compare the parts it
+    does not treat specially (it runs in the parent, like every comparison)."""
+    probe = Case(where, _no_probe, 0.0, rtol=rtol, atol=atol, check_dtype=check_dtype)
+    return _compare(got, expected, probe, where)
+
+
+def _no_probe(tt: Any, rng: Any) -> None:  # pragma: no cover - never run
+    return None
 
 
 def _is_number(x: Any) -> bool:

@@ -10,6 +10,21 @@ commented) of another student's notebook. It then runs the whole pipeline (read 
 fingerprint, index, rank, write the report) three times and prints the median wall time, and
 how the planted copies ranked: recall of the copies among the flagged pairs, precision of the
 flagged pairs, and whether every copy ranks above every pair that is not a copy.
+
+    python bench/integrity.py --alternatives     # precision/recall on independent code
+
+The second mode measures what a class of near-identical variants cannot: whether code written
+independently stays apart. For every module with alternative implementations
+(``tests/fixtures/alternatives/NN_slug/``) it builds one set: the reference, each alternative,
+``--buggy`` of the module's buggy fixtures (the reference with one plausible bug: copies of the
+reference in all but a line or two) and a disguised copy (renamed, reordered, padded,
+commented: :func:`tito.integrity.synthetic.disguise`) of the reference, of every alternative
+and of one buggy variant. A *family* is an implementation and everything derived from it (the
+reference, its buggy variants and their copies are one family); pairs inside a family are the
+positives, pairs across families are independent. It prints, per module and pooled: precision
+and recall of the top-k ranked pairs (k = the number of positive pairs) and of the flagged pairs,
+the highest similarity of an independent pair, the lowest of a disguised copy and its original,
+and whether every disguised copy ranks above every independent pair.
 """
 
 from __future__ import annotations
@@ -85,6 +100,97 @@ def build_class(folder: Path, n: int, copies: int, variants: int, seed: int
     return planted
 
 
+ALTERNATIVES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "alternatives"
+
+
+def build_alternatives_set(folder: Path, module_name: str, buggy: int, seed: int
+                           ) -> dict[str, str]:
+    """Write one module's set of ``.py`` submissions; returns {file stem: family}."""
+    import importlib.util
+
+    from tito import paths
+    from tito.course import load_course
+
+    module = load_course().module(module_name)
+    sources: dict[str, str] = {"reference": (paths.REFERENCE / f"{module.slug}.py").read_text()}
+    family = {"reference": "reference"}
+    for path in sorted((ALTERNATIVES / module.name).glob("*.py")):
+        sources[f"alt_{path.stem}"] = path.read_text(encoding="utf-8")
+        family[f"alt_{path.stem}"] = f"alt_{path.stem}"
+    spec = importlib.util.spec_from_file_location(
+        "buggy", Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "buggy"
+        / f"{module.name}.py")
+    assert spec and spec.loader
+    catalogue = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(catalogue)
+    rng = random.Random(f"{seed}/{module.name}")
+    bugs = sorted(catalogue.BUGS)
+    for name in sorted(rng.sample(bugs, min(buggy, len(bugs)))):
+        text = sources["reference"]
+        for old, new in catalogue.BUGS[name]:
+            text = text.replace(old, new, 1)
+        sources[f"bug_{name}"] = text
+        family[f"bug_{name}"] = "reference"
+    originals = [n for n in sources if not n.startswith("bug_")]
+    originals += [n for n in sources if n.startswith("bug_")][:1]
+    for n, name in enumerate(originals):
+        sources[f"copy_of_{name}"] = disguise(sources[name], seed + n)
+        family[f"copy_of_{name}"] = family[name]
+    for name, text in sources.items():
+        (folder / f"{name}.py").write_text(text, encoding="utf-8")
+    return family
+
+
+def alternatives_benchmark(buggy: int, seed: int) -> int:
+    """Precision/recall on sets of independent implementations, per module and pooled."""
+    from tito.course import load_course
+
+    modules = [m.name for m in load_course().modules if (ALTERNATIVES / m.name).is_dir()]
+    if not modules:
+        print("no alternatives in tests/fixtures/alternatives/")
+        return 1
+    pooled = {"pos": 0, "hits_topk": 0, "flag_pos": 0, "flag_all": 0, "ok": True}
+    print("module          docs pos indep  P@k   R@k  P_flag R_flag max_indep min_copy "
+          "copies_above_indep")
+    with tempfile.TemporaryDirectory(prefix="tt-integrity-alt-") as tmp:
+        for name in modules:
+            folder = Path(tmp) / name
+            folder.mkdir()
+            family = build_alternatives_set(folder, name, buggy, seed)
+            res = run_integrity(module=name, inputs=[folder], out=Path(tmp) / f"report-{name}",
+                                store=Path(tmp) / f"store-{name}.sqlite", record=False)
+            label = [d.label for d in res.docs]
+            score = {frozenset((label[p.a], label[p.b])): p.score for p in res.pairs}
+            names = sorted(family)
+            every = [frozenset((a, b)) for i, a in enumerate(names) for b in names[i + 1:]]
+            positive = {p for p in every if len({family[x] for x in p}) == 1}
+            ranked = sorted(every, key=lambda p: -score.get(p, 0.0))
+            k = len(positive)
+            hits = sum(p in positive for p in ranked[:k])
+            flagged = {p for p in every if score.get(p, 0.0) >= res.settings.flag_score}
+            copies = [frozenset((n, n[len("copy_of_"):])) for n in names
+                      if n.startswith("copy_of_")]
+            indep = [score.get(p, 0.0) for p in every if p not in positive]
+            max_indep = max(indep, default=0.0)
+            min_copy = min(score.get(p, 0.0) for p in copies)
+            above = min_copy > max_indep
+            print(f"{name:<15} {len(names):>4} {k:>3} {len(indep):>5} {hits / k:5.2f} "
+                  f"{hits / k:5.2f} {len(flagged & positive) / max(len(flagged), 1):6.2f} "
+                  f"{len(flagged & positive) / k:6.2f} {max_indep:9.2f} {min_copy:8.2f} "
+                  f"{above}")
+            pooled["pos"] += k
+            pooled["hits_topk"] += hits
+            pooled["flag_pos"] += len(flagged & positive)
+            pooled["flag_all"] += len(flagged)
+            pooled["ok"] = pooled["ok"] and above
+    print(f"pooled: P@k={pooled['hits_topk'] / pooled['pos']:.3f} "
+          f"R@k={pooled['hits_topk'] / pooled['pos']:.3f} "
+          f"precision_flagged={pooled['flag_pos'] / max(pooled['flag_all'], 1):.3f} "
+          f"recall_flagged={pooled['flag_pos'] / pooled['pos']:.3f} "
+          f"copies_all_ranked_above_independent={pooled['ok']}")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=800)
@@ -92,7 +198,13 @@ def main() -> int:
     ap.add_argument("--variants", type=int, default=20)
     ap.add_argument("--seed", type=int, default=2027)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--alternatives", action="store_true",
+                    help="precision/recall on the alternative implementations instead")
+    ap.add_argument("--buggy", type=int, default=4,
+                    help="buggy fixtures per module in the --alternatives set")
     args = ap.parse_args()
+    if args.alternatives:
+        return alternatives_benchmark(args.buggy, args.seed)
     with tempfile.TemporaryDirectory(prefix="tt-integrity-bench-") as tmp:
         root = Path(tmp)
         folder = root / "class"

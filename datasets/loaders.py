@@ -207,11 +207,13 @@ def load_kjv_chars(root: Path | None = None, validation_fraction: float = 0.1) -
 
 
 # --------------------------------------------------------------------------- generators
-def separable_2d(n: int, seed: int, margin: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
+def separable_2d(n: int, seed: int, margin: float = 0.1,
+                 offset: tuple[float, float] = (-0.3, 0.3)) -> tuple[np.ndarray, np.ndarray]:
     """``n`` points in [-1, 1]^2 labelled by a random line, none closer than ``margin`` to it.
 
-    The line ``w . x + b = 0`` (``|w| = 1``, ``|b| <= 0.3``) is drawn from ``seed``; points are
-    drawn uniformly and rejected inside the margin, so a linear classifier can reach 100%.
+    The line ``w . x + b = 0`` (``|w| = 1``, ``b`` uniform in ``offset``) is drawn from
+    ``seed``; points are drawn uniformly and rejected inside the margin, so a linear classifier
+    can reach 100%.
 
     Returns:
         ``x`` (n, 2) float32 and ``y`` (n,) int64 in {0, 1}, both classes present.
@@ -221,7 +223,7 @@ def separable_2d(n: int, seed: int, margin: float = 0.1) -> tuple[np.ndarray, np
     rng = np.random.default_rng(seed)
     angle = rng.uniform(0.0, 2.0 * np.pi)
     w = np.array([np.cos(angle), np.sin(angle)])
-    b = rng.uniform(-0.3, 0.3)
+    b = rng.uniform(*offset)
     kept: list[np.ndarray] = []
     count = 0
     while count < n:
@@ -235,9 +237,9 @@ def separable_2d(n: int, seed: int, margin: float = 0.1) -> tuple[np.ndarray, np
 
 
 def separable_2d_split(seed: int = 1957, n_train: int = 400, n_test: int = 400,
-                       margin: float = 0.1) -> Split:
+                       margin: float = 0.1, offset: tuple[float, float] = (-0.3, 0.3)) -> Split:
     """Train and test sets drawn from the same separable problem (the graded setting)."""
-    x, y = separable_2d(n_train + n_test, seed, margin)
+    x, y = separable_2d(n_train + n_test, seed, margin, offset)
     return Split(x[:n_train], y[:n_train], x[n_train:], y[n_train:])
 
 
@@ -444,6 +446,86 @@ def milestone_data(milestone_id: str) -> Split:
     if milestone_id == "cnn_fashion_1998":
         return load_fashion_mnist()
     raise KeyError(f"no data for milestone {milestone_id!r}")
+
+
+def milestone_task(milestone_id: str, seed: int) -> Split:
+    """One variant of a milestone's task: the graded task differs per submission and seed.
+
+    The grader draws ``seed`` from a salted hash of the submission and keeps it (and the test
+    split) in the trusted parent; training data alone reaches the sandbox, so neither fixed
+    predictions nor pre-trained weights fit an unknown variant, while a network trained from
+    scratch is indifferent to it. The milestone scripts train on the same kind of variants.
+
+    * ``perceptron_1957``: a separable problem with its own random line, 0.35-0.6 away from
+      the origin (so a unit without its bias cannot fit it), 400 train / 400 test points;
+    * ``xor_1969``: XOR turned by a random angle, scaled by 0.9-1.1 and shifted by up to 0.25,
+      labels possibly flipped (XNOR); 8 noisy copies of each corner to train on, 25 *other*
+      noisy copies of each to test on (noise 0.08 before the move), so test inputs are never
+      training inputs (the reference passed 300 of 300 such variants);
+    * ``mlp_1986``: the 8x8 digits with the 64 pixels and the 10 class labels each permuted at
+      random (the same way for train and test; 1437 / 360 images);
+    * ``cnn_1998`` / ``cnn_fashion_1998``: the 8x8 digits / the Fashion-MNIST subset turned by
+      a random multiple of 90 degrees, possibly mirrored (:func:`dihedral`; a pixel permutation
+      would break the images' neighbourhoods a CNN relies on), with the 10 class labels
+      permuted at random (1437 / 360 and 6000 / 1000 images);
+    * the 2017 transformer tasks: :func:`transformer_task`.
+    """
+    rng = np.random.default_rng([int(seed), 7_1957_1969_1986])
+    if milestone_id == "perceptron_1957":
+        return separable_2d_split(seed=int(rng.integers(2**31)), n_train=400, n_test=400,
+                                  margin=0.1, offset=(0.35, 0.6))
+    if milestone_id == "xor_1969":
+        angle = rng.uniform(0.0, 2.0 * np.pi)
+        rot = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+        scale = rng.uniform(0.9, 1.1)
+        shift = rng.uniform(-0.25, 0.25, size=2)
+        flip = int(rng.integers(2))
+
+        def moved(n_per_corner: int) -> tuple[np.ndarray, np.ndarray]:
+            x, y = xor_noisy(n_per_corner, 0.08, seed=int(rng.integers(2**31)))
+            x = (x - 0.5) @ rot.T * scale + 0.5 + shift
+            return x.astype(np.float32), (y ^ flip).astype(np.int64)
+
+        train_x, train_y = moved(8)
+        test_x, test_y = moved(25)
+        return Split(train_x, train_y, test_x, test_y)
+    if milestone_id == "mlp_1986":
+        base = load_digits()
+        pixels = rng.permutation(64)
+        labels = rng.permutation(10).astype(np.int64)
+        return Split(np.ascontiguousarray(base.train_x[:, pixels]), labels[base.train_y],
+                     np.ascontiguousarray(base.test_x[:, pixels]), labels[base.test_y])
+    if milestone_id in ("cnn_1998", "cnn_fashion_1998"):
+        base = load_digits() if milestone_id == "cnn_1998" else load_fashion_mnist()
+        turn, flip = int(rng.integers(4)), bool(rng.integers(2))
+        labels = rng.permutation(10).astype(np.int64)
+        return Split(dihedral(base.train_x, turn, flip), labels[base.train_y],
+                     dihedral(base.test_x, turn, flip), labels[base.test_y])
+    if milestone_id in TRANSFORMER_MILESTONES:
+        return transformer_task(milestone_id, seed)
+    raise KeyError(f"no task for milestone {milestone_id!r}")
+
+
+def dihedral(images: np.ndarray, turn: int, flip: bool) -> np.ndarray:
+    """Square images, flat ``(N, S*S)`` or ``(N, S, S)``, turned by ``turn`` quarter turns and
+    then mirrored left-right if ``flip``; same shape and dtype.
+
+    A CNN whose kernels and pooling windows are square (and whose image side is divisible by
+    every pooling stride) can fit each of the 8 variants exactly as well as the original, so a
+    variant changes nothing for honest training but everything for memorised answers.
+
+    Example:
+        >>> dihedral(np.arange(4).reshape(1, 4), 1, False).tolist()
+        [[1, 3, 0, 2]]
+    """
+    x = np.asarray(images)
+    side = int(round(np.sqrt(x[0].size))) if len(x) else 0
+    if side * side != (x[0].size if len(x) else 0):
+        raise DataError(f"dihedral: images of {x.shape[1:]} are not square")
+    sq = np.rot90(x.reshape(len(x), side, side), k=turn, axes=(1, 2))
+    if flip:
+        sq = sq[:, :, ::-1]
+    return np.ascontiguousarray(sq).reshape(x.shape)
 
 
 # --------------------------------------------------------------------------- 2017 transformer

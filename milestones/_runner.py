@@ -1,7 +1,9 @@
 """Shared driver of the milestone scripts: arguments, progress bar, curve, pass/fail, exit code.
 
-Each script names its milestone, its data and its recipe; this file does the rest the same
-way for all of them. The threshold, seeds and time budget come from course.yml.
+Each script names its milestone and its recipe; this file does the rest the same way for all
+of them. Every seed trains on its own variant of the task (``datasets.loaders.milestone_task``),
+as the grader does (which picks its own variants and seeds); the threshold, seeds and time
+budget come from course.yml.
 """
 
 from __future__ import annotations
@@ -154,9 +156,10 @@ def save_curve(path: Path, title: str, runs: dict[str, History], threshold: floa
 
 
 def train_with_progress(label: str, total: int, quiet: bool,
-                        run: Callable[[Callable[[int, float, float], None]], np.ndarray]
-                        ) -> tuple[np.ndarray, History, float]:
-    """Call ``run(on_epoch)`` under a rich progress bar; returns predictions, curve, seconds."""
+                        run: Callable[[Callable[[int, float, float], None]], Any]
+                        ) -> tuple[Any, History, float]:
+    """Call ``run(on_epoch)`` under a rich progress bar; returns its result (the trained
+    model), the curve and the seconds it took."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     history = History()
@@ -171,20 +174,24 @@ def train_with_progress(label: str, total: int, quiet: bool,
             history.add(epoch, loss, acc)
             progress.update(task, completed=min(epoch, total), loss=loss, acc=acc)
 
-        pred = run(on_epoch)
-    return np.asarray(pred), history, time.perf_counter() - t0
+        result = run(on_epoch)
+    return result, history, time.perf_counter() - t0
 
 
-def main(milestone_id: str, data: tuple[np.ndarray, ...],
-         train: Callable[..., np.ndarray], epochs: int, argv: list[str] | None = None,
+def main(milestone_id: str, train: Callable[..., Any], epochs: int,
+         argv: list[str] | None = None,
          extra: Callable[[ModuleType, argparse.Namespace, dict[str, History]], bool]
          | None = None) -> int:
     """Run a milestone for each seed, save the curve, print the verdict; returns the exit code.
 
-    ``extra(package, args, runs)`` may add curves (XOR's single layer) and returns False if
-    its own check failed.
+    Seed ``s`` trains with seed ``s`` on task variant ``s`` and is tested on that variant's
+    held-out split. ``extra(package, args, runs)`` may add curves (XOR's single layer) and
+    returns False if its own check failed.
     """
+    from recipes import FEATURES, predict
     from rich.console import Console
+
+    from datasets.loaders import milestone_task
 
     args = parse_args(milestone_id, argv)
     console = Console()
@@ -194,18 +201,21 @@ def main(milestone_id: str, data: tuple[np.ndarray, ...],
     seeds = args.seeds or list(ms.seeds)
     need = min(ms.min_passing_seeds, len(seeds))
     budget = 0.6 * ms.time_budget_s / len(ms.seeds)
-    train_x, train_y, test_x, test_y = data
     console.print(f"[bold]{ms.year} · {ms.title}[/bold] ({milestone_id}) with "
                   f"[cyan]{args.package}[/cyan]: {ms.metric} >= {ms.threshold:g} on "
                   f"{need} of {len(seeds)} seeds, {budget:.0f} CPU-s per seed")
     runs: dict[str, History] = {}
     passing = 0
     for seed in seeds:
-        def run(cb: Callable[[int, float, float], None], s: int = seed) -> np.ndarray:
-            return train(tt, s, train_x, train_y, test_x, budget, on_epoch=cb)
+        train_x, train_y, test_x, test_y = milestone_task(milestone_id, seed)
+
+        def run(cb: Callable[[int, float, float], None], s: int = seed,
+                x: np.ndarray = train_x, y: np.ndarray = train_y) -> Any:
+            return train(tt, s, x, y, budget, on_epoch=cb)
 
         try:
-            pred, hist, secs = train_with_progress(f"seed {seed}", epochs, args.quiet, run)
+            model, hist, secs = train_with_progress(f"seed {seed}", epochs, args.quiet, run)
+            pred = np.asarray(predict(tt, model, FEATURES[milestone_id](test_x)))
         except Exception as exc:  # noqa: BLE001 - report the student's error, fail the seed
             console.print(f"  seed {seed}: [red]crashed[/red]: {type(exc).__name__}: {exc}")
             continue

@@ -4,12 +4,15 @@ Usage (from the repository root)::
 
     python milestones/measure.py cnn_1998 --seeds 0-9
     python milestones/measure.py cnn_fashion_1998 --seeds 0-2 --contended
+    python milestones/measure.py transformer_2017 --seeds 0-9
 
 Each seed trains in its own ``python`` process (the grader runs each seed as one item of a
 sandboxed child, so a fresh process is the honest unit) with the staff reference
-``tinytorch_ref`` and ``OPENBLAS_NUM_THREADS=1``, and reports the test accuracy, the wall-clock
-and CPU seconds of training and predicting (milestone training budgets count CPU seconds; the
-per-seed hard limit is wall-clock), and the process's peak resident memory. ``--contended``
+``tinytorch_ref`` and ``OPENBLAS_NUM_THREADS=1`` on task variant ``seed``, exactly as graded:
+the trained parameters are tested by the parent's reference forward pass on the variant's
+held-out split. It reports that metric (accuracy, exact match or next-character accuracy), the
+wall-clock and CPU seconds of training (milestone training budgets count CPU seconds), the
+seconds of the parent's evaluation, and the training process's peak resident memory. ``--contended``
 pins the process to CPU 0 next to a busy loop pinned there too: about half a core, the
 stand-in for Gradescope's half vCPU. The numbers in docs/milestones.md come from this tool.
 """
@@ -31,14 +34,19 @@ import json, resource, sys, time
 sys.path.insert(0, {root!r})
 import numpy as np
 import tinytorch_ref
-from autograder.milestones import data_for, trainer
-train_x, train_y, test_x, test_y = data_for({mid!r})
+from autograder.milestones import _milestone, predict, task, train_budget_s, trainer
+from autograder.milestones.data import recipes
+train_x, train_y, test_x, test_y = task({mid!r}, {seed})
+budget = train_budget_s(_milestone({mid!r}, None))  # the graded per-seed budget
 t0, c0 = time.perf_counter(), time.process_time()
-pred = trainer({mid!r})(tinytorch_ref, {seed}, train_x, train_y, test_x, 1e9)
+params = recipes().parameters(trainer({mid!r})(tinytorch_ref, {seed}, train_x, train_y, budget))
 seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-print(json.dumps({{"accuracy": float(np.mean(np.asarray(pred) == test_y)), "seconds": seconds,
-                  "cpu_seconds": cpu,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+t0 = time.perf_counter()
+pred = predict({mid!r}, params, test_x)
+right = np.all(pred == test_y, axis=1) if pred.ndim == 2 else pred == test_y
+print(json.dumps({{"accuracy": float(np.mean(right)), "seconds": seconds, "cpu_seconds": cpu,
+                  "score_seconds": time.perf_counter() - t0, "peak_rss_mb": rss}}))
 """
 
 
@@ -78,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         r = measure(args.milestone, seed, args.contended)
         rows.append(r)
         print(f"{args.milestone} seed {seed}: accuracy {r['accuracy']:.4f}, "
-              f"{r['seconds']:.1f} s ({r['cpu_seconds']:.1f} s CPU), peak RSS "
+              f"{r['seconds']:.1f} s ({r['cpu_seconds']:.1f} s CPU), evaluated in "
+              f"{r['score_seconds']:.1f} s, peak RSS "
               f"{r['peak_rss_mb']:.0f} MB", flush=True)
     acc = [r["accuracy"] for r in rows]
     sec = [r["seconds"] for r in rows]

@@ -70,6 +70,7 @@ TIERS: dict[str, tuple[str, ...]] = {
                 "autograder/test_gradescope.py", "autograder/test_cifar_grading.py::test_gradescope",
                 "regrade/"),
     "authoring": ("test_module_new.py",),
+    "alternatives": ("test_alternatives.py",),
 }
 
 

@@ -1,7 +1,7 @@
 """One table of every differentiable Tensor operation, shared by gradcheck and parity tests.
 
 Each entry: ``(name, input shapes, domain, tinytorch fn, torch fn)``. ``domain`` is
-``"any"`` (standard normal), ``"pos"`` (uniform in [0.5, 2]), ``"nonzero"`` or ``"prob"`` (see
+``"any"`` (standard normal), ``"pos"`` (uniform in [0.5, 2]), ``"big"`` (uniform in [2.5, 3]), ``"nonzero"`` or ``"prob"`` (see
 ``FUNCTION_OPS``), or one per input joined with ``_``; fns take Tensors (ours or
 torch's) and return one. The same lambda usually works for both libraries.
 """
@@ -43,6 +43,10 @@ OPS: list[Op] = [
     Op("pow_3", ((2, 3),), "any", lambda a: a ** 3),
     Op("pow_half", ((2, 3),), "pos", lambda a: a ** 0.5),
     Op("pow_neg", ((2, 3),), "pos", lambda a: a ** -1.5),
+    Op("pow_zero", ((2, 3),), "any", lambda a: a ** 0),
+    Op("pow_tensor_exponent", ((2, 3), (2, 3)), "pos_any", lambda a, b: a ** b),
+    Op("rpow_number", ((2, 3),), "any", lambda a: 2.0 ** a),
+    Op("mod_broadcast", ((2, 3), (3,)), "pos_big", lambda a, b: a % b),
     Op("exp", ((2, 3),), "any", lambda a: a.exp()),
     Op("log", ((2, 3),), "pos", lambda a: a.log()),
     Op("sqrt", ((2, 3),), "pos", lambda a: a.sqrt()),
@@ -100,6 +104,8 @@ def _sample(domain: str, shape: tuple[int, ...], rng: np.random.Generator) -> np
         return rng.choice([-1.0, 1.0], shape) * rng.uniform(0.1, 2.0, shape)
     if domain == "prob":
         return rng.uniform(0.05, 0.95, shape)
+    if domain == "big":  # divisors larger than any "pos" value: a % b stays away from its jumps
+        return rng.uniform(2.5, 3.0, shape)
     assert domain == "any", f"unknown domain {domain!r}"
     return rng.standard_normal(shape)
 

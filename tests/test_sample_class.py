@@ -76,7 +76,7 @@ def test_untouched_release_scores_zero_and_says_what_to_do(graded):
 
 def test_partial_answer_gets_partial_credit(graded):
     r = graded["partial"]
-    assert r["score"] == 35
+    assert r["score"] == 37
     failed = {t["name"].split(" · ")[-1] for t in r["tests"] if t["status"] == "failed"}
     assert "matmul_batched" in failed and "sum_over_dims" in failed
     assert "memory_footprint_in_bytes" not in failed
@@ -95,7 +95,7 @@ def test_syntax_error_gets_zero_and_names_cell_and_line(graded):
 
 def test_infinite_loop_times_out_only_the_cases_that_loop(graded):
     r = graded["infinite_loop"]
-    assert r["score"] == 43  # the three matmul cases (7 points) time out
+    assert r["score"] == 45  # the three matmul cases (5 points) time out
     timed_out = [t for t in r["tests"] if "Timed out" in t["output"]]
     assert timed_out and all("matmul" in t["name"] for t in timed_out)
 

@@ -79,12 +79,14 @@ def topological_order(root: Tensor) -> list[Tensor]:
         if expanded:
             order.append(t)
             continue
-        if id(t) in visited:
+        key = id(t)
+        if key in visited:
             continue
-        visited.add(id(t))
+        visited.add(key)
         stack.append((t, True))
-        if t._node is not None:
-            for inp in t._node.inputs:
+        node = t._node
+        if node is not None:
+            for inp in node.inputs:
                 if id(inp) not in visited:
                     stack.append((inp, False))
     return order
@@ -135,16 +137,18 @@ def grad_mul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 def grad_div(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a / b``: ``da = grad / b``, ``db = -grad * a / b**2``.
 
-    APPROACH: read ``a, b`` from ``node.inputs``; quotient rule: ``da = grad / b`` and
-    ``db = -grad * a / (b * b)``; both arrays are shaped like ``out``.
+    APPROACH: read ``b`` from ``node.inputs``; quotient rule: ``da = grad / b`` and
+    ``db = -grad * a / b² = -grad * out / b`` (``out = a / b`` is given); both arrays are
+    shaped like ``out``.
 
     EXAMPLE: for ``a = [6.], b = [2.]`` and ``grad = [1.]`` -> ``([0.5], [-1.5])``.
 
-    HINT: ``db`` is negative and divides by ``b`` *squared*; reuse ``out = a / b`` if you like:
-    ``db = -grad * out / b``.
+    HINT: ``db`` is negative; compute it as ``-grad * out / b``, as PyTorch does: ``b * b``
+    underflows to 0 in float32 for ``|b| < 1e-23`` and makes ``0 / 0 = nan`` where the
+    exact answer is 0.
     """
-    a, b = (t.data for t in node.inputs)
-    return grad / b, -grad * a / (b * b)
+    b = node.inputs[1].data
+    return grad / b, -grad * out / b
 
 
 def grad_neg(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -163,15 +167,24 @@ def grad_neg(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 def grad_pow(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a ** p`` for a number ``p = node.saved["exponent"]``: ``da = grad * p * a**(p-1)``.
 
-    APPROACH: ``(a,) = (t.data for t in node.inputs)``; ``p = node.saved["exponent"]`` (a
-    Python number, not a Tensor); power rule ``grad * p * a**(p - 1)``, shaped like ``a``.
+    APPROACH:
+        1. ``(a,) = (t.data for t in node.inputs)``; ``p = node.saved["exponent"]`` (a
+           Python number, not a Tensor).
+        2. ``p == 0``: ``a ** 0`` is the constant 1, so its gradient is 0 everywhere — also at
+           ``a = 0``, where the power rule would compute ``0 * 0**-1 = 0 * inf = nan``.
+           Return zeros shaped like ``a`` (PyTorch does the same).
+        3. Otherwise the power rule ``grad * p * a**(p - 1)``, shaped like ``a``.
 
-    EXAMPLE: for ``a = [3.]``, ``p = 2`` and ``grad = [1.]`` -> ``([6.],)``.
+    EXAMPLE: for ``a = [3.]``, ``p = 2`` and ``grad = [1.]`` -> ``([6.],)``; for ``a = [0.]``
+    and ``p = 0`` -> ``([0.],)``.
 
-    HINT: keep the dtype: ``np.power(a, a.dtype.type(p - 1))``.
+    HINT: keep the dtype: ``np.power(a, a.dtype.type(p - 1))``; ``np.zeros_like(a)`` for
+    step 2.
     """
     (a,) = (t.data for t in node.inputs)
     p = node.saved["exponent"]
+    if p == 0:
+        return (np.zeros_like(a),)
     return (grad * a.dtype.type(p) * np.power(a, a.dtype.type(p - 1)),)
 
 
@@ -232,26 +245,30 @@ def grad_abs(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
     """``out = |a|``: ``da = grad * sign(a)``; PyTorch uses 0 at ``a == 0`` (so does np.sign).
 
     APPROACH: ``a = node.inputs[0].data``; ``d|a|/da = sign(a)`` (``np.sign`` gives -1, 0 or
-    1); return ``(grad * np.sign(a),)``.
+    1). PyTorch's sign of a NaN is 0 while NumPy's is NaN, so take the sign of
+    ``np.nan_to_num(a)`` (NaN -> 0); return ``(grad * sign,)``.
 
-    EXAMPLE: ``a = [-2., 0., 3.]``, ``grad = [1., 1., 1.]`` -> ``([-1., 0., 1.],)``.
+    EXAMPLE: ``a = [-2., 0., 3., nan]``, ``grad = [1., 1., 1., 1.]`` -> ``([-1., 0., 1., 0.],)``.
 
     HINT: ``out / a`` also gives the sign but divides by zero at ``a = 0``; ``np.sign`` returns
     the 0 PyTorch uses there.
     """
-    return (grad * np.sign(node.inputs[0].data),)
+    return (grad * np.sign(np.nan_to_num(node.inputs[0].data)),)
 
 
 def grad_clamp(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = clamp(a, min, max)``: gradient passes where ``min <= a <= max``, else 0.
 
     APPROACH: start from a mask of True; AND it with ``a >= min`` when ``node.saved["min"]``
-    is not None and with ``a <= max`` when ``node.saved["max"]`` is not None.
+    is not None and with ``a <= max`` when ``node.saved["max"]`` is not None; return
+    ``(np.where(mask, grad, 0),)``.
 
     EXAMPLE: ``a = [-1., 0., 2.]``, ``min = 0``, ``max = None``, ``grad = [1., 1., 1.]`` ->
-    ``([0., 1., 1.],)`` — ``relu`` is ``clamp(min=0)``, so this is ReLU's gradient.
+    ``([0., 1., 1.],)`` — unlike ReLU (module 02), whose gradient at 0 is 0.
 
     HINT: the bounds are inclusive, as in PyTorch: ``clamp(min=0)`` at ``a = 0`` passes ``grad``.
+    Use ``np.where``, not ``grad * mask``: an infinite ``grad`` where the mask is False must
+    give 0, not ``inf * 0 = nan``.
     """
     a = node.inputs[0].data
     lo, hi = node.saved["min"], node.saved["max"]
@@ -260,7 +277,7 @@ def grad_clamp(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarra
         mask &= a >= lo
     if hi is not None:
         mask &= a <= hi
-    return (grad * mask,)
+    return (np.where(mask, grad, 0),)
 
 def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a @ b`` (NumPy/PyTorch matmul rules): ``da = grad @ bᵀ``, ``db = aᵀ @ grad``.
@@ -269,15 +286,23 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
         1. ``a, b`` are the input arrays. If ``b`` is 1-D, use ``b[:, None]`` and
            ``grad[..., None]``; then, if ``a`` is 1-D, use ``a[None, :]`` and
            ``grad[..., None, :]`` (in this order, so ``vector @ vector`` works too).
-        2. ``da = grad @ swapaxes(b, -1, -2)``; ``db = swapaxes(a, -1, -2) @ grad``.
+        2. ``da = grad @ swapaxes(b, -1, -2)``; ``db = swapaxes(a, -1, -2) @ grad`` — each only
+           when its input requires grad (``node.inputs[0].requires_grad``), else ``None``:
+           the first layer's input ``x`` needs no gradient, and its product is as costly as
+           the weight's (PyTorch skips it too).
         3. Undo the promotion: drop axis -2 of ``da`` if ``a`` was 1-D, axis -1 of ``db`` if
            ``b`` was 1-D. Batch dimensions are left for ``unbroadcast``.
+        4. (Speed, optional) ``(B, T, K) @ (K, N)`` with a 2-D ``b`` (a Linear on a sequence):
+           ``db`` as ``B`` products summed by ``unbroadcast`` is one product over all ``B·T``
+           rows, ``a.reshape(rows, K).T @ grad.reshape(rows, N)`` with ``rows = B·T``, and no ``(B, K, N)``
+           temporary.
 
     EXAMPLE: ``a (2, 3)``, ``b (3, 4)``, ``grad (2, 4)`` -> ``da (2, 3)``, ``db (3, 4)``.
 
     HINT: ``.T`` reverses *all* axes — wrong for batches. Use ``np.swapaxes(x, -1, -2)``.
     """
-    a, b = (t.data for t in node.inputs)
+    a_in, b_in = node.inputs
+    a, b = a_in.data, b_in.data
     a_vec, b_vec = a.ndim == 1, b.ndim == 1
     if b_vec:
         b = b[:, None]
@@ -285,11 +310,17 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
     if a_vec:
         a = a[None, :]
         grad = grad[..., None, :]
-    da = np.matmul(grad, np.swapaxes(b, -1, -2))
-    db = np.matmul(np.swapaxes(a, -1, -2), grad)
-    if a_vec:
+    da = np.matmul(grad, np.swapaxes(b, -1, -2)) if a_in.requires_grad else None
+    if not b_in.requires_grad:
+        db = None
+    elif b.ndim == 2 and a.ndim > 2:  # one weight for every batch element: one product
+        rows = int(np.prod(a.shape[:-1]))  # B·T
+        db = a.reshape(rows, a.shape[-1]).T @ grad.reshape(rows, grad.shape[-1])
+    else:
+        db = np.matmul(np.swapaxes(a, -1, -2), grad)
+    if a_vec and da is not None:
         da = da[..., 0, :]
-    if b_vec:
+    if b_vec and db is not None:
         db = db[..., 0]
     return da, db
 
@@ -305,9 +336,10 @@ def _expand_reduced(grad: np.ndarray, node: Node, ndim: int) -> np.ndarray:
     """Re-insert the axes a reduction removed (when ``keepdim`` was False); provided."""
     if node.saved.get("keepdim"):
         return grad
-    for axis in _axes(node.saved.get("dim"), ndim):
-        grad = np.expand_dims(grad, axis)
-    return grad
+    shape = list(np.shape(grad))
+    for axis in _axes(node.saved.get("dim"), ndim):  # ascending, so each index is final
+        shape.insert(axis, 1)
+    return np.reshape(grad, shape)
 
 
 def grad_sum(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -348,7 +380,10 @@ def grad_max(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 
     APPROACH:
         * ``node.saved["dim"] is None`` (full reduction): ``mask = a == out``; return
-          ``grad * mask / mask.sum()`` — ties share the gradient evenly.
+          ``np.where(mask, grad / mask.sum(), 0)`` — ties share the gradient evenly, the rest
+          get exactly 0 (even when ``grad`` is NaN or inf). A NaN is the maximum of anything
+          it is in but equals nothing (``nan == nan`` is False): when ``out`` is NaN use
+          ``mask = np.isnan(a)`` instead, as PyTorch does.
         * otherwise: start from ``np.zeros_like(a)``; expand ``grad`` and
           ``node.saved["indices"]`` with ``_expand_reduced``; then
           ``np.put_along_axis(g, indices, grad, axis=dim)``.
@@ -361,8 +396,8 @@ def grad_max(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
     """
     a = node.inputs[0].data
     if node.saved["dim"] is None:
-        mask = (a == out).astype(a.dtype)
-        return (grad * mask / mask.sum(),)
+        mask = np.isnan(a) if np.isnan(out) else a == out
+        return (np.where(mask, grad / mask.sum(), 0).astype(a.dtype, copy=False),)
     g = np.zeros_like(a)
     idx = _expand_reduced(np.asarray(node.saved["indices"]), node, a.ndim)
     winners = _expand_reduced(grad, node, a.ndim).astype(a.dtype)
@@ -461,6 +496,41 @@ def grad_contiguous(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.n
     return (grad,)
 
 
+# Provided: the derivatives of module 01's operations you did not write there.
+def grad_cast(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = a.double()`` (or ``.float()``): the engine casts ``grad`` back to ``a``'s dtype."""
+    return (grad,)
+
+
+def grad_pow_tensor(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = a ** b`` with a tensor ``b``: ``da = grad * b * a**(b-1)`` (0 where ``b == 0``),
+    ``db = grad * out * log(a)`` (0 where ``a == 0`` and ``b >= 0``, as in PyTorch)."""
+    a, b = (t.data.astype(out.dtype, copy=False) for t in node.inputs)
+    if node.inputs[1].data.dtype == np.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported (PyTorch's pow backward computes exponent - 1)")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        da = np.where(b == 0, 0, grad * b * np.power(a, b - 1))
+        db = np.where((a == 0) & (b >= 0), 0, grad * out * np.log(a))
+    return (da, db)
+
+
+def grad_floordiv(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = a // b``: PyTorch defines no derivative (it is piecewise constant)."""
+    raise RuntimeError("derivative for floor_divide is not implemented")
+
+
+def grad_mod(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = a % b = a - b * floor(a / b)``: ``da = grad``, ``db = -grad * (a // b)``."""
+    a, b = (t.data for t in node.inputs)
+    return grad, -grad * np.floor_divide(a, b)
+
+
+def grad_rmod(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = number % t``: PyTorch defines no derivative for this form."""
+    raise RuntimeError("derivative for remainder(Scalar, Tensor) is not implemented")
+
+
 # The derivative table the engine looks up by ``node.op`` (provided).
 DERIVATIVES: dict[str, GradFn] = {
     "add": grad_add, "sub": grad_sub, "mul": grad_mul, "div": grad_div, "neg": grad_neg,
@@ -468,29 +538,68 @@ DERIVATIVES: dict[str, GradFn] = {
     "abs": grad_abs, "clamp": grad_clamp, "matmul": grad_matmul, "sum": grad_sum,
     "mean": grad_mean, "max": grad_max, "amax": grad_amax, "reshape": grad_reshape,
     "transpose": grad_transpose, "permute": grad_permute, "getitem": grad_getitem,
-    "contiguous": grad_contiguous,
+    "contiguous": grad_contiguous, "cast": grad_cast, "pow_tensor": grad_pow_tensor,
+    "floordiv": grad_floordiv, "mod": grad_mod, "rmod": grad_rmod,
 }
 
-def _vjp(node: Node, grad: np.ndarray, out: np.ndarray) -> tuple[np.ndarray | None, ...]:
-    """Gradients for each input of ``node`` (provided): the table, or a Function's backward."""
-    if isinstance(node.op, str):
-        if node.op not in DERIVATIVES:
-            raise RuntimeError(f"autograd: no derivative for operation {node.op!r}")
-        grads = DERIVATIVES[node.op](grad, node, out)
+# Operations whose derivative reads saved values (inputs or output). A backward pass frees
+# them, as PyTorch does, so a second ``backward`` through such a node needs
+# ``retain_graph=True`` on the first. Sums, reshapes and additions save nothing.
+SAVES_VALUES = {"mul", "div", "pow", "pow_tensor", "exp", "log", "sqrt", "tanh", "abs",
+                "clamp", "matmul", "max", "amax", "floordiv", "mod", "rmod"}
+
+def _saves_values(node: Node) -> bool:
+    """Whether ``node``'s derivative reads values a backward pass frees (see SAVES_VALUES)."""
+    op = node.op
+    if not isinstance(op, str):
+        return bool(node.saved["ctx"].saved)
+    if op in SAVES_VALUES:
+        return True
+    if op == "getitem":  # an index array is saved; a basic slice is not
+        index = node.saved["index"]
+        return any(isinstance(i, np.ndarray) for i in
+                   (index if isinstance(index, tuple) else (index,)))
+    return False
+
+
+def _vjp(node: Node, grad: np.ndarray, out: np.ndarray,
+         retain_graph: bool = False) -> tuple[np.ndarray | None, ...]:
+    """Gradients for each input of ``node`` (provided): the table, or a Function's backward.
+
+    Raises ``RuntimeError`` if an earlier backward pass freed what this node saved.
+    """
+    if node.released:
+        raise RuntimeError("Trying to backward through the graph a second time (or directly "
+                           "access saved tensors after they have already been freed). Specify "
+                           "retain_graph=True if you need to backward through the graph a "
+                           "second time.")
+    op = node.op
+    if isinstance(op, str):
+        formula = DERIVATIVES.get(op)
+        if formula is None:
+            raise RuntimeError(f"autograd: no derivative for operation {op!r}")
+        grads = formula(grad, node, out)
     else:
-        grads = node.op.backward(node.saved["ctx"], grad)
+        grads = op.backward(node.saved["ctx"], grad)
     if not isinstance(grads, tuple):
         grads = (grads,)
+    if not retain_graph and _saves_values(node):
+        node.released = True
+        if not isinstance(node.op, str):
+            node.saved["ctx"].saved = ()  # free a Function's saved arrays now
     return grads
 
 
-def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None) -> None:
+def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None,
+             retain_graph: bool = False) -> None:
     """Fill ``.grad`` of every leaf ``tensor`` depends on (what ``tensor.backward()`` calls).
 
     Args:
         tensor: the output to differentiate (usually a scalar loss).
         gradient: ``dL/d(tensor)``, same shape as ``tensor``; may be omitted only for a
             one-element tensor (it is then 1).
+        retain_graph: keep the saved values so the graph can be walked again (pass it on
+            to ``_vjp``, which frees them otherwise).
 
     Raises:
         RuntimeError: ``tensor`` does not require grad, or is not a scalar and no
@@ -503,10 +612,12 @@ def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None) -> Non
         3. ``grads = {id(tensor): seed}``; walk ``reversed(topological_order(tensor))``.
         4. For a tensor ``t`` with a gradient ``g`` waiting: if ``t._node is None`` (a leaf) and
            ``t.requires_grad``: ``t.grad = Tensor(g)`` the first time, else
-           ``Tensor(t.grad.data + g)``. Otherwise call ``_vjp(t._node, g, t.data)`` and for each
-           input with ``requires_grad`` and a non-None gradient, **add**
-           ``unbroadcast(gi, inp.shape)`` into ``grads[id(inp)]``.
-        5. Cast each gradient to its tensor's dtype (float32 stays float32).
+           ``Tensor(t.grad.data + g)``. Otherwise call ``_vjp(t._node, g, t.data,
+           retain_graph)`` and for each input with ``requires_grad`` and a non-None gradient,
+           **add** it into ``grads[id(inp)]`` — after ``unbroadcast(gi, inp.shape)`` when its
+           shape differs from the input's (only broadcast inputs need it; skipping the call
+           otherwise saves time on every node).
+        5. Cast each gradient to its tensor's dtype when it differs (float32 stays float32).
 
     EXAMPLE:
         >>> x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -540,10 +651,14 @@ def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None) -> Non
                 g = np.asarray(g, dtype=t.data.dtype)
                 t.grad = Tensor(g.copy()) if t.grad is None else Tensor(t.grad.data + g)
             continue
-        for inp, gi in zip(t._node.inputs, _vjp(t._node, g, t.data), strict=True):
+        for inp, gi in zip(t._node.inputs, _vjp(t._node, g, t.data, retain_graph), strict=True):
             if gi is None or not inp.requires_grad:
                 continue
-            gi = unbroadcast(np.asarray(gi), inp.data.shape).astype(inp.data.dtype, copy=False)
+            gi = np.asarray(gi)
+            if gi.shape != inp.data.shape:  # NOTE: only a broadcast input needs unbroadcast
+                gi = unbroadcast(gi, inp.data.shape)
+            if gi.dtype != inp.data.dtype:
+                gi = gi.astype(inp.data.dtype)
             key = id(inp)
             grads[key] = gi if key not in grads else grads[key] + gi
     return

@@ -451,7 +451,7 @@ class Sequential(Module):
         ...), replacing ``x`` with ``m(x)``.
 
         EXAMPLE:
-            >>> Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3))(Tensor(np.ones((2, 4)))).shape
+            >>> Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3))(Tensor(np.ones((2, 4), np.float32))).shape
             (2, 3)
 
         HINT: call ``m(x)``, not ``m.forward(x)``: ``__call__`` is the one entry point, as in
@@ -536,9 +536,11 @@ class Flatten(Module):
         """Reshape so that dimensions ``start_dim`` to ``end_dim`` (inclusive) become one.
 
         APPROACH:
-            1. A 0-d tensor (``x.ndim == 0``) becomes shape ``(1,)``, as in PyTorch (and the
-               modulo below would divide by zero).
-            2. Turn negative dims into positive ones (``d % x.ndim``).
+            1. Check both dims as PyTorch does: with ``size = max(x.ndim, 1)`` each must be in
+               ``[-size, size - 1]`` (``IndexError`` otherwise: NumPy-style wrapping would
+               silently flatten the wrong dimensions); turn them non-negative (``d % size``)
+               and raise ``RuntimeError`` if ``start > end``.
+            2. A 0-d tensor (``x.ndim == 0``) becomes shape ``(1,)``, as in PyTorch.
             3. ``new_shape = shape[:start] + (product of shape[start:end + 1],) +
                shape[end + 1:]``.
             4. ``return x.reshape(new_shape)`` — a view, no copy (module 01).
@@ -554,9 +556,16 @@ class Flatten(Module):
         HINT: a 1-D input has nothing to merge with the defaults (``start_dim=1``): its
         shape stays the same.
         """
+        size = max(x.ndim, 1)
+        for d in (self.start_dim, self.end_dim):
+            if not -size <= d < size:
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{-size}, {size - 1}], but got {d})")
+        start, end = self.start_dim % size, self.end_dim % size
+        if start > end:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         if x.ndim == 0:
             return x.reshape(1)
-        start, end = self.start_dim % x.ndim, self.end_dim % x.ndim
         merged = 1
         for size in x.shape[start:end + 1]:
             merged *= size

@@ -76,7 +76,7 @@ def _dates(course: Course) -> list[str]:
 
 def check_course(course: Course) -> CheckReport:
     """Every problem found, one line each (file: field or line: what is wrong)."""
-    from autograder.milestones import PROBES_DIR
+    from autograder.milestones import PROVIDERS_DIR
     from tito.release import sync
 
     rep = CheckReport()
@@ -105,11 +105,11 @@ def check_course(course: Course) -> CheckReport:
                                 "plausible bugs the hidden suite must catch)")
     built = {m.number for m in rep.built}
     for ms in course.milestones:
-        # a submitted-weights milestone has no probe: the parent scores the file itself
-        if ms.graded_with in built and not ms.weights and not (PROBES_DIR /
+        # a submitted-weights milestone has no provider: the parent scores the file itself
+        if ms.graded_with in built and not ms.weights and not (PROVIDERS_DIR /
                                                                 f"{ms.id}.py").exists():
             rep.problems.append(f"course.yml: milestones {ms.id}: graded with module "
                                 f"{ms.graded_with:02d}, which is built, but "
-                                f"autograder/milestones/probes/{ms.id}.py is missing")
+                                f"autograder/milestones/providers/{ms.id}.py is missing")
     rep.problems += _dates(course)
     return rep

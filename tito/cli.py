@@ -262,17 +262,27 @@ def export(ctx: click.Context, module: str, notebook: Path | None, package: Path
 @click.option("--all", "all_", is_flag=True, help="Every module that has a hidden suite.")
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
               help="Zip path (default: build/autograder/NN_slug.zip).")
+@click.option("--extensions", type=click.Path(path_type=Path, exists=True), default=None,
+              help="Extensions CSV (the gradebook's): an extended module stays open, so its "
+                   "reference is left out of later modules' zips until the extension passes.")
 @click.pass_context
 @_friendly
-def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | None) -> None:
-    """Build the Gradescope autograder zip for MODULE."""
+def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | None,
+               extensions: Path | None) -> None:
+    """Build the Gradescope autograder zip for MODULE.
+
+    Earlier modules whose submission window has closed (due + grace + late window, after any
+    extension) are graded on the course's reference; open ones on the student's own upload.
+    Rebuild after a module closes.
+    """
     from tito import paths
     from tito.grading import build_autograder
 
     c = _course(ctx)
     for m in _modules(c, module, all_):
         target = out if (out and not all_) else paths.BUILD / "autograder" / f"{m.name}.zip"
-        click.echo(f"built {build_autograder(course=c, module=m, out_zip=target)}")
+        built = build_autograder(course=c, module=m, out_zip=target, extensions=extensions)
+        click.echo(f"built {built}")
 
 
 @cli.command()
@@ -282,10 +292,12 @@ def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | N
               show_default=True, help="Where to write results.json.")
 @click.option("--metadata", type=click.Path(path_type=Path), default=None,
               help="A submission_metadata.json to record (lateness is the gradebook's job).")
+@click.option("--extensions", type=click.Path(path_type=Path, exists=True), default=None,
+              help="Extensions CSV (the gradebook's): extended modules stay open longer.")
 @click.pass_context
 @_friendly
 def grade(ctx: click.Context, module: str, submission: Path, out: Path,
-          metadata: Path | None) -> None:
+          metadata: Path | None, extensions: Path | None) -> None:
     """Grade one student notebook; always writes a valid results.json."""
     from tito.grading import grade_submission, write_config_failure
     from tito.release import require_built
@@ -300,7 +312,7 @@ def grade(ctx: click.Context, module: str, submission: Path, out: Path,
         raise UserError(str(exc.format_message() if isinstance(exc, UserError) else exc)
                         ) from None
     results = grade_submission(course=c, module=mod, submission=submission, out=out,
-                               metadata=metadata)
+                               metadata=metadata, extensions=extensions)
     total = sum(t["max_score"] for t in results.get("tests", []))
     click.echo(f"{submission.name}: {results['score']:g} / {total:g} -> {out}")
 

@@ -6,7 +6,9 @@ Every tito command loads the course through :func:`load_course`. An invalid file
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import math
 import re
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -37,6 +39,11 @@ class GradingLimits(_Strict):
         700, gt=64, description="Address-space limit for student code (Gradescope gives 768 MB)."
     )
     max_output_kb: int = Field(64, gt=0, description="Student output kept per test case, in KiB.")
+    variants: int = Field(
+        64, ge=2, le=1024,
+        description="Per-submission variants of every hidden case: each submission's probes "
+                    "run with the seeds of one variant (chosen from a salted hash of its "
+                    "code); the autograder zip carries expected values for all of them.")
 
 
 class CourseInfo(_Strict):
@@ -168,6 +175,24 @@ class LatePolicy(_Strict):
     max_deduction: float = Field(1.0, ge=0, le=1, description="Cap on the late deduction.")
     tokens: int = Field(0, ge=0, description="Late tokens per student, shared across modules.")
     token_hours: float = Field(24, gt=0, description="Hours of lateness one token forgives.")
+    accept_days: float | None = Field(
+        None, ge=0,
+        description="Days after the due time (plus grace) during which late work is accepted "
+                    "(set Gradescope's late due date to it). Until then the module is open: "
+                    "its reference never reaches a sandbox, and later modules are graded on "
+                    "the student's own copy of it. Default: the days until the deduction "
+                    "reaches max_deduction, plus the hours all late tokens can forgive.")
+
+    def window(self) -> dt.timedelta:
+        """How long after the due time a module stays open (grace + late acceptance)."""
+        if self.accept_days is not None:
+            days = float(self.accept_days)
+        elif self.deduction_per_day > 0:
+            days = math.ceil(self.max_deduction / self.deduction_per_day - 1e-9)
+            days += self.tokens * self.token_hours / 24
+        else:
+            return dt.timedelta.max  # late work is never penalised, so never closed
+        return dt.timedelta(minutes=self.grace_minutes, days=days)
 
 
 class Grading(_Strict):
@@ -320,6 +345,51 @@ class Course(_Strict):
     def local_time(self, text: str) -> dt.datetime:
         """A course time string as an aware datetime in the course time zone."""
         return _parse_time(text).replace(tzinfo=self.tz)
+
+    def closes_at(self, module: Module,
+                  extended: dict[int, dt.datetime] | None = None) -> dt.datetime | None:
+        """When ``module`` stops accepting late work (due + grace + late window), pushed back
+        by the latest extension of anybody (``extended``: :func:`extension_dues`); ``None``
+        when it never closes."""
+        due = self.local_time(module.due)
+        for key in (module.number, 0):
+            ext = (extended or {}).get(key)
+            if ext is not None and ext > due:
+                due = ext
+        window = self.grading.late.window()
+        if window == dt.timedelta.max:
+            return None
+        return due + window
+
+    def extension_dues(self, path: Path) -> dict[int, dt.datetime]:
+        """The latest extended due time per module from an extensions CSV (the file the
+        gradebook ingests: ``student,module,due,hours,reason``; module ``*`` = all).
+
+        Raises:
+            CourseError: ``file:line: field: problem`` for a row that cannot be read.
+        """
+        out: dict[int, dt.datetime] = {}
+        try:
+            with open(path, encoding="utf-8-sig", newline="") as fh:
+                rows = list(csv.DictReader(fh))
+        except OSError as exc:
+            raise CourseError(f"{path}: {exc.strerror or exc}") from None
+        for line, row in enumerate(rows, start=2):
+            ref = (row.get("module") or "").strip()
+            due_text = (row.get("due") or "").strip()
+            hours_text = (row.get("hours") or "").strip()
+            mods = self.modules if ref in ("*", "all") else None
+            try:
+                mods = mods or [self.module(ref)]
+                hours = float(hours_text) if hours_text else None
+                ext_due = self.local_time(due_text) if due_text else None
+            except (CourseError, ValueError) as exc:
+                raise CourseError(f"{Path(path).name}:{line}: module/due/hours: {exc}") from None
+            for m in mods:
+                new = ext_due or (self.local_time(m.due) + dt.timedelta(hours=hours or 0))
+                if new > out.get(m.number, self.local_time(m.due)):
+                    out[m.number] = new
+        return out
 
 
 def _parse_time(text: str) -> dt.datetime:

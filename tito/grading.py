@@ -14,12 +14,14 @@ from tito.course import Course, Module
 
 
 def grade_submission(*, course: Course, module: Module, submission: Path, out: Path,
-                     metadata: Path | None = None) -> dict[str, Any]:
-    """Grade one notebook with the repository's suite and reference; writes ``out``."""
+                     metadata: Path | None = None, extensions: Path | None = None
+                     ) -> dict[str, Any]:
+    """Grade one notebook (or a folder with it and the student's open earlier modules) with
+    the repository's suite and reference; writes ``out``."""
     from autograder.harness.core import grade_module
 
     return grade_module(course=course, module=module, submission=Path(submission),
-                        out=Path(out), metadata=metadata)
+                        out=Path(out), metadata=metadata, extensions=extensions)
 
 
 def write_config_failure(out: Path, reason: str) -> None:
@@ -43,10 +45,11 @@ def write_config_failure(out: Path, reason: str) -> None:
     tmp.replace(out)
 
 
-def build_autograder(*, course: Course, module: Module, out_zip: Path) -> Path:
+def build_autograder(*, course: Course, module: Module, out_zip: Path,
+                     extensions: Path | None = None) -> Path:
     """Build the Gradescope zip for ``module``; returns its path."""
     from autograder.gradescope import build_zip
 
     out_zip.parent.mkdir(parents=True, exist_ok=True)
-    result = build_zip(course=course, module=module, out_zip=out_zip)
+    result = build_zip(course=course, module=module, out_zip=out_zip, extensions=extensions)
     return Path(result) if result else out_zip

@@ -4,21 +4,29 @@ Zip layout (reproducible: sorted entries, fixed timestamps)::
 
     setup.sh, run_autograder     from templates/ (run_autograder -> autograder/gradescope/run.py)
     requirements.txt             NumPy pinned as in the repository's requirements.txt
-    course.json                  course snapshot: module, points, limits, milestones
-    goldens.json                 expected values of every hidden case (wire-format JSON)
+    course.json                  course snapshot: module, points, limits, milestones, when
+                                 each module closes, which earlier references are shipped
+    goldens.json                 the bank: expected values of every hidden case in every
+                                 variant, and the variant salt (wire-format JSON)
     manifest.json                every file with its SHA-256, versions, build facts
     autograder/                  suite API, harness, this package, the module's hidden suite,
                                  milestone providers graded with the module
     tito/export.py               the one exporter (+ an empty tito/__init__.py)
     reference/                   the package minus the graded module: earlier modules from
-                                 tinytorch_ref, later ones as released stubs
+                                 tinytorch_ref once closed when the zip is built, release stubs
+                                 for earlier modules still open and for later modules
+    stubs/                       the release stubs of the earlier modules (open ones without
+                                 an upload of the student's own copy use them)
     public_tests/                the release's public tests (0-point feedback)
 
-The graded module's reference file is not shipped: goldens replace it.
+The graded module's reference file is not shipped (goldens replace it), nor the reference of
+any module still open for late work when the zip is built: rebuild the zip after a module
+closes so later modules are graded on its reference.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import io
 import json
@@ -60,6 +68,7 @@ def _milestone_files(repo: Path) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for p in sorted((repo / "autograder" / "milestones").glob("*.py")):
         out[f"autograder/milestones/{p.name}"] = p.read_bytes()
+    # the recipes are the one piece of milestone code the sandbox loads (training only)
     for name in ("recipes.py", "mlperf_score.py"):
         out[f"milestones/{name}"] = (repo / "milestones" / name).read_bytes()
     datasets = repo / "datasets"
@@ -75,7 +84,8 @@ def _milestone_files(repo: Path) -> dict[str, bytes]:
 def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Path | None = None,
               reference: Path | None = None, public_tests: Path | None = None,
               stubs: Path | None = None, requirements: Path | None = None,
-              milestone_dir: Path | None = None) -> Path:
+              milestone_dir: Path | None = None, extensions: Path | None = None,
+              now: dt.datetime | None = None) -> Path:
     """Build the Gradescope autograder zip for ``module``; returns ``out_zip``.
 
     Args:
@@ -85,6 +95,8 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
         course: the parsed course for a ``Module``.
         suite_path, reference, public_tests, stubs, requirements, milestone_dir: override the
             repository locations (tests use stand-ins).
+        extensions: the gradebook's extensions CSV (extended modules close later).
+        now: the build time that decides which earlier references ship (default: now).
 
     Raises:
         PackagingError: the suite does not match course.yml, or the reference fails a case.
@@ -93,14 +105,18 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
     from autograder.harness.limits import ModuleInfo, module_snapshot
 
     if isinstance(module, dict):
-        snap = module
+        snap = dict(module)
     else:
         if course is None:
             from tito.course import load_course
 
             course = load_course()
-        snap = module_snapshot(course, module)
+        extended = course.extension_dues(Path(extensions)) if extensions is not None else None
+        snap = module_snapshot(course, module, extended)
     info = ModuleInfo.from_any(snap)
+    when = now or dt.datetime.now(dt.timezone.utc)
+    shipped = [slug for n, slug in info.all_modules if n < info.number and info.closed(n, when)]
+    snap["reference_modules"] = shipped
     name = info.name
     repo = Path(__file__).resolve().parents[2]
     suite_path = suite_path or repo / "autograder" / "suites" / name / "suite.py"
@@ -108,7 +124,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
     public_tests = public_tests or repo / "student_release" / name / "tests"
     stubs = stubs or repo / "student_release" / "tinytorch"
     requirements = requirements or repo / "requirements.txt"
-    milestone_dir = milestone_dir or repo / "autograder" / "milestones" / "probes"
+    milestone_dir = milestone_dir or repo / "autograder" / "milestones" / "providers"
     if not suite_path.is_file():
         raise PackagingError(f"no hidden suite for {name} at {suite_path}")
     suite = load_suite(suite_path)
@@ -147,12 +163,12 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
     for m in info.milestones:
         prov = milestone_dir / f"{m.id}.py"
         if prov.is_file():
-            files[f"autograder/milestones/probes/{m.id}.py"] = prov.read_bytes()
+            files[f"autograder/milestones/providers/{m.id}.py"] = prov.read_bytes()
     files["tito/__init__.py"] = b'"""The exporter (and, with milestones, the course schema)."""\n'
     files["tito/export.py"] = (repo / "tito" / "export.py").read_bytes()
     if course_data and (repo / "autograder" / "milestones" / "__init__.py").is_file():
         files.update(_milestone_files(repo))
-    files.update(_reference_files(reference, stubs, info))
+    files.update(_reference_files(reference, stubs, info, set(shipped)))
     if public_tests.is_dir():
         for p in sorted(public_tests.glob("*.py")):
             files[f"public_tests/{p.name}"] = p.read_bytes()
@@ -175,8 +191,11 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
     return out_zip
 
 
-def _reference_files(reference: Path, stubs: Path, info: Any) -> dict[str, bytes]:
-    """reference/: infrastructure + earlier modules; later modules as stubs; graded: none."""
+def _reference_files(reference: Path, stubs: Path, info: Any, closed: set[str]
+                     ) -> dict[str, bytes]:
+    """reference/: infrastructure + earlier modules that are closed; release stubs for open
+    earlier modules and for later ones; the graded module: none. stubs/: the earlier
+    modules' release stubs."""
     numbers = {slug: n for n, slug in info.all_modules}
     out: dict[str, bytes] = {}
     for p in sorted(reference.rglob("*")):
@@ -186,10 +205,16 @@ def _reference_files(reference: Path, stubs: Path, info: Any) -> dict[str, bytes
         n = numbers.get(p.stem) if p.parent == reference else None
         if n == info.number:
             continue  # replaced by goldens: the graded module's solution never ships
-        if n is not None and n > info.number:
-            stub = stubs / p.name
-            if stub.is_file():
-                out[f"reference/{rel}"] = stub.read_bytes()
+        stub = stubs / p.name
+        if n is not None and n < info.number and stub.is_file():
+            out[f"stubs/{p.name}"] = stub.read_bytes()
+        if n is not None and (n > info.number or p.stem not in closed):
+            if not stub.is_file():
+                if n < info.number:
+                    raise PackagingError(f"module {p.stem} is still open but its release stub "
+                                         f"{stub} is missing: run tito release first")
                 continue
+            out[f"reference/{rel}"] = stub.read_bytes()
+            continue
         out[f"reference/{rel}"] = p.read_bytes()
     return out

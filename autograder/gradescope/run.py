@@ -19,6 +19,8 @@ SOURCE = Path(__file__).resolve().parents[2]
 
 
 def _fallback(out: Path, why: str, started: float) -> None:
+    """A course-side failure, written atomically; a provisional results.json already there
+    stays if even this cannot be written (a full disk)."""
     msg = ("The autograder could not grade this submission because of a problem on the "
            "course's side, not yours. Please tell course staff; your submission is kept.")
     doc = {"score": 0.0, "execution_time": round(time.monotonic() - started, 3), "output": msg,
@@ -27,8 +29,13 @@ def _fallback(out: Path, why: str, started: float) -> None:
                       "status": "failed", "visibility": "visible", "output": msg,
                       "tags": ["grader-error"]}],
            "extra_data": {"grader_error": why[:2000]}}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".fallback-{os.getpid()}.json")
+        tmp.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        os.replace(tmp, out)
+    except OSError:
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,10 +57,10 @@ def main(argv: list[str] | None = None) -> int:
             module=snap, submission=root / "submission",
             suite_path=SOURCE / "autograder" / "suites" / name / "suite.py",
             reference=SOURCE / "reference", public_tests=SOURCE / "public_tests", out=out,
-            expected=SOURCE / "goldens.json",
+            expected=SOURCE / "goldens.json", stubs=SOURCE / "stubs",
             metadata=metadata if metadata.is_file() else None,
-            milestone_dirs=[SOURCE / "autograder" / "milestones" / "probes"], hide=[root, SOURCE],
-            data_dir=SOURCE / "data")
+            milestone_dirs=[SOURCE / "autograder" / "milestones" / "providers"],
+            hide=[root, SOURCE], data_dir=SOURCE / "data")
         print(f"{name}: {results['score']:g} points -> {out}")
     except BaseException as exc:  # noqa: BLE001 - the last line of defence
         traceback.print_exc()

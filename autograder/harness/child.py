@@ -2,17 +2,22 @@
 
 Started by :mod:`autograder.harness.supervisor` as ``python -I -B child.py`` with a JSON job on
 stdin and a result pipe on an inherited file descriptor. Before any submission code runs it
-loads everything trusted it needs (NumPy, the suite, the milestone probes, the public tests),
-hides secrets, sets hard rlimits and drops to the run's uid. Then it imports the package and
-streams one message per item over the pipe::
+loads everything trusted it needs (NumPy, the suite, the milestone training recipes, the
+public tests; never a test label or code that makes one), builds the minimal root
+(:func:`autograder.harness.isolation.enter_minimal_root`) when it runs in namespaces, sets
+hard rlimits, blocks ``socket()`` with seccomp and drops to the run's uid. Then it imports the
+package and streams one message per item over the pipe::
 
     {"n": NONCE, "seq": 3, "type": "result", "item": "case:add", "data": {...}, "out": "..."}
 
-Message types: ``ready`` (package imported; integrity facts), ``start`` (an item begins),
-``result`` (plain data, see :mod:`autograder.harness.wire`), ``error`` (the item raised),
-``public`` (a public test's verdict), ``fatal`` (the package could not be imported), ``done``.
-The parent trusts none of it: it validates the nonce, the sequence and the item names,
-decodes plain data only, and decides every score itself.
+Message types: ``sandbox`` (what was put in force, sent before any student code runs) or
+``sandbox_failed`` (the minimal root could not be built: the parent falls back), ``ready``
+(package imported; integrity facts), ``start`` (an item begins), ``result`` (plain data, see
+:mod:`autograder.harness.wire`), ``error`` (the item raised), ``fatal`` (the package could not
+be imported), ``done``. The parent trusts none of it after ``sandbox``: it validates the
+nonce, the sequence and the item names, decodes plain data only, and decides every score
+itself. A case gets the seed the parent chose for it (``seeds``); a milestone item gets its
+training data and training seed, and returns trained parameters, never predictions.
 """
 
 from __future__ import annotations
@@ -217,15 +222,15 @@ def main() -> None:  # noqa: C901 - one linear script, read top to bottom
     chan = _Channel(int(job["result_fd"]), job["nonce"])
     sys.path[:0] = [job["harness_root"]]
 
-    # ---- trusted imports, before any secret is hidden or any student code runs
+    # ---- trusted imports, before the sandbox is closed or any student code runs
     import numpy as np  # noqa: F401 - loaded while every library path is still reachable
 
     from autograder.harness import wire
     from autograder.harness.isolation import (
-        NetBlock,
         become_subreaper,
+        block_sockets,
         drop_privileges,
-        hide_paths,
+        enter_minimal_root,
         no_new_privs,
         set_rlimits,
     )
@@ -235,45 +240,62 @@ def main() -> None:  # noqa: C901 - one linear script, read top to bottom
     suite_mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(suite_mod)  # type: ignore[union-attr]
     cases = {c.name: c for c in suite_mod.suite.cases}
-    milestone_probes: dict[str, Any] = {}
-    for m in job.get("milestones", []):
-        mspec = importlib.util.spec_from_file_location(f"milestone_{m['id']}", m["file"])
-        mmod = importlib.util.module_from_spec(mspec)  # type: ignore[arg-type]
-        mspec.loader.exec_module(mmod)  # type: ignore[union-attr]
-        milestone_probes[m["id"]] = mmod.probe
+    seeds = {str(k): int(v) for k, v in (job.get("seeds") or {}).items()}
+    ms_job = job.get("milestones") or {}
+    trainers: dict[str, Any] = {}
+    ms_inputs: dict[str, Any] = {}
+    to_params: Any = None
+    if ms_job.get("recipes"):
+        rspec = importlib.util.spec_from_file_location("milestone_recipes", ms_job["recipes"])
+        rmod = importlib.util.module_from_spec(rspec)  # type: ignore[arg-type]
+        sys.modules["milestone_recipes"] = rmod
+        rspec.loader.exec_module(rmod)  # type: ignore[union-attr]
+        trainers = {mid: rmod.TRAINERS[mid] for mid in ms_job.get("ids", [])}
+        to_params = rmod.parameters
+        ms_inputs = {item: wire.decode(data) for item, data in ms_job.get("inputs", {}).items()}
+    ms_budget = {str(k): float(v) for k, v in (ms_job.get("budget_s") or {}).items()}
     public = _load_public_tests(job.get("public_tests", []))
     encode = wire.encode
     cap = int(job["max_output_chars"])
 
-    # ---- sandbox
+    # ---- sandbox: nothing of the host beyond the minimal root, no sockets, not root
     sb = job.get("sandbox") or {}
-    if "hide" in sb:  # also with nothing to hide: it re-exposes an unreachable interpreter
-        stash = sb.get("stash") or f"/tmp/.ttstash-{job['nonce'][:12]}"
-        os.makedirs(stash, mode=0o700, exist_ok=True)
-        hide_paths(sb["hide"], sb.get("keep", []), stash)
+    cwd = job["cwd"]
+    facts: list[str] = []
+    if sb.get("root"):
+        try:
+            cwd = enter_minimal_root(sb["root"])
+        except OSError as exc:
+            chan.send("sandbox_failed", error=f"{type(exc).__name__}: {exc}"[:300])
+            os._exit(4)
+        os.environ.update({"HOME": cwd, "TMPDIR": cwd})
+        facts.append("minimal-root")
     if sb.get("rlimits"):
         set_rlimits(**sb["rlimits"])
+    if sb.get("seccomp"):
+        facts.append("seccomp-no-sockets" if block_sockets() else "seccomp-unavailable")
     if sb.get("uid") is not None:
         drop_privileges(int(sb["uid"]))
+        facts.append("uid-dropped")
     elif sb:
         no_new_privs()
     if sb:
         become_subreaper()
-    if sb.get("block_network"):
-        NetBlock().install()
-    os.chdir(job["cwd"])
+        facts.append(f"euid={os.geteuid()}")
+    os.chdir(cwd)
     blocker = _ImportBlocker(tuple(job.get("forbidden", FORBIDDEN)))
     if job.get("block_imports", True):
         sys.meta_path.insert(0, blocker)
         for name in list(sys.modules):  # the harness keeps direct references to what it needs
-            if name.split(".")[0] in ("autograder", "hidden_suite") or name.startswith(
-                    "milestone_"):
+            if name.split(".")[0] in ("autograder", "hidden_suite", "milestone_recipes"):
                 del sys.modules[name]
+    chan.send("sandbox", facts=facts)
 
     # ---- import the package under test (first student code)
     sys.path.insert(0, job["package_parent"])
     slug = job["slug"]
     student_file = job.get("student_file", "")
+    student_files = {student_file, *job.get("student_files", [])}
     t0 = _monotonic()
     out = _CappedText(cap)
     real_out, real_err = sys.stdout, sys.stderr
@@ -284,7 +306,7 @@ def main() -> None:  # noqa: C901 - one linear script, read top to bottom
     except BaseException as exc:  # noqa: BLE001 - anything at import time is the student's
         sys.stdout, sys.stderr = real_out, real_err
         chan.send("fatal", error=_describe(exc),
-                  where=_student_frames(exc.__traceback__, {student_file}),
+                  where=_student_frames(exc.__traceback__, student_files),
                   out=out.text())
         os._exit(3)
     sys.stdout, sys.stderr = real_out, real_err
@@ -320,10 +342,12 @@ def main() -> None:  # noqa: C901 - one linear script, read top to bottom
                 tc.fn(*[env[p] for p in params])
                 value: Any = True
             elif kind == "case":
-                value = run_case(cases[name], pkg)
+                value = run_case(cases[name.rpartition("@")[0] or name], pkg, seeds.get(item))
             elif kind == "milestone":
                 mid, _, seed = name.partition("@")
-                value = milestone_probes[mid](pkg, int(seed))
+                mid = mid.partition("#")[0]
+                x, y = ms_inputs[item]
+                value = to_params(trainers[mid](pkg, int(seed), x, y, ms_budget[mid]))
             else:
                 raise KeyError(item)
             data = encode(value)
@@ -333,7 +357,7 @@ def main() -> None:  # noqa: C901 - one linear script, read top to bottom
             if kind == "public" and public_by_name.get(item, (None, ""))[1]:
                 detail = public_by_name[item][1] + " — " + detail
             chan.send("error", item=item, error=detail,
-                      where=_student_frames(exc.__traceback__, {student_file}),
+                      where=_student_frames(exc.__traceback__, student_files),
                       out=out.text(), secs=round(_monotonic() - t0, 4),
                       blocked=list(blocker.attempts))
             continue

@@ -1,16 +1,21 @@
 """``grade()``: one submission in, one valid Gradescope results.json out, always.
 
-The parent (this module) never imports the student's code. It exports the notebook, builds
-the graded package in a scratch folder, gets expected values (goldens, or the reference run in
-a trusted child), runs the public tests, hidden cases and milestone seeds in a sandboxed child
-(:mod:`autograder.harness.supervisor`), and decides every score itself with
-:func:`autograder.suite.compare` on decoded plain data. Whatever happens (a broken notebook,
-a crash, a grader bug) it writes a valid results.json; a broken submission gets zeros and a
-message that says why and what to try.
+The parent (this module) never imports the student's code. It writes a provisional
+results.json before anything else (so a run that is killed, or a disk that fills up, still
+leaves a valid one), exports the notebooks in a memory-capped worker, picks the submission's
+variant (:mod:`autograder.harness.variants`), gets that variant's expected values (goldens, or
+the reference run in a trusted child), builds the graded package in a scratch folder (an
+earlier module's reference only once its submission window has closed), runs the public
+tests, hidden cases and milestone seeds in a sandboxed child
+(:mod:`autograder.harness.supervisor`), decides every score itself with
+:func:`autograder.suite.compare` on decoded plain data as each result arrives (and drops the
+data), and replaces the provisional results.json atomically. A broken submission gets zeros
+and a message that says why and what to try.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import math
@@ -27,10 +32,11 @@ from typing import Any
 
 import numpy as np
 
-from autograder.harness import isolation, milestones
+from autograder.harness import isolation, milestones, variants
 from autograder.harness.goldens import (
     Expected,
     GoldensError,
+    case_seeds,
     compute_expected,
     load_goldens,
     load_suite,
@@ -41,18 +47,35 @@ from autograder.harness.limits import Limits, ModuleInfo
 from autograder.harness.package import (
     SubmissionError,
     build_package,
-    export_submission,
+    earlier_notebooks,
+    export_notebooks,
     find_notebook,
-    forbidden_imports,
 )
 from autograder.harness.package import (
     public_tests as _public_tests,
 )
-from autograder.harness.supervisor import HARNESS_ROOT, Outcome, RunReport, RunSpec
+from autograder.harness.supervisor import (
+    HARNESS_ROOT,
+    Outcome,
+    RunReport,
+    RunSpec,
+    SandboxUnavailable,
+)
 from autograder.suite import Case, Suite, compare
 
-HARNESS_VERSION = "1.0"
+HARNESS_VERSION = "2.0"
 TOP_VISIBILITY = "after_due_date"
+#: Space kept free next to results.json while student code runs, so the final write succeeds
+#: even when the submission fills the disk (released just before writing).
+RESERVE_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The parent's decision on one case, made as its result arrived (the data is dropped)."""
+
+    passed: bool
+    message: str
 
 
 class GraderError(RuntimeError):
@@ -73,6 +96,7 @@ class _Ctx:
     expected_source: str = ""
     grader_errors: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    seeds: dict[str, int] = field(default_factory=dict)
     lanes: int = 1
     submission_dir: Path | None = None
     data_dir: Path | None = None
@@ -83,7 +107,8 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
           public_tests: Path | None = None, out: Path, limits: Any = None,
           expected: Path | None = None, metadata: Path | None = None,
           stubs: Path | None = None, milestone_dirs: list[Path] | None = None,
-          course: Any = None, hide: list[Path] | None = None, lanes: int = 1,
+          course: Any = None, hide: list[Path] | None = None,
+          now: dt.datetime | None = None, lanes: int = 1,
           data_dir: Path | None = None) -> dict[str, Any]:
     """Grade one submission and write Gradescope's results.json to ``out``.
 
@@ -91,20 +116,24 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         module: a :func:`autograder.harness.limits.module_snapshot` dict, a ModuleInfo, or a
             ``tito.course.Module`` (then ``course`` or course.yml supplies milestones and
             limits).
-        submission: the student's notebook, or a folder holding ``NN_slug.ipynb``.
+        submission: the student's notebook, or a folder holding ``NN_slug.ipynb`` (and the
+            student's notebooks of earlier modules that are still open).
         suite_path: the hidden suite file ``autograder/suites/NN_slug/suite.py``.
         reference: the reference package folder; it may lack the graded module when
             ``expected`` goldens are given.
         public_tests: the release's ``tests/`` folder (0-point feedback), or None.
-        out: results.json path; a stale file there is removed first.
+        out: results.json path; a provisional one is written there first.
         limits: tighter limits (a :class:`Limits` or dict); never looser than the course's.
-        expected: goldens JSON built by :func:`autograder.harness.goldens.build_goldens`;
+        expected: a goldens bank built by :func:`autograder.harness.goldens.build_goldens`;
             None runs the reference in a trusted child instead.
         metadata: Gradescope's submission_metadata.json (recorded, never trusted).
-        stubs: the student-release ``tinytorch/`` (later modules come from it).
+        stubs: the student-release ``tinytorch/`` (later modules, and earlier ones that are
+            still open and were not submitted, come from it).
         milestone_dirs: folders searched for milestone providers ``<id>.py``.
         course: the parsed course, when ``module`` is a ``tito.course.Module``.
-        hide: extra paths the sandbox must not see (the results folder is always hidden).
+        hide: paths the sandbox must not see; with a minimal root it sees nothing of the host
+            anyway, without one they are recorded when other users could read them.
+        now: the time that decides which earlier modules are closed (default: now).
         lanes: sandboxed children run side by side, the items dealt round-robin
             (:mod:`autograder.harness.lanes`; ``tito regrade`` uses 2+ for a submission
             whose earlier results timed out).
@@ -117,24 +146,25 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
     """
     started = time.monotonic()
     out = Path(out)
-    _remove_stale(out)
+    when = now or dt.datetime.now(dt.timezone.utc)
     try:
         info = ModuleInfo.from_any(module, course)
     except Exception as exc:  # noqa: BLE001 - still write results
         results = _grader_failure(None, f"module facts unreadable: {exc}", started)
-        _write(out, results)
+        _write(out, results, None)
         return results
     lim = Limits.from_any(limits).within(info.limits) if limits is not None else info.limits
     ctx = _Ctx(info=info, limits=lim, started=started, lanes=max(1, int(lanes)),
                data_dir=_abs(data_dir))
+    reserve = _provisional(out, ctx)
     scratch = Path(tempfile.mkdtemp(prefix="ttgrade-"))
     try:
         results = _grade(ctx, _abs(submission), _abs(suite_path), _abs(reference),
                          _abs(public_tests), _abs(expected), _abs(metadata), _abs(stubs),
                          [_abs(d) for d in milestone_dirs or
-                          [HARNESS_ROOT / "autograder" / "milestones" / "probes"]],
+                          [HARNESS_ROOT / "autograder" / "milestones" / "providers"]],
                          scratch, [_abs(out.parent), *[_abs(h) for h in hide or []],
-                                   *([ctx.data_dir] if ctx.data_dir else [])])
+                                   *([ctx.data_dir] if ctx.data_dir else [])], when)
     except GraderError as exc:
         results = _grader_failure(ctx, str(exc), started)
     except Exception as exc:  # noqa: BLE001 - fail closed with a valid results.json
@@ -143,7 +173,7 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         results = _grader_failure(ctx, f"internal error: {type(exc).__name__}: {exc}", started)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    _write(out, results)
+    _write(out, results, reserve)
     return results
 
 
@@ -151,29 +181,82 @@ def _abs(p: Any) -> Any:
     return None if p is None else Path(p).absolute()
 
 
-def _remove_stale(out: Path) -> None:
-    if out.is_symlink() or out.is_file():
+def _provisional(out: Path, ctx: _Ctx) -> Path | None:
+    """Before any student code runs: a valid results.json (a course-side "did not finish"),
+    written atomically over any stale one, and a reserve file that keeps room for the real
+    results even if the submission fills the disk. Returns the reserve (or None)."""
+    if out.is_symlink():
         out.unlink()
     elif out.is_dir():
         shutil.rmtree(out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    doc = _grader_failure(ctx, "grading did not finish: the grading process was stopped "
+                          "before it could write its results", ctx.started)
+    doc["extra_data"]["provisional"] = True
+    _atomic_write(out, _dumps(doc))
+    reserve = out.parent / f".results-reserve-{os.getpid()}-{id(ctx):x}"
+    try:
+        fd = os.open(reserve, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
+        try:
+            os.posix_fallocate(fd, 0, RESERVE_BYTES)
+        finally:
+            os.close(fd)
+        return reserve
+    except OSError:
+        reserve.unlink(missing_ok=True)
+        return None
 
 
-def _write(out: Path, results: dict[str, Any]) -> None:
-    """Atomic write: a temp file in the same folder, then rename over ``out``."""
-    out.parent.mkdir(parents=True, exist_ok=True)
+def _dumps(results: dict[str, Any]) -> bytes:
+    return json.dumps(results, indent=1, allow_nan=False).encode("utf-8")
+
+
+def _atomic_write(out: Path, data: bytes) -> None:
+    """A temp file in the same folder, flushed, then renamed over ``out``."""
     fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=out.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(results, fh, indent=1, allow_nan=False)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, out)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _write(out: Path, results: dict[str, Any], reserve: Path | None) -> None:
+    """Replace results.json atomically. The reserve is released first; if the write still
+    fails (a full disk), a short course-side failure is tried, and failing that the
+    provisional results.json stays: there is always a valid one."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    data = _dumps(results)
+    if reserve is not None:
+        reserve.unlink(missing_ok=True)
+    try:
+        _atomic_write(out, data)
+        return
+    except OSError as exc:
+        print(f"results.json could not be written ({exc}); keeping a short one",
+              file=sys.stderr)
+    short = {k: results[k] for k in ("score", "execution_time", "visibility",
+                                     "stdout_visibility") if k in results}
+    short.update({"output": "The results of this run were too large to store on the grading "
+                  "machine (its disk was full). Please tell course staff.",
+                  "tests": [], "extra_data": {"grader_error": "results.json write failed"}})
+    short["score"] = 0.0
+    try:
+        _atomic_write(out, _dumps(short))
+    except OSError:
+        pass  # the provisional results.json is still there and valid
 
 
 # ----------------------------------------------------------------------------- the steps
 def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
            public_dir: Path | None, goldens: Path | None, metadata: Path | None,
            stubs: Path | None, milestone_dirs: list[Path], scratch: Path,
-           hide: list[Path]) -> dict[str, Any]:
+           hide: list[Path], now: dt.datetime) -> dict[str, Any]:
     info = ctx.info
     suite = load_suite(suite_path)
     ctx.suite = suite
@@ -185,52 +268,97 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
     ctx.submission_dir = submission if submission.is_dir() else submission.parent
     if metadata is not None:
         ctx.extra["submission_metadata"] = _metadata_summary(metadata)
+    if isolation.plan().refuse:
+        raise GraderError(str(isolation.plan().refuse))
 
-    # 1. the student's code, as source text (no student code runs here)
+    # 1. the student's code, as source text, read in a memory-capped worker
     try:
         notebook, notes = find_notebook(submission, info.name)
-        ctx.notes += notes
-        ctx.submission_file = notebook.name
-        ctx.submission_sha = hashlib.sha256(notebook.read_bytes()).hexdigest()
-        source = export_submission(notebook, slug=info.slug, number=info.number,
-                                   title=info.title)
     except SubmissionError as exc:
         return _zero(ctx, jobs, f"Your submission could not be graded: {exc}", "export")
-    refused = forbidden_imports(source)
-    if refused:
+    ctx.notes += notes
+    ctx.submission_file = notebook.name
+    try:
+        ctx.submission_sha = _sha256_capped(notebook)
+    except OSError as exc:
+        return _zero(ctx, jobs, f"Your submission could not be graded: {notebook.name}: "
+                     f"cannot be read ({exc.strerror})", "export")
+    all_modules = info.all_modules or ((info.number, info.slug),)
+    open_earlier = [(n, slug) for n, slug in all_modules
+                    if n < info.number and not _reference_usable(info, n, slug, now)]
+    found = earlier_notebooks(submission, info.number, all_modules)
+    wanted = {info.slug: (notebook, info.number, info.title)}
+    wanted.update({slug: (found[n], n, slug) for n, slug in open_earlier if n in found})
+    try:
+        exported = export_notebooks(wanted)
+    except RuntimeError as exc:
+        raise GraderError(str(exc)) from exc
+    mine = exported[info.slug]
+    if mine.source is None:
+        return _zero(ctx, jobs, f"Your submission could not be graded: {mine.error}", "export")
+    source = mine.source
+    if mine.forbidden:
         return _zero(ctx, jobs, (
-            f"Your {info.slug}.py imports {', '.join(refused)}. TinyTorch is built from NumPy "
-            "and the Python standard library only: remove those imports (and the code that "
-            "uses them), export again and resubmit."), "forbidden-import")
+            f"Your {info.slug}.py imports {', '.join(mine.forbidden)}. TinyTorch is built from "
+            "NumPy and the Python standard library only: remove those imports (and the code "
+            "that uses them), export again and resubmit."), "forbidden-import")
 
-    # 2. expected values, decided before any student code runs
+    # 2. the variant and its expected values, decided before any student code runs
+    key = variants.submission_key(source)
     try:
         if goldens is not None:
-            exp = load_goldens(goldens, suite_path=suite_path)
+            bank = load_goldens(goldens, suite_path=suite_path)
+            salt, count = bank.salt, bank.count
+            variant = variants.variant_index(key, salt, count)
+            exp = bank.expected(variant, suite)
+            del bank
         else:
+            ref_file = reference / f"{info.slug}.py"
+            if not ref_file.is_file():
+                raise GoldensError(f"no goldens and no reference {ref_file.name} to run")
+            salt, count = variants.salt_from_reference(ref_file), ctx.limits.variants
+            variant = variants.variant_index(key, salt, count)
             exp = compute_expected(suite_path=suite_path, suite=suite, reference=reference,
-                                   slug=info.slug, number=info.number,
-                                   all_modules=info.all_modules or ((info.number, info.slug),),
-                                   limits=ctx.limits)
+                                   slug=info.slug, number=info.number, all_modules=all_modules,
+                                   limits=ctx.limits,
+                                   seeds=case_seeds(suite, variant, salt))
     except GoldensError as exc:
         raise GraderError(str(exc)) from exc
     ctx.expected_source = exp.source
+    ctx.seeds = dict(exp.seeds)
+    ctx.extra["variant"] = {"index": variant, "of": count, "key": f"source-sha256:{key[:16]}"}
     for name, err in exp.errors.items():
         ctx.grader_errors.append(f"reference failed case {name}: {err}")
 
-    # 3. the graded package: reference with the graded module replaced
+    # 3. milestones: this submission's seeds and task variants (held-out splits stay here)
+    for j in jobs:
+        if j.file is None:
+            continue
+        try:
+            milestones.prepare(j, key=key, salt=salt)
+        except Exception as exc:  # noqa: BLE001 - a provider bug is the course's problem
+            ctx.grader_errors.append(f"milestone {j.info.id}: provider failed: "
+                                     f"{type(exc).__name__}: {exc}"[:300])
+            j.file = None
+
+    # 4. the graded package: earlier modules from the reference only once closed
+    earlier, student_files = _earlier_modules(ctx, open_earlier, exported)
     pkg_parent = scratch / "pkg"
     pkg_parent.mkdir()
-    student_file = build_package(dest=pkg_parent, reference=reference,
-                                 module_number=info.number, slug=info.slug,
-                                 student_source=source,
-                                 all_modules=info.all_modules or ((info.number, info.slug),),
-                                 stubs=stubs)
+    try:
+        student_file = build_package(dest=pkg_parent, reference=reference,
+                                     module_number=info.number, slug=info.slug,
+                                     student_source=source, all_modules=all_modules,
+                                     stubs=stubs, earlier=earlier)
+    except FileNotFoundError as exc:
+        raise GraderError(str(exc)) from exc
+    pkg = pkg_parent / "tinytorch"
 
-    # 4. run everything in the sandbox
+    # 5. run everything in the sandbox; each result is decided here as it arrives
     files, pub = _public_tests(public_dir)
     case_items = [f"case:{c.name}" for c in suite.cases]
-    items = [p.item for p in pub] + case_items + [i for j in jobs if j.file for i in j.items()]
+    ms_items = [i for j in jobs if j.file for i in j.items()]
+    items = [p.item for p in pub] + case_items + ms_items
     timeouts = {p.item: ctx.limits.test_timeout_s for p in pub}
     timeouts.update({f"case:{c.name}": float(min(c.timeout_s or ctx.limits.test_timeout_s,
                                                    ctx.limits.run_timeout_s))
@@ -243,20 +371,111 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
     if metadata is not None:
         hidden_paths.append(metadata)
     hidden_paths += [submission if submission.is_dir() else submission.parent]
-    report = run_lanes(RunSpec(
-        package_parent=pkg_parent, slug=info.slug, suite_file=suite_path, items=items,
-        scratch=scratch, item_timeout_s=timeouts, import_timeout_s=ctx.limits.import_timeout,
-        run_timeout_s=ctx.limits.run_timeout_s, memory_limit_mb=ctx.limits.memory_limit_mb,
-        max_output_kb=ctx.limits.max_output_kb, student_file=student_file,
-        public_tests=files,
-        milestones=[{"id": j.info.id, "file": str(j.file)} for j in jobs if j.file],
-        sandbox=True, hide=hidden_paths), ctx.lanes)
+    decide = _decider(suite, exp, jobs)
+    try:
+        report = run_lanes(RunSpec(
+            package_parent=pkg_parent, slug=info.slug, suite_file=suite_path, items=items,
+            scratch=scratch, item_timeout_s=timeouts,
+            import_timeout_s=ctx.limits.import_timeout,
+            run_timeout_s=ctx.limits.run_timeout_s,
+            memory_limit_mb=ctx.limits.memory_limit_mb,
+            max_output_kb=ctx.limits.max_output_kb, student_file=student_file,
+            student_files=[pkg / f"{slug}.py" for slug in student_files],
+            public_tests=files, milestone_job=milestones.child_job(jobs),
+            sandbox=True, hide=hidden_paths,
+            seeds={f"case:{name}": seed for name, seed in exp.seeds.items()},
+            on_result=decide), ctx.lanes)
+    except SandboxUnavailable as exc:
+        raise GraderError(str(exc)) from exc
     ctx.isolation = report.isolation
+    ctx.extra["sandbox"] = report.sandbox_facts
+    if report.exposed:
+        ctx.extra["exposed_to_sandbox"] = report.exposed[:20]
     if ctx.lanes > 1:
         ctx.extra["lanes"] = ctx.lanes
 
-    # 5. decide, in this process, on plain data only
+    # 6. decide, in this process, on plain data only
     return _decide(ctx, suite, exp, pub, jobs, report)
+
+
+def _sha256_capped(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _reference_usable(info: ModuleInfo, number: int, slug: str, now: dt.datetime) -> bool:
+    """An earlier module's reference may reach the sandbox only once its window has closed.
+    A Gradescope zip decided that when it was built (it carries only closed references, and
+    time only moves on); in the repository it is decided now."""
+    if info.reference_modules is not None:
+        return slug in info.reference_modules
+    return info.closed(number, now)
+
+
+def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
+                     exported: dict[str, Any]) -> tuple[dict[str, str | None], list[str]]:
+    """Which copy of each still-open earlier module the package gets, and the notes saying
+    so. Returns ``({slug: student source or None for the stub}, [slugs of student copies])``."""
+    info = ctx.info
+    earlier: dict[str, str | None] = {}
+    mine: list[str] = []
+    record: dict[str, Any] = {}
+    for n, slug in ((n, s) for n, s in (info.all_modules or ()) if n < info.number):
+        name = f"{n:02d}_{slug}"
+        if (n, slug) not in open_earlier:
+            record[name] = {"from": "reference"}
+            continue
+        closes = info.closes_text(n)
+        got = exported.get(slug)
+        if got is not None and got.source is not None and not got.forbidden:
+            earlier[slug] = got.source
+            mine.append(slug)
+            record[name] = {"from": "yours", "closes": closes}
+            ctx.notes.append(
+                f"Module {n:02d} is still open for late work (until {closes}), so this module "
+                f"was graded with your own {name}.ipynb in place of the course's reference; "
+                f"once module {n:02d} closes it can be regraded on the reference.")
+            continue
+        earlier[slug] = None
+        if got is None:
+            why = f"you did not upload {name}.ipynb with this notebook"
+        elif got.forbidden:
+            why = f"your {name}.ipynb imports {', '.join(got.forbidden)}"
+        else:
+            why = f"your {name}.ipynb could not be read ({got.error})"
+        record[name] = {"from": "stub", "closes": closes, "why": why}
+        ctx.notes.append(
+            f"Module {n:02d} is still open for late work (until {closes}) and {why}, so its "
+            f"unfinished release stub was used: tests that need module {n:02d} may fail. "
+            f"Upload {name}.ipynb together with this notebook, or wait until module {n:02d} "
+            "closes, when the course's reference is used.")
+    if record:
+        ctx.extra["earlier_modules"] = record
+    return earlier, mine
+
+
+def _decider(suite: Suite, exp: Expected, jobs: list[milestones.MilestoneJob]) -> Any:
+    """The parent's on-arrival decision: compare a case's data with the expected value, or
+    evaluate a milestone's parameters on its held-out split; the data itself is dropped."""
+    cases = {c.name: c for c in suite.cases}
+    by_item = {i: j for j in jobs for i in j.items()}
+
+    def decide(item: str, value: Any) -> Any:
+        kind, _, name = item.partition(":")
+        if kind == "case":
+            c = cases[name]
+            if name not in exp.values:
+                return Verdict(False, "no expected value")
+            passed, msg = compare(value, exp.values[name], c)
+            return Verdict(bool(passed), str(msg))
+        if kind == "milestone":
+            return milestones.on_result(by_item[item], item, value)
+        return value is True
+
+    return decide
 
 
 def _check_points(info: ModuleInfo, suite: Suite) -> None:
@@ -328,12 +547,9 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
                        "run this test). Please tell course staff.")
         elif o is None:
             verdict = "No result arrived for this test."
-        elif o.status == "result":
-            try:
-                passed, msg = compare(o.value, exp.values[c.name], c)
-            except Exception as exc:  # noqa: BLE001 - odd data must not crash grading
-                passed, msg = False, f"your result could not be compared ({type(exc).__name__})"
-            verdict = "Passed." if passed else f"Wrong result: {msg}."
+        elif o.status == "result" and isinstance(o.value, Verdict):
+            passed = o.value.passed
+            verdict = "Passed." if passed else f"Wrong result: {o.value.message}."
         else:
             verdict = _verdict(o)
         tests.append({
@@ -349,20 +565,21 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
 
     ms_extra: dict[str, Any] = {}
     for j in jobs:
-        evaluate = None
-        if j.file is not None:
-            try:
-                evaluate = milestones.load_evaluator(j.file)
-            except Exception as exc:  # noqa: BLE001
-                ctx.grader_errors.append(f"milestone {j.info.id}: evaluator failed: {exc}")
         if j.file is None:
-            ctx.grader_errors.append(f"milestone {j.info.id}: no provider file")
+            if not any(e.startswith(f"milestone {j.info.id}:") for e in ctx.grader_errors):
+                ctx.grader_errors.append(f"milestone {j.info.id}: no provider file")
             pts, msg, extra = 0.0, ("This milestone is not graded by this autograder yet; "
                                     "course staff will grade it."), {"seeds": list(j.info.seeds)}
         elif integrity:
             pts, msg, extra = 0.0, "Not scored: the graded code must come from your module.", {}
         else:
-            pts, msg, extra = milestones.score(j, report.outcomes, evaluate)
+            try:
+                pts, msg, extra = milestones.score(j, report.outcomes)
+            except Exception as exc:  # noqa: BLE001 - a scoring bug is the course's problem
+                ctx.grader_errors.append(f"milestone {j.info.id}: scoring failed: "
+                                         f"{type(exc).__name__}: {exc}"[:300])
+                pts, msg, extra = 0.0, ("This milestone could not be scored because of an "
+                                        "autograder problem; course staff will grade it."), {}
         ms_extra[j.info.id] = extra
         tests.append({"name": f"milestone · {j.info.id} · {j.info.title}", "score": pts,
                       "max_score": j.info.points, "status": "passed" if pts else "failed",
@@ -518,7 +735,7 @@ def _results(ctx: _Ctx, tests: list[dict[str, Any]], summary: str) -> dict[str, 
         "suite_version": suite.version if suite else "",
         "suite_sha256": ctx.suite_sha,
         "max_score": info.max_score,
-        "seeds": {c.name: c.seed() for c in suite.cases} if suite else {},
+        "seeds": dict(ctx.seeds),
         "packages": _packages(ctx.extra.get("run", {}).get("child_numpy")),
         "isolation": ctx.isolation,
         "expected_from": ctx.expected_source,
@@ -564,24 +781,31 @@ def _metadata_summary(path: Path) -> dict[str, Any]:
 def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
                  metadata: Path | None = None, limits: Any = None,
                  expected: Path | None = None, hide: list[Path] | None = None,
-                 lanes: int = 1) -> dict[str, Any]:
+                 lanes: int = 1, extensions: Path | None = None,
+                 now: dt.datetime | None = None) -> dict[str, Any]:
     """Grade with the repository's layout (``tito grade``): suite, reference, public tests.
 
     ``module`` is a ``tito.course.Module`` or a :func:`module_snapshot` dict (what a
     ``tito regrade`` task carries to a Dask worker); ``hide`` adds paths the sandbox must not
-    see (a regrade's export and output folders) to the repository itself.
+    see (a regrade's export and output folders) to the repository itself. ``extensions``
+    (the CSV the gradebook ingests) keeps an extended module open for everyone until the
+    extension has passed too.
     """
+    from autograder.harness.limits import module_snapshot  # noqa: PLC0415
     from tito import paths  # noqa: PLC0415 - repository side only
 
     name = ModuleInfo.from_any(module, course).name
-    return grade(module=module, course=course, submission=submission,
+    snap: Any = module
+    if extensions is not None and not isinstance(module, dict):
+        snap = module_snapshot(course, module, course.extension_dues(Path(extensions)))
+    return grade(module=snap, course=course, submission=submission,
                  suite_path=paths.SUITES / name / "suite.py",
                  reference=paths.REFERENCE,
                  public_tests=paths.RELEASE / name / "tests", out=out,
                  limits=limits, expected=expected, metadata=metadata,
                  stubs=paths.RELEASE / "tinytorch",
-                 milestone_dirs=[paths.AUTOGRADER / "milestones" / "probes"],
-                 hide=[paths.REPO_ROOT, *(hide or [])], lanes=lanes,
+                 milestone_dirs=[paths.AUTOGRADER / "milestones" / "providers"],
+                 hide=[paths.REPO_ROOT, *(hide or [])], lanes=lanes, now=now,
                  data_dir=grader_data_dir())
 
 

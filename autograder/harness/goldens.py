@@ -1,9 +1,20 @@
-"""Expected values ("publish mode"): the suite run against the reference, in a child.
+"""Expected values: the suite run against the reference, in a trusted child.
 
 The reference runs in its own trusted child process (never in the deciding parent, so a
-reference bug that hangs or crashes cannot take grading down). Results are kept as goldens:
-a JSON file in the wire format of :mod:`autograder.harness.wire` (never pickle), tied to the
-exact suite and reference they were computed from by SHA-256, so stale goldens are refused.
+reference bug that hangs or crashes cannot take grading down). Two ways to get expected values
+for a submission's variant (:mod:`autograder.harness.variants`):
+
+* a **reference run** for that variant's seeds (``tito grade``, ``tito regrade``: the
+  repository has the reference);
+* a **bank** of goldens, one expected value per case and variant, computed when the
+  autograder zip is built (Gradescope: the graded module's reference never ships, and grading
+  costs no reference run). Goldens are JSON in the wire format of
+  :mod:`autograder.harness.wire` (never pickle), tied to the exact suite they were computed
+  from by SHA-256, so stale goldens are refused. The bank also holds the variant salt; the
+  sandbox never sees the file.
+
+A bank is refused when a case gives the same expected value in two variants
+(:func:`check_variation`): a constant would pass that case for some submissions.
 """
 
 from __future__ import annotations
@@ -13,6 +24,7 @@ import importlib.util
 import json
 import shutil
 import tempfile
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,9 +33,10 @@ from autograder.harness import wire
 from autograder.harness.limits import Limits
 from autograder.harness.package import build_package
 from autograder.harness.supervisor import RunSpec, run_items
+from autograder.harness.variants import salt_from_reference
 from autograder.suite import Suite
 
-FORMAT = 1
+FORMAT = 2
 
 
 class GoldensError(RuntimeError):
@@ -32,12 +45,14 @@ class GoldensError(RuntimeError):
 
 @dataclass
 class Expected:
-    """Expected values per case name; ``errors`` names cases the reference itself failed."""
+    """Expected values per case name for one variant; ``errors`` names cases the reference
+    itself failed; ``seeds`` are the case seeds the values belong to."""
 
     values: dict[str, Any]
     errors: dict[str, str] = field(default_factory=dict)
     suite_sha256: str = ""
     source: str = "reference-run"
+    seeds: dict[str, int] = field(default_factory=dict)
 
 
 def sha256_file(path: Path) -> str:
@@ -57,30 +72,53 @@ def load_suite(suite_path: Path) -> Suite:
     return suite
 
 
-def compute_expected(*, suite_path: Path, suite: Suite, reference: Path, slug: str,
-                     number: int, all_modules: tuple[tuple[int, str], ...], limits: Limits,
-                     scratch_root: Path | None = None) -> Expected:
-    """Run every case against the reference in a trusted child process."""
+def case_seeds(suite: Suite, variant: int | None, salt: str) -> dict[str, int]:
+    """Each case's seed in ``variant`` (None: the cases' base seeds)."""
+    return {c.name: c.seed(variant, salt) for c in suite.cases}
+
+
+def _reference_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
+                   all_modules: tuple[tuple[int, str], ...], limits: Limits,
+                   items: dict[str, tuple[str, int]], scratch_root: Path | None = None
+                   ) -> dict[str, Any]:
+    """Run ``items`` ({item: (case name, seed)}) against the reference; item -> Outcome."""
     suite_path, reference = suite_path.absolute(), reference.absolute()
     scratch = Path(tempfile.mkdtemp(prefix="ttref-", dir=scratch_root))
+    timeout = {c.name: float(c.timeout_s or limits.test_timeout_s) for c in suite.cases}
     try:
         pkg_parent = scratch / "pkg"
         pkg_parent.mkdir()
         build_package(dest=pkg_parent, reference=reference, module_number=number, slug=slug,
                       student_source=None, all_modules=all_modules)
-        items = [f"case:{c.name}" for c in suite.cases]
-        timeouts = {f"case:{c.name}": float(c.timeout_s or limits.test_timeout_s)
-                    for c in suite.cases}
         report = run_items(RunSpec(
-            package_parent=pkg_parent, slug=slug, suite_file=suite_path, items=items,
-            scratch=scratch, item_timeout_s=timeouts, import_timeout_s=limits.import_timeout,
-            run_timeout_s=limits.run_timeout_s, memory_limit_mb=limits.memory_limit_mb,
-            max_output_kb=limits.max_output_kb, sandbox=False))
+            package_parent=pkg_parent, slug=slug, suite_file=suite_path, items=list(items),
+            scratch=scratch, item_timeout_s={i: timeout[n] for i, (n, _) in items.items()},
+            import_timeout_s=limits.import_timeout,
+            run_timeout_s=max(limits.run_timeout_s, 1.0),
+            memory_limit_mb=limits.memory_limit_mb, max_output_kb=limits.max_output_kb,
+            sandbox=False, seeds={i: s for i, (_, s) in items.items()}))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    exp = Expected(values={}, suite_sha256=sha256_file(suite_path))
+    return report.outcomes
+
+
+def compute_expected(*, suite_path: Path, suite: Suite, reference: Path, slug: str,
+                     number: int, all_modules: tuple[tuple[int, str], ...], limits: Limits,
+                     scratch_root: Path | None = None, seeds: dict[str, int] | None = None
+                     ) -> Expected:
+    """Run every case against the reference in a trusted child process.
+
+    Args:
+        seeds: each case's seed (a variant's, from :func:`case_seeds`); None: base seeds.
+    """
+    chosen = seeds or case_seeds(suite, None, "")
+    items = {f"case:{c.name}": (c.name, chosen[c.name]) for c in suite.cases}
+    outcomes = _reference_run(suite_path=suite_path, suite=suite, reference=reference,
+                              slug=slug, number=number, all_modules=all_modules,
+                              limits=limits, items=items, scratch_root=scratch_root)
+    exp = Expected(values={}, suite_sha256=sha256_file(suite_path), seeds=dict(chosen))
     for c in suite.cases:
-        o = report.outcomes[f"case:{c.name}"]
+        o = outcomes[f"case:{c.name}"]
         if o.status == "result":
             exp.values[c.name] = o.value
         else:
@@ -88,37 +126,100 @@ def compute_expected(*, suite_path: Path, suite: Suite, reference: Path, slug: s
     return exp
 
 
-def save_goldens(exp: Expected, path: Path, *, module: str, suite_version: str,
+@dataclass
+class Bank:
+    """Goldens for every variant: ``cases[name][v]`` is the wire-encoded expected value."""
+
+    salt: str
+    count: int
+    cases: dict[str, list[Any]]
+    suite_sha256: str = ""
+
+    def expected(self, variant: int, suite: Suite) -> Expected:
+        """Decoded expected values of one variant (only that variant is decoded)."""
+        if not 0 <= variant < self.count:
+            raise GoldensError(f"variant {variant} is not in the bank (0..{self.count - 1})")
+        try:
+            values = {name: wire.decode(vals[variant]) for name, vals in self.cases.items()}
+        except (wire.WireError, IndexError, TypeError) as exc:
+            raise GoldensError(f"goldens: bad case data ({exc})") from exc
+        return Expected(values=values, suite_sha256=self.suite_sha256, source="goldens",
+                        seeds=case_seeds(suite, variant, self.salt))
+
+
+def compute_bank(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
+                 all_modules: tuple[tuple[int, str], ...], limits: Limits, variants: int,
+                 salt: str) -> Bank:
+    """Every case in every variant, in one reference child (``case:NAME@V`` items)."""
+    items = {f"case:{c.name}@{v}": (c.name, c.seed(v, salt))
+             for v in range(variants) for c in suite.cases}
+    per_item = Limits(test_timeout_s=limits.test_timeout_s,
+                      run_timeout_s=limits.run_timeout_s * max(1, variants),
+                      memory_limit_mb=limits.memory_limit_mb, max_output_kb=4,
+                      import_timeout_s=limits.import_timeout_s)
+    outcomes = _reference_run(suite_path=suite_path, suite=suite, reference=reference,
+                              slug=slug, number=number, all_modules=all_modules,
+                              limits=per_item, items=items)
+    cases: dict[str, list[Any]] = {c.name: [] for c in suite.cases}
+    for v in range(variants):
+        for c in suite.cases:
+            o = outcomes[f"case:{c.name}@{v}"]
+            if o.status != "result":
+                raise GoldensError(f"the reference fails case {c.name!r} in variant {v} "
+                                   f"({o.status}: {o.message}); fix the suite or the "
+                                   "reference before packaging")
+            cases[c.name].append(wire.encode(o.value))
+    bank = Bank(salt=salt, count=variants, cases=cases, suite_sha256=sha256_file(suite_path))
+    problems = check_variation(bank)
+    if problems:
+        raise GoldensError("; ".join(problems[:5]))
+    return bank
+
+
+def check_variation(bank: Bank) -> list[str]:
+    """Cases whose expected value repeats across variants (a constant could pass them)."""
+    out = []
+    for name, values in bank.cases.items():
+        counts = Counter(json.dumps(v, sort_keys=True, separators=(",", ":")) for v in values)
+        top = max(counts.values()) if counts else 0
+        if top > 1:
+            out.append(f"case {name!r} gives the same expected value in {top} of "
+                       f"{bank.count} variants: draw what it probes from rng (sizes, values, "
+                       "which argument), so a constant answer cannot pass it")
+    return out
+
+
+def save_goldens(bank: Bank, path: Path, *, module: str, suite_version: str,
                  reference_sha256: str = "") -> Path:
-    """Write goldens as JSON (wire format). Refuses when the reference failed a case."""
-    if exp.errors:
-        first = next(iter(exp.errors.items()))
-        raise GoldensError(f"the reference fails case {first[0]!r} ({first[1]}); fix the "
-                           "suite or the reference before packaging")
+    """Write a bank as JSON (wire format)."""
     doc = {"format": FORMAT, "module": module, "suite_version": suite_version,
-           "suite_sha256": exp.suite_sha256, "reference_sha256": reference_sha256,
-           "cases": {name: wire.encode(v) for name, v in exp.values.items()}}
+           "suite_sha256": bank.suite_sha256, "reference_sha256": reference_sha256,
+           "variants": bank.count, "salt": bank.salt, "cases": bank.cases}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, separators=(",", ":"), allow_nan=False), encoding="utf-8")
     return path
 
 
-def load_goldens(path: Path, *, suite_path: Path) -> Expected:
-    """Read goldens and check they belong to this exact suite file."""
+def load_goldens(path: Path, *, suite_path: Path) -> Bank:
+    """Read a bank and check it belongs to this exact suite file."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise GoldensError(f"goldens {path.name} cannot be read: {exc}") from exc
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise GoldensError(f"goldens {path.name}: unknown format")
+        raise GoldensError(f"goldens {path.name}: unknown format (rebuild the autograder)")
     if doc.get("suite_sha256") != sha256_file(suite_path):
         raise GoldensError(f"goldens {path.name} were built from a different suite; rebuild "
                            "the autograder")
     try:
-        values = {str(k): wire.decode(v) for k, v in doc["cases"].items()}
-    except (wire.WireError, KeyError, AttributeError) as exc:
-        raise GoldensError(f"goldens {path.name}: bad case data ({exc})") from exc
-    return Expected(values=values, suite_sha256=doc["suite_sha256"], source="goldens")
+        count = int(doc["variants"])
+        salt = str(doc["salt"])
+        cases = {str(k): list(v) for k, v in doc["cases"].items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise GoldensError(f"goldens {path.name}: bad bank ({exc})") from exc
+    if count < 1 or any(len(v) != count for v in cases.values()):
+        raise GoldensError(f"goldens {path.name}: every case needs {count} variants")
+    return Bank(salt=salt, count=count, cases=cases, suite_sha256=doc["suite_sha256"])
 
 
 def reference_digest(reference: Path) -> str:
@@ -130,12 +231,18 @@ def reference_digest(reference: Path) -> str:
 
 
 def build_goldens(*, suite_path: Path, reference: Path, out: Path, slug: str, number: int,
-                  all_modules: tuple[tuple[int, str], ...], limits: Limits | None = None
-                  ) -> Path:
-    """Compute expected values from the reference and save them as goldens JSON."""
+                  all_modules: tuple[tuple[int, str], ...], limits: Limits | None = None,
+                  variants: int | None = None) -> Path:
+    """Compute the bank of expected values from the reference and save it as goldens JSON.
+
+    ``variants`` defaults to the limits' (course.yml ``course.grading.variants``); the salt
+    is derived from ``reference/<slug>.py``.
+    """
     suite = load_suite(suite_path)
     lim = limits or Limits()
-    exp = compute_expected(suite_path=suite_path, suite=suite, reference=reference, slug=slug,
-                           number=number, all_modules=all_modules, limits=lim)
-    return save_goldens(exp, out, module=suite.module, suite_version=suite.version,
+    bank = compute_bank(suite_path=suite_path, suite=suite, reference=reference, slug=slug,
+                        number=number, all_modules=all_modules, limits=lim,
+                        variants=variants or lim.variants,
+                        salt=salt_from_reference(reference / f"{slug}.py"))
+    return save_goldens(bank, out, module=suite.module, suite_version=suite.version,
                         reference_sha256=reference_digest(reference))

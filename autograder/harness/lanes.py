@@ -17,7 +17,7 @@ that would use up that limit in one child gets more of its tests run in lanes.
 from __future__ import annotations
 
 import dataclasses
-import os
+import shutil
 import tempfile
 import threading
 from pathlib import Path
@@ -31,16 +31,28 @@ def run_lanes(spec: RunSpec, lanes: int) -> RunReport:
     if lanes == 1:
         return run_items(spec)
     groups = [spec.items[i::lanes] for i in range(lanes)]
-    # The lanes' scratch folders live in the run's scratch, next to the package: it must be
-    # traversable (not listable) by the lanes' uids, as run_items makes its own scratch.
-    os.chmod(spec.scratch, 0o711)
     reports: list[RunReport | None] = [None] * lanes
     errors: list[BaseException] = []
 
+    def lane_spec(i: int) -> RunSpec:
+        """Each lane gets its own scratch with its own copy of the package, so every lane's
+        scratch is readable by its own uid only (as run_items makes it), never 0711."""
+        scratch = Path(tempfile.mkdtemp(prefix=f"lane{i}-", dir=spec.scratch))
+        pkg = scratch / "pkg"
+        shutil.copytree(spec.package_parent, pkg)
+
+        def moved(p: Path | None) -> Path | None:
+            return None if p is None else pkg / p.relative_to(spec.package_parent)
+
+        return dataclasses.replace(
+            spec, items=groups[i], scratch=scratch, package_parent=pkg,
+            student_file=moved(spec.student_file),
+            student_files=[pkg / p.relative_to(spec.package_parent)
+                           for p in spec.student_files])
+
     def run(i: int) -> None:
         try:
-            scratch = Path(tempfile.mkdtemp(prefix=f"lane{i}-", dir=spec.scratch))
-            reports[i] = run_items(dataclasses.replace(spec, items=groups[i], scratch=scratch))
+            reports[i] = run_items(lane_spec(i))
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             errors.append(exc)
 
@@ -67,6 +79,8 @@ def merge(spec: RunSpec, reports: list[RunReport]) -> RunReport:
         blocked_imports=list(dict.fromkeys(b for r in reports for b in r.blocked_imports)),
         raw_output="\n".join(r.raw_output for r in reports if r.raw_output),
         import_output=(fatal or first).import_output, isolation=first.isolation,
+        sandbox_facts=first.sandbox_facts,
+        exposed=list(dict.fromkeys(p for r in reports for p in r.exposed)),
         launches=sum(r.launches for r in reports),
         protocol_errors=[e for r in reports for e in r.protocol_errors][:50],
         elapsed_s=max(r.elapsed_s for r in reports),

@@ -7,6 +7,7 @@ the Gradescope container (where only a JSON course snapshot exists), so it takes
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -20,6 +21,7 @@ class Limits:
     memory_limit_mb: int = 700
     max_output_kb: int = 64
     import_timeout_s: float | None = None
+    variants: int = 64
 
     @classmethod
     def from_any(cls, obj: Any) -> Limits:
@@ -32,19 +34,22 @@ class Limits:
             data = obj
         else:
             data = {k: getattr(obj, k) for k in ("test_timeout_s", "run_timeout_s",
-                                                 "memory_limit_mb", "max_output_kb")
+                                                 "memory_limit_mb", "max_output_kb",
+                                                 "variants")
                     if hasattr(obj, k)}
         known = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         return cls(**known)
 
     def within(self, course: Limits) -> Limits:
-        """These limits, never above the course's (tests may tighten, nobody may loosen)."""
+        """These limits, never above the course's (tests may tighten, nobody may loosen);
+        the number of variants is always the course's."""
         return replace(
             self,
             test_timeout_s=min(self.test_timeout_s, course.test_timeout_s),
             run_timeout_s=min(self.run_timeout_s, course.run_timeout_s),
             memory_limit_mb=min(self.memory_limit_mb, course.memory_limit_mb),
             max_output_kb=min(self.max_output_kb, course.max_output_kb),
+            variants=course.variants,
         )
 
     @property
@@ -87,10 +92,30 @@ class ModuleInfo:
     due: str = ""
     course: str = ""
     all_modules: tuple[tuple[int, str], ...] = ()
+    #: module number -> when it stops accepting late work (ISO 8601 with offset); a module
+    #: missing here, or with an empty time, never closes.
+    closes: tuple[tuple[int, str], ...] = ()
+    #: slugs of earlier modules whose reference the autograder carries (None: all of them,
+    #: as in the repository)
+    reference_modules: tuple[str, ...] | None = None
 
     @property
     def name(self) -> str:
         return f"{self.number:02d}_{self.slug}"
+
+    def closed(self, number: int, now: dt.datetime) -> bool:
+        """Whether module ``number`` no longer accepts late work at ``now`` (aware)."""
+        text = dict(self.closes).get(number, "")
+        if not text:
+            return False
+        return now >= dt.datetime.fromisoformat(text)
+
+    def closes_text(self, number: int) -> str:
+        """When module ``number`` closes, for messages (``never`` when it does not)."""
+        text = dict(self.closes).get(number, "")
+        if not text:
+            return "never (the course accepts late work without limit)"
+        return dt.datetime.fromisoformat(text).strftime("%Y-%m-%d %H:%M %Z").strip()
 
     @property
     def max_score(self) -> float:
@@ -120,16 +145,28 @@ class ModuleInfo:
             dataset=m.get("dataset", ""), weights=m.get("weights") or "",
             test_data=dict(m["test_data"]) if m.get("test_data") else None)
             for m in d.get("milestones", []))
+        refs = d.get("reference_modules")
         return cls(number=int(mod["number"]), slug=str(mod["slug"]),
                    title=str(mod.get("title", mod["slug"])), points=float(mod["points"]),
                    limits=Limits.from_any(d.get("limits")), milestones=ms,
                    due=str(mod.get("due", "")), course=str(d.get("course", "")),
                    all_modules=tuple((int(m["number"]), str(m["slug"]))
-                                     for m in d.get("modules", [])))
+                                     for m in d.get("modules", [])),
+                   closes=tuple((int(m["number"]), str(m.get("closes") or ""))
+                                for m in d.get("modules", [])),
+                   reference_modules=None if refs is None else tuple(str(r) for r in refs))
 
 
-def module_snapshot(course: Any, module: Any) -> dict[str, Any]:
-    """The course facts for grading ``module``, as JSON-able data (goes into the zip)."""
+def module_snapshot(course: Any, module: Any,
+                    extended: dict[int, dt.datetime] | None = None) -> dict[str, Any]:
+    """The course facts for grading ``module``, as JSON-able data (goes into the zip).
+
+    ``extended`` (``Course.extension_dues``) pushes back when modules close.
+    """
+    def closes(m: Any) -> str:
+        when = course.closes_at(m, extended)
+        return when.isoformat() if when is not None else ""
+
     return {
         "format": 1,
         "course": f"{course.course.code} {course.course.term}",
@@ -138,5 +175,6 @@ def module_snapshot(course: Any, module: Any) -> dict[str, Any]:
                    "category": module.category, "timezone": course.course.timezone},
         "limits": Limits.from_any(course.course.grading).as_dict(),
         "milestones": [m.model_dump() for m in course.milestones_graded_with(module.number)],
-        "modules": [{"number": m.number, "slug": m.slug} for m in course.modules],
+        "modules": [{"number": m.number, "slug": m.slug, "closes": closes(m)}
+                    for m in course.modules],
     }

@@ -1,50 +1,71 @@
-"""The milestone hook: train in the sandbox, score in the parent, k of n seeds.
+"""The milestone hook: train in the sandbox, evaluate in the parent, k of n seeds.
 
-A milestone graded with a module (course.yml ``milestones[].graded_with``) is provided by a
-Python file ``<milestones dir>/<id>.py`` (``autograder/milestones/probes/``) with two names::
+A milestone graded with a module (course.yml ``milestones[].graded_with``) needs a trainer in
+``milestones/recipes.py`` (``TRAINERS[id]``, the only milestone code the child loads) and a
+provider ``<providers dir>/<id>.py`` loaded in this trusted process only::
 
-    def probe(tt, seed: int):
-        '''Runs in the sandboxed child with tt = the package under test: train with `seed`
-        on the training split and return the predictions on the test inputs (plain data,
-        e.g. an int array of class ids).'''
+    def task(seed: int) -> (train_x, train_y, test_x, test_y)
+        '''One variant of the task; only the training split is sent to the child.'''
 
-    def evaluate(predictions_by_seed: dict[int, object | None]) -> dict:
-        '''Runs in the trusted parent on the decoded predictions (None for a seed that
-        crashed or ran out of time): the k-of-n verdict against labels the child never sees,
-        as ``{"score", "passed", "per_seed", "passing_seeds", "message", ...}``.'''
+    def predict(params: list[np.ndarray], x: np.ndarray) -> np.ndarray
+        '''The reference forward pass in NumPy: classes the trained params give for x.'''
 
-The harness runs one item ``milestone:<id>@<seed>`` per seed (each gets ``time_budget_s /
-len(seeds)`` seconds) and records the verdict, seeds and per-seed metrics in
-``extra_data.milestones``. Thresholds, seeds and points come from course.yml only.
+    def evaluate(result, test_x, test_y) -> {"passed": bool, "value": float | None,
+                                             "message": str}     # optional
+        '''A milestone judged on more than one model's predictions (mlperf_2018: sizes,
+        accuracies, tokens, paired timings): the provider judges what the trainer returned,
+        here, and the harness keeps the verdict only; k of n as for the others.'''
+
+For each seed slot of course.yml the harness derives, from the submission, a training seed
+(sent to the child with the training split) and a data seed (kept here: which task variant,
+hence which held-out test split); see :func:`autograder.harness.variants.milestone_seeds`.
+One item ``milestone:<id>#<slot>@<training seed>`` runs per slot with ``time_budget_s /
+len(seeds)`` seconds; the child returns the trained parameters, :func:`on_result` turns them
+into predictions on the held-out split at once (the parameters are dropped), and
+:func:`score` applies the k-of-n rule. Thresholds, slots and points come from course.yml only.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+import numpy as np
+
+from autograder.harness import wire
 from autograder.harness.limits import MilestoneInfo
-from autograder.harness.supervisor import Outcome
+from autograder.harness.supervisor import HARNESS_ROOT, Outcome
+from autograder.harness.variants import MilestoneSeed, milestone_seeds
 
-Evaluator = Callable[[dict[int, Any]], dict[str, Any]]
+#: Share of a seed's slot spent training; the rest covers a slow import and the reply.
+TRAIN_SHARE = 0.6
+RECIPES = HARNESS_ROOT / "milestones" / "recipes.py"
 
 
-@dataclass(frozen=True)
+@dataclass
 class MilestoneJob:
-    """A milestone ready to run: its course facts and its provider file (None = missing)."""
+    """A milestone ready to run: its course facts, its provider file (None = missing) and,
+    once :func:`prepare` ran, this submission's seeds, training inputs and held-out tests."""
 
     info: MilestoneInfo
     file: Path | None
+    seeds: list[MilestoneSeed] = field(default_factory=list)
+    provider: ModuleType | None = None
+    inputs: dict[str, Any] = field(default_factory=dict)     # item -> wire data (to the child)
+    held_out: dict[str, tuple[Any, np.ndarray]] = field(default_factory=dict)
 
     def items(self) -> list[str]:
-        return [f"milestone:{self.info.id}@{s}" for s in self.info.seeds]
+        return [f"milestone:{self.info.id}#{s.slot}@{s.train}" for s in self.seeds]
 
     def item_timeout(self) -> float:
         return self.info.time_budget_s / max(1, len(self.info.seeds))
+
+    def train_budget(self) -> float:
+        return TRAIN_SHARE * self.item_timeout()
 
 
 def find_jobs(milestones: tuple[MilestoneInfo, ...], folders: list[Path]) -> list[MilestoneJob]:
@@ -56,40 +77,99 @@ def find_jobs(milestones: tuple[MilestoneInfo, ...], folders: list[Path]) -> lis
     return jobs
 
 
-def load_evaluator(file: Path) -> Evaluator:
-    """Import a provider (trusted course code) in the parent and return its ``evaluate``."""
-    spec = importlib.util.spec_from_file_location(f"milestone_eval_{file.stem}", file)
+def load_provider(file: Path) -> ModuleType:
+    """Import a provider (trusted course code) in the parent; it must define task and predict."""
+    spec = importlib.util.spec_from_file_location(f"milestone_provider_{file.stem}", file)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {file}")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.evaluate
+    for name in ("task", "predict"):
+        if not callable(getattr(mod, name, None)):
+            raise ImportError(f"{file.name} defines no {name}()")
+    return mod
 
 
-def score(job: MilestoneJob, outcomes: dict[str, Outcome], evaluate: Evaluator | None
-          ) -> tuple[float, str, dict[str, Any]]:
+def prepare(job: MilestoneJob, *, key: str, salt: str) -> None:
+    """This submission's seeds, the training split of each variant (for the child) and the
+    held-out split (kept here). Raises whatever the provider raises (a course-side error)."""
+    assert job.file is not None
+    job.provider = load_provider(job.file)
+    job.seeds = milestone_seeds(key, salt, job.info.id, job.info.seeds)
+    for s, item in zip(job.seeds, job.items(), strict=True):
+        train_x, train_y, test_x, test_y = job.provider.task(s.data)
+        # a task may hand the child more than one array (mlperf_2018: images and a prompt)
+        job.inputs[item] = wire.encode([train_x if isinstance(train_x, dict)
+                                        else np.asarray(train_x), np.asarray(train_y)])
+        job.held_out[item] = (test_x if isinstance(test_x, dict) else np.asarray(test_x),
+                              np.asarray(test_y))
+
+
+def child_job(jobs: list[MilestoneJob]) -> dict[str, Any]:
+    """``RunSpec.milestone_job``: what the child needs to train (no labels of any test set)."""
+    ready = [j for j in jobs if j.file is not None and j.seeds]
+    if not ready:
+        return {}
+    return {"recipes": str(RECIPES), "ids": [j.info.id for j in ready],
+            "inputs": {i: d for j in ready for i, d in j.inputs.items()},
+            "budget_s": {j.info.id: j.train_budget() for j in ready}}
+
+
+def on_result(job: MilestoneJob, item: str, params: Any) -> dict[str, Any]:
+    """Predictions of the returned parameters on the held-out split, or the provider's
+    ``evaluate`` verdict when it has the hook (what the child sent is dropped either way)."""
+    assert job.provider is not None
+    test_x, test_y = job.held_out[item]
+    try:
+        judge = getattr(job.provider, "evaluate", None)
+        if callable(judge):
+            v = judge(params, test_x, test_y)
+            return {"verdict": {"passed": bool(v["passed"]), "value": v.get("value"),
+                                "message": str(v.get("message", ""))}}
+        pred = np.asarray(job.provider.predict(params, test_x))
+    except ValueError as exc:  # forward.BadParameters and shape errors: the submission's
+        return {"invalid": str(exc)[:300]}
+    return {"pred": pred}
+
+
+def score(job: MilestoneJob, outcomes: dict[str, Outcome]) -> tuple[float, str, dict[str, Any]]:
     """(points, message, extra) for one milestone from its per-seed outcomes."""
+    from autograder.milestones.grading import evaluate, k_of_n  # noqa: PLC0415 - course schema
+
     m = job.info
+    judged = callable(getattr(job.provider, "evaluate", None))
+    verdicts: dict[int, Any] = {}
     preds: dict[int, Any] = {}
+    labels: dict[int, np.ndarray] = {}
     notes: list[str] = []
-    for seed, item in zip(m.seeds, job.items(), strict=True):
+    for s, item in zip(job.seeds, job.items(), strict=True):
+        labels[s.slot] = job.held_out[item][1]
         o = outcomes.get(item)
-        if o is not None and o.status == "result":
-            preds[seed] = o.value
+        got = o.value if o is not None and o.status == "result" else None
+        if isinstance(got, dict) and "pred" in got:
+            preds[s.slot] = got["pred"]
+            continue
+        if isinstance(got, dict) and "verdict" in got:
+            verdicts[s.slot] = got["verdict"]
+            continue
+        preds[s.slot] = verdicts[s.slot] = None
+        if isinstance(got, dict) and "invalid" in got:
+            notes.append(f"seed {s.slot}: the trained parameters do not fit the model "
+                         f"({got['invalid']})")
         else:
-            preds[seed] = None
-            notes.append(f"seed {seed}: " + (o.message or o.status if o else "no result"))
-    if evaluate is None:
-        return 0.0, "This milestone could not be scored (grader problem).", {}
-    verdict = evaluate(preds)
-    points = float(verdict.get("score", 0.0))
+            notes.append(f"seed {s.slot}: " + ((o.message or o.status) if o else "no result"))
+    verdict = (k_of_n(_as_course_milestone(m), verdicts) if judged
+               else evaluate(_as_course_milestone(m), preds, labels))
     msg = str(verdict.get("message", ""))
     if notes:
         msg += "\n" + "\n".join(notes[:len(m.seeds)])
     per_seed = {str(k): v for k, v in dict(verdict.get("per_seed", {})).items()}
-    extra = {"seeds": list(m.seeds), "metric": m.metric, "threshold": m.threshold,
-             "values": per_seed, "passing": len(verdict.get("passing_seeds", [])),
+    extra = {"seeds": list(m.seeds), "train_seeds": [s.train for s in job.seeds],
+             "data_seeds": [s.data for s in job.seeds], "metric": m.metric,
+             "threshold": m.threshold, "values": per_seed,
+             "passing": len(verdict.get("passing_seeds", [])),
              "needed": m.min_passing_seeds, "passed": bool(verdict.get("passed", False))}
+    points = float(verdict.get("score", 0.0))
     return min(points, float(m.points)), msg, extra
 
 
@@ -112,3 +192,10 @@ def score_submitted(m: MilestoneInfo, submission_dir: Path, data_dir: Path | Non
              "weights": m.weights, "cpu_s": round(time.process_time() - started, 2)}
     points = min(float(verdict.get("score", 0.0)), float(m.points))
     return points, str(verdict.get("message", "")), extra, problem
+
+
+def _as_course_milestone(m: MilestoneInfo) -> dict[str, Any]:
+    return {"id": m.id, "year": 0, "title": m.title, "requires": [], "graded_with": 0,
+            "dataset": m.dataset or "-", "metric": m.metric, "threshold": m.threshold,
+            "seeds": list(m.seeds), "min_passing_seeds": m.min_passing_seeds,
+            "time_budget_s": m.time_budget_s, "points": m.points}

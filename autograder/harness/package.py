@@ -1,28 +1,43 @@
 """From a submission on disk to the grader's view of it: a package in a scratch folder.
 
-Steps, all in the trusted parent and none of them running student code:
+Steps, none of them running student code:
 
-1. :func:`find_notebook` picks the notebook out of a submission (file or folder);
-2. :func:`export_submission` turns its ``#| export`` cells into module source with
-   ``tito.export.export_module`` (a corrupt, empty, non-UTF-8 or syntactically broken
-   notebook becomes a :class:`SubmissionError` with a message for the student);
-3. :func:`forbidden_imports` refuses frameworks that would do the work (torch, jax, ...);
+1. :func:`find_notebook` picks the notebook out of a submission (file or folder), and
+   :func:`earlier_notebooks` the student's notebooks of earlier modules submitted with it;
+2. :func:`export_notebooks` turns their ``#| export`` cells into module source with
+   ``tito.export.export_module`` in a separate, memory-capped process
+   (:mod:`autograder.harness.export_worker`): a corrupt, empty, non-UTF-8, syntactically
+   broken or absurdly large notebook becomes a :class:`SubmissionError` with a message for
+   the student, and the grading parent's memory stays small;
+3. the same worker lists refused imports (torch, jax, ...: :func:`forbidden_imports`);
 4. :func:`build_package` lays out ``tinytorch/`` = the reference with the graded module
-   replaced by the student's export (earlier modules from the reference so one early bug is
-   not punished twice; later modules from the student-release stubs when given).
+   replaced by the student's export; an earlier module comes from the reference only once its
+   submission window has closed, otherwise from the student's own notebook submitted with
+   this one (or the release stub); later modules from the student-release stubs.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import shutil
+import subprocess
+import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from autograder.harness import isolation
+from autograder.harness.export_worker import FORBIDDEN_TOP, forbidden_imports
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
-FORBIDDEN_TOP = ("torch", "jax", "jaxlib", "tensorflow", "tinytorch_ref", "autograder",
-                 "keras", "cupy")
+#: Address-space cap of the process that reads untrusted notebooks.
+EXPORT_MEMORY_MB = 512
+EXPORT_TIMEOUT_S = 30.0
+WORKER = Path(__file__).with_name("export_worker.py")
+HARNESS_ROOT = Path(__file__).resolve().parents[2]
+__all__ = ["FORBIDDEN_TOP", "forbidden_imports"]
 
 
 class SubmissionError(ValueError):
@@ -73,32 +88,108 @@ def find_notebook(submission: Path, module_name: str) -> tuple[Path, list[str]]:
                           f" upload the notebook {expected} from your release folder")
 
 
-def export_submission(notebook: Path, *, slug: str, number: int, title: str) -> str:
-    """The student's module source, or a SubmissionError saying why there is none."""
+def earlier_notebooks(submission: Path, module_number: int,
+                      all_modules: tuple[tuple[int, str], ...]) -> dict[int, Path]:
+    """The student's notebooks of earlier modules in a submission folder, by exact release
+    name (``01_tensor.ipynb``, anywhere in the folder; symlinks are never followed)."""
+    if not submission.is_dir():
+        return {}
+    wanted = {f"{n:02d}_{slug}.ipynb": n for n, slug in all_modules if n < module_number}
+    found: dict[int, Path] = {}
+    for p in sorted(submission.rglob("*.ipynb")):
+        n = wanted.get(p.name)
+        if n is None or n in found or ".ipynb_checkpoints" in p.parts:
+            continue
+        if any(q.is_symlink() for q in [p, *p.parents] if q != submission
+               and submission in q.parents) or not p.is_file():
+            continue
+        found[n] = p
+    return found
+
+
+@dataclass
+class Exported:
+    """One notebook read by the export worker: its module source, or why there is none."""
+
+    source: str | None
+    error: str = ""
+    forbidden: list[str] = field(default_factory=list)
+
+
+def _check_size(notebook: Path) -> str:
     try:
         size = notebook.stat().st_size
     except OSError as exc:
-        raise SubmissionError(f"{notebook.name}: cannot be read ({exc.strerror})") from None
+        return f"{notebook.name}: cannot be read ({exc.strerror})"
     if size == 0:
-        raise SubmissionError(f"{notebook.name}: is empty (0 bytes); save the notebook in "
-                              "Jupyter and upload it again")
+        return f"{notebook.name}: is empty (0 bytes); save the notebook in Jupyter and upload " \
+               "it again"
     if size > MAX_NOTEBOOK_BYTES:
-        raise SubmissionError(f"{notebook.name}: is {size // 2**20} MB; clear the outputs "
-                              "(Kernel > Restart & Clear Output), save and upload again")
+        return (f"{notebook.name}: is {size // 2**20} MB; clear the outputs (Kernel > Restart "
+                "& Clear Output), save and upload again")
+    return ""
+
+
+def export_notebooks(notebooks: dict[str, tuple[Path, int, str]], *,
+                     memory_mb: int = EXPORT_MEMORY_MB,
+                     timeout_s: float = EXPORT_TIMEOUT_S) -> dict[str, Exported]:
+    """Export ``{slug: (notebook, number, title)}`` in one memory-capped worker process.
+
+    Raises:
+        RuntimeError: the worker itself is broken (a course-side problem).
+    """
+    out: dict[str, Exported] = {}
+    todo: list[dict[str, Any]] = []
+    for slug, (path, number, title) in notebooks.items():
+        problem = _check_size(path)
+        if problem:
+            out[slug] = Exported(None, problem)
+        else:
+            todo.append({"path": str(path), "slug": slug, "number": number, "title": title})
+    if not todo:
+        return out
+    job = json.dumps({"root": str(HARNESS_ROOT), "memory_mb": memory_mb, "notebooks": todo})
+    proc = isolation.spawn_tracked([sys.executable, "-I", "-S", "-B", str(WORKER)],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, cwd="/")
     try:
-        from tito.export import ExportError, export_module  # noqa: PLC0415
-    except ImportError as exc:  # pragma: no cover - a broken autograder build
-        raise RuntimeError(f"the exporter is missing from the autograder ({exc})") from exc
+        stdout, stderr = proc.communicate(job.encode(), timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        for nb in todo:
+            out[nb["slug"]] = Exported(None, f"{Path(nb['path']).name}: took longer than "
+                                       f"{timeout_s:g} s to read; is it unusually large?")
+        return out
+    finally:
+        isolation._LIVE.discard(proc.pid)
     try:
-        return export_module(notebook, slug=slug, number=number, title=title, mode="student")
-    except ExportError as exc:
-        raise SubmissionError(str(exc)) from None
-    except (RecursionError, MemoryError):
-        raise SubmissionError(f"{notebook.name}: is too deeply nested or too large to "
-                              "read") from None
-    except (SyntaxError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise SubmissionError(f"{notebook.name}: could not be read as a notebook "
-                              f"({type(exc).__name__}: {str(exc)[:200]})") from None
+        modules = json.loads(stdout.decode("utf-8"))["modules"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        if proc.returncode and proc.returncode < 0 or b"MemoryError" in stderr:
+            for nb in todo:
+                out[nb["slug"]] = Exported(None, f"{Path(nb['path']).name}: is too large to "
+                                           "read (it needs more memory than grading allows); "
+                                           "clear the outputs and remove huge literals")
+            return out
+        raise RuntimeError("the notebook exporter failed: "
+                           + stderr.decode("utf-8", "replace")[-500:]) from None
+    for nb in todo:
+        m = modules.get(nb["slug"]) or {}
+        if isinstance(m.get("source"), str):
+            out[nb["slug"]] = Exported(m["source"], "",
+                                       [str(x) for x in m.get("forbidden") or []])
+        else:
+            out[nb["slug"]] = Exported(None, str(m.get("error") or "could not be read"))
+    return out
+
+
+def export_submission(notebook: Path, *, slug: str, number: int, title: str) -> str:
+    """The student's module source, or a SubmissionError saying why there is none."""
+    got = export_notebooks({slug: (notebook, number, title)})[slug]
+    if got.source is None:
+        raise SubmissionError(got.error)
+    return got.source
 
 
 # CPython 3.11's ast.parse is not thread-safe: two threads building Python AST objects at once
@@ -113,37 +204,10 @@ def parse_source(source: str) -> ast.Module:
         return ast.parse(source)
 
 
-def forbidden_imports(source: str) -> list[str]:
-    """Top-level names of refused packages imported (or ``__import__``-ed) by ``source``."""
-    try:
-        tree = parse_source(source)
-    except (SyntaxError, ValueError, RecursionError):
-        return []
-    hits: set[str] = set()
-    for node in ast.walk(tree):
-        names: list[str] = []
-        if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names = [node.module]
-        elif isinstance(node, ast.Call) and node.args:
-            fn = node.func
-            fname = fn.id if isinstance(fn, ast.Name) else (
-                fn.attr if isinstance(fn, ast.Attribute) else "")
-            arg = node.args[0]
-            if fname in ("__import__", "import_module") and isinstance(arg, ast.Constant) \
-                    and isinstance(arg.value, str):
-                names = [arg.value]
-        for n in names:
-            top = n.split(".")[0]
-            if top in FORBIDDEN_TOP:
-                hits.add(top)
-    return sorted(hits)
-
-
 def build_package(*, dest: Path, reference: Path, module_number: int, slug: str,
                   student_source: str | None, all_modules: tuple[tuple[int, str], ...],
-                  stubs: Path | None = None, package: str = "tinytorch") -> Path:
+                  stubs: Path | None = None, package: str = "tinytorch",
+                  earlier: dict[str, str | None] | None = None) -> Path:
     """Lay out ``dest/<package>/`` and return the path of the graded module file.
 
     Args:
@@ -156,6 +220,12 @@ def build_package(*, dest: Path, reference: Path, module_number: int, slug: str,
         all_modules: ``(number, slug)`` of every course module, to tell module files from
             infrastructure files.
         stubs: the student-release package; later modules come from here when given.
+        earlier: earlier modules that must NOT come from the reference (still open):
+            ``{slug: the student's own source, or None for the release stub}``. ``None``
+            (trusted tools: publish mode, mutation testing) keeps every earlier reference.
+
+    Raises:
+        FileNotFoundError: a module file that must be replaced has no stub to replace it.
     """
     pkg = dest / package
     shutil.copytree(reference, pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
@@ -165,6 +235,16 @@ def build_package(*, dest: Path, reference: Path, module_number: int, slug: str,
             n = numbers.get(f.stem)
             if n is not None and n > module_number:
                 shutil.copy2(f, pkg / f.name)
+    for other, src in (earlier or {}).items():
+        target_file = pkg / f"{other}.py"
+        if src is not None:
+            target_file.write_text(src, encoding="utf-8")
+        elif stubs is not None and (stubs / f"{other}.py").is_file():
+            shutil.copy2(stubs / f"{other}.py", target_file)
+        elif target_file.exists():  # a built module's reference with no stub to replace it
+            target_file.unlink()
+            raise FileNotFoundError(f"no release stub for the open module {other}.py")
+        # else: a module the course has not built yet is in no package at all
     target = pkg / f"{slug}.py"
     if student_source is not None:
         target.write_text(student_source, encoding="utf-8")

@@ -14,6 +14,7 @@ with :mod:`autograder.harness.wire`.
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 import selectors
@@ -21,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -35,14 +37,16 @@ HARNESS_ROOT = Path(__file__).resolve().parents[2]
 _DEBUG = bool(os.environ.get("TT_GRADER_DEBUG"))
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 MAX_CHANNEL_BYTES = 128 * 1024 * 1024
-_NEVER_HIDE = {"/", "/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/dev",
-               "/proc", "/sys", "/tmp", "/var", "/home", "/opt", "/run", "/root", "/srv",
-               "/mnt", "/media", "/boot", "/var/tmp", "/dev/shm"}
+
+
+class SandboxUnavailable(RuntimeError):
+    """Student code cannot be run safely on this machine (it would run as root)."""
 
 
 @dataclass
 class Outcome:
-    """What became of one item. Only ``status == "result"`` carries a decoded value."""
+    """What became of one item. Only ``status == "result"`` carries a value: the decoded
+    data, or what ``RunSpec.on_result`` made of it (the received data itself is dropped)."""
 
     item: str
     status: Status
@@ -73,6 +77,14 @@ class RunSpec:
     sandbox: bool = True
     hide: list[Path] = field(default_factory=list)
     package: str = "tinytorch"
+    seeds: dict[str, int] = field(default_factory=dict)
+    student_files: list[Path] = field(default_factory=list)
+    #: ``{"recipes": file, "ids": [...], "inputs": {item: wire data}, "budget_s": {id: s}}``
+    milestone_job: dict[str, Any] = field(default_factory=dict)
+    #: Called in the parent with (item, decoded value) as each result arrives; what it
+    #: returns is kept instead of the value (compare and drop: memory stays bounded). An
+    #: exception makes that item the submission's failure ("protocol"), never the grader's.
+    on_result: Callable[[str, Any], Any] | None = None
 
 
 @dataclass
@@ -87,6 +99,8 @@ class RunReport:
     raw_output: str = ""
     import_output: str = ""
     isolation: list[str] = field(default_factory=list)
+    sandbox_facts: list[str] = field(default_factory=list)
+    exposed: list[str] = field(default_factory=list)
     launches: int = 0
     protocol_errors: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
@@ -120,60 +134,92 @@ def _child_env(home: Path) -> dict[str, str]:
 
 
 def _prepare_box(spec: RunSpec, uid: int | None) -> Path:
-    """Scratch layout: root-owned 0711 scratch, a working dir owned by the run's uid."""
-    os.chmod(spec.scratch, 0o711)
+    """Scratch layout. Trusted runs keep the scratch 0700 (a reference run's package must not
+    be readable by anyone else); a sandboxed run opens it to its own uid only (group = the
+    run's gid, 0710) and gives that uid a private 0700 working dir."""
     work = spec.scratch / "work"
     work.mkdir(exist_ok=True)
-    if uid is not None:
-        os.chown(work, uid, uid)
-        os.chmod(work, 0o700)
-        # The package stays root-owned and read-only to the sandbox.
-        for p in [spec.package_parent, *spec.package_parent.rglob("*")]:
-            os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    if uid is None:
+        os.chmod(spec.scratch, 0o700)
+        return work
+    os.chown(spec.scratch, 0, uid)
+    os.chmod(spec.scratch, 0o710)
+    os.chown(work, uid, uid)
+    os.chmod(work, 0o700)
+    # The package stays root-owned and read-only to the sandbox.
+    for p in [spec.package_parent, *spec.package_parent.rglob("*")]:
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
     return work
 
 
-def _hide_list(spec: RunSpec) -> list[str]:
-    out: list[str] = []
+def _exposed(spec: RunSpec) -> list[str]:
+    """Paths the sandbox should not see but could, in the fallback (no minimal root):
+    recorded in extra_data so staff know which file permissions they rely on."""
+    out = []
     for p in spec.hide:
-        rp = os.path.realpath(p)
-        if rp in _NEVER_HIDE or not os.path.exists(rp):
-            continue
-        if spec.scratch.resolve().as_posix().startswith(rp.rstrip("/") + "/"):
-            continue  # never cover our own scratch
-        out.append(rp)
-    return sorted(set(out))
+        if os.path.exists(p) and isolation._first_blocked(Path(p), 0o004) is None:
+            out.append(str(p))
+    return out
 
 
 def run_items(spec: RunSpec) -> RunReport:
-    """Run ``spec.items`` in a child (restarting after crashes and timeouts) and collect."""
+    """Run ``spec.items`` in a child (restarting after crashes and timeouts) and collect.
+
+    Raises:
+        SandboxUnavailable: a sandboxed run was asked for on a machine where student code
+            would run as root; nothing was started.
+    """
     t_start = time.monotonic()
     plan = isolation.plan() if spec.sandbox else isolation.Plan(False, False, os.geteuid() == 0)
+    if spec.sandbox and plan.refuse:
+        raise SandboxUnavailable(plan.refuse)
     uid = isolation.new_run_uid() if (spec.sandbox and plan.drop_uid) else None
     if spec.sandbox and not plan.namespaces:
         isolation.adopt_orphans()
     work = _prepare_box(spec, uid)
     report = RunReport(outcomes={}, isolation=plan.methods() if spec.sandbox else ["trusted"])
+    if spec.sandbox and not plan.namespaces:
+        report.exposed = _exposed(spec)
     raw = _Capped(spec.max_output_kb * 1024)
     deadline = t_start + spec.run_timeout_s
     start = 0
-    while start < len(spec.items):
-        if time.monotonic() >= deadline or isolation.ABORT.is_set():
-            break
-        before = len(report.outcomes)
-        nxt = _launch_once(spec, plan, uid, work, start, deadline, report, raw)
-        report.launches += 1
-        if report.fatal is not None:
-            break
-        if nxt is None:
-            break
-        if len(report.outcomes) == before and nxt <= start:
-            # No progress: charge the item we were on and move on.
-            item = spec.items[start]
-            report.outcomes.setdefault(item, Outcome(item, "crashed", message=(
-                "the grading process ended before this test could start")))
-            nxt = start + 1
-        start = nxt
+    try:
+        while start < len(spec.items):
+            if time.monotonic() >= deadline or isolation.ABORT.is_set():
+                break
+            before = len(report.outcomes)
+            nxt = _launch_once(spec, plan, uid, work, start, deadline, report, raw)
+            report.launches += 1
+            if nxt == _FALLBACK:
+                # the minimal root could not be built here: fall back for good, same items
+                plan = isolation.downgrade(report.sandbox_facts[-1] if report.sandbox_facts
+                                           else "unknown")
+                if plan.refuse:
+                    raise SandboxUnavailable(plan.refuse)
+                report.isolation = plan.methods()
+                if uid is None and plan.drop_uid:
+                    uid = isolation.new_run_uid()
+                    work = _prepare_box(spec, uid)
+                isolation.adopt_orphans()
+                report.exposed = _exposed(spec)
+                continue
+            if report.fatal is not None:
+                break
+            if nxt is None:
+                break
+            if len(report.outcomes) == before and nxt <= start:
+                # No progress: charge the item we were on and move on.
+                item = spec.items[start]
+                report.outcomes.setdefault(item, Outcome(item, "crashed", message=(
+                    "the grading process ended before this test could start")))
+                nxt = start + 1
+            start = nxt
+    finally:
+        if uid is not None:
+            isolation.kill_uid(uid)
+            if not plan.namespaces:
+                isolation.sweep_uid_files(uid)
+        shutil.rmtree(work, ignore_errors=True)
     for item in spec.items:
         if item not in report.outcomes:
             if report.fatal is not None:
@@ -185,10 +231,10 @@ def run_items(spec: RunSpec) -> RunReport:
                     "time limit"))
     report.raw_output = raw.text()
     report.elapsed_s = time.monotonic() - t_start
-    if uid is not None:
-        isolation.kill_uid(uid)
-    shutil.rmtree(work, ignore_errors=True)
     return report
+
+
+_FALLBACK = -1
 
 
 def _job(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path, start: int,
@@ -196,23 +242,29 @@ def _job(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path, start
     sandbox: dict[str, Any] = {}
     if spec.sandbox:
         remaining = max(1, int(deadline - time.monotonic()) + 5)
+        # With a minimal root the writable tmpfs (cwd, /tmp, /var/tmp, /dev/shm) lives in
+        # memory: it counts against the memory limit, so the address space gets the rest.
+        memory = spec.memory_limit_mb - (isolation.SCRATCH_MB if plan.namespaces else 0)
         sandbox = {
-            "rlimits": {"memory_mb": spec.memory_limit_mb, "cpu_s": remaining,
+            "rlimits": {"memory_mb": max(memory, 128), "cpu_s": remaining,
                         "fsize_mb": 64, "nproc": 64 if uid is not None else None},
             "uid": uid,
-            "block_network": not plan.namespaces,
+            "seccomp": True,
         }
         if plan.namespaces:
-            sandbox["hide"] = _hide_list(spec)
-            sandbox["keep"] = [*isolation.python_paths_minimal(), str(spec.scratch)]
-            sandbox["stash"] = str(spec.scratch / "stash")  # in this run's scratch, not /tmp
+            new_root = spec.scratch / "root"
+            new_root.mkdir(exist_ok=True)
+            os.chmod(new_root, 0o700)
+            sandbox["root"] = isolation.root_layout(spec.package_parent, new_root)
     return {
         "nonce": nonce, "result_fd": result_fd, "harness_root": str(HARNESS_ROOT),
         "suite_file": str(spec.suite_file), "items": spec.items, "start": start,
+        "seeds": spec.seeds,
         "package_parent": str(spec.package_parent), "package": spec.package, "slug": spec.slug,
         "student_file": str(spec.student_file) if spec.student_file else "",
+        "student_files": [str(p) for p in spec.student_files],
         "check_integrity": spec.student_file is not None,
-        "public_tests": spec.public_tests, "milestones": spec.milestones,
+        "public_tests": spec.public_tests, "milestones": spec.milestone_job,
         "max_output_chars": spec.max_output_kb * 1024, "cwd": str(work),
         "sandbox": sandbox, "block_imports": spec.sandbox,
     }
@@ -220,7 +272,8 @@ def _job(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path, start
 
 def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path,
                  start: int, deadline: float, report: RunReport, raw: _Capped) -> int | None:
-    """One child process from item ``start``; returns the index to resume at, or None."""
+    """One child process from item ``start``; returns the index to resume at, None when the
+    run is over, or ``_FALLBACK`` when the child could not build its minimal root."""
     nonce = secrets.token_hex(16)
     rfd, wfd = os.pipe()
     cmd = [*isolation.launch_prefix(plan if spec.sandbox else isolation.Plan(False, False, False)),
@@ -249,6 +302,7 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
     seq = 0
     ready = False
     current: str | None = None
+    sandboxed = False  # the child reported its sandbox closed (before any student code)
     clock = Deadline(proc.pid, deadline)  # CPU seconds per phase, wall-clock backstop
     clock.start(spec.import_timeout_s, from_launch=True)
     index = {name: i for i, name in enumerate(spec.items)}
@@ -279,23 +333,41 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                     raw.add(chunk)
                     continue
                 total += len(chunk)
+                scan = len(pending)
                 pending += chunk
-                if total > MAX_CHANNEL_BYTES or (b"\n" not in pending
+                if total > MAX_CHANNEL_BYTES or (pending.find(b"\n", scan) < 0
                                                  and len(pending) > MAX_MESSAGE_BYTES):
                     report.protocol_errors.append("result channel flooded")
                     reason = "flood"
                     streams = 0
                     break
-                while b"\n" in pending:
-                    line, _, rest = bytes(pending).partition(b"\n")
-                    pending = bytearray(rest)
+                while True:
+                    cut = pending.find(b"\n", scan)
+                    if cut < 0:
+                        break
+                    line = bytes(pending[:cut])
+                    del pending[:cut + 1]
+                    scan = 0
                     msg = _parse(line, nonce, seq, report)
                     if _DEBUG:
                         print(f"[harness {time.monotonic():.3f}] {line[:120]!r}", file=sys.stderr)
+                    del line
                     if msg is None:
                         continue
                     seq = msg["seq"]
                     kind = msg["type"]
+                    if kind == "sandbox_failed" and not sandboxed:
+                        report.sandbox_facts.append(_text(msg.get("error"), 300) or "failed")
+                        return _FALLBACK
+                    if kind == "sandbox" and not sandboxed:
+                        sandboxed = True
+                        if not report.sandbox_facts:
+                            report.sandbox_facts = [_text(f, 60) for f in
+                                                    _list(msg.get("facts"))][:12]
+                        continue
+                    if spec.sandbox and not sandboxed:
+                        report.protocol_errors.append("message before the sandbox was closed")
+                        continue
                     if kind == "fatal":
                         report.fatal = _text(msg.get("error"), 2000) or "import failed"
                         report.fatal_where = _text(msg.get("where"), 4000)
@@ -401,7 +473,7 @@ def _ended_message(code: int | None, when: str) -> str:
 def _parse(line: bytes, nonce: str, seq: int, report: RunReport) -> dict[str, Any] | None:
     try:
         msg = json.loads(line.decode("utf-8"), parse_constant=_reject)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+    except Exception:  # noqa: BLE001 - anything unreadable is the child's failure
         report.protocol_errors.append("unreadable message on the result channel")
         return None
     if not isinstance(msg, dict) or msg.get("n") != nonce:
@@ -421,16 +493,30 @@ def _reject(name: str) -> Any:
 def _outcome(kind: str, item: str, msg: dict[str, Any], spec: RunSpec) -> Outcome:
     out = _text(msg.get("out"), spec.max_output_kb * 1024)
     secs = msg.get("secs")
-    secs_f = float(secs) if type(secs) is int or type(secs) is float else 0.0
+    secs_f = float(secs) if (type(secs) is int or type(secs) is float) and math.isfinite(
+        secs) else 0.0
     if kind == "error":
         return Outcome(item, "error", message=_text(msg.get("error"), 2000),
                        where=_text(msg.get("where"), 4000), out=out, secs=secs_f)
     try:
         value = wire.decode(msg.get("data"))
-    except (wire.WireError, RecursionError, ValueError, TypeError) as exc:
-        return Outcome(item, "protocol", message=f"the result could not be read ({exc})",
+    except Exception as exc:  # noqa: BLE001 - whatever the child sent, it is its failure
+        return Outcome(item, "protocol", message=f"the result could not be read ({_why(exc)})",
                        out=out, secs=secs_f)
+    finally:
+        msg.pop("data", None)
+    if spec.on_result is not None:
+        try:
+            value = spec.on_result(item, value)
+        except Exception as exc:  # noqa: BLE001 - odd data must not crash grading
+            return Outcome(item, "protocol", message=(
+                f"the result could not be checked ({_why(exc)})"), out=out, secs=secs_f)
     return Outcome(item, "result", value=value, out=out, secs=secs_f)
+
+
+def _why(exc: BaseException) -> str:
+    text = str(exc)[:160] if isinstance(exc, wire.WireError) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _note_blocked(msg: dict[str, Any], report: RunReport) -> None:

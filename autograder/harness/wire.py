@@ -99,8 +99,22 @@ def decode(obj: Any, _depth: int = 0) -> Any:
     """Rebuild plain data from its JSON form (parent side, untrusted input).
 
     Raises:
-        WireError: the structure is not valid wire format.
+        WireError: the structure is not valid wire format (never anything else: a malformed
+            message is the sender's failure, so callers need to catch this one type only).
     """
+    if _depth:
+        return _decode(obj, _depth)
+    try:
+        return _decode(obj, 0)
+    except WireError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, OverflowError, RecursionError,
+            MemoryError, AttributeError) as exc:
+        raise WireError(f"malformed value ({type(exc).__name__})") from None
+
+
+def _decode(obj: Any, _depth: int) -> Any:
+    decode = _decode
     if _depth > MAX_DEPTH:
         raise WireError("result nested too deeply")
     t = _TYPE(obj)
@@ -126,7 +140,11 @@ def decode(obj: Any, _depth: int = 0) -> Any:
             raise WireError("bad tuple")
         return tuple(decode(v, _depth + 1) for v in items)
     if "__float__" in obj:
-        return {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}[_str(obj["__float__"])]
+        special = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+        name = _str(obj["__float__"])
+        if name not in special:
+            raise WireError(f"unknown special float {name[:20]!r}")
+        return special[name]
     if "__map__" in obj:
         pairs = obj["__map__"]
         if _TYPE(pairs) is not _LIST:

@@ -1,24 +1,35 @@
-"""Grading-side milestone logic: child-side training probes and the parent-side verdict.
+"""Grading-side milestone logic: the task the parent builds, the forward pass it evaluates with.
 
-What the harness calls, per milestone id (``perceptron_1957``, ``xor_1969``, ``mlp_1986``,
-``cnn_1998``, ``cnn_fashion_1998``):
+**The milestone contract** (docs/milestones.md). A milestone graded with a module has:
 
-Parent (trusted, never runs student code):
+* a **trainer** in ``milestones/recipes.py`` — ``TRAINERS[id](tt, seed, train_x, train_y,
+  budget_s, on_epoch=None) -> model`` — the only milestone code the sandboxed child loads. It
+  gets training data and a training seed, and the child sends back
+  ``recipes.parameters(model)``: the trained parameters and buffers by name, never
+  predictions;
+* a **provider** ``autograder/milestones/providers/<id>.py``, loaded in the trusted parent
+  only, with two functions:
 
-* :func:`data_for` ``(milestone_id) -> (train_x, train_y, test_x, test_y)``; keep ``test_y``.
-* :func:`item_timeout_s` ``(milestone)`` — the hard per-seed timeout to enforce on the child.
-* :func:`evaluate` ``(milestone, predictions_by_seed, test_y) -> dict`` — k-of-n verdict.
-* :func:`probe_entry` ``(milestone_id) -> {"id", "file"}`` — the file the child loads.
+  - ``task(seed) -> (train_x, train_y, test_x, test_y)``: one variant of the task
+    (``datasets.loaders.milestone_task``); only ``train_x`` and ``train_y`` are sent to the
+    child, the held-out ``test_x`` / ``test_y`` never are;
+  - ``predict(params, x) -> int64 predictions``: the reference forward pass in NumPy
+    (:mod:`autograder.milestones.forward`; the 2017 GPT's in
+    :mod:`autograder.milestones.gpt_forward`), raising ``forward.BadParameters`` for
+    parameters of the wrong names or shapes;
 
-Child (sandboxed; loaded before any student code runs):
+* its numbers in course.yml (threshold, seed slots, ``min_passing_seeds``, time budget, points).
 
-* :func:`trainer` ``(milestone_id)`` -> ``train_and_predict(tt, seed, train_x, train_y,
-  test_x, budget_s) -> np.ndarray`` of int64 class predictions for ``test_x``;
-* the probe file ``probes/<id>.py`` defines ``probe(pkg, seed)``: it binds the training data
-  (never ``test_y``) and :func:`train_budget_s` at load time and calls the trainer.
+Per submission and seed slot the harness derives a training seed (sent to the child) and a
+data seed (kept in the parent) from a salted hash of the submission
+(:func:`autograder.harness.variants.milestone_seeds`), so neither fixed predictions nor
+weights trained elsewhere fit the variant being graded. The parent evaluates each returned
+parameter set as soon as it arrives and keeps only the predictions; :func:`evaluate` applies
+the k-of-n rule.
 
-Every number (threshold, seeds, ``min_passing_seeds``, ``time_budget_s``, points) comes from
-course.yml.
+Helpers here: :func:`make_provider` (a provider in two lines), :func:`task`, :func:`predict`,
+:func:`item_timeout_s`, :func:`train_budget_s`, and :func:`run_in_process` (trusted packages
+only: staff checks and tests).
 """
 
 from __future__ import annotations
@@ -30,34 +41,101 @@ from typing import Any
 
 import numpy as np
 
-from autograder.milestones.data import data_for, recipes
+from autograder.milestones import forward, transformer
+from autograder.milestones.data import loaders, recipes
 from autograder.milestones.grading import as_milestone, evaluate
 from tito.course import Course, Milestone, load_course
 
 __all__ = [
-    "GRADED_MILESTONES", "data_for", "evaluate", "item_timeout_s", "make_probe", "make_verdict",
-    "probe_entry",
-    "run_in_process", "train_budget_s", "trainer",
+    "GRADED_MILESTONES", "PROVIDERS_DIR", "evaluate", "item_timeout_s", "make_provider",
+    "predict", "provider_file", "run_in_process", "task", "train_budget_s", "trainer",
 ]
 
-PROBES_DIR = Path(__file__).resolve().parent / "probes"
+PROVIDERS_DIR = Path(__file__).resolve().parent / "providers"
 
-#: Milestones whose training and scoring live here (later tiers add theirs).
+#: Milestones whose trainer, task and forward pass live here (later tiers add theirs).
 GRADED_MILESTONES: tuple[str, ...] = ("perceptron_1957", "xor_1969", "mlp_1986", "cnn_1998",
-                                      "cnn_fashion_1998")
+                                      "cnn_fashion_1998", "transformer_reversal_2017",
+                                      "transformer_2017")
 
-#: Share of a seed's slot spent training; the rest covers prediction and a slow import.
+#: Share of a seed's slot spent training; the rest covers a slow import and the reply.
 TRAIN_SHARE = 0.6
 
-TrainAndPredict = Callable[..., np.ndarray]
+Split = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def trainer(milestone_id: str) -> TrainAndPredict:
-    """The child-side ``train_and_predict(tt, seed, train_x, train_y, test_x, budget_s)``."""
-    trainers: dict[str, TrainAndPredict] = recipes().TRAINERS
+def _architectures() -> dict[str, tuple[list[int], str]]:
+    """Layer sizes and hidden activation of each milestone's model (recipes.py is the source)."""
+    r = recipes()
+    return {"perceptron_1957": ([2, 1], "none"),
+            "xor_1969": ([2, r.XOR["hidden"], 1], "sigmoid"),
+            "mlp_1986": ([64, r.MLP["hidden"], 10], "relu")}
+
+
+#: The CNN milestones' recipes in ``milestones/recipes.py`` (their channel counts).
+_CNN_RECIPES = {"cnn_1998": "CNN_DIGITS", "cnn_fashion_1998": "CNN_FASHION"}
+
+
+def trainer(milestone_id: str) -> Callable[..., Any]:
+    """The child-side ``train(tt, seed, train_x, train_y, budget_s, on_epoch=None) -> model``."""
+    trainers: dict[str, Callable[..., Any]] = recipes().TRAINERS
     if milestone_id not in trainers:
         raise KeyError(f"no trainer for milestone {milestone_id!r}; known: {', '.join(trainers)}")
     return trainers[milestone_id]
+
+
+def task(milestone_id: str, seed: int) -> Split:
+    """One variant of the milestone's task: ``(train_x, train_y, test_x, test_y)``.
+
+    ``transformer_2017``'s ``test_y`` is flattened to one label per predicted character (its
+    metric counts characters), as :func:`predict` flattens its predictions.
+    """
+    split = tuple(loaders().milestone_task(milestone_id, int(seed)))
+    if milestone_id == "transformer_2017":
+        split = (*split[:3], np.asarray(split[3], dtype=np.int64).reshape(-1))
+    return split
+
+
+def predict(milestone_id: str, params: Any, x: np.ndarray) -> np.ndarray:
+    """What the trained ``params`` predict for raw inputs ``x`` (reference forward, NumPy):
+    classes (N,) int64, the reversal task's greedy outputs (N, 8), or the KJV task's next
+    characters flattened (N * 32,).
+
+    Raises:
+        forward.BadParameters: the parameters do not fit the milestone's model.
+    """
+    if milestone_id in transformer.IDS:
+        pred = transformer.predict(milestone_id, params, x)
+        return pred.reshape(-1) if milestone_id == "transformer_2017" else pred
+    feats = recipes().FEATURES[milestone_id](x)
+    if milestone_id in _CNN_RECIPES:
+        channels = recipes().__dict__[_CNN_RECIPES[milestone_id]]["channels"]
+        return forward.classes(forward.cnn_logits(params, feats, tuple(channels)))
+    sizes, hidden = _architectures()[milestone_id]
+    return forward.classes(forward.mlp_logits(params, feats, sizes, hidden))
+
+
+def make_provider(milestone_id: str) -> tuple[Callable[[int], Split],
+                                              Callable[[Any, np.ndarray], np.ndarray]]:
+    """``(task, predict)`` of a milestone defined here, for ``providers/<id>.py``."""
+
+    def task_fn(seed: int) -> Split:
+        return task(milestone_id, seed)
+
+    def predict_fn(params: Any, x: np.ndarray) -> np.ndarray:
+        return predict(milestone_id, params, x)
+
+    task_fn.__name__ = f"task_{milestone_id}"
+    predict_fn.__name__ = f"predict_{milestone_id}"
+    return task_fn, predict_fn
+
+
+def provider_file(milestone_id: str) -> Path:
+    """``providers/<id>.py``."""
+    path = PROVIDERS_DIR / f"{milestone_id}.py"
+    if not path.is_file():
+        raise KeyError(f"no provider for milestone {milestone_id!r}")
+    return path
 
 
 def item_timeout_s(milestone: Milestone | Mapping[str, Any]) -> float:
@@ -68,7 +146,8 @@ def item_timeout_s(milestone: Milestone | Mapping[str, Any]) -> float:
 
 
 def train_budget_s(milestone: Milestone | Mapping[str, Any]) -> float:
-    """CPU seconds of training one seed may use before it must stop and predict."""
+    """CPU seconds of training one seed may use before it must stop and return its
+    parameters."""
     return TRAIN_SHARE * item_timeout_s(milestone)
 
 
@@ -80,53 +159,12 @@ def _milestone(milestone_id: str, course: Course | None) -> Milestone:
     raise KeyError(f"milestone {milestone_id!r} is not in course.yml")
 
 
-def make_probe(milestone_id: str, course: Course | None = None) -> Callable[[Any, int], Any]:
-    """``probe(pkg, seed) -> np.ndarray``: everything trusted is bound now, before the sandbox.
-
-    The probe holds the training data, ``test_x`` and the training budget, never ``test_y``;
-    it imports nothing when called (the child blocks imports of ``autograder`` later).
-    """
-    ms = _milestone(milestone_id, course)
-    train_x, train_y, test_x, _ = data_for(milestone_id)
-    fit = trainer(milestone_id)
-    budget = train_budget_s(ms)
-
-    def probe(pkg: Any, seed: int) -> np.ndarray:
-        pred = fit(pkg, int(seed), train_x.copy(), train_y.copy(), test_x.copy(), budget)
-        return np.array(np.asarray(pred), dtype=np.int64).reshape(-1)
-
-    probe.__name__ = f"probe_{milestone_id}"
-    return probe
-
-
-def make_verdict(milestone_id: str, course: Course | None = None
-                 ) -> Callable[[Mapping[Any, Any]], dict[str, Any]]:
-    """``evaluate(predictions_by_seed) -> dict``: the parent-side k-of-n verdict.
-
-    The test labels are loaded only when the verdict is computed, so the sandboxed child, which
-    loads the same probe file for ``probe``, never holds them.
-    """
-
-    def verdict(predictions_by_seed: Mapping[Any, Any]) -> dict[str, Any]:
-        ms = _milestone(milestone_id, course)
-        _, _, _, test_y = data_for(milestone_id)
-        return evaluate(ms, predictions_by_seed, test_y)
-
-    verdict.__name__ = f"verdict_{milestone_id}"
-    return verdict
-
-
-def probe_entry(milestone_id: str) -> dict[str, str]:
-    """``{"id": ..., "file": ...}`` for ``RunSpec.milestones`` (the child loads ``probe``)."""
-    path = PROBES_DIR / f"{milestone_id}.py"
-    if not path.is_file():
-        raise KeyError(f"no probe file for milestone {milestone_id!r}")
-    return {"id": milestone_id, "file": str(path)}
-
-
 def run_in_process(package: Any, milestone_id: str, course: Course | None = None,
                    seeds: list[int] | None = None) -> dict[str, Any]:
     """Train and score a TRUSTED package in this process (staff checks and tests only).
+
+    Each seed ``s`` trains with seed ``s`` on task variant ``s`` and is evaluated exactly as
+    the grader does: parameters out, reference forward pass on the held-out split.
 
     Returns:
         :func:`evaluate`'s dict plus ``seconds`` (seed -> CPU seconds of training, the clock
@@ -134,21 +172,24 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
         child would.
     """
     ms = _milestone(milestone_id, course)
+    budget = train_budget_s(ms)  # the graded per-seed budget, whatever seeds are run here
     if seeds is not None:
         ms = ms.model_copy(update={"seeds": seeds,
                                    "min_passing_seeds": min(ms.min_passing_seeds, len(seeds))})
-    train_x, train_y, test_x, test_y = data_for(milestone_id)
     fit = trainer(milestone_id)
     preds: dict[int, np.ndarray | None] = {}
+    labels: dict[int, np.ndarray] = {}
     seconds: dict[int, float] = {}
     for seed in ms.seeds:
+        train_x, train_y, test_x, test_y = task(milestone_id, seed)
+        labels[seed] = test_y
         t0 = time.process_time()
         try:
-            preds[seed] = np.asarray(fit(package, seed, train_x, train_y, test_x,
-                                         train_budget_s(ms)))
+            model = fit(package, seed, train_x, train_y, budget)
+            preds[seed] = predict(milestone_id, recipes().parameters(model), test_x)
         except Exception:  # noqa: BLE001 - a broken package fails the seed, like a crash
             preds[seed] = None
         seconds[seed] = time.process_time() - t0
-    result = evaluate(ms, preds, test_y)
+    result = evaluate(ms, preds, labels)
     result["seconds"] = seconds
     return result

@@ -1,9 +1,9 @@
-"""Milestone data for the grader: ``data_for(milestone_id)`` -> (train_x, train_y, test_x, test_y).
+"""The course files milestone grading reads in the trusted parent, imported by file path.
 
-The parent keeps ``test_y``; only ``train_x``, ``train_y`` and ``test_x`` go to the child. The
-loaders are ``datasets/loaders.py`` (NumPy only, checksums verified) and the recipes are
-``milestones/recipes.py``; both are imported by file path under private names, so the
-Gradescope zip needs no installed package and nothing clashes with PyPI's ``datasets``.
+``datasets/loaders.py`` (NumPy + standard library, checksums verified: the task variants) and
+``milestones/recipes.py`` (the trainers, the features, the model sizes) are imported under
+private names, so the Gradescope zip needs no installed package and nothing clashes with PyPI's
+``datasets``. The sandboxed child loads ``recipes.py`` only, never the loaders.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
-
-import numpy as np
 
 from tito import paths
 
@@ -46,15 +44,3 @@ def loaders() -> ModuleType:
 def recipes() -> ModuleType:
     """``milestones/recipes.py``."""
     return load_file(RECIPES_FILE, "_tt_course_recipes")
-
-
-def data_for(milestone_id: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The graded data of a milestone: ``(train_x, train_y, test_x, test_y)`` NumPy arrays.
-
-    Defined once in ``datasets/loaders.py`` ``milestone_data`` (the scripts use it too).
-
-    Raises:
-        KeyError: no grading data is defined for ``milestone_id``.
-        datasets.loaders.DataError: a shipped file is missing or fails its checksum.
-    """
-    return tuple(loaders().milestone_data(milestone_id))

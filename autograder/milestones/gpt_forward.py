@@ -17,17 +17,16 @@ or in float64 for exact comparisons; in chunks of rows so memory stays bounded.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from autograder.milestones.forward import BadParameters, as_params
+
+__all__ = ["BadParameters", "as_params", "gpt_logits", "gpt_shapes"]
+
 EPS = 1e-5
 CHUNK = 128  # sequences per forward pass: (CHUNK, h, T, T) float64 scores stay small
-
-
-class BadParameters(ValueError):
-    """The returned parameters do not fit the milestone's model; the message says how."""
 
 
 def gpt_shapes(vocab_size: int, context: int, d_model: int, n_layers: int
@@ -46,33 +45,6 @@ def gpt_shapes(vocab_size: int, context: int, d_model: int, n_layers: int
                        p + "mlp.proj.weight": (c, 4 * c), p + "mlp.proj.bias": (c,)})
     shapes.update({"ln_f.weight": (c,), "ln_f.bias": (c,), "head.weight": (vocab_size, c)})
     return shapes
-
-
-def as_params(params: Any, shapes: Mapping[str, tuple[int, ...]], dtype: Any = np.float64
-              ) -> dict[str, np.ndarray]:
-    """``params`` as ``dtype`` arrays with exactly the expected names and shapes, or
-    BadParameters."""
-    if not isinstance(params, Mapping):
-        raise BadParameters(f"expected a mapping of parameter names to arrays, got "
-                            f"{type(params).__name__}")
-    missing = [n for n in shapes if n not in params]
-    extra = [str(n) for n in params if n not in shapes]
-    if missing or extra:
-        raise BadParameters(f"the parameter names differ from GPT's: missing {missing[:4]}, "
-                            f"unexpected {extra[:4]}")
-    out = {}
-    for name, shape in shapes.items():
-        p = params[name]
-        if not isinstance(p, np.ndarray) or p.dtype.kind not in "fiu":
-            raise BadParameters(f"parameter {name} is not a numeric array")
-        if tuple(p.shape) != tuple(shape):
-            raise BadParameters(f"parameter {name} has shape {tuple(p.shape)}, GPT's has "
-                                f"{tuple(shape)}")
-        a = p.astype(dtype)
-        if not np.all(np.isfinite(a)):
-            raise BadParameters(f"parameter {name} holds NaN or infinite values")
-        out[name] = a
-    return out
 
 
 def _layer_norm(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -111,7 +83,8 @@ def gpt_logits(params: Any, idx: np.ndarray, *, vocab_size: int, context: int, d
             n_heads)``.
         ValueError: ``idx`` is not (N, T) with ``T <= context`` and ids in range.
     """
-    p = as_params(params, gpt_shapes(vocab_size, context, d_model, n_layers), dtype)
+    p = as_params(params, gpt_shapes(vocab_size, context, d_model, n_layers), dtype,
+                  model="GPT")
     idx = np.asarray(idx)
     if idx.ndim != 2 or idx.shape[1] > context or idx.dtype.kind not in "iu":
         raise ValueError(f"token ids must be (N, T <= {context}) integers, got {idx.shape}")

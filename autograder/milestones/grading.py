@@ -1,10 +1,10 @@
 """Parent side: score a milestone from the predictions the child sent back (k of n seeds).
 
-Runs in the trusted process only. The child never sees ``test_y``; it returns one prediction
-array per seed (or, for the 2017 transformer, its trained parameters, which the parent turns
-into predictions with a reference forward pass; or nothing, when it crashed or ran out of time)
-and this module computes the metric, applies the threshold and ``min_passing_seeds`` from
-course.yml, and awards the milestone's points all or nothing.
+Runs in the trusted process only. The child never sees the test split; it returns trained
+parameters per seed (or nothing, when it crashed or ran out of time), the parent turns them into
+predictions with the reference forward pass of the milestone's provider, and this module
+computes the metric, applies the threshold and ``min_passing_seeds`` from course.yml, and
+awards the milestone's points all or nothing.
 """
 
 from __future__ import annotations
@@ -128,3 +128,42 @@ def evaluate(milestone: Milestone | Mapping[str, Any],
         "metric": ms.metric,
         "message": message,
     }
+
+
+def k_of_n(milestone: Milestone | Mapping[str, Any],
+           verdicts_by_seed: Mapping[int, Mapping[str, Any] | None]) -> dict[str, Any]:
+    """Score a milestone whose provider judges each seed itself (the optional ``evaluate``
+    hook, e.g. ``mlperf_2018``): full points when ``min_passing_seeds`` of its seeds passed.
+
+    Args:
+        verdicts_by_seed: seed -> the hook's ``{"passed": bool, "value": float | None,
+            "message": str}``, or ``None`` when that seed crashed, timed out or sent nothing
+            usable. Seeds of the milestone that are missing count as ``None``.
+
+    Returns:
+        the same dict as :func:`evaluate`; ``per_seed`` holds each seed's ``value``.
+    """
+    ms = as_milestone(milestone)
+    per_seed: dict[int, float | None] = {}
+    passing: list[int] = []
+    lines: list[str] = []
+    for seed in ms.seeds:
+        v = verdicts_by_seed.get(seed)
+        if v is None:
+            per_seed[seed] = None
+            lines.append(f"seed {seed}: no results (crashed or out of time)")
+            continue
+        value = v.get("value")
+        per_seed[seed] = None if value is None else float(value)
+        ok = bool(v.get("passed", False))
+        if ok:
+            passing.append(seed)
+        lines.append(f"seed {seed}: {'passed' if ok else 'failed'}: {v.get('message', '')}")
+    passed = len(passing) >= ms.min_passing_seeds
+    message = (f"{ms.id} {'passed' if passed else 'failed'}: {len(passing)} of {len(ms.seeds)} "
+               f"seeds met every target (needed {ms.min_passing_seeds}).\n" + "\n".join(lines))
+    return {"passed": passed, "score": float(ms.points) if passed else 0.0,
+            "max_score": float(ms.points), "per_seed": per_seed, "passing_seeds": passing,
+            "seeds": list(ms.seeds), "threshold": ms.threshold,
+            "min_passing_seeds": ms.min_passing_seeds, "metric": ms.metric,
+            "message": message}

@@ -1,7 +1,11 @@
 """The 2018 MLPerf-style milestone: the child measures, the parent decides.
 
-Graded with module 19 (course.yml ``mlperf_2018``). Per seed the sandboxed child runs
-``milestones/recipes.py`` ``mlperf_run`` with the package under test and returns raw data only:
+Graded with module 19 (course.yml ``mlperf_2018``), under the milestone contract of
+:mod:`autograder.milestones` with its one optional hook: the provider
+(``providers/mlperf_2018.py``) builds the task (:func:`task`: a digits variant, the parent's
+prompt), and its ``evaluate`` judges what the trainer returned (:func:`evaluate_seed`). Per seed
+slot the sandboxed child runs ``milestones/recipes.py`` ``TRAINERS["mlperf_2018"]``
+(``mlperf_run``) with the package under test and returns raw data only:
 
 * ``float`` / ``int8`` / ``pruned``: the ``state_dict`` arrays of the trained 1986 digits MLP,
   its INT8 copy (module 15) and its 50%-pruned, fine-tuned copy (module 16);
@@ -13,8 +17,8 @@ The trusted parent (:func:`score`, with the NumPy scoring of ``milestones/mlperf
 which the student script shares) never trusts a number it can compute itself:
 
 * sizes are the bytes of the returned arrays (``int8_min_size_ratio``);
-* accuracies come from a NumPy forward pass of each returned model on the 360 held-out digits,
-  which only the parent holds (``min_float_accuracy``, ``int8_max_accuracy_drop``,
+* accuracies come from a NumPy forward pass of each returned model on the variant's 360
+  held-out digits, which only the parent holds (``min_float_accuracy``, ``int8_max_accuracy_drop``,
   ``pruned_max_accuracy_drop``, compared as counts);
 * sparsity is counted in the returned pruned weights (``pruned_min_sparsity``);
 * the generated tokens must be the same for every cached run and the uncached run, begin with
@@ -40,8 +44,9 @@ from typing import Any
 import numpy as np
 
 from autograder.milestones import gpt_forward
-from autograder.milestones.data import data_for, load_file, recipes
+from autograder.milestones.data import load_file, loaders, recipes
 from autograder.milestones.gpt_forward import BadParameters
+from autograder.milestones.grading import k_of_n
 from tito import paths
 from tito.course import Course, Milestone, load_course
 
@@ -73,9 +78,19 @@ def milestone(course: Course | None = None) -> Milestone:
     raise KeyError(f"milestone {ID!r} is not in course.yml")
 
 
-def task() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The digits split of the 1986 MLP: ``(train_x, train_y, test_x, test_y)``."""
-    return data_for("mlp_1986")
+def task(seed: int | None = None) -> tuple[Any, np.ndarray, Any, np.ndarray]:
+    """The provider's ``task``: variant ``seed`` of the 1986 digits task (pixels and labels
+    permuted, ``datasets.loaders.milestone_task``) and the parent's prompt for it, as
+    ``({"images", "prompt", "new_tokens"}, train_y, {"images", "prompt"}, test_y)``; only the
+    first two reach the child. ``seed=None``: the plain digits split ``(train_x, train_y,
+    test_x, test_y)`` (module 20's event)."""
+    if seed is None:
+        return tuple(loaders().milestone_data("mlp_1986"))  # type: ignore[return-value]
+    train_x, train_y, test_x, test_y = loaders().milestone_task("mlp_1986", int(seed))
+    ids = prompt(int(seed))
+    new_tokens = int(criteria(milestone())["new_tokens"])
+    return ({"images": train_x, "prompt": ids, "new_tokens": new_tokens}, train_y,
+            {"images": test_x, "prompt": ids}, test_y)
 
 
 def prompt(seed: int, length: int | None = None) -> np.ndarray:
@@ -143,94 +158,78 @@ def greedy_logits(gpt_params: Any) -> Callable[[np.ndarray], np.ndarray]:
     return logits
 
 
-def score_seed(ms: Milestone, seed: int, result: Any, test_x: np.ndarray,
+def score_seed(ms: Milestone, result: Any, test_x: Mapping[str, Any],
                test_y: np.ndarray) -> tuple[bool, float | None, list[str]]:
-    """``(passed, speed-up median or None, notes)`` for one seed's raw result."""
-    return scoring().score_seed(result, recipes().digits_features(test_x), test_y, criteria(ms),
-                                ms.threshold, prompt(seed), _hidden(),
-                                int(recipes().MLPERF["gpt"]["vocab_size"]), greedy_logits)
+    """``(passed, speed-up median or None, notes)`` for one seed's raw result, on the held-out
+    half of its variant (``task(seed)[2:]``)."""
+    return scoring().score_seed(result, recipes().digits_features(test_x["images"]), test_y,
+                                criteria(ms), ms.threshold, np.asarray(test_x["prompt"]),
+                                _hidden(), int(recipes().MLPERF["gpt"]["vocab_size"]),
+                                greedy_logits)
+
+
+def predict(params: Any, x: Any) -> np.ndarray:
+    """The provider's ``predict``: classes of the returned float MLP (``params["float"]``) for
+    held-out digits (``x["images"]`` or raw ``(N, 64)`` pixels)."""
+    if not isinstance(params, Mapping):
+        raise BadParameters(f"sent a {type(params).__name__}, not the recipe's results")
+    images = x["images"] if isinstance(x, Mapping) else x
+    try:
+        layers = float_layers(params.get("float"))
+    except scoring().BadResult as exc:
+        raise BadParameters(str(exc)) from exc
+    return mlp_predict(layers, recipes().digits_features(images))
+
+
+def evaluate_seed(result: Any, test_x: Mapping[str, Any], test_y: np.ndarray,
+                  course: Course | None = None) -> dict[str, Any]:
+    """The provider's ``evaluate`` hook: ``{"passed", "value", "message"}`` for what one seed
+    slot's trainer returned (the value is the speed-up's median, or None)."""
+    ok, speed, notes = score_seed(milestone(course), result, test_x, test_y)
+    return {"passed": ok, "value": speed, "message": "; ".join(notes)}
 
 
 def score(ms: Milestone, results_by_seed: Mapping[Any, Any]) -> dict[str, Any]:
-    """The k-of-n verdict from each seed's raw result (``None``: crashed or out of time)."""
-    _, _, test_x, test_y = task()
+    """The k-of-n verdict from each seed's raw result (``None``: crashed or out of time); seed
+    ``s`` is judged on variant ``s``'s held-out split, as :func:`run_in_process` trains it."""
     by_seed: dict[int, Any] = {}
     for key, value in results_by_seed.items():
         try:
             by_seed[int(key)] = value
         except (TypeError, ValueError):
             continue
-    per_seed: dict[int, float | None] = {}
-    passing: list[int] = []
-    lines: list[str] = []
+    verdicts: dict[int, dict[str, Any] | None] = {}
     for seed in ms.seeds:
         raw = by_seed.get(seed)
         if raw is None:
-            per_seed[seed] = None
-            lines.append(f"seed {seed}: no results (crashed or out of time)")
+            verdicts[seed] = None
             continue
-        ok, speed, notes = score_seed(ms, seed, raw, test_x, test_y)
-        per_seed[seed] = speed
-        if ok:
-            passing.append(seed)
-        lines.append(f"seed {seed}: {'passed' if ok else 'failed'}: " + "; ".join(notes))
-    passed = len(passing) >= ms.min_passing_seeds
-    message = (f"{ms.id} {'passed' if passed else 'failed'}: {len(passing)} of {len(ms.seeds)} "
-               f"seeds met every target (needed {ms.min_passing_seeds}).\n" + "\n".join(lines))
-    return {"passed": passed, "score": float(ms.points) if passed else 0.0,
-            "max_score": float(ms.points), "per_seed": per_seed, "passing_seeds": passing,
-            "seeds": list(ms.seeds), "threshold": ms.threshold,
-            "min_passing_seeds": ms.min_passing_seeds, "metric": ms.metric,
-            "message": message}
+        _, _, test_x, test_y = task(seed)
+        ok, speed, notes = score_seed(ms, raw, test_x, test_y)
+        verdicts[seed] = {"passed": ok, "value": speed, "message": "; ".join(notes)}
+    return k_of_n(ms, verdicts)
 
 
-# ----------------------------------------------------------------------------- harness
-def make_probe(course: Course | None = None) -> Callable[[Any, int], Any]:
-    """``probe(pkg, seed) -> dict``: the training split, prompts and budget are bound now,
-    before any student code runs; the held-out digits are dropped here."""
-    ms = milestone(course)
-    crit = criteria(ms)
-    train_x, train_y, _, _ = task()
-    prompts = {s: prompt(s) for s in ms.seeds}
-    run = recipes().mlperf_run
-    budget = item_budget_s(ms)
-    new_tokens = int(crit["new_tokens"])
-
-    def probe(pkg: Any, seed: int) -> dict[str, Any]:
-        s = int(seed)
-        ids = prompts[s] if s in prompts else prompt(s)
-        return dict(run(pkg, s, train_x.copy(), train_y.copy(), ids.copy(), new_tokens, budget))
-
-    probe.__name__ = f"probe_{ID}"
-    return probe
-
-
-def make_verdict(course: Course | None = None) -> Callable[[Mapping[Any, Any]], dict[str, Any]]:
-    """``evaluate(results_by_seed) -> dict``: the parent's verdict (the labels load here)."""
-
-    def verdict(results_by_seed: Mapping[Any, Any]) -> dict[str, Any]:
-        return score(milestone(course), results_by_seed)
-
-    verdict.__name__ = f"verdict_{ID}"
-    return verdict
-
-
+# ----------------------------------------------------------------------------- staff
 def run_in_process(package: Any, course: Course | None = None,
                    seeds: list[int] | None = None) -> dict[str, Any]:
     """Measure a TRUSTED package in this process and score it as the grader does (staff
-    tools and tests). Returns :func:`score`'s dict plus ``seconds`` (seed -> CPU seconds) and
+    tools and tests): seed ``s`` trains with seed ``s`` on variant ``s`` with the recipe's
+    per-seed budget. Returns :func:`score`'s dict plus ``seconds`` (seed -> CPU seconds) and
     ``results`` (seed -> the raw results); a seed that raises counts as None."""
     ms = milestone(course)
-    probe = make_probe(course)
+    budget = item_budget_s(ms)
     if seeds is not None:
         ms = ms.model_copy(update={"seeds": seeds,
                                    "min_passing_seeds": min(ms.min_passing_seeds, len(seeds))})
+    train = recipes().TRAINERS[ID]
     results: dict[int, Any] = {}
     seconds: dict[int, float] = {}
     for seed in ms.seeds:
+        train_x, train_y, _, _ = task(seed)
         t0 = time.process_time()
         try:
-            results[seed] = probe(package, seed)
+            results[seed] = recipes().parameters(train(package, seed, train_x, train_y, budget))
         except Exception:  # noqa: BLE001 - a broken package fails the seed, like a crash
             results[seed] = None
         seconds[seed] = time.process_time() - t0

@@ -25,7 +25,8 @@
 #    and how **shape** and **strides** turn an index `(i, j, k)` into an address;
 # 2. make **views** — `reshape`, `view`, `transpose`, `permute` — that change the shape or the
 #    order of axes *without copying a single element*, and say when a copy is unavoidable;
-# 3. predict the result shape of **broadcasting** arithmetic, and why it saves memory;
+# 3. predict the result shape of **broadcasting** arithmetic, and why it saves memory, and
+#    the result **dtype** of mixed arithmetic (PyTorch's *type promotion*);
 # 4. compute what a tensor costs in **memory** from its shape and dtype, before you allocate it;
 # 5. implement batched **matrix multiplication** and **reductions** (`sum`, `mean`, `max`) with
 #    PyTorch's names and semantics (`dim`, `keepdim`).
@@ -61,8 +62,9 @@ import numpy as np
 #
 # * **shape** — the size of each dimension: `(2, 3)`.
 # * **dtype** — the type of each element: `float32` takes 4 bytes, `float64` 8, `int64` 8.
-#   Deep learning defaults to `float32`: half the memory and twice the arithmetic throughput of
-#   `float64`, and precise enough for gradients. PyTorch makes `torch.tensor([1.0, 2.0])` a
+#   Deep learning defaults to `float32`: half the memory and memory traffic of `float64`, twice
+#   as many values per CPU vector instruction (and on most GPUs float64 is many times slower
+#   still), and precise enough for gradients. PyTorch makes `torch.tensor([1.0, 2.0])` a
 #   `float32` tensor; our `Tensor` does the same.
 # * **numel** — the number of elements, the product of the shape: `2 × 3 = 6`.
 #
@@ -135,12 +137,13 @@ class Node:
     module 05 defines, or a :class:`Function` subclass that brings its own ``backward``.
     """
 
-    __slots__ = ("op", "inputs", "saved")
+    __slots__ = ("op", "inputs", "saved", "released")
 
     def __init__(self, op: Any, inputs: tuple[Tensor, ...], saved: dict[str, Any]) -> None:
         self.op = op
         self.inputs = inputs
         self.saved = saved
+        self.released = False  # module 05: True once a backward pass has used (and freed) it
 
     def __repr__(self) -> str:
         name = self.op if isinstance(self.op, str) else self.op.__name__
@@ -148,9 +151,13 @@ class Node:
 
 
 def _result(data: np.ndarray, op: Any, inputs: tuple[Tensor, ...], **saved: Any) -> Tensor:
-    """Wrap ``data`` in a Tensor and, when gradients are wanted, record how it was made."""
+    """Wrap ``data`` in a Tensor and, when gradients are wanted, record how it was made.
+
+    Only floating-point results take part in autograd (as in PyTorch: ``x.long()`` or an
+    integer ``argmax`` never requires grad), and nothing is recorded under ``no_grad()``.
+    """
     out = Tensor(data)
-    if _GRAD_ENABLED[0] and any(t.requires_grad for t in inputs):
+    if _GRAD_ENABLED[0] and out.data.dtype.kind == "f" and any(t.requires_grad for t in inputs):
         out.requires_grad = True
         out._node = Node(op, inputs, saved)
     return out
@@ -184,9 +191,9 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs: Any, **kwargs: Any) -> Tensor:
-        tensors = tuple(x if isinstance(x, Tensor) else Tensor(x) for x in inputs)
+        tensors = tuple([x if isinstance(x, Tensor) else Tensor(x) for x in inputs])
         ctx = Context()
-        data = cls.forward(ctx, *(t.data for t in tensors), **kwargs)
+        data = cls.forward(ctx, *[t.data for t in tensors], **kwargs)
         return _result(np.asarray(data), cls, tensors, ctx=ctx)
 
 
@@ -237,10 +244,24 @@ class Tensor:
     def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
         self.data: np.ndarray = _to_array(data, dtype)
         self.requires_grad: bool = bool(requires_grad)
-        self.grad: Tensor | None = None
+        self._grad: Tensor | None = None
         self._node: Node | None = None
+        if requires_grad:
+            _check_can_require_grad(self.data.dtype)
 
     # ------------------------------------------------------------------ provided helpers
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient ``backward`` accumulated into this leaf (None until then)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None and tuple(value.shape) != self.data.shape:
+            raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' "
+                               f"to a tensor of size '{list(self.data.shape)}'")
+        self._grad = value
+
     def __repr__(self) -> str:
         body = np.array2string(self.data, separator=", ", precision=4, prefix="tensor(")
         extra = ", requires_grad=True" if self.requires_grad else ""
@@ -271,6 +292,30 @@ class Tensor:
             raise ValueError(f"item(): tensor has {self.data.size} elements, expected 1")
         return self.data.item()
 
+    # Python's conversions, as in PyTorch: only one-element tensors have a truth value or a
+    # number value (``if loss < 0.1:``, ``float(loss)``); ``__index__`` lets an integer tensor
+    # index a list.
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.data.item())
+
+    def __float__(self) -> float:
+        if self.data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return float(self.data.item())
+
+    def __int__(self) -> int:
+        if self.data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return int(self.data.item())
+
+    def __index__(self) -> int:
+        if self.data.size != 1 or self.data.dtype.kind not in "biu":
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.data.item())
+
     def tolist(self) -> Any:
         return self.data.tolist()
 
@@ -279,21 +324,38 @@ class Tensor:
         return Tensor(self.data)
 
     def requires_grad_(self, flag: bool = True) -> Tensor:
+        if flag:
+            _check_can_require_grad(self.data.dtype)
         self.requires_grad = flag
         return self
 
+    # dtype conversions keep the graph between float types (``x.double()`` passes gradients
+    # back to a float32 ``x``), like PyTorch; converting to the same dtype returns ``self``.
     def float(self) -> Tensor:
-        return Tensor(self.data.astype(np.float32))
+        return self._to(np.float32)
 
     def double(self) -> Tensor:
-        return Tensor(self.data.astype(np.float64))
+        return self._to(np.float64)
 
     def long(self) -> Tensor:
-        return Tensor(self.data.astype(np.int64))
+        return self._to(np.int64)
+
+    def _to(self, dtype: Any) -> Tensor:
+        if self.data.dtype == dtype:
+            return self
+        return _result(self.data.astype(dtype), "cast", (self,))
 
     def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
-        idx = np.argmax(self.data, axis=dim, keepdims=keepdim if dim is not None else False)
-        return Tensor(np.asarray(idx, dtype=np.int64))
+        """Index of the largest element (over everything, or along ``dim``), int64."""
+        if self.data.dtype == np.bool_:
+            raise RuntimeError("argmax(): does not support bool input")
+        if dim is None:
+            idx = np.asarray(np.argmax(self.data), dtype=np.int64)  # into the flattened tensor
+            return Tensor(idx.reshape((1,) * self.ndim) if keepdim else idx)
+        axis = _dim_arg(dim, self.ndim)
+        if axis is None:  # a 0-d tensor: its one element is at index 0
+            return Tensor(np.asarray(0, dtype=np.int64))
+        return Tensor(np.argmax(self.data, axis=axis, keepdims=keepdim).astype(np.int64))
 
     def contiguous(self) -> Tensor:
         """A C-contiguous copy when the layout is not contiguous, else ``self``."""
@@ -301,32 +363,43 @@ class Tensor:
             return self
         return _result(np.ascontiguousarray(self.data), "contiguous", (self,))
 
-    def backward(self, gradient: Tensor | None = None) -> None:
-        """Compute gradients of this tensor w.r.t. graph leaves (implemented in module 05)."""
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool = False) -> None:
+        """Compute gradients of this tensor w.r.t. graph leaves (implemented in module 05).
+
+        Like PyTorch, a backward pass frees the values the graph saved for it; pass
+        ``retain_graph=True`` to walk the same graph again.
+        """
         # The one dependency on a later module: like torch.Tensor.backward delegating to
         # torch.autograd.backward, the engine lives in autograd.py.
         from .autograd import backward as _engine_backward
 
-        _engine_backward(self, gradient)
+        _engine_backward(self, gradient, retain_graph)
 
-    # comparisons make boolean tensors (no gradient), handy for masks and accuracy
+    # comparisons make boolean tensors (no gradient), handy for masks and accuracy; both
+    # sides are promoted first, as for arithmetic (``float32 == 0.1`` compares in float32)
     def __eq__(self, other: object) -> Tensor:  # type: ignore[override]
-        return Tensor(self.data == _to_array(other))
+        return _compare(self, other, np.equal)
 
     def __ne__(self, other: object) -> Tensor:  # type: ignore[override]
-        return Tensor(self.data != _to_array(other))
+        return _compare(self, other, np.not_equal)
 
     def __lt__(self, other: Any) -> Tensor:
-        return Tensor(self.data < _to_array(other))
+        return _compare(self, other, np.less)
 
     def __le__(self, other: Any) -> Tensor:
-        return Tensor(self.data <= _to_array(other))
+        return _compare(self, other, np.less_equal)
 
     def __gt__(self, other: Any) -> Tensor:
-        return Tensor(self.data > _to_array(other))
+        return _compare(self, other, np.greater)
 
     def __ge__(self, other: Any) -> Tensor:
-        return Tensor(self.data >= _to_array(other))
+        return _compare(self, other, np.greater_equal)
+
+    def __invert__(self) -> Tensor:
+        """``~mask``: logical not of a bool tensor (bitwise not of an integer one)."""
+        if self.data.dtype.kind not in "biu":
+            raise TypeError("~ (bitwise not) needs a bool or integer tensor")
+        return Tensor(np.invert(self.data))
 
     # ------------------------------------------------------------------ your code: basics
     @property
@@ -451,20 +524,26 @@ class Tensor:
         """True when elements sit in storage in row-major order with no gaps.
 
         APPROACH:
-            1. Walk the dimensions from last to first, keeping the stride a row-major tensor of
+            1. A tensor with no elements (a 0 in its shape) is contiguous: there is nothing to
+               lay out (PyTorch's convention).
+            2. Walk the dimensions from last to first, keeping the stride a row-major tensor of
                this shape would have (it starts at 1 and is multiplied by each size).
-            2. Compare with ``self.stride()``. Dimensions of size 1 can have any stride (you
+            3. Compare with ``self.stride()``. Dimensions of size 1 can have any stride (you
                never step along them), so skip them.
 
         EXAMPLE:
             >>> x = Tensor(np.zeros((2, 3)))
             >>> x.is_contiguous(), x.transpose(0, 1).is_contiguous()
             (True, False)
+            >>> Tensor(np.zeros((3, 0))).transpose(0, 1).is_contiguous()
+            True
 
         HINT: a ``(4, 1)`` column transposed to ``(1, 4)`` is still contiguous — that is the
         size-1 rule at work.
         """
         # BEGIN SOLUTION NO PROMPT
+        if self.numel() == 0:
+            return True
         expected = 1
         strides = self.stride()
         for size, stride in zip(reversed(self.shape), reversed(strides), strict=True):
@@ -502,24 +581,45 @@ class Tensor:
         raise NotImplementedError("module 01: implement Tensor.reshape (see its docstring)")  # STUB
 
     def view(self, *shape: Any) -> Tensor:
-        """Like ``reshape`` but guaranteed never to copy: only for contiguous tensors.
+        """Like ``reshape`` but guaranteed never to copy; raises when the strides forbid it.
 
-        APPROACH: if ``not self.is_contiguous()`` raise ``RuntimeError`` telling the user to
-        call ``.contiguous()`` or ``.reshape()``; otherwise do what ``reshape`` does.
+        A contiguous tensor can always be viewed in any shape with the same number of elements.
+        A non-contiguous one sometimes can: ``x[:, ::2].view(...)`` may only add or remove
+        size-1 dimensions or split a dimension, because a view can only give each new
+        dimension one stride. ``x.T.view(-1)`` can never work: row-major order would have to
+        jump back and forth in storage.
+
+        APPROACH:
+            1. ``shape = _shape_arg(shape)`` and ``_check_reshape(shape, self.numel())`` as in
+               ``reshape``.
+            2. Ask NumPy for a reshape that must not copy:
+               ``np.reshape(self.data, shape, copy=False)`` raises ``ValueError`` exactly when
+               no set of strides gives that shape.
+            3. Turn that ``ValueError`` into ``RuntimeError`` (PyTorch's type), telling the
+               user to call ``.reshape(...)``; otherwise record the result as in ``reshape``.
 
         EXAMPLE:
             >>> Tensor(np.zeros((2, 3))).transpose(0, 1).view(6)
             Traceback (most recent call last):
             RuntimeError: view size is not compatible with input tensor's size and stride ...
+            >>> Tensor(np.zeros((4, 6)))[:, ::2].view(4, 3, 1).shape
+            (4, 3, 1)
 
-        HINT: reuse ``self.reshape(*shape)`` once contiguity is checked.
+        HINT: do not test ``is_contiguous()`` first: that refuses views PyTorch allows (the
+        second example is not contiguous). ``raise RuntimeError(...) from None`` hides the
+        NumPy traceback.
         """
         # BEGIN SOLUTION NO PROMPT
-        if not self.is_contiguous():
+        shape = _shape_arg(shape)
+        _check_reshape(shape, self.numel())
+        try:
+            out = np.reshape(self.data, shape, copy=False)
+        except ValueError:
             raise RuntimeError(
-                "view size is not compatible with input tensor's size and stride "
-                "(the tensor is not contiguous); use .reshape(...) or .contiguous().view(...)")
-        return self.reshape(*shape)
+                "view size is not compatible with input tensor's size and stride (at least "
+                "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+                "instead.") from None
+        return _result(out, "reshape", (self,))
         # END SOLUTION
         raise NotImplementedError("module 01: implement Tensor.view (see its docstring)")  # STUB
 
@@ -535,6 +635,9 @@ class Tensor:
 
         HINT: check ``np.shares_memory(x.data, x.transpose(0, 1).data)`` — it should be True.
         """
+        if self.ndim == 0:  # nothing to swap: PyTorch accepts dims 0 and -1 for a 0-d tensor
+            _dim_arg((dim0, dim1), 0)
+            return self.reshape(())
         # BEGIN SOLUTION NO PROMPT
         return _result(np.swapaxes(self.data, dim0, dim1), "transpose", (self,),
                        dim0=dim0, dim1=dim1)
@@ -568,27 +671,32 @@ class Tensor:
     @property
     def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
         """All dimensions reversed (the matrix transpose for 2-D tensors)."""
+        if self.ndim == 2:  # NOTE: the common case, as one transpose
+            return self.transpose(0, 1)
         return self.permute(*reversed(range(self.ndim)))
 
     def __getitem__(self, index: Any) -> Tensor:
-        """Indexing and slicing with NumPy/PyTorch rules: ``x[0]``, ``x[:, 1:3]``, ``x[idx]``.
+        """Indexing and slicing with PyTorch's rules: ``x[0]``, ``x[:, 1:3]``, ``x[idx]``.
 
         APPROACH:
-            1. If ``index`` is a Tensor (or contains Tensors in a tuple), use their ``.data``.
-            2. ``self.data[index]`` — basic slices give views, integer arrays give copies.
-            3. Return ``_result(np.asarray(out), "getitem", (self,), index=index)``.
+            1. ``x, index = _index_arg(self, index)`` (provided): it unwraps Tensors in the
+               index, refuses negative slice steps (PyTorch does), and applies integer indices
+               first when they are mixed with index arrays (PyTorch's rule; see the lesson).
+            2. ``x.data[index]`` — basic slices give views, integer arrays give copies.
+            3. Return ``_result(np.asarray(out), "getitem", (x,), index=index)``.
 
         EXAMPLE:
             >>> x = Tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
             >>> x[1].tolist(), x[:, 1:].tolist(), x[Tensor(np.array([1, 1]))].shape
             ([4.0, 5.0, 6.0], [[2.0, 3.0], [5.0, 6.0]], (2, 3))
 
-        HINT: ``_index_arg`` unwraps Tensors for you; keep ``index`` in the record, module 05
-        needs it to route gradients back to the selected elements.
+        HINT: record ``x`` (not ``self``) as the input: ``_index_arg`` may already have
+        recorded the integer step. Keep ``index`` in the record: module 05 needs it to route
+        gradients back to the selected elements.
         """
         # BEGIN SOLUTION NO PROMPT
-        index = _index_arg(index)
-        return _result(np.asarray(self.data[index]), "getitem", (self,), index=index)
+        x, index = _index_arg(self, index)
+        return _result(np.asarray(x.data[index]), "getitem", (x,), index=index)
         # END SOLUTION
         raise NotImplementedError(  # STUB
             "module 01: implement Tensor.__getitem__ (see its docstring)")  # STUB
@@ -597,21 +705,26 @@ class Tensor:
     def __add__(self, other: Any) -> Tensor:
         """Element-wise ``self + other`` with broadcasting; ``other`` may be a number.
 
-        APPROACH: ``other`` is already a Tensor (``_as_tensor`` wrapped any number). Replace
-        the ``raise`` line with ``out = ...``, adding the two ``.data`` arrays — NumPy
-        broadcasts for you. The ``return`` below it is given: it records the operation so
-        module 05 can compute gradients. The other operators follow the same pattern.
+        APPROACH: the first line (given) calls ``_binary``: it wraps a number in a Tensor and
+        gives you both data arrays ``a`` and ``b`` already converted to the dtype PyTorch's
+        type promotion picks (your ``result_type``, below). Replace the ``raise`` line with
+        ``out = ...``, adding ``a`` and ``b`` — NumPy broadcasts for you. The ``return`` below
+        it is given: it records the operation so module 05 can compute gradients. The other
+        operators follow the same pattern.
 
         EXAMPLE:
             >>> (Tensor([[1.0], [2.0]]) + Tensor([10.0, 20.0, 30.0])).shape
             (2, 3)
+            >>> (Tensor([1, 2]) + 0.5).dtype
+            dtype('float32')
 
         HINT: do not loop over elements or call ``np.broadcast_to``: ``+`` on the arrays
-        broadcasts, and does it without copying.
+        broadcasts, and does it without copying. Use ``a`` and ``b``, not ``self.data`` and
+        ``other.data``: those still have their own dtypes.
         """
-        other = _as_tensor(other, self)
+        other, a, b = _binary(self, other)
         # BEGIN SOLUTION NO PROMPT
-        out = self.data + other.data
+        out = a + b
         # END SOLUTION
         raise NotImplementedError("module 01: implement Tensor.__add__ (see its docstring)")  # STUB
         return _result(out, "add", (self, other))
@@ -619,7 +732,9 @@ class Tensor:
     def __sub__(self, other: Any) -> Tensor:
         """Element-wise ``self - other`` with broadcasting.
 
-        APPROACH: as in ``__add__``: ``out = ...`` from the two ``.data`` arrays.
+        APPROACH: as in ``__add__``: ``out = ...`` from the promoted arrays ``a`` and ``b``.
+        (``_check_not_bool_sub``, given, refuses bool tensors as PyTorch does: "subtracting"
+        masks is almost always a bug; ``~mask`` inverts one.)
 
         EXAMPLE:
             >>> (Tensor([5.0, 7.0]) - 1).tolist()
@@ -628,9 +743,10 @@ class Tensor:
         HINT: the order matters: ``self`` minus ``other``; ``1 - t`` goes through
         ``__rsub__`` (given), which calls this with the operands swapped.
         """
-        other = _as_tensor(other, self)
+        _check_not_bool_sub(self, other)
+        other, a, b = _binary(self, other)
         # BEGIN SOLUTION NO PROMPT
-        out = self.data - other.data
+        out = a - b
         # END SOLUTION
         raise NotImplementedError("module 01: implement Tensor.__sub__ (see its docstring)")  # STUB
         return _result(out, "sub", (self, other))
@@ -638,7 +754,7 @@ class Tensor:
     def __mul__(self, other: Any) -> Tensor:
         """Element-wise ``self * other`` with broadcasting (not a matrix product: see ``@``).
 
-        APPROACH: as in ``__add__``: ``out = ...`` from the two ``.data`` arrays.
+        APPROACH: as in ``__add__``: ``out = ...`` from the promoted arrays ``a`` and ``b``.
 
         EXAMPLE:
             >>> (Tensor([[1.0], [2.0]]) * Tensor([3.0, 4.0])).tolist()
@@ -646,9 +762,9 @@ class Tensor:
 
         HINT: ``*`` on arrays is element-wise; ``np.dot`` here would be a bug.
         """
-        other = _as_tensor(other, self)
+        other, a, b = _binary(self, other)
         # BEGIN SOLUTION NO PROMPT
-        out = self.data * other.data
+        out = a * b
         # END SOLUTION
         raise NotImplementedError("module 01: implement Tensor.__mul__ (see its docstring)")  # STUB
         return _result(out, "mul", (self, other))
@@ -656,22 +772,22 @@ class Tensor:
     def __truediv__(self, other: Any) -> Tensor:
         """Element-wise ``self / other`` with broadcasting (true division, float result).
 
-        APPROACH:
-            1. ``out = ...`` dividing the ``.data`` arrays.
-            2. NumPy turns int / int into float64; PyTorch gives float32. If both inputs
-               are not float64 but ``out`` is, cast ``out`` to float32.
+        Dividing integers gives a float: NumPy makes ``int / int`` float64, PyTorch float32
+        (its default float dtype). The given first line asks ``_binary`` for float operands
+        (``floating=True``): integer and bool operands arrive as float32.
+
+        APPROACH: ``out = ...`` dividing ``a`` by ``b``.
 
         EXAMPLE:
-            >>> (Tensor([1, 2]) / Tensor([2, 4])).dtype
-            dtype('float32')
+            >>> (Tensor([1, 2]) / Tensor([2, 4])).dtype, (Tensor([1, 2]) / 4).tolist()
+            (dtype('float32'), [0.25, 0.5])
 
-        HINT: ``astype(np.float32)`` returns a new array; assign it back to ``out``.
+        HINT: one line, as in ``__mul__``; dividing by 0 gives ``inf`` (or NaN for ``0 / 0``)
+        with a NumPy warning, as in PyTorch.
         """
-        other = _as_tensor(other, self)
+        other, a, b = _binary(self, other, floating=True)
         # BEGIN SOLUTION NO PROMPT
-        out = self.data / other.data
-        if out.dtype == np.float64 and self.dtype != np.float64 and other.dtype != np.float64:
-            out = out.astype(_DEFAULT_FLOAT)  # int / int gives float32, as in PyTorch
+        out = a / b
         # END SOLUTION
         raise NotImplementedError(  # STUB
             "module 01: implement Tensor.__truediv__ (see its docstring)")  # STUB
@@ -694,60 +810,107 @@ class Tensor:
         raise NotImplementedError("module 01: implement Tensor.__neg__ (see its docstring)")  # STUB
         return _result(out, "neg", (self,))
 
-    def __pow__(self, exponent: float) -> Tensor:
-        """``self ** exponent`` for a Python number exponent (``x ** 2``, ``x ** 0.5``).
+    def __pow__(self, exponent: Any) -> Tensor:
+        """``self ** exponent`` for a number exponent (``x ** 2``, ``x ** 0.5``).
 
-        APPROACH: ``out = ...`` with ``np.power``; keep the dtype (cast the exponent with
-        ``self.data.dtype.type(exponent)`` so float32 stays float32).
+        APPROACH: as in ``__add__``, ``a`` and ``b`` come promoted: ``Tensor([4, 9]) ** 0.5``
+        is computed in float32 (an integer tensor to a float power is float32, as in PyTorch),
+        while ``x ** 2`` keeps ``x``'s dtype. ``out = ...`` with ``a ** b``, but compute
+        ``exponent == 2`` and ``exponent == 3`` with products (``a * a``) — see the HINT.
 
         EXAMPLE:
-            >>> (Tensor([1.0, 2.0, 3.0]) ** 2).tolist()
-            [1.0, 4.0, 9.0]
+            >>> (Tensor([1.0, 2.0, 3.0]) ** 2).tolist(), (Tensor([4, 9]) ** 0.5).tolist()
+            ([1.0, 4.0, 9.0], [2.0, 3.0])
 
-        HINT (performance): NumPy's ``x ** 3`` on float32 is ~35x slower than ``x * x * x``.
-        Special-case exponents 2 and 3 with products.
+        HINT (performance): NumPy's ``x ** 3`` on float32 is ~4x slower than ``x * x * x``
+        (``x ** 2`` and ``x ** 0.5`` have fast paths); special-case 2 and 3. The given first
+        lines send a Tensor exponent to a general version and refuse what PyTorch refuses
+        (an integer tensor to a negative integer power).
         """
         if isinstance(exponent, Tensor):
-            raise TypeError("pow: the exponent must be a Python number")
+            return _tensor_pow(self, exponent)
+        other, a, b = _binary(self, exponent)
+        _check_power(a.dtype, exponent)
+        if a.dtype == np.bool_:  # bool ** bool: x ** True is x, x ** False is True
+            return Tensor(a | ~b)
         # BEGIN SOLUTION NO PROMPT
         if exponent == 2:
-            out = self.data * self.data
+            out = a * a
         elif exponent == 3:
-            out = self.data * self.data * self.data
+            out = a * a * a
         else:
-            out = np.power(self.data, self.data.dtype.type(exponent))
+            out = a ** b
         # END SOLUTION
         raise NotImplementedError("module 01: implement Tensor.__pow__ (see its docstring)")  # STUB
         return _result(out, "pow", (self,), exponent=exponent)
 
-    # reflected operators: 2 + t, 2 - t, 2 * t, 2 / t (provided)
+    # provided: reflected operators (``2 + t``, ``2 - t``, ``2 * t``, ``2 / t``, ``2 ** t``).
+    # The number becomes a 0-d tensor of the promoted dtype, then the operator above runs.
     def __radd__(self, other: Any) -> Tensor:
-        return _as_tensor(other, self) + self
+        return _scalar_tensor(other, self) + self
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _as_tensor(other, self) - self
+        _check_not_bool_sub(self, other)
+        return _scalar_tensor(other, self) - self
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _as_tensor(other, self) * self
+        return _scalar_tensor(other, self) * self
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _as_tensor(other, self) / self
+        return _scalar_tensor(other, self, floating=True) / self
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _tensor_pow(_scalar_tensor(other, self), self)
+
+    # provided: floor division and remainder (Python's sign rule: the result of ``%`` has the
+    # divisor's sign), as ``torch.floor_divide``/``torch.remainder``
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _divmod_op(self, other, "floordiv")
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _divmod_op(_scalar_tensor(other, self), self, "floordiv")
+
+    def __mod__(self, other: Any) -> Tensor:
+        return _divmod_op(self, other, "mod")
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return _divmod_op(_scalar_tensor(other, self), self, "rmod")
+
+    # provided: in-place operators ``t += 1`` write into ``t.data`` (views of ``t`` see the
+    # change). PyTorch refuses them on a leaf that requires grad; see ``_inplace``.
+    def __iadd__(self, other: Any) -> Tensor:
+        return _inplace(self, other, np.add)
+
+    def __isub__(self, other: Any) -> Tensor:
+        _check_not_bool_sub(self, other)
+        return _inplace(self, other, np.subtract)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return _inplace(self, other, np.multiply)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return _inplace(self, other, np.true_divide)
 
     # ------------------------------------------------------------------ your code: math
     def exp(self) -> Tensor:
         """Element-wise ``e ** x``.
 
-        APPROACH: ``out = np.exp(...)`` of the data. The exponential overflows float32 above
-        ~88.7 (``inf``); module 02 shows how softmax avoids that.
+        APPROACH: ``out = np.exp(...)`` of ``_float_data(self)`` (given below: the data as it
+        is for float tensors, converted to float32 for integer and bool tensors, because
+        ``e ** 1`` is not an integer — PyTorch does the same). The exponential overflows
+        float32 above ~88.7 (``inf``); module 02 shows how softmax avoids that.
 
         EXAMPLE:
             >>> Tensor([0.0, 1.0]).exp().tolist()  # doctest: +ELLIPSIS
             [1.0, 2.718...]
+            >>> Tensor([0, 1]).exp().dtype
+            dtype('float32')
 
-        HINT: keep the dtype: ``np.exp`` of float32 data is float32.
+        HINT: keep the dtype: ``np.exp`` of float32 data is float32; of int64 data NumPy would
+        give float64, which is why you start from ``_float_data(self)``.
         """
         # BEGIN SOLUTION NO PROMPT
-        out = np.exp(self.data)
+        out = np.exp(_float_data(self))
         # END SOLUTION
         raise NotImplementedError("module 01: implement Tensor.exp (see its docstring)")  # STUB
         return _result(out, "exp", (self,))
@@ -755,7 +918,7 @@ class Tensor:
     def log(self) -> Tensor:
         """Element-wise natural logarithm (``-inf`` at 0, NaN below 0, as in NumPy).
 
-        APPROACH: ``out = np.log(...)`` of the data.
+        APPROACH: ``out = np.log(...)`` of ``_float_data(self)`` (integers become float32).
 
         EXAMPLE:
             >>> round(Tensor([np.e]).log().item(), 5)
@@ -764,7 +927,7 @@ class Tensor:
         HINT: do not clamp here: losses (module 04) decide how to guard ``log(0)``.
         """
         # BEGIN SOLUTION NO PROMPT
-        out = np.log(self.data)
+        out = np.log(_float_data(self))
         # END SOLUTION
         raise NotImplementedError("module 01: implement Tensor.log (see its docstring)")  # STUB
         return _result(out, "log", (self,))
@@ -772,16 +935,16 @@ class Tensor:
     def sqrt(self) -> Tensor:
         """Element-wise square root.
 
-        APPROACH: ``out = np.sqrt(...)`` of the data.
+        APPROACH: ``out = np.sqrt(...)`` of ``_float_data(self)`` (integers become float32).
 
         EXAMPLE:
-            >>> Tensor([4.0, 9.0]).sqrt().tolist()
-            [2.0, 3.0]
+            >>> Tensor([4.0, 9.0]).sqrt().tolist(), Tensor([4, 9]).sqrt().tolist()
+            ([2.0, 3.0], [2.0, 3.0])
 
         HINT: negative inputs give NaN (with a NumPy warning), as in PyTorch.
         """
         # BEGIN SOLUTION NO PROMPT
-        out = np.sqrt(self.data)
+        out = np.sqrt(_float_data(self))
         # END SOLUTION
         raise NotImplementedError("module 01: implement Tensor.sqrt (see its docstring)")  # STUB
         return _result(out, "sqrt", (self,))
@@ -789,7 +952,7 @@ class Tensor:
     def tanh(self) -> Tensor:
         """Element-wise hyperbolic tangent, squashing values into (-1, 1).
 
-        APPROACH: ``out = np.tanh(...)`` of the data.
+        APPROACH: ``out = np.tanh(...)`` of ``_float_data(self)`` (integers become float32).
 
         EXAMPLE:
             >>> Tensor([0.0]).tanh().tolist()
@@ -799,7 +962,7 @@ class Tensor:
         ``(e^x - e^-x) / (e^x + e^-x)`` overflows to ``inf / inf``.
         """
         # BEGIN SOLUTION NO PROMPT
-        out = np.tanh(self.data)
+        out = np.tanh(_float_data(self))
         # END SOLUTION
         raise NotImplementedError("module 01: implement Tensor.tanh (see its docstring)")  # STUB
         return _result(out, "tanh", (self,))
@@ -807,14 +970,16 @@ class Tensor:
     def abs(self) -> Tensor:
         """Element-wise absolute value.
 
-        APPROACH: ``out = np.abs(...)`` of the data.
+        APPROACH: ``out = np.abs(...)`` of the data (the dtype stays: ``|int|`` is an int).
 
         EXAMPLE:
-            >>> Tensor([-2.0, 3.0]).abs().tolist()
-            [2.0, 3.0]
+            >>> Tensor([-2.0, 3.0]).abs().tolist(), Tensor([-2, 3]).abs().dtype
+            ([2.0, 3.0], dtype('int64'))
 
         HINT: one NumPy call; module 05 decides the derivative at 0 (0, as in PyTorch).
         """
+        if self.data.dtype == np.bool_:
+            raise RuntimeError("abs is not implemented for bool tensors (as in PyTorch)")
         # BEGIN SOLUTION NO PROMPT
         out = np.abs(self.data)
         # END SOLUTION
@@ -824,18 +989,25 @@ class Tensor:
     def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
         """Limit every element to ``[min, max]``; either bound may be None (torch.clamp).
 
-        APPROACH: ``out = np.clip(data, min, max)`` — NumPy accepts None for a missing bound.
+        The bounds take part in type promotion like any number: ``int.clamp(min=0.5)`` is
+        float32, ``float32.clamp(min=0)`` stays float32.
+
+        APPROACH: ``out = np.clip(a, min, max)`` on the promoted data ``a`` (given) — NumPy
+        accepts None for a missing bound.
 
         EXAMPLE:
             >>> Tensor([-2.0, 0.5, 3.0]).clamp(min=0.0, max=1.0).tolist()
             [0.0, 0.5, 1.0]
 
-        HINT: ``clamp(min=0)`` is ReLU, which you will meet in module 02.
+        HINT: ``clamp(min=0)`` looks like ReLU (module 02), but PyTorch's ReLU passes no
+        gradient at exactly 0 and ``clamp``'s bounds are inclusive: module 02 writes its own.
         """
         if min is None and max is None:
             raise ValueError("clamp: at least one of min and max must be given")
+        a = self.data.astype(result_type(self, *(v for v in (min, max) if v is not None)),
+                             copy=False)
         # BEGIN SOLUTION NO PROMPT
-        out = np.clip(self.data, min, max)
+        out = np.clip(a, min, max)
         # END SOLUTION
         raise NotImplementedError("module 01: implement Tensor.clamp (see its docstring)")  # STUB
         return _result(out, "clamp", (self,), min=min, max=max)
@@ -848,12 +1020,16 @@ class Tensor:
         dimensions broadcast: ``(B, n, k) @ (k, m) -> (B, n, m)``.
 
         APPROACH:
-            1. ``other = _as_tensor(other, self)``; 0-d inputs are an error (use ``*``).
-            2. Check the inner sizes agree: the last dim of ``self`` and the second-to-last
+            1. ``other = _as_tensor(other)`` (given); 0-d inputs are a ``ValueError`` (use
+               ``*``).
+            2. Unlike ``+`` and ``*``, ``@`` does not promote: if the two dtypes differ,
+               raise ``RuntimeError`` naming both (PyTorch: "expected both ... to have the same
+               dtype"). A float64 input to a float32 layer is a bug to report, not to hide.
+            3. Check the inner sizes agree: the last dim of ``self`` and the second-to-last
                of ``other`` (or its only dim when 1-D). If not, raise ``ValueError`` naming
                both shapes, e.g. ``matmul: shapes (2, 3) and (4, 5) cannot be multiplied
                (3 != 4)``.
-            3. ``out = np.matmul(self.data, other.data)``: ``np.matmul`` implements exactly
+            4. ``out = np.matmul(self.data, other.data)``: ``np.matmul`` implements exactly
                these rules (the line after the stub records ``out``).
 
         EXAMPLE:
@@ -864,10 +1040,13 @@ class Tensor:
         HINT: ``np.dot`` is not the same as ``np.matmul`` for 3-D inputs — it pairs every batch
         of ``a`` with every batch of ``b``. Use ``np.matmul``.
         """
-        other = _as_tensor(other, self)
+        other = _as_tensor(other)
         # BEGIN SOLUTION NO PROMPT
         if self.ndim == 0 or other.ndim == 0:
             raise ValueError("matmul: both arguments need at least 1 dimension (use * for scalars)")
+        if self.dtype != other.dtype:
+            raise RuntimeError(f"matmul: expected both arguments to have the same dtype, but "
+                               f"found {self.dtype} and {other.dtype}")
         k_self = self.shape[-1]
         k_other = other.shape[0] if other.ndim == 1 else other.shape[-2]
         if k_self != k_other:
@@ -882,7 +1061,7 @@ class Tensor:
         return self.matmul(other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return _as_tensor(other, self).matmul(self)
+        return _as_tensor(other).matmul(self)
 
     # ------------------------------------------------------------------ your code: reductions
     def sum(self, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
@@ -891,20 +1070,31 @@ class Tensor:
         ``keepdim=True`` keeps the reduced dimensions with size 1, so the result still
         broadcasts against the input: ``x - x.mean(dim=1, keepdim=True)``.
 
-        APPROACH: ``axis = _dim_arg(dim)`` (lists become tuples); ``out = np.sum(...)`` with
-        ``axis=axis`` and ``keepdims=keepdim``; the given ``return`` records the op.
+        APPROACH:
+            1. ``axis = _dim_arg(dim, self.ndim)`` (given helper): it turns lists into tuples,
+               checks the dims, and gives None for "everything" — also for ``dim=()`` and for
+               a 0-d tensor, where PyTorch reduces over all dimensions (NumPy's ``axis=()``
+               would reduce over none).
+            2. ``out = np.sum(...)`` with ``axis=axis`` and ``keepdims=keepdim``. Integer and
+               bool tensors sum to int64, as in PyTorch (``mask.sum()`` counts): pass
+               ``dtype=np.int64`` for them (``self.dtype.kind in "biu"``), ``None`` otherwise.
+            3. The given ``return`` records the op.
 
         EXAMPLE:
             >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]])
             >>> x.sum().item(), x.sum(dim=0).tolist(), x.sum(dim=1, keepdim=True).shape
             (10.0, [4.0, 6.0], (2, 1))
+            >>> Tensor([True, True, False]).sum().item(), x.sum(dim=()).item()
+            (2, 10.0)
 
         HINT: a full reduction gives a NumPy scalar; the given ``np.asarray`` makes it a 0-d
-        array so the result is still a Tensor with shape ``()``.
+        array so the result is still a Tensor with shape ``()``. Without the int64 rule a
+        uint8 image would sum to NumPy's uint64.
         """
         # BEGIN SOLUTION NO PROMPT
-        axis = _dim_arg(dim)
-        out = np.sum(self.data, axis=axis, keepdims=keepdim)
+        axis = _dim_arg(dim, self.ndim)
+        dtype = np.int64 if self.dtype.kind in "biu" else None
+        out = np.sum(self.data, axis=axis, keepdims=keepdim, dtype=dtype)
         # END SOLUTION
         raise NotImplementedError("module 01: implement Tensor.sum (see its docstring)")  # STUB
         return _result(np.asarray(out), "sum", (self,), dim=axis, keepdim=keepdim)
@@ -913,21 +1103,29 @@ class Tensor:
         """Mean over ``dim``; same ``dim``/``keepdim`` rules as ``sum``.
 
         APPROACH (the line after the stub records ``out`` and ``axis``):
-            1. ``axis = _dim_arg(dim)`` as in ``sum``.
-            2. ``data = self.data``, converted to float32 first if it is not a float.
-            3. ``out = np.mean(data, axis=axis, keepdims=keepdim, dtype=data.dtype)`` (float32
-               data gives a float32 mean).
+            1. The mean of integers is not an integer, and PyTorch will not guess a dtype:
+               for a non-float tensor (``self.dtype.kind != "f"``) raise ``RuntimeError``
+               saying to call ``.float()`` first.
+            2. ``axis = _dim_arg(dim, self.ndim)`` as in ``sum``.
+            3. ``out = np.mean(self.data, axis=axis, keepdims=keepdim)`` (float32 data gives a
+               float32 mean).
 
         EXAMPLE:
             >>> Tensor([[1.0, 2.0], [3.0, 4.0]]).mean(dim=0).tolist()
             [2.0, 3.0]
+            >>> Tensor([1, 2]).mean()
+            Traceback (most recent call last):
+            RuntimeError: mean(): could not infer output dtype...
 
-        HINT: for an integer tensor PyTorch refuses ``mean``; we convert to float32 first.
+        HINT: accuracy is ``(pred == y).float().mean()``: the comparison gives bools, so the
+        ``.float()`` is needed here exactly as in PyTorch.
         """
         # BEGIN SOLUTION NO PROMPT
-        axis = _dim_arg(dim)
-        data = self.data if self.dtype.kind == "f" else self.data.astype(_DEFAULT_FLOAT)
-        out = np.mean(data, axis=axis, keepdims=keepdim, dtype=data.dtype)
+        if self.dtype.kind != "f":
+            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be a "
+                               f"floating point dtype, got {self.dtype}: call .float() first")
+        axis = _dim_arg(dim, self.ndim)
+        out = np.mean(self.data, axis=axis, keepdims=keepdim)
         # END SOLUTION
         raise NotImplementedError("module 01: implement Tensor.mean (see its docstring)")  # STUB
         return _result(np.asarray(out), "mean", (self,), dim=axis, keepdim=keepdim)
@@ -941,7 +1139,10 @@ class Tensor:
 
         APPROACH:
             1. ``dim is None``: ``np.max`` of everything, recorded with ``dim=None``.
-            2. Otherwise ``np.max`` and ``np.argmax`` along ``dim`` (both with ``keepdims``);
+            2. ``axis = _dim_arg(dim, self.ndim)``. A 0-d tensor has nothing to reduce
+               (``axis`` is None): its maximum is itself, at index 0 — record it as in step 1
+               and return ``MaxResult(values, Tensor(np.zeros((), dtype=np.int64)))``.
+            3. Otherwise ``np.max`` and ``np.argmax`` along ``axis`` (both with ``keepdims``);
                record the values with the ``indices`` saved (module 05 sends the gradient
                there) and return ``MaxResult(values, Tensor(indices))``.
 
@@ -950,15 +1151,21 @@ class Tensor:
             >>> x.max().item(), x.max(dim=1).values.tolist(), x.max(dim=1).indices.tolist()
             (7.0, [5.0, 7.0], [1, 0])
 
-        HINT: indices are int64, like PyTorch's; ``np.argmax`` gives the platform int.
+        HINT: indices are int64, like PyTorch's; ``np.argmax`` gives the platform int. A NaN
+        is the maximum of anything it is in (``np.max`` and ``np.argmax`` agree on that).
         """
         # BEGIN SOLUTION NO PROMPT
         if dim is None:
             out = np.asarray(np.max(self.data))
             return _result(out, "max", (self,), dim=None, keepdim=False)
-        values = np.max(self.data, axis=dim, keepdims=keepdim)
-        indices = np.argmax(self.data, axis=dim, keepdims=keepdim).astype(np.int64)
-        vals = _result(np.asarray(values), "max", (self,), dim=dim, keepdim=keepdim,
+        axis = _dim_arg(dim, self.ndim)
+        if axis is None:
+            out = _result(np.asarray(np.max(self.data)), "max", (self,), dim=None,
+                          keepdim=False)
+            return MaxResult(out, Tensor(np.zeros((), dtype=np.int64)))
+        values = np.max(self.data, axis=axis, keepdims=keepdim)
+        indices = np.argmax(self.data, axis=axis, keepdims=keepdim).astype(np.int64)
+        vals = _result(np.asarray(values), "max", (self,), dim=axis, keepdim=keepdim,
                        indices=indices)
         return MaxResult(vals, Tensor(indices))
         # END SOLUTION
@@ -966,29 +1173,231 @@ class Tensor:
 
     def amax(self, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
         """Maxima over ``dim`` as a tensor (``torch.amax``): the values without indices."""
-        axis = _dim_arg(dim)
+        axis = _dim_arg(dim, self.ndim)
         return _result(np.asarray(np.max(self.data, axis=axis, keepdims=keepdim)), "amax",
                        (self,), dim=axis, keepdim=keepdim)
 
 
 # %% [markdown]
-# The helpers below are used by the methods above. `_as_tensor` is how numbers join in:
-# `Tensor([1.0, 2.0]) * 3` turns `3` into a float32 tensor so the result stays float32.
+# The next cell is yours again: **type promotion**, the rule that decides the dtype of
+# `a + b` when `a` and `b` differ — `Tensor([1, 2]) * 0.5`, `float32 + float64`,
+# `int8 + 300`. NumPy and PyTorch answer differently (NumPy says float64 for the first; PyTorch
+# says float32, its default float dtype), and code moved between them breaks silently when the
+# framework promotes differently. Section 3 below explains the rule with a table; the helpers
+# `_category`, `_scalar_dtype` and `_promote_types` are given.
 
 # %%
 #| export
-def _as_tensor(value: Any, like: Tensor) -> Tensor:
-    """Make ``value`` a Tensor; Python numbers take ``like``'s dtype (floats stay float)."""
+def _category(dtype: np.dtype) -> int:
+    """0 for bool, 1 for integers, 2 for floating point: promotion never goes down."""
+    return 0 if dtype.kind == "b" else 1 if dtype.kind in "iu" else 2
+
+
+def _scalar_dtype(value: Any) -> np.dtype:
+    """The dtype a Python or NumPy number stands for: bool, int64, or the default float32."""
+    if isinstance(value, (bool, np.bool_)):
+        return np.dtype(np.bool_)
+    if isinstance(value, (int, np.integer)):
+        return np.dtype(np.int64)
+    if isinstance(value, (float, np.floating)):
+        return np.dtype(_DEFAULT_FLOAT)
+    raise TypeError(f"unsupported operand type for a tensor operation: {type(value).__name__}")
+
+
+def _promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
+    """The smallest dtype that holds both: a float beats any integer (``int64`` with
+    ``float32`` is ``float32`` in PyTorch, ``float64`` in NumPy), otherwise NumPy's table
+    (``uint8`` with ``int8`` is ``int16``, ``float32`` with ``float64`` is ``float64``)."""
+    if _category(a) != _category(b):
+        return a if _category(a) > _category(b) else b
+    return np.promote_types(a, b)
+
+
+def result_type(*operands: Any) -> np.dtype:
+    """The dtype of ``a + b`` (and every arithmetic op) under PyTorch's promotion rules.
+
+    Like ``torch.result_type``: ``operands`` are Tensors and Python or NumPy numbers.
+
+    The rule:
+        1. Each dtype has a category: bool < integer < floating (``_category``).
+        2. Operands form three groups, strongest first: tensors with at least one dimension,
+           0-d tensors, and numbers (whose dtype is ``_scalar_dtype``: bool, int64 or
+           float32).
+        3. The result's category is the highest category of any operand.
+        4. The dtype comes from the strongest group that has an operand of that category:
+           combine that group's dtypes with ``_promote_types``.
+
+    APPROACH:
+        1. Sort the dtypes into three lists: ``dims`` (``t.ndim > 0``), ``zero_d`` and
+           ``numbers`` (``_scalar_dtype(x)`` for anything that is not a Tensor).
+        2. ``top = max(_category(d) for every dtype in the three lists)``.
+        3. For each list in that order: if one of its dtypes has category ``top``, fold the
+           list with ``_promote_types`` (start from its first dtype) and return the result.
+
+    EXAMPLE:
+        >>> result_type(Tensor([1, 2]), 0.5), result_type(Tensor([1.0]), Tensor(2.0).double())
+        (dtype('float32'), dtype('float32'))
+        >>> result_type(Tensor(np.array([1], np.int8)), 300), result_type(Tensor([True]), 2)
+        (dtype('int8'), dtype('int64'))
+        >>> result_type(Tensor([1.0]), Tensor([2.0]).double())
+        dtype('float64')
+
+    HINT: a number never widens a tensor of its own category (``float32 * 0.5`` stays
+    float32, ``int8 + 300`` stays int8) but lifts a lower one (``int * 0.5`` is float32). A
+    NumPy number counts as a number too: ``np.float64(2.0)`` does not make float32 float64.
+    """
+    # BEGIN SOLUTION NO PROMPT
+    groups: tuple[list[np.dtype], ...] = ([], [], [])
+    for x in operands:
+        if isinstance(x, Tensor):
+            groups[0 if x.ndim else 1].append(x.dtype)
+        else:
+            groups[2].append(_scalar_dtype(x))
+    top = max(_category(d) for group in groups for d in group)
+    for group in groups:
+        if any(_category(d) == top for d in group):
+            dtype = group[0]
+            for d in group[1:]:
+                dtype = _promote_types(dtype, d)
+            return dtype
+    # END SOLUTION
+    raise NotImplementedError("module 01: implement result_type (see its docstring)")  # STUB
+
+
+# %% [markdown]
+# The helpers below are used by the methods above (provided). `_binary` is how the second
+# operand joins in: it wraps a number in a Tensor of the promoted dtype and hands your
+# operator both arrays in that dtype.
+
+# %%
+#| export
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (bool, int, float, np.bool_, np.number))
+
+
+def _as_tensor(value: Any) -> Tensor:
+    """``value`` as a Tensor (a Tensor is returned unchanged)."""
+    return value if isinstance(value, Tensor) else Tensor(value)
+
+
+def _scalar_tensor(value: Any, like: Tensor, floating: bool = False) -> Tensor:
+    """The other operand of ``like OP value`` as a Tensor.
+
+    A number becomes a 0-d tensor of ``result_type(like, value)``, so it never widens
+    ``like`` (PyTorch's "weak" numbers); integers out of range wrap as in PyTorch
+    (``uint8 - 1``). With ``floating`` (true division) an integer result type becomes
+    float32 first, so the number is not wrapped. Lists and arrays become tensors.
+    """
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (bool, int, float)):
-        kind = like.data.dtype.kind
-        if isinstance(value, float) and kind in "biu":
-            return Tensor(np.asarray(value, dtype=_DEFAULT_FLOAT))
-        if kind == "b":
-            return Tensor(np.asarray(value))
-        return Tensor(np.asarray(value, dtype=like.data.dtype))
-    return Tensor(value)
+    if not _is_number(value):
+        return Tensor(value)
+    if type(value) in (float, int) and like.data.dtype.kind == "f":  # NOTE: the common case
+        return Tensor(np.asarray(value, dtype=like.data.dtype))  # (what result_type gives)
+    dtype = result_type(like, value)
+    if floating and dtype.kind != "f":
+        dtype = np.dtype(_DEFAULT_FLOAT)
+    return Tensor(np.asarray(value).astype(dtype))
+
+
+def _binary(x: Tensor, other: Any,
+            floating: bool = False) -> tuple[Tensor, np.ndarray, np.ndarray]:
+    """``(other as a Tensor, x's data, other's data)``, both arrays in the promoted dtype.
+
+    ``floating=True`` (true division): an integer or bool result type becomes float32, and
+    each operand is converted to it directly (``int8 / int32`` must not wrap the int32).
+    """
+    other = _scalar_tensor(other, x, floating)
+    if other.data.dtype == x.data.dtype and (not floating or x.data.dtype.kind == "f"):
+        return other, x.data, other.data  # NOTE: the common case: nothing to promote
+    dtype = result_type(x, other)
+    if floating and dtype.kind != "f":
+        dtype = np.dtype(_DEFAULT_FLOAT)
+    return other, x.data.astype(dtype, copy=False), other.data.astype(dtype, copy=False)
+
+
+def _compare(x: Tensor, other: Any, fn: Any) -> Tensor:
+    """``fn(x, other)`` for a comparison ufunc: a bool tensor, never part of the graph."""
+    if not (isinstance(other, (Tensor, list, tuple, np.ndarray)) or _is_number(other)):
+        return NotImplemented  # ``t == None`` is False, as in Python
+    other, a, b = _binary(x, other)
+    return Tensor(fn(a, b))
+
+
+def _float_data(x: Tensor) -> np.ndarray:
+    """``x.data``, converted to float32 when ``x`` holds integers or bools (as PyTorch does
+    for ``exp``, ``log``, ``sqrt``, ``tanh``, ``sigmoid``, ...)."""
+    return x.data if x.data.dtype.kind == "f" else x.data.astype(_DEFAULT_FLOAT)
+
+
+def _check_can_require_grad(dtype: np.dtype) -> None:
+    if dtype.kind not in "fc":
+        raise RuntimeError("only Tensors of floating point dtype can require gradients")
+
+
+def _check_not_bool_sub(x: Tensor, other: Any) -> None:
+    other_dtype = other.data.dtype if isinstance(other, Tensor) else np.asarray(other).dtype
+    if x.data.dtype == np.bool_ or other_dtype == np.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` operator instead.")
+
+
+def _check_power(dtype: np.dtype, exponent: Any) -> None:
+    if dtype.kind in "iu" and np.any(np.asarray(exponent) < 0):
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
+
+
+def _tensor_pow(base: Tensor, exponent: Tensor) -> Tensor:
+    """``base ** exponent`` for a Tensor exponent (``2 ** t`` comes here too)."""
+    exponent, a, b = _binary(base, exponent)
+    if a.dtype == np.bool_:
+        raise RuntimeError("pow is not implemented for bool tensors")
+    out = _integer_power(a, b) if a.dtype.kind in "iu" else np.power(a, b)
+    return _result(out, "pow_tensor", (base, exponent))
+
+
+def _integer_power(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer ``a ** b`` with PyTorch's answer for negative entries of a tensor exponent:
+    ``1 / a**n`` truncated to an integer (1 for ``a == 1``, ±1 for ``a == -1``, else 0)."""
+    out = np.power(a, np.where(b < 0, 0, b))
+    negative = b < 0
+    if np.any(negative):
+        minus_one = np.where(b % 2 == 0, 1, -1)  # (-1) ** b
+        tiny = np.where(a == 1, 1, np.where(a == -1, minus_one, 0)).astype(out.dtype)
+        out = np.where(negative, tiny, out)
+    return out
+
+
+def _divmod_op(x: Tensor, other: Any, op: str) -> Tensor:
+    """``x // other`` (``op="floordiv"``) or ``x % other`` (``op="mod"``), as PyTorch: an
+    integer division by zero raises instead of giving NumPy's silent 0."""
+    other, a, b = _binary(x, other)
+    if a.dtype == np.bool_:
+        raise RuntimeError(f"{op} is not implemented for bool tensors")
+    if a.dtype.kind in "iu" and np.broadcast(a, b).size and np.any(b == 0):
+        raise RuntimeError("ZeroDivisionError")
+    out = np.floor_divide(a, b) if op == "floordiv" else np.remainder(a, b)
+    return _result(out, op, (x, other))  # "rmod": number % tensor, which has no derivative
+
+
+def _inplace(x: Tensor, other: Any, ufunc: Any) -> Tensor:
+    """``x OP= other``: compute in the promoted dtype, write into ``x.data``, return ``x``."""
+    if _GRAD_ENABLED[0] and (x.requires_grad or getattr(other, "requires_grad", False)):
+        if x.requires_grad and x._node is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        raise RuntimeError("in-place operations on tensors that are part of an autograd graph "
+                           "are not supported by tinytorch: write y = y + x instead")
+    other, a, b = _binary(x, other, floating=ufunc is np.true_divide)
+    if _category(a.dtype) > _category(x.data.dtype):
+        raise RuntimeError(f"result type {a.dtype} can't be cast to the desired output type "
+                           f"{x.data.dtype}")
+    shape = np.broadcast_shapes(x.data.shape, b.shape)
+    if shape != x.data.shape:
+        raise RuntimeError(f"output with shape {list(x.data.shape)} doesn't match the "
+                           f"broadcast shape {list(shape)}")
+    ufunc(a, b, out=x.data, casting="unsafe")
+    return x
 
 
 def _shape_arg(shape: tuple[Any, ...]) -> tuple[int, ...]:
@@ -1004,25 +1413,112 @@ def _check_reshape(shape: tuple[int, ...], numel: int) -> None:
     for s in shape:
         if s != -1:
             known *= s
-    ok = numel % known == 0 if -1 in shape and known else known == numel
+    if -1 in shape and known == 0:
+        raise RuntimeError(f"cannot reshape tensor of {numel} elements into shape "
+                           f"{list(shape)}: the size of -1 could be anything")
+    ok = numel % known == 0 if -1 in shape else known == numel
     if not ok:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
 
 
-def _index_arg(index: Any) -> Any:
-    if isinstance(index, Tensor):
-        return index.data
-    if isinstance(index, tuple):
-        return tuple(i.data if isinstance(i, Tensor) else i for i in index)
-    if isinstance(index, list):
-        return np.asarray([i.item() if isinstance(i, Tensor) else i for i in index])
-    return index
+def _index_item(item: Any) -> Any:
+    if isinstance(item, Tensor):
+        item = item.data
+    if isinstance(item, list):
+        item = np.asarray([i.item() if isinstance(i, Tensor) else i for i in item])
+        if item.size == 0:
+            item = item.astype(np.int64)  # x[[]] selects nothing (NumPy would say float64)
+    if isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype.kind in "iu":
+        return int(item)  # a 0-d integer index is an integer
+    return item
 
 
-def _dim_arg(dim: int | tuple[int, ...] | list[int] | None) -> int | tuple[int, ...] | None:
-    if isinstance(dim, list):
-        return tuple(dim)
-    return dim
+def _index_arg(x: Tensor, index: Any) -> tuple[Tensor, Any]:
+    """Prepare ``x[index]`` with PyTorch's rules: returns ``(tensor to index, NumPy index)``.
+
+    * Tensors in the index become their arrays; a slice with a negative step is refused.
+    * PyTorch applies integer indices before index arrays: ``x[0, :, idx]`` first takes the
+      view ``x[0]``, then ``[:, idx]``. NumPy would treat the ``0`` as one more index array
+      and, because a slice separates it from ``idx``, move the indexed dimension to the
+      front: another shape, and silently transposed values. So when an index mixes integers
+      with index arrays, the integers are applied first (a recorded view, no copy).
+    """
+    items = tuple(_index_item(i) for i in (index if isinstance(index, tuple) else (index,)))
+    for item in items:
+        if isinstance(item, slice) and item.step is not None and item.step <= 0:
+            raise ValueError("step must be greater than zero")
+    is_int = [isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in items]
+    _check_masks(items, x.shape)
+    if not any(isinstance(i, np.ndarray) for i in items):
+        # basic indexing only; a trailing ``...`` makes NumPy return a view even when every
+        # dimension is indexed (``x[0]`` of a vector is a 0-d view, as in PyTorch)
+        return x, items if Ellipsis in items else items + (Ellipsis,)
+    if not any(is_int):
+        return x, _drop_empty_ellipsis(items, x.ndim)
+    first: list[Any] = []
+    for item, integer in zip(items, is_int, strict=True):
+        if integer or item is Ellipsis:
+            first.append(item)
+        elif item is not None:  # a slice or an array: keep every dimension it covers
+            first.extend([slice(None)] * (item.ndim if isinstance(item, np.ndarray) and
+                                          item.dtype == np.bool_ else 1))
+    picked = _result(x.data[tuple(first)], "getitem", (x,), index=tuple(first))
+    rest = tuple(i for i, integer in zip(items, is_int, strict=True) if not integer)
+    return picked, _drop_empty_ellipsis(rest, picked.ndim)
+
+
+def _check_masks(items: tuple[Any, ...], shape: tuple[int, ...]) -> None:
+    """A bool mask must have the shape of the dimensions it covers (NumPy lets an empty mask
+    through whatever it covers; PyTorch refuses)."""
+    if not any(isinstance(i, np.ndarray) and i.dtype == np.bool_ for i in items):
+        return
+    sizes = [i.ndim if isinstance(i, np.ndarray) and i.dtype == np.bool_ else 1
+             for i in items if i is not None and i is not Ellipsis]
+    dim = 0
+    for item in items:
+        if item is Ellipsis:
+            dim += max(len(shape) - sum(sizes), 0)
+        elif item is None:
+            continue
+        elif isinstance(item, np.ndarray) and item.dtype == np.bool_:
+            covered = shape[dim:dim + item.ndim]
+            if item.shape != covered:
+                raise IndexError(f"The shape of the mask {list(item.shape)} does not match the "
+                                 f"shape of the indexed tensor {list(covered)} at index {dim}")
+            dim += item.ndim
+        else:
+            dim += 1
+
+
+def _drop_empty_ellipsis(items: tuple[Any, ...], ndim: int) -> tuple[Any, ...]:
+    """Remove a ``...`` that stands for no dimension: NumPy would still count it as
+    separating two index arrays (and move their dimension to the front); PyTorch does not."""
+    used = sum(i.ndim if isinstance(i, np.ndarray) and i.dtype == np.bool_ else 1
+               for i in items if i is not None and i is not Ellipsis)
+    if used == ndim:
+        items = tuple(i for i in items if i is not Ellipsis)
+    return items
+
+
+def _dim_arg(dim: Any, ndim: int) -> int | tuple[int, ...] | None:
+    """``dim`` as NumPy's ``axis``: None for "every dimension" (also ``dim=()`` and any dim
+    of a 0-d tensor, as in PyTorch), else checked non-negative ints (a tuple for several)."""
+    if dim is None:
+        return None
+    dims = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    if not dims:
+        return None
+    lo, hi = -max(ndim, 1), max(ndim, 1) - 1
+    for d in dims:
+        if not lo <= d <= hi:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{lo}, {hi}], but got {d})")
+    if ndim == 0:
+        return None
+    axes = tuple(int(d) % ndim for d in dims)
+    if len(set(axes)) != len(axes):
+        raise RuntimeError(f"dims {dims} name the same dimension twice")
+    return axes if isinstance(dim, (tuple, list)) else axes[0]
 
 
 # ----------------------------------------------------------------------------- factories
@@ -1045,15 +1541,18 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
 
 
 def zeros(*shape: Any, requires_grad: bool = False, dtype: Any = _DEFAULT_FLOAT) -> Tensor:
-    return Tensor(np.zeros(_shape_arg(shape), dtype=dtype), requires_grad=requires_grad)
+    return Tensor(np.zeros(_size_arg(shape), dtype=dtype), requires_grad=requires_grad)
 
 
 def ones(*shape: Any, requires_grad: bool = False, dtype: Any = _DEFAULT_FLOAT) -> Tensor:
-    return Tensor(np.ones(_shape_arg(shape), dtype=dtype), requires_grad=requires_grad)
+    return Tensor(np.ones(_size_arg(shape), dtype=dtype), requires_grad=requires_grad)
 
 
-def full(shape: Any, value: float, dtype: Any = _DEFAULT_FLOAT) -> Tensor:
-    return Tensor(np.full(_shape_arg((shape,)), value, dtype=dtype))
+def full(shape: Any, value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """``value`` everywhere; the dtype follows the value unless given (``full((2,), 3)`` is
+    int64, ``full((2,), 3.0)`` float32), as in PyTorch."""
+    dtype = _scalar_dtype(value) if dtype is None else dtype
+    return Tensor(np.full(_shape_arg((shape,)), value, dtype=dtype), requires_grad=requires_grad)
 
 
 def zeros_like(t: Tensor) -> Tensor:
@@ -1064,19 +1563,33 @@ def ones_like(t: Tensor) -> Tensor:
     return Tensor(np.ones_like(t.data))
 
 
-def arange(*args: Any, dtype: Any = None) -> Tensor:
-    data = np.arange(*args)
-    return Tensor(data if dtype is None else data.astype(dtype))
+def arange(*args: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """``arange(end)``, ``arange(start, end[, step])``: int64 when every argument is an
+    integer, float32 otherwise (PyTorch's rule; NumPy would give float64)."""
+    start, end, step = (0, args[0], 1) if len(args) == 1 else (tuple(args) + (1,))[:3]
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("arange: upper bound and lower bound inconsistent with step sign")
+    integers = all(isinstance(a, (int, np.integer)) for a in args)
+    dtype = dtype if dtype is not None else np.int64 if integers else _DEFAULT_FLOAT
+    return Tensor(np.arange(start, end, step).astype(dtype), requires_grad=requires_grad)
 
 
 def randn(*shape: Any, requires_grad: bool = False) -> Tensor:
-    data = _RNG[0].standard_normal(_shape_arg(shape)).astype(_DEFAULT_FLOAT)
+    data = _RNG[0].standard_normal(_size_arg(shape)).astype(_DEFAULT_FLOAT)
     return Tensor(data, requires_grad=requires_grad)
 
 
 def rand(*shape: Any, requires_grad: bool = False) -> Tensor:
-    data = _RNG[0].random(_shape_arg(shape)).astype(_DEFAULT_FLOAT)
+    data = _RNG[0].random(_size_arg(shape)).astype(_DEFAULT_FLOAT)
     return Tensor(data, requires_grad=requires_grad)
+
+
+def _size_arg(shape: tuple[Any, ...]) -> tuple[int, ...]:
+    if not shape:  # ``zeros()`` is a mistake; ``zeros(())`` is the 0-d tensor
+        raise TypeError("missing the size: zeros(2, 3), zeros((2, 3)) or zeros(()) for 0-d")
+    return _shape_arg(shape)
 
 
 # %% [raw]
@@ -1145,8 +1658,34 @@ print(f"{batch.numel():,} elements, {batch.memory_footprint() / 1e6:.1f} MB")
 #
 # A **transpose** swaps the shape *and the strides*; no element moves. That is why
 # `x.transpose(0, 1)` costs nothing no matter how large `x` is. The price: the result is no
-# longer **contiguous** (walking it in row-major order jumps around storage), so `view` refuses
-# it and some kernels copy it first. `reshape` gives a view when it can and copies otherwise.
+# longer **contiguous** (walking it in row-major order jumps around storage), and some kernels
+# copy it first. `reshape` gives a view when it can and copies otherwise; `view` never copies
+# and raises instead.
+#
+# When can a non-contiguous tensor still be *viewed* in a new shape? When every new dimension
+# can be given one stride. For `x` of shape `(4, 6)`, `x[:, :3]` (shape `(4, 3)`, strides
+# `(6, 1)`) can become `(4, 3, 1)` or `(2, 2, 3)` (splitting dimension 0 gives strides 12 and
+# 6), but not `(12,)`: its elements sit at offsets 0, 1, 2, 6, 7, 8, ..., no single stride.
+# `x.T` can never be flattened without a copy. NumPy answers exactly this question when you ask it for a
+# reshape that must not copy (`np.reshape(a, shape, copy=False)`), so `view` asks NumPy.
+# Two conventions complete the picture: a tensor with no elements is contiguous (there is
+# nothing to lay out), and so is any tensor whose only non-trivial dimension has stride 1.
+#
+# **Indexing** (`x[i]`, `x[:, 1:3]`, `x[idx]`) also makes views when it can: integers and
+# slices are *basic* indexing (a view with new shape, strides and offset), index arrays and
+# masks are *advanced* indexing (a copy). PyTorch follows NumPy here with two differences you
+# must reproduce: a slice with a negative step (`x[::-1]`) is refused (strides are never
+# negative in PyTorch; use `x.flip(0)`), and integers are applied *before* index arrays:
+#
+# ```
+#   x: shape (2, 3, 4),  idx = [0, 2]
+#   PyTorch  x[0, :, idx]  ->  x[0] is (3, 4), then [:, idx]          ->  shape (3, 2)
+#   NumPy    x[0, :, idx]  ->  0 and idx are both "advanced", separated
+#                              by a slice, so their dimension goes first ->  shape (2, 3)
+# ```
+#
+# Same values, transposed — a silent bug in code moved between the two. The provided
+# `_index_arg` applies integers first when an index mixes them with arrays.
 
 # %% [raw]
 # # BEGIN QUESTION
@@ -1168,6 +1707,32 @@ def test_strides_and_contiguity(Tensor, np):
     assert t.stride() == (1, 3), "transpose swaps the strides too"
     assert np.shares_memory(t.data, x.data), "transpose must be a view: no copy of the data"
     assert x.is_contiguous() and not t.is_contiguous(), "a transposed matrix is not contiguous"
+    empty = Tensor(np.zeros((3, 0), dtype=np.float32)).transpose(0, 1)
+    assert empty.is_contiguous(), (
+        f"a tensor with no elements is contiguous (nothing to lay out, PyTorch's convention), "
+        f"but is_contiguous() gave False for shape {empty.shape}, strides {empty.stride()}")
+
+# %%
+def test_indexing_like_pytorch(Tensor, np):
+    x = Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+    row = x[1]
+    assert row.shape == (3, 4) and np.shares_memory(row.data, x.data), (
+        f"x[1] selects a (3, 4) view of x; got shape {row.shape}: basic indexing never copies")
+    assert x[:, 1:, ::2].shape == (2, 2, 2), (
+        f"x[:, 1:, ::2] has shape (2, 2, 2), got {x[:, 1:, ::2].shape}")
+    idx = Tensor(np.array([0, 2]))
+    got = x[0, :, idx]
+    assert got.shape == (3, 2), (
+        f"x[0, :, idx] must have shape (3, 2) as in PyTorch (x[0] first, then [:, idx]), got "
+        f"{got.shape}: NumPy's rule puts idx's dimension first; apply integers first")
+    assert got.numpy().tolist()[1] == [4.0, 6.0], (
+        f"x[0, :, [0, 2]] row 1 is [4, 6], got {got.numpy().tolist()[1]}")
+    try:
+        x[::-1]
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("x[::-1] must raise ValueError: PyTorch refuses negative steps")
 
 # %%
 def test_reshape_and_view(Tensor, np):
@@ -1187,7 +1752,13 @@ def test_reshape_and_view(Tensor, np):
     except RuntimeError:
         pass
     else:
-        raise AssertionError("view of a non-contiguous tensor must raise RuntimeError")
+        raise AssertionError("view of a transposed matrix must raise RuntimeError: no single "
+                             "stride walks it in row-major order")
+    part = Tensor(np.zeros((4, 6), dtype=np.float32))[:, :3]
+    v = part.view(2, 2, 3)
+    assert v.shape == (2, 2, 3) and np.shares_memory(v.data, part.data), (
+        f"x[:, :3] is not contiguous, but its strides (6, 1) allow the view (2, 2, 3) (strides "
+        f"(12, 6, 1)); got shape {v.shape}: do not refuse every non-contiguous tensor")
     p = Tensor(np.zeros((2, 3, 4, 5))).permute(0, 2, 3, 1)
     assert p.shape == (2, 4, 5, 3), "permute(0, 2, 3, 1) turns NCHW into NHWC"
 
@@ -1211,7 +1782,35 @@ def test_reshape_and_view(Tensor, np):
 # ```
 #
 # Two sizes are compatible when they are equal or one of them is 1. NumPy implements the rule;
-# your operators must pass it through and keep float32 float32 when a Python number joins in.
+# your operators pass it through.
+#
+# **Type promotion: the dtype of `a + b`.** When the operands have different dtypes, the
+# result needs one dtype that holds both. NumPy and PyTorch disagree, and the disagreement
+# matters: code moved between them changes precision, memory and speed without an error.
+# PyTorch's rule, which `result_type` implements:
+#
+# | operands | PyTorch | NumPy | why |
+# |---|---|---|---|
+# | `float32 tensor * 0.5` | float32 | float32 | a number never widens a tensor of its own category |
+# | `int64 tensor * 0.5` | **float32** | float64 | a float number lifts an integer tensor to the *default* float, float32 |
+# | `float32 tensor * np.float64(0.5)` | **float32** | float64 | NumPy numbers are numbers too |
+# | `float32 tensor + float64 0-d tensor` | **float32** | float64 | a 0-d tensor counts less than a tensor with dimensions |
+# | `float32 tensor + float64 tensor` | float64 | float64 | two real tensors: the wider dtype |
+# | `int8 tensor + 300` | **int8** (wraps) | error | the number takes the tensor's dtype |
+# | `int64 tensor + float32 tensor` | **float32** | float64 | a float beats any integer, at the float's width |
+# | `int64 tensor / int64 tensor` | **float32** | float64 | true division gives the default float |
+#
+# In words: every dtype has a **category** (bool < integer < floating). The result's category
+# is the highest of all operands. Its dtype comes from the strongest *group* that reaches that
+# category — tensors with dimensions first, then 0-d tensors, then numbers (a float number
+# stands for float32, an int for int64). So `0.5` never turns float32 into float64 (half the
+# speed, twice the memory — the most common silent slowdown in NumPy code), but it does turn
+# an integer tensor into a float one: `Tensor([4, 9]) ** 0.5` is `[2., 3.]`, not `[1, 1]`.
+#
+# The same reasoning gives the dtype of `exp`, `log`, `sqrt` and `tanh` of an integer tensor:
+# float32 (`e ** 1` is not an integer). And some mixtures are refused outright, as in PyTorch:
+# subtracting bool tensors (`~mask` inverts a mask), an integer tensor to a negative integer
+# power, and integer division by zero (`//`, `%`), where NumPy would silently return 0.
 
 # %% [raw]
 # # BEGIN QUESTION
@@ -1239,12 +1838,48 @@ def test_broadcasting_arithmetic(Tensor, np):
     assert (1 - b).numpy()[0] == -9.0, "reflected subtraction: 1 - 10 = -9"
 
 # %%
+def test_type_promotion(Tensor, result_type, np):
+    cases = [
+        ((Tensor([1, 2]), 0.5), np.float32, "int tensor * 0.5 is float32 (the default float)"),
+        ((Tensor([1.0]), np.float64(2.0)), np.float32,
+         "a NumPy number does not widen float32 (numbers are weak)"),
+        ((Tensor([1.0]), Tensor(2.0).double()), np.float32,
+         "a float64 0-d tensor does not widen a float32 tensor with dimensions"),
+        ((Tensor([1.0]), Tensor([2.0]).double()), np.float64,
+         "float32 and float64 tensors with dimensions give float64"),
+        ((Tensor(np.array([1], np.int8)), 300), np.int8, "int8 + 300 stays int8 (it wraps)"),
+        ((Tensor([True]), 2), np.int64, "bool + an int number is int64"),
+        ((Tensor([1, 2]), Tensor([1.0])), np.float32, "int64 and float32 tensors give float32"),
+    ]
+    for args, want, why in cases:
+        got = result_type(*args)
+        assert got == want, f"result_type gave {got}, expected {np.dtype(want)}: {why}"
+    half = Tensor([1, 2]) * 0.5
+    assert half.dtype == np.float32 and half.numpy().tolist() == [0.5, 1.0], (
+        f"Tensor([1, 2]) * 0.5 is float32 [0.5, 1.0], got {half.dtype} {half.numpy().tolist()}")
+    roots = Tensor([4, 9]) ** 0.5
+    assert roots.dtype == np.float32 and roots.numpy().tolist() == [2.0, 3.0], (
+        f"Tensor([4, 9]) ** 0.5 is float32 [2.0, 3.0], got {roots.dtype} "
+        f"{roots.numpy().tolist()}: an int tensor to a float power must be computed in float")
+    ratio = Tensor([1, 2]) / Tensor([2, 4])
+    assert ratio.dtype == np.float32 and ratio.numpy().tolist() == [0.5, 0.5], (
+        f"int / int is float32 [0.5, 0.5] in PyTorch, got {ratio.dtype} {ratio.numpy().tolist()}")
+
+# %%
 def test_elementwise_math(Tensor, np):
     x = Tensor([0.0, 1.0, 4.0])
     assert np.allclose((x ** 2).numpy(), [0.0, 1.0, 16.0]), "x ** 2 squares each element"
     assert np.allclose(x.sqrt().numpy(), [0.0, 1.0, 2.0]), "sqrt"
     assert np.allclose(x.exp().log().numpy(), x.numpy(), atol=1e-6), "log(exp(x)) == x"
     assert np.allclose(Tensor([-2.0, 0.5]).clamp(min=0.0).numpy(), [0.0, 0.5]), "clamp(min=0)"
+    mag = Tensor([-3, 2]).abs()
+    assert mag.numpy().tolist() == [3, 2] and mag.dtype == np.int64, (
+        f"abs of int64 [-3, 2] is int64 [3, 2], got {mag.dtype} {mag.numpy().tolist()}")
+    for name in ("exp", "log", "sqrt", "tanh"):
+        got = getattr(Tensor([1, 2]), name)()
+        assert got.dtype == np.float32, (
+            f"{name} of an int64 tensor must be float32 as in PyTorch, got {got.dtype}: start "
+            f"from _float_data(self) (NumPy alone would give float64)")
 
 # %% [raw]
 # # END TESTS
@@ -1256,7 +1891,9 @@ def test_elementwise_math(Tensor, np):
 # ## 4. Matrix multiplication
 #
 # A linear layer computes `x @ W.T + b`: most of a neural network's arithmetic is matrix
-# multiplication. Multiplying `(n, k)` by `(k, m)` takes `n·k·m` multiply-adds, i.e.
+# multiplication. Unlike `+` and `*`, `@` does **not** promote: a float64 batch times float32
+# weights is an error in PyTorch ("expected both ... to have the same dtype"), because the
+# silent alternative doubles the cost of every layer after it. Multiplying `(n, k)` by `(k, m)` takes `n·k·m` multiply-adds, i.e.
 # `2·n·k·m` FLOPs, and produces `n·m` outputs. With a batch dimension, PyTorch multiplies the
 # last two dimensions and broadcasts the rest:
 #
@@ -1294,6 +1931,13 @@ def test_matmul(Tensor, np):
         assert "(2, 3)" in str(err) and "(4, 5)" in str(err), "name both shapes in the error"
     else:
         raise AssertionError("(2, 3) @ (4, 5) must raise ValueError")
+    try:
+        Tensor(np.ones((2, 3))) @ Tensor(np.ones((3, 4), dtype=np.float32))
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("float64 @ float32 must raise RuntimeError (matmul does not "
+                             "promote in PyTorch: a float64 input to float32 weights is a bug)")
 
 # %% [raw]
 # # END TESTS
@@ -1317,6 +1961,13 @@ def test_matmul(Tensor, np):
 #
 # `max` follows PyTorch: with no `dim` it returns the largest element; with a `dim` it returns
 # a pair `(values, indices)`.
+#
+# Three PyTorch conventions differ from NumPy's: `dim=()` means *every* dimension (NumPy's
+# `axis=()` reduces nothing); a 0-d tensor accepts `dim=0` or `dim=-1` (there is one element,
+# so the reduction is the identity); and the dtype of a reduction is chosen, not inherited.
+# `sum` of integers or bools gives **int64** (`mask.sum()` counts, and a uint8 image does not
+# overflow), while `mean` of integers is an *error* — call `.float()` first, which is why
+# accuracy is written `(pred == y).float().mean()`.
 
 # %% [raw]
 # # BEGIN QUESTION
@@ -1340,6 +1991,19 @@ def test_reductions(Tensor, np):
     m = x.max(dim=1)
     assert m.values.numpy().tolist() == [3.0, 6.0], "max(dim=1).values are the row maxima"
     assert m.indices.numpy().tolist() == [2, 2], "max(dim=1).indices say where they are"
+    count = Tensor([True, True, False]).sum()
+    assert count.dtype == np.int64 and count.item() == 2, (
+        f"the sum of a bool mask counts its True values as int64 (2), got {count.dtype} "
+        f"{count.item()}")
+    assert x.sum(dim=()).item() == 21.0, (
+        f"sum(dim=()) reduces every dimension in PyTorch (21.0), got {x.sum(dim=()).numpy()}")
+    try:
+        Tensor([1, 2]).mean()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("the mean of an int tensor must raise RuntimeError as in PyTorch "
+                             "(call .float() first)")
 
 # %% [raw]
 # # END TESTS

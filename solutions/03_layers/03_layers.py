@@ -523,7 +523,7 @@ def test_module_registers_parameters_and_children(Module, Parameter, Tensor, np)
     assert model.inner.training, "train() must reach every sub-module"
 
 # %%
-def test_state_dict_round_trip(Module, Parameter, np):
+def test_state_dict_round_trip(Module, Parameter, Tensor, np):
     class Tiny(Module):
         def __init__(self):
             super().__init__()
@@ -544,6 +544,11 @@ def test_state_dict_round_trip(Module, Parameter, np):
         pass
     else:
         raise AssertionError("a shape mismatch must raise RuntimeError")
+    b.w.grad = Tensor(np.ones((2, 2), dtype=np.float32))
+    b.zero_grad()
+    assert b.w.grad is None, (
+        f"zero_grad() sets every parameter's .grad to None (PyTorch's default), got "
+        f"{type(b.w.grad).__name__}: gradients accumulate, a stale one corrupts the next step")
 
 # %% [raw]
 # # END TESTS
@@ -748,7 +753,7 @@ class Sequential(Module):
         ...), replacing ``x`` with ``m(x)``.
 
         EXAMPLE:
-            >>> Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3))(Tensor(np.ones((2, 4)))).shape
+            >>> Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3))(Tensor(np.ones((2, 4), np.float32))).shape
             (2, 3)
 
         HINT: call ``m(x)``, not ``m.forward(x)``: ``__call__`` is the one entry point, as in
@@ -841,9 +846,11 @@ class Flatten(Module):
         """Reshape so that dimensions ``start_dim`` to ``end_dim`` (inclusive) become one.
 
         APPROACH:
-            1. A 0-d tensor (``x.ndim == 0``) becomes shape ``(1,)``, as in PyTorch (and the
-               modulo below would divide by zero).
-            2. Turn negative dims into positive ones (``d % x.ndim``).
+            1. Check both dims as PyTorch does: with ``size = max(x.ndim, 1)`` each must be in
+               ``[-size, size - 1]`` (``IndexError`` otherwise: NumPy-style wrapping would
+               silently flatten the wrong dimensions); turn them non-negative (``d % size``)
+               and raise ``RuntimeError`` if ``start > end``.
+            2. A 0-d tensor (``x.ndim == 0``) becomes shape ``(1,)``, as in PyTorch.
             3. ``new_shape = shape[:start] + (product of shape[start:end + 1],) +
                shape[end + 1:]``.
             4. ``return x.reshape(new_shape)`` — a view, no copy (module 01).
@@ -860,9 +867,16 @@ class Flatten(Module):
         shape stays the same.
         """
         # BEGIN SOLUTION NO PROMPT
+        size = max(x.ndim, 1)
+        for d in (self.start_dim, self.end_dim):
+            if not -size <= d < size:
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{-size}, {size - 1}], but got {d})")
+        start, end = self.start_dim % size, self.end_dim % size
+        if start > end:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         if x.ndim == 0:
             return x.reshape(1)
-        start, end = self.start_dim % x.ndim, self.end_dim % x.ndim
         merged = 1
         for size in x.shape[start:end + 1]:
             merged *= size
@@ -932,6 +946,13 @@ def test_flatten(Flatten, Tensor, np):
     assert Flatten(1, 2)(x).shape == (2, 12, 5), (
         f"Flatten(1, 2) merges dims 1 and 2 (end_dim is inclusive): (2, 12, 5), "
         f"got {Flatten(1, 2)(x).shape}")
+    try:
+        shape = Flatten(1, 4)(x).shape
+    except IndexError:
+        pass
+    else:
+        raise AssertionError(f"Flatten(1, 4) on a 4-D input must raise IndexError (dims go up "
+                             f"to 3), but gave shape {shape}: never wrap a dim around")
 
 # %% [raw]
 # # END TESTS

@@ -211,12 +211,14 @@ def topological_order(root: Tensor) -> list[Tensor]:
         if expanded:
             order.append(t)
             continue
-        if id(t) in visited:
+        key = id(t)
+        if key in visited:
             continue
-        visited.add(id(t))
+        visited.add(key)
         stack.append((t, True))
-        if t._node is not None:
-            for inp in t._node.inputs:
+        node = t._node
+        if node is not None:
+            for inp in node.inputs:
                 if id(inp) not in visited:
                     stack.append((inp, False))
     return order
@@ -286,6 +288,20 @@ def test_topological_order_visits_each_tensor_once(topological_order, Tensor):
 # forward pass stored) and `out` (the forward result's data, handy for `exp`, `sqrt`, `tanh`).
 # Return a tuple with one array per input, **shaped like the output** — the engine
 # unbroadcasts for you.
+#
+# **Where the derivative does not exist, follow PyTorch's convention** — a model trained here
+# must compute the same gradients as the same model in PyTorch:
+#
+# | point | choice | why |
+# |---|---|---|
+# | `abs` at 0 | 0 | the subgradient in the middle; NaN inputs also get 0 (PyTorch's sign of NaN) |
+# | `relu` at 0 (module 02) | 0 | a unit exactly at 0 is "off" |
+# | `clamp` at a bound | passes `grad` | bounds are inclusive |
+# | `x ** 0` at 0 | 0 | `x ** 0` is the constant 1, whatever the power rule's `0 · 0⁻¹` says |
+# | `max` ties | shared evenly (full max), or all to the recorded index (`max(dim)`) | PyTorch's rules |
+#
+# And never multiply a gradient by a 0/1 mask when a `np.where` will do: `inf * 0` is NaN, so
+# an infinite gradient reaching a blocked element would poison the sum; `where` gives 0.
 
 # %%
 #| export
@@ -344,17 +360,19 @@ def grad_mul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 def grad_div(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a / b``: ``da = grad / b``, ``db = -grad * a / b**2``.
 
-    APPROACH: read ``a, b`` from ``node.inputs``; quotient rule: ``da = grad / b`` and
-    ``db = -grad * a / (b * b)``; both arrays are shaped like ``out``.
+    APPROACH: read ``b`` from ``node.inputs``; quotient rule: ``da = grad / b`` and
+    ``db = -grad * a / b² = -grad * out / b`` (``out = a / b`` is given); both arrays are
+    shaped like ``out``.
 
     EXAMPLE: for ``a = [6.], b = [2.]`` and ``grad = [1.]`` -> ``([0.5], [-1.5])``.
 
-    HINT: ``db`` is negative and divides by ``b`` *squared*; reuse ``out = a / b`` if you like:
-    ``db = -grad * out / b``.
+    HINT: ``db`` is negative; compute it as ``-grad * out / b``, as PyTorch does: ``b * b``
+    underflows to 0 in float32 for ``|b| < 1e-23`` and makes ``0 / 0 = nan`` where the
+    exact answer is 0.
     """
     # BEGIN SOLUTION NO PROMPT
-    a, b = (t.data for t in node.inputs)
-    return grad / b, -grad * a / (b * b)
+    b = node.inputs[1].data
+    return grad / b, -grad * out / b
     # END SOLUTION
     raise NotImplementedError("module 05: implement grad_div (see its docstring)")  # STUB
 
@@ -378,16 +396,25 @@ def grad_neg(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 def grad_pow(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a ** p`` for a number ``p = node.saved["exponent"]``: ``da = grad * p * a**(p-1)``.
 
-    APPROACH: ``(a,) = (t.data for t in node.inputs)``; ``p = node.saved["exponent"]`` (a
-    Python number, not a Tensor); power rule ``grad * p * a**(p - 1)``, shaped like ``a``.
+    APPROACH:
+        1. ``(a,) = (t.data for t in node.inputs)``; ``p = node.saved["exponent"]`` (a
+           Python number, not a Tensor).
+        2. ``p == 0``: ``a ** 0`` is the constant 1, so its gradient is 0 everywhere — also at
+           ``a = 0``, where the power rule would compute ``0 * 0**-1 = 0 * inf = nan``.
+           Return zeros shaped like ``a`` (PyTorch does the same).
+        3. Otherwise the power rule ``grad * p * a**(p - 1)``, shaped like ``a``.
 
-    EXAMPLE: for ``a = [3.]``, ``p = 2`` and ``grad = [1.]`` -> ``([6.],)``.
+    EXAMPLE: for ``a = [3.]``, ``p = 2`` and ``grad = [1.]`` -> ``([6.],)``; for ``a = [0.]``
+    and ``p = 0`` -> ``([0.],)``.
 
-    HINT: keep the dtype: ``np.power(a, a.dtype.type(p - 1))``.
+    HINT: keep the dtype: ``np.power(a, a.dtype.type(p - 1))``; ``np.zeros_like(a)`` for
+    step 2.
     """
     # BEGIN SOLUTION NO PROMPT
     (a,) = (t.data for t in node.inputs)
     p = node.saved["exponent"]
+    if p == 0:
+        return (np.zeros_like(a),)
     return (grad * a.dtype.type(p) * np.power(a, a.dtype.type(p - 1)),)
     # END SOLUTION
     raise NotImplementedError("module 05: implement grad_pow (see its docstring)")  # STUB
@@ -462,15 +489,16 @@ def grad_abs(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
     """``out = |a|``: ``da = grad * sign(a)``; PyTorch uses 0 at ``a == 0`` (so does np.sign).
 
     APPROACH: ``a = node.inputs[0].data``; ``d|a|/da = sign(a)`` (``np.sign`` gives -1, 0 or
-    1); return ``(grad * np.sign(a),)``.
+    1). PyTorch's sign of a NaN is 0 while NumPy's is NaN, so take the sign of
+    ``np.nan_to_num(a)`` (NaN -> 0); return ``(grad * sign,)``.
 
-    EXAMPLE: ``a = [-2., 0., 3.]``, ``grad = [1., 1., 1.]`` -> ``([-1., 0., 1.],)``.
+    EXAMPLE: ``a = [-2., 0., 3., nan]``, ``grad = [1., 1., 1., 1.]`` -> ``([-1., 0., 1., 0.],)``.
 
     HINT: ``out / a`` also gives the sign but divides by zero at ``a = 0``; ``np.sign`` returns
     the 0 PyTorch uses there.
     """
     # BEGIN SOLUTION NO PROMPT
-    return (grad * np.sign(node.inputs[0].data),)
+    return (grad * np.sign(np.nan_to_num(node.inputs[0].data)),)
     # END SOLUTION
     raise NotImplementedError("module 05: implement grad_abs (see its docstring)")  # STUB
 
@@ -479,12 +507,15 @@ def grad_clamp(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarra
     """``out = clamp(a, min, max)``: gradient passes where ``min <= a <= max``, else 0.
 
     APPROACH: start from a mask of True; AND it with ``a >= min`` when ``node.saved["min"]``
-    is not None and with ``a <= max`` when ``node.saved["max"]`` is not None.
+    is not None and with ``a <= max`` when ``node.saved["max"]`` is not None; return
+    ``(np.where(mask, grad, 0),)``.
 
     EXAMPLE: ``a = [-1., 0., 2.]``, ``min = 0``, ``max = None``, ``grad = [1., 1., 1.]`` ->
-    ``([0., 1., 1.],)`` — ``relu`` is ``clamp(min=0)``, so this is ReLU's gradient.
+    ``([0., 1., 1.],)`` — unlike ReLU (module 02), whose gradient at 0 is 0.
 
     HINT: the bounds are inclusive, as in PyTorch: ``clamp(min=0)`` at ``a = 0`` passes ``grad``.
+    Use ``np.where``, not ``grad * mask``: an infinite ``grad`` where the mask is False must
+    give 0, not ``inf * 0 = nan``.
     """
     # BEGIN SOLUTION NO PROMPT
     a = node.inputs[0].data
@@ -494,7 +525,7 @@ def grad_clamp(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarra
         mask &= a >= lo
     if hi is not None:
         mask &= a <= hi
-    return (grad * mask,)
+    return (np.where(mask, grad, 0),)
     # END SOLUTION
     raise NotImplementedError("module 05: implement grad_clamp (see its docstring)")  # STUB
 
@@ -585,16 +616,24 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
         1. ``a, b`` are the input arrays. If ``b`` is 1-D, use ``b[:, None]`` and
            ``grad[..., None]``; then, if ``a`` is 1-D, use ``a[None, :]`` and
            ``grad[..., None, :]`` (in this order, so ``vector @ vector`` works too).
-        2. ``da = grad @ swapaxes(b, -1, -2)``; ``db = swapaxes(a, -1, -2) @ grad``.
+        2. ``da = grad @ swapaxes(b, -1, -2)``; ``db = swapaxes(a, -1, -2) @ grad`` — each only
+           when its input requires grad (``node.inputs[0].requires_grad``), else ``None``:
+           the first layer's input ``x`` needs no gradient, and its product is as costly as
+           the weight's (PyTorch skips it too).
         3. Undo the promotion: drop axis -2 of ``da`` if ``a`` was 1-D, axis -1 of ``db`` if
            ``b`` was 1-D. Batch dimensions are left for ``unbroadcast``.
+        4. (Speed, optional) ``(B, T, K) @ (K, N)`` with a 2-D ``b`` (a Linear on a sequence):
+           ``db`` as ``B`` products summed by ``unbroadcast`` is one product over all ``B·T``
+           rows, ``a.reshape(rows, K).T @ grad.reshape(rows, N)`` with ``rows = B·T``, and no ``(B, K, N)``
+           temporary.
 
     EXAMPLE: ``a (2, 3)``, ``b (3, 4)``, ``grad (2, 4)`` -> ``da (2, 3)``, ``db (3, 4)``.
 
     HINT: ``.T`` reverses *all* axes — wrong for batches. Use ``np.swapaxes(x, -1, -2)``.
     """
     # BEGIN SOLUTION NO PROMPT
-    a, b = (t.data for t in node.inputs)
+    a_in, b_in = node.inputs
+    a, b = a_in.data, b_in.data
     a_vec, b_vec = a.ndim == 1, b.ndim == 1
     if b_vec:
         b = b[:, None]
@@ -602,11 +641,17 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
     if a_vec:
         a = a[None, :]
         grad = grad[..., None, :]
-    da = np.matmul(grad, np.swapaxes(b, -1, -2))
-    db = np.matmul(np.swapaxes(a, -1, -2), grad)
-    if a_vec:
+    da = np.matmul(grad, np.swapaxes(b, -1, -2)) if a_in.requires_grad else None
+    if not b_in.requires_grad:
+        db = None
+    elif b.ndim == 2 and a.ndim > 2:  # one weight for every batch element: one product
+        rows = int(np.prod(a.shape[:-1]))  # B·T
+        db = a.reshape(rows, a.shape[-1]).T @ grad.reshape(rows, grad.shape[-1])
+    else:
+        db = np.matmul(np.swapaxes(a, -1, -2), grad)
+    if a_vec and da is not None:
         da = da[..., 0, :]
-    if b_vec:
+    if b_vec and db is not None:
         db = db[..., 0]
     return da, db
     # END SOLUTION
@@ -691,9 +736,10 @@ def _expand_reduced(grad: np.ndarray, node: Node, ndim: int) -> np.ndarray:
     """Re-insert the axes a reduction removed (when ``keepdim`` was False); provided."""
     if node.saved.get("keepdim"):
         return grad
-    for axis in _axes(node.saved.get("dim"), ndim):
-        grad = np.expand_dims(grad, axis)
-    return grad
+    shape = list(np.shape(grad))
+    for axis in _axes(node.saved.get("dim"), ndim):  # ascending, so each index is final
+        shape.insert(axis, 1)
+    return np.reshape(grad, shape)
 
 
 def grad_sum(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -740,7 +786,10 @@ def grad_max(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 
     APPROACH:
         * ``node.saved["dim"] is None`` (full reduction): ``mask = a == out``; return
-          ``grad * mask / mask.sum()`` — ties share the gradient evenly.
+          ``np.where(mask, grad / mask.sum(), 0)`` — ties share the gradient evenly, the rest
+          get exactly 0 (even when ``grad`` is NaN or inf). A NaN is the maximum of anything
+          it is in but equals nothing (``nan == nan`` is False): when ``out`` is NaN use
+          ``mask = np.isnan(a)`` instead, as PyTorch does.
         * otherwise: start from ``np.zeros_like(a)``; expand ``grad`` and
           ``node.saved["indices"]`` with ``_expand_reduced``; then
           ``np.put_along_axis(g, indices, grad, axis=dim)``.
@@ -754,8 +803,8 @@ def grad_max(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
     # BEGIN SOLUTION NO PROMPT
     a = node.inputs[0].data
     if node.saved["dim"] is None:
-        mask = (a == out).astype(a.dtype)
-        return (grad * mask / mask.sum(),)
+        mask = np.isnan(a) if np.isnan(out) else a == out
+        return (np.where(mask, grad / mask.sum(), 0).astype(a.dtype, copy=False),)
     g = np.zeros_like(a)
     idx = _expand_reduced(np.asarray(node.saved["indices"]), node, a.ndim)
     winners = _expand_reduced(grad, node, a.ndim).astype(a.dtype)
@@ -874,6 +923,41 @@ def grad_contiguous(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.n
     raise NotImplementedError("module 05: implement grad_contiguous (see its docstring)")  # STUB
 
 
+# Provided: the derivatives of module 01's operations you did not write there.
+def grad_cast(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = a.double()`` (or ``.float()``): the engine casts ``grad`` back to ``a``'s dtype."""
+    return (grad,)
+
+
+def grad_pow_tensor(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = a ** b`` with a tensor ``b``: ``da = grad * b * a**(b-1)`` (0 where ``b == 0``),
+    ``db = grad * out * log(a)`` (0 where ``a == 0`` and ``b >= 0``, as in PyTorch)."""
+    a, b = (t.data.astype(out.dtype, copy=False) for t in node.inputs)
+    if node.inputs[1].data.dtype == np.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported (PyTorch's pow backward computes exponent - 1)")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        da = np.where(b == 0, 0, grad * b * np.power(a, b - 1))
+        db = np.where((a == 0) & (b >= 0), 0, grad * out * np.log(a))
+    return (da, db)
+
+
+def grad_floordiv(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = a // b``: PyTorch defines no derivative (it is piecewise constant)."""
+    raise RuntimeError("derivative for floor_divide is not implemented")
+
+
+def grad_mod(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = a % b = a - b * floor(a / b)``: ``da = grad``, ``db = -grad * (a // b)``."""
+    a, b = (t.data for t in node.inputs)
+    return grad, -grad * np.floor_divide(a, b)
+
+
+def grad_rmod(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = number % t``: PyTorch defines no derivative for this form."""
+    raise RuntimeError("derivative for remainder(Scalar, Tensor) is not implemented")
+
+
 # The derivative table the engine looks up by ``node.op`` (provided).
 DERIVATIVES: dict[str, GradFn] = {
     "add": grad_add, "sub": grad_sub, "mul": grad_mul, "div": grad_div, "neg": grad_neg,
@@ -881,8 +965,15 @@ DERIVATIVES: dict[str, GradFn] = {
     "abs": grad_abs, "clamp": grad_clamp, "matmul": grad_matmul, "sum": grad_sum,
     "mean": grad_mean, "max": grad_max, "amax": grad_amax, "reshape": grad_reshape,
     "transpose": grad_transpose, "permute": grad_permute, "getitem": grad_getitem,
-    "contiguous": grad_contiguous,
+    "contiguous": grad_contiguous, "cast": grad_cast, "pow_tensor": grad_pow_tensor,
+    "floordiv": grad_floordiv, "mod": grad_mod, "rmod": grad_rmod,
 }
+
+# Operations whose derivative reads saved values (inputs or output). A backward pass frees
+# them, as PyTorch does, so a second ``backward`` through such a node needs
+# ``retain_graph=True`` on the first. Sums, reshapes and additions save nothing.
+SAVES_VALUES = {"mul", "div", "pow", "pow_tensor", "exp", "log", "sqrt", "tanh", "abs",
+                "clamp", "matmul", "max", "amax", "floordiv", "mod", "rmod"}
 
 
 # %% [raw]
@@ -977,29 +1068,69 @@ def test_reduction_and_view_formulas_directly(grad_sum, grad_mean, grad_max, gra
 #
 # A `Function` subclass (used by later modules for fused ops) brings its own
 # `backward(ctx, grad)`; its context is `node.saved["ctx"]`.
+#
+# **Freeing the graph.** The values a graph saves for backward (every activation of every
+# layer) are most of a training step's memory. PyTorch frees them as soon as `backward` has
+# used them, so calling `loss.backward()` a second time raises "Trying to backward through the
+# graph a second time" — unless the first call passed `retain_graph=True`. `_vjp` (provided)
+# does the same bookkeeping: it refuses a node a previous pass released, and releases each
+# node it uses unless asked to retain the graph. Nodes that save nothing (`+`, `sum`,
+# `reshape`, ...) can be walked again, as in PyTorch.
 
 # %%
 #| export
-def _vjp(node: Node, grad: np.ndarray, out: np.ndarray) -> tuple[np.ndarray | None, ...]:
-    """Gradients for each input of ``node`` (provided): the table, or a Function's backward."""
-    if isinstance(node.op, str):
-        if node.op not in DERIVATIVES:
-            raise RuntimeError(f"autograd: no derivative for operation {node.op!r}")
-        grads = DERIVATIVES[node.op](grad, node, out)
+def _saves_values(node: Node) -> bool:
+    """Whether ``node``'s derivative reads values a backward pass frees (see SAVES_VALUES)."""
+    op = node.op
+    if not isinstance(op, str):
+        return bool(node.saved["ctx"].saved)
+    if op in SAVES_VALUES:
+        return True
+    if op == "getitem":  # an index array is saved; a basic slice is not
+        index = node.saved["index"]
+        return any(isinstance(i, np.ndarray) for i in
+                   (index if isinstance(index, tuple) else (index,)))
+    return False
+
+
+def _vjp(node: Node, grad: np.ndarray, out: np.ndarray,
+         retain_graph: bool = False) -> tuple[np.ndarray | None, ...]:
+    """Gradients for each input of ``node`` (provided): the table, or a Function's backward.
+
+    Raises ``RuntimeError`` if an earlier backward pass freed what this node saved.
+    """
+    if node.released:
+        raise RuntimeError("Trying to backward through the graph a second time (or directly "
+                           "access saved tensors after they have already been freed). Specify "
+                           "retain_graph=True if you need to backward through the graph a "
+                           "second time.")
+    op = node.op
+    if isinstance(op, str):
+        formula = DERIVATIVES.get(op)
+        if formula is None:
+            raise RuntimeError(f"autograd: no derivative for operation {op!r}")
+        grads = formula(grad, node, out)
     else:
-        grads = node.op.backward(node.saved["ctx"], grad)
+        grads = op.backward(node.saved["ctx"], grad)
     if not isinstance(grads, tuple):
         grads = (grads,)
+    if not retain_graph and _saves_values(node):
+        node.released = True
+        if not isinstance(node.op, str):
+            node.saved["ctx"].saved = ()  # free a Function's saved arrays now
     return grads
 
 
-def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None) -> None:
+def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None,
+             retain_graph: bool = False) -> None:
     """Fill ``.grad`` of every leaf ``tensor`` depends on (what ``tensor.backward()`` calls).
 
     Args:
         tensor: the output to differentiate (usually a scalar loss).
         gradient: ``dL/d(tensor)``, same shape as ``tensor``; may be omitted only for a
             one-element tensor (it is then 1).
+        retain_graph: keep the saved values so the graph can be walked again (pass it on
+            to ``_vjp``, which frees them otherwise).
 
     Raises:
         RuntimeError: ``tensor`` does not require grad, or is not a scalar and no
@@ -1012,10 +1143,12 @@ def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None) -> Non
         3. ``grads = {id(tensor): seed}``; walk ``reversed(topological_order(tensor))``.
         4. For a tensor ``t`` with a gradient ``g`` waiting: if ``t._node is None`` (a leaf) and
            ``t.requires_grad``: ``t.grad = Tensor(g)`` the first time, else
-           ``Tensor(t.grad.data + g)``. Otherwise call ``_vjp(t._node, g, t.data)`` and for each
-           input with ``requires_grad`` and a non-None gradient, **add**
-           ``unbroadcast(gi, inp.shape)`` into ``grads[id(inp)]``.
-        5. Cast each gradient to its tensor's dtype (float32 stays float32).
+           ``Tensor(t.grad.data + g)``. Otherwise call ``_vjp(t._node, g, t.data,
+           retain_graph)`` and for each input with ``requires_grad`` and a non-None gradient,
+           **add** it into ``grads[id(inp)]`` — after ``unbroadcast(gi, inp.shape)`` when its
+           shape differs from the input's (only broadcast inputs need it; skipping the call
+           otherwise saves time on every node).
+        5. Cast each gradient to its tensor's dtype when it differs (float32 stays float32).
 
     EXAMPLE:
         >>> x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
@@ -1050,10 +1183,14 @@ def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None) -> Non
                 g = np.asarray(g, dtype=t.data.dtype)
                 t.grad = Tensor(g.copy()) if t.grad is None else Tensor(t.grad.data + g)
             continue
-        for inp, gi in zip(t._node.inputs, _vjp(t._node, g, t.data), strict=True):
+        for inp, gi in zip(t._node.inputs, _vjp(t._node, g, t.data, retain_graph), strict=True):
             if gi is None or not inp.requires_grad:
                 continue
-            gi = unbroadcast(np.asarray(gi), inp.data.shape).astype(inp.data.dtype, copy=False)
+            gi = np.asarray(gi)
+            if gi.shape != inp.data.shape:  # NOTE: only a broadcast input needs unbroadcast
+                gi = unbroadcast(gi, inp.data.shape)
+            if gi.dtype != inp.data.dtype:
+                gi = gi.astype(inp.data.dtype)
             key = id(inp)
             grads[key] = gi if key not in grads else grads[key] + gi
     return
@@ -1193,6 +1330,13 @@ def test_matmul_and_reduction_gradients(gradcheck, np):
          "only the winning element (node.saved['indices']) gets the gradient"),
         ("transpose(0, 1).reshape(6)", lambda a: a.transpose(0, 1).reshape(6),
          [rng.standard_normal((2, 3))], "a view's backward is the inverse view"),
+        ("permute(2, 0, 1).contiguous()", lambda a: a.permute(2, 0, 1).contiguous(),
+         [rng.standard_normal((2, 3, 4))],
+         "undo a permute with the inverse permutation np.argsort(dims); contiguous passes grad"),
+        ("amax(dim=1)", lambda a: a.amax(dim=1), [rng.standard_normal((3, 4))],
+         "the maximum of each row gets the gradient (shared evenly on ties)"),
+        ("abs, clamp(-0.5, 0.5)", lambda a: a.abs() + a.clamp(min=-0.5, max=0.5),
+         [rng.standard_normal((3, 4))], "abs' = sign(a); clamp passes grad only inside bounds"),
     ]
     for name, f, inputs, hint in checks:
         try:
@@ -1244,6 +1388,32 @@ def test_backward_errors_like_pytorch(Tensor, np):
     c = Tensor([1.0, 2.0])
     (x * c).sum().backward()
     assert c.grad is None, "tensors without requires_grad get no gradient"
+    loss = (x * c).sum()
+    loss.backward()
+    try:
+        loss.backward()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("a second backward through the same graph must raise RuntimeError "
+                             "(PyTorch frees the saved values): pass retain_graph to _vjp")
+    kept = (x * c).sum()
+    kept.backward(retain_graph=True)
+    kept.backward()  # allowed: the first call kept the graph
+
+# %%
+def test_gradient_conventions_like_pytorch(Tensor, np):
+    z = Tensor([0.0, 2.0], requires_grad=True)
+    (z ** 0).sum().backward()
+    assert z.grad.numpy().tolist() == [0.0, 0.0], (
+        f"x ** 0 is the constant 1: its gradient is 0 everywhere, also at x = 0 (PyTorch); "
+        f"got {z.grad.numpy().tolist()} — the power rule gives 0 * 0**-1 = nan there")
+    m = Tensor([1.0, float("nan"), 3.0], requires_grad=True)
+    with np.errstate(invalid="ignore"):
+        m.abs().sum().backward()
+    assert m.grad.numpy().tolist() == [1.0, 0.0, 1.0], (
+        f"the gradient of |x| at NaN is 0 in PyTorch (its sign of NaN is 0), got "
+        f"{m.grad.numpy().tolist()}: take np.sign of np.nan_to_num(a)")
 
 # %% [raw]
 # # END TESTS

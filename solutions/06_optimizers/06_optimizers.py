@@ -72,6 +72,7 @@ rules; optimizer-state memory in bytes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -252,8 +253,8 @@ class SGD(Optimizer):
         nesterov: Nesterov momentum (needs momentum > 0 and dampening 0).
     """
 
-    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
-                 dampening: float = 0.0, weight_decay: float = 0.0,
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0,
+                 dampening: float = 0, weight_decay: float = 0,
                  nesterov: bool = False) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
@@ -415,13 +416,15 @@ class Adam(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0) -> None:
+                 weight_decay: float = 0) -> None:
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
             raise ValueError(f"Invalid beta parameters: {betas}")
         if eps < 0.0:
             raise ValueError(f"Invalid epsilon value: {eps}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay))
 
@@ -449,8 +452,11 @@ class Adam(Optimizer):
 
         HINT: update ``exp_avg``/``exp_avg_sq`` in place (``m *= β₁; m += ...``) so the arrays
         in ``self.state`` are the ones that change — rebinding a local name ``m = ...`` leaves
-        the stored state at zero. ``t`` starts at 1, never 0 (``1 − β¹`` ≠ 0). Compute in float64
-        or float32 as you like, but store ``p.data`` back in its dtype.
+        the stored state at zero. ``t`` starts at 1, never 0 (``1 − β¹`` ≠ 0). Keep every
+        array in the parameter's dtype: ``np.sqrt(0.999)`` is a NumPy float64 *scalar*, and
+        float32 array / float64 scalar is a float64 array (twice the memory traffic, and a
+        silent cast back at the end) — take square roots of plain numbers with
+        ``math.sqrt``.
         """
         # BEGIN SOLUTION NO PROMPT
         for group in self.param_groups:
@@ -478,8 +484,10 @@ class Adam(Optimizer):
                 v *= beta2
                 v += (1 - beta2) * g * g
                 step_size = lr / (1 - beta1 ** t)
-                denom = np.sqrt(v) / np.sqrt(1 - beta2 ** t) + eps
-                p.data -= (step_size * m / denom).astype(p.data.dtype, copy=False)
+                denom = np.sqrt(v)  # then scaled and shifted in place: no extra temporaries
+                denom /= math.sqrt(1 - beta2 ** t)
+                denom += eps
+                p.data -= step_size * m / denom
         return
         # END SOLUTION
         raise NotImplementedError("module 06: implement Adam.step (see its docstring)")  # STUB

@@ -158,9 +158,29 @@ def accuracy(output: Tensor | np.ndarray, target: Tensor | np.ndarray, *,
 # length is capped. Clipping each parameter separately would change the direction.
 # PyTorch returns the total norm (before clipping) so you can log it — a rising gradient norm is
 # the earliest warning of divergence.
+#
+# Two details follow PyTorch exactly. The global norm is computed as *the norm of the
+# per-parameter norms* (for the 2-norm that is the same number, and it works for every
+# `norm_type`: `inf`, `-inf`, `0` counts non-zero entries). And every gradient is multiplied by
+# `min(coef, 1)` — no `if`: a NaN gradient makes the total NaN and *every* gradient NaN, so a
+# broken step is visible everywhere instead of half-applied.
 
 # %%
 #| export
+def _vector_norm(x: np.ndarray, norm_type: float) -> float:
+    """Provided: the ``norm_type``-norm of all elements of ``x``, as ``torch.linalg.vector_norm``
+    (``inf``: largest ``|x|``; ``-inf``: smallest; ``0``: how many are non-zero)."""
+    a = np.abs(np.asarray(x, dtype=np.float64)).reshape(-1)
+    if abs(norm_type) == math.inf:
+        if a.size == 0:
+            raise RuntimeError("the infinity norm of an empty tensor is undefined (the max "
+                               "and min have no identity)")
+        return float(a.max() if norm_type > 0 else a.min())
+    if norm_type == 0:
+        return float(np.count_nonzero(a))
+    return float(np.sum(a ** norm_type) ** (1.0 / norm_type))
+
+
 def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
                     norm_type: float = 2.0) -> Tensor:
     """Scale all gradients in place so their global norm is at most ``max_norm``.
@@ -168,16 +188,20 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     Args:
         parameters: a Tensor or an iterable of Tensors; those with ``grad is None`` are skipped.
         max_norm: the largest allowed global norm.
-        norm_type: 2.0 (Euclidean) or ``math.inf`` (largest absolute value).
+        norm_type: 2.0 (Euclidean), ``math.inf`` (largest absolute value), or any p-norm.
 
     Returns:
-        The total norm *before* clipping, as a 0-d float32 Tensor (as PyTorch).
+        The total norm *before* clipping, as a 0-d Tensor of the gradients' dtype (as PyTorch).
 
     APPROACH:
-        1. Collect the gradient arrays (``p.grad.data``) of the parameters that have one.
-        2. ``total = sqrt(sum of squares over all of them)`` (for ``inf``: the max ``|g|``).
-        3. ``coef = max_norm / (total + 1e-6)``; if ``coef < 1``, multiply **every** gradient
-           by ``coef`` (write a new ``p.grad`` Tensor, keep the dtype).
+        1. Collect the gradient arrays (``p.grad.data``) of the parameters that have one; with
+           none, return ``Tensor(np.asarray(0.0, dtype=np.float32))``.
+        2. ``norms = [_vector_norm(g, norm_type) for g in grads]`` (one per parameter), then
+           ``total = _vector_norm(np.array(norms), norm_type)``.
+        3. ``coef = min(max_norm / (total + 1e-6), 1)`` computed with ``np.minimum`` (a NaN
+           total must give a NaN ``coef``; Python's ``min`` could drop it).
+        4. Multiply **every** gradient by ``coef`` (write a new ``p.grad`` Tensor, keep its
+           dtype) and return ``total`` as a 0-d tensor of ``np.result_type(*grads)``.
 
     EXAMPLE:
         >>> a = Tensor([0.0], requires_grad=True); a.grad = Tensor([3.0])
@@ -186,25 +210,21 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
         (5.0, 0.6)
 
     HINT: a generator can only be walked once (``model.parameters()`` may be one): turn
-    ``parameters`` into a list first. Compare against ``coef < 1``, not ``total > max_norm``,
-    so that the ``1e-6`` guard against division by zero is applied consistently (as PyTorch).
+    ``parameters`` into a list first. Multiplying by ``min(coef, 1)`` instead of testing
+    ``total > max_norm`` applies the ``1e-6`` guard against division by zero consistently
+    (as PyTorch); multiplying by 1 changes nothing.
     """
     # BEGIN SOLUTION NO PROMPT
     params = [parameters] if isinstance(parameters, Tensor) else list(parameters)
-    grads = [p for p in params if p.grad is not None]
-    if not grads:
+    with_grad = [p for p in params if p.grad is not None]
+    if not with_grad:
         return Tensor(np.asarray(0.0, dtype=np.float32))
-    if norm_type == math.inf:
-        total = max(float(np.max(np.abs(p.grad.data))) if p.grad.data.size else 0.0
-                    for p in grads)
-    else:
-        total = float(sum(float(np.sum(np.abs(p.grad.data.astype(np.float64)) ** norm_type))
-                          for p in grads) ** (1.0 / norm_type))
-    coef = max_norm / (total + 1e-6)
-    if coef < 1.0:
-        for p in grads:
-            p.grad = Tensor((p.grad.data * coef).astype(p.grad.data.dtype))
-    return Tensor(np.asarray(total, dtype=np.float32))
+    grads = [p.grad.data for p in with_grad]
+    total = _vector_norm(np.array([_vector_norm(g, norm_type) for g in grads]), norm_type)
+    coef = float(np.minimum(max_norm / (total + 1e-6), 1.0))
+    for p, g in zip(with_grad, grads, strict=True):
+        p.grad = Tensor((g * coef).astype(g.dtype))
+    return Tensor(np.asarray(total, dtype=np.result_type(*grads)))
     # END SOLUTION
     raise NotImplementedError("module 07: implement clip_grad_norm_ (see its docstring)")  # STUB
 
@@ -266,6 +286,18 @@ def test_clip_grad_norm_scales_all_parameters(clip_grad_norm_, Tensor, np):
     assert np.allclose(c.grad.numpy(), [0.5]), (
         f"a norm (0.5) below max_norm (1.0) must not be changed, got {c.grad.numpy()}: clipping "
         "only ever shrinks gradients")
+    d = Tensor([0.0, 0.0], requires_grad=True)
+    d.grad = Tensor([3.0, -4.0])
+    top = clip_grad_norm_([d], max_norm=1.0, norm_type=float("inf"))
+    assert np.isclose(float(top.item()), 4.0), (
+        f"the inf-norm is the largest |gradient| (4), got {float(top.item())}: use _vector_norm")
+    e = Tensor([0.0, 0.0], requires_grad=True)
+    e.grad = Tensor([float("nan"), 1.0])
+    with np.errstate(invalid="ignore"):
+        clip_grad_norm_([a, e], max_norm=1.0)
+    assert np.isnan(a.grad.numpy()).all() and np.isnan(e.grad.numpy()).all(), (
+        f"a NaN gradient makes the total NaN and, as in PyTorch, every gradient NaN (multiply "
+        f"by min(coef, 1) with np.minimum, no `if`); got {a.grad.numpy()} and {e.grad.numpy()}")
 
 # %% [raw]
 # # END TESTS
@@ -432,6 +464,8 @@ class LinearLR(LRScheduler):
 
         APPROACH: ``frac`` = the fraction of the ramp done, ``last_epoch / total_iters`` capped
         at 1; ``factor = s + (e - s) * frac``; return ``base * factor`` for each base LR.
+        ``total_iters = 0`` means no ramp at all: PyTorch then keeps ``start_factor``
+        (``frac = 0``), and dividing by 0 must not happen.
 
         EXAMPLE: ``base 1.0, start 0.25, end 1.0, total_iters 3``: epochs 0..4 give
         ``0.25, 0.5, 0.75, 1.0, 1.0``.
@@ -440,7 +474,7 @@ class LinearLR(LRScheduler):
         the warm-up — a warm-up that never ends.
         """
         # BEGIN SOLUTION NO PROMPT
-        frac = min(self.last_epoch, self.total_iters) / self.total_iters
+        frac = min(self.last_epoch, self.total_iters) / self.total_iters if self.total_iters else 0.0
         factor = self.start_factor + (self.end_factor - self.start_factor) * frac
         return [base * factor for base in self.base_lrs]
         # END SOLUTION
@@ -491,6 +525,12 @@ def test_cosine_and_linear_warmup(CosineAnnealingLR, LinearLR, SGD, Tensor, np):
     assert np.allclose(lrs, [0.25, 0.5, 0.75, 1.0, 1.0]), (
         f"warm-up from 25% to 100% in 3 steps, then constant, should give "
         f"[0.25, 0.5, 0.75, 1, 1]; got {lrs}: cap last_epoch at total_iters")
+    opt3 = SGD([Tensor([0.0], requires_grad=True)], lr=1.0)
+    flat = LinearLR(opt3, start_factor=0.25, total_iters=0)
+    flat.step()
+    assert np.isclose(flat.get_last_lr()[0], 0.25), (
+        f"LinearLR with total_iters=0 has no ramp: PyTorch keeps start_factor (0.25), got "
+        f"{flat.get_last_lr()[0]} (and never divide by total_iters = 0)")
 
 # %% [raw]
 # # END TESTS

@@ -32,7 +32,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _runner import REPO_ROOT, History, import_package, milestone_config, save_curve
+from _runner import (
+    REPO_ROOT,
+    History,
+    check_prerequisites,
+    import_package,
+    milestone_config,
+    save_curve,
+)
 from recipes import (
     CIFAR_CNN,
     CifarRecipe,
@@ -88,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     console = Console()
     ms = milestone_config(MILESTONE)
     tt = import_package(args.package)
+    check_prerequisites(tt, MILESTONE, list(ms.requires))
     datasets = tt.data.datasets
     try:
         train_set = datasets.CIFAR10(args.data, train=True,

@@ -5,8 +5,8 @@ Run with your package (after exporting modules 01-06)::
     python milestones/perceptron_1957.py                      # your tinytorch
 
 Trains ``Linear(2, 1)`` with a logistic loss and SGD on 400 linearly separable 2-D points and
-tests on 400 more; passes when test accuracy reaches the threshold in course.yml on enough of
-the graded seeds. The training curve is saved as a PNG. Exit code 0 = passed.
+tests on 400 more (each seed draws its own separating line); passes when test accuracy reaches
+the threshold in course.yml on enough of the graded seeds. The training curve is saved as a PNG. Exit code 0 = passed.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ import sys
 from _runner import main
 from recipes import PERCEPTRON, train_perceptron
 
-from datasets.loaders import milestone_data
-
 if __name__ == "__main__":
-    sys.exit(main("perceptron_1957", tuple(milestone_data("perceptron_1957")), train_perceptron,
+    sys.exit(main("perceptron_1957", train_perceptron,
                   epochs=PERCEPTRON["epochs"]))

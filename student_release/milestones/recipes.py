@@ -1,19 +1,24 @@
 """The training recipe of each milestone: one source for the scripts you run and the grader.
 
 Every recipe uses only the package under test (``tt``: your ``tinytorch``) and NumPy, through the PyTorch-style API: ``tt.Tensor``, ``tt.manual_seed``,
-``tt.nn.Linear/ReLU/Sequential``, ``tt.nn.Conv2d/BatchNorm2d/MaxPool2d/AvgPool2d``, the
-losses, ``tt.optim.SGD/Adam`` and ``tt.optim.lr_scheduler``, ``.backward()``, ``tt.no_grad()``. The grader calls the same functions in a sandboxed process with fixed seeds
-and a time budget, then scores the returned predictions somewhere your code never runs.
+``tt.nn.Linear/ReLU/Sequential``, ``tt.nn.Conv2d/BatchNorm2d/MaxPool2d``, the losses,
+``tt.optim.SGD/Adam`` and ``tt.optim.lr_scheduler``, ``.backward()``, ``tt.no_grad()``, and
+module 13's ``GPT``. The grader calls the same functions in a sandboxed process with seeds and a
+task variant of its own and a time budget; it gets back only the trained parameters
+(:func:`parameters`) and tests them, somewhere your code never runs, on data your code never
+saw.
 
-Each ``train_and_predict(tt, seed, train_x, train_y, test_x, budget_s, on_epoch=None)``:
+Each ``train_*(tt, seed, train_x, train_y, budget_s, on_epoch=None)`` (:data:`TRAINERS`):
 
 * seeds the package (``tt.manual_seed(seed)``) and NumPy's batch order with ``seed``;
-* trains until its epochs are done or it has used ``budget_s`` seconds of CPU time (then it
-  still predicts; CPU time, so a busy computer trains as many epochs as an idle one);
-* returns the predicted class of every row of ``test_x`` as an int64 array of shape (N,).
+* trains until its epochs are done or it has used ``budget_s`` seconds of CPU time (CPU
+  time, so a busy computer trains as many epochs as an idle one);
+* returns the trained model (:func:`predict` gives its classes for new inputs).
 
 ``on_epoch(epoch, loss, train_accuracy)`` is called after every epoch (the scripts draw the
 progress bar and the training curve from it); the grader passes nothing.
+
+This file holds training code only: no data, no labels, nothing that makes a test set.
 """
 
 from __future__ import annotations
@@ -74,6 +79,25 @@ def _loss_value(loss: Any) -> float:
     return float(_numpy(loss).reshape(-1)[0])
 
 
+def parameters(model: Any) -> dict[str, np.ndarray]:
+    """What the grader's sandbox sends back: every trained parameter and buffer by name
+    (``model.named_parameters()``, then ``model.named_buffers()`` such as BatchNorm's running
+    statistics), as float32 NumPy arrays in PyTorch's layouts (``Linear.weight`` is (out, in)).
+    Never predictions: the grader runs its own forward pass on them."""
+    out = {name: np.array(np.asarray(p.data), dtype=np.float32)
+           for name, p in model.named_parameters()}
+    if hasattr(model, "named_buffers"):
+        for name, b in model.named_buffers():
+            if b is not None and name not in out:
+                out[name] = np.array(np.asarray(b.data), dtype=np.float32)
+    return out
+
+
+def predict(tt: Any, model: Any, x: np.ndarray) -> np.ndarray:
+    """Class predictions (int64, shape (N,)) of ``model`` for inputs ``x`` (already features)."""
+    return _predict(tt, model, x)
+
+
 def _predict(tt: Any, model: Any, x: np.ndarray) -> np.ndarray:
     """Class predictions (int64, shape (N,)) from logits of shape (N, C) or (N, 1)."""
     if hasattr(model, "eval"):
@@ -127,8 +151,7 @@ def perceptron_model(tt: Any) -> Any:
 
 
 def train_perceptron(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray,
-                     test_x: np.ndarray, budget_s: float,
-                     on_epoch: OnEpoch | None = None) -> np.ndarray:
+                     budget_s: float, on_epoch: OnEpoch | None = None) -> Any:
     """Rosenblatt's single unit, trained the modern way: logistic loss + SGD on 2-D points."""
     tt.manual_seed(seed)
     model = perceptron_model(tt)
@@ -138,7 +161,7 @@ def train_perceptron(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarra
     opt = tt.optim.SGD(model.parameters(), lr=PERCEPTRON["lr"])
     _minibatch_epochs(tt, model, tt.nn.BCEWithLogitsLoss(), opt, seed, x, targets, y,
                       PERCEPTRON["epochs"], PERCEPTRON["batch_size"], budget_s, on_epoch)
-    return _predict(tt, model, test_x)
+    return model
 
 
 # --------------------------------------------------------------------- 1969 XOR
@@ -154,12 +177,11 @@ def xor_model(tt: Any, hidden: int | None = None) -> Any:
     return tt.nn.Sequential(tt.nn.Linear(2, h), tt.nn.Sigmoid(), tt.nn.Linear(h, 1))
 
 
-def train_xor(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray,
-              budget_s: float, on_epoch: OnEpoch | None = None, hidden: int | None = None
-              ) -> np.ndarray:
-    """Full-batch Adam on the four XOR points; one 'epoch' reported every 20 steps.
+def train_xor(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray, budget_s: float,
+              on_epoch: OnEpoch | None = None, hidden: int | None = None) -> Any:
+    """Full-batch Adam on the XOR points; one 'epoch' reported every 20 steps.
 
-    Each step is one ``train_epoch`` of the package's own module 07 ``Trainer`` over the four
+    Each step is one ``train_epoch`` of the package's own module 07 ``Trainer`` over all the
     points, so the milestone graded with module 07 exercises the student's training loop.
     """
     import importlib
@@ -183,7 +205,7 @@ def train_xor(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray, test
             on_epoch(step // every, float(loss), acc)
         if out_of_time:
             break
-    return _predict(tt, model, test_x)
+    return model
 
 
 # --------------------------------------------------------------------- 1986 MLP on digits
@@ -198,8 +220,8 @@ def digits_features(x: np.ndarray) -> np.ndarray:
     return (np.asarray(x, dtype=np.float32).reshape(len(x), -1) / 16.0).astype(np.float32)
 
 
-def train_mlp(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray, test_x: np.ndarray,
-              budget_s: float, on_epoch: OnEpoch | None = None) -> np.ndarray:
+def train_mlp(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray, budget_s: float,
+              on_epoch: OnEpoch | None = None) -> Any:
     """Backprop MLP with cross-entropy and Adam on mini-batches of 32 digits.
 
     Trains with the package's own module 07 ``Trainer`` (``train_epoch``), so the milestone
@@ -223,7 +245,12 @@ def train_mlp(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray, test
             on_epoch(epoch, float(loss), float(np.mean(_predict(tt, model, x) == y)))
         if out_of_time:
             break
-    return _predict(tt, model, digits_features(test_x))
+    return model
+
+
+def same_features(x: np.ndarray) -> np.ndarray:
+    """Inputs used as they are, as float32."""
+    return np.ascontiguousarray(x, dtype=np.float32)
 
 
 # --------------------------------------------------------------------- 1998 CNN
@@ -294,29 +321,15 @@ def fit_cnn(tt: Any, seed: int, images: np.ndarray, labels: np.ndarray, recipe: 
 
 
 def train_cnn_digits(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray,
-                     test_x: np.ndarray, budget_s: float,
-                     on_epoch: OnEpoch | None = None) -> np.ndarray:
-    """LeCun-style CNN on the 8x8 digits; predictions for ``test_x``."""
-    model = fit_cnn(tt, seed, digit_images(train_x), train_y, CNN_DIGITS, budget_s, on_epoch)
-    return _predict(tt, model, digit_images(test_x))
+                     budget_s: float, on_epoch: OnEpoch | None = None) -> Any:
+    """LeCun-style CNN on the 8x8 digits; returns the trained model."""
+    return fit_cnn(tt, seed, digit_images(train_x), train_y, CNN_DIGITS, budget_s, on_epoch)
 
 
 def train_cnn_fashion(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray,
-                      test_x: np.ndarray, budget_s: float,
-                      on_epoch: OnEpoch | None = None) -> np.ndarray:
-    """The same kind of CNN on 28x28 Fashion-MNIST images; predictions for ``test_x``."""
-    model = fit_cnn(tt, seed, fashion_images(train_x), train_y, CNN_FASHION, budget_s, on_epoch)
-    return _predict(tt, model, fashion_images(test_x))
-
-
-#: Milestone id -> its ``train_and_predict``.
-TRAINERS: dict[str, Callable[..., np.ndarray]] = {
-    "perceptron_1957": train_perceptron,
-    "xor_1969": train_xor,
-    "mlp_1986": train_mlp,
-    "cnn_1998": train_cnn_digits,
-    "cnn_fashion_1998": train_cnn_fashion,
-}
+                      budget_s: float, on_epoch: OnEpoch | None = None) -> Any:
+    """The same kind of CNN on 28x28 Fashion-MNIST images; returns the trained model."""
+    return fit_cnn(tt, seed, fashion_images(train_x), train_y, CNN_FASHION, budget_s, on_epoch)
 
 
 # --------------------------------------------------------------------- 1998 CNN on CIFAR-10
@@ -602,13 +615,6 @@ def train_kjv(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray, budg
     return fit_gpt(tt, seed, GPT_KJV, vocab, next_batch, budget_s, on_epoch)
 
 
-def named_parameters(model: Any) -> dict[str, np.ndarray]:
-    """The trained parameters by name, as float32 arrays: what the grader's sandbox returns
-    (the parent runs its own forward pass on them, on data your code never saw)."""
-    return {name: np.array(np.asarray(p.data), dtype=np.float32)
-            for name, p in model.named_parameters()}
-
-
 def prefix_predictions(tt: Any, model: Any, windows: np.ndarray) -> np.ndarray:
     """Next-token predictions at every position of ``windows`` (N, T), feeding each position
     only its prefix (one forward pass per prefix length), so a model that peeks at later
@@ -637,11 +643,25 @@ def greedy_reversal(tt: Any, model: Any, source: np.ndarray, separator: int) -> 
     return seq[:, source.shape[1] + 1:]
 
 
-#: Milestone id -> ``train(tt, seed, train_x, train_y, budget_s, on_epoch=None) -> model``:
-#: milestones graded from the trained parameters (``named_parameters``), not predictions.
-MODEL_TRAINERS: dict[str, Callable[..., Any]] = {
-    "transformer_2017": train_kjv,
+#: Milestone id -> its ``train(tt, seed, train_x, train_y, budget_s, on_epoch=None) -> model``.
+TRAINERS: dict[str, Callable[..., Any]] = {
+    "perceptron_1957": train_perceptron,
+    "xor_1969": train_xor,
+    "mlp_1986": train_mlp,
+    "cnn_1998": train_cnn_digits,
+    "cnn_fashion_1998": train_cnn_fashion,
     "transformer_reversal_2017": train_reversal,
+    "transformer_2017": train_kjv,
+}
+
+#: Milestone id -> how raw inputs become the model's inputs (training and testing alike;
+#: the 2017 tasks feed token ids as they are).
+FEATURES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "perceptron_1957": same_features,
+    "xor_1969": same_features,
+    "mlp_1986": digits_features,
+    "cnn_1998": digit_images,
+    "cnn_fashion_1998": fashion_images,
 }
 
 

@@ -38,6 +38,7 @@ from .tensor import (
     ones_like,
     rand,
     randn,
+    result_type,
     zeros,
     zeros_like,
 )
@@ -46,5 +47,5 @@ __all__ = [
     "Function", "Generator", "Tensor", "arange", "full", "is_grad_enabled", "manual_seed",
     "no_grad", "ones", "ones_like", "per_channel_affine", "per_channel_symmetric",
     "per_tensor_affine", "per_tensor_symmetric", "qint8", "quantize_per_channel",
-    "quantize_per_tensor", "quint8", "rand", "randn", "zeros", "zeros_like",
+    "quantize_per_tensor", "quint8", "rand", "randn", "result_type", "zeros", "zeros_like",
 ]

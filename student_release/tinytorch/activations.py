@@ -42,11 +42,23 @@ def erf(x: np.ndarray) -> np.ndarray:
     return 1.0 - erfc(x)
 
 
-def _softmax_dim(name: str, ndim: int) -> int:
-    """PyTorch's legacy choice of ``dim`` when none is given (with the same warning)."""
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
-                  "Change the call to include dim=X as an argument.", stacklevel=3)
-    return 0 if ndim in (0, 1, 3) else 1
+def _softmax_dim(name: str, input: Tensor, dim: int | None) -> int | None:  # noqa: A002
+    """The axis a softmax normalises, checked as PyTorch does.
+
+    Float input only (a softmax of integers is refused, as in PyTorch); ``dim=None`` takes
+    PyTorch's legacy choice with its warning; a 0-d tensor gives None (NumPy's "everything").
+    """
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"{name} is not implemented for {input.dtype} tensors: use .float()")
+    if dim is None:
+        warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
+                      "Change the call to include dim=X as an argument.", stacklevel=3)
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    size = max(input.ndim, 1)
+    if not -size <= dim < size:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-size}, "
+                         f"{size - 1}], but got {dim})")
+    return dim % input.ndim if input.ndim else None
 
 
 class RemovableHandle:
@@ -165,25 +177,47 @@ class Activation(_ForwardHooks):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.extra_repr()})"
 
+class _ReLUFn(Function):
+    """ReLU with PyTorch's gradient: 1 where the output is positive, 0 elsewhere (also at 0)."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray) -> np.ndarray:
+        """Compute ``max(x, 0)`` element-wise; save the output for backward.
+
+        APPROACH:
+            1. ``out = np.maximum(x, 0)`` — same shape and dtype as ``x`` (a NaN stays NaN,
+               as in PyTorch).
+            2. ``ctx.save_for_backward(out)`` and return ``out``.
+
+        EXAMPLE:
+            >>> _ReLUFn.forward(Context(), np.array([-2.0, 0.0, 3.0], np.float32))
+            array([0., 0., 3.], dtype=float32)
+
+        HINT: save the *output*, not the input: backward only needs to know where it is
+        positive, and the output is what the next layer keeps alive anyway.
+        """
+        raise NotImplementedError(
+            "module 02: implement _ReLUFn.forward (see its docstring)")
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
+        # provided: relu'(x) = 0 where the output is <= 0 (also at x = 0), else 1; a NaN
+        # input passes its gradient, as in PyTorch. np.where rather than grad * mask: an
+        # infinite gradient reaching a dead unit must stay 0 (inf * 0 would be NaN).
+        (out,) = ctx.saved
+        return (np.where(out <= 0, 0, grad).astype(grad.dtype, copy=False),)
+
+
 def relu(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's argument name
-    """Rectified linear unit, element-wise: ``max(0, x)``.
-
-    Args:
-        input: a float tensor of any shape.
-
-    Returns:
-        A tensor of the same shape and dtype.
-
-    APPROACH: one ``Tensor`` operation from module 01 limits every element from below.
+    """Rectified linear unit, element-wise: ``max(0, x)``; same shape and dtype.
 
     EXAMPLE:
         >>> relu(Tensor([-2.0, 0.0, 3.0]))
         tensor([0., 0., 3.])
-
-    HINT: ``Tensor.clamp(min=0.0)``; do not use ``np.maximum`` on ``.data`` — the result
-    would not be recorded for autograd.
     """
-    raise NotImplementedError("module 02: implement relu (see its docstring)")
+    if input.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
+    return _ReLUFn.apply(input)
 
 class _SigmoidFn(Function):
     """Numerically stable logistic sigmoid with its own gradient."""
@@ -216,13 +250,13 @@ class _SigmoidFn(Function):
 
 
 def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
-    """Logistic sigmoid ``1 / (1 + exp(-x))``, stable for any float input.
+    """Logistic sigmoid ``1 / (1 + exp(-x))``, stable for any input; integers give float32.
 
     EXAMPLE:
         >>> sigmoid(Tensor([0.0, 2.0, -1000.0]))
         tensor([0.5   , 0.8808, 0.    ])
     """
-    return _SigmoidFn.apply(input)
+    return _SigmoidFn.apply(input if input.dtype.kind == "f" else input.float())
 
 
 def tanh(input: Tensor) -> Tensor:  # noqa: A002
@@ -302,58 +336,96 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
 
     HINT: multiplying a float32 Tensor by a Python float keeps float32.
     """
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"gelu is not implemented for {input.dtype} tensors (as in PyTorch)")
     raise NotImplementedError("module 02: implement gelu (see its docstring)")
 
+class _SoftmaxFn(Function):
+    """Softmax along ``dim``, stable for any logits; saves its output for backward."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, dim: int | None = None) -> np.ndarray:
+        """``exp(x - max) / sum(exp(x - max))`` along ``dim``, on a NumPy array.
+
+        APPROACH:
+            1. ``m = x.max(axis=dim, keepdims=True, initial=-np.inf)`` — NOTE: subtracting the
+               maximum keeps every exponent <= 0, so nothing overflows; ``initial=-np.inf``
+               makes the maximum of an empty row ``-inf`` instead of an error (PyTorch returns
+               an empty result for an empty tensor).
+            2. ``e = np.exp(x - m)``.
+            3. ``out = e / e.sum(axis=dim, keepdims=True)``.
+            4. ``ctx.save_for_backward(out, dim)`` (the given backward needs both) and return
+               ``out``.
+
+        EXAMPLE:
+            >>> _SoftmaxFn.forward(Context(), np.array([[1.0, 2.0, 3.0]], np.float32), dim=1).round(4)
+            array([[0.09  , 0.2447, 0.6652]], dtype=float32)
+
+        HINT: ``keepdims=True`` keeps the reduced axis with size 1 so the division broadcasts;
+        use ``dim`` in both the max and the sum.
+        """
+        raise NotImplementedError(
+            "module 02: implement _SoftmaxFn.forward (see its docstring)")
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
+        # provided: d softmax: s * (grad - sum(grad * s)) along dim
+        s, dim = ctx.saved
+        return (s * (grad - (grad * s).sum(axis=dim, keepdims=True)),)
+
+
+class _LogSoftmaxFn(Function):
+    """``log(softmax(x))`` along ``dim``, computed in log space; saves its output."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, dim: int | None = None) -> np.ndarray:
+        """``(x - m) - log(sum(exp(x - m)))`` along ``dim`` (log-sum-exp), on a NumPy array.
+
+        APPROACH:
+            1. ``shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)``.
+            2. ``out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))``.
+            3. ``ctx.save_for_backward(out, dim)`` and return ``out``.
+
+        EXAMPLE:
+            >>> _LogSoftmaxFn.forward(Context(), np.array([0.0, -200.0], np.float32), dim=0)
+            array([   0., -200.], dtype=float32)
+
+        HINT: never compute ``np.log(softmax)``: for the example it returns ``[0, -inf]``.
+        """
+        raise NotImplementedError(
+            "module 02: implement _LogSoftmaxFn.forward (see its docstring)")
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
+        # provided: d log_softmax: grad - softmax * sum(grad), with softmax = exp(out)
+        out, dim = ctx.saved
+        return (grad - np.exp(out) * grad.sum(axis=dim, keepdims=True),)
+
+
 def softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
-    """Softmax along ``dim``: ``exp(x - max) / sum(exp(x - max))``; entries sum to 1 on ``dim``.
+    """Softmax along ``dim``; entries are in (0, 1) and sum to 1 along ``dim``.
 
     Args:
-        input: a float tensor of any shape (at least 1-D).
+        input: a float tensor of any shape.
         dim: the axis to normalise (negative values count from the end). ``None`` uses
-            PyTorch's legacy rule (``_softmax_dim``) and warns.
-
-    Returns:
-        A tensor of the same shape and dtype.
-
-    APPROACH:
-        1. If ``dim is None``: ``dim = _softmax_dim("softmax", input.ndim)``.
-        2. ``m = Tensor(input.data.max(axis=dim, keepdims=True))`` — NOTE: subtracting the
-           maximum keeps every exponent <= 0, so nothing overflows.
-        3. ``e = (input - m).exp()``.
-        4. Return ``e / e.sum(dim=dim, keepdim=True)``.
+            PyTorch's legacy rule and warns.
 
     EXAMPLE:
         >>> softmax(Tensor([[1.0, 2.0, 3.0], [1000.0, 0.0, -1000.0]]), dim=1)
         tensor([[0.09  , 0.2447, 0.6652],
                 [1.    , 0.    , 0.    ]])
-
-    HINT: ``keepdim=True`` keeps the reduced axis with size 1 so the division broadcasts.
     """
-    raise NotImplementedError("module 02: implement softmax (see its docstring)")
+    return _SoftmaxFn.apply(input, dim=_softmax_dim("softmax", input, dim))
 
 
 def log_softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
-    """``log(softmax(x))`` along ``dim``, computed stably in log space (log-sum-exp).
-
-    Args:
-        input: a float tensor of any shape (at least 1-D).
-        dim: the axis to normalise; ``None`` uses PyTorch's legacy rule and warns.
-
-    Returns:
-        A tensor of the same shape and dtype; ``exp`` of it sums to 1 along ``dim``.
-
-    APPROACH:
-        1. Resolve ``dim`` as in ``softmax``.
-        2. ``shifted = input - Tensor(input.data.max(axis=dim, keepdims=True))``.
-        3. Return ``shifted - shifted.exp().sum(dim=dim, keepdim=True).log()``.
+    """``log(softmax(x))`` along ``dim``, stable for any logits.
 
     EXAMPLE:
         >>> log_softmax(Tensor([0.0, -200.0]), dim=0)
         tensor([   0., -200.])
-
-    HINT: never call ``softmax(...).log()``: for the example it returns ``[0, -inf]``.
     """
-    raise NotImplementedError("module 02: implement log_softmax (see its docstring)")
+    return _LogSoftmaxFn.apply(input, dim=_softmax_dim("log_softmax", input, dim))
 
 class ReLU(Activation):
     """``max(0, x)`` as a module. ``inplace`` is accepted for PyTorch compatibility (ignored)."""

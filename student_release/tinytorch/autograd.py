@@ -113,13 +113,15 @@ def grad_mul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 def grad_div(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a / b``: ``da = grad / b``, ``db = -grad * a / b**2``.
 
-    APPROACH: read ``a, b`` from ``node.inputs``; quotient rule: ``da = grad / b`` and
-    ``db = -grad * a / (b * b)``; both arrays are shaped like ``out``.
+    APPROACH: read ``b`` from ``node.inputs``; quotient rule: ``da = grad / b`` and
+    ``db = -grad * a / b² = -grad * out / b`` (``out = a / b`` is given); both arrays are
+    shaped like ``out``.
 
     EXAMPLE: for ``a = [6.], b = [2.]`` and ``grad = [1.]`` -> ``([0.5], [-1.5])``.
 
-    HINT: ``db`` is negative and divides by ``b`` *squared*; reuse ``out = a / b`` if you like:
-    ``db = -grad * out / b``.
+    HINT: ``db`` is negative; compute it as ``-grad * out / b``, as PyTorch does: ``b * b``
+    underflows to 0 in float32 for ``|b| < 1e-23`` and makes ``0 / 0 = nan`` where the
+    exact answer is 0.
     """
     raise NotImplementedError("module 05: implement grad_div (see its docstring)")
 
@@ -140,12 +142,19 @@ def grad_neg(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 def grad_pow(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
     """``out = a ** p`` for a number ``p = node.saved["exponent"]``: ``da = grad * p * a**(p-1)``.
 
-    APPROACH: ``(a,) = (t.data for t in node.inputs)``; ``p = node.saved["exponent"]`` (a
-    Python number, not a Tensor); power rule ``grad * p * a**(p - 1)``, shaped like ``a``.
+    APPROACH:
+        1. ``(a,) = (t.data for t in node.inputs)``; ``p = node.saved["exponent"]`` (a
+           Python number, not a Tensor).
+        2. ``p == 0``: ``a ** 0`` is the constant 1, so its gradient is 0 everywhere — also at
+           ``a = 0``, where the power rule would compute ``0 * 0**-1 = 0 * inf = nan``.
+           Return zeros shaped like ``a`` (PyTorch does the same).
+        3. Otherwise the power rule ``grad * p * a**(p - 1)``, shaped like ``a``.
 
-    EXAMPLE: for ``a = [3.]``, ``p = 2`` and ``grad = [1.]`` -> ``([6.],)``.
+    EXAMPLE: for ``a = [3.]``, ``p = 2`` and ``grad = [1.]`` -> ``([6.],)``; for ``a = [0.]``
+    and ``p = 0`` -> ``([0.],)``.
 
-    HINT: keep the dtype: ``np.power(a, a.dtype.type(p - 1))``.
+    HINT: keep the dtype: ``np.power(a, a.dtype.type(p - 1))``; ``np.zeros_like(a)`` for
+    step 2.
     """
     raise NotImplementedError("module 05: implement grad_pow (see its docstring)")
 
@@ -207,9 +216,10 @@ def grad_abs(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
     """``out = |a|``: ``da = grad * sign(a)``; PyTorch uses 0 at ``a == 0`` (so does np.sign).
 
     APPROACH: ``a = node.inputs[0].data``; ``d|a|/da = sign(a)`` (``np.sign`` gives -1, 0 or
-    1); return ``(grad * np.sign(a),)``.
+    1). PyTorch's sign of a NaN is 0 while NumPy's is NaN, so take the sign of
+    ``np.nan_to_num(a)`` (NaN -> 0); return ``(grad * sign,)``.
 
-    EXAMPLE: ``a = [-2., 0., 3.]``, ``grad = [1., 1., 1.]`` -> ``([-1., 0., 1.],)``.
+    EXAMPLE: ``a = [-2., 0., 3., nan]``, ``grad = [1., 1., 1., 1.]`` -> ``([-1., 0., 1., 0.],)``.
 
     HINT: ``out / a`` also gives the sign but divides by zero at ``a = 0``; ``np.sign`` returns
     the 0 PyTorch uses there.
@@ -221,12 +231,15 @@ def grad_clamp(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarra
     """``out = clamp(a, min, max)``: gradient passes where ``min <= a <= max``, else 0.
 
     APPROACH: start from a mask of True; AND it with ``a >= min`` when ``node.saved["min"]``
-    is not None and with ``a <= max`` when ``node.saved["max"]`` is not None.
+    is not None and with ``a <= max`` when ``node.saved["max"]`` is not None; return
+    ``(np.where(mask, grad, 0),)``.
 
     EXAMPLE: ``a = [-1., 0., 2.]``, ``min = 0``, ``max = None``, ``grad = [1., 1., 1.]`` ->
-    ``([0., 1., 1.],)`` — ``relu`` is ``clamp(min=0)``, so this is ReLU's gradient.
+    ``([0., 1., 1.],)`` — unlike ReLU (module 02), whose gradient at 0 is 0.
 
     HINT: the bounds are inclusive, as in PyTorch: ``clamp(min=0)`` at ``a = 0`` passes ``grad``.
+    Use ``np.where``, not ``grad * mask``: an infinite ``grad`` where the mask is False must
+    give 0, not ``inf * 0 = nan``.
     """
     raise NotImplementedError("module 05: implement grad_clamp (see its docstring)")
 
@@ -237,9 +250,16 @@ def grad_matmul(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarr
         1. ``a, b`` are the input arrays. If ``b`` is 1-D, use ``b[:, None]`` and
            ``grad[..., None]``; then, if ``a`` is 1-D, use ``a[None, :]`` and
            ``grad[..., None, :]`` (in this order, so ``vector @ vector`` works too).
-        2. ``da = grad @ swapaxes(b, -1, -2)``; ``db = swapaxes(a, -1, -2) @ grad``.
+        2. ``da = grad @ swapaxes(b, -1, -2)``; ``db = swapaxes(a, -1, -2) @ grad`` — each only
+           when its input requires grad (``node.inputs[0].requires_grad``), else ``None``:
+           the first layer's input ``x`` needs no gradient, and its product is as costly as
+           the weight's (PyTorch skips it too).
         3. Undo the promotion: drop axis -2 of ``da`` if ``a`` was 1-D, axis -1 of ``db`` if
            ``b`` was 1-D. Batch dimensions are left for ``unbroadcast``.
+        4. (Speed, optional) ``(B, T, K) @ (K, N)`` with a 2-D ``b`` (a Linear on a sequence):
+           ``db`` as ``B`` products summed by ``unbroadcast`` is one product over all ``B·T``
+           rows, ``a.reshape(rows, K).T @ grad.reshape(rows, N)`` with ``rows = B·T``, and no ``(B, K, N)``
+           temporary.
 
     EXAMPLE: ``a (2, 3)``, ``b (3, 4)``, ``grad (2, 4)`` -> ``da (2, 3)``, ``db (3, 4)``.
 
@@ -259,9 +279,10 @@ def _expand_reduced(grad: np.ndarray, node: Node, ndim: int) -> np.ndarray:
     """Re-insert the axes a reduction removed (when ``keepdim`` was False); provided."""
     if node.saved.get("keepdim"):
         return grad
-    for axis in _axes(node.saved.get("dim"), ndim):
-        grad = np.expand_dims(grad, axis)
-    return grad
+    shape = list(np.shape(grad))
+    for axis in _axes(node.saved.get("dim"), ndim):  # ascending, so each index is final
+        shape.insert(axis, 1)
+    return np.reshape(grad, shape)
 
 
 def grad_sum(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -298,7 +319,10 @@ def grad_max(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 
     APPROACH:
         * ``node.saved["dim"] is None`` (full reduction): ``mask = a == out``; return
-          ``grad * mask / mask.sum()`` — ties share the gradient evenly.
+          ``np.where(mask, grad / mask.sum(), 0)`` — ties share the gradient evenly, the rest
+          get exactly 0 (even when ``grad`` is NaN or inf). A NaN is the maximum of anything
+          it is in but equals nothing (``nan == nan`` is False): when ``out`` is NaN use
+          ``mask = np.isnan(a)`` instead, as PyTorch does.
         * otherwise: start from ``np.zeros_like(a)``; expand ``grad`` and
           ``node.saved["indices"]`` with ``_expand_reduced``; then
           ``np.put_along_axis(g, indices, grad, axis=dim)``.
@@ -395,6 +419,41 @@ def grad_contiguous(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.n
     raise NotImplementedError("module 05: implement grad_contiguous (see its docstring)")
 
 
+# Provided: the derivatives of module 01's operations you did not write there.
+def grad_cast(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = a.double()`` (or ``.float()``): the engine casts ``grad`` back to ``a``'s dtype."""
+    return (grad,)
+
+
+def grad_pow_tensor(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = a ** b`` with a tensor ``b``: ``da = grad * b * a**(b-1)`` (0 where ``b == 0``),
+    ``db = grad * out * log(a)`` (0 where ``a == 0`` and ``b >= 0``, as in PyTorch)."""
+    a, b = (t.data.astype(out.dtype, copy=False) for t in node.inputs)
+    if node.inputs[1].data.dtype == np.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported (PyTorch's pow backward computes exponent - 1)")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        da = np.where(b == 0, 0, grad * b * np.power(a, b - 1))
+        db = np.where((a == 0) & (b >= 0), 0, grad * out * np.log(a))
+    return (da, db)
+
+
+def grad_floordiv(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = a // b``: PyTorch defines no derivative (it is piecewise constant)."""
+    raise RuntimeError("derivative for floor_divide is not implemented")
+
+
+def grad_mod(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = a % b = a - b * floor(a / b)``: ``da = grad``, ``db = -grad * (a // b)``."""
+    a, b = (t.data for t in node.inputs)
+    return grad, -grad * np.floor_divide(a, b)
+
+
+def grad_rmod(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``out = number % t``: PyTorch defines no derivative for this form."""
+    raise RuntimeError("derivative for remainder(Scalar, Tensor) is not implemented")
+
+
 # The derivative table the engine looks up by ``node.op`` (provided).
 DERIVATIVES: dict[str, GradFn] = {
     "add": grad_add, "sub": grad_sub, "mul": grad_mul, "div": grad_div, "neg": grad_neg,
@@ -402,29 +461,68 @@ DERIVATIVES: dict[str, GradFn] = {
     "abs": grad_abs, "clamp": grad_clamp, "matmul": grad_matmul, "sum": grad_sum,
     "mean": grad_mean, "max": grad_max, "amax": grad_amax, "reshape": grad_reshape,
     "transpose": grad_transpose, "permute": grad_permute, "getitem": grad_getitem,
-    "contiguous": grad_contiguous,
+    "contiguous": grad_contiguous, "cast": grad_cast, "pow_tensor": grad_pow_tensor,
+    "floordiv": grad_floordiv, "mod": grad_mod, "rmod": grad_rmod,
 }
 
-def _vjp(node: Node, grad: np.ndarray, out: np.ndarray) -> tuple[np.ndarray | None, ...]:
-    """Gradients for each input of ``node`` (provided): the table, or a Function's backward."""
-    if isinstance(node.op, str):
-        if node.op not in DERIVATIVES:
-            raise RuntimeError(f"autograd: no derivative for operation {node.op!r}")
-        grads = DERIVATIVES[node.op](grad, node, out)
+# Operations whose derivative reads saved values (inputs or output). A backward pass frees
+# them, as PyTorch does, so a second ``backward`` through such a node needs
+# ``retain_graph=True`` on the first. Sums, reshapes and additions save nothing.
+SAVES_VALUES = {"mul", "div", "pow", "pow_tensor", "exp", "log", "sqrt", "tanh", "abs",
+                "clamp", "matmul", "max", "amax", "floordiv", "mod", "rmod"}
+
+def _saves_values(node: Node) -> bool:
+    """Whether ``node``'s derivative reads values a backward pass frees (see SAVES_VALUES)."""
+    op = node.op
+    if not isinstance(op, str):
+        return bool(node.saved["ctx"].saved)
+    if op in SAVES_VALUES:
+        return True
+    if op == "getitem":  # an index array is saved; a basic slice is not
+        index = node.saved["index"]
+        return any(isinstance(i, np.ndarray) for i in
+                   (index if isinstance(index, tuple) else (index,)))
+    return False
+
+
+def _vjp(node: Node, grad: np.ndarray, out: np.ndarray,
+         retain_graph: bool = False) -> tuple[np.ndarray | None, ...]:
+    """Gradients for each input of ``node`` (provided): the table, or a Function's backward.
+
+    Raises ``RuntimeError`` if an earlier backward pass freed what this node saved.
+    """
+    if node.released:
+        raise RuntimeError("Trying to backward through the graph a second time (or directly "
+                           "access saved tensors after they have already been freed). Specify "
+                           "retain_graph=True if you need to backward through the graph a "
+                           "second time.")
+    op = node.op
+    if isinstance(op, str):
+        formula = DERIVATIVES.get(op)
+        if formula is None:
+            raise RuntimeError(f"autograd: no derivative for operation {op!r}")
+        grads = formula(grad, node, out)
     else:
-        grads = node.op.backward(node.saved["ctx"], grad)
+        grads = op.backward(node.saved["ctx"], grad)
     if not isinstance(grads, tuple):
         grads = (grads,)
+    if not retain_graph and _saves_values(node):
+        node.released = True
+        if not isinstance(node.op, str):
+            node.saved["ctx"].saved = ()  # free a Function's saved arrays now
     return grads
 
 
-def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None) -> None:
+def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None,
+             retain_graph: bool = False) -> None:
     """Fill ``.grad`` of every leaf ``tensor`` depends on (what ``tensor.backward()`` calls).
 
     Args:
         tensor: the output to differentiate (usually a scalar loss).
         gradient: ``dL/d(tensor)``, same shape as ``tensor``; may be omitted only for a
             one-element tensor (it is then 1).
+        retain_graph: keep the saved values so the graph can be walked again (pass it on
+            to ``_vjp``, which frees them otherwise).
 
     Raises:
         RuntimeError: ``tensor`` does not require grad, or is not a scalar and no
@@ -437,10 +535,12 @@ def backward(tensor: Tensor, gradient: Tensor | np.ndarray | None = None) -> Non
         3. ``grads = {id(tensor): seed}``; walk ``reversed(topological_order(tensor))``.
         4. For a tensor ``t`` with a gradient ``g`` waiting: if ``t._node is None`` (a leaf) and
            ``t.requires_grad``: ``t.grad = Tensor(g)`` the first time, else
-           ``Tensor(t.grad.data + g)``. Otherwise call ``_vjp(t._node, g, t.data)`` and for each
-           input with ``requires_grad`` and a non-None gradient, **add**
-           ``unbroadcast(gi, inp.shape)`` into ``grads[id(inp)]``.
-        5. Cast each gradient to its tensor's dtype (float32 stays float32).
+           ``Tensor(t.grad.data + g)``. Otherwise call ``_vjp(t._node, g, t.data,
+           retain_graph)`` and for each input with ``requires_grad`` and a non-None gradient,
+           **add** it into ``grads[id(inp)]`` — after ``unbroadcast(gi, inp.shape)`` when its
+           shape differs from the input's (only broadcast inputs need it; skipping the call
+           otherwise saves time on every node).
+        5. Cast each gradient to its tensor's dtype when it differs (float32 stays float32).
 
     EXAMPLE:
         >>> x = Tensor([1.0, 2.0, 3.0], requires_grad=True)

@@ -408,7 +408,7 @@ class Sequential(Module):
         ...), replacing ``x`` with ``m(x)``.
 
         EXAMPLE:
-            >>> Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3))(Tensor(np.ones((2, 4)))).shape
+            >>> Sequential(Linear(4, 8), Dropout(0.1), Linear(8, 3))(Tensor(np.ones((2, 4), np.float32))).shape
             (2, 3)
 
         HINT: call ``m(x)``, not ``m.forward(x)``: ``__call__`` is the one entry point, as in
@@ -487,9 +487,11 @@ class Flatten(Module):
         """Reshape so that dimensions ``start_dim`` to ``end_dim`` (inclusive) become one.
 
         APPROACH:
-            1. A 0-d tensor (``x.ndim == 0``) becomes shape ``(1,)``, as in PyTorch (and the
-               modulo below would divide by zero).
-            2. Turn negative dims into positive ones (``d % x.ndim``).
+            1. Check both dims as PyTorch does: with ``size = max(x.ndim, 1)`` each must be in
+               ``[-size, size - 1]`` (``IndexError`` otherwise: NumPy-style wrapping would
+               silently flatten the wrong dimensions); turn them non-negative (``d % size``)
+               and raise ``RuntimeError`` if ``start > end``.
+            2. A 0-d tensor (``x.ndim == 0``) becomes shape ``(1,)``, as in PyTorch.
             3. ``new_shape = shape[:start] + (product of shape[start:end + 1],) +
                shape[end + 1:]``.
             4. ``return x.reshape(new_shape)`` — a view, no copy (module 01).

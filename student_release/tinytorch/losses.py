@@ -93,21 +93,68 @@ def _class_coefficients(input: Tensor, target: Tensor, weight: Tensor | None,  #
     if t.dtype.kind not in "iu":
         raise TypeError(f"class-index targets must be integers (int64), got {t.dtype}")
     valid = t != ignore_index
-    bad = t[valid][(t[valid] < 0) | (t[valid] >= n_classes)]
-    if bad.size:
+    counted = t if valid.all() else t[valid]
+    if counted.size and (counted.min() < 0 or counted.max() >= n_classes):
+        bad = counted[(counted < 0) | (counted >= n_classes)]
         raise IndexError(f"Target {int(bad[0])} is out of bounds for {n_classes} classes.")
     dtype = input.data.dtype
-    w = np.ones(n_classes, dtype=dtype) if weight is None else np.asarray(
-        _as_tensor(weight).data, dtype=dtype)
-    onehot = np.zeros(t.shape + (n_classes,), dtype=dtype)
-    np.put_along_axis(onehot, np.where(valid, t, 0)[..., None].astype(np.int64), 1.0, axis=-1)
-    onehot *= valid[..., None]
-    picked = onehot * w
-    coef = (1.0 - label_smoothing) * picked
+    # one-hot rows (all zero where the target is ignored), then the per-class weights
+    labels = t if counted is t else np.where(valid, t, -1)
+    onehot = (labels[..., None] == np.arange(n_classes)).astype(dtype)
+    w = None if weight is None else np.asarray(_as_tensor(weight).data, dtype=dtype)
+    picked = onehot if w is None else onehot * w
+    coef = picked
     if label_smoothing:
-        coef = coef + (label_smoothing / n_classes) * w * valid[..., None]
-    denom = float(picked.sum())
-    return np.moveaxis(coef.astype(dtype), -1, cdim), denom
+        spread = valid[..., None] * (1.0 if w is None else w)
+        coef = (1.0 - label_smoothing) * picked + (label_smoothing / n_classes) * spread
+    denom = float(counted.size) if w is None else float(picked.sum())
+    if cdim != coef.ndim - 1:
+        coef = np.moveaxis(coef, -1, cdim)
+    return coef.astype(dtype, copy=False), denom
+
+
+class _PickedLossFn(Function):
+    """``-(logp * coef).sum(dim)``, reading ``logp`` only where ``coef != 0`` (provided)."""
+
+    @staticmethod
+    def forward(ctx: Context, logp: np.ndarray, coef: np.ndarray, dim: int = 1) -> np.ndarray:
+        keep = coef != 0
+        ctx.save_for_backward(coef, keep, dim)
+        with np.errstate(invalid="ignore"):
+            return -np.where(keep, logp * coef, 0).sum(axis=dim).astype(logp.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray, None]:
+        coef, keep, dim = ctx.saved
+        g = -np.expand_dims(grad, dim) * coef  # every class of a sample gets its sample's grad
+        return np.where(keep, g, 0).astype(grad.dtype, copy=False), None
+
+
+def _picked_loss(logp: Tensor, coef: np.ndarray, dim: int) -> Tensor:
+    """Per-sample ``-(logp * coef).sum(dim)`` that ignores ``logp`` where ``coef`` is 0 (even
+    ``-inf`` or NaN there), like PyTorch's gather of the target entries."""
+    return _PickedLossFn.apply(logp, Tensor(coef), dim=dim)
+
+
+def _weighted_mean(losses: Tensor, denom: float) -> Tensor:
+    """Provided: ``losses.sum() / denom``, the 'mean' of ``nll_loss``/``cross_entropy``.
+
+    When every target is ignored (``denom == 0``) PyTorch returns NaN with zero gradients
+    (``0 / 0`` would make every gradient NaN and poison the weights on the next step).
+    """
+    if denom == 0:
+        return losses.sum() * 0.0 + float("nan")
+    if denom == losses.numel():  # NOTE: every target counted with weight 1: a plain mean
+        return losses.mean()
+    return losses.sum() / denom
+
+
+def _smoothing(label_smoothing: float) -> float:
+    """Provided: PyTorch's check of ``label_smoothing``: above 1 is an error, 0 or less
+    means no smoothing."""
+    if label_smoothing > 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    return max(float(label_smoothing), 0.0)
 
 
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noqa: A002
@@ -125,9 +172,11 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,  # noq
         1. Check ``reduction`` is one of ``_REDUCTIONS`` (``ValueError`` otherwise).
         2. ``coef, denom = _class_coefficients(input, _as_tensor(target), weight,
            ignore_index, 0.0)``.
-        3. ``losses = -(input * Tensor(coef)).sum(dim=_class_dim(input))`` — target's shape.
+        3. ``losses = _picked_loss(input, coef, _class_dim(input))`` — the target's shape
+           (``-(input * coef).sum(dim)``, ignoring entries where ``coef`` is 0, see above).
         4. ``'none'``: ``losses``; ``'sum'``: ``losses.sum()``; ``'mean'``:
-           ``losses.sum() / denom``.
+           ``_weighted_mean(losses, denom)`` (given: ``losses.sum() / denom``, and PyTorch's
+           answer when every target is ignored).
 
     EXAMPLE:
         >>> nll_loss(Tensor([[-0.5, -1.0], [-2.0, -0.1]]), Tensor(np.array([0, 1])))
@@ -151,7 +200,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
             class probabilities of the input's shape.
         weight, ignore_index: as in ``nll_loss`` (index targets).
         reduction: ``'mean'`` | ``'sum'`` | ``'none'``.
-        label_smoothing: ``ε`` in [0, 1]: the target becomes ``(1 - ε)·onehot + ε / C``.
+        label_smoothing: ``ε`` in [0, 1]: the target becomes ``(1 - ε)·onehot + ε / C``
+            (checked by the given first line: above 1 raises, 0 or less means none).
 
     APPROACH:
         1. Check ``reduction``; ``cdim = _class_dim(input)``;
@@ -162,8 +212,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
            ``_reduce(-(logp * q).sum(dim=cdim), reduction)`` — ``'mean'`` divides by the
            number of samples.
         3. Index targets: ``coef, denom = _class_coefficients(input, target, weight,
-           ignore_index, label_smoothing)``; ``losses = -(logp * Tensor(coef)).sum(dim=cdim)``;
-           reduce like ``nll_loss`` (``'mean'`` divides by ``denom``).
+           ignore_index, label_smoothing)``; ``losses = _picked_loss(logp, coef, cdim)``;
+           reduce like ``nll_loss`` (``'mean'``: ``_weighted_mean(losses, denom)``).
 
     EXAMPLE:
         >>> cross_entropy(Tensor([[2.0, 1.0, 0.1], [0.5, 2.5, 0.3]]), Tensor(np.array([0, 2])))
@@ -171,6 +221,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,  
 
     HINT: never compute ``softmax(...).log()``: a confident wrong prediction gives ``-inf``.
     """
+    label_smoothing = _smoothing(label_smoothing)
     raise NotImplementedError("module 04: implement cross_entropy (see its docstring)")
 
 class _BCEFn(Function):
@@ -201,10 +252,12 @@ class _BCEFn(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # provided: dL/dp = (p - t) / (p (1 - p)), the denominator kept >= 1e-12 like PyTorch;
-        # dL/dt = log(1 - p) - log(p)
+        # dL/dt = log(1 - p) - log(p), unclamped as in PyTorch (infinite at p = 0 or 1)
         p, t, log_p, log_1mp = ctx.saved
         dp = grad * (p - t) / np.maximum((1 - p) * p, 1e-12)
-        return dp.astype(p.dtype), (grad * (log_1mp - log_p)).astype(t.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dt = grad * (np.log(1 - p) - np.log(p))
+        return dp.astype(p.dtype), dt.astype(t.dtype)
 
 
 class _BCEWithLogitsFn(Function):
@@ -259,14 +312,17 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
 
     Raises:
         ValueError: shapes differ, or an unknown ``reduction``.
-        RuntimeError: an input is outside [0, 1] (it is not a probability).
+        RuntimeError: an input or a target is outside [0, 1] (not a probability).
     """
     target = _as_tensor(target)
     _check_same_shape(input, target)
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction!r} is not a valid value for reduction")
-    if np.any(input.data < 0) or np.any(input.data > 1):
+    # ``not (0 <= x <= 1)`` rather than ``x < 0 or x > 1``: NaN is not a probability either
+    if not np.all((input.data >= 0) & (input.data <= 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if not np.all((target.data >= 0) & (target.data <= 1)):
+        raise RuntimeError("all elements of target should be between 0 and 1")
     loss = _BCEFn.apply(input, target)
     if weight is not None:
         loss = loss * _as_tensor(weight)
@@ -292,10 +348,9 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A00
     return _reduce(loss, reduction)
 
 class _Loss(Module):
+    # As in PyTorch, the arguments are checked when the loss is computed, not here.
     def __init__(self, reduction: str = "mean") -> None:
         super().__init__()
-        if reduction not in _REDUCTIONS:
-            raise ValueError(f"{reduction!r} is not a valid value for reduction")
         self.reduction = reduction
 
     def extra_repr(self) -> str:
@@ -329,8 +384,6 @@ class CrossEntropyLoss(_Loss):
     def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
                  reduction: str = "mean", label_smoothing: float = 0.0) -> None:
         super().__init__(reduction)
-        if not 0.0 <= label_smoothing <= 1.0:
-            raise ValueError(f"label_smoothing must be in [0, 1], got {label_smoothing}")
         self.weight = weight
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing

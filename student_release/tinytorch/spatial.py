@@ -258,8 +258,8 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
         ``(N, O, H_out, W_out)`` (or ``(O, H_out, W_out)`` for an unbatched input).
 
     Raises:
-        RuntimeError: wrong number of dimensions, channel mismatch or a kernel larger than
-            the padded input (PyTorch's messages).
+        RuntimeError: wrong number of dimensions, channel mismatch, a kernel larger than
+            the padded input, or a weight or bias of another dtype (PyTorch's messages).
     """
     if input.ndim == 3:
         out = conv2d(input.reshape(1, *input.shape), weight, bias, stride, padding)
@@ -281,6 +281,9 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
         raise RuntimeError(f"Calculated padded input size per channel: ({hp} x {wp}). Kernel "
                            f"size: ({weight.shape[2]} x {weight.shape[3]}). Kernel size can't "
                            "be greater than actual input size")
+    if weight.dtype != input.dtype or (bias is not None and bias.dtype != input.dtype):
+        raise RuntimeError(f"Input type ({input.dtype}) and weight type ({weight.dtype}) "
+                           "should be the same (and the bias's)")
     tensors = (input, weight) if bias is None else (input, weight, bias)
     return _Conv2dFn.apply(*tensors, stride=s, padding=p,
                            needs_input_grad=input.requires_grad)
@@ -381,24 +384,33 @@ class _MaxPool2dFn(Function):
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
-        """``dx``: each window's gradient goes to its first maximum (row-major order).
+        """``dx``: each window's gradient goes to its first maximum (row-major order), or, in a
+        window holding NaN, to its last NaN (PyTorch's rule: NaN counts as the largest value).
 
         APPROACH:
             1. ``win, out = ctx.saved``; ``n, c, kh, kw, ho, wo = win.shape``;
-               ``dwin = np.empty(win.shape, dtype=grad.dtype)`` (every slice is written
-               below); ``left = grad``.
-            2. For every offset ``(u, v)`` in row-major order:
-               ``take = left * (win[:, :, u, v] == out)``; ``dwin[:, :, u, v] = take``;
-               ``left = left - take``.
-            3. ``dxp = col2im(dwin.reshape(n, c * kh * kw, ho * wo), ctx.x_pad_shape,
+               ``dwin = np.empty(win.shape, dtype=grad.dtype)``;
+               ``won = np.zeros(out.shape, dtype=bool)`` (windows whose gradient is given);
+               ``offsets = [(u, v) for u in range(kh) for v in range(kw)]``.
+            2. For every ``(u, v)`` of ``offsets``: ``hit = ~won & (win[:, :, u, v] == out)``;
+               ``dwin[:, :, u, v] = grad * hit`` (``np.where(hit, grad, 0)`` when ``grad`` is
+               not all finite); ``won |= hit``.
+            3. If ``not won.all()`` (a NaN maximum equals nothing, so step 2 left its windows
+               alone): the same over ``reversed(offsets)`` with ``hit = ~won &
+               np.isnan(win[:, :, u, v])``, keeping what is there elsewhere:
+               ``np.where(hit, grad, dwin[:, :, u, v])``.
+            4. ``dxp = col2im(dwin.reshape(n, c * kh * kw, ho * wo), ctx.x_pad_shape,
                (kh, kw), ctx.stride)``; return ``(_crop(dxp, ctx.padding),)``.
 
         EXAMPLE: for the 4×4 example of ``forward`` and ``grad`` of ones, ``dx`` is 1 at the
         four maxima (the 5 at row 1, column 0; the 2s at (0, 2) and (2, 1); the 7 at (2, 2))
         and 0 elsewhere. For ``x`` of zeros only the first entry of each window gets 1.
 
-        HINT: ``win == out`` marks *every* entry equal to the maximum; without ``left`` a
-        window of four zeros would pass its gradient on four times.
+        HINT: ``win == out`` marks *every* entry equal to the maximum; without ``won`` a
+        window of four zeros would pass its gradient on four times. ``inf * 0`` is NaN, hence
+        ``np.where`` for a gradient that is not finite; for a finite one ``grad * hit`` gives
+        the same and is many times faster (``np.where`` with a scattered mask mispredicts
+        branches).
         """
         raise NotImplementedError(
             "module 09: implement _MaxPool2dFn.backward (see its docstring)")

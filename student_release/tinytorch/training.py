@@ -65,6 +65,20 @@ def accuracy(output: Tensor | np.ndarray, target: Tensor | np.ndarray, *,
     """
     raise NotImplementedError("module 07: implement accuracy (see its docstring)")
 
+def _vector_norm(x: np.ndarray, norm_type: float) -> float:
+    """Provided: the ``norm_type``-norm of all elements of ``x``, as ``torch.linalg.vector_norm``
+    (``inf``: largest ``|x|``; ``-inf``: smallest; ``0``: how many are non-zero)."""
+    a = np.abs(np.asarray(x, dtype=np.float64)).reshape(-1)
+    if abs(norm_type) == math.inf:
+        if a.size == 0:
+            raise RuntimeError("the infinity norm of an empty tensor is undefined (the max "
+                               "and min have no identity)")
+        return float(a.max() if norm_type > 0 else a.min())
+    if norm_type == 0:
+        return float(np.count_nonzero(a))
+    return float(np.sum(a ** norm_type) ** (1.0 / norm_type))
+
+
 def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
                     norm_type: float = 2.0) -> Tensor:
     """Scale all gradients in place so their global norm is at most ``max_norm``.
@@ -72,16 +86,20 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
     Args:
         parameters: a Tensor or an iterable of Tensors; those with ``grad is None`` are skipped.
         max_norm: the largest allowed global norm.
-        norm_type: 2.0 (Euclidean) or ``math.inf`` (largest absolute value).
+        norm_type: 2.0 (Euclidean), ``math.inf`` (largest absolute value), or any p-norm.
 
     Returns:
-        The total norm *before* clipping, as a 0-d float32 Tensor (as PyTorch).
+        The total norm *before* clipping, as a 0-d Tensor of the gradients' dtype (as PyTorch).
 
     APPROACH:
-        1. Collect the gradient arrays (``p.grad.data``) of the parameters that have one.
-        2. ``total = sqrt(sum of squares over all of them)`` (for ``inf``: the max ``|g|``).
-        3. ``coef = max_norm / (total + 1e-6)``; if ``coef < 1``, multiply **every** gradient
-           by ``coef`` (write a new ``p.grad`` Tensor, keep the dtype).
+        1. Collect the gradient arrays (``p.grad.data``) of the parameters that have one; with
+           none, return ``Tensor(np.asarray(0.0, dtype=np.float32))``.
+        2. ``norms = [_vector_norm(g, norm_type) for g in grads]`` (one per parameter), then
+           ``total = _vector_norm(np.array(norms), norm_type)``.
+        3. ``coef = min(max_norm / (total + 1e-6), 1)`` computed with ``np.minimum`` (a NaN
+           total must give a NaN ``coef``; Python's ``min`` could drop it).
+        4. Multiply **every** gradient by ``coef`` (write a new ``p.grad`` Tensor, keep its
+           dtype) and return ``total`` as a 0-d tensor of ``np.result_type(*grads)``.
 
     EXAMPLE:
         >>> a = Tensor([0.0], requires_grad=True); a.grad = Tensor([3.0])
@@ -90,8 +108,9 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
         (5.0, 0.6)
 
     HINT: a generator can only be walked once (``model.parameters()`` may be one): turn
-    ``parameters`` into a list first. Compare against ``coef < 1``, not ``total > max_norm``,
-    so that the ``1e-6`` guard against division by zero is applied consistently (as PyTorch).
+    ``parameters`` into a list first. Multiplying by ``min(coef, 1)`` instead of testing
+    ``total > max_norm`` applies the ``1e-6`` guard against division by zero consistently
+    (as PyTorch); multiplying by 1 changes nothing.
     """
     raise NotImplementedError("module 07: implement clip_grad_norm_ (see its docstring)")
 
@@ -202,6 +221,8 @@ class LinearLR(LRScheduler):
 
         APPROACH: ``frac`` = the fraction of the ramp done, ``last_epoch / total_iters`` capped
         at 1; ``factor = s + (e - s) * frac``; return ``base * factor`` for each base LR.
+        ``total_iters = 0`` means no ramp at all: PyTorch then keeps ``start_factor``
+        (``frac = 0``), and dividing by 0 must not happen.
 
         EXAMPLE: ``base 1.0, start 0.25, end 1.0, total_iters 3``: epochs 0..4 give
         ``0.25, 0.5, 0.75, 1.0, 1.0``.

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from autograder.harness import isolation
 from tests.autograder.conftest import (
     CORRECT,
     FIXTURES,
@@ -63,6 +64,7 @@ class Attack:
     files: dict[str, bytes] | None = None
     expect: dict[str, float] = field(default_factory=dict)
     says: tuple[str, ...] = ()          # substrings of the student-facing text
+    says_any: tuple[str, ...] = ()      # at least one of these is in it
     never: tuple[str, ...] = ()         # substrings that must not appear anywhere
     mode: str = "both"                  # "both" or "full"
 
@@ -276,7 +278,8 @@ CORPUS = [
     Attack("fills_the_disk", in_sum(
         "with open('big.bin', 'wb') as f:\n"
         "    for _ in range(200):\n"
-        "        f.write(b'0' * 1024 * 1024)"), expect=SUM_ZERO, says=("File too large",)),
+        "        f.write(b'0' * 1024 * 1024)"), expect=SUM_ZERO,
+        says_any=("File too large", "No space left on device")),
     Attack("reads_stdin", in_sum("input()"), expect=SUM_ZERO, says=("EOFError",)),
 ]
 
@@ -358,6 +361,7 @@ BASIC_TOO = {"infinite_loop_in_a_case", "os_exit_in_a_case", "sys_exit_in_a_case
 def test_corpus(attack: Attack, level: str, grade_mini, goldens, tmp_path, monkeypatch,
                 untouched_fixtures):
     monkeypatch.setenv("TT_GRADER_ISOLATION", level)
+    refused = isolation.plan().refuse
     listener = _Listener()
     shared = tmp_path / "shared"
     shared.mkdir()
@@ -379,6 +383,12 @@ def test_corpus(attack: Attack, level: str, grade_mini, goldens, tmp_path, monke
         listener.close()
     text = json.dumps(res)
     student_text = res["output"] + "\n".join(outputs(res).values())
+    if refused:
+        # no namespaces and an interpreter other users cannot run: nothing runs as root
+        assert res["score"] == 0 and "would run as root" in res["extra_data"]["grader_error"]
+        assert listener.connections == 0 and canary.read_text() == "keep me"
+        assert not marker.exists()
+        return
 
     got = scores(res)
     for case, pts in attack.expect.items():
@@ -387,6 +397,8 @@ def test_corpus(attack: Attack, level: str, grade_mini, goldens, tmp_path, monke
         assert got["sum_value"] == 0 and res["score"] <= 4
     for s in attack.says:
         assert s in student_text, f"missing {s!r} in feedback:\n{student_text[:3000]}"
+    if attack.says_any:
+        assert any(s in student_text for s in attack.says_any), student_text[:3000]
     for s in attack.never:
         assert s not in text, f"leaked {s!r}"
     assert len(text) < 400_000, "results.json must stay small"

@@ -68,12 +68,19 @@ subprocess.Popen(["setsid", "sh", "-c", "sleep 300 # MARKER"], stdin=subprocess.
 
 
 def _notebook(module, kind: str, attack: str, tmp_path):
+    """A submission folder: the module's notebook with the attack, and (as students upload
+    them while earlier modules are open) the finished notebooks of the earlier modules."""
     nb = build_notebook(module, kind)
     nb["cells"].append({"cell_type": "code", "id": "attack", "metadata": {}, "outputs": [],
                         "execution_count": None, "source": "#| export\n" + attack})
-    path = tmp_path / f"{module.name}.ipynb"
-    path.write_text(dump_notebook(nb), encoding="utf-8")
-    return path
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / f"{module.name}.ipynb").write_text(dump_notebook(nb), encoding="utf-8")
+    for earlier in available_modules(COURSE):  # built modules only (15 and 16 are not)
+        if earlier.number < module.number:
+            (folder / f"{earlier.name}.ipynb").write_text(
+                dump_notebook(build_notebook(earlier, "full")), encoding="utf-8")
+    return folder
 
 
 def _grade(module, notebook, tmp_path) -> dict:
@@ -89,6 +96,13 @@ def _max(module) -> float:
     return module.points + sum(ms.points for ms in COURSE.milestones_graded_with(module.number))
 
 
+def _full(module) -> float:
+    """What a complete notebook earns: everything but a milestone scored from an uploaded
+    weights file (``cnn_cifar_1998``), which these notebook-only submissions do not carry."""
+    return _max(module) - sum(ms.points for ms in COURSE.milestones_graded_with(module.number)
+                              if ms.weights)
+
+
 @pytest.mark.parametrize("module", MODULES, ids=[m.name for m in MODULES])
 def test_forged_results_then_exit_scores_zero(module, tmp_path):
     res = _grade(module, _notebook(module, "full", FORGE, tmp_path), tmp_path)
@@ -102,7 +116,7 @@ def test_forged_results_then_exit_scores_zero(module, tmp_path):
 def test_reading_hidden_files_finds_nothing_and_leaks_nothing(module, tmp_path):
     attack = READ_HIDDEN.replace("REPO", str(paths.REPO_ROOT))
     res = _grade(module, _notebook(module, "full", attack, tmp_path), tmp_path)
-    assert res["score"] == _max(module), [t["output"][:200] for t in res["tests"]
+    assert res["score"] == _full(module), [t["output"][:200] for t in res["tests"]
                                           if t["status"] == "failed"]
     text = json.dumps(res)
     suite_src = (paths.SUITES / module.name / "suite.py").read_text(encoding="utf-8")
@@ -123,6 +137,6 @@ def test_processes_that_escape_the_session_are_killed(module, tmp_path):
     marker = f"tt-escape-{uuid.uuid4().hex[:12]}"
     res = _grade(module, _notebook(module, "full", ESCAPE.replace("MARKER", marker), tmp_path),
                  tmp_path)
-    assert res["score"] == _max(module)
+    assert res["score"] == _full(module)
     left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
     assert left.stdout.strip() == "", f"processes outlived grading: {left.stdout}"

@@ -26,7 +26,8 @@ from tests.autograder.conftest import (
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _container(tmp_path: Path, zip_path: Path, notebook: bytes, name: str) -> Path:
+def _container(tmp_path: Path, zip_path: Path, notebook: bytes, name: str,
+               extra: dict[str, bytes] | None = None) -> Path:
     """An AUTOGRADER_ROOT with source/ (the zip), submission/, results/, metadata."""
     root = tmp_path / "autograder"
     (root / "source").mkdir(parents=True)
@@ -39,6 +40,8 @@ def _container(tmp_path: Path, zip_path: Path, notebook: bytes, name: str) -> Pa
             if mode:
                 os.chmod(root / "source" / info.filename, mode)
     (root / "submission" / name).write_bytes(notebook)
+    for fname, data in (extra or {}).items():
+        (root / "submission" / fname).write_bytes(data)
     (root / "submission_metadata.json").write_text(json.dumps({
         "id": 123, "created_at": "2027-01-25T10:00:00Z",
         "assignment": {"title": name, "due_date": "2027-01-26T23:59:00-05:00"},
@@ -138,9 +141,20 @@ def test_real_module_01_zip_end_to_end(tmp_path):
         assert "reference/tensor.py" not in zf.namelist()
 
 
+def _full_notebooks(course, upto: int) -> dict[str, bytes]:
+    from tito.release import dump_notebook
+    from tito.samples import build_notebook
+
+    return {f"{m.name}.ipynb": dump_notebook(build_notebook(m, "full")).encode()
+            for m in course.modules if m.number < upto}
+
+
 def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
     """Module 07's zip carries the XOR and MLP milestones: trained in the sandbox, scored by
-    k of n seeds in the parent from the zip's own data (test labels never reach the child)."""
+    k of n seeds in the parent from the zip's own data (test labels never reach the child).
+    Built after modules 01-06 closed, it grades them on their reference."""
+    import datetime as dt
+
     from tito import paths
     from tito.course import load_course
     from tito.release import dump_notebook
@@ -148,12 +162,17 @@ def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
 
     course = load_course()
     module = course.module("07")
-    zip_path = build_zip(module, tmp_path / "07_training.zip", course=course)
+    after = dt.datetime(2027, 7, 1, tzinfo=dt.timezone.utc)
+    zip_path = build_zip(module, tmp_path / "07_training.zip", course=course, now=after)
     with zipfile.ZipFile(zip_path) as zf:
         names = zf.namelist()
-    assert "autograder/milestones/probes/xor_1969.py" in names
+        tensor = zf.read("reference/tensor.py").decode()
+        course_json = json.loads(zf.read("course.json"))
+    assert "autograder/milestones/providers/xor_1969.py" in names
     assert "datasets/digits_8x8/digits.csv.gz" in names and "course.yml" in names
     assert "reference/training.py" not in names
+    assert tensor == (paths.REFERENCE / "tensor.py").read_text(encoding="utf-8")
+    assert course_json["reference_modules"] == [m.slug for m in course.modules if m.number < 7]
     full = dump_notebook(build_notebook(module, "full")).encode()
     res = _run(_container(tmp_path / "full", zip_path, full, "07_training.ipynb"))
     check_results_schema(res)
@@ -161,7 +180,10 @@ def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
     assert {t["tags"][-1] for t in ms} == {"milestone:xor_1969", "milestone:mlp_1986"}
     assert all(t["score"] == t["max_score"] == 10 for t in ms), [t["output"] for t in ms]
     assert res["score"] == module.points + 20
-    assert res["extra_data"]["milestones"]["mlp_1986"]["seeds"] == [0, 1, 2]
+    mlp = res["extra_data"]["milestones"]["mlp_1986"]
+    assert mlp["seeds"] == [0, 1, 2] and len(set(mlp["train_seeds"])) == 3
+    early = res["extra_data"]["earlier_modules"]
+    assert len(early) == 6 and all(v == {"from": "reference"} for v in early.values())
     stub = (paths.RELEASE / module.name / f"{module.name}.ipynb").read_bytes()
     res2 = _run(_container(tmp_path / "stub", zip_path, stub, "07_training.ipynb"))
     assert res2["score"] == 0
@@ -196,3 +218,42 @@ def test_module_20_zip_grades_the_olympics_and_publishes_a_leaderboard(tmp_path)
     stub = (paths.RELEASE / module.name / f"{module.name}.ipynb").read_bytes()
     res2 = _run(_container(tmp_path / "stub", zip_path, stub, "20_capstone.ipynb"))
     assert res2["score"] == 0 and "leaderboard" not in res2
+
+
+def test_open_modules_reference_never_ships_and_the_students_own_copy_is_used(tmp_path):
+    """Built while modules 01-06 are still open for late work: their references stay out of
+    the zip (release stubs instead); a student who uploads their earlier notebooks with this
+    one is graded on them, and told so; one who does not gets the stubs, and told why."""
+    import datetime as dt
+
+    from tito import paths
+    from tito.course import load_course
+    from tito.release import dump_notebook
+    from tito.samples import build_notebook
+
+    course = load_course()
+    module = course.module("03")
+    before = dt.datetime(2027, 1, 20, tzinfo=dt.timezone.utc)  # module 01 is still open
+    zip_path = build_zip(module, tmp_path / "03_layers.zip", course=course, now=before)
+    with zipfile.ZipFile(zip_path) as zf:
+        for slug in ("tensor", "activations"):
+            shipped = zf.read(f"reference/{slug}.py").decode()
+            assert shipped == (paths.RELEASE / "tinytorch" / f"{slug}.py").read_text(
+                encoding="utf-8"), f"the open module {slug}'s reference was shipped"
+            assert zf.read(f"stubs/{slug}.py").decode() == shipped
+        assert json.loads(zf.read("course.json"))["reference_modules"] == []
+    full = dump_notebook(build_notebook(module, "full")).encode()
+    res = _run(_container(tmp_path / "with", zip_path, full, "03_layers.ipynb",
+                          extra=_full_notebooks(course, 3)))
+    assert res["score"] == module.points, [t["output"][:200] for t in res["tests"]
+                                           if t["status"] == "failed"]
+    early = res["extra_data"]["earlier_modules"]
+    assert {k: v["from"] for k, v in early.items()} == {"01_tensor": "yours",
+                                                        "02_activations": "yours"}
+    sub = next(t for t in res["tests"] if t["name"].endswith("submission"))
+    assert "still open for late work" in sub["output"] and "your own 01_tensor" in sub["output"]
+    alone = _run(_container(tmp_path / "alone", zip_path, full, "03_layers.ipynb"))
+    assert alone["score"] < module.points
+    assert alone["extra_data"]["earlier_modules"]["01_tensor"]["from"] == "stub"
+    sub = next(t for t in alone["tests"] if t["name"].endswith("submission"))
+    assert "you did not upload 01_tensor.ipynb" in sub["output"]

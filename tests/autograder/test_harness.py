@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from autograder.harness import grade
-from autograder.harness.goldens import GoldensError, load_goldens
+from autograder.harness import grade, isolation
+from autograder.harness.goldens import GoldensError, load_goldens, load_suite
 from tests.autograder.conftest import (
     CORRECT,
     FAST,
@@ -34,6 +35,10 @@ def test_correct_submission_scores_full_marks(grade_mini):
     assert ed["packages"]["numpy"] and ed["packages"]["python"]
     assert "child-process" in ed["isolation"]
     assert ed["expected_from"] == "goldens"
+    assert ed["variant"]["of"] == 64 and 0 <= ed["variant"]["index"] < 64
+    assert "euid=0" not in ed["sandbox"], "student code ran as root"
+    if isolation.plan().namespaces:
+        assert {"minimal-root", "seccomp-no-sockets", "uid-dropped"} <= set(ed["sandbox"])
 
 
 def test_expected_values_from_a_trusted_reference_run(grade_mini):
@@ -63,7 +68,9 @@ def test_partial_credit_and_helpful_feedback(grade_mini):
 def test_feedback_never_reveals_expected_values(grade_mini, goldens):
     wrong = CORRECT.replace("return float(self.data.sum())", "return float(self.data.sum()) + 1")
     res = grade_mini(wrong)
-    expected = load_goldens(goldens, suite_path=SUITE).values["sum_value"]
+    bank = load_goldens(goldens, suite_path=SUITE)
+    variant = res["extra_data"]["variant"]["index"]
+    expected = bank.expected(variant, load_suite(SUITE)).values["sum_value"]
     text = json.dumps(res)
     assert f"{expected:.6g}" not in text and repr(expected) not in text
 
@@ -133,8 +140,9 @@ def test_stale_goldens_are_refused(tmp_path, goldens):
 
 def test_goldens_are_plain_json(goldens):
     doc = json.loads(goldens.read_text())
-    assert doc["format"] == 1 and set(doc["cases"]) == {
+    assert doc["format"] == 2 and set(doc["cases"]) == {
         "add_vectors", "sum_value", "shape_tuple", "total_of_empty_raises"}
+    assert all(len(v) == doc["variants"] == 64 for v in doc["cases"].values())
     assert "__nd__" in json.dumps(doc["cases"]["add_vectors"])
 
 
@@ -160,13 +168,42 @@ def test_later_modules_come_from_stubs_not_the_reference(grade_mini):
     assert "REFERENCE SOLUTION" not in text
 
 
-def test_basic_isolation_still_grades(grade_mini, monkeypatch):
+def test_basic_isolation_grades_without_namespaces_or_refuses_to_run_as_root(
+        grade_mini, monkeypatch):
+    """The no-namespace fallback: student code runs as a fresh uid when other users can run the
+    interpreter; as root without that, grading refuses (a course-side error) rather than run
+    student code as root. Which branch applies depends on where this machine's Python lives."""
     monkeypatch.setenv("TT_GRADER_ISOLATION", "basic")
+    plan = isolation.plan()
     res = grade_mini(CORRECT)
+    if plan.refuse:
+        assert res["score"] == 0 and "would run as root" in res["extra_data"]["grader_error"]
+        assert "problem on the course's side" in res["output"]
+        return
     assert res["score"] == 5
     iso = res["extra_data"]["isolation"]
     assert "pid-namespace" not in iso and "session-sweep" in iso
-    assert "python-socket-block" in iso
+    assert "seccomp-no-sockets" in iso and "tmp-sweep" in iso
+    assert ("per-run-uid" in iso) == (os.geteuid() == 0)
+
+
+def test_grading_refuses_when_student_code_would_run_as_root(grade_mini, monkeypatch, tmp_path):
+    """Root, no namespaces, an interpreter other users cannot reach: a course-side error that
+    says how to fix the image, and no student code runs (main ran it as root)."""
+    monkeypatch.setenv("TT_GRADER_ISOLATION", "basic")
+    monkeypatch.setattr(isolation, "_PLAN_CACHE", {})
+    monkeypatch.setattr(isolation, "interpreter_blocker", lambda: "/root")
+    monkeypatch.setattr(isolation.os, "geteuid", lambda: 0)  # the plan sees a root grader
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    os.chmod(tmp_path, 0o755)
+    os.chmod(drop, 0o777)
+    marker = drop / "ran.txt"
+    res = grade_mini(CORRECT + f"\nimport os\nopen({str(marker)!r}, 'w').write(str(os.geteuid()))\n")
+    err = res["extra_data"]["grader_error"]
+    assert res["score"] == 0 and "would run as root" in err and "setup.sh" in err
+    assert "problem on the course's side" in res["output"]
+    assert not marker.exists(), "student code ran although it would have run as root"
 
 
 def test_submission_path_can_be_a_file(tmp_path, goldens):

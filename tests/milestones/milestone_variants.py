@@ -32,8 +32,8 @@ BUGS: dict[str, tuple[str, str, str]] = {
     "sgd_never_updates": ("optimizers",
                           "                p.data -= (lr * g).astype(p.data.dtype, copy=False)\n",
                           "                pass\n"),
-    "adam_never_updates": ("optimizers", "                p.data -= (step_size * m / denom)"
-                           ".astype(p.data.dtype, copy=False)\n", "                pass\n"),
+    "adam_never_updates": ("optimizers", "                p.data -= step_size * m / denom\n",
+                           "                pass\n"),
     "conv_weight_grad_zero": ("spatial", "        dw = np.matmul(g, cols.transpose(0, 2, 1))"
                               ".sum(axis=0).reshape(weight.shape)\n",
                               "        dw = np.zeros_like(weight)\n"),
@@ -41,7 +41,8 @@ BUGS: dict[str, tuple[str, str, str]] = {
                                       ".sum(axis=0).reshape(weight.shape)\n",
                                       "        dw = -np.matmul(g, cols.transpose(0, 2, 1))"
                                       ".sum(axis=0).reshape(weight.shape)\n"),
-    "max_pool_drops_gradient": ("spatial", "        left = grad\n", "        left = grad * 0\n"),
+    "max_pool_drops_gradient": ("spatial", "        won = np.zeros(out.shape, dtype=bool)",
+                                "        won = np.ones(out.shape, dtype=bool)"),
     # Module 13 (the 2017 transformer).
     "gpt_without_causal_mask": ("transformers",
                                 "            a, _ = self.attn(h, h, h, attn_mask=causal_mask(x.shape[1]),"

@@ -1,5 +1,6 @@
 """The 2018 MLPerf-style milestone: the parent's interval and speed-up rule on hand-made timings,
-its model checks on tampered results, the probe as the sandbox runs it, the reference passing
+its model checks on tampered results, the trainer as the sandbox runs it and the provider's
+evaluate hook as the parent runs it, the reference passing
 every graded seed, plausible module 15-17 bugs failing (no real speed-up, wrong cached tokens,
 an accuracy drop over the bound, weights not stored in 8 bits, the wrong weights pruned), and
 the script idle and on a core shared with a busy loop."""
@@ -41,7 +42,11 @@ _ref: dict[str, Any] = {}
 def reference_seed0() -> dict[str, Any]:
     """The reference's raw results for seed 0 (measured once per session)."""
     if "r" not in _ref:
-        _ref["r"] = mlperf.make_probe()(tinytorch_ref, 0)
+        train_x, train_y, _, _ = mlperf.task(0)
+        recipes = mlperf.recipes()
+        model = recipes.TRAINERS["mlperf_2018"](tinytorch_ref, 0, train_x, train_y,
+                                                mlperf.item_budget_s(MS))
+        _ref["r"] = recipes.parameters(model)
     return _ref["r"]
 
 
@@ -187,7 +192,7 @@ def test_k_of_n_seeds_and_missing_seeds() -> None:
     assert "seed 1: no results" in r["message"] and "seed 2: no results" in r["message"]
 
 
-# ----------------------------------------------------------------------------- the probe
+# ----------------------------------------------------------------------------- the contract
 class _BlockAutograder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
         if fullname.split(".")[0] == "autograder":
@@ -195,36 +200,52 @@ class _BlockAutograder(importlib.abc.MetaPathFinder):
         return None
 
 
-def test_probe_file_measures_as_the_sandboxed_child_runs_it() -> None:
-    """Loaded by path, then autograder imports are blocked; the parent scores the results."""
-    path = paths.REPO_ROOT / "autograder" / "milestones" / "probes" / "mlperf_2018.py"
-    spec = importlib.util.spec_from_file_location("milestone_mlperf_2018", path)
+def test_trainer_measures_as_the_sandboxed_child_runs_it_and_the_provider_judges() -> None:
+    """The child loads recipes.py by path with autograder imports blocked and trains on the
+    provider's training half; the provider (parent) judges the result on its held-out half."""
+    from autograder.harness.milestones import load_provider
+
+    provider = load_provider(paths.REPO_ROOT / "autograder" / "milestones" / "providers"
+                             / "mlperf_2018.py")
+    train_x, train_y, test_x, test_y = provider.task(1)
+    spec = importlib.util.spec_from_file_location("milestone_recipes_mlperf",
+                                                  paths.REPO_ROOT / "milestones" / "recipes.py")
     assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
     saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] == "autograder"}
     blocker = _BlockAutograder()
     sys.meta_path.insert(0, blocker)
     for k in saved:
         del sys.modules[k]
     try:
-        result = mod.probe(tinytorch_ref, 1)
+        rmod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(rmod)
+        result = rmod.parameters(rmod.TRAINERS["mlperf_2018"](
+            tinytorch_ref, 1, train_x, train_y, mlperf.item_budget_s(MS)))
     finally:
         sys.meta_path.remove(blocker)
         sys.modules.update(saved)
     assert set(result) == {"float", "int8", "pruned", "gpt", "generation"}
     assert result["int8"]["0.qweight"].dtype == np.int8
-    r = mod.evaluate({0: None, 1: result, 2: None})
-    assert r["passing_seeds"] == [1] and not r["passed"], r["message"]
+    assert np.array_equal(result["generation"]["uncached_tokens"][:, :train_x["prompt"].shape[1]],
+                          train_x["prompt"])
+    v = provider.evaluate(result, test_x, test_y)
+    assert v["passed"] and v["value"] >= MS.threshold, v["message"]
+    acc = np.mean(provider.predict(result, test_x) == test_y)
+    assert acc >= MS.criteria["min_float_accuracy"]
+    _, _, other_x, other_y = provider.task(2)  # another variant: the same weights do not fit
+    assert np.mean(provider.predict(result, other_x) == other_y) < 0.5
+    assert not provider.evaluate(result, other_x, other_y)["passed"]
 
 
-def test_probe_holds_no_held_out_labels() -> None:
-    probe = mlperf.make_probe()
-    _, _, test_x, test_y = mlperf.task()
-    for cell in probe.__closure__ or ():
-        value = cell.cell_contents
-        if isinstance(value, np.ndarray):
-            assert value.shape[0] != len(test_y), "the probe must not hold the held-out split"
+def test_the_child_gets_no_held_out_digit_and_the_prompt_is_the_parents() -> None:
+    train_x, train_y, test_x, test_y = mlperf.task(3)
+    assert set(train_x) == {"images", "prompt", "new_tokens"} and set(test_x) == {"images",
+                                                                                  "prompt"}
+    assert train_x["new_tokens"] == MS.criteria["new_tokens"]
+    assert np.array_equal(train_x["prompt"], mlperf.prompt(3))
+    seen = {row.tobytes() for row in np.asarray(train_x["images"])}
+    assert len(test_y) == 360 and not any(row.tobytes() in seen for row in test_x["images"])
+    assert not np.array_equal(mlperf.task(4)[0]["images"], train_x["images"])
 
 
 # ----------------------------------------------------------------------------- reference and bugs

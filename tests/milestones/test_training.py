@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
+import ast
+import json
 import statistics
-import sys
 import time
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -14,17 +14,25 @@ import numpy as np
 import pytest
 from milestone_variants import variant
 
+from autograder.harness import milestones as harness_ms
+from autograder.harness import wire
+from autograder.harness.limits import ModuleInfo
 from autograder.milestones import (
     GRADED_MILESTONES,
-    data_for,
-    evaluate,
+    forward,
     item_timeout_s,
-    make_probe,
-    probe_entry,
+    predict,
+    provider_file,
     run_in_process,
+    task,
     train_budget_s,
     trainer,
 )
+from autograder.milestones.data import loaders, recipes
+from autograder.milestones.transformer import IDS as TRANSFORMER_IDS
+
+#: The classifiers (the 2017 GPTs train for minutes; tests/milestones/test_transformer.py).
+CLASSIFIERS = tuple(m for m in GRADED_MILESTONES if m not in TRANSFORMER_IDS)
 
 #: Per-seed training CPU seconds allowed for the reference (the clock the budgets use, so a
 #: busy machine does not change the verdict; far below each milestone's training budget).
@@ -59,7 +67,7 @@ def ref_result(ref: ModuleType, mid: str) -> dict[str, Any]:
     return _ref_results[mid]
 
 
-@pytest.mark.parametrize("mid", GRADED_MILESTONES)
+@pytest.mark.parametrize("mid", CLASSIFIERS)
 def test_reference_passes_on_every_graded_seed(ref: ModuleType, mid: str, course: Any) -> None:
     r = ref_result(ref, mid)
     ms = next(m for m in course.milestones if m.id == mid)
@@ -68,7 +76,7 @@ def test_reference_passes_on_every_graded_seed(ref: ModuleType, mid: str, course
     assert r["passing_seeds"] == ms.seeds, f"reference should pass every seed: {r['message']}"
 
 
-@pytest.mark.parametrize("mid", GRADED_MILESTONES)
+@pytest.mark.parametrize("mid", CLASSIFIERS)
 def test_reference_trains_fast_on_one_core(ref: ModuleType, mid: str) -> None:
     secs = ref_result(ref, mid)["seconds"]
     assert statistics.median(secs.values()) < REFERENCE_SECONDS[mid], secs
@@ -81,25 +89,28 @@ def test_plausible_bug_fails_the_milestone(bug: str, mid: str) -> None:
 
 
 def test_xor_single_layer_cannot_reach_full_accuracy(ref: ModuleType) -> None:
-    x, y, _, _ = data_for("xor_1969")
+    x, y, _, _ = loaders().milestone_data("xor_1969")
     fit = trainer("xor_1969")
     best = []
     for seed in range(3):
         accs: list[float] = []
-        fit(ref, seed, x, y, x, 30.0, on_epoch=lambda _e, _l, a, acc=accs: acc.append(a),
-            hidden=0)
+        fit(ref, seed, x, y, 30.0, on_epoch=lambda _e, _l, a, acc=accs: acc.append(a), hidden=0)
         best.append(max(accs))
     assert max(best) <= 0.75, best
 
 
-def test_training_stops_at_the_budget_and_still_predicts(ref: ModuleType) -> None:
-    train_x, train_y, test_x, _ = data_for("mlp_1986")
+def test_training_stops_at_the_budget_and_returns_parameters(ref: ModuleType) -> None:
+    train_x, train_y, test_x, _ = task("mlp_1986", 0)
     epochs: list[int] = []
     t0 = time.process_time()
-    pred = trainer("mlp_1986")(ref, 0, train_x, train_y, test_x, 0.0,
-                               on_epoch=lambda e, _l, _a: epochs.append(e))
+    model = trainer("mlp_1986")(ref, 0, train_x, train_y, 0.0,
+                                on_epoch=lambda e, _l, _a: epochs.append(e))
     assert epochs == [1], "a zero budget allows exactly one epoch"
     assert time.process_time() - t0 < 5, "one epoch, not the whole recipe (CPU seconds)"
+    params = recipes().parameters(model)
+    assert {k: p.shape for k, p in params.items()} == {
+        "0.weight": (64, 64), "0.bias": (64,), "2.weight": (10, 64), "2.bias": (10,)}
+    pred = predict("mlp_1986", params, test_x)
     assert pred.shape == (len(test_x),) and pred.dtype == np.int64
 
 
@@ -110,60 +121,110 @@ def test_budgets_come_from_course_yml(mid: str, course: Any) -> None:
     assert 0 < train_budget_s(ms) < item_timeout_s(ms)
 
 
-def test_same_seed_gives_the_same_predictions(ref: ModuleType) -> None:
-    train_x, train_y, test_x, _ = data_for("perceptron_1957")
+def test_same_seed_gives_the_same_parameters(ref: ModuleType) -> None:
+    train_x, train_y, _, _ = task("perceptron_1957", 1)
     fit = trainer("perceptron_1957")
-    a = fit(ref, 1, train_x, train_y, test_x, 10.0)
-    b = fit(ref, 1, train_x, train_y, test_x, 10.0)
-    assert np.array_equal(a, b)
-
-
-class _BlockAutograder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
-        if fullname.split(".")[0] == "autograder":
-            raise ImportError(f"blocked: {fullname}")
-        return None
+    a = recipes().parameters(fit(ref, 1, train_x, train_y, 10.0))
+    b = recipes().parameters(fit(ref, 1, train_x, train_y, 10.0))
+    assert list(a) == list(b) == ["weight", "bias"]
+    assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
 @pytest.mark.parametrize("mid", GRADED_MILESTONES)
-def test_probe_file_works_as_the_sandboxed_child_runs_it(ref: ModuleType, mid: str,
-                                                         course: Any) -> None:
-    """Loaded by path, then autograder imports are blocked and its modules forgotten."""
-    entry = probe_entry(mid)
-    assert entry["id"] == mid
-    spec = importlib.util.spec_from_file_location(f"milestone_{mid}", entry["file"])
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] == "autograder"}
-    blocker = _BlockAutograder()
-    sys.meta_path.insert(0, blocker)
-    for k in saved:
-        del sys.modules[k]
-    try:
-        pred = mod.probe(ref, 0)
-    finally:
-        sys.meta_path.remove(blocker)
-        sys.modules.update(saved)
-    *_, test_y = data_for(mid)
-    assert isinstance(pred, np.ndarray) and pred.dtype == np.int64
-    one_seed = next(m for m in course.milestones if m.id == mid).model_copy(
-        update={"seeds": [0], "min_passing_seeds": 1})
-    verdict = evaluate(one_seed, {0: pred}, test_y)
-    assert verdict["passed"], verdict["message"]
+def test_every_seed_is_its_own_task_and_tests_on_unseen_inputs(mid: str) -> None:
+    """Per-seed variants (fixed predictions or fixed weights cannot fit them all); the
+    held-out inputs are never training inputs (XOR included)."""
+    a, b = task(mid, 1), task(mid, 2)
+    assert not np.array_equal(a[1], b[1]) or not np.array_equal(a[0], b[0])
+    for seed in (1, 2, 3):
+        train_x, _, test_x, _ = task(mid, seed)
+        seen = {row.tobytes() for row in np.ascontiguousarray(train_x)}
+        assert not any(row.tobytes() in seen for row in np.ascontiguousarray(test_x))
 
 
-def test_probe_never_holds_the_test_labels() -> None:
-    probe = make_probe("mlp_1986")
-    *_, test_y = data_for("mlp_1986")
-    fit_cells = [c.cell_contents for c in probe.__closure__ or ()]
-    arrays = [v for v in fit_cells if isinstance(v, np.ndarray)]
-    assert len(arrays) == 3, "train_x, train_y, test_x"
-    assert not any(a.shape == test_y.shape and np.array_equal(a, test_y) for a in arrays)
+@pytest.mark.parametrize("mid", CLASSIFIERS)
+def test_numpy_forward_matches_the_reference_model(ref: ModuleType, mid: str) -> None:
+    """The parent's forward pass (NumPy) gives the classes the reference model gives."""
+    train_x, train_y, test_x, _ = task(mid, 4)
+    model = trainer(mid)(ref, 4, train_x, train_y, 0.0)
+    params = recipes().parameters(model)
+    feats = recipes().FEATURES[mid](test_x)
+    assert np.array_equal(predict(mid, params, test_x), recipes().predict(ref, model, feats))
+
+
+@pytest.mark.parametrize("bad, why", [
+    ({"weight": np.zeros((2, 2), np.float32), "bias": np.zeros(1, np.float32)}, "shape"),
+    ({"weight": np.full((1, 2), np.nan, np.float32), "bias": np.zeros(1, np.float32)}, "NaN"),
+    ({"weight": np.zeros((1, 2), np.float32)}, "missing"),
+    ([np.zeros((1, 2), np.float32), np.zeros(1, np.float32)], "expected a mapping"),
+    ("weights", "expected a mapping"),
+    ({"weight": np.array(["a", "b"]).reshape(1, 2), "bias": np.zeros(1, np.float32)},
+     "not a numeric array"),
+])
+def test_parameters_that_do_not_fit_the_model_are_refused(bad: Any, why: str) -> None:
+    with pytest.raises(forward.BadParameters, match=why):
+        predict("perceptron_1957", bad, np.zeros((3, 2), np.float32))
+
+
+def test_cnn_parameters_that_do_not_fit_are_refused(ref: ModuleType) -> None:
+    """BatchNorm's running statistics are part of what the CNN must send back."""
+    train_x, train_y, test_x, _ = task("cnn_1998", 0)
+    good = recipes().parameters(trainer("cnn_1998")(ref, 0, train_x, train_y, 0.0))
+    assert {"1.running_mean", "1.running_var"} <= set(good)
+    bad = {k: v for k, v in good.items() if k != "1.running_var"}
+    with pytest.raises(forward.BadParameters, match="running_var"):
+        predict("cnn_1998", bad, test_x)
+    with pytest.raises(forward.BadParameters, match="negative"):
+        predict("cnn_1998", {**good, "1.running_var": -good["1.running_var"] - 1}, test_x)
+    extra = {**good, "buffer_of_my_own": np.zeros(3, np.float32)}
+    assert np.array_equal(predict("cnn_1998", extra, test_x), predict("cnn_1998", good, test_x))
+
+
+def _job(mid: str, course: Any) -> harness_ms.MilestoneJob:
+    ms = next(m for m in course.milestones if m.id == mid)
+    snap = {"module": {"number": ms.graded_with, "slug": "x", "points": 1},
+            "milestones": [ms.model_dump()], "modules": []}
+    info = ModuleInfo.from_any(snap).milestones[0]
+    (job,) = harness_ms.find_jobs((info,), [provider_file(mid).parent])
+    harness_ms.prepare(job, key="k" * 64, salt="s" * 64)
+    return job
+
+
+@pytest.mark.parametrize("mid", GRADED_MILESTONES)
+def test_the_child_gets_training_data_only(mid: str, course: Any) -> None:
+    """What the sandboxed child receives: training splits and training seeds; never a test
+    input, a test label, a data seed, or code that makes them."""
+    job = _job(mid, course)
+    child = harness_ms.child_job([job])
+    assert set(child) == {"recipes", "ids", "inputs", "budget_s"}
+    assert Path(child["recipes"]).name == "recipes.py"
+    for item, data in child["inputs"].items():
+        train_x, train_y = wire.decode(data)
+        test_x, test_y = job.held_out[item]
+        assert train_x.shape[0] == train_y.shape[0]
+        if mid != "transformer_2017":  # the KJV task trains on the text, tests on windows
+            assert train_x.shape[1:] == test_x.shape[1:]
+        assert not any(np.array_equal(a, test_x) for a in (train_x,))
+        assert str(job.seeds[0].data) not in json.dumps(child)
+    seen = [s.train for s in job.seeds]
+    assert all(f"@{t}" in item for t, item in zip(seen, job.items(), strict=True))
+    tree = ast.parse(Path(child["recipes"]).read_text(encoding="utf-8"))
+    imported = {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not any(m.split(".")[0] in ("datasets", "autograder") for m in imported), imported
+
+
+@pytest.mark.parametrize("mid", GRADED_MILESTONES)
+def test_seeds_differ_per_submission(mid: str, course: Any) -> None:
+    ms = next(m for m in course.milestones if m.id == mid)
+    a = harness_ms.milestone_seeds("a" * 64, "s" * 64, mid, ms.seeds)
+    b = harness_ms.milestone_seeds("b" * 64, "s" * 64, mid, ms.seeds)
+    assert [s.train for s in a] != [s.train for s in b]
+    assert all(s.train != s.data for s in a)
 
 
 def test_unknown_milestone_is_a_clear_error() -> None:
     with pytest.raises(KeyError, match="nope"):
         trainer("nope")
     with pytest.raises(KeyError, match="nope"):
-        probe_entry("nope")
+        provider_file("nope")

@@ -1,5 +1,5 @@
-"""The 2017 transformer milestone: task variants, the parent's NumPy GPT forward pass, the probe
-as the sandbox runs it, the reference passing every graded seed, plausible module-13 bugs (no
+"""The 2017 transformer milestone: task variants, the parent's NumPy GPT forward pass, the
+trainer as the sandbox runs it (recipes.py alone, parameters out), the reference passing every graded seed, plausible module-13 bugs (no
 causal mask, no positional embedding) failing, and the student scripts."""
 
 from __future__ import annotations
@@ -18,6 +18,10 @@ import pytest
 from milestone_variants import package_root, variant
 
 import tinytorch_ref
+from autograder import milestones as M
+from autograder.harness import milestones as harness_ms
+from autograder.harness.limits import ModuleInfo
+from autograder.harness.supervisor import Outcome
 from autograder.milestones import gpt_forward
 from autograder.milestones import transformer as TR
 from autograder.milestones.data import loaders, recipes
@@ -41,7 +45,7 @@ _ref: dict[str, dict[str, Any]] = {}
 
 def ref_result(mid: str) -> dict[str, Any]:
     if mid not in _ref:
-        _ref[mid] = TR.run_in_process(tinytorch_ref, mid)
+        _ref[mid] = M.run_in_process(tinytorch_ref, mid)
     return _ref[mid]
 
 
@@ -98,7 +102,7 @@ def test_numpy_forward_matches_the_reference_gpt(mid: str) -> None:
     cfg = TR.model_config(mid)
     gpt = _gpt(cfg, 3)
     idx = np.random.default_rng(3).integers(0, cfg["vocab_size"], size=(150, cfg["context"]))
-    params = recipes().named_parameters(gpt)
+    params = recipes().parameters(gpt)
     params64 = {n: np.asarray(p.data) for n, p in gpt.named_parameters()}
     ours = gpt_forward.gpt_logits(params64, idx, **cfg, dtype=np.float64)
     np.testing.assert_allclose(ours, gpt(idx).numpy(), rtol=1e-9, atol=1e-10)
@@ -122,21 +126,37 @@ def test_reversal_prediction_is_greedy_decoding_of_the_reference_gpt() -> None:
 
 def test_parameters_that_do_not_fit_are_the_submissions_failure() -> None:
     cfg = TR.model_config("transformer_2017")
-    good = recipes().named_parameters(_gpt(cfg, 5, np.float32))
+    good = recipes().parameters(_gpt(cfg, 5, np.float32))
     x = np.zeros((2, 32), dtype=np.int64)
     cases = {"not a mapping": list(good.values()),
              "missing": {k: v for k, v in good.items() if k != "head.weight"},
-             "extra": {**good, "head.bias": np.zeros(62, np.float32)},
              "shape": {**good, "ln_f.weight": np.ones(63, np.float32)},
              "nan": {**good, "ln_f.bias": np.full(64, np.nan, np.float32)},
              "dtype": {**good, "head.weight": np.full((62, 64), "x")}}
+    job = _job("transformer_2017")
+    item = job.items()[0]
     for why, params in cases.items():
         with pytest.raises(gpt_forward.BadParameters):
             TR.predict("transformer_2017", params, x)
-        ms = next(m for m in _course().milestones if m.id == "transformer_2017")
-        one = ms.model_copy(update={"seeds": [0], "min_passing_seeds": 1})
-        r = TR.score(one, {0: params})
-        assert not r["passed"] and "do not fit" in r["message"], why
+        got = harness_ms.on_result(job, item, params)
+        assert set(got) == {"invalid"}, why
+        outcomes = {item: Outcome(item=item, status="result", value=got)}
+        points, msg, _ = harness_ms.score(job, outcomes)
+        assert points == 0 and "do not fit" in msg, why
+    # names the GPT does not use (a buffer of the student's own) are ignored
+    extra = {**good, "mask": np.ones((32, 32), np.float32)}
+    assert np.array_equal(TR.predict("transformer_2017", extra, x),
+                          TR.predict("transformer_2017", good, x))
+
+
+def _job(mid: str) -> harness_ms.MilestoneJob:
+    ms = next(m for m in _course().milestones if m.id == mid)
+    snap = {"module": {"number": ms.graded_with, "slug": "x", "points": 1},
+            "milestones": [ms.model_dump()], "modules": []}
+    info = ModuleInfo.from_any(snap).milestones[0]
+    (job,) = harness_ms.find_jobs((info,), [M.provider_file(mid).parent])
+    harness_ms.prepare(job, key="k" * 64, salt="s" * 64)
+    return job
 
 
 def _course() -> Any:
@@ -157,49 +177,42 @@ def test_exact_match_counts_whole_rows() -> None:
     assert "shape" in evaluate(ms, {0: pred[:, :7]}, labels)["message"]
 
 
-# ----------------------------------------------------------------------------- the probe
+# ----------------------------------------------------------------------------- the child side
 class _BlockAutograder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
-        if fullname.split(".")[0] == "autograder":
+        if fullname.split(".")[0] in ("autograder", "datasets"):
             raise ImportError(f"blocked: {fullname}")
         return None
 
 
-def test_probe_file_trains_and_returns_parameters_as_the_sandboxed_child_runs_it() -> None:
-    """Loaded by path, then autograder imports are blocked; the parent scores the parameters."""
+def test_recipes_alone_train_and_return_parameters_that_only_fit_their_variant() -> None:
+    """As the sandboxed child runs it: recipes.py loaded by path with autograder and datasets
+    blocked, trained on a training split; the parent's forward pass scores the parameters on
+    the variant's held-out split, and they do not fit another variant."""
     mid = "transformer_reversal_2017"
-    path = paths.REPO_ROOT / "autograder" / "milestones" / "probes" / f"{mid}.py"
-    spec = importlib.util.spec_from_file_location(f"milestone_{mid}", path)
+    train_x, train_y, _, _ = M.task(mid, 0)
+    spec = importlib.util.spec_from_file_location("milestone_recipes_t", M.data.RECIPES_FILE)
     assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] == "autograder"}
+    rmod = importlib.util.module_from_spec(spec)
     blocker = _BlockAutograder()
     sys.meta_path.insert(0, blocker)
-    for k in saved:
-        del sys.modules[k]
     try:
-        params = mod.probe(tinytorch_ref, 0)
+        spec.loader.exec_module(rmod)
+        params = rmod.parameters(rmod.TRAINERS[mid](tinytorch_ref, 0, train_x, train_y, 60.0))
     finally:
         sys.meta_path.remove(blocker)
-        sys.modules.update(saved)
     assert isinstance(params, dict) and all(v.dtype == np.float32 for v in params.values())
     assert list(params) == list(gpt_forward.gpt_shapes(11, 16, 64, 2))
-    r = mod.evaluate({0: params, 1: None, 2: params})
-    assert r["per_seed"][0] >= 0.95 and r["per_seed"][1] is None, r["message"]
-    assert r["per_seed"][2] < 0.5, "weights trained on one variant must not fit another"
+    ms = next(m for m in _course().milestones if m.id == mid)
+    preds, labels = {}, {}
+    for slot, variant_seed in zip(ms.seeds, (0, 1, 0), strict=True):
+        _, _, test_x, test_y = M.task(mid, variant_seed)
+        preds[slot], labels[slot] = M.predict(mid, params, test_x), test_y
+    preds[ms.seeds[2]] = None
+    r = evaluate(ms, preds, labels)
+    assert r["per_seed"][ms.seeds[0]] >= 0.95 and r["per_seed"][ms.seeds[2]] is None, r
+    assert r["per_seed"][ms.seeds[1]] < 0.5, "weights trained on one variant must not fit another"
     assert not r["passed"] and r["score"] == 0
-
-
-def test_probe_holds_only_training_splits() -> None:
-    probe = TR.make_probe("transformer_2017")
-    cells = {id(c.cell_contents): c.cell_contents for c in probe.__closure__ or ()}
-    splits = next(v for v in cells.values() if isinstance(v, dict))
-    for seed, held in splits.items():
-        _, _, test_x, test_y = TR.task("transformer_2017", seed)
-        assert len(held) == 2
-        for a in held:
-            assert a.ndim == 1, "only the training stream (N,), never the (n_test, 32) windows"
 
 
 # ----------------------------------------------------------------------------- training
@@ -213,20 +226,20 @@ def test_reference_passes_on_every_graded_seed(mid: str) -> None:
 
 @pytest.mark.parametrize("bug, mid", [(b, m) for b, ms in MUST_FAIL.items() for m in ms])
 def test_plausible_bug_fails_the_task(bug: str, mid: str) -> None:
-    r = TR.run_in_process(variant(bug), mid, seeds=[0])
+    r = M.run_in_process(variant(bug), mid, seeds=[0])
     assert not r["passed"] and r["score"] == 0, f"{bug} should fail {mid}: {r['message']}"
 
 
 def test_training_is_reproducible_for_a_seed() -> None:
     mid = "transformer_reversal_2017"
     train_x, train_y, _, _ = TR.task(mid, 0)
-    fit = TR.trainer(mid)
+    fit = M.trainer(mid)
     few = dict(recipes().GPT_REVERSAL, steps=5)
     saved = recipes().GPT_REVERSAL.copy()
     recipes().GPT_REVERSAL.update(few)
     try:
-        a = recipes().named_parameters(fit(tinytorch_ref, 7, train_x, train_y, 60.0))
-        b = recipes().named_parameters(fit(tinytorch_ref, 7, train_x, train_y, 60.0))
+        a = recipes().parameters(fit(tinytorch_ref, 7, train_x, train_y, 60.0))
+        b = recipes().parameters(fit(tinytorch_ref, 7, train_x, train_y, 60.0))
     finally:
         recipes().GPT_REVERSAL.update(saved)
     assert all(np.array_equal(a[k], b[k]) for k in a)

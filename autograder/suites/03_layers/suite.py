@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autograder.suite import Suite, outcome
+from autograder.suite import Suite, compare_values, outcome
 
 suite = Suite(module="03_layers", version="2027.1")
 case = suite.case
@@ -23,52 +23,78 @@ def _mlp(tt):
     return nn.Sequential(nn.Linear(5, 7), nn.ReLU(), nn.Dropout(0.3), nn.Linear(7, 3))
 
 
+def _seed(tt, rng):
+    """Seed the package's generator from the variant (parameter inits differ per variant)."""
+    tt.manual_seed(int(rng.integers(2**31)))
+
+
+def _dims(rng, n, low=2, high=9):
+    return [int(d) for d in rng.integers(low, high, n)]
+
+
 # ----------------------------------------------------------------------------- Module tree (14)
 @case(points=4, hint="named_parameters walks own parameters, then children, with dotted names.")
 def named_parameters_dotted_order(tt, rng):
     nn = tt.nn
+    d, h = _dims(rng, 2)
+    bias = bool(rng.integers(2))
+    scale = _f32(rng, d)
 
     class Block(nn.Module):  # type: ignore[name-defined]  # base: the package under test
         def __init__(self):
             super().__init__()
-            self.scale = nn.Parameter(np.ones(3, dtype=np.float32))
-            self.body = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 3, bias=False))
+            self.scale = nn.Parameter(scale)
+            self.body = nn.Sequential(nn.Linear(d, h), nn.Tanh(), nn.Linear(h, d, bias=bias))
             self.note = "not a parameter"
 
-    names = [(n, tuple(p.shape)) for n, p in Block().named_parameters()]
-    return [names, [tuple(p.shape) for p in Block().parameters()]]
+    named = list(Block().named_parameters())
+    names = [(n, tuple(p.shape)) for n, p in named]
+    return [names, [tuple(p.shape) for p in Block().parameters()], named[0][1].numpy()]
 
 
 @case(points=2, hint="Yield each Parameter object once, even when two layers share it.")
 def shared_parameters_counted_once(tt, rng):
     nn = tt.nn
-    a = nn.Linear(4, 4)
-    b = nn.Linear(4, 4)
-    b.weight = a.weight
-    model = nn.Sequential(a, b)
-    return [[n for n, _ in model.named_parameters()], len(list(model.parameters()))]
+    d = int(rng.integers(2, 9))
+    layers = [nn.Linear(d, d) for _ in range(int(rng.integers(2, 5)))]
+    i, j = sorted(int(k) for k in rng.choice(len(layers), 2, replace=False))
+    layers[i].weight.data[...] = _f32(rng, d, d)
+    layers[j].weight = layers[i].weight
+    model = nn.Sequential(*layers)
+    return [[n for n, _ in model.named_parameters()], len(list(model.parameters())),
+            [p.numpy() for p in model.parameters()][2 * i]]
 
 
 @case(points=3, hint="train(mode) / eval() set .training on every module in the tree; return self.")
 def train_eval_propagate(tt, rng):
-    model = _mlp(tt)
+    nn = tt.nn
+    d, h = _dims(rng, 2)
+    kinds = [nn.ReLU, nn.Tanh, lambda: nn.Dropout(float(rng.uniform(0.1, 0.6)))]
+    inner = [kinds[int(k)]() for k in rng.integers(0, 3, int(rng.integers(1, 4)))]
+    first = nn.Linear(d, h)
+    first.weight.data[...] = _f32(rng, h, d)
+    model = nn.Sequential(first, *inner, nn.Sequential(nn.Linear(h, d), nn.Dropout(0.2)))
     ret = model.eval()
     after_eval = [bool(m.training) for m in model.modules()]
     model.train()
     after_train = [bool(m.training) for m in model.modules()]
     model.train(False)
-    return [ret is model, after_eval, after_train, [bool(m.training) for m in model.modules()]]
+    return [ret is model, after_eval, after_train, [bool(m.training) for m in model.modules()],
+            [type(m).__name__ for m in model.modules()], model[0].weight.numpy()]
 
 
 @case(points=2, hint="zero_grad sets p.grad = None (or zeros with set_to_none=False).")
 def zero_grad_clears_every_parameter(tt, rng):
+    _seed(tt, rng)
     model = _mlp(tt)
     for p in model.parameters():
-        p.grad = tt.Tensor(np.ones(p.shape, dtype=np.float32))
+        p.grad = tt.Tensor(_f32(rng, *p.shape))
     model.zero_grad(set_to_none=False)
     zeros = [float(np.abs(p.grad.numpy()).sum()) for p in model.parameters()]
     model.zero_grad()
-    return [zeros, [p.grad is None for p in model.parameters()]]
+    # the values must stay as they were: only the gradients are cleared
+    return [zeros, [p.grad is None for p in model.parameters()],
+            [p.numpy() for p in model.parameters()]]
 
 
 @case(points=3, hint="Parameter is a Tensor with requires_grad=True; __setattr__ registers it.")
@@ -92,22 +118,23 @@ def parameter_and_registration(tt, rng):
 # ----------------------------------------------------------------------------- state_dict (9)
 @case(points=3, hint="state_dict maps dotted names to NumPy array copies of every parameter.")
 def state_dict_keys_shapes_copies(tt, rng):
-    tt.manual_seed(3)
+    _seed(tt, rng)
     model = _mlp(tt)
     sd = model.state_dict()
     first = next(iter(model.parameters()))
     before = np.array(sd["0.weight"], copy=True)
     first.data[...] = 7.0
+    # a copy keeps the old values after the model changes (the parent compares both arrays)
     return [list(sd), {k: tuple(np.asarray(v).shape) for k, v in sd.items()},
             all(isinstance(v, np.ndarray) for v in sd.values()),
-            bool(np.array_equal(sd["0.weight"], before))]
+            np.array(sd["0.weight"], copy=True), before]
 
 
 @case(points=4, hint="load_state_dict copies values in place into the existing Parameters.")
 def load_state_dict_round_trip(tt, rng):
-    tt.manual_seed(1)
+    _seed(tt, rng)
     src = _mlp(tt)
-    tt.manual_seed(2)
+    _seed(tt, rng)
     dst = _mlp(tt)
     ids = [id(p) for p in dst.parameters()]
     res = dst.load_state_dict(src.state_dict())
@@ -121,23 +148,26 @@ def load_state_dict_round_trip(tt, rng):
 @case(points=2, hint="Raise RuntimeError on missing/unexpected keys (strict) and shape mismatch.")
 def load_state_dict_errors(tt, rng):
     nn = tt.nn
-    lin = nn.Linear(3, 2)
-    good = lin.state_dict()
+    fan_in, fan_out = _dims(rng, 2)
+    lin = nn.Linear(fan_in, fan_out)
+    good = {"weight": _f32(rng, fan_out, fan_in), "bias": _f32(rng, fan_out)}
     missing = {"weight": good["weight"]}
     extra = dict(good, extra=np.zeros(1, dtype=np.float32))
-    wrong = {"weight": np.zeros((3, 2), dtype=np.float32), "bias": good["bias"]}
+    wrong = {"weight": np.zeros((fan_in, fan_out + 1), dtype=np.float32), "bias": good["bias"]}
     loose = lin.load_state_dict(missing, strict=False)
     return [outcome(lin.load_state_dict, missing), outcome(lin.load_state_dict, extra),
-            outcome(lin.load_state_dict, wrong), list(loose[0]), list(loose[1])]
+            outcome(lin.load_state_dict, wrong), list(loose[0]), list(loose[1]),
+            lin.weight.numpy()]
 
 
 # ----------------------------------------------------------------------------- Linear (15)
 @case(points=3, hint="weight is (out_features, in_features); bias (out_features,); float32.")
 def linear_parameter_shapes(tt, rng):
     nn = tt.nn
-    a = nn.Linear(6, 2)
-    b = nn.Linear(3, 5, bias=False)
+    a = nn.Linear(*_dims(rng, 2, 1, 64))
+    b = nn.Linear(*_dims(rng, 2, 1, 64), bias=False)
     return [tuple(a.weight.shape), tuple(a.bias.shape), str(a.weight.dtype), b.bias is None,
+            tuple(b.weight.shape),
             [n for n, _ in b.named_parameters()], bool(a.weight.requires_grad),
             int(a.in_features), int(a.out_features)]
 
@@ -145,9 +175,9 @@ def linear_parameter_shapes(tt, rng):
 @case(points=4, hint="bound = 1/sqrt(in_features); draw weight, then bias, with "
                      "default_generator().uniform(-bound, bound, shape).")
 def linear_default_init_from_seed(tt, rng):
-    tt.manual_seed(1234)
-    lin = tt.nn.Linear(16, 4)
-    big = tt.nn.Linear(400, 30)
+    _seed(tt, rng)
+    lin = tt.nn.Linear(*_dims(rng, 2, 2, 20))
+    big = tt.nn.Linear(int(rng.integers(300, 500)), 30)
     return [lin.weight.numpy(), lin.bias.numpy(), float(np.abs(big.weight.numpy()).max()),
             float(np.abs(big.bias.numpy()).max())]
 
@@ -191,32 +221,76 @@ def dropout_identity_in_eval(tt, rng):
     return [d(x).numpy(), p0(x).numpy()]
 
 
-@case(points=3, hint="Keep each element with probability 1 - p and scale survivors by 1/(1-p).")
-def dropout_train_rate_and_scale(tt, rng):
-    tt.manual_seed(7)
-    x = np.abs(_f32(rng, 200, 100)) + np.float32(0.5)
-    out = tt.nn.Dropout(0.3)(tt.Tensor(x)).numpy()
+def _is_dropout_of(out, x, p):
+    """(ok, why): ``out`` is a dropout of ``x`` with drop rate ``p`` (decided in the parent)."""
+    if not isinstance(out, np.ndarray) or out.shape != x.shape:
+        return False, "the output does not have the input's shape"
+    if out.dtype != np.float32:
+        return False, f"dtype {out.dtype} is wrong (expected float32)"
     kept = out != 0
     frac = float(kept.mean())
-    scale_ok = bool(np.allclose(out[kept], x[kept] / np.float32(0.7), rtol=1e-5))
-    mean_ratio = float(out.sum() / x.sum())
-    return [0.67 < frac < 0.73, scale_ok, 0.95 < mean_ratio < 1.05, str(out.dtype)]
+    if abs(frac - (1.0 - p)) > 0.03:
+        return False, f"{frac:.3f} of the elements were kept; that is not 1 - p"
+    ok, _ = compare_values(out[kept], x[kept] / np.float32(1.0 - p), rtol=1e-5, atol=1e-6,
+                           check_dtype=False)
+    if not ok:
+        return False, "the kept elements are not scaled by 1 / (1 - p)"
+    return True, ""
+
+
+def _rate_and_scale(got, expected):
+    if not (isinstance(got, dict) and set(got) == set(expected)):
+        return False, "the result is not the mapping the test builds"
+    same, msg = compare_values(got["x"], expected["x"])
+    if not same:
+        return False, msg
+    return _is_dropout_of(got["out"], expected["x"], expected["p"])
+
+
+@case(points=3, hint="Keep each element with probability 1 - p and scale survivors by 1/(1-p).",
+      check=_rate_and_scale)
+def dropout_train_rate_and_scale(tt, rng):
+    _seed(tt, rng)
+    p = float(rng.uniform(0.2, 0.5))
+    x = np.abs(_f32(rng, 200, 100)) + np.float32(0.5)
+    out = tt.nn.Dropout(p)(tt.Tensor(x)).numpy()
+    return {"x": x, "out": np.array(out, copy=True), "p": p}
+
+
+def _edge_cases(got, expected):
+    if not (isinstance(got, list) and len(got) == len(expected) == 5):
+        return False, "the result is not the list the test builds"
+    ok, msg = compare_values(got[:3], expected[:3])
+    if not ok:
+        return False, msg
+    x = expected[4]["x"]
+    a, b = got[3]
+    for out in (a, b):
+        ok, why = _is_dropout_of(out, x, 0.5)
+        if not ok:
+            return False, why
+    if np.array_equal(a, b):
+        return False, "two calls dropped the same elements: draw a new mask every call"
+    return compare_values(got[4], expected[4])
 
 
 @case(points=2, hint="p = 1 drops everything; p outside [0, 1] raises ValueError; masks differ "
-                     "between calls.")
+                     "between calls.", check=_edge_cases)
 def dropout_edge_cases(tt, rng):
     nn = tt.nn
-    x = tt.Tensor(np.ones((20, 20), dtype=np.float32))
+    _seed(tt, rng)
+    x = np.abs(_f32(rng, 40, 40)) + np.float32(0.5)
     d = nn.Dropout(0.5)
-    a, b = d(x).numpy(), d(x).numpy()
-    return [nn.Dropout(1.0)(x).numpy(), outcome(nn.Dropout, 1.5), outcome(nn.Dropout, -0.1),
-            bool(not np.array_equal(a, b))]
+    a, b = d(tt.Tensor(x)).numpy().copy(), d(tt.Tensor(x)).numpy().copy()
+    return [nn.Dropout(1.0)(tt.Tensor(x)).numpy(),
+            outcome(nn.Dropout, 1.0 + float(rng.uniform(0.01, 2.0))),
+            outcome(nn.Dropout, -float(rng.uniform(0.01, 2.0))), [a, b], {"x": x}]
 
 
 # ----------------------------------------------------------------------------- Flatten (4)
 @case(points=4, hint="Merge dims start_dim..end_dim (inclusive, negatives allowed) into one; "
-      "a 1-D input keeps its shape and a 0-d input becomes shape (1,), as in PyTorch.")
+      "a 1-D input keeps its shape and a 0-d input becomes shape (1,), as in PyTorch; a dim "
+      "out of range is an IndexError (never wrap it) and start after end a RuntimeError.")
 def flatten_dims(tt, rng):
     nn = tt.nn
     x = tt.Tensor(_f32(rng, 2, 3, 4, 5))
@@ -224,4 +298,6 @@ def flatten_dims(tt, rng):
             tuple(nn.Flatten(1, 2)(x).shape), tuple(nn.Flatten(-2, -1)(x).shape),
             tuple(nn.Flatten(0, -1)(x).shape), tuple(nn.Flatten()(tt.Tensor(_f32(rng, 4, 1))).shape),
             tuple(nn.Flatten(0)(tt.Tensor(_f32(rng, 5))).shape),
-            tuple(nn.Flatten(0)(tt.Tensor(np.float32(3.0))).shape)]
+            tuple(nn.Flatten(0)(tt.Tensor(np.float32(3.0))).shape),
+            outcome(nn.Flatten(4), x), outcome(nn.Flatten(0, -5), x),
+            outcome(nn.Flatten(2, 1), x), outcome(nn.Flatten(), tt.Tensor(np.float32(1.0)))]

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.suite import Suite, outcome
+from autograder.suite import Suite, compare_values, outcome
 
 suite = Suite(module="08_dataloader", version="2027.1")
 case = suite.case
@@ -41,6 +41,11 @@ def _plain(x: Any) -> Any:
     if isinstance(x, dict):
         return {"type": "dict", "items": {str(k): _plain(v) for k, v in x.items()}}
     if isinstance(x, (list, tuple)):
+        if x and all(isinstance(v, (str, bytes)) for v in x):
+            # A batch of strings comes back as it was passed in ("unchanged"): a list, or the
+            # tuple zip(*batch) made of a tuple field. Which one depends only on how a correct
+            # collate transposed the samples, so both are accepted.
+            return {"type": "strings", "items": [_plain(v) for v in x]}
         return {"type": type(x).__name__, "items": [_plain(v) for v in x]}
     if isinstance(x, (bool, int, float, str)) or x is None:
         return x
@@ -84,9 +89,12 @@ def random_sampler_permutation_matches_seed(tt, rng):
 
 
 def _permutations_check(got: Any, expected: Any) -> tuple[bool, str]:
-    if not isinstance(got, dict) or set(got) != {"n", "epochs", "again"}:
+    if not isinstance(got, dict) or set(got) != {"n", "seed", "epochs", "again"}:
         return False, "result: not the expected structure"
-    n, epochs, again = got["n"], got["epochs"], got["again"]
+    # n and the seed are the variant's (from the reference's answer, never the student's)
+    if got["n"] != expected["n"] or got["seed"] != expected["seed"]:
+        return False, "result: not the sampler this test builds"
+    n, epochs, again = expected["n"], got["epochs"], got["again"]
     for i, e in enumerate(list(epochs) + list(again)):
         if not isinstance(e, list) or sorted(e) != list(range(n)):
             return False, f"epoch {i}: does not visit every index exactly once"
@@ -107,7 +115,7 @@ def random_sampler_epochs_are_fresh_reproducible_permutations(tt, rng):
     epochs = [list(sampler), list(sampler)]
     again = [list(dl.RandomSampler(range(n), generator=dl.Generator().manual_seed(seed + 1)))
              for _ in range(2)]
-    return {"n": n, "epochs": epochs, "again": again}
+    return {"n": n, "seed": seed, "epochs": epochs, "again": again}
 
 
 @case(points=2, hint="generator=None seeds from the global generator (manual_seed); replacement "
@@ -193,6 +201,8 @@ def collate_rejects_ragged_and_unknown(tt, rng):
         outcome(c, [object(), object()]),
         outcome(c, [np.array(["a", "b"]), np.array(["c", "d"])]),
         outcome(c, [tt.Tensor(np.zeros(k, np.float32))] * 2),
+        # the same shapes, collated: what the errors are measured against (and the variant's)
+        c([tt.Tensor(rng.standard_normal(k).astype(np.float32)) for _ in range(3)]).numpy(),
     ]
 
 
@@ -280,8 +290,14 @@ def loader_custom_collate_sampler_and_dict_dataset(tt, rng):
 def _covers_check(got: Any, expected: Any) -> tuple[bool, str]:
     if not isinstance(got, dict) or set(got) != set(expected):
         return False, "result: not the expected structure"
-    if sorted(got["labels"]) != list(range(got["n"])):
+    if got["n"] != expected["n"]:
+        return False, "result: not the loader this test builds"
+    if sorted(got["labels"]) != list(range(expected["n"])):
         return False, "one shuffled epoch must yield every sample exactly once"
+    # the samples themselves (in any order): the variant's data, each exactly once
+    values_ok, _ = compare_values(got["values"], expected["values"])
+    if not values_ok:
+        return False, "the batches do not hold the dataset's samples"
     if got["sizes"] != expected["sizes"]:
         return False, "batch sizes: the last batch keeps the remainder (or is dropped)"
     if got["n_batches"] != expected["n_batches"]:
@@ -297,8 +313,10 @@ def loader_shuffle_covers_every_sample(tt, rng):
     bs = int(rng.integers(3, 7))
     loader = dl.DataLoader(_dataset(tt, rng, n), batch_size=bs, shuffle=True)
     batches = list(loader)
+    values = np.sort(np.concatenate([np.asarray(b[0].numpy()).reshape(-1) for b in batches]))
     return {"n": n, "labels": [i for b in _labels(batches) for i in b],
-            "sizes": [len(b) for b in _labels(batches)], "n_batches": len(loader)}
+            "sizes": [len(b) for b in _labels(batches)], "n_batches": len(loader),
+            "values": values}
 
 
 # ----------------------------------------------------------------------------- transforms (9)

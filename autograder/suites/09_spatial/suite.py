@@ -153,10 +153,14 @@ def conv2d_weight_grad_without_input_grad(tt, rng):
                      "(O, C, kh, kw) then bias (O,) drawn from default_generator(); float32.")
 def conv2d_layer_init(tt, rng):
     nn = tt.nn
-    tt.manual_seed(int(rng.integers(0, 1000)))
-    a = nn.Conv2d(3, 4, 3)
-    b = nn.Conv2d(2, 5, (3, 2), stride=2, padding=(1, 0), bias=False)
-    big = nn.Conv2d(16, 32, 3)
+    tt.manual_seed(int(rng.integers(2**31)))
+    c, o, k = int(rng.integers(1, 5)), int(rng.integers(2, 6)), int(rng.integers(1, 4))
+    a = nn.Conv2d(c, o, k)
+    kh, kw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    sh, ph = int(rng.integers(1, 3)), (int(rng.integers(0, 2)), int(rng.integers(0, 2)))
+    b = nn.Conv2d(int(rng.integers(1, 4)), int(rng.integers(2, 6)), (kh, kw), stride=sh,
+                  padding=ph, bias=False)
+    big = nn.Conv2d(int(rng.integers(8, 17)), 32, 3)
     return [a.weight.numpy(), a.bias.numpy(), tuple(b.weight.shape), b.bias is None,
             [n for n, _ in b.named_parameters()], b.kernel_size, b.stride, b.padding,
             float(np.abs(big.weight.numpy()).max()), str(a.weight.dtype),

@@ -135,7 +135,8 @@ def char_encode_with_and_without_specials(tt, rng):
     m = _tok(tt)
     base = _words(rng, 40, alphabet="abcdefghij<>|")
     letters_of_specials = "".join(sorted(set("".join(SPECIALS))))
-    tok = m.CharTokenizer(special_tokens=SPECIALS).train(base + letters_of_specials + "abcdefghij")
+    tok = m.CharTokenizer(special_tokens=SPECIALS).train(
+        base + letters_of_specials + "abcdefghij" + "".join(SEPARATORS))
     text = _with_specials(rng, _words(rng, 15, alphabet="abcdefghij"), SPECIALS, 3)
     return [_ids(tok.encode(text)), _ids(tok.encode(text, allow_special=False)),
             _ids(tok.encode(""))]
@@ -154,10 +155,14 @@ def char_decode_and_round_trip(tt, rng):
                      "(including -1) raise ValueError.")
 def char_errors_are_value_errors(tt, rng):
     m = _tok(tt)
-    tok = m.CharTokenizer(special_tokens=["<pad>"]).train(_words(rng, 10, alphabet="abc"))
-    return [outcome(tok.encode, "abz"), outcome(tok.decode, [-1]),
+    trained = _words(rng, 10, alphabet="abc")
+    tok = m.CharTokenizer(special_tokens=["<pad>"]).train(trained)
+    unknown = str(rng.choice(list("xyzXYZ#@")))
+    known = "".join(str(c) for c in rng.choice(sorted(set(trained)), size=12))
+    return [outcome(tok.encode, "ab" + unknown), outcome(tok.decode, [-1]),
             outcome(tok.decode, [tok.vocab_size]), outcome(tok.decode, [0, 1]),
-            outcome(tok.encode, "<pad>", allow_special=False)]
+            outcome(tok.encode, "<pad>", allow_special=False),
+            _ids(tok.encode(known))]  # the valid text next to the invalid ones
 
 
 # ----------------------------------------------------------------------------- BPE train (14)
@@ -229,6 +234,8 @@ def bpe_encode_uses_merge_rank(tt, rng):
     tok._build_vocab()
     words = [bytes([a, b, c]).decode(), bytes([b, c, a, b, c]).decode(),
              bytes([a, b, c, a, b]).decode(), bytes([a, b, a, b, c, c]).decode()]
+    words += [bytes(int(x) for x in rng.choice([a, b, c], size=int(rng.integers(4, 10))))
+              .decode() for _ in range(4)]
     return [_ids(tok.encode(w)) for w in words]
 
 
@@ -268,4 +275,4 @@ def bpe_round_trip_and_errors(tt, rng):
         back = m.Tokenizer.load(Path(tmp) / "tok.json")
         reloaded = _ids(back.encode(texts[0])) == _ids(tok.encode(texts[0]))
     return [round_trip, reloaded, outcome(tok.decode, [tok.vocab_size]),
-            outcome(tok.decode, [-1])]
+            outcome(tok.decode, [-1]), [tok.decode(tok.encode(t)) for t in texts]]

@@ -79,7 +79,8 @@ def functional_rejects_bad_indices(tt, rng):
             outcome(F.embedding, tt.Tensor(np.array([0])), w, padding_idx=v),
             outcome(F.embedding, tt.Tensor(np.array([0])), w, padding_idx=-v - 1),
             outcome(F.embedding, tt.Tensor(np.array([0])), w, padding_idx=-v),
-            outcome(F.embedding, tt.Tensor(np.array([0])), w, padding_idx=v - 1)]
+            outcome(F.embedding, tt.Tensor(np.array([0])), w, padding_idx=v - 1),
+            F.embedding(tt.Tensor(rng.integers(0, v, 5)), w).numpy()]  # a valid lookup too
 
 
 # ----------------------------------------------------------------------------- backward (10)
@@ -120,9 +121,10 @@ def module_init_from_seed(tt, rng):
     padded = nn.Embedding(9, 4, padding_idx=2)
     _seed(tt, rng)
     big = nn.Embedding(3000, 8).weight.numpy()
+    # the big table's mean and std are compared with the reference's (the same single draw)
     return [plain.weight.numpy(), padded.weight.numpy(), str(plain.weight.dtype),
-            bool(plain.weight.requires_grad), abs(float(big.mean())) < 0.05,
-            0.97 < float(big.std()) < 1.03, [n for n, _ in plain.named_parameters()]]
+            bool(plain.weight.requires_grad), float(big.mean()), float(big.std()),
+            [n for n, _ in plain.named_parameters()]]
 
 
 @case(points=4, hint="padding_idx in [-V, V): a negative one is stored as V + padding_idx and that "
@@ -137,7 +139,8 @@ def module_padding_idx_normalised_and_checked(tt, rng):
     rows = [e.weight.numpy()[e.padding_idx].tolist() if isinstance(e.padding_idx, int) else None]
     return [e.padding_idx, first.padding_idx, last.padding_idx, nn.Embedding(v, 3).padding_idx,
             rows, outcome(nn.Embedding, v, 3, padding_idx=v),
-            outcome(nn.Embedding, v, 3, padding_idx=-v - 1)]
+            outcome(nn.Embedding, v, 3, padding_idx=-v - 1),
+            tt.Tensor(_f32(rng, 3)).numpy()]  # what this variant drew: no answer fits them all
 
 
 @case(points=3, hint="forward(ids) = embedding(ids, self.weight, self.padding_idx).")
@@ -173,7 +176,7 @@ def float64_and_no_grad(tt, rng):
     w = tt.Tensor(rng.standard_normal((5, 2)), requires_grad=True)
     ids = tt.Tensor(rng.integers(0, 5, size=(4,)))
     out = F.embedding(ids, w)
-    out.sum().backward()
+    (out * tt.Tensor(rng.standard_normal(out.shape))).sum().backward()
     with tt.no_grad():
         quiet = F.embedding(ids, w)
     return [str(out.dtype), str(w.grad.dtype), w.grad.numpy(), bool(quiet.requires_grad)]
@@ -187,7 +190,8 @@ def sinusoidal_table(tt, rng):
     n = int(rng.integers(20, 60))
     even = E.sinusoidal_positional_encoding(n, 8)
     odd = E.sinusoidal_positional_encoding(int(rng.integers(3, 9)), 7)
-    return [even.numpy(), str(even.dtype), odd.numpy(), tuple(odd.shape)]
+    return [even.numpy(), str(even.dtype), odd.numpy(), tuple(odd.shape),
+            tt.Tensor(_f32(rng, 3)).numpy()]  # what this variant drew: no answer fits them all
 
 
 @case(points=4, hint="SinusoidalPositionalEncoding(D, max_len)(x, offset) = "

@@ -11,7 +11,7 @@ import importlib
 
 import numpy as np
 
-from autograder.suite import Suite, outcome
+from autograder.suite import Suite, compare_values, outcome
 
 suite = Suite(module="12_attention", version="2027.1")
 case = suite.case
@@ -48,6 +48,16 @@ def _mha(tt, rng, embed_dim, num_heads, **kwargs):
         if p.ndim == 1:
             p.data[...] = _f32(rng, *p.shape) * np.float32(0.5)
     return m
+
+
+def _broadcast(bias, shape):
+    """``_merge_masks`` promises a bias *broadcastable* to (N, h, L, S): (N, 1, 1, S) and a
+    full (N, h, L, S) array are both correct, so the probe compares them at full size (a
+    shape that does not broadcast raises, and fails the case)."""
+    if bias is None:
+        return None
+    arr = np.asarray(bias)
+    return np.broadcast_to(arr, shape).copy() if arr.ndim <= len(shape) else arr
 
 
 def _mask(rng, *shape, p=0.3):
@@ -161,9 +171,34 @@ def sdpa_scale_and_dtype(tt, rng):
             [str(g.dtype) if g is not None else None for g in g64]]
 
 
+def _sdpa_dropout_check(got, expected):
+    """Parent-side: the forward's statistics, and the analytic gradient against central
+    differences of the same (reseeded) forward, for this variant's inputs."""
+    if not (isinstance(got, dict) and set(got) == set(expected)):
+        return False, "the result is not the mapping the test builds"
+    ok, msg = compare_values(got["inputs"], expected["inputs"])
+    if not ok:
+        return False, msg
+    o = got["o"]
+    if not isinstance(o, np.ndarray) or o.shape != expected["o"].shape:
+        return False, "the output does not have the expected shape"
+    if o.dtype != np.float32:
+        return False, f"dtype {o.dtype} is wrong (expected float32)"
+    if not (0.95 < float(o.mean()) < 1.05 and 0.1 < float(o.std()) < 0.4):
+        return False, "the dropped-out weights are not scaled by 1 / (1 - p), or not dropped"
+    for g, n in zip(got["analytic"], got["numeric"], strict=True):
+        if not (isinstance(g, np.ndarray) and isinstance(n, np.ndarray)
+                and g.shape == n.shape == (1, 3, 4)):
+            return False, "the gradients do not have the inputs' shapes"
+        if not np.allclose(g, n, rtol=1e-4, atol=1e-6):
+            return False, ("the gradient does not match the forward: backward must reuse the "
+                           "forward's dropout mask")
+    return True, ""
+
+
 @case(points=2, hint="dropout_p: keep each weight with probability 1 - p (draw with "
                      "default_generator()), scale kept ones by 1/(1 - p), and multiply dP by the "
-                     "same mask in backward.")
+                     "same mask in backward.", check=_sdpa_dropout_check)
 def sdpa_dropout(tt, rng):
     F = tt.nn.functional
     seed = int(rng.integers(2**31))
@@ -194,10 +229,8 @@ def sdpa_dropout(tt, rng):
             minus[which][idx] -= 1e-6
             diff = run(plus, False)[1].item() - run(minus, False)[1].item()
             numeric[which][idx] = diff / 2e-6
-    same_mask = all(bool(np.allclose(g, n, rtol=1e-4, atol=1e-6))
-                    for g, n in zip(analytic, numeric, strict=True))
-    return [0.95 < float(o.mean()) < 1.05, 0.1 < float(o.std()) < 0.4, same_mask,
-            str(o.dtype)]
+    # decided in the parent: the statistics of o, and analytic against numeric
+    return {"o": o, "analytic": analytic, "numeric": numeric, "inputs": [*arrays, r]}
 
 
 @case(points=1, hint="Raise RuntimeError when E of query and key differ, S of key and value "
@@ -209,7 +242,8 @@ def sdpa_errors(tt, rng):
             outcome(F.scaled_dot_product_attention, q, q, tt.Tensor(_f32(rng, 2, 5, 4))),
             outcome(F.scaled_dot_product_attention, q, q, q, attn_mask=_mask(rng, 3, 3),
                     is_causal=True),
-            outcome(F.scaled_dot_product_attention, q, q, q)]
+            outcome(F.scaled_dot_product_attention, q, q, q),
+            q.numpy()]  # what this variant drew: no fixed answer fits every variant
 
 
 # ----------------------------------------------------------------------------- heads (4)
@@ -247,7 +281,8 @@ def mha_parameters_from_seed(tt, rng):
 
 @case(points=3, hint="MultiheadAttention masks: boolean True = IGNORE (-inf), float masks are "
                      "added; attn_mask (L, S) or (N*h, L, S) -> (N, h, L, S); key_padding_mask "
-                     "(N, S) -> (N, 1, 1, S); wrong shapes raise RuntimeError.")
+                     "(N, S) -> (N, 1, 1, S) (any shape that broadcasts to (N, h, L, S) "
+                     "is fine); wrong shapes raise RuntimeError.")
 def mha_merge_masks(tt, rng):
     m = tt.nn.MultiheadAttention(4, 2)
     n, lq, lk = 2, 3, 4
@@ -255,10 +290,12 @@ def mha_merge_masks(tt, rng):
     am2 = _mask(rng, lq, lk, p=0.7)
     am3 = _f32(rng, n * 2, lq, lk)
     fk = _f32(rng, n, lk)
-    return [m._merge_masks(kpm, None, n, lq, lk, np.float32),
-            m._merge_masks(None, am2, n, lq, lk, np.float32),
-            m._merge_masks(None, am3, n, lq, lk, np.float64),
-            m._merge_masks(tt.Tensor(fk), tt.Tensor(am2), n, lq, lk, np.float32),
+    full = (n, 2, lq, lk)
+    return [_broadcast(m._merge_masks(kpm, None, n, lq, lk, np.float32), full),
+            _broadcast(m._merge_masks(None, am2, n, lq, lk, np.float32), full),
+            _broadcast(m._merge_masks(None, am3, n, lq, lk, np.float64), full),
+            _broadcast(m._merge_masks(tt.Tensor(fk), tt.Tensor(am2), n, lq, lk, np.float32),
+                       full),
             m._merge_masks(None, None, n, lq, lk, np.float32),
             outcome(m._merge_masks, None, _mask(rng, lk, lq), n, lq, lk, np.float32),
             outcome(m._merge_masks, _mask(rng, n, lq), None, n, lq, lk, np.float32),
@@ -324,8 +361,32 @@ def mha_batch_first_false_and_unbatched(tt, rng):
     return [out.numpy(), w.numpy(), uo.numpy(), uw.numpy()]
 
 
+def _mha_dropout_check(got, expected):
+    """Parent-side: two training-mode calls differ, weights are dropped and rescaled, eval is
+    deterministic and equals the reference's, the is_causal error is the reference's."""
+    if not (isinstance(got, dict) and set(got) == set(expected)):
+        return False, "the result is not the mapping the test builds"
+    a, b = got["train"]
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape):
+        return False, "training-mode outputs are missing"
+    if np.allclose(a, b):
+        return False, "two training-mode calls gave the same output: dropout is not applied"
+    if not 0.93 < float(got["row_sum_mean"]) < 1.07:
+        return False, "kept attention weights are not scaled by 1 / (1 - p)"
+    # weights averaged over 2 heads are 0 where both heads dropped them: p**2 = 0.25
+    if not 0.2 < float(got["zero_share"]) < 0.3:
+        return False, "the share of dropped attention weights does not match p"
+    c, d = got["eval"]
+    if not (isinstance(d, np.ndarray) and isinstance(c, np.ndarray) and c.shape == d.shape
+            and np.allclose(c, d, atol=1e-5)):
+        return False, "eval() mode is not deterministic"
+    return compare_values([c, got["causal"]], [expected["eval"][0], expected["causal"]],
+                          atol=1e-6)
+
+
 @case(points=1, hint="Dropout on the attention weights only in training mode; eval() makes "
-                     "the layer deterministic; is_causal without attn_mask raises RuntimeError.")
+                     "the layer deterministic; is_causal without attn_mask raises RuntimeError.",
+      check=_mha_dropout_check)
 def mha_dropout_and_causal_hint(tt, rng):
     m = _mha(tt, rng, 8, 2, dropout=0.5)
     x = tt.Tensor(_f32(rng, 2, 6, 8))
@@ -337,7 +398,7 @@ def mha_dropout_and_causal_hint(tt, rng):
     m.eval()
     c, _ = m(x, x, x)
     d, _ = m(x, x, x, need_weights=False)
-    return [bool(not np.allclose(a.numpy(), b.numpy())), 0.93 < float(row_sums.mean()) < 1.07,
-            bool((w.numpy() == 0).mean() > 0.3), c.numpy(),
-            bool(np.allclose(c.numpy(), d.numpy(), atol=1e-5)),
-            outcome(m, x, x, x, is_causal=True)]
+    return {"train": [a.numpy().copy(), b.numpy().copy()],
+            "row_sum_mean": float(row_sums.mean()), "zero_share": float((w.numpy() == 0).mean()),
+            "eval": [c.numpy().copy(), d.numpy().copy()],
+            "causal": outcome(m, x, x, x, is_causal=True)}

@@ -107,7 +107,8 @@ def parameters_by_module_counts(tt, rng):
                          nn.Linear(5, 5))
     tied[2].weight = tied[0].weight
     tied[3].bias = tied[0].bias
-    return [P.parameters_by_module(m) for m in (mlp, nested, emb, tied)]
+    single = nn.Sequential(nn.Linear(1, 1, bias=False), nn.ReLU(), nn.Linear(1, _int(rng, 2, 9)))
+    return [P.parameters_by_module(m) for m in (mlp, nested, emb, tied, single)]
 
 
 @case(points=3, hint="parameters = nbytes of every parameter once; gradients and optimizer "
@@ -196,8 +197,10 @@ def module_flops_dispatch(tt, rng):
     conv_g = _Like(in_channels=4, kernel_size=k, bias=object(), groups=2)
     pool = _Like(kernel_size=_int(rng, 1, 4), stride=2)
     norm = _Like(normalized_shape=(c,), weight=object(), bias=None)
+    affine = _Like(num_features=c, weight=object(), bias=object())
     bare = _Like(num_features=c, weight=None, bias=None)
-    out += [P.module_flops(m, (y,), y) for m in (conv, conv_g, pool, norm, bare)]
+    out += [P.module_flops(m, (y,), y) for m in (conv, conv_g, pool, norm, affine, bare)]
+    out.append(P.module_flops(nn.ReLU(), (x,), None))  # no tensor output: 0
     emb = importlib.import_module(f"{tt.__name__}.embeddings")
     learned = emb.LearnedPositionalEmbedding(16, c)
     sinus = emb.SinusoidalPositionalEncoding(c, 16)
@@ -215,7 +218,8 @@ def module_flops_attention(tt, rng):
     _seed(tt, rng)
     h = _int(rng, 1, 3)
     e = h * _int(rng, 1, 4)
-    n, length, source = _int(rng, 1, 3), _int(rng, 1, 6), _int(rng, 1, 6)
+    n, length = _int(rng, 1, 5), _int(rng, 1, 12)
+    source = length + _int(rng, 1, 8)  # cross-attention: keys longer than the queries
     out = []
     for batch_first in (True, False):
         m = nn.MultiheadAttention(e, h, bias=bool(rng.random() < 0.5), batch_first=batch_first)
@@ -238,16 +242,17 @@ def module_flops_attention(tt, rng):
 def graph_activation_bytes_models(tt, rng):
     P, F = _p(tt), tt.nn.functional
     _seed(tt, rng)
-    b = _int(rng, 1, 9)
+    b = _int(rng, 1, 40)
     mlp, sizes = _mlp(tt, rng, 3)
     x = tt.Tensor(_f32(rng, b, sizes[0]))
-    a = tt.Tensor(_f32(rng, b, _int(rng, 2, 6)), requires_grad=True)
+    a = tt.Tensor(_f32(rng, b, _int(rng, 2, 30)), requires_grad=True)
     chain = ((a * 2.0).transpose(0, 1).reshape(-1) * 3.0).sum()
-    q, k, v = (tt.Tensor(_f32(rng, 2, _int(rng, 2, 5) if i == 0 else 4, 3),
+    t_kv, d = _int(rng, 2, 12), _int(rng, 1, 8)
+    q, k, v = (tt.Tensor(_f32(rng, 2, _int(rng, 2, 12) if i == 0 else t_kv, d),
                          requires_grad=True) for i in range(3))
     att = F.scaled_dot_product_attention(q, k, v)
     sm = F.softmax(a, dim=-1)
-    d64 = tt.Tensor(rng.standard_normal((b, 3)), requires_grad=True)
+    d64 = tt.Tensor(rng.standard_normal((b, _int(rng, 1, 20))), requires_grad=True)
     return [P.graph_activation_bytes(mlp(x)), P.graph_activation_bytes(chain),
             P.graph_activation_bytes(att), P.graph_activation_bytes(sm),
             P.graph_activation_bytes((d64 * d64).sum(dim=1)), P.graph_activation_bytes(a)]
@@ -298,8 +303,10 @@ def measure_on_a_fake_clock(tt, rng):
     calls = []
     P.measure(lambda: calls.append(1), warmup=_int(rng, 0, 3), repeats=_int(rng, 1, 4))
     out = _plain(out) + [len(calls)]
-    out += [outcome(P.measure, lambda: None, warmup=-1), outcome(P.measure, lambda: None,
-                                                                   repeats=0)]
+    early: list[int] = []  # a refused call runs nothing, not even its warm-up
+    out += [outcome(P.measure, lambda: None, warmup=-1),
+            outcome(P.measure, lambda: early.append(1), warmup=_int(rng, 1, 3), repeats=0),
+            len(early)]
     return out
 
 
@@ -314,6 +321,8 @@ def median_ci_order_statistics(tt, rng):
         out.append([P.median_ci(values, c) for c in (0.8, 0.9, 0.95, 0.99)])
     values = rng.random(_int(rng, 6, 12)).tolist()
     out.append(P.median_ci(values))
+    # n = 4 at confidence 0.875: 2 P(B <= 0) = 0.125 = 1 - confidence exactly, so k = 1
+    out.append(P.median_ci(rng.standard_normal(4).tolist(), 0.875))
     return out + [outcome(P.median_ci, []), outcome(P.median_ci, values, 1.0),
                   outcome(P.median_ci, values, 0.0)]
 
@@ -324,15 +333,18 @@ def median_ci_order_statistics(tt, rng):
 def compare_alternates_pairs(tt, rng):
     P = _p(tt)
     out = []
-    for warmup, repeats in ((0, _int(rng, 1, 5)), (_int(rng, 1, 3), _int(rng, 6, 20))):
+    for warmup, repeats in ((0, _int(rng, 1, 5)), (_int(rng, 1, 3), _int(rng, 6, 20)),
+                            (_int(rng, 0, 2), 1)):
         clock = _Clock()
         total = warmup + repeats
         a = clock.work([int(d) for d in rng.integers(500, 3000, size=total)], drift=0.01)
         b = clock.work([int(d) for d in rng.integers(100, 1000, size=total)], drift=0.002)
         out.append(P.compare(a, b, warmup=warmup, repeats=repeats, timer=clock,
                              confidence=float(rng.choice([0.9, 0.95]))))
-    return _plain(out) + [outcome(P.compare, lambda: None, lambda: None, repeats=0),
-                  outcome(P.compare, lambda: None, lambda: None, warmup=-2)]
+    early: list[int] = []  # a refused call runs nothing, not even its warm-up
+    return _plain(out) + [outcome(P.compare, lambda: early.append(1), lambda: early.append(2),
+                                  warmup=_int(rng, 1, 3), repeats=0),
+                          len(early), outcome(P.compare, lambda: None, lambda: None, warmup=-2)]
 
 
 # ----------------------------------------------------------------------------- profiler (7)
@@ -352,7 +364,11 @@ def profiler_sequential_rows(tt, rng):
             for r in prof.rows()]
     hooks = [bool(m.__dict__.get("_forward_hooks") or m.__dict__.get("_forward_pre_hooks"))
              for m in model.modules()]
-    return [rows, {k: list(v) for k, v in prof.times.items()}, hooks, prof.to_dict()["total"]]
+    once = P.Profiler(model, timer=_Ticks(_int(rng, 0, 100))).profile(x, repeats=1)
+    once_rows = [{k: r[k] for k in ("name", "calls", "output_shape", "flops")}
+                 for r in once.rows()]
+    return [rows, {k: list(v) for k, v in prof.times.items()}, hooks, prof.to_dict()["total"],
+            once_rows]
 
 
 @case(points=3, hint="Run warmup untimed passes and repeats timed ones under no_grad; a layer "

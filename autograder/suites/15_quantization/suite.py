@@ -74,7 +74,10 @@ def quantize_per_tensor_refuses_bad_arguments(tt, rng):
             outcome(m.quantize_per_tensor, x, 0.1, -int(rng.integers(1, 50)), m.quint8),
             outcome(m.quantize_per_tensor, ints, 0.1, 0, m.qint8),
             outcome(m.quantize_per_tensor, x, 0.0, 0, m.qint8),
-            outcome(m.quantize_per_tensor, x, 0.1, 127, m.qint8)]
+            outcome(m.quantize_per_tensor, x, 0.1, 127, m.qint8),
+            # the same input accepted at a drawn scale and zero point (a value per variant)
+            _qt(m.quantize_per_tensor(x, float(rng.uniform(0.005, 0.05)),
+                                      int(rng.integers(-20, 20)), m.qint8))]
 
 
 @case(points=3, hint="dequantize: (q - z) * s in float32; subtract in float (uint8 - z wraps).")
@@ -150,7 +153,8 @@ def quantize_per_channel_refuses_bad_arguments(tt, rng):
             outcome(m.quantize_per_channel, x, s3, z3, 2, m.qint8),
             outcome(m.quantize_per_channel, x, s3, z3, -1, m.qint8),
             outcome(m.quantize_per_channel, x, s3, np.array([0, 300, 0]), 0, m.qint8),
-            outcome(m.quantize_per_channel, x, np.array([0.1, 0.0, 0.1]), z3, 0, m.qint8)]
+            outcome(m.quantize_per_channel, x, np.array([0.1, 0.0, 0.1]), z3, 0, m.qint8),
+            _qt(m.quantize_per_channel(x, s3 / 20.0, z3, 0, m.qint8))]  # accepted: varies
 
 
 # ----------------------------------------------------------------------------- calibration (13)
@@ -281,10 +285,9 @@ def quantized_linear_from_float(tt, rng):
                                                         qscheme=m.per_tensor_symmetric))
     static = m.QuantizedLinear.from_float(_linear(tt, rng, 4, 3, bias=False),
                                           input_qparams=(0.05, 17))
-    before = np.asarray(per_channel.bias.data).copy()
-    lin.bias.data[...] += 1.0
+    lin.bias.data[...] += 1.0  # the quantized copy keeps its own bias (compared as values)
     return [_ql_state(per_channel), _ql_state(per_tensor), _ql_state(static),
-            bool(np.array_equal(before, per_channel.bias.data)),
+            np.asarray(per_channel.bias.data).copy(),
             [per_channel.in_features, per_channel.out_features]]
 
 
@@ -348,8 +351,14 @@ def model_bytes_of_float_and_quantized(tt, rng):
     per_channel = m.quantize_model(model)
     obs = m.PerChannelMinMaxObserver()
     obs(tt.Tensor(_f32(rng, 5, 3)))
+    # a second model of drawn sizes, so the byte counts differ per variant
+    sizes = [int(v) for v in rng.integers(2, 40, size=3)]
+    drawn = _layers(tt).Sequential(_linear(tt, rng, sizes[0], sizes[1]),
+                                   _linear(tt, rng, sizes[1], sizes[2], bias=False))
     return [int(m.model_bytes(model)), int(m.model_bytes(per_tensor)),
-            int(m.model_bytes(per_channel)), int(m.model_bytes(obs))]
+            int(m.model_bytes(per_channel)), int(m.model_bytes(obs)),
+            int(m.model_bytes(drawn)), int(m.model_bytes(m.quantize_model(drawn))),
+            int(m.model_bytes(m.quantize_model(drawn, per_channel=False)))]
 
 
 @case(points=4, hint="quantize_model: dynamic without calibration data, static (observers on each "

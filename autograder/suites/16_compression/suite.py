@@ -96,7 +96,7 @@ def l1_unstructured_mask_repeated_and_ties(tt, rng):
     level = np.float32(rng.uniform(0.1, 1))
     ties = np.full(9, level, dtype=np.float32) * rng.choice([-1, 1], 9).astype(np.float32)
     ties[int(rng.integers(0, 9))] = 3.0
-    return [m1, m2, m3, bool(np.array_equal(m1, keep)),
+    return [m1, m2, m3, keep,
             c.l1_unstructured_mask(ties, int(rng.integers(1, 8)))]
 
 
@@ -167,8 +167,12 @@ def sparsity_report_layers_and_global(tt, rng):
                                  _layers(tt).Flatten(), _linear(tt, rng, 12, 2))
     cnn[0].weight.data[0] = 0.0
     cnn[1].weight.data[1] = 0.0                          # a BatchNorm scale is not a weight here
+    n_in, n_out = (int(v) for v in rng.integers(2, 24, size=2))
+    drawn = _linear(tt, rng, n_in, n_out)                 # zeros at drawn places and sizes
+    drawn.weight.data[rng.random((n_out, n_in)) < rng.uniform(0.1, 0.6)] = 0.0
     return [c.sparsity_report(model), c.sparsity_report(pruned), c.sparsity_report(nested),
-            c.sparsity_report(_linear(tt, rng, 2, 2)), c.sparsity_report(cnn)]
+            c.sparsity_report(_linear(tt, rng, 2, 2)), c.sparsity_report(cnn),
+            c.sparsity_report(drawn)]
 
 
 # ----------------------------------------------------------------------------- structured (9)

@@ -130,10 +130,10 @@ def kv_cache_update_refuses(tt, rng):
     m = _m(tt)
     b, h, t, d = _int(rng, 1, 3), _int(rng, 1, 3), _int(rng, 3, 6), _int(rng, 1, 4)
     cache = m.KVCache(b, t, h, d, dtype=np.float64)
-    cache.update(np.ones((b, h, t - 1, d)), np.ones((b, h, t - 1, d)))
+    cache.update(rng.standard_normal((b, h, t - 1, d)), rng.standard_normal((b, h, t - 1, d)))
 
     def z(*shape):
-        return np.full(shape, 7.0)
+        return rng.standard_normal(shape)
 
     results = [outcome(cache.update, z(b, h, 2, d), z(b, h, 2, d)),  # one too many
                outcome(cache.update, z(b + 1, h, 1, d), z(b + 1, h, 1, d)),
@@ -171,8 +171,8 @@ def kv_cache_crop_and_reset(tt, rng):
 def cached_causal_mask_values(tt, rng):
     m = _m(tt)
     out = []
-    for query_len, past in [(1, _int(rng, 0, 6)), (_int(rng, 2, 5), 0),
-                            (_int(rng, 2, 5), _int(rng, 1, 6)), (1, 0)]:
+    for query_len, past in [(1, _int(rng, 0, 40)), (_int(rng, 2, 24), 0),
+                            (_int(rng, 2, 24), _int(rng, 1, 40)), (1, 0)]:
         mask = m.cached_causal_mask(query_len, past)
         out.append([np.asarray(mask).astype(np.int64), str(np.asarray(mask).dtype)])
     return out
@@ -222,9 +222,9 @@ def cached_attention_decode_steps(tt, rng):
 def gpt_cache_structure(tt, rng):
     m = _m(tt)
     model = _gpt(tt, rng)
-    b = _int(rng, 1, 4)
+    b = _int(rng, 1, 16)
     cache = m.GPTCache(model, b)
-    other = m.GPTCache(model, b + 1, max_seq_len=_int(rng, 2, 5), dtype=np.float32)
+    other = m.GPTCache(model, b + 1, max_seq_len=_int(rng, 2, 64), dtype=np.float32)
     return [len(cache.layers), len({id(c) for c in cache.layers}),
             [c.k_cache.shape for c in cache.layers], str(cache.layers[0].k_cache.dtype),
             cache.offset, cache.nbytes, cache.batch_size, cache.max_seq_len,

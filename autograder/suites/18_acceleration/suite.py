@@ -117,10 +117,12 @@ def bias_gelu_forward(tt, rng):
     return out
 
 
+# atol 1e-5: float32's own 1 - t^2 loses digits where |t| ~ 1, so a correct backward computed
+# in float64 (cast back) lands ~1e-6 from the float32 reference on large |h|.
 @case(points=6, hint="dy/dh = 0.5 (1 + t) + 0.5 h (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 h^2); "
                      "multiply by the incoming gradient; the bias gets the same, summed over the "
                      "leading axes (return it in x's shape: the engine sums).",
-      rtol=1e-4, atol=1e-6)
+      rtol=1e-4, atol=1e-5)
 def bias_gelu_backward(tt, rng):
     A = _a(tt)
     out = []

@@ -19,4 +19,10 @@ def test_matmul(Tensor, np):
         assert '(2, 3)' in str(err) and '(4, 5)' in str(err), 'name both shapes in the error'
     else:
         raise AssertionError('(2, 3) @ (4, 5) must raise ValueError')
+    try:
+        Tensor(np.ones((2, 3))) @ Tensor(np.ones((3, 4), dtype=np.float32))
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError('float64 @ float32 must raise RuntimeError (matmul does not promote in PyTorch: a float64 input to float32 weights is a bug)')
 

@@ -16,4 +16,13 @@ def test_reductions(Tensor, np):
     m = x.max(dim=1)
     assert m.values.numpy().tolist() == [3.0, 6.0], 'max(dim=1).values are the row maxima'
     assert m.indices.numpy().tolist() == [2, 2], 'max(dim=1).indices say where they are'
+    count = Tensor([True, True, False]).sum()
+    assert count.dtype == np.int64 and count.item() == 2, f'the sum of a bool mask counts its True values as int64 (2), got {count.dtype} {count.item()}'
+    assert x.sum(dim=()).item() == 21.0, f'sum(dim=()) reduces every dimension in PyTorch (21.0), got {x.sum(dim=()).numpy()}'
+    try:
+        Tensor([1, 2]).mean()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError('the mean of an int tensor must raise RuntimeError as in PyTorch (call .float() first)')
 

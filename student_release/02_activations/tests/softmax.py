@@ -21,6 +21,8 @@ def test_softmax_survives_large_logits(softmax, Tensor, np):
         p = softmax(Tensor([[1000.0, 0.0, -1000.0]]), dim=-1).numpy()
     assert not np.isnan(p).any(), "softmax overflowed: subtract each row's max before exp"
     assert np.allclose(p, [[1.0, 0.0, 0.0]]), f'softmax([1000, 0, -1000]) is [1, 0, 0], got {p}'
+    empty = softmax(Tensor(np.zeros((2, 0), dtype=np.float32)), dim=1)
+    assert empty.shape == (2, 0), f'the softmax of rows with no entries is empty, shape (2, 0), got {empty.shape}: pass initial=-np.inf to the max (an empty row has no maximum)'
 
 @test_case(points=None, hidden=False)
 def test_log_softmax_is_stable(log_softmax, Tensor, np):

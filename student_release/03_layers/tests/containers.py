@@ -41,4 +41,10 @@ def test_flatten(Flatten, Tensor, np):
     assert Flatten()(x).shape == (2, 60), f'Flatten() keeps the batch dim and merges the rest: (2, 60), got {Flatten()(x).shape}'
     assert Flatten(0, 1)(x).shape == (6, 4, 5), f'Flatten(0, 1) merges the first two dims: (6, 4, 5), got {Flatten(0, 1)(x).shape}'
     assert Flatten(1, 2)(x).shape == (2, 12, 5), f'Flatten(1, 2) merges dims 1 and 2 (end_dim is inclusive): (2, 12, 5), got {Flatten(1, 2)(x).shape}'
+    try:
+        shape = Flatten(1, 4)(x).shape
+    except IndexError:
+        pass
+    else:
+        raise AssertionError(f'Flatten(1, 4) on a 4-D input must raise IndexError (dims go up to 3), but gave shape {shape}: never wrap a dim around')
 

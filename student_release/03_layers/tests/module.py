@@ -31,7 +31,7 @@ def test_module_registers_parameters_and_children(Module, Parameter, Tensor, np)
     assert model.inner.training, 'train() must reach every sub-module'
 
 @test_case(points=None, hidden=False)
-def test_state_dict_round_trip(Module, Parameter, np):
+def test_state_dict_round_trip(Module, Parameter, Tensor, np):
 
     class Tiny(Module):
 
@@ -52,4 +52,7 @@ def test_state_dict_round_trip(Module, Parameter, np):
         pass
     else:
         raise AssertionError('a shape mismatch must raise RuntimeError')
+    b.w.grad = Tensor(np.ones((2, 2), dtype=np.float32))
+    b.zero_grad()
+    assert b.w.grad is None, f"zero_grad() sets every parameter's .grad to None (PyTorch's default), got {type(b.w.grad).__name__}: gradients accumulate, a stale one corrupts the next step"
 

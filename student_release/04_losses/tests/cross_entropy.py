@@ -26,4 +26,8 @@ def test_cross_entropy_is_stable(cross_entropy, Tensor, np):
     loss = cross_entropy(logits, Tensor(np.array([1, 1])), reduction='none').numpy()
     assert np.isfinite(loss).all(), 'cross_entropy gave inf/NaN for extreme logits: use log_softmax, not log(softmax)'
     assert np.allclose(loss, [2000.0, 0.0]), f'a confident wrong answer costs 2000 here, got {loss}'
+    masked = Tensor([[0.0, 0.0, -np.inf]])
+    with np.errstate(invalid='ignore'):
+        got = cross_entropy(masked, Tensor(np.array([0]))).item()
+    assert np.isclose(got, np.log(2)), f'with class 2 masked out (logit -inf) the loss of two equal logits is log 2 = 0.6931, got {got}: -inf * 0 is NaN, so use _picked_loss(logp, coef, dim), not logp * coef'
 

@@ -29,7 +29,7 @@ def test_broadcast_gradient_is_reduced(Tensor, np):
 @test_case(points=None, hidden=False)
 def test_matmul_and_reduction_gradients(gradcheck, np):
     rng = np.random.default_rng(1)
-    checks = [('matmul (2, 3) @ (3, 4)', lambda a, b: a @ b, [rng.standard_normal((2, 3)), rng.standard_normal((3, 4))], 'dA = G @ Bᵀ and dB = Aᵀ @ G; check the shapes'), ('batched matmul (5, 2, 3) @ (3, 4)', lambda a, b: a @ b, [rng.standard_normal((5, 2, 3)), rng.standard_normal((3, 4))], "swap only the last two axes (np.swapaxes, not .T); unbroadcast sums B's batch"), ('sum(dim=1)', lambda a: a.sum(dim=1), [rng.standard_normal((2, 3))], "re-insert the reduced axis (_expand_reduced), then broadcast to a's shape"), ('mean(dim=0, keepdim=True)', lambda a: a.mean(dim=0, keepdim=True), [rng.standard_normal((2, 3))], 'like sum, divided by the count a.size // out.size'), ('max(dim=1).values', lambda a: a.max(dim=1).values, [rng.standard_normal((3, 4))], "only the winning element (node.saved['indices']) gets the gradient"), ('transpose(0, 1).reshape(6)', lambda a: a.transpose(0, 1).reshape(6), [rng.standard_normal((2, 3))], "a view's backward is the inverse view")]
+    checks = [('matmul (2, 3) @ (3, 4)', lambda a, b: a @ b, [rng.standard_normal((2, 3)), rng.standard_normal((3, 4))], 'dA = G @ Bᵀ and dB = Aᵀ @ G; check the shapes'), ('batched matmul (5, 2, 3) @ (3, 4)', lambda a, b: a @ b, [rng.standard_normal((5, 2, 3)), rng.standard_normal((3, 4))], "swap only the last two axes (np.swapaxes, not .T); unbroadcast sums B's batch"), ('sum(dim=1)', lambda a: a.sum(dim=1), [rng.standard_normal((2, 3))], "re-insert the reduced axis (_expand_reduced), then broadcast to a's shape"), ('mean(dim=0, keepdim=True)', lambda a: a.mean(dim=0, keepdim=True), [rng.standard_normal((2, 3))], 'like sum, divided by the count a.size // out.size'), ('max(dim=1).values', lambda a: a.max(dim=1).values, [rng.standard_normal((3, 4))], "only the winning element (node.saved['indices']) gets the gradient"), ('transpose(0, 1).reshape(6)', lambda a: a.transpose(0, 1).reshape(6), [rng.standard_normal((2, 3))], "a view's backward is the inverse view"), ('permute(2, 0, 1).contiguous()', lambda a: a.permute(2, 0, 1).contiguous(), [rng.standard_normal((2, 3, 4))], 'undo a permute with the inverse permutation np.argsort(dims); contiguous passes grad'), ('amax(dim=1)', lambda a: a.amax(dim=1), [rng.standard_normal((3, 4))], 'the maximum of each row gets the gradient (shared evenly on ties)'), ('abs, clamp(-0.5, 0.5)', lambda a: a.abs() + a.clamp(min=-0.5, max=0.5), [rng.standard_normal((3, 4))], "abs' = sign(a); clamp passes grad only inside bounds")]
     for name, f, inputs, hint in checks:
         try:
             gradcheck(f, inputs)
@@ -69,4 +69,25 @@ def test_backward_errors_like_pytorch(Tensor, np):
     c = Tensor([1.0, 2.0])
     (x * c).sum().backward()
     assert c.grad is None, 'tensors without requires_grad get no gradient'
+    loss = (x * c).sum()
+    loss.backward()
+    try:
+        loss.backward()
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError('a second backward through the same graph must raise RuntimeError (PyTorch frees the saved values): pass retain_graph to _vjp')
+    kept = (x * c).sum()
+    kept.backward(retain_graph=True)
+    kept.backward()
+
+@test_case(points=None, hidden=False)
+def test_gradient_conventions_like_pytorch(Tensor, np):
+    z = Tensor([0.0, 2.0], requires_grad=True)
+    (z ** 0).sum().backward()
+    assert z.grad.numpy().tolist() == [0.0, 0.0], f'x ** 0 is the constant 1: its gradient is 0 everywhere, also at x = 0 (PyTorch); got {z.grad.numpy().tolist()} — the power rule gives 0 * 0**-1 = nan there'
+    m = Tensor([1.0, float('nan'), 3.0], requires_grad=True)
+    with np.errstate(invalid='ignore'):
+        m.abs().sum().backward()
+    assert m.grad.numpy().tolist() == [1.0, 0.0, 1.0], f'the gradient of |x| at NaN is 0 in PyTorch (its sign of NaN is 0), got {m.grad.numpy().tolist()}: take np.sign of np.nan_to_num(a)'
 

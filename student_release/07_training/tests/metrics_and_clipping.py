@@ -36,4 +36,13 @@ def test_clip_grad_norm_scales_all_parameters(clip_grad_norm_, Tensor, np):
     c.grad = Tensor([0.5])
     clip_grad_norm_([c], max_norm=1.0)
     assert np.allclose(c.grad.numpy(), [0.5]), f'a norm (0.5) below max_norm (1.0) must not be changed, got {c.grad.numpy()}: clipping only ever shrinks gradients'
+    d = Tensor([0.0, 0.0], requires_grad=True)
+    d.grad = Tensor([3.0, -4.0])
+    top = clip_grad_norm_([d], max_norm=1.0, norm_type=float('inf'))
+    assert np.isclose(float(top.item()), 4.0), f'the inf-norm is the largest |gradient| (4), got {float(top.item())}: use _vector_norm'
+    e = Tensor([0.0, 0.0], requires_grad=True)
+    e.grad = Tensor([float('nan'), 1.0])
+    with np.errstate(invalid='ignore'):
+        clip_grad_norm_([a, e], max_norm=1.0)
+    assert np.isnan(a.grad.numpy()).all() and np.isnan(e.grad.numpy()).all(), f'a NaN gradient makes the total NaN and, as in PyTorch, every gradient NaN (multiply by min(coef, 1) with np.minimum, no `if`); got {a.grad.numpy()} and {e.grad.numpy()}'
 

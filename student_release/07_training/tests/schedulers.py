@@ -31,4 +31,8 @@ def test_cosine_and_linear_warmup(CosineAnnealingLR, LinearLR, SGD, Tensor, np):
         warm.step()
         lrs.append(warm.get_last_lr()[0])
     assert np.allclose(lrs, [0.25, 0.5, 0.75, 1.0, 1.0]), f'warm-up from 25% to 100% in 3 steps, then constant, should give [0.25, 0.5, 0.75, 1, 1]; got {lrs}: cap last_epoch at total_iters'
+    opt3 = SGD([Tensor([0.0], requires_grad=True)], lr=1.0)
+    flat = LinearLR(opt3, start_factor=0.25, total_iters=0)
+    flat.step()
+    assert np.isclose(flat.get_last_lr()[0], 0.25), f'LinearLR with total_iters=0 has no ramp: PyTorch keeps start_factor (0.25), got {flat.get_last_lr()[0]} (and never divide by total_iters = 0)'
 

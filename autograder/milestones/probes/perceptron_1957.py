@@ -1,8 +1,0 @@
-"""Milestone perceptron_1957: ``probe`` trains in the sandboxed child (loaded before any student code
-runs; it holds the training data and test inputs, never the test labels); ``evaluate`` gives the
-k-of-n verdict in the trusted parent."""
-
-from autograder.milestones import make_probe, make_verdict
-
-probe = make_probe("perceptron_1957")
-evaluate = make_verdict("perceptron_1957")

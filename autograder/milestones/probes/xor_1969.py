@@ -1,8 +1,0 @@
-"""Milestone xor_1969: ``probe`` trains in the sandboxed child (loaded before any student code
-runs; it holds the training data and test inputs, never the test labels); ``evaluate`` gives the
-k-of-n verdict in the trusted parent."""
-
-from autograder.milestones import make_probe, make_verdict
-
-probe = make_probe("xor_1969")
-evaluate = make_verdict("xor_1969")

@@ -1,0 +1,214 @@
+"""Deliberate differences from PyTorch: the fuzzer skips exactly the cases these match.
+
+Each entry's ``id`` is a row of the table in ``docs/conformance.md`` (what, why, what the
+student should expect); ``tests/parity/test_fuzz.py`` checks that the two lists agree. A
+predicate sees the case *before* it runs and answers whether the documented difference
+applies, so everything else is still compared.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .engine import Case, Input
+
+
+@dataclass(frozen=True)
+class Deliberate:
+    id: str
+    applies: Callable[[Case], bool]
+
+
+def _dtypes(case: Case) -> set[str]:
+    return {np.asarray(inp.value).dtype.name for _, inp in case.inputs
+            if inp.kind in ("tensor", "array", "npscalar")}
+
+
+def _inputs(case: Case) -> dict[str, Input]:
+    return dict(case.inputs)
+
+
+def _pow_operands(case: Case) -> tuple[Input, Input] | None:
+    m = re.fullmatch(r"out = (\w+) \*\* (\w+)", case.code.strip())
+    if not m:
+        return None
+    ins = _inputs(case)
+    return ins[m.group(1)], ins[m.group(2)]
+
+
+def _exponent_rounding_changes_power_rule(case: Case) -> bool:
+    """``t ** p`` with a float32 ``t`` requiring grad, where rounding ``p - 1`` to float32
+    changes whether it is an integer (or its parity), so the power rule's sign or NaN-ness
+    differs from PyTorch, which keeps ``p - 1`` in double precision."""
+    ops = _pow_operands(case)
+    if ops is None or ops[1].kind not in ("scalar", "npscalar") or not ops[0].grad:
+        return False
+    q = float(ops[1].value) - 1
+    if not np.isfinite(q):
+        return False
+    q32 = float(np.float32(q))
+    whole, whole32 = q == round(q), q32 == round(q32)
+    return whole != whole32 or (whole and int(q) % 2 != int(q32) % 2)
+
+
+def _bool_power_gradient(case: Case) -> bool:
+    """``True ** t`` (PyTorch's backward fails with an internal assert, a PyTorch bug) and
+    ``t ** False`` (PyTorch does not see False as the exponent 0 and returns NaN at 0)."""
+    ops = _pow_operands(case)
+    if ops is None:
+        return False
+    base, exp = ops
+    return ((base.kind == "scalar" and isinstance(base.value, bool) and exp.grad)
+            or (exp.kind == "scalar" and isinstance(exp.value, bool) and base.grad))
+
+
+def _out_of_range_index_into_empty_result(case: Case) -> bool:
+    """``x[...]`` with an out-of-range index array where the selection is empty: PyTorch
+    checks index values only for the elements it gathers (none), NumPy checks them all."""
+    if case.entry != "getitem":
+        return False
+    m = re.fullmatch(r"out = a\[(.*)\]", case.code.strip())
+    if not m:
+        return False
+    ins = _inputs(case)
+    a = ins["a"].value
+
+    def select(arrays: dict[str, np.ndarray]) -> np.ndarray:
+        scope: dict[str, object] = {"a": np.zeros(a.shape), **arrays}
+        return eval(f"a[{m.group(1)}]", {"__builtins__": {}}, scope)  # noqa: S307
+
+    real = {k: v.value for k, v in ins.items() if k != "a"}
+    try:
+        select(real)
+        return False
+    except IndexError as exc:
+        if "out of bounds" not in str(exc):
+            return False
+    safe = {k: (np.zeros_like(v) if v.dtype.kind in "iu" else v) for k, v in real.items()}
+    try:
+        return select(safe).size == 0
+    except (IndexError, ValueError):
+        return False
+
+
+def _extreme_integer_exponent(case: Case) -> bool:
+    """A float tensor to an integer tensor power holding its dtype's minimum or maximum:
+    PyTorch's gradient computes ``exponent - 1`` in the integer dtype, which overflows."""
+    ops = _pow_operands(case)
+    if ops is None or ops[1].kind != "tensor":
+        return False
+    e = np.asarray(ops[1].value)
+    if e.dtype.kind not in "iu" or not ops[0].grad:
+        return False
+    info = np.iinfo(e.dtype)
+    return bool(np.any((e == info.min) | (e == info.max)))
+
+
+def _int_scalar_out_of_range(case: Case) -> bool:
+    """``clamp`` or ``**`` of a small integer tensor with a Python int it cannot hold:
+    PyTorch raises (or wraps) case by case, we wrap as its arithmetic does."""
+    if case.entry == "clamp":
+        names = [k for k in ("lo", "hi") if re.search(rf"\b{k}\b", case.code)]
+        tensor = _inputs(case)["a"]
+    elif (ops := _pow_operands(case)) is not None:
+        names = [n for n, inp in case.inputs if inp is ops[1] or inp is ops[0]]
+        tensor = ops[0] if ops[0].kind == "tensor" else ops[1]
+    else:
+        return False
+    dtype = np.asarray(tensor.value).dtype
+    if dtype.kind not in "iu":
+        return False
+    info = np.iinfo(dtype)
+    ins = _inputs(case)
+    return any(ins[k].kind == "scalar" and isinstance(ins[k].value, int)
+               and not isinstance(ins[k].value, bool)
+               and not info.min <= ins[k].value <= info.max for k in names)
+
+
+def _inplace_on_graph(case: Case) -> bool:
+    if case.entry != "inplace_op":
+        return False
+    ins = _inputs(case)
+    return ins["b"].grad or (ins["a"].grad and "v = a[0]" in case.code)
+
+
+def _empty_matmul_mixed_dtypes(case: Case) -> bool:
+    if case.entry != "matmul":
+        return False
+    ins = _inputs(case)
+    a, b = ins["a"].value, ins["b"].value
+    return a.dtype != b.dtype and (a.size == 0 or b.size == 0)
+
+
+def _bce_logits_target_grad_at_inf(case: Case) -> bool:
+    """BCE with logits, an infinite logit and a target that requires grad: the target's
+    gradient is ``inf - inf`` in one order of operations and ``inf`` in the other."""
+    if "with_logits" not in case.code and "BCEWithLogits" not in case.code:
+        return False
+    ins = _inputs(case)
+    return ins["t"].grad and bool(np.isinf(ins["x"].value).any())
+
+
+def _gelu_at_inf(case: Case) -> bool:
+    return "gelu" in case.code.lower() and any(
+        inp.kind == "tensor" and inp.value.dtype.kind == "f" and np.isinf(inp.value).any()
+        for _, inp in case.inputs)
+
+
+DELIBERATE: list[Deliberate] = [
+    Deliberate("no-float16", lambda c: bool(_dtypes(c) & {"float16", "bfloat16"})),
+    Deliberate("no-complex", lambda c: any(d.startswith("complex") for d in _dtypes(c))),
+    Deliberate("tensor-is-a-module", lambda c: "lib.tensor(" in c.code),
+    Deliberate("inplace-on-graph", _inplace_on_graph),
+    Deliberate("numpy-bool-operand", lambda c: any(
+        inp.kind == "npscalar" and np.asarray(inp.value).dtype == np.bool_
+        for _, inp in c.inputs)),
+    Deliberate("float32-rounded-exponent", _exponent_rounding_changes_power_rule),
+    Deliberate("bool-power-gradient", _bool_power_gradient),
+    Deliberate("extreme-integer-exponent", _extreme_integer_exponent),
+    Deliberate("out-of-range-index-into-empty-result", _out_of_range_index_into_empty_result),
+    Deliberate("full-smoothing-infinite-logit", lambda c: c.entry == "class_loss"
+               and "label_smoothing=1.0" in c.code and bool(np.isinf(_inputs(c)["x"].value).any())),
+    Deliberate("int-scalar-out-of-range", _int_scalar_out_of_range),
+    Deliberate("empty-matmul-mixed-dtypes", _empty_matmul_mixed_dtypes),
+    Deliberate("reduction-keepdim-without-dim", lambda c: bool(
+        re.search(r"\.(sum|mean|max)\(keepdim=", c.code) or ".max(dim=None" in c.code)),
+    Deliberate("gelu-at-infinity", _gelu_at_inf),
+    Deliberate("sigmoid-keeps-tiny-values", lambda c: c.entry == "composite_graph"
+               and "sigmoid" in c.code and any(
+                   inp.kind == "tensor" and bool((inp.value < -88).any())
+                   for _, inp in c.inputs)),
+    Deliberate("gelu-float64-precision", lambda c: "gelu" in c.code.lower()
+               and "tanh" not in c.code and "float64" in _dtypes(c)),
+    Deliberate("bce-logits-target-grad-at-infinity", _bce_logits_target_grad_at_inf),
+    Deliberate("softmax-of-empty-non-float", lambda c: c.entry == "softmax" and any(
+        inp.kind == "tensor" and inp.value.dtype.kind != "f" and inp.value.size == 0
+        for _, inp in c.inputs)),
+    Deliberate("dropout-of-non-float", lambda c: c.entry == "dropout" and any(
+        inp.kind == "tensor" and inp.value.dtype.kind != "f" for _, inp in c.inputs)),
+    Deliberate("numpy-of-grad-tensor", lambda c: ".numpy()" in c.code and any(
+        inp.grad for _, inp in c.inputs)),
+    Deliberate("layer-norm-mixed-dtypes", lambda c: c.entry == "layer_norm" and len(
+        {d for d in _dtypes(c) if d.startswith("float")}) > 1),
+    Deliberate("max-pool-minus-inf-beside-padding", lambda c: c.entry == "pool2d"
+               and "max" in c.code.lower() and not re.search(r"(, 0\)|padding=0\))", c.code)
+               and bool(np.isneginf(_inputs(c)["x"].value).any())),
+    Deliberate("tanh-saturation-ulp", lambda c: c.entry == "composite_graph"
+               and ".tanh()" in c.code and "float32" in _dtypes(c) and any(
+                   inp.kind == "tensor" and bool((np.abs(inp.value) >= 3).any())
+                   for _, inp in c.inputs)),
+    Deliberate("batch-norm-of-empty-input", lambda c: c.entry.startswith("batch_norm")
+               and _inputs(c)["x"].value.size == 0),
+]
+
+
+def deliberate_for(case: Case) -> str | None:
+    """The id of the deliberate difference that covers ``case``, if any."""
+    for d in DELIBERATE:
+        if d.applies(case):
+            return d.id
+    return None

@@ -1,0 +1,107 @@
+"""The differential fuzzer's fast tier: tinytorch_ref against PyTorch 2.13 (instructor CI).
+
+Seeded, so every run checks the same cases: each catalogue entry of every built module, one
+reproduction per root cause fixed (``fuzz/regressions.py``), the deliberate-differences table
+kept in step with ``docs/conformance.md``, and the fuzzer itself (a planted bug is found and
+minimised). The long tier is ``make fuzz``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from fuzz import engine
+from fuzz.catalogue import ENTRIES
+from fuzz.deliberate import DELIBERATE
+from fuzz.namespaces import Ours, Torch
+from fuzz.regressions import GUARDS, ROOT_CAUSES
+from fuzz.runner import Fuzzer, built_modules, fuzz, select
+from suite_tools import load_variant
+
+from tito import paths
+
+pytestmark = pytest.mark.parity
+
+FAST_CASES = 5000
+FAST_SEED = 20270119
+
+
+@pytest.fixture(scope="module")
+def fast_report():
+    return fuzz(FAST_CASES, seed=FAST_SEED)
+
+
+def test_fast_tier_finds_no_difference_outside_the_table(fast_report):
+    assert fast_report.classes == {}, (
+        "tinytorch_ref differs from PyTorch (one minimised reproduction per class; run it with "
+        "PYTHONPATH=tests python -m fuzz --repro '<line>'):\n" + "\n".join(fast_report.lines()))
+
+
+def test_fast_tier_exercises_every_entry_of_every_built_module(fast_report):
+    entries = select()
+    assert {e.module for e in entries} == built_modules()
+    thin = {e.name: fast_report.per_entry[e.name] for e in entries
+            if fast_report.per_entry[e.name] < 20}
+    assert thin == {}, f"catalogue entries the fast tier barely ran: {thin}"
+
+
+def test_deliberate_differences_are_rare(fast_report):
+    skipped = sum(fast_report.skipped.values())
+    assert skipped < 0.1 * fast_report.cases, (
+        f"{skipped} of {fast_report.cases} cases were skipped as deliberate differences "
+        f"({dict(fast_report.skipped)}): a predicate is broader than its row of the table")
+
+
+def _line(line: str) -> engine.Case:
+    return engine.Case("regression", "regression", line, (), 7)
+
+
+@pytest.mark.parametrize("why,line", ROOT_CAUSES + GUARDS,
+                         ids=[w for w, _ in ROOT_CAUSES + GUARDS])
+def test_root_cause_reproduction_matches_torch(why, line):
+    ours, theirs = Ours(), Torch()
+    diffs = engine.compare(engine.run(_line(line), ours), engine.run(_line(line), theirs),
+                           loose=True)
+    assert diffs == [], f"{why}: {diffs[0].kind}: {diffs[0].detail}\n    {line}"
+
+
+def test_deliberate_table_matches_the_docs():
+    text = (paths.REPO_ROOT / "docs" / "conformance.md").read_text(encoding="utf-8")
+    table = text.split("## Deliberate differences", 1)[1]
+    documented = re.findall(r"^\| `([a-z0-9-]+)` \|", table, flags=re.M)
+    assert sorted(documented) == sorted(d.id for d in DELIBERATE), (
+        "docs/conformance.md's table and tests/fuzz/deliberate.py must list the same ids")
+    assert len(documented) == len(set(documented))
+
+
+def test_catalogue_names_are_unique_and_modules_are_course_modules(course):
+    names = [e.name for e in ENTRIES]
+    assert len(names) == len(set(names))
+    assert {e.module for e in ENTRIES} <= {m.name for m in course.modules}
+
+
+def test_fuzzer_finds_and_minimises_a_planted_bug():
+    ref = (paths.REFERENCE / "tensor.py").read_text(encoding="utf-8")
+    old = "        out = a * b\n"
+    assert ref.count(old) == 1
+    # a plausible slip: multiplying through float64 (promotes every product)
+    buggy = load_variant({"tensor": ref.replace(old, "        out = a * b.astype(np.float64)\n")})
+    fuzzer = Fuzzer(ours=Ours(buggy))
+    entries = [e for e in ENTRIES if e.name == "binary_op"]
+    report = fuzzer.run(entries, seed=3, start=0, stop=300)
+    dtype_classes = [k for k in report.classes if "|dtype|" in k]
+    assert dtype_classes, f"the planted float64 promotion went unnoticed: {report.lines()}"
+    _, repro, detail = report.classes[dtype_classes[0]]
+    assert "*" in repro and "float64" in detail
+    assert len(repro) < 100, f"not minimised: {repro}"
+
+
+def test_comparison_tolerances_are_tight():
+    a = np.array([1.0, 2.0], dtype=np.float32)
+    assert engine._close(a, a, "float32")
+    assert not engine._close(a, a * (1 + 1e-3), "float32")
+    assert not engine._close(a.astype(np.float64), a * (1 + 1e-6), "float64")
+    assert not engine._close(np.array([np.nan]), np.array([0.0]), "float32")
+    assert not engine._close(np.array([np.inf]), np.array([-np.inf]), "float32")

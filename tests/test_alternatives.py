@@ -1,0 +1,229 @@
+"""Correct code written differently from the reference keeps full marks (issue 15, invariant 2).
+
+Every fixture ``tests/fixtures/alternatives/NN_slug/<name>.py`` is a complete module file: the
+released stub ``student_release/tinytorch/<slug>.py`` with every stub filled in by code written
+apart from the reference (loops instead of vectorisation, another decomposition, another valid
+order of operations, float64 intermediates cast back, other helpers and checks), as real
+students write it. Its header comment says how it differs and which pins of the API it follows
+(docs/grading.md, "What students may write differently").
+
+For each fixture: it keeps the release's provided code and signatures; it scores full marks on
+the hidden suite, with the suite's own seeds and with other seeds (the grader draws a variant
+per submission, so a correct alternative must pass every variant, not one); it passes every
+public check; and it passes the milestones graded with its module. Every built module has at
+least two alternatives, so a new module must bring its own.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from suite_tools import (
+    call_with_globals,
+    load_suite,
+    load_variant,
+    notebook_namespace,
+    public_tests,
+    score_variant,
+)
+
+import tinytorch_ref
+from autograder.milestones import GRADED_MILESTONES, run_in_process
+from autograder.suite import Case, compare
+from tito import paths
+from tito.course import Module, load_course
+from tito.release import built_modules
+
+ALT_DIR = Path(__file__).resolve().parent / "fixtures" / "alternatives"
+COURSE = load_course()
+MODULES = built_modules(COURSE)
+ALTS = [(m, p) for m in MODULES for p in sorted((ALT_DIR / m.name).glob("*.py"))]
+ALT_IDS = [f"{m.name}-{p.stem}" for m, p in ALTS]
+MILESTONES = [(m, p, ms.id) for m, p in ALTS for ms in COURSE.milestones_graded_with(m.number)
+              if ms.id in GRADED_MILESTONES]
+
+#: Seeds beyond each case's own: the probes draw sizes, values and arguments from them.
+EXTRA_SEEDS = 3
+MIN_ALTERNATIVES = 2
+
+
+def test_every_built_module_has_two_alternatives():
+    counts = {m.name: len(list((ALT_DIR / m.name).glob("*.py"))) for m in MODULES}
+    lacking = {name: n for name, n in counts.items() if n < MIN_ALTERNATIVES}
+    assert not lacking, (
+        f"modules with fewer than {MIN_ALTERNATIVES} alternative implementations in "
+        f"tests/fixtures/alternatives/<module>/ (module: how many): {lacking}")
+
+
+def test_alternative_folders_name_built_modules():
+    built = {m.name for m in MODULES}
+    stray = sorted(p.name for p in ALT_DIR.iterdir() if p.is_dir() and p.name not in built)
+    assert stray == [], f"folders in tests/fixtures/alternatives/ for no built module: {stray}"
+
+
+# ----------------------------------------------------------------------------- the scaffold
+def _is_stub_raise(stmt: ast.stmt) -> bool:
+    return (isinstance(stmt, ast.Raise) and isinstance(stmt.exc, ast.Call)
+            and isinstance(stmt.exc.func, ast.Name) and stmt.exc.func.id == "NotImplementedError"
+            and bool(stmt.exc.args) and isinstance(stmt.exc.args[0], ast.Constant)
+            and str(stmt.exc.args[0].value).startswith("module ")
+            and ": implement " in str(stmt.exc.args[0].value))
+
+
+def _is_stub(fn: ast.FunctionDef) -> bool:
+    """A released stub: one of its statements raises NotImplementedError("module NN: implement
+    ..."), usually the last; in module 01 a given ``return`` follows it (the student replaces
+    the ``raise`` line with ``out = ...``)."""
+    return any(_is_stub_raise(stmt) for stmt in fn.body)
+
+
+def _without_docstrings(node: ast.AST) -> str:
+    node = ast.parse(ast.unparse(node))  # a copy
+    for sub in ast.walk(node):
+        body = getattr(sub, "body", None)
+        if (isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            sub.body = body[1:] or [ast.Pass()]
+    return ast.dump(node)
+
+
+def _items(tree: ast.Module) -> dict[str, ast.AST]:
+    """Module-level and class-level definitions and assignments by qualified name."""
+    out: dict[str, ast.AST] = {}
+
+    def collect(body: list[ast.stmt], prefix: str) -> None:
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out[prefix + stmt.name] = stmt
+            elif isinstance(stmt, ast.ClassDef):
+                out[prefix + stmt.name] = ast.ClassDef(
+                    name=stmt.name, bases=stmt.bases, keywords=stmt.keywords, body=[ast.Pass()],
+                    decorator_list=stmt.decorator_list, type_params=[])
+                collect(stmt.body, f"{prefix}{stmt.name}.")
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for t in targets:
+                    if isinstance(t, ast.Name):
+                        out[prefix + t.id] = stmt
+
+    collect(tree.body, "")
+    return out
+
+
+@pytest.mark.parametrize("module,path", ALTS, ids=ALT_IDS)
+def test_alternative_keeps_the_released_scaffold(module: Module, path: Path):
+    """Provided code and constants unchanged, every stub filled in with its signature kept, and a
+    header comment saying how the file differs. A failure after a release changed: copy the
+    release's new provided code (or signature) into the fixture."""
+    text = path.read_text(encoding="utf-8")
+    assert "# Alternative implementation" in "\n".join(text.splitlines()[:4]), (
+        f"{path.name}: start with a header comment '# Alternative implementation \"name\" of "
+        "module NN', saying how it differs and which pins it follows")
+    release = _items(ast.parse((paths.RELEASE / "tinytorch" / f"{module.slug}.py").read_text()))
+    mine = _items(ast.parse(text))
+    problems = []
+    for name, node in release.items():
+        if name not in mine:
+            problems.append(f"{name} is missing")
+        elif isinstance(node, ast.FunctionDef) and _is_stub(node):
+            theirs = mine[name]
+            if not isinstance(theirs, ast.FunctionDef) or _is_stub(theirs):
+                problems.append(f"{name} is not filled in")
+            elif ast.dump(theirs.args) != ast.dump(node.args):
+                problems.append(f"{name} changed its signature")
+        elif _without_docstrings(mine[name]) != _without_docstrings(node):
+            problems.append(f"{name} differs from the release's provided code")
+    assert problems == [], f"{path.relative_to(ALT_DIR.parent.parent)}: {problems}"
+
+
+# ----------------------------------------------------------------------------- grading
+def _seed(case: Case, i: int) -> int:
+    text = f"alternatives\0{i}\0{case.name}".encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:8], "little")
+
+
+_expected: dict[tuple[str, str, int], object] = {}
+
+
+def _expected_at(module: Module, case: Case, seed: int) -> object:
+    key = (module.name, case.name, seed)
+    if key not in _expected:
+        _expected[key] = case.fn(tinytorch_ref, np.random.default_rng(seed))
+    return _expected[key]
+
+
+@pytest.mark.parametrize("module,path", ALTS, ids=ALT_IDS)
+def test_alternative_scores_full_marks_on_the_hidden_suite(module: Module, path: Path):
+    suite = load_suite(module.name)
+    package = load_variant({module.slug: path})
+    failed = [(r.case.name, "own seed", r.message) for r in score_variant(suite, package)
+              if not r.passed]
+    for i in range(EXTRA_SEEDS):
+        for case in suite.cases:
+            seed = _seed(case, i)
+            try:
+                got = case.fn(package, np.random.default_rng(seed))
+            except Exception as exc:  # noqa: BLE001 - any failure fails the case
+                failed.append((case.name, f"seed {seed}", f"{type(exc).__name__}: {exc}"))
+                continue
+            ok, msg = compare(got, _expected_at(module, case, seed), case)
+            if not ok:
+                failed.append((case.name, f"seed {seed}", msg))
+    assert failed == [], (
+        f"{path.name} is correct but loses points: fix the suite (tolerance, order, an "
+        f"equivalent output), or document the pin it breaks: {failed}")
+
+
+@pytest.mark.parametrize("module,path", ALTS, ids=ALT_IDS)
+def test_alternative_passes_every_public_check(module: Module, path: Path):
+    namespace = notebook_namespace(load_variant({module.slug: path}), module.number)
+    failed = []
+    for name, fn in public_tests(module.name):
+        try:
+            call_with_globals(fn, namespace)
+        except Exception as exc:  # noqa: BLE001 - report every failing check at once
+            failed.append((name, f"{type(exc).__name__}: {exc}"))
+    assert failed == [], f"{path.name} fails public checks: {failed}"
+
+
+@pytest.mark.parametrize("module,path,mid", MILESTONES,
+                         ids=[f"{m.name}-{p.stem}-{mid}" for m, p, mid in MILESTONES])
+def test_alternative_passes_the_milestones_graded_with_its_module(module: Module, path: Path,
+                                                                    mid: str):
+    points = next(ms.points for ms in COURSE.milestones if ms.id == mid)
+    result = run_in_process(load_variant({module.slug: path}), mid)
+    assert result["passed"] and result["score"] == points, result["message"]
+
+
+# ----------------------------------------------------------------------------- gradients (02)
+#: Module 02 is graded before module 05 exists, so its suite checks values and that results
+#: are recorded, not gradients; a module 02 alternative must still differentiate right.
+ACTIVATION_CALLS = {
+    "relu": lambda F, x: F.relu(x), "sigmoid": lambda F, x: F.sigmoid(x),
+    "tanh": lambda F, x: F.tanh(x), "gelu": lambda F, x: F.gelu(x),
+    "gelu_tanh": lambda F, x: F.gelu(x, approximate="tanh"),
+    "softmax": lambda F, x: F.softmax(x, dim=1), "log_softmax": lambda F, x: F.log_softmax(x, dim=0),
+}
+
+
+@pytest.mark.parametrize("module,path", [(m, p) for m, p in ALTS if m.number == 2],
+                         ids=[i for (m, _), i in zip(ALTS, ALT_IDS, strict=True) if m.number == 2])
+def test_activation_alternative_gradients_match_the_reference(module: Module, path: Path):
+    package = load_variant({module.slug: path})
+    x = np.random.default_rng(15).standard_normal((4, 5)) * 3.0
+    weights = np.random.default_rng(16).standard_normal((4, 5))
+    wrong = []
+    for name, call in ACTIVATION_CALLS.items():
+        grads = []
+        for pkg in (package, tinytorch_ref):
+            leaf = pkg.Tensor(x.copy(), requires_grad=True)
+            (call(pkg.nn.functional, leaf) * pkg.Tensor(weights)).sum().backward()
+            grads.append(leaf.grad.numpy())
+        if not np.allclose(grads[0], grads[1], rtol=1e-6, atol=1e-9):
+            wrong.append(name)
+    assert wrong == [], f"{path.name}: gradients differ from the reference's for {wrong}"
