@@ -21,7 +21,28 @@ from tito.cli import cli
 TESTS = Path(__file__).resolve().parent
 SAMPLE_TERM = paths.SAMPLES / "term"
 FULL_01 = paths.SAMPLES / "class_01_tensor" / "s1001_full" / "01_tensor.ipynb"
-UNBUILT = "20"
+#: A module course.yml declares but the repository has not built: every module 01-20 is built,
+#: so the "not built yet" rows run against a copy of course.yml that declares one more.
+UNBUILT = "21"
+UNBUILT_COURSE = ["--course", "{tmp}/unbuilt.yml"]
+UNBUILT_MODULE = """
+  - number: 21
+    slug: unbuilt
+    title: "Unbuilt"
+    tier: capstone
+    points: 10
+    release: "2027-05-01 09:00"
+    due: "2027-05-09 23:59"
+"""
+
+
+def _write_unbuilt_course(tmp: Path) -> None:
+    """``tmp/unbuilt.yml``: course.yml with module 21 declared after module 20."""
+    text = (paths.REPO_ROOT / "course.yml").read_text(encoding="utf-8")
+    head, sep, rest = text.partition("\nmilestones:")
+    assert sep, "course.yml has no milestones: section after its modules"
+    (tmp / "unbuilt.yml").write_text(head.rstrip("\n") + "\n" + UNBUILT_MODULE + sep + rest,
+                                     encoding="utf-8")
 
 
 def _walk(cmd: click.Command, prefix: tuple[str, ...] = ()) -> list[str]:
@@ -51,7 +72,7 @@ COMMANDS: dict[str, tuple] = {
              (["--course", "{tmp}/none.yml", "sync"], 2, "not found")),
     "release": (elsewhere("tests/test_export_release.py",
                           "test_release_is_reproducible_and_checked_in_tree_is_current"),
-                (["release", UNBUILT], 2, "not built yet")),
+                ([*UNBUILT_COURSE, "release", UNBUILT], 2, "not built yet")),
     "publish": ((["publish", "--to", "{tmp}/student", "--as-of", "2027-02-01"], 0,
                  "published modules"),
                 (["publish", "--to", "{tmp}/s", "--as-of", "someday"], 2, "--as-of")),
@@ -64,14 +85,14 @@ COMMANDS: dict[str, tuple] = {
                 2, "file not found")),
     "autograder": (elsewhere("tests/autograder/test_gradescope.py",
                              "test_real_module_01_zip_end_to_end"),
-                   (["autograder", UNBUILT], 2, "not built yet")),
+                   ([*UNBUILT_COURSE, "autograder", UNBUILT], 2, "not built yet")),
     "grade": (elsewhere("tests/test_sample_class.py", "test_full_solution_scores_100_percent"),
-              (["grade", UNBUILT, "{tmp}/x.ipynb", "-o", "{tmp}/r.json"], 2, "not built yet")),
+              ([*UNBUILT_COURSE, "grade", UNBUILT, "{tmp}/x.ipynb", "-o", "{tmp}/r.json"], 2, "not built yet")),
     "samples": ((["samples", "01", "-o", "{tmp}"], 0, "s1001_full"),
-                (["samples", UNBUILT], 2, "not built yet")),
+                ([*UNBUILT_COURSE, "samples", UNBUILT], 2, "not built yet")),
     "suite-strength": (elsewhere("tests/autograder/test_mutation.py",
                                  "test_every_module_suite_kills_at_least_90_percent"),
-                       (["suite-strength", UNBUILT], 2, "not built yet")),
+                       ([*UNBUILT_COURSE, "suite-strength", UNBUILT], 2, "not built yet")),
     "integrity": (elsewhere("tests/integrity/test_integrity.py", "test_cli_success_and_bad_input"),
                   (["integrity", "01", "{tmp}/missing"], 2, "no such file")),
     "demo": (elsewhere("tests/test_demo.py", "test_demo_releases_builds_grades_and_reports"),
@@ -80,7 +101,7 @@ COMMANDS: dict[str, tuple] = {
                           "test_dry_run_exits_zero_and_prints_the_diff"),
                 (["regrade", "{tmp}/none.zip", "--module", "03", "--dry-run"], 2, "none.zip")),
     "synth-export": ((["synth-export", "01", "-n", "4", "-o", "{tmp}/e.zip"], 0, "e.zip"),
-                     (["synth-export", UNBUILT, "-o", "{tmp}/e.zip"], 2, "no hidden suite")),
+                     ([*UNBUILT_COURSE, "synth-export", UNBUILT, "-o", "{tmp}/e.zip"], 2, "no hidden suite")),
     "gradebook roster": ((["gradebook", "roster", str(SAMPLE_TERM / "roster.csv"), "--store",
                            "{tmp}/gb.sqlite"], 0, "42 students"),
                          (["gradebook", "roster", "{tmp}/none.csv", "--store", "{tmp}/g.sqlite"],
@@ -132,6 +153,8 @@ def test_command(name, kind, run, tmp_path):
         assert test in _tests_in(path), f"{name} {kind}: {run[1]} does not exist"
         return
     args, code, text = run
+    if "{tmp}/unbuilt.yml" in args:
+        _write_unbuilt_course(tmp_path)
     res = CliRunner().invoke(cli, [a.replace("{tmp}", str(tmp_path)) for a in args])
     assert res.exit_code == code, f"{name} {kind}: exit {res.exit_code}\n{res.output}"
     assert text in res.output, res.output

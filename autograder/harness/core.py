@@ -76,6 +76,9 @@ class Verdict:
 
     passed: bool
     message: str
+    #: The suite's leaderboard case only: ``entries(value)`` computed on arrival, or the
+    #: problem that stopped it (the data itself is dropped like every other case's).
+    board: list[Any] | str | None = None
 
 
 class GraderError(RuntimeError):
@@ -470,7 +473,13 @@ def _decider(suite: Suite, exp: Expected, jobs: list[milestones.MilestoneJob]) -
             if name not in exp.values:
                 return Verdict(False, "no expected value")
             passed, msg = compare(value, exp.values[name], c)
-            return Verdict(bool(passed), str(msg))
+            board: list[Any] | str | None = None
+            if suite.leaderboard is not None and name == suite.leaderboard[0]:
+                try:
+                    board = list(suite.leaderboard[1](value))
+                except Exception as exc:  # noqa: BLE001 - odd data must not crash grading
+                    board = f"{type(exc).__name__}: {exc}"
+            return Verdict(bool(passed), str(msg), board)
         if kind == "milestone":
             return milestones.on_result(by_item[item], item, value)
         return value is True
@@ -613,15 +622,13 @@ def _leaderboard(ctx: _Ctx, suite: Suite, report: RunReport) -> list[dict[str, A
     """Gradescope ``leaderboard`` entries from the suite's leaderboard case, computed here in
     the parent; none when that case sent no result or the entries are malformed."""
     assert suite.leaderboard is not None
-    name, entries_of = suite.leaderboard
-    o = report.outcomes.get(f"case:{name}")
-    if o is None or o.status != "result":
+    o = report.outcomes.get(f"case:{suite.leaderboard[0]}")
+    if o is None or o.status != "result" or not isinstance(o.value, Verdict):
         return []
-    try:
-        entries = entries_of(o.value)
-    except Exception as exc:  # noqa: BLE001 - odd data must not crash grading
-        ctx.grader_errors.append(f"leaderboard: {type(exc).__name__}: {exc}")
+    if isinstance(o.value.board, str):
+        ctx.grader_errors.append(f"leaderboard: {o.value.board}")
         return []
+    entries = o.value.board or []
     good = [e for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)
             and isinstance(e.get("value"), (int, float)) and not isinstance(e["value"], bool)
             and math.isfinite(e["value"]) and e.get("order") in ("asc", "desc")]

@@ -193,7 +193,10 @@ def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
 
 def test_module_20_zip_grades_the_olympics_and_publishes_a_leaderboard(tmp_path):
     """The capstone's zip carries the data and course.yml its event needs; the parent measures
-    the submitted model and writes Gradescope's leaderboard; an untouched release gets none."""
+    the submitted model and writes Gradescope's leaderboard; an untouched release gets none.
+    Built after modules 01-19 closed, it grades them on their reference."""
+    import datetime as dt
+
     from tito import paths
     from tito.course import load_course
     from tito.release import dump_notebook
@@ -201,7 +204,8 @@ def test_module_20_zip_grades_the_olympics_and_publishes_a_leaderboard(tmp_path)
 
     course = load_course()
     module = course.module(20)
-    zip_path = build_zip(module, tmp_path / "20_capstone.zip", course=course)
+    after = dt.datetime(2027, 7, 1, tzinfo=dt.timezone.utc)
+    zip_path = build_zip(module, tmp_path / "20_capstone.zip", course=course, now=after)
     with zipfile.ZipFile(zip_path) as zf:
         names = zf.namelist()
     assert "datasets/digits_8x8/digits.csv.gz" in names and "course.yml" in names
