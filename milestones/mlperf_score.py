@@ -117,6 +117,22 @@ def int8_layers(state: Any, hidden: int
     return out
 
 
+def int8_copy_problem(qlayers: list[Any], flayers: list[tuple[np.ndarray, np.ndarray]],
+                      state: Mapping[str, Any]) -> str:
+    """Why the INT8 model is not a quantized copy of the float one ("" when it is): each
+    dequantized weight within one quantization step of the float weight, biases kept in
+    float as they are (PyTorch's quantized Linear stores the float bias)."""
+    for i, (qw, qb, _), (fw, fb) in zip(LAYERS, qlayers, flayers, strict=True):
+        step = np.asarray(state[f"{i}.weight_scale"], dtype=np.float64).reshape(-1)
+        step = np.broadcast_to(step[:, None] if step.size > 1 else step, fw.shape)
+        if np.any(np.abs(qw - fw) > step + 1e-7):
+            return f"INT8 model: {i}.qweight is not the float model's weight quantized"
+        if not np.allclose(qb, fb, rtol=1e-6, atol=1e-7):
+            return (f"INT8 model: {i}.bias differs from the float model's (a quantized copy "
+                    "keeps the float bias)")
+    return ""
+
+
 def mlp_predict(layers: list[Any], x: np.ndarray) -> np.ndarray:
     """Class predictions (N,) of ``Linear -> ReLU -> Linear`` layers on features ``x (N, 64)``."""
     h = np.asarray(x, dtype=np.float64)
@@ -286,10 +302,14 @@ def score_seed(result: Any, x: np.ndarray, y: np.ndarray, crit: Mapping[str, flo
         notes.append(str(exc))
     try:
         qstate = result.get("int8")
-        qc = int(np.count_nonzero(mlp_predict(int8_layers(qstate, hidden), x) == y))
+        qlayers = int8_layers(qstate, hidden)
+        qc = int(np.count_nonzero(mlp_predict(qlayers, x) == y))
         fstate = result.get("float")
         if not isinstance(fstate, Mapping) or not isinstance(qstate, Mapping):
             raise BadResult("the float and INT8 models must both be mappings of arrays")
+        copy_problem = int8_copy_problem(qlayers, float_layers(fstate, hidden), qstate)
+        if copy_problem:
+            raise BadResult(copy_problem)
         ratio = state_bytes(fstate) / max(1, state_bytes(qstate))
         small = ratio >= crit["int8_min_size_ratio"]
         close = base is not None and qc + 1e-9 >= base - crit["int8_max_accuracy_drop"] * n
