@@ -85,7 +85,7 @@ def task(seed: int | None = None) -> tuple[Any, np.ndarray, Any, np.ndarray]:
     first two reach the child. ``seed=None``: the plain digits split ``(train_x, train_y,
     test_x, test_y)`` (module 20's event)."""
     if seed is None:
-        return tuple(loaders().milestone_data("mlp_1986"))  # type: ignore[return-value]
+        return tuple(loaders().milestone_data("mlp_1986"))
     train_x, train_y, test_x, test_y = loaders().milestone_task("mlp_1986", int(seed))
     ids = prompt(int(seed))
     new_tokens = int(criteria(milestone())["new_tokens"])

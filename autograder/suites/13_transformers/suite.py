@@ -75,8 +75,8 @@ def _f64_then_f32(got: Any, expected: Any) -> tuple[bool, str]:
     if not (isinstance(got, list) and len(got) == len(expected)):
         return False, "the result is not the list the test builds"
     for i, (g, e) in enumerate(zip(got, expected, strict=True)):
-        tol = {"rtol": 1e-6, "atol": 1e-6} if i == 3 else {"rtol": RTOL, "atol": ATOL}
-        ok, msg = compare_values(g, e, where=f"result[{i}]", **tol)
+        rtol, atol = (1e-6, 1e-6) if i == 3 else (RTOL, ATOL)
+        ok, msg = compare_values(g, e, where=f"result[{i}]", rtol=rtol, atol=atol)
         if not ok:
             return False, msg
     return True, ""
