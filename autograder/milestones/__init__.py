@@ -18,6 +18,12 @@
     :mod:`autograder.milestones.gpt_forward`), raising ``forward.BadParameters`` for
     parameters of the wrong names or shapes;
 
+  and one optional hook, for a milestone judged on more than one model's predictions
+  (``mlperf_2018``, :mod:`autograder.milestones.mlperf`): ``evaluate(result, test_x, test_y)
+  -> {"passed", "value", "message"}`` receives what the trainer returned (there, ``task`` may
+  give mappings of arrays for ``train_x`` / ``test_x``); the k-of-n rule is
+  :func:`autograder.milestones.grading.k_of_n`;
+
 * its numbers in course.yml (threshold, seed slots, ``min_passing_seeds``, time budget, points).
 
 Per submission and seed slot the harness derives a training seed (sent to the child) and a
