@@ -248,6 +248,47 @@ def test_the_child_gets_no_held_out_digit_and_the_prompt_is_the_parents() -> Non
     assert not np.array_equal(mlperf.task(4)[0]["images"], train_x["images"])
 
 
+def test_the_harness_runs_the_hook_per_slot_and_keeps_only_the_verdict() -> None:
+    """prepare -> child_job -> (the child's trainer) -> on_result -> score, as in the zip: the
+    child gets training digits, the prompt and a training seed (no data seed, no held-out
+    digit); the parent's hook judges each slot on arrival; k of n over the slots."""
+    from autograder.harness import milestones as harness_ms
+    from autograder.harness import wire
+    from autograder.harness.limits import ModuleInfo
+    from autograder.harness.supervisor import Outcome
+
+    snap = {"module": {"number": MS.graded_with, "slug": "x", "points": 1},
+            "milestones": [MS.model_dump()], "modules": []}
+    info = ModuleInfo.from_any(snap).milestones[0]
+    folder = paths.REPO_ROOT / "autograder" / "milestones" / "providers"
+    (job,) = harness_ms.find_jobs((info,), [folder])
+    harness_ms.prepare(job, key="k" * 64, salt="s" * 64)
+    child = harness_ms.child_job([job])
+    items = job.items()
+    for s, item in zip(job.seeds, items, strict=True):
+        train_x, train_y = wire.decode(child["inputs"][item])
+        assert set(train_x) == {"images", "prompt", "new_tokens"}
+        assert len(train_y) == len(train_x["images"]) == 1437
+        assert str(s.data) not in json.dumps(child)
+    first = items[0]
+    train_x, train_y = wire.decode(child["inputs"][first])
+    recipes = mlperf.recipes()
+    result = recipes.parameters(recipes.TRAINERS["mlperf_2018"](
+        tinytorch_ref, job.seeds[0].train, train_x, train_y, child["budget_s"]["mlperf_2018"]))
+    good = harness_ms.on_result(job, first, wire.decode(wire.encode(result)))
+    assert set(good) == {"verdict"} and good["verdict"]["passed"], good
+    bad = harness_ms.on_result(job, items[1], result)  # trained on another variant
+    assert not bad["verdict"]["passed"] and "accuracy" in bad["verdict"]["message"]
+    outcomes = {first: Outcome(first, "result", value=good),
+                items[1]: Outcome(items[1], "result", value=bad)}
+    points, msg, extra = harness_ms.score(job, outcomes)
+    assert points == 0 and extra["passing"] == 1 and not extra["passed"], msg
+    assert "seed 2: no results" in msg and extra["data_seeds"] == [s.data for s in job.seeds]
+    outcomes[items[2]] = Outcome(items[2], "result", value=good)
+    points, msg, extra = harness_ms.score(job, outcomes)
+    assert points == MS.points and extra["passed"], msg
+
+
 # ----------------------------------------------------------------------------- reference and bugs
 def test_reference_passes_every_graded_seed() -> None:
     r = mlperf.run_in_process(tinytorch_ref)
