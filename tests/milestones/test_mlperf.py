@@ -174,6 +174,14 @@ def test_the_reference_results_pass_and_each_tampering_fails_with_its_reason() -
     def nan_weights(r: Any) -> None:
         r["float"]["2.weight"][0, 0] = np.nan
 
+    def int8_bias_lost(r: Any) -> None:
+        r["int8"]["0.bias"] = np.zeros_like(r["int8"]["0.bias"])
+
+    def int8_of_other_weights(r: Any) -> None:
+        r["int8"]["2.qweight"] = np.roll(r["int8"]["2.qweight"], 1, axis=1)
+
+    assert "0.bias differs from the float model's" in tampered(int8_bias_lost)
+    assert "not the float model's weight quantized" in tampered(int8_of_other_weights)
     assert "run 3 at position 383" in tampered(one_cached_token)
     assert "not the greedy choice" in tampered(both_runs_wrong)
     assert "prompt" in tampered(other_prompt)
