@@ -14,6 +14,7 @@ import sys
 import uuid
 
 import pytest
+import yaml
 
 from tito import paths
 from tito.course import load_course
@@ -83,9 +84,21 @@ def _notebook(module, kind: str, attack: str, tmp_path):
     return folder
 
 
-def _grade(module, notebook, tmp_path) -> dict:
+def _grade(module, notebook, tmp_path, *, milestones: bool = True) -> dict:
+    """``tito grade`` as staff run it. ``milestones=False`` grades with a copy of course.yml
+    without the milestones graded with this module: the attacks below are about the sandbox
+    and the suite, and training a CNN or a GPT twice per module would only add minutes (the
+    milestones' own attacks are in tests/milestones and test_adversarial.py)."""
     out = tmp_path / "out" / "results.json"
-    proc = subprocess.run([sys.executable, "-m", "tito.cli", "grade", module.name,
+    course_args: list[str] = []
+    if not milestones:
+        data = yaml.safe_load((paths.REPO_ROOT / "course.yml").read_text(encoding="utf-8"))
+        data["milestones"] = [m for m in data.get("milestones", [])
+                              if m["graded_with"] != module.number]
+        lean = tmp_path / "course-without-milestones.yml"
+        lean.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        course_args = ["--course", str(lean)]
+    proc = subprocess.run([sys.executable, "-m", "tito.cli", *course_args, "grade", module.name,
                            str(notebook), "-o", str(out)], capture_output=True, text=True,
                           cwd=paths.REPO_ROOT, timeout=1800)
     assert proc.returncode == 0, proc.stderr
@@ -94,13 +107,6 @@ def _grade(module, notebook, tmp_path) -> dict:
 
 def _max(module) -> float:
     return module.points + sum(ms.points for ms in COURSE.milestones_graded_with(module.number))
-
-
-def _full(module) -> float:
-    """What a complete notebook earns: everything but a milestone scored from an uploaded
-    weights file (``cnn_cifar_1998``), which these notebook-only submissions do not carry."""
-    return _max(module) - sum(ms.points for ms in COURSE.milestones_graded_with(module.number)
-                              if ms.weights)
 
 
 @pytest.mark.parametrize("module", MODULES, ids=[m.name for m in MODULES])
@@ -115,8 +121,9 @@ def test_forged_results_then_exit_scores_zero(module, tmp_path):
 @pytest.mark.parametrize("module", MODULES, ids=[m.name for m in MODULES])
 def test_reading_hidden_files_finds_nothing_and_leaks_nothing(module, tmp_path):
     attack = READ_HIDDEN.replace("REPO", str(paths.REPO_ROOT))
-    res = _grade(module, _notebook(module, "full", attack, tmp_path), tmp_path)
-    assert res["score"] == _full(module), [t["output"][:200] for t in res["tests"]
+    res = _grade(module, _notebook(module, "full", attack, tmp_path), tmp_path,
+                 milestones=False)
+    assert res["score"] == module.points, [t["output"][:200] for t in res["tests"]
                                           if t["status"] == "failed"]
     text = json.dumps(res)
     suite_src = (paths.SUITES / module.name / "suite.py").read_text(encoding="utf-8")
@@ -136,7 +143,7 @@ def test_patching_numpy_comparisons_does_not_pass_the_stub(module, tmp_path):
 def test_processes_that_escape_the_session_are_killed(module, tmp_path):
     marker = f"tt-escape-{uuid.uuid4().hex[:12]}"
     res = _grade(module, _notebook(module, "full", ESCAPE.replace("MARKER", marker), tmp_path),
-                 tmp_path)
-    assert res["score"] == _full(module)
+                 tmp_path, milestones=False)
+    assert res["score"] == module.points
     left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
     assert left.stdout.strip() == "", f"processes outlived grading: {left.stdout}"
