@@ -27,8 +27,21 @@ from autograder.regrade import (
 from autograder.regrade_cli import regrade as regrade_cmd
 from gradebook.errors import GradebookError
 
-OLD = {"S1001": 46.0, "S1003": 35.0, "S1002": 10.0, "S1004": 50.0, "S1005": 0.0, "S1006": 50.0}
-NEW = {"S1001": 50.0, "S1003": 35.0, "S1002": 0.0, "S1004": 0.0, "S1005": 0.0, "S1006": 50.0}
+
+def _old_scores() -> dict[str, float]:
+    """The export's old scores, from the fixture's old results against today's case points
+    (make_export's table: 46, 35, 10... when the suite's points were last laid out)."""
+    from make_export import old_results, submissions
+
+    return {s.sid: (s.old_score if s.old_fails is None
+                    else old_results(s.old_fails, s.old_score, s.old_passes)[1])
+            for s in submissions().values()}
+
+
+OLD = _old_scores()
+# the partial submission fails the same tests as before: same score
+NEW = {"S1001": 50.0, "S1003": OLD["S1003"], "S1002": 0.0, "S1004": 0.0, "S1005": 0.0,
+       "S1006": 50.0}
 
 
 def _by_sid(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -62,7 +75,7 @@ def test_dry_run_exits_zero_and_prints_the_diff(dry: dict[str, Any]) -> None:
                  "Edsger Dijkstra", "Frances Allen"):
         assert name in res.output
     assert "S1004" in res.output and "bliskov@example.edu" in res.output
-    assert "-50" in res.output and "+4" in res.output
+    assert "-50" in res.output and f"+{NEW['S1001'] - OLD['S1001']:g}" in res.output
     assert "dry run: the gradebook was not touched" in res.output
 
 
@@ -156,7 +169,8 @@ def test_apply_records_old_scores_then_regrade_events(applied: dict[str, Any]) -
     regrades = {e[2]: e for e in applied["events1"] if e[1] == "regrade"}
     assert set(regrades) == {"S1001", "S1002", "S1004", "S1005"}  # S1005: now suite-scored
     details = json.loads(regrades["S1001"][5])
-    assert details["diff"] == 4.0 and details["previous_score"] == 46.0
+    assert details["diff"] == NEW["S1001"] - OLD["S1001"]
+    assert details["previous_score"] == OLD["S1001"]
     assert details["previous_event"] > 0
     assert regrades["S1004"][3] == 0.0
 
@@ -201,7 +215,7 @@ def test_unpacked_nested_folder_is_found(tmp_path: Path) -> None:
     exp = open_export(folder, workdir=tmp_path / "work")
     assert exp.root.name == "assignment_5001_export" and exp.assignment_id == "5001"
     report = regrade(export=folder, module="01", out=tmp_path / "out")
-    assert [(r.old_score, r.new_score) for r in report.rows] == [(35.0, 35.0)]
+    assert [(r.old_score, r.new_score) for r in report.rows] == [(OLD["S1003"], OLD["S1003"])]
     assert (tmp_path / "out" / "regrade_report.json").is_file()
 
 
