@@ -476,14 +476,18 @@ def _rss_of_grading(tmp_path: Path, module: str, notebook: Path) -> tuple[dict[s
     """Grade in a fresh process; returns (results, that process's peak RSS in MB)."""
     out = tmp_path / f"rss-{uuid.uuid4().hex[:8]}.json"
     code = textwrap.dedent(f'''
-        import json, resource, sys
+        import json, sys
         from pathlib import Path
         from tito.course import load_course
         from autograder.harness.core import grade_module
         c = load_course()
         grade_module(course=c, module=c.module({module!r}), submission=Path({str(notebook)!r}),
                      out=Path({str(out)!r}))
-        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+        # VmHWM: this process's own peak. ru_maxrss would also count the pytest worker's
+        # pages this process was forked from (Linux keeps the pre-exec high-water mark)
+        hwm = [ln for ln in Path("/proc/self/status").read_text().splitlines()
+               if ln.startswith("VmHWM:")][0]
+        print(int(hwm.split()[1]) // 1024)
     ''')
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=REPO, timeout=900)
