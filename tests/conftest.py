@@ -59,7 +59,7 @@ TIERS: dict[str, tuple[str, ...]] = {
                   "milestones/test_transformer.py::test_reference_passes",
                   "milestones/test_transformer.py::test_plausible_bug",
                   "milestones/test_transformer.py::test_script",
-                  "milestones/test_mlperf.py::test_probe_file",
+                  "milestones/test_mlperf.py::test_trainer_measures",
                   "milestones/test_mlperf.py::test_reference_passes",
                   "milestones/test_mlperf.py::test_plausible_bug",
                   "milestones/test_mlperf.py::test_script",
@@ -98,7 +98,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         keep.append(item)
     stale = [p for prefixes in TIERS.values() for p in prefixes if p not in used]
-    if stale and config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+    if (stale and config.args_source == pytest.Config.ArgsSource.TESTPATHS
+            and not hasattr(config, "workerinput")):
+        # (not in an xdist worker: a worker that stops at collection reads as a crash with no
+        # message; tests/test_tiers.py runs this check in a plain collection instead)
         # the whole suite was collected: a prefix matching nothing is a renamed test or file
         raise pytest.UsageError(f"tests/conftest.py TIERS: no test matches {stale}")
     if dropped:

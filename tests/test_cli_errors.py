@@ -14,10 +14,18 @@ from click.testing import CliRunner
 
 from tito import paths
 from tito.cli import cli
-from tito.course import load_course
 
-UNBUILT = next(m for m in load_course().modules
-               if not (paths.SOLUTIONS / m.name / f"{m.name}.py").exists())
+#: every module course.yml declares is built, so these run against a copy of course.yml that
+#: declares one more (module 21), as tests/test_cli_commands.py does
+UNBUILT_NUMBER, UNBUILT_NAME, UNBUILT_SLUG = 21, "21_unbuilt", "unbuilt"
+
+
+@pytest.fixture
+def unbuilt_course(tmp_path: Path) -> list[str]:
+    from tests.test_cli_commands import _write_unbuilt_course
+
+    _write_unbuilt_course(tmp_path)
+    return ["--course", str(tmp_path / "unbuilt.yml")]
 
 
 def _run(*args: str, env: dict[str, str] | None = None):
@@ -34,15 +42,15 @@ def _one_line_error(res, *needles: str) -> None:
 
 @pytest.mark.parametrize("verb", [["autograder"], ["suite-strength"], ["release"], ["export"],
                                   ["samples"]])
-def test_every_verb_refuses_an_unbuilt_module_in_one_line(verb):
-    res = _run(*verb, f"{UNBUILT.number:02d}")
-    _one_line_error(res, f"{UNBUILT.name} is declared in course.yml but not built yet",
+def test_every_verb_refuses_an_unbuilt_module_in_one_line(verb, unbuilt_course):
+    res = _run(*unbuilt_course, *verb, f"{UNBUILT_NUMBER:02d}")
+    _one_line_error(res, f"{UNBUILT_NAME} is declared in course.yml but not built yet",
                     "built modules: 01-")
 
 
-def test_grade_of_an_unbuilt_module_still_writes_results(tmp_path):
+def test_grade_of_an_unbuilt_module_still_writes_results(tmp_path, unbuilt_course):
     out = tmp_path / "results.json"
-    res = _run("grade", UNBUILT.slug, str(tmp_path / "x.ipynb"), "-o", str(out))
+    res = _run(*unbuilt_course, "grade", UNBUILT_SLUG, str(tmp_path / "x.ipynb"), "-o", str(out))
     _one_line_error(res, "not built yet")
     results = json.loads(out.read_text())
     assert results["score"] == 0 and "not built yet" in results["tests"][0]["output"]
