@@ -95,7 +95,7 @@ CORPUS = [
     Attack("fake_results_files_then_exit", at_import(
         "import json, os\n"
         "fake = json.dumps({'score': 1000, 'tests': []})\n"
-        "for p in ['$OUT', 'results.json', '/autograder/results/results.json']:\n"
+        "for p in ['$OUT', 'results.json', os.path.join(os.path.dirname('$OUT'), 'r.json')]:\n"
         "    try:\n"
         "        os.makedirs(os.path.dirname(p) or '.', exist_ok=True)\n"
         "        open(p, 'w').write(fake)\n"

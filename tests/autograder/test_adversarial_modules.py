@@ -27,7 +27,7 @@ MODULES = [m for m in available_modules(COURSE) if (paths.SUITES / m.name / "sui
 FORGE = '''
 import json, os, pathlib
 fake = {"score": 999, "tests": [{"name": "all", "score": 999, "max_score": 999}]}
-for target in [pathlib.Path.cwd() / "results.json", pathlib.Path("/autograder/results/results.json"),
+for target in [pathlib.Path.cwd() / "results.json", pathlib.Path("RESULTS"),
                pathlib.Path(os.environ.get("OUT", "/tmp/results.json"))]:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -41,7 +41,7 @@ os._exit(0)
 READ_HIDDEN = '''
 import os
 _found = []
-for _root in ("REPO", "/autograder"):  # the places the grader promises to hide
+for _root in ("REPO", "OUTDIR"):  # the places the grader promises to hide
     for _dir, _subs, _files in os.walk(_root):
         for _f in _files:
             if _f in ("suite.py", "goldens.json") or _f.endswith(".npz"):
@@ -111,7 +111,8 @@ def _max(module) -> float:
 
 @pytest.mark.parametrize("module", MODULES, ids=[m.name for m in MODULES])
 def test_forged_results_then_exit_scores_zero(module, tmp_path):
-    res = _grade(module, _notebook(module, "full", FORGE, tmp_path), tmp_path)
+    forge = FORGE.replace("RESULTS", str(tmp_path / "out" / "results.json"))
+    res = _grade(module, _notebook(module, "full", forge, tmp_path), tmp_path)
     assert res["score"] == 0
     assert sum(t["max_score"] for t in res["tests"]) == _max(module)
     assert "999" not in json.dumps(res["tests"])
@@ -120,7 +121,8 @@ def test_forged_results_then_exit_scores_zero(module, tmp_path):
 
 @pytest.mark.parametrize("module", MODULES, ids=[m.name for m in MODULES])
 def test_reading_hidden_files_finds_nothing_and_leaks_nothing(module, tmp_path):
-    attack = READ_HIDDEN.replace("REPO", str(paths.REPO_ROOT))
+    attack = READ_HIDDEN.replace("REPO", str(paths.REPO_ROOT)).replace(
+        "OUTDIR", str(tmp_path / "out"))
     res = _grade(module, _notebook(module, "full", attack, tmp_path), tmp_path,
                  milestones=False)
     assert res["score"] == module.points, [t["output"][:200] for t in res["tests"]
