@@ -84,9 +84,10 @@ class Suite:
     module: str
     version: str
     cases: list[Case] = field(default_factory=list)
-    #: ``(case name, entries(value) -> [{"name", "value", "order"}])``: the trusted parent
-    #: turns that case's decoded result into results.json's Gradescope ``leaderboard``.
-    leaderboard: tuple[str, Callable[[Any], list[dict[str, Any]]]] | None = None
+    #: ``(case name, entries(value, expected) -> [{"name", "value", "order"}])``: the trusted
+    #: parent turns that case's decoded result (and the reference's for the same variant) into
+    #: results.json's Gradescope ``leaderboard``; raising publishes none.
+    leaderboard: tuple[str, Callable[[Any, Any], list[dict[str, Any]]]] | None = None
     #: The suite reads the shipped datasets, ``autograder.milestones`` and course.yml (as
     #: milestone grading does): the Gradescope zip then carries them, as for a milestone.
     needs_course_data: bool = False

@@ -156,10 +156,13 @@ def _grade_tier_samples(course: Course, built: list[Module], done: Module, out_r
             continue
         dest = out_root / "tiers" / m.name
         dest.mkdir(parents=True, exist_ok=True)
-        nb = dest / f"{m.name}.ipynb"
-        nb.write_text(dump_notebook(build_notebook(m, "full")), encoding="utf-8")
+        # a finished student uploads their earlier modules too: those still open (before the
+        # term, all of them) are graded on these copies, closed ones on the reference
+        for earlier in [e for e in built if e.number <= m.number]:
+            (dest / f"{earlier.name}.ipynb").write_text(
+                dump_notebook(build_notebook(earlier, "full")), encoding="utf-8")
         with console.status(f"grading a finished {m.name}"):
-            res = grade_submission(course=course, module=m, submission=nb,
+            res = grade_submission(course=course, module=m, submission=dest,
                                    out=dest / "results.json")
         board = ", ".join(f"{e['name']} {e['value']:g}" for e in res.get("leaderboard", []))
         table.add_row(m.tier, m.name, f"{res['score']:g}/{m.points:g}",

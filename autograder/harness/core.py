@@ -76,7 +76,7 @@ class Verdict:
 
     passed: bool
     message: str
-    #: The suite's leaderboard case only: ``entries(value)`` computed on arrival, or the
+    #: The suite's leaderboard case only: ``entries(value, expected)`` computed on arrival, or the
     #: problem that stopped it (the data itself is dropped like every other case's).
     board: list[Any] | str | None = None
 
@@ -476,7 +476,7 @@ def _decider(suite: Suite, exp: Expected, jobs: list[milestones.MilestoneJob]) -
             board: list[Any] | str | None = None
             if suite.leaderboard is not None and name == suite.leaderboard[0]:
                 try:
-                    board = list(suite.leaderboard[1](value))
+                    board = list(suite.leaderboard[1](value, exp.values[name]))
                 except Exception as exc:  # noqa: BLE001 - odd data must not crash grading
                     board = f"{type(exc).__name__}: {exc}"
             return Verdict(bool(passed), str(msg), board)

@@ -100,7 +100,8 @@ Entry = dict[str, float]
 
 #: Your submission: the keyword arguments the autograder passes to ``optimize``. Change them,
 #: re-run the experiment of section 5, and keep what puts you furthest along the frontier.
-OLYMPICS_RECIPE: dict[str, Any] = {"amount": 0.5, "finetune_epochs": 3, "lr": 1e-3,
+#: The default is INT8 alone: the safe entry (section 5 says why pruning is a gamble here).
+OLYMPICS_RECIPE: dict[str, Any] = {"amount": 0.0, "finetune_epochs": 0, "lr": 1e-3,
                                    "calibration": 256}
 
 
@@ -178,16 +179,20 @@ def test_dominance_and_front(dominates, pareto_front):
             f"{base} is better in {key} and equal elsewhere: it dominates {other}; got "
             f"{dominates(base, other)}")
         assert dominates(other, base) is False, f"{other} is worse in {key}: it cannot dominate"
-    assert dominates(base, dict(base)) is False, (
-        "equal entries do not dominate each other (neither is strictly better)")
+    same = dominates(base, dict(base))
+    assert same is False, (
+        f"equal entries do not dominate each other (neither is strictly better); got {same!r}")
     trade = dict(base, accuracy=0.99, bytes=900.0)
-    assert not dominates(base, trade) and not dominates(trade, base), (
-        "better accuracy but more bytes is a trade-off: neither dominates")
+    both = (dominates(base, trade), dominates(trade, base))
+    assert both == (False, False), (
+        "better accuracy but more bytes is a trade-off: neither dominates; got "
+        f"dominates(base, trade), dominates(trade, base) = {both}")
     entries = [base, dict(base, latency_ms=3.0), trade, dict(base)]
     got = pareto_front(entries)
     assert got == [0, 2, 3], (
         f"front of [base, slower base, trade-off, copy of base] is [0, 2, 3], got {got}")
-    assert pareto_front([]) == [], "the front of no entries is empty"
+    empty = pareto_front([])
+    assert empty == [], f"the front of no entries is empty, got {empty!r}"
 
 # %% [raw]
 # # END TESTS
@@ -322,7 +327,8 @@ def leaderboard(entry: Entry, baseline: Entry, max_accuracy_drop: float = 0.01
 # %%
 def test_score_and_leaderboard(olympics_score, leaderboard):
     base = {"accuracy": 0.97, "latency_ms": 1.0, "bytes": 400.0}
-    assert abs(olympics_score(dict(base), base) - 1.0) < 1e-12, "the baseline scores exactly 1"
+    own = olympics_score(dict(base), base)
+    assert abs(own - 1.0) < 1e-12, f"the baseline scores exactly 1 against itself, got {own!r}"
     got = olympics_score({"accuracy": 0.965, "latency_ms": 2.0, "bytes": 100.0}, base)
     assert abs(got - 2 ** 0.5) < 1e-12, (
         f"2x slower and 4x smaller: sqrt(0.5 * 4) = 1.4142, got {got}")
@@ -330,11 +336,13 @@ def test_score_and_leaderboard(olympics_score, leaderboard):
     assert abs(edge - 2.0) < 1e-12, (
         f"accuracy exactly one point lower is allowed (0.97 - 0.01): expected 2.0, got {edge}")
     low = {"accuracy": 0.13, "latency_ms": 1.0, "bytes": 1.0}
-    assert olympics_score(dict(low, accuracy=0.12), low) == 1.0, (
+    edge_low = olympics_score(dict(low, accuracy=0.12), low)
+    assert edge_low == 1.0, (
         "0.13 - 0.01 is 0.12000000000000001 in floating point: an accuracy of exactly 0.12 is "
-        "at the bound and must pass (compare with the 1e-9 tolerance)")
-    assert olympics_score({"accuracy": 0.95, "latency_ms": 0.1, "bytes": 1.0}, base) == 0.0, (
-        "two points lower fails the gate: the score is 0 however fast and small")
+        f"at the bound and must pass (compare with the 1e-9 tolerance); got {edge_low!r}")
+    gated = olympics_score({"accuracy": 0.95, "latency_ms": 0.1, "bytes": 1.0}, base)
+    assert gated == 0.0, (
+        f"two points lower fails the gate: the score is 0 however fast and small; got {gated!r}")
     try:
         olympics_score({"accuracy": 0.97, "latency_ms": 0.0, "bytes": 1.0}, base)
     except ValueError:
@@ -344,10 +352,15 @@ def test_score_and_leaderboard(olympics_score, leaderboard):
     board = leaderboard({"accuracy": 0.965, "latency_ms": 2.0, "bytes": 1024.0},
                         dict(base, bytes=4096.0))
     names = [e["name"] for e in board]
-    assert names == ["Olympics score", "Accuracy (%)", "Latency (ms)", "Size (KB)"], names
+    assert names == ["Olympics score", "Accuracy (%)", "Latency (ms)", "Size (KB)"], (
+        f"expected the four entries Olympics score, Accuracy (%), Latency (ms), Size (KB) in "
+        f"that order; got {names}")
     assert [e["order"] for e in board] == ["desc", "desc", "asc", "asc"], (
         f"higher score/accuracy first, lower latency/size first; got {board}")
-    assert [e["value"] for e in board] == [1.4142, 96.5, 2.0, 1.0], board
+    values = [e["value"] for e in board]
+    assert values == [1.4142, 96.5, 2.0, 1.0], (
+        "expected [score rounded to 4 places, accuracy x 100, latency_ms, bytes / 1024] = "
+        f"[1.4142, 96.5, 2.0, 1.0]; got {values}")
 
 # %% [raw]
 # # END TESTS
@@ -593,8 +606,11 @@ def test_optimize_and_measure(optimize, measure_entry, storage_bytes, QuantizedL
     model = Sequential(Linear(16, 32), ReLU(), Linear(32, 3))
     before = [p.data.copy() for p in model.parameters()]
     q = optimize(model, x, y, amount=0.5, finetune_epochs=5, lr=1e-2, calibration=64)
-    assert all(np.array_equal(b, p.data) for b, p in zip(before, model.parameters())), (
-        "optimize must leave the float model unchanged (prune_model and quantize_model copy)")
+    changed = [i for i, (b, p) in enumerate(zip(before, model.parameters()))
+               if not np.array_equal(b, p.data)]
+    assert not changed, (
+        "optimize must leave the float model unchanged (prune_model and quantize_model copy); "
+        f"parameters {changed} of the float model changed")
     layers = [m for m in q.modules() if isinstance(m, QuantizedLinear)]
     assert len(layers) == 2, f"expected 2 QuantizedLinear layers, got {len(layers)}"
     zeros = sum(int((m.qweight.data == 0).sum()) for m in layers) / (16 * 32 + 32 * 3)
@@ -608,7 +624,8 @@ def test_optimize_and_measure(optimize, measure_entry, storage_bytes, QuantizedL
         f"well-separated blobs, 5 epochs of fine-tuning: the pruned INT8 model should be >90% "
         f"right, got "
         f"{entry['accuracy']:.3f}")
-    assert entry["bytes"] == storage_bytes(q), "bytes are storage_bytes(model)"
+    assert entry["bytes"] == storage_bytes(q), (
+        f"bytes are storage_bytes(model) = {storage_bytes(q)}; got {entry['bytes']}")
 
 # %% [raw]
 # # END TESTS
@@ -629,6 +646,14 @@ def test_optimize_and_measure(optimize, measure_entry, storage_bytes, QuantizedL
 # hardware with INT8 instructions); pruning alone barely changes a dense matmul's time; the
 # 90% model is the smallest (CSR pays at that sparsity) and the first to lose accuracy.
 # Change `OLYMPICS_RECIPE` and re-run to find your best entry.
+#
+# **Why the default recipe is INT8 alone.** At 50% sparsity CSR costs 2 bytes per kept INT8
+# weight, no less than the dense 1 byte per entry, so pruning half the weights saves no bytes;
+# and fine-tuning re-rolls which borderline digits the model gets right. The held-out set has
+# 360 digits, so one point is 3.6 digits: the autograder grades your recipe on *its* seed for
+# your submission, and we measured 400 seeds: "prune 50% + fine-tune 3 epochs + INT8" lost more
+# than one point on 3 of them, INT8 alone on none (its worst was 3 digits). Run
+# `train_baseline(seed)` for a few seeds before you trust a riskier recipe.
 
 # %%
 from datasets.loaders import load_digits  # noqa: E402 - the course's shipped data

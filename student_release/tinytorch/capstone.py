@@ -30,7 +30,8 @@ Entry = dict[str, float]
 
 #: Your submission: the keyword arguments the autograder passes to ``optimize``. Change them,
 #: re-run the experiment of section 5, and keep what puts you furthest along the frontier.
-OLYMPICS_RECIPE: dict[str, Any] = {"amount": 0.5, "finetune_epochs": 3, "lr": 1e-3,
+#: The default is INT8 alone: the safe entry (section 5 says why pruning is a gamble here).
+OLYMPICS_RECIPE: dict[str, Any] = {"amount": 0.0, "finetune_epochs": 0, "lr": 1e-3,
                                    "calibration": 256}
 
 

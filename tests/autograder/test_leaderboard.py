@@ -12,14 +12,14 @@ from autograder.harness.core import _decider, _leaderboard
 from autograder.suite import Suite
 
 
-def _run(entries_of: Any, value: Any, status: str = "result"
+def _run(entries_of: Any, value: Any, status: str = "result", expected: Any = None
          ) -> tuple[list[dict[str, Any]], list[str]]:
     """The child's ``value`` for case ``event`` as the parent handles it: decided on arrival
     (the entries computed then, the data dropped), then turned into the leaderboard."""
     suite = Suite(module="20_capstone", version="t")
     suite.case(1, name="event", check=lambda got, exp: (True, ""))(lambda tt, rng: None)
     suite.leaderboard = ("event", entries_of)
-    decide = _decider(suite, SimpleNamespace(values={"event": None}), [])  # type: ignore[arg-type]
+    decide = _decider(suite, SimpleNamespace(values={"event": expected}), [])  # type: ignore[arg-type]
     outcomes = {}
     if status != "missing":
         verdict = decide("case:event", value) if status == "result" else None
@@ -30,8 +30,8 @@ def _run(entries_of: Any, value: Any, status: str = "result"
 
 
 def test_entries_come_from_the_named_case_result() -> None:
-    got, errors = _run(lambda v: [{"name": "Score", "value": v["x"] * 2, "order": "desc"}],
-                       {"x": 1.5})
+    got, errors = _run(lambda v, e: [{"name": "Score", "value": v["x"] * e, "order": "desc"}],
+                       {"x": 1.5}, expected=2)
     assert got == [{"name": "Score", "value": 3.0, "order": "desc"}] and errors == []
 
 
@@ -40,17 +40,46 @@ def test_malformed_entries_are_dropped_and_noted() -> None:
                                                        "order": "asc"},
            {"name": "flag", "value": True, "order": "asc"}, {"name": "o", "value": 1,
                                                              "order": "up"}, "text"]
-    got, errors = _run(lambda v: bad, None)
+    got, errors = _run(lambda v, e: bad, None)
     assert got == [{"name": "ok", "value": 1.0, "order": "asc"}]
     assert errors == ["leaderboard: malformed entries dropped"]
 
 
 def test_no_result_or_a_failing_scorer_publishes_nothing() -> None:
-    assert _run(lambda v: [], None, "missing") == ([], [])
-    assert _run(lambda v: [], None, "timeout") == ([], [])
+    assert _run(lambda v, e: [], None, "missing") == ([], [])
+    assert _run(lambda v, e: [], None, "timeout") == ([], [])
 
-    def boom(v: Any) -> list[dict[str, Any]]:
+    def boom(v: Any, e: Any) -> list[dict[str, Any]]:
         raise ValueError("no arrays")
 
     got, errors = _run(boom, {})
     assert got == [] and errors == ["leaderboard: ValueError: no arrays"]
+
+
+def test_the_olympics_event_is_tied_to_its_variant() -> None:
+    """A precomputed event (the baseline of another seed, e.g. the public one) fails the check
+    and publishes no leaderboard; the same variant's event is measured as usual."""
+    import numpy as np
+
+    import tinytorch_ref
+    from autograder.harness.goldens import load_suite
+    from tito import paths
+
+    suite_path = paths.SUITES / "20_capstone" / "suite.py"
+    suite = load_suite(suite_path)
+    event = next(c for c in suite.cases if c.name == "olympics_event")
+    module = SimpleNamespace(**event.fn.__globals__)  # the suite module's namespace
+    expected = event.fn(tinytorch_ref, np.random.default_rng(11))
+    same = event.fn(tinytorch_ref, np.random.default_rng(11))
+    other = event.fn(tinytorch_ref, np.random.default_rng(12))
+    assert module._baseline_distance(same, expected) == 0.0
+    assert module._baseline_distance(other, expected) > 1.0
+    passed, msg = event.check(other, expected)
+    assert not passed and "baseline is not the model this variant trains" in msg, msg
+    _, msg = event.check(same, expected)
+    assert "baseline is not" not in msg and "held-out accuracy" in msg, msg
+    got, errors = _run(module.olympics_leaderboard, other, expected=expected)
+    assert got == [] and errors and "baseline is not this variant's" in errors[0], errors
+    got, errors = _run(module.olympics_leaderboard, same, expected=expected)
+    assert [e["name"] for e in got] == ["Olympics score", "Accuracy (%)", "Speed-up",
+                                        "Size (KB)"] and errors == []

@@ -138,12 +138,14 @@ def softmax_along_each_dim(tt, rng):
       "its own row (softmax 1, log_softmax 0).")
 def softmax_of_empty_and_0d_tensors(tt, rng):
     F = tt.nn.functional
-    n = int(rng.integers(1, 4))
+    n, k = int(rng.integers(1, 40)), int(rng.integers(2, 7))
+    vec = _f32(rng, k)  # a 1-D input is one row: the value varies, so no constant passes
     out = []
     for fn in (F.softmax, F.log_softmax):
         out += [tuple(fn(tt.Tensor(np.zeros((n, 0), np.float32)), dim=1).shape),
                 tuple(fn(tt.Tensor(np.zeros((0, n), np.float32)), dim=1).shape),
-                fn(tt.Tensor(np.float32(rng.standard_normal())), dim=0).numpy()]
+                fn(tt.Tensor(np.float32(rng.standard_normal())), dim=0).numpy(),
+                fn(tt.Tensor(vec), dim=0).numpy()]
     return out
 
 

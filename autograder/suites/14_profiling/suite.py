@@ -263,7 +263,7 @@ def graph_activation_bytes_models(tt, rng):
                      "intermediate is one storage, however many nodes use it.")
 def graph_activation_bytes_leaf_views(tt, rng):
     P = _p(tt)
-    n, m, rows = _int(rng, 2, 40), _int(rng, 2, 40), _int(rng, 1, 9)
+    n, m, rows = _int(rng, 2, 200), _int(rng, 2, 200), _int(rng, 1, 40)
     w = tt.Tensor(_f32(rng, m, n), requires_grad=True)
     x = tt.Tensor(_f32(rng, rows, n))
     y = x @ w.T  # W.T (a view of the leaf) is reached first

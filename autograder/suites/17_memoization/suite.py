@@ -256,13 +256,13 @@ def gpt_cached_forward_matches_full(tt, rng):
                      "the batch sizes differ.")
 def common_prefix_length_cases(tt, rng):
     m = _m(tt)
-    b, n = _int(rng, 2, 4), _int(rng, 4, 8)
+    b, n = _int(rng, 2, 4), _int(rng, 4, 16)
     a = rng.integers(0, 5, size=(b, n))
     out = []
-    longer = np.concatenate([a, rng.integers(0, 5, size=(b, 3))], axis=1)
+    longer = np.concatenate([a, rng.integers(0, 5, size=(b, _int(rng, 1, 5)))], axis=1)
     out.append(m.common_prefix_length(a, longer))
     out.append(m.common_prefix_length(longer, a))
-    for _ in range(3):
+    for _ in range(6):
         j, row = _int(rng, 0, n - 1), _int(rng, 0, b - 1)
         other = a.copy()
         other[row, j] = (other[row, j] + 1) % 5

@@ -188,7 +188,7 @@ def offline_fake_clock(tt, rng):
       rtol=RTOL, atol=ATOL)
 def evaluate_accuracy_batches(tt, rng):
     b = _b(tt)
-    n = _int(rng, 11, 30)
+    n = _int(rng, 11, 90)
     x, labels = _samples(rng, n, classes=4)
     clock = _Clock()
     plain = clock.sut([0.0], classes=4)
@@ -196,7 +196,7 @@ def evaluate_accuracy_batches(tt, rng):
     def as_tensor(batch):
         return tt.Tensor(plain(batch).astype(np.float32))
 
-    got = b.evaluate_accuracy(as_tensor, x, labels, batch_size=_int(rng, 3, 7))
+    got = b.evaluate_accuracy(as_tensor, x, labels, batch_size=_int(rng, 3, 17))
     return [got, float(np.mean(x[:, 0] == labels)), [s for s, _ in clock.calls]]
 
 

@@ -12,11 +12,14 @@ def test_dominance_and_front(dominates, pareto_front):
         other = dict(base, **{key: worse})
         assert dominates(base, other) is True, f'{base} is better in {key} and equal elsewhere: it dominates {other}; got {dominates(base, other)}'
         assert dominates(other, base) is False, f'{other} is worse in {key}: it cannot dominate'
-    assert dominates(base, dict(base)) is False, 'equal entries do not dominate each other (neither is strictly better)'
+    same = dominates(base, dict(base))
+    assert same is False, f'equal entries do not dominate each other (neither is strictly better); got {same!r}'
     trade = dict(base, accuracy=0.99, bytes=900.0)
-    assert not dominates(base, trade) and (not dominates(trade, base)), 'better accuracy but more bytes is a trade-off: neither dominates'
+    both = (dominates(base, trade), dominates(trade, base))
+    assert both == (False, False), f'better accuracy but more bytes is a trade-off: neither dominates; got dominates(base, trade), dominates(trade, base) = {both}'
     entries = [base, dict(base, latency_ms=3.0), trade, dict(base)]
     got = pareto_front(entries)
     assert got == [0, 2, 3], f'front of [base, slower base, trade-off, copy of base] is [0, 2, 3], got {got}'
-    assert pareto_front([]) == [], 'the front of no entries is empty'
+    empty = pareto_front([])
+    assert empty == [], f'the front of no entries is empty, got {empty!r}'
 

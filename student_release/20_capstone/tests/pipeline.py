@@ -15,7 +15,8 @@ def test_optimize_and_measure(optimize, measure_entry, storage_bytes, QuantizedL
     model = Sequential(Linear(16, 32), ReLU(), Linear(32, 3))
     before = [p.data.copy() for p in model.parameters()]
     q = optimize(model, x, y, amount=0.5, finetune_epochs=5, lr=0.01, calibration=64)
-    assert all((np.array_equal(b, p.data) for b, p in zip(before, model.parameters()))), 'optimize must leave the float model unchanged (prune_model and quantize_model copy)'
+    changed = [i for i, (b, p) in enumerate(zip(before, model.parameters())) if not np.array_equal(b, p.data)]
+    assert not changed, f'optimize must leave the float model unchanged (prune_model and quantize_model copy); parameters {changed} of the float model changed'
     layers = [m for m in q.modules() if isinstance(m, QuantizedLinear)]
     assert len(layers) == 2, f'expected 2 QuantizedLinear layers, got {len(layers)}'
     zeros = sum((int((m.qweight.data == 0).sum()) for m in layers)) / (16 * 32 + 32 * 3)
@@ -25,5 +26,5 @@ def test_optimize_and_measure(optimize, measure_entry, storage_bytes, QuantizedL
     assert set(entry) == {'accuracy', 'latency_ms', 'bytes'}, f'keys: {sorted(entry)}'
     assert abs(entry['latency_ms'] - 2.0) < 1e-09, f"each timed run spans one 2 ms tick: the median is 2.0 ms, got {entry['latency_ms']}"
     assert entry['accuracy'] > 0.9, f"well-separated blobs, 5 epochs of fine-tuning: the pruned INT8 model should be >90% right, got {entry['accuracy']:.3f}"
-    assert entry['bytes'] == storage_bytes(q), 'bytes are storage_bytes(model)'
+    assert entry['bytes'] == storage_bytes(q), f"bytes are storage_bytes(model) = {storage_bytes(q)}; got {entry['bytes']}"
 

@@ -1,0 +1,35 @@
+"""Every module's goldens bank packages: the reference answers every case in every variant,
+and no case repeats an expected value across variants (a constant answer would pass it).
+
+``tito autograder NN`` refuses such a bank, so a suite that varies too little fails here, in
+the grading tier, rather than on the instructor's machine in release week. The variant salt
+comes from the reference file, so any change to a reference re-draws every variant: cases
+must vary for every salt: this checks today's and one other.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from autograder.harness.goldens import check_variation, compute_bank, load_suite, \
+    salt_from_reference
+from autograder.harness.limits import ModuleInfo, module_snapshot
+from tito import paths
+from tito.course import load_course
+
+COURSE = load_course()
+MODULES = [m for m in COURSE.modules if (paths.SUITES / m.name / "suite.py").is_file()]
+
+
+@pytest.mark.parametrize("module", MODULES, ids=[m.name for m in MODULES])
+def test_the_bank_of_every_suite_varies_in_every_case(module):
+    info = ModuleInfo.from_any(module_snapshot(COURSE, module, None))
+    suite_path = paths.SUITES / module.name / "suite.py"
+    salt = salt_from_reference(paths.REFERENCE / f"{info.slug}.py")
+    for which in (salt, salt[::-1]):  # today's salt, and the one an edited reference might get
+        bank = compute_bank(suite_path=suite_path, suite=load_suite(suite_path),
+                            reference=paths.REFERENCE, slug=info.slug, number=info.number,
+                            all_modules=info.all_modules, limits=info.limits,
+                            variants=info.limits.variants, salt=which)
+        assert bank.count == info.limits.variants >= 32
+        assert check_variation(bank) == [], f"salt {which!r}"
