@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from autograder.harness.goldens import check_variation, compute_bank, load_suite, \
-    salt_from_reference
+from autograder.harness.goldens import (
+    check_variation,
+    compute_bank,
+    load_suite,
+    salt_from_reference,
+)
 from autograder.harness.limits import ModuleInfo, module_snapshot
 from tito import paths
 from tito.course import load_course

@@ -295,7 +295,8 @@ def _baseline_distance(got: Any, expected: Any) -> float:
         a, e = np.asarray(mine[key], dtype=np.float64), np.asarray(e, dtype=np.float64)
         if a.shape != e.shape or not np.all(np.isfinite(a)):
             return math.inf
-        worst = max(worst, float(np.linalg.norm(a - e) / max(np.linalg.norm(e), 1e-12)))
+        scale = max(float(np.linalg.norm(e)), 1e-12)
+        worst = max(worst, float(np.linalg.norm(a - e)) / scale)
     return worst
 
 
