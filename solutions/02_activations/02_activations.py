@@ -459,7 +459,8 @@ def tanh(input: Tensor) -> Tensor:  # noqa: A002
 # %%
 def test_relu_values(relu, Tensor, np):
     out = relu(Tensor([-2.0, -0.5, 0.0, 0.5, 3.0]))
-    assert isinstance(out, Tensor), "relu must return a Tensor (so autograd can track it)"
+    assert isinstance(out, Tensor), (
+        f"relu must return a Tensor (so autograd can track it), got {type(out).__name__}")
     assert out.numpy().tolist() == [0.0, 0.0, 0.0, 0.5, 3.0], (
         f"relu keeps positives and zeroes negatives, got {out.numpy().tolist()}")
     assert out.dtype == np.float32, (
@@ -483,10 +484,15 @@ def test_relu_gradient_is_zero_at_zero(_ReLUFn, Context, np):
 def test_sigmoid_is_stable(sigmoid, Tensor, np):
     with np.errstate(over="raise", invalid="raise"):
         out = sigmoid(Tensor([-1000.0, -100.0, 0.0, 100.0, 1000.0])).numpy()
-    assert not np.isnan(out).any(), "sigmoid returned NaN: exp overflowed (branch on the sign)"
+    assert not np.isnan(out).any(), (
+        f"sigmoid returned NaN: {out}; exp overflowed (branch on the sign)")
     assert np.allclose(out, [0.0, 0.0, 0.5, 1.0, 1.0]), f"sigmoid of large |x| is wrong: {out}"
-    assert out[1] > 0, "sigmoid(-100) = 3.7e-44 is tiny but positive: use exp(x) / (1 + exp(x))"
-    assert abs(sigmoid(Tensor([2.0])).item() - 0.880797) < 1e-6, "sigmoid(2) = 0.880797"
+    assert out[1] > 0, (
+        f"sigmoid(-100) = 3.7e-44 is tiny but positive, got {out[1]}: for x < 0 use "
+        "exp(x) / (1 + exp(x))")
+    at_two = sigmoid(Tensor([2.0])).item()
+    assert abs(at_two - 0.880797) < 1e-6, (
+        f"sigmoid(2) = 1 / (1 + exp(-2)) = 0.880797, got {at_two}")
 
 # %%
 def test_tanh_values(tanh, Tensor, np):
@@ -803,7 +809,8 @@ def test_softmax_rows_are_distributions(softmax, Tensor, np):
 def test_softmax_survives_large_logits(softmax, Tensor, np):
     with np.errstate(over="raise", invalid="raise"):
         p = softmax(Tensor([[1000.0, 0.0, -1000.0]]), dim=-1).numpy()
-    assert not np.isnan(p).any(), "softmax overflowed: subtract each row's max before exp"
+    assert not np.isnan(p).any(), (
+        f"softmax([1000, 0, -1000]) gave NaN: {p}; subtract each row's max before exp")
     assert np.allclose(p, [[1.0, 0.0, 0.0]]), f"softmax([1000, 0, -1000]) is [1, 0, 0], got {p}"
     empty = softmax(Tensor(np.zeros((2, 0), dtype=np.float32)), dim=1)
     assert empty.shape == (2, 0), (
@@ -814,11 +821,14 @@ def test_softmax_survives_large_logits(softmax, Tensor, np):
 def test_log_softmax_is_stable(log_softmax, Tensor, np):
     out = log_softmax(Tensor([[0.0, -200.0], [1000.0, 1000.0]]), dim=1).numpy()
     assert np.isfinite(out).all(), (
-        "log_softmax gave -inf or NaN: work in log space (x - m - log sum exp(x - m))")
+        f"log_softmax gave -inf or NaN: {np.round(out, 4).tolist()}; work in log space "
+        "(x - m - log sum exp(x - m))")
     assert np.allclose(out, [[0.0, -200.0], [-0.6931472, -0.6931472]]), (
         "log_softmax([0, -200]) is [0, -200] and log_softmax([1000, 1000]) is "
         f"[-log 2, -log 2] = [-0.6931, -0.6931]; got {out.tolist()}")
-    assert out.dtype == np.float32, "log_softmax must keep float32"
+    assert out.dtype == np.float32, (
+        f"log_softmax must keep float32, got {out.dtype}: float64 doubles the memory of "
+        "every activation")
 
 # %% [raw]
 # # END TESTS

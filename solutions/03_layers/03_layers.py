@@ -516,11 +516,19 @@ def test_module_registers_parameters_and_children(Module, Parameter, Tensor, np)
     assert names == ["b", "inner.w"], (
         f"named_parameters should list own parameters first, then children's with dotted "
         f"names; got {names}")
-    assert len(list(model.parameters())) == 2, "parameters() yields each Parameter once"
-    assert model.eval() is model, "eval() returns the module itself (for chaining)"
-    assert not model.inner.training, "eval() must reach every sub-module"
+    count = len(list(model.parameters()))
+    assert count == 2, (
+        f"parameters() must yield b and inner.w once each (the optimizer steps exactly "
+        f"these): expected 2, got {count}")
+    returned = model.eval()
+    assert returned is model, (
+        f"eval() returns the module itself (for chaining), got {type(returned).__name__}")
+    assert not model.inner.training, (
+        f"eval() must reach every sub-module, but inner.training is {model.inner.training}: "
+        "a Dropout inside would keep dropping at test time")
     model.train()
-    assert model.inner.training, "train() must reach every sub-module"
+    assert model.inner.training, (
+        f"train() must reach every sub-module, but inner.training is {model.inner.training}")
 
 # %%
 def test_state_dict_round_trip(Module, Parameter, Tensor, np):
@@ -533,11 +541,16 @@ def test_state_dict_round_trip(Module, Parameter, Tensor, np):
     b.w.data[...] = 0
     state = a.state_dict()
     assert list(state) == ["w"] and isinstance(state["w"], np.ndarray), (
-        "state_dict maps dotted names to NumPy arrays")
+        f"state_dict maps dotted names to NumPy arrays (module 07 saves them as .npz), "
+        f"got {state!r}")
     w_before = b.w
     b.load_state_dict(state)
-    assert b.w is w_before, "load_state_dict must copy in place (optimizers hold the Parameter)"
-    assert np.array_equal(b.w.data, a.w.data), "load_state_dict did not copy the values"
+    assert b.w is w_before, (
+        f"load_state_dict must copy in place (optimizers hold the Parameter), but b.w is now "
+        f"a new {type(b.w).__name__}")
+    assert np.array_equal(b.w.data, a.w.data), (
+        f"load_state_dict did not copy the values: expected {a.w.data.tolist()}, "
+        f"got {b.w.data.tolist()}")
     try:
         b.load_state_dict({"w": np.zeros((3, 3), dtype=np.float32)})
     except RuntimeError:

@@ -1384,10 +1384,14 @@ def test_backward_errors_like_pytorch(Tensor, np):
                              "RuntimeError, as in PyTorch")
     y = x * 2
     y.backward(Tensor([1.0, 10.0]))
-    assert np.allclose(x.grad.numpy(), [2.0, 20.0]), "backward(gradient) seeds dL/dy = gradient"
+    seeded = x.grad.numpy()
+    assert np.allclose(seeded, [2.0, 20.0]), (
+        f"y = 2x; y.backward([1, 10]) seeds dL/dy = [1, 10], so x.grad = [2, 20], got {seeded}")
     c = Tensor([1.0, 2.0])
     (x * c).sum().backward()
-    assert c.grad is None, "tensors without requires_grad get no gradient"
+    assert c.grad is None, (
+        f"tensors without requires_grad get no gradient (it would only cost memory), got "
+        f"c.grad = {c.grad}")
     loss = (x * c).sum()
     loss.backward()
     try:

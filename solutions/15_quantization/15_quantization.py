@@ -357,7 +357,10 @@ def test_quantize_per_tensor_rounds_half_to_even_and_saturates(quantize_per_tens
     assert u.int_repr().numpy().tolist() == [0, 3, 6], (
         f"quint8, scale 0.1, zero point 3: round(x / s + z) clamped to [0, 255] gives [0, 3, 6], "
         f"got {u.int_repr().numpy().tolist()}")
-    assert q.q_scale() == 0.1 and u.q_zero_point() == 3, "keep scale and zero point in the QTensor"
+    scale, zero_point = q.q_scale(), u.q_zero_point()
+    assert scale == 0.1 and zero_point == 3, (
+        f"keep scale and zero point in the QTensor (dequantize needs them): expected 0.1 and 3, "
+        f"got {scale} and {zero_point}")
 
 # %%
 def test_dequantize_per_tensor(quantize_per_tensor, quint8, Tensor, np):
@@ -915,7 +918,10 @@ def test_observers_track_ranges(MinMaxObserver, MovingAverageMinMaxObserver,
                                 PerChannelMinMaxObserver, Tensor, np):
     obs = MinMaxObserver()
     x = Tensor([1.0, 3.0])
-    assert obs(x) is x, "an observer returns its input unchanged (the same object)"
+    returned = obs(x)
+    assert returned is x, (
+        f"an observer only records the range and returns its input itself (it sits between "
+        f"layers), got a {type(returned).__name__} that is not x")
     obs(Tensor([-2.0, 2.0]))
     assert (float(obs.min_val.data), float(obs.max_val.data)) == (-2.0, 3.0), (
         f"MinMaxObserver keeps the running min and max: expected (-2, 3), got "
@@ -1167,10 +1173,13 @@ def test_quantized_linear_weights(QuantizedLinear, Linear, np):
         f"[[127, -64, 32], [64, 32, -128]], got {q.qweight.data.tolist()}")
     assert np.allclose(q.weight_scale.data, [1 / 127.5, 0.04 / 127.5]), (
         f"one float32 scale per output row, got {q.weight_scale.data}")
-    assert q.bias is not None and np.allclose(q.bias.data, [0.5, -0.25]), "keep the float bias"
+    assert q.bias is not None and np.allclose(q.bias.data, [0.5, -0.25]), (
+        f"keep the float bias [0.5, -0.25] (it is added after the int8 product), got "
+        f"{getattr(q.bias, 'data', None)}")
     lin.bias.data[...] = 9.0
     assert np.allclose(q.bias.data, [0.5, -0.25]), (
-        "the quantized layer must own a copy of the bias: changing the float layer changed it")
+        f"the quantized layer must own a copy of the bias: setting the float layer's bias to 9 "
+        f"changed it to {q.bias.data}")
 
 # %%
 def test_quantized_linear_matches_float_layer(QuantizedLinear, Linear, Tensor, determine_qparams,
@@ -1180,7 +1189,9 @@ def test_quantized_linear_matches_float_layer(QuantizedLinear, Linear, Tensor, d
     lin = Linear(16, 4)
     x = Tensor(np.random.default_rng(1).standard_normal((5, 16)).astype(np.float32))
     q = QuantizedLinear.from_float(lin)
-    assert q.input_scale is None, "from_float without input_qparams is dynamic: no input_scale"
+    assert q.input_scale is None, (
+        f"from_float without input_qparams is dynamic (each batch picks its input scale): "
+        f"input_scale must be None, got {q.input_scale}")
     with no_grad():
         ref = lin(x).numpy()
     got = q(x)
@@ -1193,10 +1204,12 @@ def test_quantized_linear_matches_float_layer(QuantizedLinear, Linear, Tensor, d
     s, z = determine_qparams(x.numpy().min(), x.numpy().max(), 0, 255)
     xq = quantize_per_tensor(x, float(s), int(z), quint8).dequantize().numpy().astype(np.float64)
     w = q.weight().dequantize().numpy().astype(np.float64)
-    assert np.allclose(got.numpy(), xq @ w.T + lin.bias.data, atol=1e-4), (
+    want = xq @ w.T + lin.bias.data
+    off = np.abs(got.numpy() - want).max()
+    assert np.allclose(got.numpy(), want, atol=1e-4), (
         "the output must equal dequantize(q_x) @ dequantize(q_w).T + b (up to float rounding), "
         "with q_x quantized per batch (quint8, the batch's min and max): int32 accumulation is "
-        "exact, so any other difference is a bug")
+        f"exact, so any other difference is a bug; max difference {off:.3g}")
 
 # %% [raw]
 # # END TESTS
@@ -1534,7 +1547,9 @@ def test_swap_modules_keeps_the_order(swap_modules, QuantizedLinear, Linear, ReL
     y = out(x)
     assert y.shape == (6, 3), f"the swapped model still maps (6, 4) to (6, 3), got {y.shape}"
     lone = swap_modules(Linear(2, 2), {Linear: QuantizedLinear.from_float})
-    assert type(lone).__name__ == "QuantizedLinear", "a matching root is replaced too"
+    assert type(lone).__name__ == "QuantizedLinear", (
+        f"a matching root is replaced too (swap_modules(Linear(2, 2), ...) returns the "
+        f"replacement), got {type(lone).__name__}")
 
 # %%
 def test_model_bytes_counts_parameters_and_buffers(model_bytes, QuantizedLinear, Linear,

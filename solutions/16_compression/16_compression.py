@@ -255,7 +255,9 @@ def test_l1_unstructured_mask_and_repeated_pruning(l1_unstructured_mask, Tensor,
         f"pruning again works on the 3 weights left: round(0.5 * 3) = round(1.5) = 2 (half to "
         f"even), so 0.4 and 0.7 go and only 0.9 stays; expected [[1, 0, 0], [0, 0, 0]], got "
         f"{m2.tolist()} (counting all 6 entries would prune 3: everything that was left)")
-    assert m1.tolist() == [[1, 0, 1], [0, 0, 1]], "do not modify the default_mask you were given"
+    assert m1.tolist() == [[1, 0, 1], [0, 0, 1]], (
+        f"do not modify the default_mask you were given (the caller still holds it): it is now "
+        f"{m1.tolist()}")
     ties = l1_unstructured_mask(np.array([0.5, -0.5, 0.5, 2.0], dtype=np.float32), 2)
     assert ties.tolist() == [0, 0, 1, 1], (
         f"equal magnitudes: the lowest indices go first (stable sort), got {ties.tolist()}")
@@ -507,16 +509,19 @@ def test_masked_linear_applies_the_mask_and_blocks_gradients(MaskedLinear, Linea
     lin.weight.data[...] = [[0.9, -0.1, 0.4], [-0.2, 0.3, -0.7]]
     lin.bias.data[...] = [0.5, -0.5]
     masked = MaskedLinear.from_linear(lin)
-    assert masked.weight is lin.weight, "from_linear shares the Parameters (same objects)"
+    assert masked.weight is lin.weight, (
+        f"from_linear shares the Parameters (same objects, so an optimizer holding lin's keeps "
+        f"training them), got a {type(masked.weight).__name__} that is not lin.weight")
     l1_unstructured(masked, "weight", 0.5)
     x = Tensor([[1.0, 2.0, 3.0]])
     y = masked(x)
     assert np.allclose(y.numpy(), [[0.9 + 1.2 + 0.5, -2.1 - 0.5]]), (
         f"only kept weights count: [0.9, 0, 0.4] and [0, 0, -0.7] give [[2.6, -2.6]], got "
         f"{y.numpy().tolist()}")
-    assert np.allclose(masked.weight.numpy(), [[0.9, -0.1, 0.4], [-0.2, 0.3, -0.7]]), (
+    stored = masked.weight.numpy()
+    assert np.allclose(stored, [[0.9, -0.1, 0.4], [-0.2, 0.3, -0.7]]), (
         "the Parameter keeps the trained values (PyTorch's weight_orig): multiply in forward, "
-        "never the stored .data")
+        f"never the stored .data; it now holds {np.round(stored, 4).tolist()}")
     y.sum().backward()
     g = masked.weight.grad.numpy()
     assert np.allclose(g, [[1.0, 0.0, 3.0], [0.0, 0.0, 3.0]]), (
@@ -1010,15 +1015,21 @@ def test_shrink_linear_pair_keeps_the_function_of_kept_neurons(shrink_linear_pai
     assert (a2.weight.shape, a2.bias.shape, b2.weight.shape, b2.bias.shape) == (
         (3, 5), (3,), (3, 3), (3,)), (
         f"3 kept neurons: weights (3, 5) and (3, 3), got {a2.weight.shape} and {b2.weight.shape}")
-    assert np.allclose(a2.weight.numpy(), a.weight.numpy()[[0, 2, 3]]), (
-        "the first layer keeps rows 0, 2, 3 in their original order")
+    src = a.weight.numpy()
+    rows = [next((i for i in range(4) if np.allclose(r, src[i])), None) for r in a2.weight.numpy()]
+    assert np.allclose(a2.weight.numpy(), src[[0, 2, 3]]), (
+        f"the first layer keeps rows 0, 2, 3 in their original order, got rows {rows} of "
+        "a.weight (None: no row of it)")
     x = Tensor(np.random.default_rng(0).standard_normal((6, 5)).astype(np.float32))
     with no_grad():
-        same = np.allclose(b2(ReLU()(a2(x))).numpy(), b(ReLU()(a(x))).numpy(), atol=1e-6)
-    assert same, ("removing a neuron that feeds nothing must not change the output: the next "
-                  "layer loses the matching *columns*")
+        out, ref = b2(ReLU()(a2(x))).numpy(), b(ReLU()(a(x))).numpy()
+    assert np.allclose(out, ref, atol=1e-6), (
+        f"removing a neuron that feeds nothing must not change the output, max difference "
+        f"{np.abs(out - ref).max():.3g}: the next layer loses the matching *columns*")
     a2.weight.data[...] = 0
-    assert not np.all(a.weight.data == 0), "the new layers hold copies, not views"
+    assert not np.all(a.weight.data == 0), (
+        f"the new layers hold copies, not views: zeroing a2.weight left "
+        f"{np.count_nonzero(a.weight.data)} nonzero entries in the original a.weight")
 
 # %% [raw]
 # # END TESTS
@@ -1123,11 +1134,15 @@ def test_low_rank_linear_is_the_truncated_svd(low_rank_linear, Linear, Tensor, m
     assert full[0].weight.shape == (4, 6) and full[1].weight.shape == (4, 4), (
         f"rank 4: weights (4, 6) then (4, 4), got {full[0].weight.shape}, {full[1].weight.shape}")
     assert full[0].bias is None and np.allclose(full[1].bias.numpy(), lin.bias.numpy()), (
-        "the first layer has no bias; the second carries the original bias")
+        f"the bias is added once: none in the first layer, the original "
+        f"{lin.bias.numpy().round(4)} in the second; got {getattr(full[0].bias, 'data', None)} "
+        f"and {getattr(full[1].bias, 'data', None)}")
     x = Tensor(np.random.default_rng(0).standard_normal((3, 6)).astype(np.float32))
     with no_grad():
-        assert np.allclose(full(x).numpy(), lin(x).numpy(), atol=1e-5), (
-            "full rank reproduces the layer exactly (U Σ Vᵀ = W)")
+        out, ref = full(x).numpy(), lin(x).numpy()
+    assert np.allclose(out, ref, atol=1e-5), (
+        f"full rank reproduces the layer exactly (U Σ Vᵀ = W), max difference "
+        f"{np.abs(out - ref).max():.3g}")
     one = low_rank_linear(lin, 1)
     w = lin.weight.numpy().astype(np.float64)
     s = np.linalg.svd(w, compute_uv=False)
@@ -1395,15 +1410,19 @@ def test_kl_div_values_reductions_and_gradients(kl_div, Tensor, np):
         f"{np.round(want, 4).tolist()}, got {np.round(got, 4).tolist()}")
     logp = Tensor(np.log([[0.7, 0.2, 0.1]]), requires_grad=True)
     as_log = kl_div(x[1:], logp, reduction="sum", log_target=True)
-    assert np.isclose(as_log.item(), terms[1].sum()), (
-        "log_target=True takes log-probabilities: exp(target) * (target - input)")
+    summed = as_log.item()
+    assert np.isclose(summed, terms[1].sum()), (
+        f"log_target=True takes log-probabilities: exp(target) * (target - input) sums to "
+        f"{terms[1].sum():.5f}, got {summed:.5f}")
     kl_div(x, Tensor(p), reduction="sum").backward()
     assert np.allclose(x.grad.numpy(), -p), (
         f"d/dinput of the summed loss is -target, got {np.round(x.grad.numpy(), 4).tolist()}")
     as_log.backward()
-    assert np.allclose(logp.grad.numpy(), [0.7, 0.2, 0.1] * (np.log([0.7, 0.2, 0.1])
-                                                             - np.log([0.6, 0.3, 0.1]) + 1)), (
-        "d/dtarget with log_target: exp(target) * (target - input + 1)")
+    grad_target = logp.grad.numpy()
+    want_target = [0.7, 0.2, 0.1] * (np.log([0.7, 0.2, 0.1]) - np.log([0.6, 0.3, 0.1]) + 1)
+    assert np.allclose(grad_target, want_target), (
+        f"d/dtarget with log_target: exp(target) * (target - input + 1) = "
+        f"{np.round(want_target, 4).tolist()}, got {np.round(grad_target, 4).tolist()}")
 
 # %%
 def test_distillation_loss_mixes_soft_and_hard_terms(distillation_loss, kl_div, log_softmax,
@@ -1421,7 +1440,8 @@ def test_distillation_loss_mixes_soft_and_hard_terms(distillation_loss, kl_div, 
         f"{0.7 * soft + 0.3 * hard:.5f}, got {loss.item():.5f}")
     loss.backward()
     assert s.grad is not None and t.grad is None, (
-        "the student gets a gradient, the teacher none: detach the teacher's logits")
+        f"the student gets a gradient, the teacher none: detach the teacher's logits; got "
+        f"s.grad {type(s.grad).__name__}, t.grad {type(t.grad).__name__}")
     same = distillation_loss(s, s, y, temperature=3.0, alpha=1.0)
     assert np.isclose(same.item(), 0.0, atol=1e-7), (
         f"a student equal to its teacher has no soft loss, got {same.item()}")

@@ -8,7 +8,7 @@ points = 0
 @test_case(points=None, hidden=False)
 def test_relu_values(relu, Tensor, np):
     out = relu(Tensor([-2.0, -0.5, 0.0, 0.5, 3.0]))
-    assert isinstance(out, Tensor), 'relu must return a Tensor (so autograd can track it)'
+    assert isinstance(out, Tensor), f'relu must return a Tensor (so autograd can track it), got {type(out).__name__}'
     assert out.numpy().tolist() == [0.0, 0.0, 0.0, 0.5, 3.0], f'relu keeps positives and zeroes negatives, got {out.numpy().tolist()}'
     assert out.dtype == np.float32, f"relu must keep float32, got {out.dtype}: a float64 result doubles the memory of every activation (np.maximum(x, 0) keeps the input's dtype)"
 
@@ -25,10 +25,11 @@ def test_relu_gradient_is_zero_at_zero(_ReLUFn, Context, np):
 def test_sigmoid_is_stable(sigmoid, Tensor, np):
     with np.errstate(over='raise', invalid='raise'):
         out = sigmoid(Tensor([-1000.0, -100.0, 0.0, 100.0, 1000.0])).numpy()
-    assert not np.isnan(out).any(), 'sigmoid returned NaN: exp overflowed (branch on the sign)'
+    assert not np.isnan(out).any(), f'sigmoid returned NaN: {out}; exp overflowed (branch on the sign)'
     assert np.allclose(out, [0.0, 0.0, 0.5, 1.0, 1.0]), f'sigmoid of large |x| is wrong: {out}'
-    assert out[1] > 0, 'sigmoid(-100) = 3.7e-44 is tiny but positive: use exp(x) / (1 + exp(x))'
-    assert abs(sigmoid(Tensor([2.0])).item() - 0.880797) < 1e-06, 'sigmoid(2) = 0.880797'
+    assert out[1] > 0, f'sigmoid(-100) = 3.7e-44 is tiny but positive, got {out[1]}: for x < 0 use exp(x) / (1 + exp(x))'
+    at_two = sigmoid(Tensor([2.0])).item()
+    assert abs(at_two - 0.880797) < 1e-06, f'sigmoid(2) = 1 / (1 + exp(-2)) = 0.880797, got {at_two}'
 
 @test_case(points=None, hidden=False)
 def test_tanh_values(tanh, Tensor, np):

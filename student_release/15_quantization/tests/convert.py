@@ -16,7 +16,7 @@ def test_swap_modules_keeps_the_order(swap_modules, QuantizedLinear, Linear, ReL
     y = out(x)
     assert y.shape == (6, 3), f'the swapped model still maps (6, 4) to (6, 3), got {y.shape}'
     lone = swap_modules(Linear(2, 2), {Linear: QuantizedLinear.from_float})
-    assert type(lone).__name__ == 'QuantizedLinear', 'a matching root is replaced too'
+    assert type(lone).__name__ == 'QuantizedLinear', f'a matching root is replaced too (swap_modules(Linear(2, 2), ...) returns the replacement), got {type(lone).__name__}'
 
 @test_case(points=None, hidden=False)
 def test_model_bytes_counts_parameters_and_buffers(model_bytes, QuantizedLinear, Linear, Sequential, ReLU):

@@ -20,7 +20,8 @@ def test_determine_qparams_affine_and_symmetric(determine_qparams, per_tensor_sy
 def test_observers_track_ranges(MinMaxObserver, MovingAverageMinMaxObserver, PerChannelMinMaxObserver, Tensor, np):
     obs = MinMaxObserver()
     x = Tensor([1.0, 3.0])
-    assert obs(x) is x, 'an observer returns its input unchanged (the same object)'
+    returned = obs(x)
+    assert returned is x, f'an observer only records the range and returns its input itself (it sits between layers), got a {type(returned).__name__} that is not x'
     obs(Tensor([-2.0, 2.0]))
     assert (float(obs.min_val.data), float(obs.max_val.data)) == (-2.0, 3.0), f'MinMaxObserver keeps the running min and max: expected (-2, 3), got ({float(obs.min_val.data)}, {float(obs.max_val.data)})'
     scale, zp = obs.calculate_qparams()

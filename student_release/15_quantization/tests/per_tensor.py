@@ -13,7 +13,8 @@ def test_quantize_per_tensor_rounds_half_to_even_and_saturates(quantize_per_tens
     assert got.tolist() == [0, 2, 2, 0, 127, -128], f'expected [0, 2, 2, 0, 127, -128], got {got.tolist()}: x/s = 0.5, 1.5, 2.5, -0.5 round half to even (np.rint), and 200 / -200 saturate at 127 / -128 (clip before the cast, or 200 wraps around)'
     u = quantize_per_tensor(Tensor([-1.0, 0.0, 0.26]), 0.1, 3, quint8)
     assert u.int_repr().numpy().tolist() == [0, 3, 6], f'quint8, scale 0.1, zero point 3: round(x / s + z) clamped to [0, 255] gives [0, 3, 6], got {u.int_repr().numpy().tolist()}'
-    assert q.q_scale() == 0.1 and u.q_zero_point() == 3, 'keep scale and zero point in the QTensor'
+    scale, zero_point = (q.q_scale(), u.q_zero_point())
+    assert scale == 0.1 and zero_point == 3, f'keep scale and zero point in the QTensor (dequantize needs them): expected 0.1 and 3, got {scale} and {zero_point}'
 
 @test_case(points=None, hidden=False)
 def test_dequantize_per_tensor(quantize_per_tensor, quint8, Tensor, np):

@@ -24,7 +24,7 @@ def test_l1_unstructured_mask_and_repeated_pruning(l1_unstructured_mask, Tensor,
     assert m1.tolist() == [[1, 0, 1], [0, 0, 1]], f'0.5 of 6 = 3 smallest |w| (0.1, 0.2, 0.3) are pruned: expected [[1, 0, 1], [0, 0, 1]], got {m1.tolist()}'
     m2 = l1_unstructured_mask(Tensor(w), 0.5, default_mask=m1)
     assert m2.tolist() == [[1, 0, 0], [0, 0, 0]], f'pruning again works on the 3 weights left: round(0.5 * 3) = round(1.5) = 2 (half to even), so 0.4 and 0.7 go and only 0.9 stays; expected [[1, 0, 0], [0, 0, 0]], got {m2.tolist()} (counting all 6 entries would prune 3: everything that was left)'
-    assert m1.tolist() == [[1, 0, 1], [0, 0, 1]], 'do not modify the default_mask you were given'
+    assert m1.tolist() == [[1, 0, 1], [0, 0, 1]], f'do not modify the default_mask you were given (the caller still holds it): it is now {m1.tolist()}'
     ties = l1_unstructured_mask(np.array([0.5, -0.5, 0.5, 2.0], dtype=np.float32), 2)
     assert ties.tolist() == [0, 0, 1, 1], f'equal magnitudes: the lowest indices go first (stable sort), got {ties.tolist()}'
 

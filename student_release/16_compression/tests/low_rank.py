@@ -11,10 +11,11 @@ def test_low_rank_linear_is_the_truncated_svd(low_rank_linear, Linear, Tensor, m
     lin = Linear(6, 4)
     full = low_rank_linear(lin, 4)
     assert full[0].weight.shape == (4, 6) and full[1].weight.shape == (4, 4), f'rank 4: weights (4, 6) then (4, 4), got {full[0].weight.shape}, {full[1].weight.shape}'
-    assert full[0].bias is None and np.allclose(full[1].bias.numpy(), lin.bias.numpy()), 'the first layer has no bias; the second carries the original bias'
+    assert full[0].bias is None and np.allclose(full[1].bias.numpy(), lin.bias.numpy()), f"the bias is added once: none in the first layer, the original {lin.bias.numpy().round(4)} in the second; got {getattr(full[0].bias, 'data', None)} and {getattr(full[1].bias, 'data', None)}"
     x = Tensor(np.random.default_rng(0).standard_normal((3, 6)).astype(np.float32))
     with no_grad():
-        assert np.allclose(full(x).numpy(), lin(x).numpy(), atol=1e-05), 'full rank reproduces the layer exactly (U Σ Vᵀ = W)'
+        out, ref = (full(x).numpy(), lin(x).numpy())
+    assert np.allclose(out, ref, atol=1e-05), f'full rank reproduces the layer exactly (U Σ Vᵀ = W), max difference {np.abs(out - ref).max():.3g}'
     one = low_rank_linear(lin, 1)
     w = lin.weight.numpy().astype(np.float64)
     s = np.linalg.svd(w, compute_uv=False)
