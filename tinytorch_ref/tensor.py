@@ -1348,7 +1348,8 @@ def _abs(self: Tensor) -> Tensor:
     return _result(out, "abs", (self,))
 
 
-def _clamp(self: Tensor, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
+def _clamp(self: Tensor, min: float | None = None,  # noqa: A002 - PyTorch's names
+           max: float | None = None) -> Tensor:  # noqa: A002
     """Limit every element to ``[min, max]``; either bound may be None (torch.clamp).
 
     The bounds take part in type promotion like any number: ``int.clamp(min=0.5)`` is

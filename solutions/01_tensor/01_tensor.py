@@ -1014,17 +1014,30 @@ def test_shape_dtype_ndim(Tensor, np):
     assert t.shape == (2, 3), f"shape should be (2, 3), got {t.shape!r}: return a tuple of ints"
     assert t.dtype == np.float32, f"Python floats should become float32, got {t.dtype}"
     assert t.ndim == 2, f"ndim should be 2, got {t.ndim}"
-    assert Tensor(3.0).ndim == 0, "a scalar tensor has 0 dimensions"
+    scalar = Tensor(3.0)
+    assert scalar.ndim == 0, (
+        f"Tensor(3.0) has shape () and so 0 dimensions, got ndim {scalar.ndim!r}: a loss is a "
+        f"0-d tensor, and code that counts its dimensions must not see 1")
 
 # %%
 def test_numel_and_memory(Tensor, np):
-    assert Tensor(np.zeros((2, 3, 4))).numel() == 24, "numel is the product of the shape"
-    assert Tensor(5.0).numel() == 1, "a scalar tensor has one element (the empty product is 1)"
+    n = Tensor(np.zeros((2, 3, 4))).numel()
+    assert n == 24, (
+        f"a (2, 3, 4) tensor has 2 * 3 * 4 = 24 elements, numel() gave {n!r}: multiply the "
+        f"sizes of the shape; every memory and FLOP estimate starts from this count")
+    n0 = Tensor(5.0).numel()
+    assert n0 == 1, (
+        f"a 0-d tensor holds one element (the empty product is 1), numel() gave {n0!r}: start "
+        f"the product at 1, or every scalar loss counts as empty")
     batch = Tensor(np.zeros((32, 3, 224, 224), dtype=np.float32))
-    assert batch.memory_footprint() == 19267584, (
-        "32 images x 3 x 224 x 224 float32 values x 4 bytes = 19,267,584 bytes (about 19 MB)")
-    assert Tensor(np.zeros(10, dtype=np.float64)).memory_footprint() == 80, (
-        "float64 takes 8 bytes per element")
+    got = batch.memory_footprint()
+    assert got == 19267584, (
+        f"32 images x 3 x 224 x 224 float32 values x 4 bytes = 19,267,584 bytes (about 19 MB), "
+        f"memory_footprint() gave {got!r}: numel() times the bytes of one element")
+    got64 = Tensor(np.zeros(10, dtype=np.float64)).memory_footprint()
+    assert got64 == 80, (
+        f"10 float64 values take 10 x 8 = 80 bytes, memory_footprint() gave {got64!r}: use "
+        f"the element size of the dtype (self.data.itemsize), not 4 for every tensor")
 
 # %% [raw]
 # # END TESTS
@@ -1320,10 +1333,20 @@ def test_strides_and_contiguity(Tensor, np):
     x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
     assert x.stride() == (3, 1), f"strides count elements, not bytes: expected (3, 1), got {x.stride()}"
     t = x.transpose(0, 1)
-    assert t.shape == (3, 2), "transpose(0, 1) swaps the two sizes"
-    assert t.stride() == (1, 3), "transpose swaps the strides too"
-    assert np.shares_memory(t.data, x.data), "transpose must be a view: no copy of the data"
-    assert x.is_contiguous() and not t.is_contiguous(), "a transposed matrix is not contiguous"
+    assert t.shape == (3, 2), (
+        f"transpose(0, 1) of a (2, 3) tensor swaps the two sizes to (3, 2), got shape "
+        f"{t.shape}: every x.T in a linear layer depends on it")
+    assert t.stride() == (1, 3), (
+        f"transpose swaps the strides too: (3, 1) becomes (1, 3), got {t.stride()}: the "
+        f"strides are how a view finds its elements without copying")
+    assert np.shares_memory(t.data, x.data), (
+        f"transpose must be a view of x, but its data (strides {t.data.strides} bytes) is a "
+        f"copy: a transpose should cost nothing, whatever the size of x")
+    flags = (x.is_contiguous(), t.is_contiguous())
+    assert flags == (True, False), (
+        f"a (2, 3) matrix is contiguous and its transpose (strides {t.stride()}) is not; "
+        f"is_contiguous() gave {flags[0]} and {flags[1]}: kernels copy non-contiguous inputs, "
+        f"so this decides when a copy happens")
     empty = Tensor(np.zeros((3, 0), dtype=np.float32)).transpose(0, 1)
     assert empty.is_contiguous(), (
         f"a tensor with no elements is contiguous (nothing to lay out, PyTorch's convention), "
@@ -1345,39 +1368,53 @@ def test_indexing_like_pytorch(Tensor, np):
     assert got.numpy().tolist()[1] == [4.0, 6.0], (
         f"x[0, :, [0, 2]] row 1 is [4, 6], got {got.numpy().tolist()[1]}")
     try:
-        x[::-1]
+        flipped = x[::-1]
     except ValueError:
         pass
     else:
-        raise AssertionError("x[::-1] must raise ValueError: PyTorch refuses negative steps")
+        raise AssertionError(f"x[::-1] must raise ValueError (PyTorch refuses negative steps: "
+                             f"use x.flip(0)), but returned shape {flipped.shape}")
 
 # %%
 def test_reshape_and_view(Tensor, np):
     x = Tensor(np.arange(12, dtype=np.float32))
     r = x.reshape(3, -1)
-    assert r.shape == (3, 4), "-1 infers the missing size: 12 / 3 = 4"
-    assert np.shares_memory(r.data, x.data), "reshaping a contiguous tensor should not copy"
-    assert x.reshape((2, 6)).shape == (2, 6), "reshape accepts a tuple too"
+    assert r.shape == (3, 4), (
+        f"reshape(3, -1) of 12 elements infers the missing size 12 / 3 = 4, so (3, 4); got "
+        f"shape {r.shape}: -1 is how batch code reshapes without knowing the batch size")
+    assert np.shares_memory(r.data, x.data), (
+        f"reshaping a contiguous tensor must give a view, but the (3, 4) result (strides "
+        f"{r.stride()}) is a copy: call self.data.reshape, which never copies when it can avoid it")
+    r2 = x.reshape((2, 6))
+    assert r2.shape == (2, 6), (
+        f"reshape((2, 6)) (one tuple) must work like reshape(2, 6), got shape {r2.shape}: "
+        f"x.reshape(other.shape) passes a tuple")
     try:
-        x.reshape(5, 5)
+        bad = x.reshape(5, 5)
     except RuntimeError:
         pass
     else:
-        raise AssertionError("reshape to 25 elements from 12 must raise RuntimeError")
+        raise AssertionError(
+            f"reshape(5, 5) of 12 elements must raise RuntimeError (25 != 12), but returned "
+            f"shape {bad.shape}: a wrong element count is a bug to report, not to hide")
     try:
-        x.reshape(3, 4).transpose(0, 1).view(12)
+        flat = x.reshape(3, 4).transpose(0, 1).view(12)
     except RuntimeError:
         pass
     else:
-        raise AssertionError("view of a transposed matrix must raise RuntimeError: no single "
-                             "stride walks it in row-major order")
+        raise AssertionError(
+            f"view(12) of a transposed (4, 3) matrix must raise RuntimeError: no single stride "
+            f"walks it in row-major order; got shape {flat.shape}, values "
+            f"{flat.numpy()[:4].tolist()}... (use reshape, which copies)")
     part = Tensor(np.zeros((4, 6), dtype=np.float32))[:, :3]
     v = part.view(2, 2, 3)
     assert v.shape == (2, 2, 3) and np.shares_memory(v.data, part.data), (
         f"x[:, :3] is not contiguous, but its strides (6, 1) allow the view (2, 2, 3) (strides "
         f"(12, 6, 1)); got shape {v.shape}: do not refuse every non-contiguous tensor")
     p = Tensor(np.zeros((2, 3, 4, 5))).permute(0, 2, 3, 1)
-    assert p.shape == (2, 4, 5, 3), "permute(0, 2, 3, 1) turns NCHW into NHWC"
+    assert p.shape == (2, 4, 5, 3), (
+        f"permute(0, 2, 3, 1) turns NCHW (2, 3, 4, 5) into NHWC (2, 4, 5, 3), got shape "
+        f"{p.shape}: dimension i of the result is dimension dims[i] of the input")
 
 # %% [raw]
 # # END TESTS
@@ -1760,7 +1797,8 @@ def _abs(self: Tensor) -> Tensor:
     return _result(out, "abs", (self,))
 
 
-def _clamp(self: Tensor, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
+def _clamp(self: Tensor, min: float | None = None,  # noqa: A002 - PyTorch's names
+           max: float | None = None) -> Tensor:  # noqa: A002
     """Limit every element to ``[min, max]``; either bound may be None (torch.clamp).
 
     The bounds take part in type promotion like any number: ``int.clamp(min=0.5)`` is
@@ -1804,13 +1842,31 @@ def test_broadcasting_arithmetic(Tensor, np):
     b = Tensor([10.0, 20.0, 30.0])
     s = a + b
     assert s.shape == (2, 3), f"(2, 1) + (3,) broadcasts to (2, 3), got {s.shape}"
-    assert s.numpy().tolist() == [[11.0, 21.0, 31.0], [12.0, 22.0, 32.0]], "wrong sums"
-    assert (b - a).numpy()[1, 0] == 8.0, "subtraction: 10 - 2 = 8"
-    assert (a * b).numpy()[1, 2] == 60.0, "multiplication: 2 * 30 = 60"
-    assert (b / 10).numpy().tolist() == [1.0, 2.0, 3.0], "division by a Python number"
-    assert (2 * b).dtype == np.float32, "a Python number must not turn float32 into float64"
-    assert (-a).numpy()[0, 0] == -1.0, "negation"
-    assert (1 - b).numpy()[0] == -9.0, "reflected subtraction: 1 - 10 = -9"
+    sums = s.numpy().tolist()
+    assert sums == [[11.0, 21.0, 31.0], [12.0, 22.0, 32.0]], (
+        f"[[1], [2]] + [10, 20, 30] is [[11, 21, 31], [12, 22, 32]], got {sums}: add the "
+        f"promoted arrays a and b and let NumPy broadcast")
+    diff = (b - a).numpy().tolist()
+    assert diff[1] == [8.0, 18.0, 28.0], (
+        f"b - a: row 1 is [10, 20, 30] - 2 = [8, 18, 28], got {diff[1]}: self minus other, "
+        f"in that order")
+    prod = (a * b).numpy().tolist()
+    assert prod[1] == [20.0, 40.0, 60.0], (
+        f"a * b: row 1 is 2 * [10, 20, 30] = [20, 40, 60], got {prod[1]}: * is element-wise, "
+        f"not a matrix product")
+    quot = (b / 10).numpy().tolist()
+    assert quot == [1.0, 2.0, 3.0], (
+        f"[10, 20, 30] / 10 is [1, 2, 3], got {quot}: a Python number divides every element")
+    twice = 2 * b
+    assert twice.dtype == np.float32, (
+        f"2 * a float32 tensor stays float32, got {twice.dtype}: a Python number must not "
+        f"double the memory and halve the speed of everything after it")
+    neg = (-a).numpy().tolist()
+    assert neg == [[-1.0], [-2.0]], f"-[[1], [2]] is [[-1], [-2]], got {neg}"
+    rsub = (1 - b).numpy().tolist()
+    assert rsub == [-9.0, -19.0, -29.0], (
+        f"1 - [10, 20, 30] is [-9, -19, -29], got {rsub}: __rsub__ calls _sub with the "
+        f"operands swapped, so 1 - x must not compute x - 1")
 
 # %%
 def test_type_promotion(Tensor, result_type, np):
@@ -1843,10 +1899,19 @@ def test_type_promotion(Tensor, result_type, np):
 # %%
 def test_elementwise_math(Tensor, np):
     x = Tensor([0.0, 1.0, 4.0])
-    assert np.allclose((x ** 2).numpy(), [0.0, 1.0, 16.0]), "x ** 2 squares each element"
-    assert np.allclose(x.sqrt().numpy(), [0.0, 1.0, 2.0]), "sqrt"
-    assert np.allclose(x.exp().log().numpy(), x.numpy(), atol=1e-6), "log(exp(x)) == x"
-    assert np.allclose(Tensor([-2.0, 0.5]).clamp(min=0.0).numpy(), [0.0, 0.5]), "clamp(min=0)"
+    sq = (x ** 2).numpy()
+    assert np.allclose(sq, [0.0, 1.0, 16.0]), (
+        f"[0, 1, 4] ** 2 is [0, 1, 16], got {sq.tolist()}")
+    root = x.sqrt().numpy()
+    assert np.allclose(root, [0.0, 1.0, 2.0]), f"sqrt([0, 1, 4]) is [0, 1, 2], got {root.tolist()}"
+    back = x.exp().log().numpy()
+    assert np.allclose(back, x.numpy(), atol=1e-6), (
+        f"log(exp(x)) must give x = [0, 1, 4] back, got {back.tolist()}: exp and log are "
+        f"inverses (check that each calls the right NumPy function)")
+    clamped = Tensor([-2.0, 0.5]).clamp(min=0.0).numpy()
+    assert np.allclose(clamped, [0.0, 0.5]), (
+        f"[-2, 0.5].clamp(min=0) is [0, 0.5], got {clamped.tolist()}: values below min become "
+        f"min, the rest stay")
     mag = Tensor([-3, 2]).abs()
     assert mag.numpy().tolist() == [3, 2] and mag.dtype == np.int64, (
         f"abs of int64 [-3, 2] is int64 [3, 2], got {mag.dtype} {mag.numpy().tolist()}")
@@ -1946,23 +2011,33 @@ def _matmul(self: Tensor, other: Any) -> Tensor:
 def test_matmul(Tensor, np):
     a = Tensor([[1.0, 2.0], [3.0, 4.0]])
     b = Tensor([[5.0, 6.0], [7.0, 8.0]])
-    assert (a @ b).numpy().tolist() == [[19.0, 22.0], [43.0, 50.0]], "2x2 matrix product"
+    got = (a @ b).numpy().tolist()
+    assert got == [[19.0, 22.0], [43.0, 50.0]], (
+        f"[[1, 2], [3, 4]] @ [[5, 6], [7, 8]] is [[19, 22], [43, 50]] (row times column), got "
+        f"{got}: use np.matmul, not the element-wise *")
     batch = Tensor(np.ones((8, 2, 3), dtype=np.float32))
     w = Tensor(np.ones((3, 5), dtype=np.float32))
-    assert (batch @ w).shape == (8, 2, 5), "(8, 2, 3) @ (3, 5) -> (8, 2, 5)"
+    out = batch @ w
+    assert out.shape == (8, 2, 5), (
+        f"(8, 2, 3) @ (3, 5) multiplies each of the 8 matrices by w: (8, 2, 5), got shape "
+        f"{out.shape}: np.dot pairs every batch with every batch; np.matmul broadcasts")
     try:
-        Tensor(np.ones((2, 3))) @ Tensor(np.ones((4, 5)))
+        wrong = Tensor(np.ones((2, 3))) @ Tensor(np.ones((4, 5)))
     except ValueError as err:
-        assert "(2, 3)" in str(err) and "(4, 5)" in str(err), "name both shapes in the error"
+        assert "(2, 3)" in str(err) and "(4, 5)" in str(err), (
+            f"the error must name both shapes (2, 3) and (4, 5), it says {str(err)!r}: this is "
+            f"the error students meet most often, and the shapes are what they need to fix it")
     else:
-        raise AssertionError("(2, 3) @ (4, 5) must raise ValueError")
+        raise AssertionError(f"(2, 3) @ (4, 5) must raise ValueError (3 != 4), but returned "
+                             f"shape {wrong.shape}")
     try:
-        Tensor(np.ones((2, 3))) @ Tensor(np.ones((3, 4), dtype=np.float32))
+        mixed = Tensor(np.ones((2, 3))) @ Tensor(np.ones((3, 4), dtype=np.float32))
     except RuntimeError:
         pass
     else:
-        raise AssertionError("float64 @ float32 must raise RuntimeError (matmul does not "
-                             "promote in PyTorch: a float64 input to float32 weights is a bug)")
+        raise AssertionError(f"float64 @ float32 must raise RuntimeError (matmul does not "
+                             f"promote in PyTorch: a float64 input to float32 weights is a bug), "
+                             f"but returned a {mixed.dtype} tensor of shape {mixed.shape}")
 
 # %% [raw]
 # # END TESTS
@@ -2124,27 +2199,48 @@ def _max(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor 
 # %%
 def test_reductions(Tensor, np):
     x = Tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-    assert x.sum().item() == 21.0, "sum() adds every element"
-    assert x.sum(dim=0).numpy().tolist() == [5.0, 7.0, 9.0], "sum(dim=0) adds down the columns"
-    assert x.sum(dim=1, keepdim=True).shape == (2, 1), "keepdim=True keeps a size-1 dimension"
-    assert x.mean(dim=1).numpy().tolist() == [2.0, 5.0], "mean(dim=1) averages each row"
-    assert x.max().item() == 6.0, "max() is the largest element"
+    total = x.sum()
+    assert total.shape == () and total.item() == 21.0, (
+        f"sum() of [[1, 2, 3], [4, 5, 6]] is the 0-d tensor 21.0, got shape {total.shape}, "
+        f"values {total.numpy().tolist()}: with no dim, reduce over every element")
+    cols = x.sum(dim=0).numpy().tolist()
+    assert cols == [5.0, 7.0, 9.0], (
+        f"sum(dim=0) adds down the columns: [5, 7, 9], got {cols}: dim names the dimension "
+        f"that disappears")
+    kept = x.sum(dim=1, keepdim=True)
+    assert kept.shape == (2, 1), (
+        f"sum(dim=1, keepdim=True) keeps the summed dimension with size 1: (2, 1), got "
+        f"{kept.shape}: x / x.sum(dim=1, keepdim=True) only broadcasts with it")
+    means = x.mean(dim=1).numpy().tolist()
+    assert means == [2.0, 5.0], (
+        f"mean(dim=1) averages each row: [2, 5], got {means}: losses and normalisation "
+        f"average over the right dimension")
+    top = x.max()
+    assert top.item() == 6.0, (
+        f"max() is the largest element, 6.0, got {top.numpy().tolist()}")
     m = x.max(dim=1)
-    assert m.values.numpy().tolist() == [3.0, 6.0], "max(dim=1).values are the row maxima"
-    assert m.indices.numpy().tolist() == [2, 2], "max(dim=1).indices say where they are"
+    vals, idx = m.values.numpy().tolist(), m.indices.numpy().tolist()
+    assert vals == [3.0, 6.0], (
+        f"max(dim=1).values are the row maxima [3, 6], got {vals}: return "
+        f"MaxResult(values, indices), values first")
+    assert idx == [2, 2] and m.indices.dtype == np.int64, (
+        f"max(dim=1).indices say where the maxima are: int64 [2, 2], got {m.indices.dtype} "
+        f"{idx}: argmax along the same dim gives the predicted class")
     count = Tensor([True, True, False]).sum()
     assert count.dtype == np.int64 and count.item() == 2, (
         f"the sum of a bool mask counts its True values as int64 (2), got {count.dtype} "
         f"{count.item()}")
-    assert x.sum(dim=()).item() == 21.0, (
-        f"sum(dim=()) reduces every dimension in PyTorch (21.0), got {x.sum(dim=()).numpy()}")
+    every = x.sum(dim=())
+    assert every.item() == 21.0, (
+        f"sum(dim=()) reduces every dimension in PyTorch (21.0), got {every.numpy()}")
     try:
-        Tensor([1, 2]).mean()
+        bad = Tensor([1, 2]).mean()
     except RuntimeError:
         pass
     else:
-        raise AssertionError("the mean of an int tensor must raise RuntimeError as in PyTorch "
-                             "(call .float() first)")
+        raise AssertionError(f"the mean of an int tensor must raise RuntimeError as in PyTorch "
+                             f"(call .float() first), but returned {bad.dtype} "
+                             f"{bad.numpy().tolist()}")
 
 # %% [raw]
 # # END TESTS
