@@ -1,7 +1,7 @@
 """The optimization tier's differentiable operations (modules 14-19), in ``op_catalogue`` format.
 
 Module 18 adds a fused ``Function`` with a hand-written backward (bias + tanh-GELU in one
-node). ``OPTIMIZATION_OPS`` is shared by ``tests/test_gradcheck_optimization_ops.py`` (float64
+node). ``OPTIMIZATION_OPS`` is shared by ``tests/test_gradcheck.py`` (float64
 central differences, dtypes) and the parity suites (``theirs``: the torch equivalent).
 """
 

@@ -4,7 +4,7 @@ Modules 11 (embeddings), 12 (attention) and 13 (transformers) add operations tha
 ``Function`` subclasses with hand-written backward passes (the embedding gather, scaled
 dot-product attention, the fused softmax, layer norm, the tanh GELU) or compositions of them
 (positional encodings, multi-head attention, the MLP and the transformer block).
-``SEQUENCE_OPS`` is shared by ``tests/test_gradcheck_sequence_ops.py`` (float64 central
+``SEQUENCE_OPS`` is shared by ``tests/test_gradcheck.py`` (float64 central
 differences) and the parity suites (``theirs``: the torch equivalent, None when torch has
 none). Non-differentiable inputs (indices, masks) are fixed constants captured below.
 """

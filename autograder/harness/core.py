@@ -16,7 +16,6 @@ and a message that says why and what to try.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import math
 import os
@@ -282,7 +281,7 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
     ctx.notes += notes
     ctx.submission_file = notebook.name
     try:
-        ctx.submission_sha = _sha256_capped(notebook)
+        ctx.submission_sha = sha256_file(notebook)
     except OSError as exc:
         return _zero(ctx, jobs, f"Your submission could not be graded: {notebook.name}: "
                      f"cannot be read ({exc.strerror})", "export")
@@ -399,14 +398,6 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
 
     # 6. decide, in this process, on plain data only
     return _decide(ctx, suite, exp, pub, jobs, report)
-
-
-def _sha256_capped(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _reference_usable(info: ModuleInfo, number: int, slug: str, now: dt.datetime) -> bool:
