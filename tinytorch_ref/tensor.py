@@ -395,158 +395,34 @@ class Tensor:
         """
         return self.numel() * self.data.itemsize
 
-    # ------------------------------------------------------------------ your code: layout
+    # ------------------------------------------------------------------ section 2: layout
+    # From here on, each method calls a function you write in the cell of the section that
+    # teaches it (``stride`` calls ``_stride``, ``x + y`` calls ``_add``). Python looks the
+    # name up when the method runs, so running that section's cell is enough: this cell
+    # need not run again, and nothing is added to the class afterwards.
     def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
-        """Elements to skip in storage to move one step along each dimension.
-
-        PyTorch counts strides in *elements*; NumPy's ``.strides`` counts *bytes*.
-
-        APPROACH: divide each of ``self.data.strides`` by ``self.data.itemsize``.
-        With ``dim`` given, return only that dimension's stride.
-
-        EXAMPLE:
-            >>> Tensor(np.zeros((2, 3), dtype=np.float32)).stride()
-            (3, 1)
-            >>> Tensor(np.zeros((2, 3), dtype=np.float32)).transpose(0, 1).stride()
-            (1, 3)
-
-        HINT: use integer division (``//``): strides are whole numbers of elements.
-        """
-        strides = tuple(s // self.data.itemsize for s in self.data.strides)
-        if dim is None:
-            return strides
-        return strides[dim]
+        """Elements to skip in storage to move one step along each dimension."""
+        return _stride(self, dim)
 
     def is_contiguous(self) -> bool:
-        """True when elements sit in storage in row-major order with no gaps.
-
-        APPROACH:
-            1. A tensor with no elements (a 0 in its shape) is contiguous: there is nothing to
-               lay out (PyTorch's convention).
-            2. Walk the dimensions from last to first, keeping the stride a row-major tensor of
-               this shape would have (it starts at 1 and is multiplied by each size).
-            3. Compare with ``self.stride()``. Dimensions of size 1 can have any stride (you
-               never step along them), so skip them.
-
-        EXAMPLE:
-            >>> x = Tensor(np.zeros((2, 3)))
-            >>> x.is_contiguous(), x.transpose(0, 1).is_contiguous()
-            (True, False)
-            >>> Tensor(np.zeros((3, 0))).transpose(0, 1).is_contiguous()
-            True
-
-        HINT: a ``(4, 1)`` column transposed to ``(1, 4)`` is still contiguous — that is the
-        size-1 rule at work.
-        """
-        if self.numel() == 0:
-            return True
-        expected = 1
-        strides = self.stride()
-        for size, stride in zip(reversed(self.shape), reversed(strides), strict=True):
-            if size != 1 and stride != expected:
-                return False
-            expected *= size
-        return True
+        """True when elements sit in storage in row-major order with no gaps."""
+        return _is_contiguous(self)
 
     def reshape(self, *shape: Any) -> Tensor:
-        """The same elements in a new shape; a view (no copy) whenever the layout allows.
-
-        Accepts ``reshape(2, 6)`` or ``reshape((2, 6))``; one size may be ``-1`` and is inferred.
-
-        APPROACH:
-            1. Accept a single tuple/list argument as the shape.
-            2. Check the element count matches (resolving a ``-1``); if it cannot, raise
-               ``RuntimeError("shape '[5, 5]' is invalid for input of size 12")``.
-            3. ``self.data.reshape(shape)`` returns a view when it can.
-            4. Return ``_result(new_data, "reshape", (self,))`` so autograd can follow.
-
-        EXAMPLE:
-            >>> Tensor(np.arange(12)).reshape(3, -1).shape
-            (3, 4)
-
-        HINT: the helpers ``_shape_arg`` and ``_check_reshape`` below do steps 1 and 2.
-        """
-        shape = _shape_arg(shape)
-        _check_reshape(shape, self.numel())
-        return _result(self.data.reshape(shape), "reshape", (self,))
+        """The same elements in a new shape; a view (no copy) whenever the layout allows."""
+        return _reshape(self, *shape)
 
     def view(self, *shape: Any) -> Tensor:
-        """Like ``reshape`` but guaranteed never to copy; raises when the strides forbid it.
-
-        A contiguous tensor can always be viewed in any shape with the same number of elements.
-        A non-contiguous one sometimes can: ``x[:, ::2].view(...)`` may only add or remove
-        size-1 dimensions or split a dimension, because a view can only give each new
-        dimension one stride. ``x.T.view(-1)`` can never work: row-major order would have to
-        jump back and forth in storage.
-
-        APPROACH:
-            1. ``shape = _shape_arg(shape)`` and ``_check_reshape(shape, self.numel())`` as in
-               ``reshape``.
-            2. Ask NumPy for a reshape that must not copy:
-               ``np.reshape(self.data, shape, copy=False)`` raises ``ValueError`` exactly when
-               no set of strides gives that shape.
-            3. Turn that ``ValueError`` into ``RuntimeError`` (PyTorch's type), telling the
-               user to call ``.reshape(...)``; otherwise record the result as in ``reshape``.
-
-        EXAMPLE:
-            >>> Tensor(np.zeros((2, 3))).transpose(0, 1).view(6)
-            Traceback (most recent call last):
-            RuntimeError: view size is not compatible with input tensor's size and stride ...
-            >>> Tensor(np.zeros((4, 6)))[:, ::2].view(4, 3, 1).shape
-            (4, 3, 1)
-
-        HINT: do not test ``is_contiguous()`` first: that refuses views PyTorch allows (the
-        second example is not contiguous). ``raise RuntimeError(...) from None`` hides the
-        NumPy traceback.
-        """
-        shape = _shape_arg(shape)
-        _check_reshape(shape, self.numel())
-        try:
-            out = np.reshape(self.data, shape, copy=False)
-        except ValueError:
-            raise RuntimeError(
-                "view size is not compatible with input tensor's size and stride (at least "
-                "one dimension spans across two contiguous subspaces). Use .reshape(...) "
-                "instead.") from None
-        return _result(out, "reshape", (self,))
+        """Like ``reshape`` but guaranteed never to copy; raises when the strides forbid it."""
+        return _view(self, *shape)
 
     def transpose(self, dim0: int, dim1: int) -> Tensor:
-        """Swap two dimensions *without copying*: only the shape and strides change.
-
-        APPROACH: ``np.swapaxes(self.data, dim0, dim1)`` returns a view; wrap it with
-        ``_result(..., "transpose", (self,), dim0=dim0, dim1=dim1)``.
-
-        EXAMPLE:
-            >>> Tensor(np.zeros((2, 3, 4))).transpose(0, 2).shape
-            (4, 3, 2)
-
-        HINT: check ``np.shares_memory(x.data, x.transpose(0, 1).data)`` — it should be True.
-        """
-        if self.ndim == 0:  # nothing to swap: PyTorch accepts dims 0 and -1 for a 0-d tensor
-            _dim_arg((dim0, dim1), 0)
-            return self.reshape(())
-        return _result(np.swapaxes(self.data, dim0, dim1), "transpose", (self,),
-                       dim0=dim0, dim1=dim1)
+        """Swap two dimensions *without copying*: only the shape and strides change."""
+        return _transpose(self, dim0, dim1)
 
     def permute(self, *dims: Any) -> Tensor:
-        """Reorder all dimensions, e.g. NCHW -> NHWC with ``permute(0, 2, 3, 1)``. A view.
-
-        APPROACH:
-            1. Accept ints or one tuple (``_shape_arg`` does this).
-            2. Check ``dims`` is a permutation of ``range(self.ndim)``; else ``RuntimeError``.
-            3. ``np.transpose(self.data, dims)`` gives the view; record it with
-               ``_result(..., "permute", (self,), dims=dims)``.
-
-        EXAMPLE:
-            >>> Tensor(np.zeros((2, 3, 4, 5))).permute(0, 2, 3, 1).shape
-            (2, 4, 5, 3)
-
-        HINT: negative dims count from the end: compare ``d % self.ndim``.
-        """
-        dims = _shape_arg(dims)
-        if sorted(d % max(self.ndim, 1) for d in dims) != list(range(self.ndim)):
-            raise RuntimeError(f"permute: dims {dims} are not a permutation of {self.ndim} dims")
-        return _result(np.transpose(self.data, dims), "permute", (self,), dims=dims)
+        """Reorder all dimensions, e.g. NCHW -> NHWC with ``permute(0, 2, 3, 1)``. A view."""
+        return _permute(self, *dims)
 
     @property
     def T(self) -> Tensor:  # noqa: N802 - PyTorch's name
@@ -556,150 +432,33 @@ class Tensor:
         return self.permute(*reversed(range(self.ndim)))
 
     def __getitem__(self, index: Any) -> Tensor:
-        """Indexing and slicing with PyTorch's rules: ``x[0]``, ``x[:, 1:3]``, ``x[idx]``.
+        """Indexing and slicing with PyTorch's rules: ``x[0]``, ``x[:, 1:3]``, ``x[idx]``."""
+        return _getitem(self, index)
 
-        APPROACH:
-            1. ``x, index = _index_arg(self, index)`` (provided): it unwraps Tensors in the
-               index, refuses negative slice steps (PyTorch does), and applies integer indices
-               first when they are mixed with index arrays (PyTorch's rule; see the lesson).
-            2. ``x.data[index]`` — basic slices give views, integer arrays give copies.
-            3. Return ``_result(np.asarray(out), "getitem", (x,), index=index)``.
-
-        EXAMPLE:
-            >>> x = Tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
-            >>> x[1].tolist(), x[:, 1:].tolist(), x[Tensor(np.array([1, 1]))].shape
-            ([4.0, 5.0, 6.0], [[2.0, 3.0], [5.0, 6.0]], (2, 3))
-
-        HINT: record ``x`` (not ``self``) as the input: ``_index_arg`` may already have
-        recorded the integer step. Keep ``index`` in the record: module 05 needs it to route
-        gradients back to the selected elements.
-        """
-        x, index = _index_arg(self, index)
-        return _result(np.asarray(x.data[index]), "getitem", (x,), index=index)
-
-    # ------------------------------------------------------------------ your code: arithmetic
+    # ------------------------------------------------------------------ section 3: arithmetic
     def __add__(self, other: Any) -> Tensor:
-        """Element-wise ``self + other`` with broadcasting; ``other`` may be a number.
-
-        APPROACH: the first line (given) calls ``_binary``: it wraps a number in a Tensor and
-        gives you both data arrays ``a`` and ``b`` already converted to the dtype PyTorch's
-        type promotion picks (your ``result_type``, below). Replace the ``raise`` line with
-        ``out = ...``, adding ``a`` and ``b`` — NumPy broadcasts for you. The ``return`` below
-        it is given: it records the operation so module 05 can compute gradients. The other
-        operators follow the same pattern.
-
-        EXAMPLE:
-            >>> (Tensor([[1.0], [2.0]]) + Tensor([10.0, 20.0, 30.0])).shape
-            (2, 3)
-            >>> (Tensor([1, 2]) + 0.5).dtype
-            dtype('float32')
-
-        HINT: do not loop over elements or call ``np.broadcast_to``: ``+`` on the arrays
-        broadcasts, and does it without copying. Use ``a`` and ``b``, not ``self.data`` and
-        ``other.data``: those still have their own dtypes.
-        """
-        other, a, b = _binary(self, other)
-        out = a + b
-        return _result(out, "add", (self, other))
+        """Element-wise ``self + other`` with broadcasting; ``other`` may be a number."""
+        return _add(self, other)
 
     def __sub__(self, other: Any) -> Tensor:
-        """Element-wise ``self - other`` with broadcasting.
-
-        APPROACH: as in ``__add__``: ``out = ...`` from the promoted arrays ``a`` and ``b``.
-        (``_check_not_bool_sub``, given, refuses bool tensors as PyTorch does: "subtracting"
-        masks is almost always a bug; ``~mask`` inverts one.)
-
-        EXAMPLE:
-            >>> (Tensor([5.0, 7.0]) - 1).tolist()
-            [4.0, 6.0]
-
-        HINT: the order matters: ``self`` minus ``other``; ``1 - t`` goes through
-        ``__rsub__`` (given), which calls this with the operands swapped.
-        """
-        _check_not_bool_sub(self, other)
-        other, a, b = _binary(self, other)
-        out = a - b
-        return _result(out, "sub", (self, other))
+        """Element-wise ``self - other`` with broadcasting."""
+        return _sub(self, other)
 
     def __mul__(self, other: Any) -> Tensor:
-        """Element-wise ``self * other`` with broadcasting (not a matrix product: see ``@``).
-
-        APPROACH: as in ``__add__``: ``out = ...`` from the promoted arrays ``a`` and ``b``.
-
-        EXAMPLE:
-            >>> (Tensor([[1.0], [2.0]]) * Tensor([3.0, 4.0])).tolist()
-            [[3.0, 4.0], [6.0, 8.0]]
-
-        HINT: ``*`` on arrays is element-wise; ``np.dot`` here would be a bug.
-        """
-        other, a, b = _binary(self, other)
-        out = a * b
-        return _result(out, "mul", (self, other))
+        """Element-wise ``self * other`` with broadcasting (not a matrix product: see ``@``)."""
+        return _mul(self, other)
 
     def __truediv__(self, other: Any) -> Tensor:
-        """Element-wise ``self / other`` with broadcasting (true division, float result).
-
-        Dividing integers gives a float: NumPy makes ``int / int`` float64, PyTorch float32
-        (its default float dtype). The given first line asks ``_binary`` for float operands
-        (``floating=True``): integer and bool operands arrive as float32.
-
-        APPROACH: ``out = ...`` dividing ``a`` by ``b``.
-
-        EXAMPLE:
-            >>> (Tensor([1, 2]) / Tensor([2, 4])).dtype, (Tensor([1, 2]) / 4).tolist()
-            (dtype('float32'), [0.25, 0.5])
-
-        HINT: one line, as in ``__mul__``; dividing by 0 gives ``inf`` (or NaN for ``0 / 0``)
-        with a NumPy warning, as in PyTorch.
-        """
-        other, a, b = _binary(self, other, floating=True)
-        out = a / b
-        return _result(out, "div", (self, other))
+        """Element-wise ``self / other`` with broadcasting (true division, float result)."""
+        return _truediv(self, other)
 
     def __neg__(self) -> Tensor:
-        """Element-wise negation ``-self``.
-
-        APPROACH: ``out = ...`` negating the data array.
-
-        EXAMPLE:
-            >>> (-Tensor([1.0, -2.0])).tolist()
-            [-1.0, 2.0]
-
-        HINT: ``-self.data`` keeps the dtype; ``0 - self.data`` would too, but says less.
-        """
-        out = -self.data
-        return _result(out, "neg", (self,))
+        """Element-wise negation ``-self``."""
+        return _neg(self)
 
     def __pow__(self, exponent: Any) -> Tensor:
-        """``self ** exponent`` for a number exponent (``x ** 2``, ``x ** 0.5``).
-
-        APPROACH: as in ``__add__``, ``a`` and ``b`` come promoted: ``Tensor([4, 9]) ** 0.5``
-        is computed in float32 (an integer tensor to a float power is float32, as in PyTorch),
-        while ``x ** 2`` keeps ``x``'s dtype. ``out = ...`` with ``a ** b``, but compute
-        ``exponent == 2`` and ``exponent == 3`` with products (``a * a``) — see the HINT.
-
-        EXAMPLE:
-            >>> (Tensor([1.0, 2.0, 3.0]) ** 2).tolist(), (Tensor([4, 9]) ** 0.5).tolist()
-            ([1.0, 4.0, 9.0], [2.0, 3.0])
-
-        HINT (performance): NumPy's ``x ** 3`` on float32 is ~4x slower than ``x * x * x``
-        (``x ** 2`` and ``x ** 0.5`` have fast paths); special-case 2 and 3. The given first
-        lines send a Tensor exponent to a general version and refuse what PyTorch refuses
-        (an integer tensor to a negative integer power).
-        """
-        if isinstance(exponent, Tensor):
-            return _tensor_pow(self, exponent)
-        other, a, b = _binary(self, exponent)
-        _check_power(a.dtype, exponent)
-        if a.dtype == np.bool_:  # bool ** bool: x ** True is x, x ** False is True
-            return Tensor(a | ~b)
-        if exponent == 2:
-            out = a * a
-        elif exponent == 3:
-            out = a * a * a
-        else:
-            out = a ** b
-        return _result(out, "pow", (self,), exponent=exponent)
+        """``self ** exponent`` for a number exponent (``x ** 2``, ``x ** 0.5``)."""
+        return _pow(self, exponent)
 
     # provided: reflected operators (``2 + t``, ``2 - t``, ``2 * t``, ``2 / t``, ``2 ** t``).
     # The number becomes a 0-d tensor of the promoted dtype, then the operator above runs.
@@ -748,150 +507,35 @@ class Tensor:
     def __itruediv__(self, other: Any) -> Tensor:
         return _inplace(self, other, np.true_divide)
 
-    # ------------------------------------------------------------------ your code: math
+    # ------------------------------------------------------------------ section 3: math
     def exp(self) -> Tensor:
-        """Element-wise ``e ** x``.
-
-        APPROACH: ``out = np.exp(...)`` of ``_float_data(self)`` (given below: the data as it
-        is for float tensors, converted to float32 for integer and bool tensors, because
-        ``e ** 1`` is not an integer — PyTorch does the same). The exponential overflows
-        float32 above ~88.7 (``inf``); module 02 shows how softmax avoids that.
-
-        EXAMPLE:
-            >>> Tensor([0.0, 1.0]).exp().tolist()  # doctest: +ELLIPSIS
-            [1.0, 2.718...]
-            >>> Tensor([0, 1]).exp().dtype
-            dtype('float32')
-
-        HINT: keep the dtype: ``np.exp`` of float32 data is float32; of int64 data NumPy would
-        give float64, which is why you start from ``_float_data(self)``.
-        """
-        out = np.exp(_float_data(self))
-        return _result(out, "exp", (self,))
+        """Element-wise ``e ** x``."""
+        return _exp(self)
 
     def log(self) -> Tensor:
-        """Element-wise natural logarithm (``-inf`` at 0, NaN below 0, as in NumPy).
-
-        APPROACH: ``out = np.log(...)`` of ``_float_data(self)`` (integers become float32).
-
-        EXAMPLE:
-            >>> round(Tensor([np.e]).log().item(), 5)
-            1.0
-
-        HINT: do not clamp here: losses (module 04) decide how to guard ``log(0)``.
-        """
-        out = np.log(_float_data(self))
-        return _result(out, "log", (self,))
+        """Element-wise natural logarithm (``-inf`` at 0, NaN below 0, as in NumPy)."""
+        return _log(self)
 
     def sqrt(self) -> Tensor:
-        """Element-wise square root.
-
-        APPROACH: ``out = np.sqrt(...)`` of ``_float_data(self)`` (integers become float32).
-
-        EXAMPLE:
-            >>> Tensor([4.0, 9.0]).sqrt().tolist(), Tensor([4, 9]).sqrt().tolist()
-            ([2.0, 3.0], [2.0, 3.0])
-
-        HINT: negative inputs give NaN (with a NumPy warning), as in PyTorch.
-        """
-        out = np.sqrt(_float_data(self))
-        return _result(out, "sqrt", (self,))
+        """Element-wise square root."""
+        return _sqrt(self)
 
     def tanh(self) -> Tensor:
-        """Element-wise hyperbolic tangent, squashing values into (-1, 1).
-
-        APPROACH: ``out = np.tanh(...)`` of ``_float_data(self)`` (integers become float32).
-
-        EXAMPLE:
-            >>> Tensor([0.0]).tanh().tolist()
-            [0.0]
-
-        HINT: ``np.tanh`` is stable for large inputs; the textbook
-        ``(e^x - e^-x) / (e^x + e^-x)`` overflows to ``inf / inf``.
-        """
-        out = np.tanh(_float_data(self))
-        return _result(out, "tanh", (self,))
+        """Element-wise hyperbolic tangent, squashing values into (-1, 1)."""
+        return _tanh(self)
 
     def abs(self) -> Tensor:
-        """Element-wise absolute value.
-
-        APPROACH: ``out = np.abs(...)`` of the data (the dtype stays: ``|int|`` is an int).
-
-        EXAMPLE:
-            >>> Tensor([-2.0, 3.0]).abs().tolist(), Tensor([-2, 3]).abs().dtype
-            ([2.0, 3.0], dtype('int64'))
-
-        HINT: one NumPy call; module 05 decides the derivative at 0 (0, as in PyTorch).
-        """
-        if self.data.dtype == np.bool_:
-            raise RuntimeError("abs is not implemented for bool tensors (as in PyTorch)")
-        out = np.abs(self.data)
-        return _result(out, "abs", (self,))
+        """Element-wise absolute value."""
+        return _abs(self)
 
     def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
-        """Limit every element to ``[min, max]``; either bound may be None (torch.clamp).
+        """Limit every element to ``[min, max]``; either bound may be None (torch.clamp)."""
+        return _clamp(self, min, max)
 
-        The bounds take part in type promotion like any number: ``int.clamp(min=0.5)`` is
-        float32, ``float32.clamp(min=0)`` stays float32.
-
-        APPROACH: ``out = np.clip(a, min, max)`` on the promoted data ``a`` (given) — NumPy
-        accepts None for a missing bound.
-
-        EXAMPLE:
-            >>> Tensor([-2.0, 0.5, 3.0]).clamp(min=0.0, max=1.0).tolist()
-            [0.0, 0.5, 1.0]
-
-        HINT: ``clamp(min=0)`` looks like ReLU (module 02), but PyTorch's ReLU passes no
-        gradient at exactly 0 and ``clamp``'s bounds are inclusive: module 02 writes its own.
-        """
-        if min is None and max is None:
-            raise ValueError("clamp: at least one of min and max must be given")
-        a = self.data.astype(result_type(self, *(v for v in (min, max) if v is not None)),
-                             copy=False)
-        out = np.clip(a, min, max)
-        return _result(out, "clamp", (self,), min=min, max=max)
-
-    # ------------------------------------------------------------------ your code: matmul
+    # ------------------------------------------------------------------ section 4: matmul
     def matmul(self, other: Any) -> Tensor:
-        """Matrix product with PyTorch's rules: 1-D vectors, 2-D matrices, batched N-D.
-
-        For N-D inputs the last two dimensions are multiplied and the leading (batch)
-        dimensions broadcast: ``(B, n, k) @ (k, m) -> (B, n, m)``.
-
-        APPROACH:
-            1. ``other = _as_tensor(other)`` (given); 0-d inputs are a ``ValueError`` (use
-               ``*``).
-            2. Unlike ``+`` and ``*``, ``@`` does not promote: if the two dtypes differ,
-               raise ``RuntimeError`` naming both (PyTorch: "expected both ... to have the same
-               dtype"). A float64 input to a float32 layer is a bug to report, not to hide.
-            3. Check the inner sizes agree: the last dim of ``self`` and the second-to-last
-               of ``other`` (or its only dim when 1-D). If not, raise ``ValueError`` naming
-               both shapes, e.g. ``matmul: shapes (2, 3) and (4, 5) cannot be multiplied
-               (3 != 4)``.
-            4. ``out = np.matmul(self.data, other.data)``: ``np.matmul`` implements exactly
-               these rules (the line after the stub records ``out``).
-
-        EXAMPLE:
-            >>> a = Tensor(np.ones((8, 2, 3))); b = Tensor(np.ones((3, 5)))
-            >>> (a @ b).shape
-            (8, 2, 5)
-
-        HINT: ``np.dot`` is not the same as ``np.matmul`` for 3-D inputs — it pairs every batch
-        of ``a`` with every batch of ``b``. Use ``np.matmul``.
-        """
-        other = _as_tensor(other)
-        if self.ndim == 0 or other.ndim == 0:
-            raise ValueError("matmul: both arguments need at least 1 dimension (use * for scalars)")
-        if self.dtype != other.dtype:
-            raise RuntimeError(f"matmul: expected both arguments to have the same dtype, but "
-                               f"found {self.dtype} and {other.dtype}")
-        k_self = self.shape[-1]
-        k_other = other.shape[0] if other.ndim == 1 else other.shape[-2]
-        if k_self != k_other:
-            raise ValueError(f"matmul: shapes {self.shape} and {other.shape} cannot be "
-                             f"multiplied ({k_self} != {k_other})")
-        out = np.matmul(self.data, other.data)
-        return _result(np.asarray(out), "matmul", (self, other))
+        """Matrix product with PyTorch's rules: 1-D vectors, 2-D matrices, batched N-D."""
+        return _matmul(self, other)
 
     def __matmul__(self, other: Any) -> Tensor:
         return self.matmul(other)
@@ -899,182 +543,24 @@ class Tensor:
     def __rmatmul__(self, other: Any) -> Tensor:
         return _as_tensor(other).matmul(self)
 
-    # ------------------------------------------------------------------ your code: reductions
+    # ------------------------------------------------------------------ section 5: reductions
     def sum(self, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
-        """Sum over ``dim`` (an int, a tuple, or None for every dimension).
-
-        ``keepdim=True`` keeps the reduced dimensions with size 1, so the result still
-        broadcasts against the input: ``x - x.mean(dim=1, keepdim=True)``.
-
-        APPROACH:
-            1. ``axis = _dim_arg(dim, self.ndim)`` (given helper): it turns lists into tuples,
-               checks the dims, and gives None for "everything" — also for ``dim=()`` and for
-               a 0-d tensor, where PyTorch reduces over all dimensions (NumPy's ``axis=()``
-               would reduce over none).
-            2. ``out = np.sum(...)`` with ``axis=axis`` and ``keepdims=keepdim``. Integer and
-               bool tensors sum to int64, as in PyTorch (``mask.sum()`` counts): pass
-               ``dtype=np.int64`` for them (``self.dtype.kind in "biu"``), ``None`` otherwise.
-            3. The given ``return`` records the op.
-
-        EXAMPLE:
-            >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]])
-            >>> x.sum().item(), x.sum(dim=0).tolist(), x.sum(dim=1, keepdim=True).shape
-            (10.0, [4.0, 6.0], (2, 1))
-            >>> Tensor([True, True, False]).sum().item(), x.sum(dim=()).item()
-            (2, 10.0)
-
-        HINT: a full reduction gives a NumPy scalar; the given ``np.asarray`` makes it a 0-d
-        array so the result is still a Tensor with shape ``()``. Without the int64 rule a
-        uint8 image would sum to NumPy's uint64.
-        """
-        axis = _dim_arg(dim, self.ndim)
-        dtype = np.int64 if self.dtype.kind in "biu" else None
-        out = np.sum(self.data, axis=axis, keepdims=keepdim, dtype=dtype)
-        return _result(np.asarray(out), "sum", (self,), dim=axis, keepdim=keepdim)
+        """Sum over ``dim`` (an int, a tuple, or None for every dimension)."""
+        return _sum(self, dim, keepdim)
 
     def mean(self, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
-        """Mean over ``dim``; same ``dim``/``keepdim`` rules as ``sum``.
-
-        APPROACH (the line after the stub records ``out`` and ``axis``):
-            1. The mean of integers is not an integer, and PyTorch will not guess a dtype:
-               for a non-float tensor (``self.dtype.kind != "f"``) raise ``RuntimeError``
-               saying to call ``.float()`` first.
-            2. ``axis = _dim_arg(dim, self.ndim)`` as in ``sum``.
-            3. ``out = np.mean(self.data, axis=axis, keepdims=keepdim)`` (float32 data gives a
-               float32 mean).
-
-        EXAMPLE:
-            >>> Tensor([[1.0, 2.0], [3.0, 4.0]]).mean(dim=0).tolist()
-            [2.0, 3.0]
-            >>> Tensor([1, 2]).mean()
-            Traceback (most recent call last):
-            RuntimeError: mean(): could not infer output dtype...
-
-        HINT: accuracy is ``(pred == y).float().mean()``: the comparison gives bools, so the
-        ``.float()`` is needed here exactly as in PyTorch.
-        """
-        if self.dtype.kind != "f":
-            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be a "
-                               f"floating point dtype, got {self.dtype}: call .float() first")
-        axis = _dim_arg(dim, self.ndim)
-        out = np.mean(self.data, axis=axis, keepdims=keepdim)
-        return _result(np.asarray(out), "mean", (self,), dim=axis, keepdim=keepdim)
+        """Mean over ``dim``; same ``dim``/``keepdim`` rules as ``sum``."""
+        return _mean(self, dim, keepdim)
 
     def max(self, dim: int | None = None, keepdim: bool = False) -> Tensor | MaxResult:
-        """Largest element. Like PyTorch:
-
-        * ``x.max()`` returns a 0-d tensor with the largest element;
-        * ``x.max(dim)`` returns ``MaxResult(values, indices)`` — use ``.values`` for the
-          maxima and ``.indices`` for where they are.
-
-        APPROACH:
-            1. ``dim is None``: ``np.max`` of everything, recorded with ``dim=None``.
-            2. ``axis = _dim_arg(dim, self.ndim)``. A 0-d tensor has nothing to reduce
-               (``axis`` is None): its maximum is itself, at index 0 — record it as in step 1
-               and return ``MaxResult(values, Tensor(np.zeros((), dtype=np.int64)))``.
-            3. Otherwise ``np.max`` and ``np.argmax`` along ``axis`` (both with ``keepdims``);
-               record the values with the ``indices`` saved (module 05 sends the gradient
-               there) and return ``MaxResult(values, Tensor(indices))``.
-
-        EXAMPLE:
-            >>> x = Tensor([[1.0, 5.0], [7.0, 2.0]])
-            >>> x.max().item(), x.max(dim=1).values.tolist(), x.max(dim=1).indices.tolist()
-            (7.0, [5.0, 7.0], [1, 0])
-
-        HINT: indices are int64, like PyTorch's; ``np.argmax`` gives the platform int. A NaN
-        is the maximum of anything it is in (``np.max`` and ``np.argmax`` agree on that).
-        """
-        if dim is None:
-            out = np.asarray(np.max(self.data))
-            return _result(out, "max", (self,), dim=None, keepdim=False)
-        axis = _dim_arg(dim, self.ndim)
-        if axis is None:
-            out = _result(np.asarray(np.max(self.data)), "max", (self,), dim=None,
-                          keepdim=False)
-            return MaxResult(out, Tensor(np.zeros((), dtype=np.int64)))
-        values = np.max(self.data, axis=axis, keepdims=keepdim)
-        indices = np.argmax(self.data, axis=axis, keepdims=keepdim).astype(np.int64)
-        vals = _result(np.asarray(values), "max", (self,), dim=axis, keepdim=keepdim,
-                       indices=indices)
-        return MaxResult(vals, Tensor(indices))
+        """Largest element; with ``dim``, ``MaxResult(values, indices)`` as in PyTorch."""
+        return _max(self, dim, keepdim)
 
     def amax(self, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
         """Maxima over ``dim`` as a tensor (``torch.amax``): the values without indices."""
         axis = _dim_arg(dim, self.ndim)
         return _result(np.asarray(np.max(self.data, axis=axis, keepdims=keepdim)), "amax",
                        (self,), dim=axis, keepdim=keepdim)
-
-def _category(dtype: np.dtype) -> int:
-    """0 for bool, 1 for integers, 2 for floating point: promotion never goes down."""
-    return 0 if dtype.kind == "b" else 1 if dtype.kind in "iu" else 2
-
-
-def _scalar_dtype(value: Any) -> np.dtype:
-    """The dtype a Python or NumPy number stands for: bool, int64, or the default float32."""
-    if isinstance(value, (bool, np.bool_)):
-        return np.dtype(np.bool_)
-    if isinstance(value, (int, np.integer)):
-        return np.dtype(np.int64)
-    if isinstance(value, (float, np.floating)):
-        return np.dtype(_DEFAULT_FLOAT)
-    raise TypeError(f"unsupported operand type for a tensor operation: {type(value).__name__}")
-
-
-def _promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
-    """The smallest dtype that holds both: a float beats any integer (``int64`` with
-    ``float32`` is ``float32`` in PyTorch, ``float64`` in NumPy), otherwise NumPy's table
-    (``uint8`` with ``int8`` is ``int16``, ``float32`` with ``float64`` is ``float64``)."""
-    if _category(a) != _category(b):
-        return a if _category(a) > _category(b) else b
-    return np.promote_types(a, b)
-
-
-def result_type(*operands: Any) -> np.dtype:
-    """The dtype of ``a + b`` (and every arithmetic op) under PyTorch's promotion rules.
-
-    Like ``torch.result_type``: ``operands`` are Tensors and Python or NumPy numbers.
-
-    The rule:
-        1. Each dtype has a category: bool < integer < floating (``_category``).
-        2. Operands form three groups, strongest first: tensors with at least one dimension,
-           0-d tensors, and numbers (whose dtype is ``_scalar_dtype``: bool, int64 or
-           float32).
-        3. The result's category is the highest category of any operand.
-        4. The dtype comes from the strongest group that has an operand of that category:
-           combine that group's dtypes with ``_promote_types``.
-
-    APPROACH:
-        1. Sort the dtypes into three lists: ``dims`` (``t.ndim > 0``), ``zero_d`` and
-           ``numbers`` (``_scalar_dtype(x)`` for anything that is not a Tensor).
-        2. ``top = max(_category(d) for every dtype in the three lists)``.
-        3. For each list in that order: if one of its dtypes has category ``top``, fold the
-           list with ``_promote_types`` (start from its first dtype) and return the result.
-
-    EXAMPLE:
-        >>> result_type(Tensor([1, 2]), 0.5), result_type(Tensor([1.0]), Tensor(2.0).double())
-        (dtype('float32'), dtype('float32'))
-        >>> result_type(Tensor(np.array([1], np.int8)), 300), result_type(Tensor([True]), 2)
-        (dtype('int8'), dtype('int64'))
-        >>> result_type(Tensor([1.0]), Tensor([2.0]).double())
-        dtype('float64')
-
-    HINT: a number never widens a tensor of its own category (``float32 * 0.5`` stays
-    float32, ``int8 + 300`` stays int8) but lifts a lower one (``int * 0.5`` is float32). A
-    NumPy number counts as a number too: ``np.float64(2.0)`` does not make float32 float64.
-    """
-    groups: tuple[list[np.dtype], ...] = ([], [], [])
-    for x in operands:
-        if isinstance(x, Tensor):
-            groups[0 if x.ndim else 1].append(x.dtype)
-        else:
-            groups[2].append(_scalar_dtype(x))
-    top = max(_category(d) for group in groups for d in group)
-    for group in groups:
-        if any(_category(d) == top for d in group):
-            dtype = group[0]
-            for d in group[1:]:
-                dtype = _promote_types(dtype, d)
-            return dtype
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (bool, int, float, np.bool_, np.number))
@@ -1395,3 +881,634 @@ def _size_arg(shape: tuple[Any, ...]) -> tuple[int, ...]:
     if not shape:  # ``zeros()`` is a mistake; ``zeros(())`` is the 0-d tensor
         raise TypeError("missing the size: zeros(2, 3), zeros((2, 3)) or zeros(()) for 0-d")
     return _shape_arg(shape)
+
+def _stride(self: Tensor, dim: int | None = None) -> tuple[int, ...] | int:
+    """Elements to skip in storage to move one step along each dimension.
+
+    PyTorch counts strides in *elements*; NumPy's ``.strides`` counts *bytes*.
+
+    APPROACH: divide each of ``self.data.strides`` by ``self.data.itemsize``.
+    With ``dim`` given, return only that dimension's stride.
+
+    EXAMPLE:
+        >>> Tensor(np.zeros((2, 3), dtype=np.float32)).stride()
+        (3, 1)
+        >>> Tensor(np.zeros((2, 3), dtype=np.float32)).transpose(0, 1).stride()
+        (1, 3)
+
+    HINT: use integer division (``//``): strides are whole numbers of elements.
+    """
+    strides = tuple(s // self.data.itemsize for s in self.data.strides)
+    if dim is None:
+        return strides
+    return strides[dim]
+
+
+def _is_contiguous(self: Tensor) -> bool:
+    """True when elements sit in storage in row-major order with no gaps.
+
+    APPROACH:
+        1. A tensor with no elements (a 0 in its shape) is contiguous: there is nothing to
+           lay out (PyTorch's convention).
+        2. Walk the dimensions from last to first, keeping the stride a row-major tensor of
+           this shape would have (it starts at 1 and is multiplied by each size).
+        3. Compare with ``self.stride()``. Dimensions of size 1 can have any stride (you
+           never step along them), so skip them.
+
+    EXAMPLE:
+        >>> x = Tensor(np.zeros((2, 3)))
+        >>> x.is_contiguous(), x.transpose(0, 1).is_contiguous()
+        (True, False)
+        >>> Tensor(np.zeros((3, 0))).transpose(0, 1).is_contiguous()
+        True
+
+    HINT: a ``(4, 1)`` column transposed to ``(1, 4)`` is still contiguous — that is the
+    size-1 rule at work.
+    """
+    if self.numel() == 0:
+        return True
+    expected = 1
+    strides = self.stride()
+    for size, stride in zip(reversed(self.shape), reversed(strides), strict=True):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _reshape(self: Tensor, *shape: Any) -> Tensor:
+    """The same elements in a new shape; a view (no copy) whenever the layout allows.
+
+    Accepts ``reshape(2, 6)`` or ``reshape((2, 6))``; one size may be ``-1`` and is inferred.
+
+    APPROACH:
+        1. Accept a single tuple/list argument as the shape.
+        2. Check the element count matches (resolving a ``-1``); if it cannot, raise
+           ``RuntimeError("shape '[5, 5]' is invalid for input of size 12")``.
+        3. ``self.data.reshape(shape)`` returns a view when it can.
+        4. Return ``_result(new_data, "reshape", (self,))`` so autograd can follow.
+
+    EXAMPLE:
+        >>> Tensor(np.arange(12)).reshape(3, -1).shape
+        (3, 4)
+
+    HINT: the provided helpers ``_shape_arg`` and ``_check_reshape`` do steps 1 and 2.
+    """
+    shape = _shape_arg(shape)
+    _check_reshape(shape, self.numel())
+    return _result(self.data.reshape(shape), "reshape", (self,))
+
+
+def _view(self: Tensor, *shape: Any) -> Tensor:
+    """Like ``reshape`` but guaranteed never to copy; raises when the strides forbid it.
+
+    A contiguous tensor can always be viewed in any shape with the same number of elements.
+    A non-contiguous one sometimes can: ``x[:, ::2].view(...)`` may only add or remove
+    size-1 dimensions or split a dimension, because a view can only give each new
+    dimension one stride. ``x.T.view(-1)`` can never work: row-major order would have to
+    jump back and forth in storage.
+
+    APPROACH:
+        1. ``shape = _shape_arg(shape)`` and ``_check_reshape(shape, self.numel())`` as in
+           ``reshape``.
+        2. Ask NumPy for a reshape that must not copy:
+           ``np.reshape(self.data, shape, copy=False)`` raises ``ValueError`` exactly when
+           no set of strides gives that shape.
+        3. Turn that ``ValueError`` into ``RuntimeError`` (PyTorch's type), telling the
+           user to call ``.reshape(...)``; otherwise record the result as in ``reshape``.
+
+    EXAMPLE:
+        >>> Tensor(np.zeros((2, 3))).transpose(0, 1).view(6)
+        Traceback (most recent call last):
+        RuntimeError: view size is not compatible with input tensor's size and stride ...
+        >>> Tensor(np.zeros((4, 6)))[:, ::2].view(4, 3, 1).shape
+        (4, 3, 1)
+
+    HINT: do not test ``is_contiguous()`` first: that refuses views PyTorch allows (the
+    second example is not contiguous). ``raise RuntimeError(...) from None`` hides the
+    NumPy traceback.
+    """
+    shape = _shape_arg(shape)
+    _check_reshape(shape, self.numel())
+    try:
+        out = np.reshape(self.data, shape, copy=False)
+    except ValueError:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least "
+            "one dimension spans across two contiguous subspaces). Use .reshape(...) "
+            "instead.") from None
+    return _result(out, "reshape", (self,))
+
+
+def _transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap two dimensions *without copying*: only the shape and strides change.
+
+    APPROACH: ``np.swapaxes(self.data, dim0, dim1)`` returns a view; wrap it with
+    ``_result(..., "transpose", (self,), dim0=dim0, dim1=dim1)``.
+
+    EXAMPLE:
+        >>> Tensor(np.zeros((2, 3, 4))).transpose(0, 2).shape
+        (4, 3, 2)
+
+    HINT: check ``np.shares_memory(x.data, x.transpose(0, 1).data)`` — it should be True.
+    """
+    if self.ndim == 0:  # nothing to swap: PyTorch accepts dims 0 and -1 for a 0-d tensor
+        _dim_arg((dim0, dim1), 0)
+        return self.reshape(())
+    return _result(np.swapaxes(self.data, dim0, dim1), "transpose", (self,),
+                   dim0=dim0, dim1=dim1)
+
+
+def _permute(self: Tensor, *dims: Any) -> Tensor:
+    """Reorder all dimensions, e.g. NCHW -> NHWC with ``permute(0, 2, 3, 1)``. A view.
+
+    APPROACH:
+        1. Accept ints or one tuple (``_shape_arg`` does this).
+        2. Check ``dims`` is a permutation of ``range(self.ndim)``; else ``RuntimeError``.
+        3. ``np.transpose(self.data, dims)`` gives the view; record it with
+           ``_result(..., "permute", (self,), dims=dims)``.
+
+    EXAMPLE:
+        >>> Tensor(np.zeros((2, 3, 4, 5))).permute(0, 2, 3, 1).shape
+        (2, 4, 5, 3)
+
+    HINT: negative dims count from the end: compare ``d % self.ndim``.
+    """
+    dims = _shape_arg(dims)
+    if sorted(d % max(self.ndim, 1) for d in dims) != list(range(self.ndim)):
+        raise RuntimeError(f"permute: dims {dims} are not a permutation of {self.ndim} dims")
+    return _result(np.transpose(self.data, dims), "permute", (self,), dims=dims)
+
+
+def _getitem(self: Tensor, index: Any) -> Tensor:
+    """Indexing and slicing with PyTorch's rules: ``x[0]``, ``x[:, 1:3]``, ``x[idx]``.
+
+    APPROACH:
+        1. ``x, index = _index_arg(self, index)`` (provided): it unwraps Tensors in the
+           index, refuses negative slice steps (PyTorch does), and applies integer indices
+           first when they are mixed with index arrays (PyTorch's rule; see the lesson).
+        2. ``x.data[index]`` — basic slices give views, integer arrays give copies.
+        3. Return ``_result(np.asarray(out), "getitem", (x,), index=index)``.
+
+    EXAMPLE:
+        >>> x = Tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        >>> x[1].tolist(), x[:, 1:].tolist(), x[Tensor(np.array([1, 1]))].shape
+        ([4.0, 5.0, 6.0], [[2.0, 3.0], [5.0, 6.0]], (2, 3))
+
+    HINT: record ``x`` (not ``self``) as the input: ``_index_arg`` may already have
+    recorded the integer step. Keep ``index`` in the record: module 05 needs it to route
+    gradients back to the selected elements.
+    """
+    x, index = _index_arg(self, index)
+    return _result(np.asarray(x.data[index]), "getitem", (x,), index=index)
+
+def _category(dtype: np.dtype) -> int:
+    """0 for bool, 1 for integers, 2 for floating point: promotion never goes down."""
+    return 0 if dtype.kind == "b" else 1 if dtype.kind in "iu" else 2
+
+
+def _scalar_dtype(value: Any) -> np.dtype:
+    """The dtype a Python or NumPy number stands for: bool, int64, or the default float32."""
+    if isinstance(value, (bool, np.bool_)):
+        return np.dtype(np.bool_)
+    if isinstance(value, (int, np.integer)):
+        return np.dtype(np.int64)
+    if isinstance(value, (float, np.floating)):
+        return np.dtype(_DEFAULT_FLOAT)
+    raise TypeError(f"unsupported operand type for a tensor operation: {type(value).__name__}")
+
+
+def _promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
+    """The smallest dtype that holds both: a float beats any integer (``int64`` with
+    ``float32`` is ``float32`` in PyTorch, ``float64`` in NumPy), otherwise NumPy's table
+    (``uint8`` with ``int8`` is ``int16``, ``float32`` with ``float64`` is ``float64``)."""
+    if _category(a) != _category(b):
+        return a if _category(a) > _category(b) else b
+    return np.promote_types(a, b)
+
+
+def result_type(*operands: Any) -> np.dtype:
+    """The dtype of ``a + b`` (and every arithmetic op) under PyTorch's promotion rules.
+
+    Like ``torch.result_type``: ``operands`` are Tensors and Python or NumPy numbers.
+
+    The rule:
+        1. Each dtype has a category: bool < integer < floating (``_category``).
+        2. Operands form three groups, strongest first: tensors with at least one dimension,
+           0-d tensors, and numbers (whose dtype is ``_scalar_dtype``: bool, int64 or
+           float32).
+        3. The result's category is the highest category of any operand.
+        4. The dtype comes from the strongest group that has an operand of that category:
+           combine that group's dtypes with ``_promote_types``.
+
+    APPROACH:
+        1. Sort the dtypes into three lists: ``dims`` (``t.ndim > 0``), ``zero_d`` and
+           ``numbers`` (``_scalar_dtype(x)`` for anything that is not a Tensor).
+        2. ``top = max(_category(d) for every dtype in the three lists)``.
+        3. For each list in that order: if one of its dtypes has category ``top``, fold the
+           list with ``_promote_types`` (start from its first dtype) and return the result.
+
+    EXAMPLE:
+        >>> result_type(Tensor([1, 2]), 0.5), result_type(Tensor([1.0]), Tensor(2.0).double())
+        (dtype('float32'), dtype('float32'))
+        >>> result_type(Tensor(np.array([1], np.int8)), 300), result_type(Tensor([True]), 2)
+        (dtype('int8'), dtype('int64'))
+        >>> result_type(Tensor([1.0]), Tensor([2.0]).double())
+        dtype('float64')
+
+    HINT: a number never widens a tensor of its own category (``float32 * 0.5`` stays
+    float32, ``int8 + 300`` stays int8) but lifts a lower one (``int * 0.5`` is float32). A
+    NumPy number counts as a number too: ``np.float64(2.0)`` does not make float32 float64.
+    """
+    groups: tuple[list[np.dtype], ...] = ([], [], [])
+    for x in operands:
+        if isinstance(x, Tensor):
+            groups[0 if x.ndim else 1].append(x.dtype)
+        else:
+            groups[2].append(_scalar_dtype(x))
+    top = max(_category(d) for group in groups for d in group)
+    for group in groups:
+        if any(_category(d) == top for d in group):
+            dtype = group[0]
+            for d in group[1:]:
+                dtype = _promote_types(dtype, d)
+            return dtype
+
+
+def _add(self: Tensor, other: Any) -> Tensor:
+    """Element-wise ``self + other`` with broadcasting; ``other`` may be a number.
+
+    APPROACH: the first line (given) calls ``_binary``: it wraps a number in a Tensor and
+    gives you both data arrays ``a`` and ``b`` already converted to the dtype PyTorch's
+    type promotion picks (your ``result_type``, above). Replace the ``raise`` line with
+    ``out = ...``, adding ``a`` and ``b`` — NumPy broadcasts for you. The ``return`` below
+    it is given: it records the operation so module 05 can compute gradients. The other
+    operators follow the same pattern.
+
+    EXAMPLE:
+        >>> (Tensor([[1.0], [2.0]]) + Tensor([10.0, 20.0, 30.0])).shape
+        (2, 3)
+        >>> (Tensor([1, 2]) + 0.5).dtype
+        dtype('float32')
+
+    HINT: do not loop over elements or call ``np.broadcast_to``: ``+`` on the arrays
+    broadcasts, and does it without copying. Use ``a`` and ``b``, not ``self.data`` and
+    ``other.data``: those still have their own dtypes.
+    """
+    other, a, b = _binary(self, other)
+    out = a + b
+    return _result(out, "add", (self, other))
+
+
+def _sub(self: Tensor, other: Any) -> Tensor:
+    """Element-wise ``self - other`` with broadcasting.
+
+    APPROACH: as in ``_add``: ``out = ...`` from the promoted arrays ``a`` and ``b``.
+    (``_check_not_bool_sub``, given, refuses bool tensors as PyTorch does: "subtracting"
+    masks is almost always a bug; ``~mask`` inverts one.)
+
+    EXAMPLE:
+        >>> (Tensor([5.0, 7.0]) - 1).tolist()
+        [4.0, 6.0]
+
+    HINT: the order matters: ``self`` minus ``other``; ``1 - t`` goes through
+    ``__rsub__`` (given), which calls this with the operands swapped.
+    """
+    _check_not_bool_sub(self, other)
+    other, a, b = _binary(self, other)
+    out = a - b
+    return _result(out, "sub", (self, other))
+
+
+def _mul(self: Tensor, other: Any) -> Tensor:
+    """Element-wise ``self * other`` with broadcasting (not a matrix product: see ``@``).
+
+    APPROACH: as in ``_add``: ``out = ...`` from the promoted arrays ``a`` and ``b``.
+
+    EXAMPLE:
+        >>> (Tensor([[1.0], [2.0]]) * Tensor([3.0, 4.0])).tolist()
+        [[3.0, 4.0], [6.0, 8.0]]
+
+    HINT: ``*`` on arrays is element-wise; ``np.dot`` here would be a bug.
+    """
+    other, a, b = _binary(self, other)
+    out = a * b
+    return _result(out, "mul", (self, other))
+
+
+def _truediv(self: Tensor, other: Any) -> Tensor:
+    """Element-wise ``self / other`` with broadcasting (true division, float result).
+
+    Dividing integers gives a float: NumPy makes ``int / int`` float64, PyTorch float32
+    (its default float dtype). The given first line asks ``_binary`` for float operands
+    (``floating=True``): integer and bool operands arrive as float32.
+
+    APPROACH: ``out = ...`` dividing ``a`` by ``b``.
+
+    EXAMPLE:
+        >>> (Tensor([1, 2]) / Tensor([2, 4])).dtype, (Tensor([1, 2]) / 4).tolist()
+        (dtype('float32'), [0.25, 0.5])
+
+    HINT: one line, as in ``_mul``; dividing by 0 gives ``inf`` (or NaN for ``0 / 0``)
+    with a NumPy warning, as in PyTorch.
+    """
+    other, a, b = _binary(self, other, floating=True)
+    out = a / b
+    return _result(out, "div", (self, other))
+
+
+def _neg(self: Tensor) -> Tensor:
+    """Element-wise negation ``-self``.
+
+    APPROACH: ``out = ...`` negating the data array.
+
+    EXAMPLE:
+        >>> (-Tensor([1.0, -2.0])).tolist()
+        [-1.0, 2.0]
+
+    HINT: ``-self.data`` keeps the dtype; ``0 - self.data`` would too, but says less.
+    """
+    out = -self.data
+    return _result(out, "neg", (self,))
+
+
+def _pow(self: Tensor, exponent: Any) -> Tensor:
+    """``self ** exponent`` for a number exponent (``x ** 2``, ``x ** 0.5``).
+
+    APPROACH: as in ``_add``, ``a`` and ``b`` come promoted: ``Tensor([4, 9]) ** 0.5``
+    is computed in float32 (an integer tensor to a float power is float32, as in PyTorch),
+    while ``x ** 2`` keeps ``x``'s dtype. ``out = ...`` with ``a ** b``, but compute
+    ``exponent == 2`` and ``exponent == 3`` with products (``a * a``) — see the HINT.
+
+    EXAMPLE:
+        >>> (Tensor([1.0, 2.0, 3.0]) ** 2).tolist(), (Tensor([4, 9]) ** 0.5).tolist()
+        ([1.0, 4.0, 9.0], [2.0, 3.0])
+
+    HINT (performance): NumPy's ``x ** 3`` on float32 is ~4x slower than ``x * x * x``
+    (``x ** 2`` and ``x ** 0.5`` have fast paths); special-case 2 and 3. The given first
+    lines send a Tensor exponent to a general version and refuse what PyTorch refuses
+    (an integer tensor to a negative integer power).
+    """
+    if isinstance(exponent, Tensor):
+        return _tensor_pow(self, exponent)
+    other, a, b = _binary(self, exponent)
+    _check_power(a.dtype, exponent)
+    if a.dtype == np.bool_:  # bool ** bool: x ** True is x, x ** False is True
+        return Tensor(a | ~b)
+    if exponent == 2:
+        out = a * a
+    elif exponent == 3:
+        out = a * a * a
+    else:
+        out = a ** b
+    return _result(out, "pow", (self,), exponent=exponent)
+
+
+def _exp(self: Tensor) -> Tensor:
+    """Element-wise ``e ** x``.
+
+    APPROACH: ``out = np.exp(...)`` of ``_float_data(self)`` (provided: the data as it
+    is for float tensors, converted to float32 for integer and bool tensors, because
+    ``e ** 1`` is not an integer — PyTorch does the same). The exponential overflows
+    float32 above ~88.7 (``inf``); module 02 shows how softmax avoids that.
+
+    EXAMPLE:
+        >>> Tensor([0.0, 1.0]).exp().tolist()  # doctest: +ELLIPSIS
+        [1.0, 2.718...]
+        >>> Tensor([0, 1]).exp().dtype
+        dtype('float32')
+
+    HINT: keep the dtype: ``np.exp`` of float32 data is float32; of int64 data NumPy would
+    give float64, which is why you start from ``_float_data(self)``.
+    """
+    out = np.exp(_float_data(self))
+    return _result(out, "exp", (self,))
+
+
+def _log(self: Tensor) -> Tensor:
+    """Element-wise natural logarithm (``-inf`` at 0, NaN below 0, as in NumPy).
+
+    APPROACH: ``out = np.log(...)`` of ``_float_data(self)`` (integers become float32).
+
+    EXAMPLE:
+        >>> round(Tensor([np.e]).log().item(), 5)
+        1.0
+
+    HINT: do not clamp here: losses (module 04) decide how to guard ``log(0)``.
+    """
+    out = np.log(_float_data(self))
+    return _result(out, "log", (self,))
+
+
+def _sqrt(self: Tensor) -> Tensor:
+    """Element-wise square root.
+
+    APPROACH: ``out = np.sqrt(...)`` of ``_float_data(self)`` (integers become float32).
+
+    EXAMPLE:
+        >>> Tensor([4.0, 9.0]).sqrt().tolist(), Tensor([4, 9]).sqrt().tolist()
+        ([2.0, 3.0], [2.0, 3.0])
+
+    HINT: negative inputs give NaN (with a NumPy warning), as in PyTorch.
+    """
+    out = np.sqrt(_float_data(self))
+    return _result(out, "sqrt", (self,))
+
+
+def _tanh(self: Tensor) -> Tensor:
+    """Element-wise hyperbolic tangent, squashing values into (-1, 1).
+
+    APPROACH: ``out = np.tanh(...)`` of ``_float_data(self)`` (integers become float32).
+
+    EXAMPLE:
+        >>> Tensor([0.0]).tanh().tolist()
+        [0.0]
+
+    HINT: ``np.tanh`` is stable for large inputs; the textbook
+    ``(e^x - e^-x) / (e^x + e^-x)`` overflows to ``inf / inf``.
+    """
+    out = np.tanh(_float_data(self))
+    return _result(out, "tanh", (self,))
+
+
+def _abs(self: Tensor) -> Tensor:
+    """Element-wise absolute value.
+
+    APPROACH: ``out = np.abs(...)`` of the data (the dtype stays: ``|int|`` is an int).
+
+    EXAMPLE:
+        >>> Tensor([-2.0, 3.0]).abs().tolist(), Tensor([-2, 3]).abs().dtype
+        ([2.0, 3.0], dtype('int64'))
+
+    HINT: one NumPy call; module 05 decides the derivative at 0 (0, as in PyTorch).
+    """
+    if self.data.dtype == np.bool_:
+        raise RuntimeError("abs is not implemented for bool tensors (as in PyTorch)")
+    out = np.abs(self.data)
+    return _result(out, "abs", (self,))
+
+
+def _clamp(self: Tensor, min: float | None = None,  # noqa: A002 - PyTorch's names
+           max: float | None = None) -> Tensor:  # noqa: A002
+    """Limit every element to ``[min, max]``; either bound may be None (torch.clamp).
+
+    The bounds take part in type promotion like any number: ``int.clamp(min=0.5)`` is
+    float32, ``float32.clamp(min=0)`` stays float32.
+
+    APPROACH: ``out = np.clip(a, min, max)`` on the promoted data ``a`` (given) — NumPy
+    accepts None for a missing bound.
+
+    EXAMPLE:
+        >>> Tensor([-2.0, 0.5, 3.0]).clamp(min=0.0, max=1.0).tolist()
+        [0.0, 0.5, 1.0]
+
+    HINT: ``clamp(min=0)`` looks like ReLU (module 02), but PyTorch's ReLU passes no
+    gradient at exactly 0 and ``clamp``'s bounds are inclusive: module 02 writes its own.
+    """
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min and max must be given")
+    a = self.data.astype(result_type(self, *(v for v in (min, max) if v is not None)),
+                         copy=False)
+    out = np.clip(a, min, max)
+    return _result(out, "clamp", (self,), min=min, max=max)
+
+def _matmul(self: Tensor, other: Any) -> Tensor:
+    """Matrix product with PyTorch's rules: 1-D vectors, 2-D matrices, batched N-D.
+
+    For N-D inputs the last two dimensions are multiplied and the leading (batch)
+    dimensions broadcast: ``(B, n, k) @ (k, m) -> (B, n, m)``.
+
+    APPROACH:
+        1. ``other = _as_tensor(other)`` (given); 0-d inputs are a ``ValueError`` (use
+           ``*``).
+        2. Unlike ``+`` and ``*``, ``@`` does not promote: if the two dtypes differ,
+           raise ``RuntimeError`` naming both (PyTorch: "expected both ... to have the same
+           dtype"). A float64 input to a float32 layer is a bug to report, not to hide.
+        3. Check the inner sizes agree: the last dim of ``self`` and the second-to-last
+           of ``other`` (or its only dim when 1-D). If not, raise ``ValueError`` naming
+           both shapes, e.g. ``matmul: shapes (2, 3) and (4, 5) cannot be multiplied
+           (3 != 4)``.
+        4. ``out = np.matmul(self.data, other.data)``: ``np.matmul`` implements exactly
+           these rules (the line after the stub records ``out``).
+
+    EXAMPLE:
+        >>> a = Tensor(np.ones((8, 2, 3))); b = Tensor(np.ones((3, 5)))
+        >>> (a @ b).shape
+        (8, 2, 5)
+
+    HINT: ``np.dot`` is not the same as ``np.matmul`` for 3-D inputs — it pairs every batch
+    of ``a`` with every batch of ``b``. Use ``np.matmul``.
+    """
+    other = _as_tensor(other)
+    if self.ndim == 0 or other.ndim == 0:
+        raise ValueError("matmul: both arguments need at least 1 dimension (use * for scalars)")
+    if self.dtype != other.dtype:
+        raise RuntimeError(f"matmul: expected both arguments to have the same dtype, but "
+                           f"found {self.dtype} and {other.dtype}")
+    k_self = self.shape[-1]
+    k_other = other.shape[0] if other.ndim == 1 else other.shape[-2]
+    if k_self != k_other:
+        raise ValueError(f"matmul: shapes {self.shape} and {other.shape} cannot be "
+                         f"multiplied ({k_self} != {k_other})")
+    out = np.matmul(self.data, other.data)
+    return _result(np.asarray(out), "matmul", (self, other))
+
+def _sum(self: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
+    """Sum over ``dim`` (an int, a tuple, or None for every dimension).
+
+    ``keepdim=True`` keeps the reduced dimensions with size 1, so the result still
+    broadcasts against the input: ``x - x.mean(dim=1, keepdim=True)``.
+
+    APPROACH:
+        1. ``axis = _dim_arg(dim, self.ndim)`` (given helper): it turns lists into tuples,
+           checks the dims, and gives None for "everything" — also for ``dim=()`` and for
+           a 0-d tensor, where PyTorch reduces over all dimensions (NumPy's ``axis=()``
+           would reduce over none).
+        2. ``out = np.sum(...)`` with ``axis=axis`` and ``keepdims=keepdim``. Integer and
+           bool tensors sum to int64, as in PyTorch (``mask.sum()`` counts): pass
+           ``dtype=np.int64`` for them (``self.dtype.kind in "biu"``), ``None`` otherwise.
+        3. The given ``return`` records the op.
+
+    EXAMPLE:
+        >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> x.sum().item(), x.sum(dim=0).tolist(), x.sum(dim=1, keepdim=True).shape
+        (10.0, [4.0, 6.0], (2, 1))
+        >>> Tensor([True, True, False]).sum().item(), x.sum(dim=()).item()
+        (2, 10.0)
+
+    HINT: a full reduction gives a NumPy scalar; the given ``np.asarray`` makes it a 0-d
+    array so the result is still a Tensor with shape ``()``. Without the int64 rule a
+    uint8 image would sum to NumPy's uint64.
+    """
+    axis = _dim_arg(dim, self.ndim)
+    dtype = np.int64 if self.dtype.kind in "biu" else None
+    out = np.sum(self.data, axis=axis, keepdims=keepdim, dtype=dtype)
+    return _result(np.asarray(out), "sum", (self,), dim=axis, keepdim=keepdim)
+
+
+def _mean(self: Tensor, dim: int | tuple[int, ...] | None = None, keepdim: bool = False) -> Tensor:
+    """Mean over ``dim``; same ``dim``/``keepdim`` rules as ``sum``.
+
+    APPROACH (the line after the stub records ``out`` and ``axis``):
+        1. The mean of integers is not an integer, and PyTorch will not guess a dtype:
+           for a non-float tensor (``self.dtype.kind != "f"``) raise ``RuntimeError``
+           saying to call ``.float()`` first.
+        2. ``axis = _dim_arg(dim, self.ndim)`` as in ``sum``.
+        3. ``out = np.mean(self.data, axis=axis, keepdims=keepdim)`` (float32 data gives a
+           float32 mean).
+
+    EXAMPLE:
+        >>> Tensor([[1.0, 2.0], [3.0, 4.0]]).mean(dim=0).tolist()
+        [2.0, 3.0]
+        >>> Tensor([1, 2]).mean()
+        Traceback (most recent call last):
+        RuntimeError: mean(): could not infer output dtype...
+
+    HINT: accuracy is ``(pred == y).float().mean()``: the comparison gives bools, so the
+    ``.float()`` is needed here exactly as in PyTorch.
+    """
+    if self.dtype.kind != "f":
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be a "
+                           f"floating point dtype, got {self.dtype}: call .float() first")
+    axis = _dim_arg(dim, self.ndim)
+    out = np.mean(self.data, axis=axis, keepdims=keepdim)
+    return _result(np.asarray(out), "mean", (self,), dim=axis, keepdim=keepdim)
+
+
+def _max(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor | MaxResult:
+    """Largest element. Like PyTorch:
+
+    * ``x.max()`` returns a 0-d tensor with the largest element;
+    * ``x.max(dim)`` returns ``MaxResult(values, indices)`` — use ``.values`` for the
+      maxima and ``.indices`` for where they are.
+
+    APPROACH:
+        1. ``dim is None``: ``np.max`` of everything, recorded with ``dim=None``.
+        2. ``axis = _dim_arg(dim, self.ndim)``. A 0-d tensor has nothing to reduce
+           (``axis`` is None): its maximum is itself, at index 0 — record it as in step 1
+           and return ``MaxResult(values, Tensor(np.zeros((), dtype=np.int64)))``.
+        3. Otherwise ``np.max`` and ``np.argmax`` along ``axis`` (both with ``keepdims``);
+           record the values with the ``indices`` saved (module 05 sends the gradient
+           there) and return ``MaxResult(values, Tensor(indices))``.
+
+    EXAMPLE:
+        >>> x = Tensor([[1.0, 5.0], [7.0, 2.0]])
+        >>> x.max().item(), x.max(dim=1).values.tolist(), x.max(dim=1).indices.tolist()
+        (7.0, [5.0, 7.0], [1, 0])
+
+    HINT: indices are int64, like PyTorch's; ``np.argmax`` gives the platform int. A NaN
+    is the maximum of anything it is in (``np.max`` and ``np.argmax`` agree on that).
+    """
+    if dim is None:
+        out = np.asarray(np.max(self.data))
+        return _result(out, "max", (self,), dim=None, keepdim=False)
+    axis = _dim_arg(dim, self.ndim)
+    if axis is None:
+        out = _result(np.asarray(np.max(self.data)), "max", (self,), dim=None,
+                      keepdim=False)
+        return MaxResult(out, Tensor(np.zeros((), dtype=np.int64)))
+    values = np.max(self.data, axis=axis, keepdims=keepdim)
+    indices = np.argmax(self.data, axis=axis, keepdims=keepdim).astype(np.int64)
+    vals = _result(np.asarray(values), "max", (self,), dim=axis, keepdim=keepdim,
+                   indices=indices)
+    return MaxResult(vals, Tensor(indices))

@@ -11,13 +11,20 @@ def test_broadcasting_arithmetic(Tensor, np):
     b = Tensor([10.0, 20.0, 30.0])
     s = a + b
     assert s.shape == (2, 3), f'(2, 1) + (3,) broadcasts to (2, 3), got {s.shape}'
-    assert s.numpy().tolist() == [[11.0, 21.0, 31.0], [12.0, 22.0, 32.0]], 'wrong sums'
-    assert (b - a).numpy()[1, 0] == 8.0, 'subtraction: 10 - 2 = 8'
-    assert (a * b).numpy()[1, 2] == 60.0, 'multiplication: 2 * 30 = 60'
-    assert (b / 10).numpy().tolist() == [1.0, 2.0, 3.0], 'division by a Python number'
-    assert (2 * b).dtype == np.float32, 'a Python number must not turn float32 into float64'
-    assert (-a).numpy()[0, 0] == -1.0, 'negation'
-    assert (1 - b).numpy()[0] == -9.0, 'reflected subtraction: 1 - 10 = -9'
+    sums = s.numpy().tolist()
+    assert sums == [[11.0, 21.0, 31.0], [12.0, 22.0, 32.0]], f'[[1], [2]] + [10, 20, 30] is [[11, 21, 31], [12, 22, 32]], got {sums}: add the promoted arrays a and b and let NumPy broadcast'
+    diff = (b - a).numpy().tolist()
+    assert diff[1] == [8.0, 18.0, 28.0], f'b - a: row 1 is [10, 20, 30] - 2 = [8, 18, 28], got {diff[1]}: self minus other, in that order'
+    prod = (a * b).numpy().tolist()
+    assert prod[1] == [20.0, 40.0, 60.0], f'a * b: row 1 is 2 * [10, 20, 30] = [20, 40, 60], got {prod[1]}: * is element-wise, not a matrix product'
+    quot = (b / 10).numpy().tolist()
+    assert quot == [1.0, 2.0, 3.0], f'[10, 20, 30] / 10 is [1, 2, 3], got {quot}: a Python number divides every element'
+    twice = 2 * b
+    assert twice.dtype == np.float32, f'2 * a float32 tensor stays float32, got {twice.dtype}: a Python number must not double the memory and halve the speed of everything after it'
+    neg = (-a).numpy().tolist()
+    assert neg == [[-1.0], [-2.0]], f'-[[1], [2]] is [[-1], [-2]], got {neg}'
+    rsub = (1 - b).numpy().tolist()
+    assert rsub == [-9.0, -19.0, -29.0], f'1 - [10, 20, 30] is [-9, -19, -29], got {rsub}: __rsub__ calls _sub with the operands swapped, so 1 - x must not compute x - 1'
 
 @test_case(points=None, hidden=False)
 def test_type_promotion(Tensor, result_type, np):
@@ -35,10 +42,14 @@ def test_type_promotion(Tensor, result_type, np):
 @test_case(points=None, hidden=False)
 def test_elementwise_math(Tensor, np):
     x = Tensor([0.0, 1.0, 4.0])
-    assert np.allclose((x ** 2).numpy(), [0.0, 1.0, 16.0]), 'x ** 2 squares each element'
-    assert np.allclose(x.sqrt().numpy(), [0.0, 1.0, 2.0]), 'sqrt'
-    assert np.allclose(x.exp().log().numpy(), x.numpy(), atol=1e-06), 'log(exp(x)) == x'
-    assert np.allclose(Tensor([-2.0, 0.5]).clamp(min=0.0).numpy(), [0.0, 0.5]), 'clamp(min=0)'
+    sq = (x ** 2).numpy()
+    assert np.allclose(sq, [0.0, 1.0, 16.0]), f'[0, 1, 4] ** 2 is [0, 1, 16], got {sq.tolist()}'
+    root = x.sqrt().numpy()
+    assert np.allclose(root, [0.0, 1.0, 2.0]), f'sqrt([0, 1, 4]) is [0, 1, 2], got {root.tolist()}'
+    back = x.exp().log().numpy()
+    assert np.allclose(back, x.numpy(), atol=1e-06), f'log(exp(x)) must give x = [0, 1, 4] back, got {back.tolist()}: exp and log are inverses (check that each calls the right NumPy function)'
+    clamped = Tensor([-2.0, 0.5]).clamp(min=0.0).numpy()
+    assert np.allclose(clamped, [0.0, 0.5]), f'[-2, 0.5].clamp(min=0) is [0, 0.5], got {clamped.tolist()}: values below min become min, the rest stay'
     mag = Tensor([-3, 2]).abs()
     assert mag.numpy().tolist() == [3, 2] and mag.dtype == np.int64, f'abs of int64 [-3, 2] is int64 [3, 2], got {mag.dtype} {mag.numpy().tolist()}'
     for name in ('exp', 'log', 'sqrt', 'tanh'):
