@@ -1,5 +1,7 @@
 """Every module's goldens bank packages: the reference answers every case in every variant,
-and no case repeats an expected value across variants (a constant answer would pass it).
+no case repeats an expected value across variants (a constant answer would pass it), and the
+reference's own answer passes each case's comparison in every variant (a correct submission is
+never failed by the draw it was given).
 
 ``tito autograder NN`` refuses such a bank, so a suite that varies too little fails here, in
 the grading tier, rather than on the instructor's machine in release week. The variant salt
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from autograder.harness import wire
 from autograder.harness.goldens import (
     check_variation,
     compute_bank,
@@ -18,6 +21,7 @@ from autograder.harness.goldens import (
     salt_from_reference,
 )
 from autograder.harness.limits import ModuleInfo, module_snapshot
+from autograder.suite import compare
 from tito import paths
 from tito.course import load_course
 
@@ -26,14 +30,22 @@ MODULES = [m for m in COURSE.modules if (paths.SUITES / m.name / "suite.py").is_
 
 
 @pytest.mark.parametrize("module", MODULES, ids=[m.name for m in MODULES])
-def test_the_bank_of_every_suite_varies_in_every_case(module):
+def test_every_case_varies_and_the_reference_passes_it_in_every_variant(module):
     info = ModuleInfo.from_any(module_snapshot(COURSE, module, None))
     suite_path = paths.SUITES / module.name / "suite.py"
+    suite = load_suite(suite_path)
     salt = salt_from_reference(paths.REFERENCE / f"{info.slug}.py")
     for which in (salt, salt[::-1]):  # today's salt, and the one an edited reference might get
-        bank = compute_bank(suite_path=suite_path, suite=load_suite(suite_path),
+        bank = compute_bank(suite_path=suite_path, suite=suite,
                             reference=paths.REFERENCE, slug=info.slug, number=info.number,
                             all_modules=info.all_modules, limits=info.limits,
                             variants=info.limits.variants, salt=which)
         assert bank.count == info.limits.variants >= 32
         assert check_variation(bank) == [], f"salt {which!r}"
+        # the reference's own answer passes every case in every variant: a check that decides
+        # statistically (dropout rates, accuracy gates) must hold for each variant's draw
+        for case in suite.cases:
+            for v, encoded in enumerate(bank.cases[case.name]):
+                value = wire.decode(encoded)
+                passed, msg = compare(value, value, case)
+                assert passed, f"salt {which!r}, variant {v}: the reference fails {case.name}: {msg}"

@@ -84,10 +84,13 @@ def test_catalogue_names_are_unique_and_modules_are_course_modules(course):
 
 def test_fuzzer_finds_and_minimises_a_planted_bug():
     ref = (paths.REFERENCE / "tensor.py").read_text(encoding="utf-8")
-    old = "        out = a * b\n"
-    assert ref.count(old) == 1
+    # the product line of multiplication, however deeply the reference indents it
+    lines = re.findall(r"^( *)out = a \* b$", ref, flags=re.M)
+    assert len(lines) == 1, f"expected one 'out = a * b' line in tinytorch_ref/tensor.py: {lines}"
+    indent = lines[0]
     # a plausible slip: multiplying through float64 (promotes every product)
-    buggy = load_variant({"tensor": ref.replace(old, "        out = a * b.astype(np.float64)\n")})
+    buggy = load_variant({"tensor": ref.replace(f"{indent}out = a * b\n",
+                                                f"{indent}out = a * b.astype(np.float64)\n")})
     fuzzer = Fuzzer(ours=Ours(buggy))
     entries = [e for e in ENTRIES if e.name == "binary_op"]
     report = fuzzer.run(entries, seed=3, start=0, stop=300)
