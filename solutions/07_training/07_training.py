@@ -142,6 +142,49 @@ def accuracy(output: Tensor | np.ndarray, target: Tensor | np.ndarray, *,
     raise NotImplementedError("module 07: implement accuracy (see its docstring)")  # STUB
 
 
+# %% [raw]
+# # BEGIN QUESTION
+# name: metrics
+# points: 0
+
+# %% [markdown]
+# ### Check: accuracy
+
+# %% [raw]
+# # BEGIN TESTS
+
+# %%
+def test_accuracy_from_logits_probabilities_and_labels(accuracy, np):
+    logits = np.array([[0.1, 2.0], [3.0, 0.0], [0.2, 0.3], [1.0, -1.0]])
+    got = accuracy(logits, np.array([1, 0, 0, 0]))
+    assert got == 0.75, (
+        f"(N, C) scores: predict the arg-max class over the last dim; 3 of 4 are right, got {got}")
+    got = accuracy(np.array([0.9, 0.2, 0.6]), np.array([1, 0, 0]), logits=False)
+    assert got == 2 / 3, (
+        f"(N,) probabilities (logits=False): predict 1 when p > 0.5, so 2 of 3 are right; got "
+        f"{got}")
+    got = accuracy(np.array([[0.3], [-2.0], [-0.1]]), np.array([1, 0, 0]), logits=True)
+    assert got == 1.0, (
+        f"(N, 1) logits (logits=True): predict 1 when the logit is > 0 (probability > 0.5), so "
+        f"all 3 are right; got {got} — a 0.5 threshold on logits calls 0.3 class 0")
+    try:
+        accuracy(np.array([0.9, 0.2]), np.array([1, 0]))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("one float score per example without logits=True/False must "
+                             "raise ValueError: the threshold (0 or 0.5) cannot be guessed")
+    kind = type(accuracy(logits, np.array([1, 0, 0, 0]))).__name__
+    assert kind == "float", (
+        f"expected a Python float, got {kind}: wrap the mean in float(...), so logs and JSON "
+        "see a plain number")
+
+# %% [raw]
+# # END TESTS
+
+# %% [raw]
+# # END QUESTION
+
 # %% [markdown]
 # ## 2. Gradient clipping by global norm
 #
@@ -231,40 +274,14 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
 
 # %% [raw]
 # # BEGIN QUESTION
-# name: metrics_and_clipping
+# name: clipping
 # points: 0
 
 # %% [markdown]
-# ### Check: accuracy and clipping
+# ### Check: gradient clipping
 
 # %% [raw]
 # # BEGIN TESTS
-
-# %%
-def test_accuracy_from_logits_probabilities_and_labels(accuracy, np):
-    logits = np.array([[0.1, 2.0], [3.0, 0.0], [0.2, 0.3], [1.0, -1.0]])
-    got = accuracy(logits, np.array([1, 0, 0, 0]))
-    assert got == 0.75, (
-        f"(N, C) scores: predict the arg-max class over the last dim; 3 of 4 are right, got {got}")
-    got = accuracy(np.array([0.9, 0.2, 0.6]), np.array([1, 0, 0]), logits=False)
-    assert got == 2 / 3, (
-        f"(N,) probabilities (logits=False): predict 1 when p > 0.5, so 2 of 3 are right; got "
-        f"{got}")
-    got = accuracy(np.array([[0.3], [-2.0], [-0.1]]), np.array([1, 0, 0]), logits=True)
-    assert got == 1.0, (
-        f"(N, 1) logits (logits=True): predict 1 when the logit is > 0 (probability > 0.5), so "
-        f"all 3 are right; got {got} — a 0.5 threshold on logits calls 0.3 class 0")
-    try:
-        accuracy(np.array([0.9, 0.2]), np.array([1, 0]))
-    except ValueError:
-        pass
-    else:
-        raise AssertionError("one float score per example without logits=True/False must "
-                             "raise ValueError: the threshold (0 or 0.5) cannot be guessed")
-    kind = type(accuracy(logits, np.array([1, 0, 0, 0]))).__name__
-    assert kind == "float", (
-        f"expected a Python float, got {kind}: wrap the mean in float(...), so logs and JSON "
-        "see a plain number")
 
 # %%
 def test_clip_grad_norm_scales_all_parameters(clip_grad_norm_, Tensor, np):
@@ -667,6 +684,73 @@ def load_checkpoint(path: str | Path, model: Any, optimizer: Optimizer | None = 
     raise NotImplementedError("module 07: implement load_checkpoint (see its docstring)")  # STUB
 
 
+# %% [raw]
+# # BEGIN QUESTION
+# name: checkpoints
+# points: 0
+
+# %% [markdown]
+# ### Check: a checkpoint round trip
+
+# %% [raw]
+# # BEGIN TESTS
+
+# %%
+def test_checkpoint_roundtrip_restores_optimizer_state(save_checkpoint, load_checkpoint, Adam,
+                                                       Tensor, np):
+    import tempfile
+    from pathlib import Path
+
+    class Tiny:
+        def __init__(self):
+            self.w = Tensor(np.ones(3, dtype=np.float32), requires_grad=True)
+
+        def state_dict(self):
+            return {"w": self.w}
+
+        def load_state_dict(self, sd):
+            self.w.data[...] = sd["w"].data
+
+    m = Tiny()
+    opt = Adam([m.w], lr=0.1)
+    m.w.grad = Tensor(np.ones(3, dtype=np.float32))
+    opt.step()
+    path = Path(tempfile.mkdtemp()) / "ckpt.npz"
+    save_checkpoint(path, m, opt, epoch=4)
+    m2 = Tiny()
+    opt2 = Adam([m2.w], lr=0.5)
+    epoch = load_checkpoint(path, m2, opt2)
+    assert epoch == 4, f"load_checkpoint must return the saved epoch 4 as an int, got {epoch!r}"
+    assert np.allclose(m2.w.data, m.w.data), (
+        f"the model's parameters must be restored: expected w = {m.w.data}, got {m2.w.data}; "
+        "pass {name: Tensor} for every 'model/<name>' key to model.load_state_dict")
+    assert opt2.param_groups[0]["lr"] == 0.1, (
+        f"the saved lr 0.1 must replace the new optimizer's 0.5, got "
+        f"{opt2.param_groups[0]['lr']}: restore every 'optim/group/<j>/<key>'; a scheduled LR "
+        "lives only there")
+    restored = opt2.state.get(m2.w, {})
+    assert restored.get("step") == 1 and np.allclose(
+        restored.get("exp_avg", np.nan), opt.state[m.w]["exp_avg"]), (
+        f"Adam's state must be restored: expected step 1 and exp_avg "
+        f"{opt.state[m.w]['exp_avg']}, got step {restored.get('step')!r} and exp_avg "
+        f"{restored.get('exp_avg')!r}; without them resuming restarts bias correction")
+    pickled = []
+    with np.load(path, allow_pickle=False) as data:
+        for k in data.files:
+            try:
+                data[k]
+            except ValueError:  # an object array refuses to load without pickle
+                pickled.append(k)
+    assert pickled == [], (
+        f"expected plain numeric arrays only, got object arrays under {pickled}: an object "
+        "array needs pickle, which can run arbitrary code when the file is loaded")
+
+# %% [raw]
+# # END TESTS
+
+# %% [raw]
+# # END QUESTION
+
 # %% [markdown]
 # ## 5. Early stopping and the `Trainer`
 #
@@ -881,7 +965,7 @@ class Trainer:
 # points: 0
 
 # %% [markdown]
-# ### Check: early stopping, checkpoints and the loop
+# ### Check: early stopping and the loop
 
 # %% [raw]
 # # BEGIN TESTS
@@ -897,56 +981,6 @@ def test_early_stopping_patience(EarlyStopping):
     assert got == [False, True], (
         f"with min_delta 0.1, a drop of 0.05 is not an improvement (only < 0.9 is), so "
         f"patience 1 stops at once; got {got}")
-
-# %%
-def test_checkpoint_roundtrip_restores_optimizer_state(save_checkpoint, load_checkpoint, Adam,
-                                                       Tensor, np):
-    import tempfile
-    from pathlib import Path
-
-    class Tiny:
-        def __init__(self):
-            self.w = Tensor(np.ones(3, dtype=np.float32), requires_grad=True)
-
-        def state_dict(self):
-            return {"w": self.w}
-
-        def load_state_dict(self, sd):
-            self.w.data[...] = sd["w"].data
-
-    m = Tiny()
-    opt = Adam([m.w], lr=0.1)
-    m.w.grad = Tensor(np.ones(3, dtype=np.float32))
-    opt.step()
-    path = Path(tempfile.mkdtemp()) / "ckpt.npz"
-    save_checkpoint(path, m, opt, epoch=4)
-    m2 = Tiny()
-    opt2 = Adam([m2.w], lr=0.5)
-    epoch = load_checkpoint(path, m2, opt2)
-    assert epoch == 4, f"load_checkpoint must return the saved epoch 4 as an int, got {epoch!r}"
-    assert np.allclose(m2.w.data, m.w.data), (
-        f"the model's parameters must be restored: expected w = {m.w.data}, got {m2.w.data}; "
-        "pass {name: Tensor} for every 'model/<name>' key to model.load_state_dict")
-    assert opt2.param_groups[0]["lr"] == 0.1, (
-        f"the saved lr 0.1 must replace the new optimizer's 0.5, got "
-        f"{opt2.param_groups[0]['lr']}: restore every 'optim/group/<j>/<key>'; a scheduled LR "
-        "lives only there")
-    restored = opt2.state.get(m2.w, {})
-    assert restored.get("step") == 1 and np.allclose(
-        restored.get("exp_avg", np.nan), opt.state[m.w]["exp_avg"]), (
-        f"Adam's state must be restored: expected step 1 and exp_avg "
-        f"{opt.state[m.w]['exp_avg']}, got step {restored.get('step')!r} and exp_avg "
-        f"{restored.get('exp_avg')!r}; without them resuming restarts bias correction")
-    pickled = []
-    with np.load(path, allow_pickle=False) as data:
-        for k in data.files:
-            try:
-                data[k]
-            except ValueError:  # an object array refuses to load without pickle
-                pickled.append(k)
-    assert pickled == [], (
-        f"expected plain numeric arrays only, got object arrays under {pickled}: an object "
-        "array needs pickle, which can run arbitrary code when the file is loaded")
 
 # %%
 def test_trainer_steps_accumulates_and_evaluates(Trainer, SGD, Tensor, np):

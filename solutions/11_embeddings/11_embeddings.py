@@ -75,6 +75,28 @@ import numpy as np
 # `Function`/`Context`): `forward` works on raw NumPy arrays and saves what `backward` needs.
 # The indices are not differentiable; they travel as a keyword argument.
 
+# %% [markdown]
+# ## 2. The backward pass of a gather is a scatter-add
+#
+# Each output row is a copy of one table row, so the gradient of a table row is the sum of the
+# gradients of every output that copied it:
+#
+# ```
+#   ids = [1, 3, 1]              dL/dout (3, D)          dL/dW (V=4, D)
+#                                 g0 ──────────┐          row 0: 0
+#   out[0] = W[1]                 g1 ────┐     ├──add──►  row 1: g0 + g2
+#   out[1] = W[3]                        └─────┼──────►   row 2: 0
+#   out[2] = W[1]                 g2 ──────────┘          row 3: g1
+# ```
+#
+# Rows that no id names get exactly zero: a batch touches few rows of a big table (section 5
+# measures how few). PyTorch can keep such a gradient *sparse* (`sparse=True`); by default, as
+# here, it is a dense `(V, D)` array.
+#
+# **`padding_idx`.** Batches of sentences of different lengths are padded with a special id
+# (say 0). Those positions carry no meaning, so PyTorch lets the padding row take part in the
+# forward pass but gives it **no gradient**: it stays what it was (zeros, see section 3).
+
 # %%
 #| export
 """Module 11 · Embeddings — depends on: tensor, layers; used by: transformers, memoization.
@@ -275,28 +297,6 @@ def test_embedding_rejects_bad_indices(embedding, Tensor, np):
 
 # %% [raw]
 # # END QUESTION
-
-# %% [markdown]
-# ## 2. The backward pass of a gather is a scatter-add
-#
-# Each output row is a copy of one table row, so the gradient of a table row is the sum of the
-# gradients of every output that copied it:
-#
-# ```
-#   ids = [1, 3, 1]              dL/dout (3, D)          dL/dW (V=4, D)
-#                                 g0 ──────────┐          row 0: 0
-#   out[0] = W[1]                 g1 ────┐     ├──add──►  row 1: g0 + g2
-#   out[1] = W[3]                        └─────┼──────►   row 2: 0
-#   out[2] = W[1]                 g2 ──────────┘          row 3: g1
-# ```
-#
-# Rows that no id names get exactly zero: a batch touches few rows of a big table (section 5
-# measures how few). PyTorch can keep such a gradient *sparse* (`sparse=True`); by default, as
-# here, it is a dense `(V, D)` array.
-#
-# **`padding_idx`.** Batches of sentences of different lengths are padded with a special id
-# (say 0). Those positions carry no meaning, so PyTorch lets the padding row take part in the
-# forward pass but gives it **no gradient**: it stays what it was (zeros, see section 3).
 
 # %% [raw]
 # # BEGIN QUESTION

@@ -869,6 +869,29 @@ def test_block_is_causal_and_takes_a_cache(TransformerBlock, Tensor, np):
 # keep them separate: at a 65-character vocabulary it saves 4,160 parameters and makes the
 # parameter count of section 6 harder to read.
 
+# %% [markdown]
+# ## 5. Writing text: sampling
+#
+# A GPT predicts a distribution over the next token. To generate, feed a prompt, take the
+# logits of the **last** position, pick a token, append it, repeat:
+#
+# ```
+#   idx (B, T) ─► forward(idx[:, -context:]) ─► logits[:, -1] (B, V) ─► / temperature
+#        ▲                                                               │ top-k: keep k largest
+#        └──────────── append (B, 1) ◄── sample ◄── softmax ◄────────────┘
+# ```
+#
+# * **temperature** `τ`: `softmax(logits / τ)`. `τ < 1` sharpens the distribution (safer,
+#   more repetitive text), `τ > 1` flattens it (more surprising, more errors).
+# * **top-k**: only the `k` most likely tokens may be drawn (the others get `-inf`, probability
+#   0); it cuts off the long tail of unlikely tokens that ruins a sample now and then.
+# * **greedy decoding**: always the most likely token — `top_k=1` (with any temperature).
+# * Sampling draws from `tt`'s global generator, so `tt.manual_seed(s)` reproduces a sample.
+#
+# Every step runs the whole model on up to `context_length` tokens to produce one new token:
+# `max_new_tokens` full forward passes, most of whose work (the keys and values of the earlier
+# positions) repeats the previous step. Module 17's KV cache removes that repetition.
+
 # %%
 #| export
 class GPT(Module):
@@ -1140,29 +1163,6 @@ def test_gpt_forward_is_causal_and_uses_positions(GPT, Tensor, np):
 
 # %% [raw]
 # # END QUESTION
-
-# %% [markdown]
-# ## 5. Writing text: sampling
-#
-# A GPT predicts a distribution over the next token. To generate, feed a prompt, take the
-# logits of the **last** position, pick a token, append it, repeat:
-#
-# ```
-#   idx (B, T) ─► forward(idx[:, -context:]) ─► logits[:, -1] (B, V) ─► / temperature
-#        ▲                                                               │ top-k: keep k largest
-#        └──────────── append (B, 1) ◄── sample ◄── softmax ◄────────────┘
-# ```
-#
-# * **temperature** `τ`: `softmax(logits / τ)`. `τ < 1` sharpens the distribution (safer,
-#   more repetitive text), `τ > 1` flattens it (more surprising, more errors).
-# * **top-k**: only the `k` most likely tokens may be drawn (the others get `-inf`, probability
-#   0); it cuts off the long tail of unlikely tokens that ruins a sample now and then.
-# * **greedy decoding**: always the most likely token — `top_k=1` (with any temperature).
-# * Sampling draws from `tt`'s global generator, so `tt.manual_seed(s)` reproduces a sample.
-#
-# Every step runs the whole model on up to `context_length` tokens to produce one new token:
-# `max_new_tokens` full forward passes, most of whose work (the keys and values of the earlier
-# positions) repeats the previous step. Module 17's KV cache removes that repetition.
 
 # %% [raw]
 # # BEGIN QUESTION
