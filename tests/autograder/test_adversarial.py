@@ -132,7 +132,7 @@ CORPUS = [
         "        print(open(p).read())\n"
         "    except OSError as e:\n"
         "        print('blocked', type(e).__name__)\n"
-        "for d in ['$SUITEDIR', '$REF', '/autograder']:\n"
+        "for d in ['$SUITEDIR', '$REF', '$AGROOT']:\n"
         "    try:\n"
         "        print(os.listdir(d))\n"
         "    except OSError as e:\n"
@@ -260,7 +260,7 @@ CORPUS = [
     Attack("deletes_files", at_import(
         "import os, shutil\n"
         "for p in ['$REF', '$SUITEDIR', '$GOLDENS', '$CANARY', os.path.dirname(__file__),\n"
-        "          '/autograder']:\n"
+        "          '$AGROOT']:\n"
         "    shutil.rmtree(p, ignore_errors=True)\n"
         "    try:\n"
         "        os.remove(p)\n"
@@ -369,12 +369,16 @@ def test_corpus(attack: Attack, level: str, grade_mini, goldens, tmp_path, monke
     os.chmod(shared, 0o777)
     canary = tmp_path / "canary.txt"
     canary.write_text("keep me")
+    # stands for the grading machine's /autograder (never the host's own)
+    agroot = tmp_path / "autograder"
+    (agroot / "source").mkdir(parents=True)
+    (agroot / "source" / "keep.txt").write_text("keep me")
     marker = shared / "escaped.txt"
     sleep_tag = f"{61 + (os.getpid() % 1000) / 1000 + time.time() % 1:.6f}"
     subs = {"OUT": str(tmp_path / "results-will-go-here.json"), "SUITE": str(SUITE),
             "SUITEDIR": str(SUITE.parent), "REF": str(REF), "GOLDENS": str(goldens),
             "MARKER": str(marker), "PORT": str(listener.port), "SLEEP": sleep_tag,
-            "CANARY": str(canary), "GRADER_PID": str(os.getpid())}
+            "CANARY": str(canary), "AGROOT": str(agroot), "GRADER_PID": str(os.getpid())}
     source = string.Template(attack.source).safe_substitute(subs) if attack.source else None
     try:
         res = grade_mini(source, raw=attack.raw, files=attack.files)
@@ -387,6 +391,7 @@ def test_corpus(attack: Attack, level: str, grade_mini, goldens, tmp_path, monke
         # no namespaces and an interpreter other users cannot run: nothing runs as root
         assert res["score"] == 0 and "would run as root" in res["extra_data"]["grader_error"]
         assert listener.connections == 0 and canary.read_text() == "keep me"
+        assert (agroot / "source" / "keep.txt").read_text() == "keep me"
         assert not marker.exists()
         return
 
@@ -407,6 +412,7 @@ def test_corpus(attack: Attack, level: str, grade_mini, goldens, tmp_path, monke
     # the grader and the machine are unaffected
     assert listener.connections == 0, "the sandbox reached the network"
     assert canary.read_text() == "keep me"
+    assert (agroot / "source" / "keep.txt").read_text() == "keep me"
     if attack.id == "escapes_the_session":
         time.sleep(2.0)
         assert not marker.exists(), "a process escaped the session and outlived grading"
