@@ -28,7 +28,7 @@ from tito import paths
 from tito.course import Course, Module
 from tito.grading import build_autograder, grade_submission
 from tito.release import available_modules, dump_notebook, release, sync
-from tito.samples import STUDENTS, build_notebook
+from tito.samples import STUDENTS, build_notebook, earlier_full_notebooks
 
 
 def run_demo(course: Course, *, out_root: Path | None = None, console: Console | None = None
@@ -158,9 +158,10 @@ def _grade_tier_samples(course: Course, built: list[Module], done: Module, out_r
         dest.mkdir(parents=True, exist_ok=True)
         # a finished student uploads their earlier modules too: those still open (before the
         # term, all of them) are graded on these copies, closed ones on the reference
-        for earlier in [e for e in built if e.number <= m.number]:
-            (dest / f"{earlier.name}.ipynb").write_text(
-                dump_notebook(build_notebook(earlier, "full")), encoding="utf-8")
+        files = {f"{m.name}.ipynb": dump_notebook(build_notebook(m, "full")),
+                 **earlier_full_notebooks(course, m)}
+        for name, text in files.items():
+            (dest / name).write_text(text, encoding="utf-8")
         with console.status(f"grading a finished {m.name}"):
             res = grade_submission(course=course, module=m, submission=dest,
                                    out=dest / "results.json")

@@ -189,6 +189,16 @@ def build_notebook(module: Module, kind: str) -> dict:
     raise ValueError(f"unknown sample kind {kind!r}")
 
 
+def earlier_full_notebooks(course: Course, module: Module) -> dict[str, str]:
+    """``{file name: notebook JSON}`` of the complete notebooks of every built module before
+    ``module``: what a finished student uploads with it while those modules are still open
+    (graded on these copies then, on the reference once closed)."""
+    from tito.release import available_modules
+
+    return {f"{m.name}.ipynb": dump_notebook(build_notebook(m, "full"))
+            for m in available_modules(course) if m.number < module.number}
+
+
 def metadata(course: Course, module: Module, student: SampleStudent, index: int) -> dict:
     due = course.local_time(module.due)
     created = due + dt.timedelta(hours=student.hours_after_due)

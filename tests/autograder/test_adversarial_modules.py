@@ -19,7 +19,7 @@ import yaml
 from tito import paths
 from tito.course import load_course
 from tito.release import available_modules, dump_notebook
-from tito.samples import build_notebook
+from tito.samples import build_notebook, earlier_full_notebooks
 
 COURSE = load_course()
 MODULES = [m for m in available_modules(COURSE) if (paths.SUITES / m.name / "suite.py").exists()]
@@ -77,10 +77,8 @@ def _notebook(module, kind: str, attack: str, tmp_path):
     folder = tmp_path / "submission"
     folder.mkdir()
     (folder / f"{module.name}.ipynb").write_text(dump_notebook(nb), encoding="utf-8")
-    for earlier in available_modules(COURSE):  # built modules only (15 and 16 are not)
-        if earlier.number < module.number:
-            (folder / f"{earlier.name}.ipynb").write_text(
-                dump_notebook(build_notebook(earlier, "full")), encoding="utf-8")
+    for name, text in earlier_full_notebooks(COURSE, module).items():
+        (folder / name).write_text(text, encoding="utf-8")
     return folder
 
 
