@@ -31,10 +31,17 @@ SAMPLE_EVERY_S = 0.2
 _TICK = float(os.sysconf("SC_CLK_TCK"))
 
 
+def proc_text(path: str) -> str:
+    """A ``/proc`` file as text; raises OSError when the process is gone. A process name is
+    whatever bytes the process set (a submission may set invalid UTF-8 with ``prctl``), so it
+    is decoded leniently: a name must never crash the parent reading it."""
+    return Path(path).read_bytes().decode("utf-8", "replace")
+
+
 def _cpu_ticks(pid: int) -> int:
     """utime + stime + cutime + cstime of one process (all its threads), 0 when it is gone."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        text = proc_text(f"/proc/{pid}/stat")
     except OSError:
         return 0
     fields = text[text.rfind(")") + 2:].split()
@@ -83,7 +90,7 @@ def tree_cpu_seconds(root: int) -> float:
 def _runnable(pid: int, tid: str) -> bool:
     """Whether a task is on a CPU or queued for one (state R) right now."""
     try:
-        text = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        text = proc_text(f"/proc/{pid}/task/{tid}/stat")
     except OSError:
         return False
     return text[text.rfind(")") + 2:][:1] == "R"

@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autograder.harness.clock import proc_text
+
 UID_BASE = 2_000_000  # per-run uids come from [UID_BASE, UID_BASE + UID_SPAN): no passwd entry
 UID_SPAN = 1 << 28
 UID_SLOTS = 64  # uids per grading process before they repeat (more than its concurrent runs)
@@ -396,7 +398,7 @@ def abort_all() -> int:
 
 def _zombie(pid: int) -> bool:
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        text = proc_text(f"/proc/{pid}/stat")
     except OSError:
         return True
     return text[text.rfind(")") + 2:].startswith("Z")
@@ -492,7 +494,7 @@ def processes_of_uid(uid: int) -> list[int]:
     out = []
     for entry in _proc_entries():
         try:
-            status = Path(f"/proc/{entry}/status").read_text()
+            status = proc_text(f"/proc/{entry}/status")
         except OSError:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
@@ -513,7 +515,7 @@ def _proc_entries() -> list[int]:
 def _stat(pid: int) -> tuple[int, int, int] | None:
     """(ppid, pgid, session) of a process, or None when it is gone."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        text = proc_text(f"/proc/{pid}/stat")
     except OSError:
         return None
     rest = text[text.rfind(")") + 2:].split()
