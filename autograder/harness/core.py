@@ -578,20 +578,21 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
             verdict = "Passed." if passed else f"Wrong result: {o.value.message}."
         else:
             verdict = _verdict(o)
-        test = {
-            "name": f"{info.name} · {c.name}", "score": c.points if passed else 0.0,
-            "max_score": c.points, "status": "passed" if passed else "failed",
-            "visibility": c.visibility,
-            "output": _case_output(c, verdict, o, hint=not passed),
-            "tags": [*tags_base, "hidden", *c.tags],
-        }
+        output = _case_output(c, verdict, o, hint=not passed)
         published = (o.value.published if not integrity and o is not None
                      and isinstance(o.value, Verdict) else None)
         if isinstance(published, tuple):
-            test["output"] += "\n" + published[0]
-            test["extra_data"] = published[1]
+            output += "\n" + published[0]
         elif isinstance(published, str):
             ctx.grader_errors.append(f"{c.name}: {published}")
+        test: dict[str, Any] = {
+            "name": f"{info.name} · {c.name}", "score": c.points if passed else 0.0,
+            "max_score": c.points, "status": "passed" if passed else "failed",
+            "visibility": c.visibility, "output": output,
+            "tags": [*tags_base, "hidden", *c.tags],
+        }
+        if isinstance(published, tuple):
+            test["extra_data"] = published[1]
         tests.append(test)
 
     if suite.leaderboard is not None and not integrity:
