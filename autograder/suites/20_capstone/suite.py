@@ -41,6 +41,7 @@ del _DIGITS
 
 RECIPE_KEYS = ("amount", "finetune_epochs", "lr", "calibration")
 
+
 def _targets() -> dict[str, float]:
     """The module's course.yml ``targets`` (read while the suite loads: the child needs the
     allowed accuracy drop for the report's gate before the sandbox closes the file system)."""
