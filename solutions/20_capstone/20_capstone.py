@@ -733,7 +733,8 @@ for i, (name, e) in enumerate(entries.items()):
 # accuracy equal to the one the grader computes itself from your returned models on the same
 # digits; the target equal to the baseline's accuracy minus the allowed drop. A report that is
 # missing, malformed or disagrees costs the event its points; a report that holds is shown in
-# your results.
+# your results. It is written with your module 19: while module 19 is still open for late work,
+# upload `19_benchmarking.ipynb` together with this notebook.
 
 # %%
 #| export
