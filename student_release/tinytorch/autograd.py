@@ -156,7 +156,9 @@ def grad_pow(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
     and ``p = 0`` -> ``([0.],)``.
 
     HINT: keep the dtype: ``np.power(a, a.dtype.type(p - 1))``; ``np.zeros_like(a)`` for
-    step 2.
+    step 2. For ``p = 0.5`` (the gradient of a square root) PyTorch computes ``a ** -0.5``
+    as ``1 / np.sqrt(a)``, as module 01's ``x ** -0.5`` does: at ``-0.0`` it gives ``-inf``
+    where ``np.power`` gives ``inf``.
     """
     raise NotImplementedError("module 05: implement grad_pow (see its docstring)")
 
