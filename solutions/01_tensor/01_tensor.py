@@ -576,7 +576,11 @@ class Tensor:
         return _scalar_tensor(other, self) * self
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _scalar_tensor(other, self, floating=True) / self
+        if isinstance(other, Tensor) or not _is_number(other):
+            return _scalar_tensor(other, self, floating=True) / self
+        # ``2 / t`` is ``(1 / t) * 2``, the order PyTorch computes it in (a reciprocal, then
+        # a product): it decides where float32 overflows, e.g. in the gradient of ``2 / t``.
+        return (_scalar_tensor(1, self, floating=True) / self) * other
 
     def __rpow__(self, other: Any) -> Tensor:
         return _tensor_pow(_scalar_tensor(other, self), self)

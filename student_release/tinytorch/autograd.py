@@ -114,14 +114,14 @@ def grad_div(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
     """``out = a / b``: ``da = grad / b``, ``db = -grad * a / b**2``.
 
     APPROACH: read ``b`` from ``node.inputs``; quotient rule: ``da = grad / b`` and
-    ``db = -grad * a / b² = -grad * out / b`` (``out = a / b`` is given); both arrays are
+    ``db = -grad * a / b² = -grad * (out / b)`` (``out = a / b`` is given); both arrays are
     shaped like ``out``.
 
     EXAMPLE: for ``a = [6.], b = [2.]`` and ``grad = [1.]`` -> ``([0.5], [-1.5])``.
 
-    HINT: ``db`` is negative; compute it as ``-grad * out / b``, as PyTorch does: ``b * b``
-    underflows to 0 in float32 for ``|b| < 1e-23`` and makes ``0 / 0 = nan`` where the
-    exact answer is 0.
+    HINT: ``db`` is negative; compute it as ``-grad * (out / b)``, in PyTorch's order:
+    ``b * b`` underflows to 0 in float32 for ``|b| < 1e-23`` and makes ``0 / 0 = nan`` where
+    the exact answer is 0, and ``grad * out`` can overflow where ``out / b`` does not.
     """
     raise NotImplementedError("module 05: implement grad_div (see its docstring)")
 

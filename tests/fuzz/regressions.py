@@ -91,6 +91,8 @@ ROOT_CAUSES: list[tuple[str, str]] = [
      "a = T([-0.0, -inf, 4.0], 'float32', grad=True); out = a ** -0.5"),
     ("the gradient of x ** 0.5 uses 1 / sqrt(x) too",
      "a = T([-0.0, -inf, 4.0], 'float32', grad=True); out = a ** 0.5"),
+    ("number / tensor is a reciprocal, then a product (where its gradient overflows)",
+     "a = T([0.0, nan, 1e-30, 2.0], 'float32', grad=True); out = False / a"),
     ("clamp's gradient uses where (inf * 0 is not NaN)",
      "a = T([0.0], 'float32', grad=True); out = F.relu(a).sqrt()"),
     ("abs' at NaN is 0", "a = T([nan, -1.0], 'float32', grad=True); out = a.abs()"),
