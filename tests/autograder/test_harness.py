@@ -247,3 +247,32 @@ def test_orphan_sweep_never_takes_a_tracked_child_of_a_concurrent_run():
         other.kill()
         other.wait()
         isolation._LIVE.discard(other.pid)
+
+
+def test_a_killed_trees_zombies_are_not_searched_again_but_its_live_processes_are():
+    """kill_tree looks for live descendants only: an exited, unreaped process (zombie) can
+    no longer run or fork, and a killed tree is full of them until they are reaped."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = ("import subprocess, sys, time\n"
+            "dead = subprocess.Popen([sys.executable, '-c', 'pass'])\n"  # never reaped
+            "alive = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+            "time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    try:
+        end = time.monotonic() + 60  # a safety bound only
+        while True:
+            found = isolation.descendants(proc.pid)
+            zombies = [p for p in found if isolation._zombie(p)]
+            if zombies and len(found) == 2:
+                break
+            assert time.monotonic() < end, found
+            time.sleep(0.05)
+        live = isolation.descendants(proc.pid, live=True)
+        assert live == [p for p in found if p not in zombies] and len(live) == 1
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
