@@ -47,12 +47,15 @@ def computing_children() -> int:
 
 
 def _cpu_ticks(pid: int) -> int:
-    """utime + stime + cutime + cstime of one process (all its threads), 0 when it is gone."""
+    """utime + stime + cutime + cstime of one process (all its threads), 0 when it is gone.
+
+    Read as bytes: the process's name (in parentheses) may be any bytes, not only UTF-8.
+    """
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
     except OSError:
         return 0
-    fields = text[text.rfind(")") + 2:].split()
+    fields = raw[raw.rfind(b")") + 2:].split()
     # fields[0] is the state (stat field 3): utime..cstime are stat fields 14..17
     return sum(int(x) for x in fields[11:15])
 
@@ -98,10 +101,10 @@ def tree_cpu_seconds(root: int) -> float:
 def _runnable(pid: int, tid: str) -> bool:
     """Whether a task is on a CPU or queued for one (state R) right now."""
     try:
-        text = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        raw = Path(f"/proc/{pid}/task/{tid}/stat").read_bytes()
     except OSError:
         return False
-    return text[text.rfind(")") + 2:][:1] == "R"
+    return raw[raw.rfind(b")") + 2:][:1] == b"R"
 
 
 def _wanted_ns(pid: int, tid: str) -> int:

@@ -397,11 +397,8 @@ def abort_all() -> int:
 
 
 def _zombie(pid: int) -> bool:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return text[text.rfind(")") + 2:].startswith("Z")
+    st = _stat_state(pid)
+    return st is None or st[0] == "Z"
 
 
 _LIVE: set[int] = set()  # children this process launched and has not reaped yet
@@ -493,8 +490,8 @@ def processes_of_uid(uid: int) -> list[int]:
     """Live (non-zombie) processes whose real uid is ``uid``."""
     out = []
     for entry in _proc_entries():
-        try:
-            status = Path(f"/proc/{entry}/status").read_text()
+        try:  # bytes: a process may name itself anything (PR_SET_NAME), not only UTF-8
+            status = Path(f"/proc/{entry}/status").read_bytes().decode("utf-8", "replace")
         except OSError:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
@@ -519,13 +516,17 @@ def _stat(pid: int) -> tuple[int, int, int] | None:
 
 
 def _stat_state(pid: int) -> tuple[str, int, int, int] | None:
-    """(state, ppid, pgid, session) of a process, or None when it is gone."""
+    """(state, ppid, pgid, session) of a process, or None when it is gone.
+
+    Read as bytes: the name in parentheses is whatever the process set (any bytes, e.g.
+    not UTF-8); the fields after it are ASCII.
+    """
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
     except OSError:
         return None
-    rest = text[text.rfind(")") + 2:].split()
-    return rest[0], int(rest[1]), int(rest[2]), int(rest[3])
+    rest = raw[raw.rfind(b")") + 2:].split()
+    return rest[0].decode("ascii"), int(rest[1]), int(rest[2]), int(rest[3])
 
 
 def descendants(root_pid: int, *, live: bool = False) -> list[int]:
