@@ -154,36 +154,36 @@ def shared_expected(*, suite_path: Path, suite: Suite, reference: Path, slug: st
     A bank is kept only when every case of every variant gave a result (an interrupted or
     failing run is used for this call and computed again by the next). The key holds the
     suite's and the reference package's SHA-256, so an edited file is never served from an
-    old bank. Threads asking for the same bank wait for the first one's run.
+    old bank. While one thread computes a bank, another that needs it runs its own variant
+    alone (:func:`compute_expected`) instead of leaving a core idle.
     """
     suite_sha = sha256_file(suite_path)
     key = (suite_sha, reference_digest(reference), slug, number, tuple(all_modules), limits,
            salt, count)
     with _SHARED_LOCK:
+        bank = _SHARED.get(key)
+        if bank is not None:
+            _SHARED.move_to_end(key)
         busy = _SHARED_BUSY.setdefault(key, threading.Lock())
-    with busy:
-        with _SHARED_LOCK:
-            bank = _SHARED.get(key)
-            if bank is not None:
-                _SHARED.move_to_end(key)
-        if bank is None:
-            items = {f"case:{c.name}@{v}": (c.name, c.seed(v, salt))
-                     for v in range(count) for c in suite.cases}
-            per_run = Limits(test_timeout_s=limits.test_timeout_s,
-                             run_timeout_s=max(limits.run_timeout_s, 1.0) * max(1, count),
-                             memory_limit_mb=limits.memory_limit_mb,
-                             max_output_kb=limits.max_output_kb,
-                             import_timeout_s=limits.import_timeout_s)
-            outcomes = _reference_run(suite_path=suite_path, suite=suite, reference=reference,
-                                      slug=slug, number=number, all_modules=all_modules,
-                                      limits=per_run, items=items)
-            bank = {item: ("result", wire.encode(o.value)) if o.status == "result"
-                    else (o.status, o.message) for item, o in outcomes.items()}
-            if all(status == "result" for status, _ in bank.values()):
-                with _SHARED_LOCK:
-                    _SHARED[key] = bank
-                    while len(_SHARED) > SHARED_BANKS:
-                        _SHARED.popitem(last=False)
+    if bank is None:
+        if not busy.acquire(blocking=False):
+            return compute_expected(suite_path=suite_path, suite=suite, reference=reference,
+                                    slug=slug, number=number, all_modules=all_modules,
+                                    limits=limits, seeds=case_seeds(suite, variant, salt))
+        try:
+            with _SHARED_LOCK:
+                bank = _SHARED.get(key)  # kept by another thread since the look above
+            if bank is None:
+                bank = _bank_run(suite_path=suite_path, suite=suite, reference=reference,
+                                 slug=slug, number=number, all_modules=all_modules,
+                                 limits=limits, salt=salt, count=count)
+                if all(status == "result" for status, _ in bank.values()):
+                    with _SHARED_LOCK:
+                        _SHARED[key] = bank
+                        while len(_SHARED) > SHARED_BANKS:
+                            _SHARED.popitem(last=False)
+        finally:
+            busy.release()
     exp = Expected(values={}, suite_sha256=suite_sha, seeds=case_seeds(suite, variant, salt))
     for c in suite.cases:
         status, data = bank[f"case:{c.name}@{variant}"]
@@ -192,6 +192,24 @@ def shared_expected(*, suite_path: Path, suite: Suite, reference: Path, slug: st
         else:
             exp.errors[c.name] = f"{status}: {data}"
     return exp
+
+
+def _bank_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
+              all_modules: tuple[tuple[int, str], ...], limits: Limits, salt: str,
+              count: int) -> dict[str, tuple[str, Any]]:
+    """Every case of every variant in one reference child: item -> (status, wire data or
+    the message)."""
+    items = {f"case:{c.name}@{v}": (c.name, c.seed(v, salt))
+             for v in range(count) for c in suite.cases}
+    per_run = Limits(test_timeout_s=limits.test_timeout_s,
+                     run_timeout_s=max(limits.run_timeout_s, 1.0) * max(1, count),
+                     memory_limit_mb=limits.memory_limit_mb, max_output_kb=limits.max_output_kb,
+                     import_timeout_s=limits.import_timeout_s)
+    outcomes = _reference_run(suite_path=suite_path, suite=suite, reference=reference,
+                              slug=slug, number=number, all_modules=all_modules,
+                              limits=per_run, items=items)
+    return {item: ("result", wire.encode(o.value)) if o.status == "result"
+            else (o.status, o.message) for item, o in outcomes.items()}
 
 
 @dataclass

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -106,3 +107,18 @@ def test_a_bank_that_did_not_get_every_value_is_used_once_and_not_kept(
     assert "sum_value" not in exp.values and len(exp.values) == len(load_suite(SUITE).cases) - 1
     assert _shared(1).errors == {}  # another variant of the same run is complete
     assert len(calls) == 2 and not goldens._SHARED  # nothing kept: each call ran again
+
+
+def test_while_another_thread_computes_the_bank_a_variant_runs_alone(runs: list[int]) -> None:
+    """No thread waits for a bank another one is computing (a core would idle): it gets its
+    variant from a run of its own, with the same values."""
+    suite = load_suite(SUITE)
+    key = (goldens.sha256_file(SUITE), goldens.reference_digest(REF), "mini", 1, ALL, FAST,
+           SALT, COUNT)
+    busy = goldens._SHARED_BUSY.setdefault(key, threading.Lock())
+    with busy:  # "another thread" is computing this bank
+        exp = _shared(4)
+    assert runs == [len(suite.cases)]
+    assert _encoded(exp) == _encoded(_alone(4)) and exp.seeds == case_seeds(suite, 4, SALT)
+    assert _encoded(_shared(4)) == _encoded(exp)  # and the bank, once free, agrees
+    assert runs == [len(suite.cases)] * 2 + [COUNT * len(suite.cases)]
