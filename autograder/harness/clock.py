@@ -46,16 +46,20 @@ def computing_children() -> int:
         return sum(1 for d in _WATCHED if d.computing)
 
 
-def _cpu_ticks(pid: int) -> int:
-    """utime + stime + cutime + cstime of one process (all its threads), 0 when it is gone.
+def proc_text(path: str) -> str:
+    """A ``/proc`` file as text; raises OSError when the process is gone. A process name is
+    whatever bytes the process set (a submission may set invalid UTF-8 with ``prctl``), so it
+    is decoded leniently: a name must never crash the parent reading it."""
+    return Path(path).read_bytes().decode("utf-8", "replace")
 
-    Read as bytes: the process's name (in parentheses) may be any bytes, not only UTF-8.
-    """
+
+def _cpu_ticks(pid: int) -> int:
+    """utime + stime + cutime + cstime of one process (all its threads), 0 when it is gone."""
     try:
-        raw = Path(f"/proc/{pid}/stat").read_bytes()
+        text = proc_text(f"/proc/{pid}/stat")
     except OSError:
         return 0
-    fields = raw[raw.rfind(b")") + 2:].split()
+    fields = text[text.rfind(")") + 2:].split()
     # fields[0] is the state (stat field 3): utime..cstime are stat fields 14..17
     return sum(int(x) for x in fields[11:15])
 
@@ -101,10 +105,10 @@ def tree_cpu_seconds(root: int) -> float:
 def _runnable(pid: int, tid: str) -> bool:
     """Whether a task is on a CPU or queued for one (state R) right now."""
     try:
-        raw = Path(f"/proc/{pid}/task/{tid}/stat").read_bytes()
+        text = proc_text(f"/proc/{pid}/task/{tid}/stat")
     except OSError:
         return False
-    return raw[raw.rfind(b")") + 2:][:1] == b"R"
+    return text[text.rfind(")") + 2:][:1] == "R"
 
 
 def _wanted_ns(pid: int, tid: str) -> int:

@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autograder.harness.clock import proc_text
+
 UID_BASE = 2_000_000  # per-run uids come from [UID_BASE, UID_BASE + UID_SPAN): no passwd entry
 UID_SPAN = 1 << 28
 UID_SLOTS = 64  # uids per grading process before they repeat (more than its concurrent runs)
@@ -490,8 +492,8 @@ def processes_of_uid(uid: int) -> list[int]:
     """Live (non-zombie) processes whose real uid is ``uid``."""
     out = []
     for entry in _proc_entries():
-        try:  # bytes: a process may name itself anything (PR_SET_NAME), not only UTF-8
-            status = Path(f"/proc/{entry}/status").read_bytes().decode("utf-8", "replace")
+        try:
+            status = proc_text(f"/proc/{entry}/status")
         except OSError:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
@@ -516,17 +518,13 @@ def _stat(pid: int) -> tuple[int, int, int] | None:
 
 
 def _stat_state(pid: int) -> tuple[str, int, int, int] | None:
-    """(state, ppid, pgid, session) of a process, or None when it is gone.
-
-    Read as bytes: the name in parentheses is whatever the process set (any bytes, e.g.
-    not UTF-8); the fields after it are ASCII.
-    """
+    """(state, ppid, pgid, session) of a process, or None when it is gone."""
     try:
-        raw = Path(f"/proc/{pid}/stat").read_bytes()
+        text = proc_text(f"/proc/{pid}/stat")
     except OSError:
         return None
-    rest = raw[raw.rfind(b")") + 2:].split()
-    return rest[0].decode("ascii"), int(rest[1]), int(rest[2]), int(rest[3])
+    rest = text[text.rfind(")") + 2:].split()
+    return rest[0], int(rest[1]), int(rest[2]), int(rest[3])
 
 
 def descendants(root_pid: int, *, live: bool = False) -> list[int]:
