@@ -42,6 +42,7 @@ from autograder.regrade import (
 from gradebook.gradescope import ExportRecord
 
 MAX_LANES = 3  # a looping submission's tests in up to three children side by side
+GATE_POLL_S = 0.05  # how often a waiting thread looks at the computing children again
 
 
 @dataclass
@@ -229,7 +230,17 @@ def run_tasks(tasks: list[Task], *, jobs: int, scheduler: str | None, hide: tupl
 
 class LocalRunner:
     """``jobs`` threads on this machine, each grading one submission at a time (FIFO, so the
-    slowest-first order holds)."""
+    slowest-first order holds).
+
+    A thread starts its next submission only while fewer than ``jobs`` grading children of
+    this process are computing (:func:`autograder.harness.clock.computing_children`). A
+    submission graded in lanes (:func:`lanes_for`) runs more children than its one job, and
+    its longest lane decides when it ends: with the next submissions' children beside them,
+    that lane would get a share of a core instead of a core and end last, alone, with the
+    other core idle. So the lanes keep the cores while at least ``jobs`` of them compute,
+    and the other thread starts again as they finish (lanes that block without computing,
+    e.g. sleeping, do not hold it back).
+    """
 
     def __init__(self, jobs: int, hide: tuple[str, ...]) -> None:
         from concurrent.futures import ThreadPoolExecutor
@@ -245,9 +256,15 @@ class LocalRunner:
         return self.jobs
 
     def submit(self, payload: dict[str, Any], *, priority: float) -> Any:
-        from autograder import regrade_task
+        return self.pool.submit(self._grade, payload)
 
-        return self.pool.submit(regrade_task.grade_payload, payload, hide=self.hide)
+    def _grade(self, payload: dict[str, Any]) -> dict[str, Any]:
+        from autograder import regrade_task
+        from autograder.harness import clock, isolation
+
+        while clock.computing_children() >= self.jobs and not isolation.ABORT.is_set():
+            time.sleep(GATE_POLL_S)
+        return regrade_task.grade_payload(payload, hide=self.hide)
 
     def done(self, handle: Any) -> bool:
         return bool(handle.done())

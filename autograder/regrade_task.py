@@ -173,7 +173,7 @@ def grade_payload(payload: dict[str, Any], *, hide: tuple[str, ...] = ()) -> dic
             results = grade_module(course=None, module=payload["module"], submission=sub,
                                    out=stage / "out" / "results.json", metadata=meta,
                                    hide=[Path(h) for h in hide],
-                                   lanes=int(payload.get("lanes", 1)))
+                                   lanes=int(payload.get("lanes", 1)), reference_bank=True)
         finally:
             shutil.rmtree(stage, ignore_errors=True)
     except Exception as exc:  # noqa: BLE001 - a task never raises: the parent records why

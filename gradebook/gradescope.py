@@ -8,9 +8,11 @@ An export is a ``.zip`` (or the folder it unpacks to) holding ``assignment_<id>_
 (sometimes one folder deeper) with ``submission_metadata.yml`` and one ``submission_<id>/``
 folder per active submission. The YAML is Ruby-flavoured: keys are symbols (``:submitters:``,
 ``:created_at:``, ``:score:``, ``:results:``, ``:history:``) and some nodes carry ``!ruby/...``
-tags. It is read with a ``yaml.SafeLoader`` subclass that turns Ruby tags into plain data (a
+tags. It is read with a safe-loader subclass that turns Ruby tags into plain data (a
 ``!ruby/object:BigDecimal 18:0.5e2`` score becomes ``50.0``); any other tag (``!!python/...``)
-is an "invalid YAML" error, never code.
+is an "invalid YAML" error, never code. The loader is libyaml's (``yaml.CSafeLoader``) when
+PyYAML was built with it: the same safe constructors, several times faster on a large export
+(a regrade reads the file three times before it grades anything).
 
 ``submission_metadata.yml`` is looked for at most two folders below the zip root or the folder
 given, never inside a ``submission_<id>/`` folder (a student may upload a file of that name);
@@ -31,6 +33,11 @@ import yaml
 
 from gradebook.errors import GradebookError
 
+try:
+    from yaml import CSafeLoader as _SafeLoader
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
+
 METADATA_YML = "submission_metadata.yml"
 SUBMISSION_KEY = re.compile(r"^submission_(\d+)$")
 ASSIGNMENT_DIR = re.compile(r"^assignment_(\d+)_export$")
@@ -39,8 +46,9 @@ SKIP_DIRS = frozenset({"__MACOSX", ".ipynb_checkpoints"})
 
 
 # ----------------------------------------------------------------------------- the YAML
-class RubyYamlLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that reads Ruby-tagged nodes (``!ruby/...``) as plain data.
+class RubyYamlLoader(_SafeLoader):
+    """A safe loader (libyaml's when available) that reads Ruby-tagged nodes (``!ruby/...``)
+    as plain data.
 
     Only the safe constructors exist: a ``!!python/...`` tag is an error, never code.
     """
@@ -60,7 +68,7 @@ def bigdecimal(text: str) -> float | None:
     return float(value) if value.is_finite() else None
 
 
-def _ruby_node(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+def _ruby_node(loader: _SafeLoader, suffix: str, node: yaml.Node) -> Any:
     if isinstance(node, yaml.MappingNode):
         return loader.construct_mapping(node, deep=True)
     if isinstance(node, yaml.SequenceNode):
@@ -94,7 +102,7 @@ def load_metadata_yaml(text: str, where: str) -> dict[str, Any]:
         GradebookError: invalid YAML, or not a mapping of submission folders.
     """
     try:
-        data = yaml.load(text, Loader=RubyYamlLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(text, Loader=RubyYamlLoader)  # noqa: S506 - a safe loader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f"line {mark.line + 1}: " if mark is not None else ""

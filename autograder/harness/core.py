@@ -40,6 +40,7 @@ from autograder.harness.goldens import (
     load_goldens,
     load_suite,
     sha256_file,
+    shared_expected,
 )
 from autograder.harness.lanes import run_lanes
 from autograder.harness.limits import Limits, ModuleInfo
@@ -106,6 +107,7 @@ class _Ctx:
     extra: dict[str, Any] = field(default_factory=dict)
     seeds: dict[str, int] = field(default_factory=dict)
     lanes: int = 1
+    reference_bank: bool = False
     submission_dir: Path | None = None
     data_dir: Path | None = None
     leaderboard: list[dict[str, Any]] = field(default_factory=list)
@@ -117,7 +119,7 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
           stubs: Path | None = None, milestone_dirs: list[Path] | None = None,
           course: Any = None, hide: list[Path] | None = None,
           now: dt.datetime | None = None, lanes: int = 1,
-          data_dir: Path | None = None) -> dict[str, Any]:
+          data_dir: Path | None = None, reference_bank: bool = False) -> dict[str, Any]:
     """Grade one submission and write Gradescope's results.json to ``out``.
 
     Args:
@@ -148,6 +150,10 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         data_dir: held-out test data of submitted-weights milestones (course.yml
             ``test_data``, installed by ``setup.sh``); read by this process only and hidden
             from the sandbox. None: those milestones score 0 with a grader error.
+        reference_bank: without ``expected``, take the variant's expected values from a
+            bank of every variant, computed in one reference run and kept for the rest of
+            this process (:func:`autograder.harness.goldens.shared_expected`; ``tito
+            regrade``), instead of a reference run for this variant alone.
 
     Returns:
         The results dict that was written.
@@ -163,7 +169,7 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         return results
     lim = Limits.from_any(limits).within(info.limits) if limits is not None else info.limits
     ctx = _Ctx(info=info, limits=lim, started=started, lanes=max(1, int(lanes)),
-               data_dir=_abs(data_dir))
+               reference_bank=reference_bank, data_dir=_abs(data_dir))
     reserve = _provisional(out, ctx)
     scratch = Path(tempfile.mkdtemp(prefix="ttgrade-"))
     try:
@@ -326,10 +332,16 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
                 raise GoldensError(f"no goldens and no reference {ref_file.name} to run")
             salt, count = variants.salt_from_reference(ref_file), ctx.limits.variants
             variant = variants.variant_index(key, salt, count)
-            exp = compute_expected(suite_path=suite_path, suite=suite, reference=reference,
-                                   slug=info.slug, number=info.number, all_modules=all_modules,
-                                   limits=ctx.limits,
-                                   seeds=case_seeds(suite, variant, salt))
+            if ctx.reference_bank:
+                exp = shared_expected(suite_path=suite_path, suite=suite, reference=reference,
+                                      slug=info.slug, number=info.number,
+                                      all_modules=all_modules, limits=ctx.limits, salt=salt,
+                                      count=count, variant=variant)
+            else:
+                exp = compute_expected(suite_path=suite_path, suite=suite, reference=reference,
+                                       slug=info.slug, number=info.number,
+                                       all_modules=all_modules, limits=ctx.limits,
+                                       seeds=case_seeds(suite, variant, salt))
     except GoldensError as exc:
         raise GraderError(str(exc)) from exc
     ctx.expected_source = exp.source
@@ -815,14 +827,16 @@ def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
                  metadata: Path | None = None, limits: Any = None,
                  expected: Path | None = None, hide: list[Path] | None = None,
                  lanes: int = 1, extensions: Path | None = None,
-                 now: dt.datetime | None = None) -> dict[str, Any]:
+                 now: dt.datetime | None = None, reference_bank: bool = False
+                 ) -> dict[str, Any]:
     """Grade with the repository's layout (``tito grade``): suite, reference, public tests.
 
     ``module`` is a ``tito.course.Module`` or a :func:`module_snapshot` dict (what a
     ``tito regrade`` task carries to a Dask worker); ``hide`` adds paths the sandbox must not
     see (a regrade's export and output folders) to the repository itself. ``extensions``
     (the CSV the gradebook ingests) keeps an extended module open for everyone until the
-    extension has passed too.
+    extension has passed too. ``reference_bank``: see :func:`grade` (``tito regrade``
+    grades many submissions of a module in one process).
     """
     from autograder.harness.limits import module_snapshot  # noqa: PLC0415
     from tito import paths  # noqa: PLC0415 - repository side only
@@ -839,7 +853,7 @@ def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
                  stubs=paths.RELEASE / "tinytorch",
                  milestone_dirs=[paths.AUTOGRADER / "milestones" / "providers"],
                  hide=[paths.REPO_ROOT, *(hide or [])], lanes=lanes, now=now,
-                 data_dir=grader_data_dir())
+                 data_dir=grader_data_dir(), reference_bank=reference_bank)
 
 
 def grader_data_dir() -> Path:

@@ -6,6 +6,9 @@ for a submission's variant (:mod:`autograder.harness.variants`):
 
 * a **reference run** for that variant's seeds (``tito grade``, ``tito regrade``: the
   repository has the reference);
+* a **shared bank** (:func:`shared_expected`, ``tito regrade``): every variant in one
+  reference run, the first time a process needs the module, kept in memory for the rest of
+  the process (one trusted child per module instead of one per submission);
 * a **bank** of goldens, one expected value per case and variant, computed when the
   autograder zip is built (Gradescope: the graded module's reference never ships, and grading
   costs no reference run). Goldens are JSON in the wire format of
@@ -24,7 +27,8 @@ import importlib.util
 import json
 import shutil
 import tempfile
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,6 +133,83 @@ def compute_expected(*, suite_path: Path, suite: Suite, reference: Path, slug: s
         else:
             exp.errors[c.name] = f"{o.status}: {o.message}"
     return exp
+
+
+#: Shared banks kept per process (a whole-term regrade grades up to 20 modules, one at a time).
+SHARED_BANKS = 8
+_SHARED: OrderedDict[tuple[Any, ...], dict[str, tuple[str, Any]]] = OrderedDict()
+_SHARED_LOCK = threading.Lock()
+_SHARED_BUSY: dict[tuple[Any, ...], threading.Lock] = {}
+
+
+def shared_expected(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
+                    all_modules: tuple[tuple[int, str], ...], limits: Limits, salt: str,
+                    count: int, variant: int) -> Expected:
+    """:func:`compute_expected` for ``case_seeds(suite, variant, salt)``, from a bank of every
+    variant computed in one reference run and kept for the rest of this process.
+
+    The bank's run is the one :func:`compute_bank` makes (``case:NAME@V`` items, the case's
+    own timeouts, one trusted child); each case keeps its own status, so a case the reference
+    fails in one variant is that variant's error, exactly as in a run for that variant alone.
+    A bank is kept only when every case of every variant gave a result (an interrupted or
+    failing run is used for this call and computed again by the next). The key holds the
+    suite's and the reference package's SHA-256, so an edited file is never served from an
+    old bank. While one thread computes a bank, another that needs it runs its own variant
+    alone (:func:`compute_expected`) instead of leaving a core idle.
+    """
+    suite_sha = sha256_file(suite_path)
+    key = (suite_sha, reference_digest(reference), slug, number, tuple(all_modules), limits,
+           salt, count)
+    with _SHARED_LOCK:
+        bank = _SHARED.get(key)
+        if bank is not None:
+            _SHARED.move_to_end(key)
+        busy = _SHARED_BUSY.setdefault(key, threading.Lock())
+    if bank is None:
+        if not busy.acquire(blocking=False):
+            return compute_expected(suite_path=suite_path, suite=suite, reference=reference,
+                                    slug=slug, number=number, all_modules=all_modules,
+                                    limits=limits, seeds=case_seeds(suite, variant, salt))
+        try:
+            with _SHARED_LOCK:
+                bank = _SHARED.get(key)  # kept by another thread since the look above
+            if bank is None:
+                bank = _bank_run(suite_path=suite_path, suite=suite, reference=reference,
+                                 slug=slug, number=number, all_modules=all_modules,
+                                 limits=limits, salt=salt, count=count)
+                if all(status == "result" for status, _ in bank.values()):
+                    with _SHARED_LOCK:
+                        _SHARED[key] = bank
+                        while len(_SHARED) > SHARED_BANKS:
+                            _SHARED.popitem(last=False)
+        finally:
+            busy.release()
+    exp = Expected(values={}, suite_sha256=suite_sha, seeds=case_seeds(suite, variant, salt))
+    for c in suite.cases:
+        status, data = bank[f"case:{c.name}@{variant}"]
+        if status == "result":
+            exp.values[c.name] = wire.decode(data)
+        else:
+            exp.errors[c.name] = f"{status}: {data}"
+    return exp
+
+
+def _bank_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
+              all_modules: tuple[tuple[int, str], ...], limits: Limits, salt: str,
+              count: int) -> dict[str, tuple[str, Any]]:
+    """Every case of every variant in one reference child: item -> (status, wire data or
+    the message)."""
+    items = {f"case:{c.name}@{v}": (c.name, c.seed(v, salt))
+             for v in range(count) for c in suite.cases}
+    per_run = Limits(test_timeout_s=limits.test_timeout_s,
+                     run_timeout_s=max(limits.run_timeout_s, 1.0) * max(1, count),
+                     memory_limit_mb=limits.memory_limit_mb, max_output_kb=limits.max_output_kb,
+                     import_timeout_s=limits.import_timeout_s)
+    outcomes = _reference_run(suite_path=suite_path, suite=suite, reference=reference,
+                              slug=slug, number=number, all_modules=all_modules,
+                              limits=per_run, items=items)
+    return {item: ("result", wire.encode(o.value)) if o.status == "result"
+            else (o.status, o.message) for item, o in outcomes.items()}
 
 
 @dataclass

@@ -298,7 +298,9 @@ def kill_tree(proc: subprocess.Popen[bytes], *, uid: int | None) -> None:
 
     Order: freeze descendants (SIGSTOP, so a fork bomb stops growing), SIGKILL the process
     group and the descendants found through ``/proc``, then, with a per-run uid,
-    ``kill(-1, SIGKILL)`` as that uid, which reaches every process the uid owns.
+    ``kill(-1, SIGKILL)`` as that uid, which reaches every process the uid owns. Zombies
+    (processes that have already exited and wait to be reaped) are not looked for: they can
+    no longer run or fork, and a killed tree is full of them until its parents reap them.
     """
     pid = proc.pid
     for _ in range(3):
@@ -307,7 +309,7 @@ def kill_tree(proc: subprocess.Popen[bytes], *, uid: int | None) -> None:
         _signal(pid, signal.SIGSTOP)
         desc: list[int] = []
         for _ in range(20):
-            found = descendants(pid)
+            found = descendants(pid, live=True)
             for d in found:
                 _signal(d, signal.SIGSTOP)
             if found == desc:
@@ -321,7 +323,7 @@ def kill_tree(proc: subprocess.Popen[bytes], *, uid: int | None) -> None:
             _signal(d, signal.SIGKILL)
         if uid is not None:
             kill_uid(uid)
-        if not descendants(pid):
+        if not descendants(pid, live=True):
             break
     try:
         proc.kill()
@@ -397,11 +399,8 @@ def abort_all() -> int:
 
 
 def _zombie(pid: int) -> bool:
-    try:
-        text = proc_text(f"/proc/{pid}/stat")
-    except OSError:
-        return True
-    return text[text.rfind(")") + 2:].startswith("Z")
+    st = _stat_state(pid)
+    return st is None or st[0] == "Z"
 
 
 _LIVE: set[int] = set()  # children this process launched and has not reaped yet
@@ -514,25 +513,32 @@ def _proc_entries() -> list[int]:
 
 def _stat(pid: int) -> tuple[int, int, int] | None:
     """(ppid, pgid, session) of a process, or None when it is gone."""
+    st = _stat_state(pid)
+    return None if st is None else st[1:]
+
+
+def _stat_state(pid: int) -> tuple[str, int, int, int] | None:
+    """(state, ppid, pgid, session) of a process, or None when it is gone."""
     try:
         text = proc_text(f"/proc/{pid}/stat")
     except OSError:
         return None
     rest = text[text.rfind(")") + 2:].split()
-    return int(rest[1]), int(rest[2]), int(rest[3])
+    return rest[0], int(rest[1]), int(rest[2]), int(rest[3])
 
 
-def descendants(root_pid: int) -> list[int]:
+def descendants(root_pid: int, *, live: bool = False) -> list[int]:
     """Processes below ``root_pid`` (by parent links) or in its process group or session.
 
     Orphans re-parented to the child (it declares itself a child subreaper) are found by
-    parent links even after ``setsid``.
+    parent links even after ``setsid``. ``live``: without zombies (exited, not yet reaped;
+    an exiting process hands its children to a reaper first, so no live one is lost).
     """
     table = {}
     for pid in _proc_entries():
-        st = _stat(pid)
-        if st is not None:
-            table[pid] = st
+        st = _stat_state(pid)
+        if st is not None and not (live and st[0] == "Z"):
+            table[pid] = st[1:]
     found = {pid for pid, (_, pgid, sid) in table.items()
              if pid != root_pid and (pgid == root_pid or sid == root_pid)}
     frontier = [root_pid, *found]

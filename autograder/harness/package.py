@@ -13,17 +13,26 @@ Steps, none of them running student code:
 4. :func:`build_package` lays out ``tinytorch/`` = the reference with the graded module
    replaced by the student's export; an earlier module comes from the reference only once its
    submission window has closed, otherwise from the student's own notebook submitted with
-   this one (or the release stub); later modules from the student-release stubs.
+   this one (or the release stub); later modules from the student-release stubs. Every module
+   that came from the reference or the stubs gets its bytecode beside it (a checked-hash
+   ``.pyc``, compiled once per process for each distinct file), so a grading child does not
+   compile some 12,000 trusted lines again each time it starts; student code is never
+   compiled here.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import importlib.util
 import json
+import py_compile
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -250,7 +259,51 @@ def build_package(*, dest: Path, reference: Path, module_number: int, slug: str,
         target.write_text(student_source, encoding="utf-8")
     elif not target.exists():
         raise FileNotFoundError(f"reference module {slug}.py is missing from {reference}")
+    students = {pkg / f"{o}.py" for o, src in (earlier or {}).items() if src is not None}
+    if student_source is not None:
+        students.add(target)
+    _trusted_bytecode(pkg, students)
     return target
+
+
+#: Checked-hash bytecode of trusted module files, by the SHA-256 of their source.
+_PYC: OrderedDict[bytes, bytes] = OrderedDict()
+_PYC_LOCK = threading.Lock()
+PYC_CACHE = 256
+
+
+def _trusted_bytecode(pkg: Path, students: set[Path]) -> None:
+    """Write ``__pycache__/<name>.<tag>.pyc`` for every module of ``pkg`` but ``students``.
+
+    The ``.pyc`` is *checked-hash* (PEP 552): the import system hashes the source beside it
+    and uses the bytecode only if it matches, so bytecode can never stand in for other code;
+    it names no path (the import sets the real one). A file that does not compile is left
+    for the import to report.
+    """
+    for src in sorted(pkg.rglob("*.py")):
+        if src in students:
+            continue
+        data = src.read_bytes()
+        key = hashlib.sha256(data).digest()
+        with _PYC_LOCK:
+            pyc = _PYC.get(key)
+        if pyc is None:
+            with tempfile.TemporaryDirectory(prefix="ttpyc-") as tmp:
+                out = Path(tmp) / "m.pyc"
+                try:
+                    py_compile.compile(str(src), cfile=str(out), dfile=src.name, doraise=True,
+                                       optimize=0, invalidation_mode=(
+                                           py_compile.PycInvalidationMode.CHECKED_HASH))
+                except py_compile.PyCompileError:
+                    continue
+                pyc = out.read_bytes()
+            with _PYC_LOCK:
+                _PYC[key] = pyc
+                while len(_PYC) > PYC_CACHE:
+                    _PYC.popitem(last=False)
+        cached = Path(importlib.util.cache_from_source(str(src), optimization=""))
+        cached.parent.mkdir(exist_ok=True)
+        cached.write_bytes(pyc)
 
 
 def public_tests(folder: Path | None) -> tuple[list[dict[str, str]], list[PublicTest]]:

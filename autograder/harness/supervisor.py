@@ -309,6 +309,7 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
     resume: int | None = start
     streams = 2  # raw output + result channel; the channel's EOF ends the launch
     reason = ""
+    clock.watch()
     try:
         while streams > 0:
             if isolation.ABORT.is_set():
@@ -440,6 +441,7 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                 code, "during this test"))
         return resume
     finally:
+        clock.unwatch()
         sel.close()
         os.close(rfd)
         isolation.kill_tree(proc, uid=uid)

@@ -281,6 +281,13 @@ CORPUS = [
         "        f.write(b'0' * 1024 * 1024)"), expect=SUM_ZERO,
         says_any=("File too large", "No space left on device")),
     Attack("reads_stdin", in_sum("input()"), expect=SUM_ZERO, says=("EOFError",)),
+    # a process name that is not UTF-8 (the parent reads /proc/<pid>/stat of the whole tree)
+    Attack("names_its_processes_in_invalid_utf8", in_sum(
+        "import ctypes, subprocess, sys\n"
+        "ctypes.CDLL(None).prctl(15, b'\\xff\\xfe\\xfd', 0, 0, 0)\n"
+        "subprocess.Popen([sys.executable, '-c', 'import ctypes, time; "
+        "ctypes.CDLL(None).prctl(15, bytes([255, 254]), 0, 0, 0); time.sleep(60)'])"),
+        expect=FULL_MARKS),
 ]
 
 

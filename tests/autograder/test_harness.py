@@ -247,3 +247,68 @@ def test_orphan_sweep_never_takes_a_tracked_child_of_a_concurrent_run():
         other.kill()
         other.wait()
         isolation._LIVE.discard(other.pid)
+
+
+def test_a_killed_trees_zombies_are_not_searched_again_but_its_live_processes_are():
+    """kill_tree looks for live descendants only: an exited, unreaped process (zombie) can
+    no longer run or fork, and a killed tree is full of them until they are reaped."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    code = ("import subprocess, sys, time\n"
+            "dead = subprocess.Popen([sys.executable, '-c', 'pass'])\n"  # never reaped
+            "alive = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+            "time.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
+    try:
+        end = time.monotonic() + 60  # a safety bound only
+        while True:
+            found = isolation.descendants(proc.pid)
+            zombies = [p for p in found if isolation._zombie(p)]
+            if zombies and len(found) == 2:
+                break
+            assert time.monotonic() < end, found
+            time.sleep(0.05)
+        live = isolation.descendants(proc.pid, live=True)
+        assert live == [p for p in found if p not in zombies] and len(live) == 1
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test_trusted_modules_get_checked_bytecode_and_the_students_module_none(tmp_path):
+    """build_package writes bytecode for the reference and stub files only, and it is
+    checked against the source: bytecode beside the student's file (here the reference's,
+    planted on purpose) is never run in place of the student's code."""
+    import importlib.util
+    import shutil
+    import subprocess
+    import sys
+
+    from autograder.harness.package import build_package
+
+    student = CORRECT.replace("return float(self.data.sum())", "return -1.0")
+    target = build_package(dest=tmp_path, reference=REF, module_number=1, slug="mini",
+                           student_source=student, all_modules=((1, "mini"), (2, "later")),
+                           stubs=STUBS)
+    pkg = tmp_path / "tinytorch"
+
+    def pyc(p: Path) -> Path:
+        return Path(importlib.util.cache_from_source(str(p), optimization=""))
+
+    trusted = [p for p in pkg.rglob("*.py") if p != target]
+    assert trusted and all(pyc(p).is_file() for p in trusted)
+    assert not pyc(target).exists()
+    assert pyc(pkg / "later.py").read_bytes()[4:8] == (3).to_bytes(4, "little")  # checked hash
+    ref_copy = tmp_path / "refcopy"
+    build_package(dest=ref_copy, reference=REF, module_number=1, slug="mini",
+                  student_source=None, all_modules=((1, "mini"), (2, "later")))
+    shutil.copy(pyc(ref_copy / "tinytorch" / "mini.py"), pyc(target))  # the reference's
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import numpy as np, tinytorch; "
+            "print(tinytorch.mini.Vec(np.ones(3)).sum())")
+    out = subprocess.run([sys.executable, "-I", "-B", "-c", code, str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "-1.0", "bytecode stood in for the student's source"

@@ -2,21 +2,26 @@
 
 The course here has a 5 s per-test timeout (the looping tests must time out in reasonable
 time); every other test of these submissions takes milliseconds, so no verdict depends on
-speed.
+speed. While lanes compute, ``--jobs`` starts no other submission beside them.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from autograder import regrade_task
+from autograder.harness import clock
 from autograder.harness.core import grade_module
 from autograder.regrade import regrade
-from autograder.regrade_run import lanes_for
+from autograder.regrade_run import LocalRunner, lanes_for
 from autograder.regrade_synth import synth_export
 from tito.course import load_course
 from tito.paths import REPO_ROOT
@@ -67,3 +72,30 @@ def test_regrade_grades_a_submission_that_timed_out_before_in_lanes(
     assert other.new_score == 50.0
     assert "lanes" not in json.loads((tmp_path / "out" / other.results).read_text())[
         "extra_data"]
+
+
+def test_a_thread_starts_another_submission_only_while_fewer_than_jobs_children_compute(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--jobs 2`` while two children compute (a looping submission's lanes): the next
+    submission waits, and starts as soon as one of them ends."""
+    started = threading.Event()
+
+    def grade(payload: dict[str, Any], *, hide: tuple[str, ...] = ()) -> dict[str, Any]:
+        started.set()
+        return {"results": {"key": payload["key"]}}
+
+    monkeypatch.setattr(regrade_task, "grade_payload", grade)
+    lanes = [clock.Deadline(os.getpid(), time.monotonic() + 600) for _ in range(2)]
+    runner = LocalRunner(2, ())
+    try:
+        for d in lanes:
+            d.watch()  # computing until a sample says otherwise (none is taken here)
+        handle = runner.submit({"key": "s1"}, priority=1.0)
+        assert not started.wait(1.0), "a submission started beside two computing children"
+        lanes[0].unwatch()
+        assert started.wait(60)
+        assert runner.result(handle) == {"results": {"key": "s1"}}
+    finally:
+        for d in lanes:
+            d.unwatch()
+        runner.close()
