@@ -44,7 +44,33 @@ def _course(ctx: click.Context) -> Course:
     return obj["course"]
 
 
-@click.group()
+class _TitoGroup(click.Group):
+    """The ``tito`` group. The gradebook and regrade commands are imported when one of them is
+    run or listed: their imports (pandas among them) would add about 0.3 s of CPU to every
+    other command."""
+
+    #: command name -> (module, attribute)
+    LAZY = {"gradebook": ("gradebook.cli", "gradebook"),
+            "regrade": ("autograder.regrade_cli", "regrade"),
+            "synth-export": ("autograder.regrade_cli", "synth_export_cmd")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.LAZY and cmd_name not in self.commands:
+            import importlib
+
+            module, attr = self.LAZY[cmd_name]
+            try:
+                command = getattr(importlib.import_module(module), attr)
+            except ImportError:  # pragma: no cover - both packages are part of the repo
+                return None
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_TitoGroup)
 @click.option("--course", "course_path", type=click.Path(dir_okay=False), default=None,
               envvar="TITO_COURSE", help="course.yml to use (default: the repository's).")
 @click.pass_context
@@ -438,22 +464,6 @@ def demo(ctx: click.Context) -> None:
         run_demo(_course(ctx))
     except (CourseError, FileNotFoundError) as exc:
         raise UserError(str(exc)) from None
-
-
-def _register_optional() -> None:
-    try:
-        from gradebook.cli import gradebook as gradebook_group
-    except ImportError:  # pragma: no cover - the gradebook package is part of the repo
-        return
-    cli.add_command(gradebook_group, "gradebook")
-    from autograder.regrade_cli import regrade as regrade_cmd
-    from autograder.regrade_cli import synth_export_cmd
-
-    cli.add_command(regrade_cmd, "regrade")
-    cli.add_command(synth_export_cmd, "synth-export")
-
-
-_register_optional()
 
 
 def main() -> None:
