@@ -291,10 +291,13 @@ def export(ctx: click.Context, module: str, notebook: Path | None, package: Path
 @click.option("--extensions", type=click.Path(path_type=Path, exists=True), default=None,
               help="Extensions CSV (the gradebook's): an extended module stays open, so its "
                    "reference is left out of later modules' zips until the extension passes.")
+@click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Reference processes computing a module's goldens bank at once, each on a "
+                   "block of variants (the zip is the same for any number).")
 @click.pass_context
 @_friendly
 def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | None,
-               extensions: Path | None) -> None:
+               extensions: Path | None, jobs: int) -> None:
     """Build the Gradescope autograder zip for MODULE.
 
     Earlier modules whose submission window has closed (due + grace + late window, after any
@@ -307,7 +310,8 @@ def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | N
     c = _course(ctx)
     for m in _modules(c, module, all_):
         target = out if (out and not all_) else paths.BUILD / "autograder" / f"{m.name}.zip"
-        built = build_autograder(course=c, module=m, out_zip=target, extensions=extensions)
+        built = build_autograder(course=c, module=m, out_zip=target, extensions=extensions,
+                                 jobs=jobs)
         click.echo(f"built {built}")
 
 

@@ -46,10 +46,12 @@ def write_config_failure(out: Path, reason: str) -> None:
 
 
 def build_autograder(*, course: Course, module: Module, out_zip: Path,
-                     extensions: Path | None = None) -> Path:
-    """Build the Gradescope zip for ``module``; returns its path."""
+                     extensions: Path | None = None, jobs: int = 1) -> Path:
+    """Build the Gradescope zip for ``module``; returns its path. ``jobs``: reference
+    children computing the goldens bank at once."""
     from autograder.gradescope import build_zip
 
     out_zip.parent.mkdir(parents=True, exist_ok=True)
-    result = build_zip(course=course, module=module, out_zip=out_zip, extensions=extensions)
+    result = build_zip(course=course, module=module, out_zip=out_zip, extensions=extensions,
+                       jobs=jobs)
     return Path(result) if result else out_zip

@@ -85,7 +85,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
               reference: Path | None = None, public_tests: Path | None = None,
               stubs: Path | None = None, requirements: Path | None = None,
               milestone_dir: Path | None = None, extensions: Path | None = None,
-              now: dt.datetime | None = None) -> Path:
+              now: dt.datetime | None = None, jobs: int = 1) -> Path:
     """Build the Gradescope autograder zip for ``module``; returns ``out_zip``.
 
     Args:
@@ -97,6 +97,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
             repository locations (tests use stand-ins).
         extensions: the gradebook's extensions CSV (extended modules close later).
         now: the build time that decides which earlier references ship (default: now).
+        jobs: reference children computing the goldens bank at once (the zip is the same).
 
     Raises:
         PackagingError: the suite does not match course.yml, or the reference fails a case.
@@ -140,7 +141,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
             build_goldens(suite_path=suite_path, reference=reference, out=goldens,
                           slug=info.slug, number=info.number,
                           all_modules=info.all_modules or ((info.number, info.slug),),
-                          limits=info.limits)
+                          limits=info.limits, jobs=jobs)
         except GoldensError as exc:
             raise PackagingError(str(exc)) from exc
         files["goldens.json"] = goldens.read_bytes()

@@ -25,11 +25,12 @@ import json
 import shutil
 import tempfile
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.harness import wire
+from autograder.harness import isolation, wire
 from autograder.harness.limits import Limits
 from autograder.harness.package import build_package
 from autograder.harness.supervisor import RunSpec, run_items
@@ -152,19 +153,50 @@ class Bank:
                         seeds=case_seeds(suite, variant, self.salt))
 
 
+def variant_blocks(variants: int, jobs: int) -> list[range]:
+    """``range(variants)`` cut into at most ``jobs`` contiguous blocks of near-equal size."""
+    n = max(1, min(jobs, variants))
+    cuts = [variants * i // n for i in range(n + 1)]
+    return [range(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
+
+
 def compute_bank(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
                  all_modules: tuple[tuple[int, str], ...], limits: Limits, variants: int,
-                 salt: str) -> Bank:
-    """Every case in every variant, in one reference child (``case:NAME@V`` items)."""
-    items = {f"case:{c.name}@{v}": (c.name, c.seed(v, salt))
-             for v in range(variants) for c in suite.cases}
+                 salt: str, jobs: int = 1) -> Bank:
+    """Every case in every variant (``case:NAME@V`` items), in reference children.
+
+    Args:
+        jobs: reference children run at once, each on one contiguous block of variants (a
+            case's value depends only on its seed, so the bank is the same for any ``jobs``;
+            each child pays its own start, about 0.2 s of CPU).
+    """
+    # the whole bank's wall-clock limit for each block: never stricter than one child
     per_item = Limits(test_timeout_s=limits.test_timeout_s,
                       run_timeout_s=limits.run_timeout_s * max(1, variants),
                       memory_limit_mb=limits.memory_limit_mb, max_output_kb=4,
                       import_timeout_s=limits.import_timeout_s)
-    outcomes = _reference_run(suite_path=suite_path, suite=suite, reference=reference,
+
+    def run(block: range) -> dict[str, Any]:
+        items = {f"case:{c.name}@{v}": (c.name, c.seed(v, salt))
+                 for v in block for c in suite.cases}
+        return _reference_run(suite_path=suite_path, suite=suite, reference=reference,
                               slug=slug, number=number, all_modules=all_modules,
                               limits=per_item, items=items)
+
+    blocks = variant_blocks(variants, jobs)
+    outcomes: dict[str, Any] = {}
+    if len(blocks) == 1:
+        outcomes = run(blocks[0])
+    else:
+        pool = ThreadPoolExecutor(max_workers=len(blocks), thread_name_prefix="goldens")
+        try:
+            for part in [pool.submit(run, b) for b in blocks]:
+                outcomes.update(part.result())
+        except KeyboardInterrupt:
+            isolation.abort_all()  # the other blocks' children too; tito is exiting
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
     cases: dict[str, list[Any]] = {c.name: [] for c in suite.cases}
     for v in range(variants):
         for c in suite.cases:
@@ -237,17 +269,18 @@ def reference_digest(reference: Path) -> str:
 
 def build_goldens(*, suite_path: Path, reference: Path, out: Path, slug: str, number: int,
                   all_modules: tuple[tuple[int, str], ...], limits: Limits | None = None,
-                  variants: int | None = None) -> Path:
+                  variants: int | None = None, jobs: int = 1) -> Path:
     """Compute the bank of expected values from the reference and save it as goldens JSON.
 
     ``variants`` defaults to the limits' (course.yml ``course.grading.variants``); the salt
-    is derived from ``reference/<slug>.py``.
+    is derived from ``reference/<slug>.py``; ``jobs``: reference children at once (the
+    bank does not depend on it).
     """
     suite = load_suite(suite_path)
     lim = limits or Limits()
     bank = compute_bank(suite_path=suite_path, suite=suite, reference=reference, slug=slug,
                         number=number, all_modules=all_modules, limits=lim,
                         variants=variants or lim.variants,
-                        salt=salt_from_reference(reference / f"{slug}.py"))
+                        salt=salt_from_reference(reference / f"{slug}.py"), jobs=jobs)
     return save_goldens(bank, out, module=suite.module, suite_version=suite.version,
                         reference_sha256=reference_digest(reference))
