@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 #: A phase that has used less CPU than its limit still ends after this many times the limit
 #: spent blocked (neither running nor queued to run): sleeping or waiting code.
@@ -31,10 +30,26 @@ SAMPLE_EVERY_S = 0.2
 _TICK = float(os.sysconf("SC_CLK_TCK"))
 
 
+def _read(path: str) -> str:
+    """A /proc file's text (raises OSError when the process or task is gone).
+
+    Plain ``os`` calls: the supervisor samples several of these per item. Latin-1 decodes
+    any byte, so a process name the child chose cannot break the parent's parsing.
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("latin-1")
+
+
 def _cpu_ticks(pid: int) -> int:
     """utime + stime + cutime + cstime of one process (all its threads), 0 when it is gone."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        text = _read(f"/proc/{pid}/stat")
     except OSError:
         return 0
     fields = text[text.rfind(")") + 2:].split()
@@ -53,7 +68,7 @@ def _children(pid: int, tasks: list[str]) -> list[int]:
     out: list[int] = []
     for tid in tasks:
         try:
-            out += [int(c) for c in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()]
+            out += [int(c) for c in _read(f"/proc/{pid}/task/{tid}/children").split()]
         except (OSError, ValueError):
             continue
     return out
@@ -83,7 +98,7 @@ def tree_cpu_seconds(root: int) -> float:
 def _runnable(pid: int, tid: str) -> bool:
     """Whether a task is on a CPU or queued for one (state R) right now."""
     try:
-        text = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        text = _read(f"/proc/{pid}/task/{tid}/stat")
     except OSError:
         return False
     return text[text.rfind(")") + 2:][:1] == "R"
@@ -96,7 +111,7 @@ def _wanted_ns(pid: int, tid: str) -> int:
     shows late; :func:`_runnable` covers it meanwhile.
     """
     try:
-        run, queued, _ = Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()
+        run, queued, _ = _read(f"/proc/{pid}/task/{tid}/schedstat").split()
         return int(run) + int(queued)
     except (OSError, ValueError):
         return 0
@@ -127,20 +142,22 @@ class Deadline:
             self.cpu0 = 0.0
             self._sampled = time.monotonic()
         else:
-            self.cpu0 = self._sample(force=True)
+            self.cpu0 = self._sample(force=True, phase_start=True)
         self.blocked = 0.0
 
     def idle(self) -> None:
         self.limit = None
 
-    def _sample(self, force: bool = False) -> float:
+    def _sample(self, force: bool = False, phase_start: bool = False) -> float:
+        """CPU seconds of the tree now; updates the blocked time of the phase (not at a phase
+        start: :meth:`start` resets it, so the tasks' states are not read then)."""
         now = time.monotonic()
         if not force and now - self._sampled < SAMPLE_EVERY_S:
             return self.cpu
         tree = process_tree(self.pid)
         self.cpu = sum(_cpu_ticks(pid) for pid in tree) / _TICK
         before = self._wanted_total
-        runnable = False
+        runnable = phase_start
         for pid, tids in tree.items():
             for tid in tids:
                 runnable = runnable or _runnable(pid, tid)
