@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import click
 
-from tito.course import Course, CourseError, load_course
+from tito.course import Course, CourseError, Module, load_course
 from tito.errors import UserError
 
 
@@ -292,8 +292,9 @@ def export(ctx: click.Context, module: str, notebook: Path | None, package: Path
               help="Extensions CSV (the gradebook's): an extended module stays open, so its "
                    "reference is left out of later modules' zips until the extension passes.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Reference processes computing a module's goldens bank at once, each on a "
-                   "block of variants (the zip is the same for any number).")
+              help="Processes at work at once: reference children per goldens bank, each on "
+                   "a block of variants, and with --all modules built side by side (the zips "
+                   "are the same for any number).")
 @click.pass_context
 @_friendly
 def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | None,
@@ -305,14 +306,19 @@ def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | N
     Rebuild after a module closes.
     """
     from tito import paths
-    from tito.grading import build_autograder
+    from tito.grading import AutograderError, build_autograders
 
     c = _course(ctx)
-    for m in _modules(c, module, all_):
-        target = out if (out and not all_) else paths.BUILD / "autograder" / f"{m.name}.zip"
-        built = build_autograder(course=c, module=m, out_zip=target, extensions=extensions,
-                                 jobs=jobs)
-        click.echo(f"built {built}")
+
+    def target(m: Module) -> Path:
+        return out if (out and not all_) else paths.BUILD / "autograder" / f"{m.name}.zip"
+
+    try:
+        for built in build_autograders(course=c, modules=_modules(c, module, all_),
+                                       out_zip=target, extensions=extensions, jobs=jobs):
+            click.echo(f"built {built}")
+    except AutograderError as exc:
+        raise UserError(str(exc)) from None
 
 
 @cli.command()

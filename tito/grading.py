@@ -7,6 +7,7 @@ The CLI never imports student or reference code itself: grading goes through
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,3 +56,51 @@ def build_autograder(*, course: Course, module: Module, out_zip: Path,
     result = build_zip(course=course, module=module, out_zip=out_zip, extensions=extensions,
                        jobs=jobs)
     return Path(result) if result else out_zip
+
+
+class AutograderError(RuntimeError):
+    """A module's zip could not be built; one line that names the module."""
+
+
+def build_autograders(*, course: Course, modules: list[Module],
+                      out_zip: Callable[[Module], Path], extensions: Path | None = None,
+                      jobs: int = 1) -> Iterator[Path]:
+    """Build the zips of ``modules``, yielding each path in the modules' order.
+
+    With ``jobs`` > 1, ``jobs`` modules are built at once (threads: the work is in reference
+    children, ``jobs`` per goldens bank, and in zlib), so one module's packing overlaps the
+    next one's bank; every zip is the same as a one-by-one build. A failure stops the build:
+    modules not started are not built, the ones under way finish (every zip written is whole)
+    and :class:`AutograderError` names the first failing module in order.
+    """
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from autograder.gradescope import PackagingError
+    from autograder.harness import isolation
+
+    def one(m: Module) -> Path:
+        try:
+            return build_autograder(course=course, module=m, out_zip=out_zip(m),
+                                    extensions=extensions, jobs=jobs)
+        except PackagingError as exc:
+            raise AutograderError(f"{m.name}: {exc}") from None
+
+    if jobs <= 1 or len(modules) <= 1:
+        for m in modules:
+            yield one(m)
+        return
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="autograder")
+    try:
+        futures: list[Future[Path]] = [pool.submit(one, m) for m in modules]
+        for f in futures:
+            try:
+                path = f.result()
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            yield path
+    except KeyboardInterrupt:
+        isolation.abort_all()  # the reference children of the modules under way; tito exits
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -155,9 +155,8 @@ class Bank:
 
 def variant_blocks(variants: int, jobs: int) -> list[range]:
     """``range(variants)`` cut into at most ``jobs`` contiguous blocks of near-equal size."""
-    n = max(1, min(jobs, variants))
-    cuts = [variants * i // n for i in range(n + 1)]
-    return [range(a, b) for a, b in zip(cuts, cuts[1:]) if b > a]
+    n = max(1, min(jobs, variants))  # n <= variants: no block is empty
+    return [range(variants * i // n, variants * (i + 1) // n) for i in range(n)]
 
 
 def compute_bank(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
