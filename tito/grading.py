@@ -70,20 +70,28 @@ def build_autograders(*, course: Course, modules: list[Module],
     With ``jobs`` > 1, ``jobs`` modules are built at once (threads: the work is in reference
     children, ``jobs`` per goldens bank, and in zlib), so one module's packing overlaps the
     next one's bank; every zip is the same as a one-by-one build. A failure stops the build:
-    modules not started are not built, the ones under way finish (every zip written is whole)
-    and :class:`AutograderError` names the first failing module in order.
+    no module starts after it, the ones under way finish (every zip written is whole) and
+    :class:`AutograderError` names the first failing module in order.
     """
+    import threading
     from concurrent.futures import Future, ThreadPoolExecutor
 
     from autograder.gradescope import PackagingError
     from autograder.harness import isolation
 
+    failed = threading.Event()
+
     def one(m: Module) -> Path:
+        if failed.is_set():
+            raise AutograderError(f"{m.name}: not built (an earlier module failed)")
         try:
             return build_autograder(course=course, module=m, out_zip=out_zip(m),
                                     extensions=extensions, jobs=jobs)
-        except PackagingError as exc:
-            raise AutograderError(f"{m.name}: {exc}") from None
+        except BaseException as exc:
+            failed.set()
+            if isinstance(exc, PackagingError):
+                raise AutograderError(f"{m.name}: {exc}") from None
+            raise
 
     if jobs <= 1 or len(modules) <= 1:
         for m in modules:

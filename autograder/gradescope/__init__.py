@@ -30,9 +30,11 @@ import datetime as dt
 import hashlib
 import io
 import json
+import os
 import re
 import shutil
 import tempfile
+import threading
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -188,7 +190,13 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
             zi.external_attr = (0o100755 if executable else 0o100644) << 16
             zi.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(zi, files[arc])
-    out_zip.write_bytes(buf.getvalue())
+    # whole or not at all: an interrupted build leaves the previous zip (or none)
+    part = out_zip.with_name(f".{out_zip.name}.{os.getpid()}-{threading.get_ident()}.part")
+    try:
+        part.write_bytes(buf.getvalue())
+        os.replace(part, out_zip)
+    finally:
+        part.unlink(missing_ok=True)
     return out_zip
 
 
