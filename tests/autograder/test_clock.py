@@ -77,6 +77,27 @@ def test_tree_cpu_counts_descendants_and_not_sleepers() -> None:
             p.wait()
 
 
+def test_a_process_name_that_is_not_utf8_does_not_break_the_clock() -> None:
+    # the child chooses its own name (/proc/self/comm, prctl); the parent reads it in
+    # /proc/<pid>/stat and must still find the CPU fields after it (it raised
+    # UnicodeDecodeError, out of the supervisor, before)
+    code = ("open('/proc/self/comm', 'wb').write(b'\\xff\\xfe) R 1')\n"
+            "x = 0\nfor i in range(3_000_000):\n    x += i\n"
+            "print('ready', flush=True)\nimport time\ntime.sleep(30)\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                         start_new_session=True)
+    try:
+        assert p.stdout is not None and p.stdout.readline().strip() == b"ready"
+        assert b"\xff" in Path(f"/proc/{p.pid}/stat").read_bytes()
+        assert clock.tree_cpu_seconds(p.pid) > 0.05
+        deadline = clock.Deadline(p.pid, time.monotonic() + 60)
+        deadline.start(1.0)
+        assert not deadline.expired()
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
 def _pinned(cpu: int, niceness: int):
     def setup() -> None:
         os.sched_setaffinity(0, {cpu})
