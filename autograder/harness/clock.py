@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 import time
 
+from autograder.harness.isolation import read_proc
+
 #: A phase that has used less CPU than its limit still ends after this many times the limit
 #: spent blocked (neither running nor queued to run): sleeping or waiting code.
 WALL_FACTOR = 5.0
@@ -30,26 +32,10 @@ SAMPLE_EVERY_S = 0.2
 _TICK = float(os.sysconf("SC_CLK_TCK"))
 
 
-def _read(path: str) -> str:
-    """A /proc file's text (raises OSError when the process or task is gone).
-
-    Plain ``os`` calls: the supervisor samples several of these per item. Latin-1 decodes
-    any byte, so a process name the child chose cannot break the parent's parsing.
-    """
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        chunks = []
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return b"".join(chunks).decode("latin-1")
-
-
 def _cpu_ticks(pid: int) -> int:
     """utime + stime + cutime + cstime of one process (all its threads), 0 when it is gone."""
     try:
-        text = _read(f"/proc/{pid}/stat")
+        text = read_proc(f"/proc/{pid}/stat")
     except OSError:
         return 0
     fields = text[text.rfind(")") + 2:].split()
@@ -68,7 +54,7 @@ def _children(pid: int, tasks: list[str]) -> list[int]:
     out: list[int] = []
     for tid in tasks:
         try:
-            out += [int(c) for c in _read(f"/proc/{pid}/task/{tid}/children").split()]
+            out += [int(c) for c in read_proc(f"/proc/{pid}/task/{tid}/children").split()]
         except (OSError, ValueError):
             continue
     return out
@@ -98,7 +84,7 @@ def tree_cpu_seconds(root: int) -> float:
 def _runnable(pid: int, tid: str) -> bool:
     """Whether a task is on a CPU or queued for one (state R) right now."""
     try:
-        text = _read(f"/proc/{pid}/task/{tid}/stat")
+        text = read_proc(f"/proc/{pid}/task/{tid}/stat")
     except OSError:
         return False
     return text[text.rfind(")") + 2:][:1] == "R"
@@ -111,7 +97,7 @@ def _wanted_ns(pid: int, tid: str) -> int:
     shows late; :func:`_runnable` covers it meanwhile.
     """
     try:
-        run, queued, _ = _read(f"/proc/{pid}/task/{tid}/schedstat").split()
+        run, queued, _ = read_proc(f"/proc/{pid}/task/{tid}/schedstat").split()
         return int(run) + int(queued)
     except (OSError, ValueError):
         return 0

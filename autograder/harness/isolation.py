@@ -394,9 +394,27 @@ def abort_all() -> int:
     return len(hit)
 
 
+def read_proc(path: str) -> str:
+    """A /proc file's text (OSError when the process or task is gone).
+
+    Latin-1 decodes any byte: a process names itself (``/proc/self/comm``, ``prctl``), and
+    these files are read for every process on the machine, so a name that is not UTF-8 must
+    not break the parsing (it raised UnicodeDecodeError out of grading before). Plain ``os``
+    calls: the supervisor reads several of these per item.
+    """
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("latin-1")
+
+
 def _zombie(pid: int) -> bool:
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        text = read_proc(f"/proc/{pid}/stat")
     except OSError:
         return True
     return text[text.rfind(")") + 2:].startswith("Z")
@@ -492,7 +510,7 @@ def processes_of_uid(uid: int) -> list[int]:
     out = []
     for entry in _proc_entries():
         try:
-            status = Path(f"/proc/{entry}/status").read_text()
+            status = read_proc(f"/proc/{entry}/status")
         except OSError:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
@@ -513,7 +531,7 @@ def _proc_entries() -> list[int]:
 def _stat(pid: int) -> tuple[int, int, int] | None:
     """(ppid, pgid, session) of a process, or None when it is gone."""
     try:
-        text = Path(f"/proc/{pid}/stat").read_text()
+        text = read_proc(f"/proc/{pid}/stat")
     except OSError:
         return None
     rest = text[text.rfind(")") + 2:].split()

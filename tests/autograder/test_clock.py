@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.harness import clock
+from autograder.harness import clock, isolation
 from autograder.harness.package import build_package
 from autograder.harness.supervisor import RunSpec, run_items
 from tests.autograder.conftest import CORRECT, REF, SUITE
@@ -77,22 +77,26 @@ def test_tree_cpu_counts_descendants_and_not_sleepers() -> None:
             p.wait()
 
 
-def test_a_process_name_that_is_not_utf8_does_not_break_the_clock() -> None:
-    # the child chooses its own name (/proc/self/comm, prctl); the parent reads it in
-    # /proc/<pid>/stat and must still find the CPU fields after it (it raised
-    # UnicodeDecodeError, out of the supervisor, before)
+def test_a_process_name_that_is_not_utf8_breaks_neither_the_clock_nor_the_process_scans():
+    # a process chooses its own name (/proc/self/comm, prctl) and the parent reads it in
+    # /proc/<pid>/stat and status, for its child (the clock) and for every process on the
+    # machine (descendants, processes_of_uid): each raised UnicodeDecodeError out of grading
+    # and packaging before. The process lives well under a second.
     code = ("open('/proc/self/comm', 'wb').write(b'\\xff\\xfe) R 1')\n"
-            "x = 0\nfor i in range(3_000_000):\n    x += i\n"
-            "print('ready', flush=True)\nimport time\ntime.sleep(30)\n")
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                         start_new_session=True)
+            "import sys, time\nt = time.process_time()\n"
+            "while time.process_time() - t < 0.05:\n    pass\n"
+            "print('ready', flush=True)\nsys.stdin.read()\n")
+    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, start_new_session=True)
     try:
         assert p.stdout is not None and p.stdout.readline().strip() == b"ready"
         assert b"\xff" in Path(f"/proc/{p.pid}/stat").read_bytes()
-        assert clock.tree_cpu_seconds(p.pid) > 0.05
+        assert clock.tree_cpu_seconds(p.pid) >= 0.04
         deadline = clock.Deadline(p.pid, time.monotonic() + 60)
         deadline.start(1.0)
         assert not deadline.expired()
+        assert p.pid in isolation.descendants(os.getpid())  # by its parent link
+        assert p.pid in isolation.processes_of_uid(os.getuid())
     finally:
         os.killpg(p.pid, signal.SIGKILL)
         p.wait()
