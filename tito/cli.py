@@ -292,9 +292,9 @@ def export(ctx: click.Context, module: str, notebook: Path | None, package: Path
               help="Extensions CSV (the gradebook's): an extended module stays open, so its "
                    "reference is left out of later modules' zips until the extension passes.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Processes at work at once: reference children per goldens bank, each on "
-                   "a block of variants, and with --all modules built side by side (the zips "
-                   "are the same for any number).")
+              help="Reference processes at once: with --all, modules built side by side; "
+                   "a single module's goldens bank (and the last one's) split into blocks of "
+                   "variants. The zips are the same for any number.")
 @click.pass_context
 @_friendly
 def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | None,

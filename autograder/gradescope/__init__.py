@@ -87,7 +87,8 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
               reference: Path | None = None, public_tests: Path | None = None,
               stubs: Path | None = None, requirements: Path | None = None,
               milestone_dir: Path | None = None, extensions: Path | None = None,
-              now: dt.datetime | None = None, jobs: int = 1) -> Path:
+              now: dt.datetime | None = None, jobs: int = 1,
+              slots: threading.Semaphore | None = None) -> Path:
     """Build the Gradescope autograder zip for ``module``; returns ``out_zip``.
 
     Args:
@@ -100,6 +101,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
         extensions: the gradebook's extensions CSV (extended modules close later).
         now: the build time that decides which earlier references ship (default: now).
         jobs: reference children computing the goldens bank at once (the zip is the same).
+        slots: shared by zips built at once, each reference child holds one while it runs.
 
     Raises:
         PackagingError: the suite does not match course.yml, or the reference fails a case.
@@ -143,7 +145,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
             build_goldens(suite_path=suite_path, reference=reference, out=goldens,
                           slug=info.slug, number=info.number,
                           all_modules=info.all_modules or ((info.number, info.slug),),
-                          limits=info.limits, jobs=jobs)
+                          limits=info.limits, jobs=jobs, slots=slots)
         except GoldensError as exc:
             raise PackagingError(str(exc)) from exc
         files["goldens.json"] = goldens.read_bytes()

@@ -19,11 +19,13 @@ A bank is refused when a case gives the same expected value in two variants
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
 import shutil
 import tempfile
+import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -161,13 +163,15 @@ def variant_blocks(variants: int, jobs: int) -> list[range]:
 
 def compute_bank(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
                  all_modules: tuple[tuple[int, str], ...], limits: Limits, variants: int,
-                 salt: str, jobs: int = 1) -> Bank:
+                 salt: str, jobs: int = 1, slots: threading.Semaphore | None = None) -> Bank:
     """Every case in every variant (``case:NAME@V`` items), in reference children.
 
     Args:
         jobs: reference children run at once, each on one contiguous block of variants (a
             case's value depends only on its seed, so the bank is the same for any ``jobs``;
             each child pays its own start, about 0.2 s of CPU).
+        slots: held by each child while it runs, when several banks are computed at once
+            (``tito autograder --all --jobs N``: N children in all, not N per bank).
     """
     # the whole bank's wall-clock limit for each block: never stricter than one child
     per_item = Limits(test_timeout_s=limits.test_timeout_s,
@@ -178,9 +182,10 @@ def compute_bank(*, suite_path: Path, suite: Suite, reference: Path, slug: str, 
     def run(block: range) -> dict[str, Any]:
         items = {f"case:{c.name}@{v}": (c.name, c.seed(v, salt))
                  for v in block for c in suite.cases}
-        return _reference_run(suite_path=suite_path, suite=suite, reference=reference,
-                              slug=slug, number=number, all_modules=all_modules,
-                              limits=per_item, items=items)
+        with slots or contextlib.nullcontext():
+            return _reference_run(suite_path=suite_path, suite=suite, reference=reference,
+                                  slug=slug, number=number, all_modules=all_modules,
+                                  limits=per_item, items=items)
 
     blocks = variant_blocks(variants, jobs)
     outcomes: dict[str, Any] = {}
@@ -268,18 +273,20 @@ def reference_digest(reference: Path) -> str:
 
 def build_goldens(*, suite_path: Path, reference: Path, out: Path, slug: str, number: int,
                   all_modules: tuple[tuple[int, str], ...], limits: Limits | None = None,
-                  variants: int | None = None, jobs: int = 1) -> Path:
+                  variants: int | None = None, jobs: int = 1,
+                  slots: threading.Semaphore | None = None) -> Path:
     """Compute the bank of expected values from the reference and save it as goldens JSON.
 
     ``variants`` defaults to the limits' (course.yml ``course.grading.variants``); the salt
-    is derived from ``reference/<slug>.py``; ``jobs``: reference children at once (the
-    bank does not depend on it).
+    is derived from ``reference/<slug>.py``; ``jobs``, ``slots``: as :func:`compute_bank`
+    (the bank does not depend on them).
     """
     suite = load_suite(suite_path)
     lim = limits or Limits()
     bank = compute_bank(suite_path=suite_path, suite=suite, reference=reference, slug=slug,
                         number=number, all_modules=all_modules, limits=lim,
                         variants=variants or lim.variants,
-                        salt=salt_from_reference(reference / f"{slug}.py"), jobs=jobs)
+                        salt=salt_from_reference(reference / f"{slug}.py"), jobs=jobs,
+                        slots=slots)
     return save_goldens(bank, out, module=suite.module, suite_version=suite.version,
                         reference_sha256=reference_digest(reference))
