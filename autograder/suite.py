@@ -46,6 +46,10 @@ import numpy as np
 
 Visibility = Literal["hidden", "after_due_date", "after_published", "visible"]
 Checker = Callable[[Any, Any], "tuple[bool, str]"]
+#: ``publish(value, expected) -> (text, data) | None``: what the trusted parent shows the student
+#: from a case's result besides the verdict (``text`` added to the test's output, JSON-safe
+#: ``data`` in the test's ``extra_data``); None publishes nothing.
+Publisher = Callable[[Any, Any], "tuple[str, dict[str, Any]] | None"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class Case:
     check: Checker | None = None
     timeout_s: float | None = None
     tags: tuple[str, ...] = ()
+    publish: Publisher | None = None
 
     def seed(self, variant: int | None = None, salt: str = "") -> int:
         """The case's seed: stable across runs, machines and Python versions.
@@ -91,6 +96,10 @@ class Suite:
     #: The suite reads the shipped datasets, ``autograder.milestones`` and course.yml (as
     #: milestone grading does): the Gradescope zip then carries them, as for a milestone.
     needs_course_data: bool = False
+    #: The parent checks benchmark reports with module 19's schema: the Gradescope zip then
+    #: carries the reference's validator, extracted for the parent only
+    #: (:mod:`autograder.milestones.report_schema`).
+    needs_report_schema: bool = False
 
     def case(
         self,
@@ -105,8 +114,10 @@ class Suite:
         check: Checker | None = None,
         timeout_s: float | None = None,
         tags: tuple[str, ...] = (),
+        publish: Publisher | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Register ``fn(tt, rng) -> plain data`` as a case worth ``points``."""
+        """Register ``fn(tt, rng) -> plain data`` as a case worth ``points``; ``publish`` (run
+        in the parent, like ``check``) adds what the student should see of the result."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             case_name = name or fn.__name__
@@ -116,7 +127,7 @@ class Suite:
                 raise ValueError(f"{self.module}: case {case_name!r} has negative points")
             self.cases.append(
                 Case(case_name, fn, float(points), hint, visibility, rtol, atol, check_dtype,
-                     check, timeout_s, tuple(tags))
+                     check, timeout_s, tuple(tags), publish)
             )
             return fn
 

@@ -133,8 +133,8 @@ def int8_copy_problem(qlayers: list[Any], flayers: list[tuple[np.ndarray, np.nda
     return ""
 
 
-def mlp_predict(layers: list[Any], x: np.ndarray) -> np.ndarray:
-    """Class predictions (N,) of ``Linear -> ReLU -> Linear`` layers on features ``x (N, 64)``."""
+def mlp_logits(layers: list[Any], x: np.ndarray) -> np.ndarray:
+    """Logits (N, classes) in float64 of ``Linear -> ReLU -> Linear`` layers on ``x (N, 64)``."""
     h = np.asarray(x, dtype=np.float64)
     for k, layer in enumerate(layers):
         w, b = layer[0], layer[1]
@@ -143,7 +143,12 @@ def mlp_predict(layers: list[Any], x: np.ndarray) -> np.ndarray:
         h = h @ w.T + b  # (N, out)
         if k < len(layers) - 1:
             h = np.maximum(h, 0.0)
-    return h.argmax(axis=1)
+    return h
+
+
+def mlp_predict(layers: list[Any], x: np.ndarray) -> np.ndarray:
+    """Class predictions (N,) of ``Linear -> ReLU -> Linear`` layers on features ``x (N, 64)``."""
+    return mlp_logits(layers, x).argmax(axis=1)
 
 
 def state_bytes(state: Mapping[str, Any]) -> int:

@@ -138,17 +138,17 @@ def grad_div(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
     """``out = a / b``: ``da = grad / b``, ``db = -grad * a / b**2``.
 
     APPROACH: read ``b`` from ``node.inputs``; quotient rule: ``da = grad / b`` and
-    ``db = -grad * a / b² = -grad * out / b`` (``out = a / b`` is given); both arrays are
+    ``db = -grad * a / b² = -grad * (out / b)`` (``out = a / b`` is given); both arrays are
     shaped like ``out``.
 
     EXAMPLE: for ``a = [6.], b = [2.]`` and ``grad = [1.]`` -> ``([0.5], [-1.5])``.
 
-    HINT: ``db`` is negative; compute it as ``-grad * out / b``, as PyTorch does: ``b * b``
-    underflows to 0 in float32 for ``|b| < 1e-23`` and makes ``0 / 0 = nan`` where the
-    exact answer is 0.
+    HINT: ``db`` is negative; compute it as ``-grad * (out / b)``, in PyTorch's order:
+    ``b * b`` underflows to 0 in float32 for ``|b| < 1e-23`` and makes ``0 / 0 = nan`` where
+    the exact answer is 0, and ``grad * out`` can overflow where ``out / b`` does not.
     """
     b = node.inputs[1].data
-    return grad / b, -grad * out / b
+    return grad / b, -grad * (out / b)
 
 
 def grad_neg(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -165,7 +165,7 @@ def grad_neg(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
 
 
 def grad_pow(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``out = a ** p`` for a number ``p = node.saved["exponent"]``: ``da = grad * p * a**(p-1)``.
+    """``out = a ** p`` for a number ``p = node.saved["exponent"]``: ``da = grad * (p * a**(p-1))``.
 
     APPROACH:
         1. ``(a,) = (t.data for t in node.inputs)``; ``p = node.saved["exponent"]`` (a
@@ -173,19 +173,24 @@ def grad_pow(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray,
         2. ``p == 0``: ``a ** 0`` is the constant 1, so its gradient is 0 everywhere — also at
            ``a = 0``, where the power rule would compute ``0 * 0**-1 = 0 * inf = nan``.
            Return zeros shaped like ``a`` (PyTorch does the same).
-        3. Otherwise the power rule ``grad * p * a**(p - 1)``, shaped like ``a``.
+        3. Otherwise the power rule ``grad * (p * a**(p - 1))``, shaped like ``a``. Keep
+           PyTorch's order (the bracket first): in float32 it decides whether a huge power
+           overflows to inf, as ``4 * a**3`` does for ``a = 5e12``, or stays finite.
 
     EXAMPLE: for ``a = [3.]``, ``p = 2`` and ``grad = [1.]`` -> ``([6.],)``; for ``a = [0.]``
     and ``p = 0`` -> ``([0.],)``.
 
     HINT: keep the dtype: ``np.power(a, a.dtype.type(p - 1))``; ``np.zeros_like(a)`` for
-    step 2.
+    step 2. For ``p = 0.5`` (the gradient of a square root) PyTorch computes ``a ** -0.5``
+    as ``1 / np.sqrt(a)``, as module 01's ``x ** -0.5`` does: at ``-0.0`` it gives ``-inf``
+    where ``np.power`` gives ``inf``.
     """
     (a,) = (t.data for t in node.inputs)
     p = node.saved["exponent"]
     if p == 0:
         return (np.zeros_like(a),)
-    return (grad * a.dtype.type(p) * np.power(a, a.dtype.type(p - 1)),)
+    power = 1 / np.sqrt(a) if p == 0.5 else np.power(a, a.dtype.type(p - 1))
+    return (grad * (a.dtype.type(p) * power),)
 
 
 def grad_exp(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -510,7 +515,7 @@ def grad_pow_tensor(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.n
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
                            "supported (PyTorch's pow backward computes exponent - 1)")
     with np.errstate(divide="ignore", invalid="ignore"):
-        da = np.where(b == 0, 0, grad * b * np.power(a, b - 1))
+        da = np.where(b == 0, 0, grad * (b * np.power(a, b - 1)))
         db = np.where((a == 0) & (b >= 0), 0, grad * out * np.log(a))
     return (da, db)
 

@@ -18,6 +18,9 @@ Zip layout (reproducible: sorted entries, fixed timestamps)::
     stubs/                       the release stubs of the earlier modules (open ones without
                                  an upload of the student's own copy use them)
     public_tests/                the release's public tests (0-point feedback)
+    report_schema/benchmarking.py  a suite with ``needs_report_schema`` only (module 20): module
+                                 19's report schema extracted from the reference, read by the
+                                 trusted parent only (``autograder.milestones.report_schema``)
 
 The graded module's reference file is not shipped (goldens replace it), nor the reference of
 any module still open for late work when the zip is built: rebuild the zip after a module
@@ -154,7 +157,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
 
     files["setup.sh"] = (TEMPLATES / "setup.sh").read_bytes()
     files["run_autograder"] = (TEMPLATES / "run_autograder").read_bytes()
-    course_data = bool(info.milestones) or suite.needs_course_data
+    course_data = bool(info.milestones) or suite.needs_course_data or suite.needs_report_schema
     files["requirements.txt"] = (_pins(requirements, with_course=course_data) + "\n").encode()
     files["course.json"] = json.dumps(snap, indent=1, sort_keys=True).encode()
     ag = repo / "autograder"
@@ -174,6 +177,15 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
     if course_data and (repo / "autograder" / "milestones" / "__init__.py").is_file():
         files.update(_milestone_files(repo))
     files.update(_reference_files(reference, stubs, info, set(shipped)))
+    if suite.needs_report_schema:
+        from autograder.milestones.report_schema import ZIP_PATH, SchemaSourceError, extract
+
+        source = reference / "benchmarking.py"
+        try:
+            files[ZIP_PATH] = extract(source.read_text(encoding="utf-8"), source.name).encode()
+        except (OSError, SchemaSourceError) as exc:
+            raise PackagingError(f"{name} checks benchmark reports, but module 19's schema "
+                                 f"cannot be taken from {source}: {exc}") from exc
     if public_tests.is_dir():
         for p in sorted(public_tests.glob("*.py")):
             files[f"public_tests/{p.name}"] = p.read_bytes()

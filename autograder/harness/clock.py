@@ -21,8 +21,6 @@ from __future__ import annotations
 import os
 import time
 
-from autograder.harness.isolation import read_proc
-
 #: A phase that has used less CPU than its limit still ends after this many times the limit
 #: spent blocked (neither running nor queued to run): sleeping or waiting code.
 WALL_FACTOR = 5.0
@@ -32,10 +30,25 @@ SAMPLE_EVERY_S = 0.2
 _TICK = float(os.sysconf("SC_CLK_TCK"))
 
 
+def proc_text(path: str) -> str:
+    """A ``/proc`` file as text; raises OSError when the process is gone. A process name is
+    whatever bytes the process set (a submission may set invalid UTF-8 with ``prctl``), so it
+    is decoded leniently: a name must never crash the parent reading it. Plain ``os`` calls:
+    the supervisor reads several of these for every item it runs."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
 def _cpu_ticks(pid: int) -> int:
     """utime + stime + cutime + cstime of one process (all its threads), 0 when it is gone."""
     try:
-        text = read_proc(f"/proc/{pid}/stat")
+        text = proc_text(f"/proc/{pid}/stat")
     except OSError:
         return 0
     fields = text[text.rfind(")") + 2:].split()
@@ -54,7 +67,7 @@ def _children(pid: int, tasks: list[str]) -> list[int]:
     out: list[int] = []
     for tid in tasks:
         try:
-            out += [int(c) for c in read_proc(f"/proc/{pid}/task/{tid}/children").split()]
+            out += [int(c) for c in proc_text(f"/proc/{pid}/task/{tid}/children").split()]
         except (OSError, ValueError):
             continue
     return out
@@ -84,7 +97,7 @@ def tree_cpu_seconds(root: int) -> float:
 def _runnable(pid: int, tid: str) -> bool:
     """Whether a task is on a CPU or queued for one (state R) right now."""
     try:
-        text = read_proc(f"/proc/{pid}/task/{tid}/stat")
+        text = proc_text(f"/proc/{pid}/task/{tid}/stat")
     except OSError:
         return False
     return text[text.rfind(")") + 2:][:1] == "R"
@@ -97,7 +110,7 @@ def _wanted_ns(pid: int, tid: str) -> int:
     shows late; :func:`_runnable` covers it meanwhile.
     """
     try:
-        run, queued, _ = read_proc(f"/proc/{pid}/task/{tid}/schedstat").split()
+        run, queued, _ = proc_text(f"/proc/{pid}/task/{tid}/schedstat").split()
         return int(run) + int(queued)
     except (OSError, ValueError):
         return 0

@@ -67,6 +67,9 @@ TOP_VISIBILITY = "after_due_date"
 #: Space kept free next to results.json while student code runs, so the final write succeeds
 #: even when the submission fills the disk (released just before writing).
 RESERVE_BYTES = 4 * 1024 * 1024
+#: What a case's ``publish`` may add to one test: characters of output, bytes of extra_data JSON.
+MAX_PUBLISHED_TEXT = 4000
+MAX_PUBLISHED_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,9 @@ class Verdict:
     #: The suite's leaderboard case only: ``entries(value, expected)`` computed on arrival, or the
     #: problem that stopped it (the data itself is dropped like every other case's).
     board: list[Any] | str | None = None
+    #: A case with ``publish``: ``(text, data)`` computed on arrival and checked (size, JSON),
+    #: or the problem that stopped it; None when it published nothing.
+    published: tuple[str, dict[str, Any]] | str | None = None
 
 
 class GraderError(RuntimeError):
@@ -470,12 +476,32 @@ def _decider(suite: Suite, exp: Expected, jobs: list[milestones.MilestoneJob]) -
                     board = list(suite.leaderboard[1](value, exp.values[name]))
                 except Exception as exc:  # noqa: BLE001 - odd data must not crash grading
                     board = f"{type(exc).__name__}: {exc}"
-            return Verdict(bool(passed), str(msg), board)
+            published = _publish(c, value, exp.values[name]) if c.publish is not None else None
+            return Verdict(bool(passed), str(msg), board, published)
         if kind == "milestone":
             return milestones.on_result(by_item[item], item, value)
         return value is True
 
     return decide
+
+
+def _publish(case: Case, value: Any, expected: Any) -> tuple[str, dict[str, Any]] | str | None:
+    """``case.publish(value, expected)``, checked: text within ``MAX_PUBLISHED_TEXT``, data a
+    JSON object within ``MAX_PUBLISHED_BYTES``; a problem comes back as one line of text."""
+    assert case.publish is not None
+    try:
+        got = case.publish(value, expected)
+        if got is None:
+            return None
+        text, data = got
+        if not isinstance(text, str) or not isinstance(data, dict):
+            return "publish: expected (text, dict)"
+        size = len(json.dumps(data, allow_nan=False, separators=(",", ":")).encode())
+    except Exception as exc:  # noqa: BLE001 - odd data must not crash grading
+        return f"publish: {type(exc).__name__}: {exc}"[:300]
+    if size > MAX_PUBLISHED_BYTES:
+        return f"publish: {size} bytes of data (at most {MAX_PUBLISHED_BYTES})"
+    return text[:MAX_PUBLISHED_TEXT], data
 
 
 def _check_points(info: ModuleInfo, suite: Suite) -> None:
@@ -552,13 +578,22 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
             verdict = "Passed." if passed else f"Wrong result: {o.value.message}."
         else:
             verdict = _verdict(o)
-        tests.append({
+        output = _case_output(c, verdict, o, hint=not passed)
+        published = (o.value.published if not integrity and o is not None
+                     and isinstance(o.value, Verdict) else None)
+        if isinstance(published, tuple):
+            output += "\n" + published[0]
+        elif isinstance(published, str):
+            ctx.grader_errors.append(f"{c.name}: {published}")
+        test: dict[str, Any] = {
             "name": f"{info.name} · {c.name}", "score": c.points if passed else 0.0,
             "max_score": c.points, "status": "passed" if passed else "failed",
-            "visibility": c.visibility,
-            "output": _case_output(c, verdict, o, hint=not passed),
+            "visibility": c.visibility, "output": output,
             "tags": [*tags_base, "hidden", *c.tags],
-        })
+        }
+        if isinstance(published, tuple):
+            test["extra_data"] = published[1]
+        tests.append(test)
 
     if suite.leaderboard is not None and not integrity:
         ctx.leaderboard = _leaderboard(ctx, suite, report)

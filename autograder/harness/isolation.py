@@ -46,6 +46,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autograder.harness.clock import proc_text
+
 UID_BASE = 2_000_000  # per-run uids come from [UID_BASE, UID_BASE + UID_SPAN): no passwd entry
 UID_SPAN = 1 << 28
 UID_SLOTS = 64  # uids per grading process before they repeat (more than its concurrent runs)
@@ -394,27 +396,9 @@ def abort_all() -> int:
     return len(hit)
 
 
-def read_proc(path: str) -> str:
-    """A /proc file's text (OSError when the process or task is gone).
-
-    Latin-1 decodes any byte: a process names itself (``/proc/self/comm``, ``prctl``), and
-    these files are read for every process on the machine, so a name that is not UTF-8 must
-    not break the parsing (it raised UnicodeDecodeError out of grading before). Plain ``os``
-    calls: the supervisor reads several of these per item.
-    """
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        chunks = []
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return b"".join(chunks).decode("latin-1")
-
-
 def _zombie(pid: int) -> bool:
     try:
-        text = read_proc(f"/proc/{pid}/stat")
+        text = proc_text(f"/proc/{pid}/stat")
     except OSError:
         return True
     return text[text.rfind(")") + 2:].startswith("Z")
@@ -510,7 +494,7 @@ def processes_of_uid(uid: int) -> list[int]:
     out = []
     for entry in _proc_entries():
         try:
-            status = read_proc(f"/proc/{entry}/status")
+            status = proc_text(f"/proc/{entry}/status")
         except OSError:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
@@ -531,7 +515,7 @@ def _proc_entries() -> list[int]:
 def _stat(pid: int) -> tuple[int, int, int] | None:
     """(ppid, pgid, session) of a process, or None when it is gone."""
     try:
-        text = read_proc(f"/proc/{pid}/stat")
+        text = proc_text(f"/proc/{pid}/stat")
     except OSError:
         return None
     rest = text[text.rfind(")") + 2:].split()

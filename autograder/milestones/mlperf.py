@@ -129,6 +129,10 @@ def mlp_predict(layers: list[Any], x: np.ndarray) -> np.ndarray:
     return scoring().mlp_predict(layers, x)
 
 
+def mlp_logits(layers: list[Any], x: np.ndarray) -> np.ndarray:
+    return scoring().mlp_logits(layers, x)
+
+
 def state_bytes(state: Mapping[str, Any]) -> int:
     return int(scoring().state_bytes(state))
 

@@ -576,7 +576,11 @@ class Tensor:
         return _scalar_tensor(other, self) * self
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _scalar_tensor(other, self, floating=True) / self
+        if isinstance(other, Tensor) or not _is_number(other):
+            return _scalar_tensor(other, self, floating=True) / self
+        # ``2 / t`` is ``(1 / t) * 2``, the order PyTorch computes it in (a reciprocal, then
+        # a product): it decides where float32 overflows, e.g. in the gradient of ``2 / t``.
+        return (_scalar_tensor(1, self, floating=True) / self) * other
 
     def __rpow__(self, other: Any) -> Tensor:
         return _tensor_pow(_scalar_tensor(other, self), self)
@@ -1677,8 +1681,10 @@ def _pow(self: Tensor, exponent: Any) -> Tensor:
 
     HINT (performance): NumPy's ``x ** 3`` on float32 is ~4x slower than ``x * x * x``
     (``x ** 2`` and ``x ** 0.5`` have fast paths); special-case 2 and 3. The given first
-    lines send a Tensor exponent to a general version and refuse what PyTorch refuses
-    (an integer tensor to a negative integer power).
+    lines send a Tensor exponent to a general version, refuse what PyTorch refuses (an
+    integer tensor to a negative integer power) and compute ``x ** -0.5`` as PyTorch does,
+    ``1 / sqrt(x)``: C's ``pow`` differs from it at ``-0.0`` (``inf``, PyTorch ``-inf``) and
+    ``-inf`` (``0``, PyTorch ``nan``).
     """
     if isinstance(exponent, Tensor):
         return _tensor_pow(self, exponent)
@@ -1686,6 +1692,8 @@ def _pow(self: Tensor, exponent: Any) -> Tensor:
     _check_power(a.dtype, exponent)
     if a.dtype == np.bool_:  # bool ** bool: x ** True is x, x ** False is True
         return Tensor(a | ~b)
+    if exponent == -0.5:
+        return _result(1 / np.sqrt(a), "pow", (self,), exponent=exponent)
     # BEGIN SOLUTION NO PROMPT
     if exponent == 2:
         out = a * a

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.harness import clock, isolation
+from autograder.harness import clock
 from autograder.harness.package import build_package
 from autograder.harness.supervisor import RunSpec, run_items
 from tests.autograder.conftest import CORRECT, REF, SUITE
@@ -77,31 +77,6 @@ def test_tree_cpu_counts_descendants_and_not_sleepers() -> None:
             p.wait()
 
 
-def test_a_process_name_that_is_not_utf8_breaks_neither_the_clock_nor_the_process_scans():
-    # a process chooses its own name (/proc/self/comm, prctl) and the parent reads it in
-    # /proc/<pid>/stat and status, for its child (the clock) and for every process on the
-    # machine (descendants, processes_of_uid): each raised UnicodeDecodeError out of grading
-    # and packaging before. The process lives well under a second.
-    code = ("open('/proc/self/comm', 'wb').write(b'\\xff\\xfe) R 1')\n"
-            "import sys, time\nt = time.process_time()\n"
-            "while time.process_time() - t < 0.05:\n    pass\n"
-            "print('ready', flush=True)\nsys.stdin.read()\n")
-    p = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, start_new_session=True)
-    try:
-        assert p.stdout is not None and p.stdout.readline().strip() == b"ready"
-        assert b"\xff" in Path(f"/proc/{p.pid}/stat").read_bytes()
-        assert clock.tree_cpu_seconds(p.pid) >= 0.04
-        deadline = clock.Deadline(p.pid, time.monotonic() + 60)
-        deadline.start(1.0)
-        assert not deadline.expired()
-        assert p.pid in isolation.descendants(os.getpid())  # by its parent link
-        assert p.pid in isolation.processes_of_uid(os.getuid())
-    finally:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
-
-
 def _pinned(cpu: int, niceness: int):
     def setup() -> None:
         os.sched_setaffinity(0, {cpu})
@@ -138,3 +113,50 @@ def test_waiting_for_a_busy_cpu_is_not_blocking() -> None:
             p.kill()
             p.wait()
 
+
+
+# A process name is bytes the process chooses; invalid UTF-8 (and a ")" in it) once made the
+# parent's /proc readers raise UnicodeDecodeError: any such host process broke grading runs
+# beside it, and a submission could rename itself to crash its own grading.
+_RENAME = "open('/proc/self/comm', 'wb').write(b'\\xff) \\xfe')"
+
+
+def test_a_process_name_that_is_not_utf8_does_not_crash_the_parent() -> None:
+    from autograder.harness import isolation
+
+    code = f"import subprocess, sys, time\n{_RENAME}\ntime.sleep(60)\n"
+    proc = subprocess.Popen([sys.executable, "-c",
+                             f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', "
+                             f"{code!r}])\n"], start_new_session=True)
+    try:
+        end = time.monotonic() + 120  # a safety bound only
+        while True:
+            kids = isolation.descendants(proc.pid)
+            if kids and b"\xff" in Path(f"/proc/{kids[0]}/comm").read_bytes():
+                break
+            assert time.monotonic() < end, "the renamed grandchild never appeared"
+            time.sleep(0.05)
+        assert clock.proc_text(f"/proc/{kids[0]}/stat").startswith(f"{kids[0]} (")
+        assert clock.tree_cpu_seconds(proc.pid) >= 0.0
+        assert proc.pid not in isolation.processes_of_uid(2 ** 31 - 7)  # reads every status
+        isolation.kill_tree(proc, uid=None)
+        assert not Path(f"/proc/{kids[0]}").exists() or isolation._zombie(kids[0])
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def test_a_submission_that_renames_itself_is_graded_as_usual() -> None:
+    """In the sandbox /proc/self/comm is read-only, but a process's name is also the name of
+    the file it runs: a symlink to Python named with invalid UTF-8 is enough."""
+    code = ("import os, subprocess, sys, tempfile\n"
+            "link = os.path.join(os.fsencode(tempfile.mkdtemp()), b'\\xff) \\xfe')\n"
+            "os.symlink(os.fsencode(sys.executable), link)\n"
+            "subprocess.run([link, '-c', 'import time; time.sleep(1)'])")
+    report = _run(_in_sum(code), sandbox=True, limit=5.0)
+    assert report.fatal is None, report.fatal
+    assert report.outcomes["case:sum_value"].status == "result", report.outcomes
+    assert report.outcomes["case:shape_tuple"].status == "result", report.outcomes

@@ -191,11 +191,14 @@ def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
 
 
 def test_module_20_zip_grades_the_olympics_and_publishes_a_leaderboard(tmp_path):
-    """The capstone's zip carries the data and course.yml its event needs; the parent measures
-    the submitted model and writes Gradescope's leaderboard; an untouched release gets none.
-    Built after modules 01-19 closed, it grades them on their reference."""
+    """The capstone's zip carries the data and course.yml its event needs, and module 19's
+    report schema extracted from the reference for the parent; the parent measures the
+    submitted model, checks its benchmark report, shows the checked report in the event's
+    test and writes Gradescope's leaderboard; an untouched release gets neither. Built after
+    modules 01-19 closed, it grades them on their reference."""
     import datetime as dt
 
+    from autograder.milestones.report_schema import SOURCE, ZIP_PATH, extract
     from tito import paths
     from tito.course import load_course
     from tito.release import dump_notebook
@@ -207,8 +210,10 @@ def test_module_20_zip_grades_the_olympics_and_publishes_a_leaderboard(tmp_path)
     zip_path = build_zip(module, tmp_path / "20_capstone.zip", course=course, now=after)
     with zipfile.ZipFile(zip_path) as zf:
         names = zf.namelist()
+        schema = zf.read(ZIP_PATH).decode()
     assert "datasets/digits_8x8/digits.csv.gz" in names and "course.yml" in names
     assert "reference/capstone.py" not in names
+    assert schema == extract(SOURCE.read_text(encoding="utf-8"), SOURCE.name)
     full = dump_notebook(build_notebook(module, "full")).encode()
     res = _run(_container(tmp_path / "full", zip_path, full, "20_capstone.ipynb"))
     check_results_schema(res)
@@ -218,9 +223,17 @@ def test_module_20_zip_grades_the_olympics_and_publishes_a_leaderboard(tmp_path)
                                           "Size (KB)"]
     assert [e["order"] for e in board] == ["desc", "desc", "desc", "asc"]
     assert board[0]["value"] > 0 and board[1]["value"] > 90
+    event = next(t for t in res["tests"] if t["name"].endswith("olympics_event"))
+    report = event["extra_data"]["benchmark_report"]
+    assert report["schema"] == "tinytorch-benchmark/1"
+    assert [r["scenario"] for r in report["results"]] == ["SingleStream", "SingleStream"]
+    assert "Your benchmark report (autograder sandbox" in event["output"]
+    assert "grader_errors" not in res["extra_data"]
     stub = (paths.RELEASE / module.name / f"{module.name}.ipynb").read_bytes()
     res2 = _run(_container(tmp_path / "stub", zip_path, stub, "20_capstone.ipynb"))
     assert res2["score"] == 0 and "leaderboard" not in res2
+    event2 = next(t for t in res2["tests"] if t["name"].endswith("olympics_event"))
+    assert "extra_data" not in event2 and "benchmark report" not in event2["output"]
 
 
 def test_open_modules_reference_never_ships_and_the_students_own_copy_is_used(tmp_path):

@@ -319,6 +319,70 @@ def _short(x: Any) -> str:
     return text if len(text) < 120 else text[:117] + "..."
 
 
+# ----------------------------------------------------------------------------- conditioning
+#: How much further from the float64 answer than PyTorch's own float32 result ours may be.
+ROUNDING_FACTOR = 2.0
+
+
+def widened(case: Case) -> Case | None:
+    """``case`` with every float32 input in float64: a shadow whose result is the float32
+    computation's exact answer to about 1e-16. None when the code names a float32 dtype itself
+    (the shadow would then compute partly in float32)."""
+    if "float32" in case.code or "float16" in case.code or ".float()" in case.code:
+        return None
+    inputs = []
+    for name, inp in case.inputs:
+        value = inp.value
+        if inp.kind in ("tensor", "array") and value.dtype == np.float32:
+            value = value.astype(np.float64)
+        elif inp.kind == "npscalar" and np.asarray(value).dtype == np.float32:
+            value = np.float64(value)
+        inputs.append((name, replace(inp, value=value)))
+    return replace(case, inputs=tuple(inputs))
+
+
+def within_rounding(ours: Outcome, theirs: Outcome, exact: Outcome) -> bool:
+    """Whether ours is a float32 rounding of the same computation as PyTorch's: the same
+    structure, dtypes and non-finite entries, and every finite value at most
+    ``ROUNDING_FACTOR`` times as far from the float64 shadow's as PyTorch's own float32 value.
+
+    A trajectory that cancels most of its digits (an optimizer step landing near 0) magnifies
+    a difference of one unit in the last place, such as PyTorch's fused multiply-add, into a
+    relative difference of 1e-2; both libraries are then equally far from the exact answer.
+    An inf or a nan on either side is never rounding.
+    """
+    if ours.raised or theirs.raised or exact.raised:
+        return False
+    pairs = [(ours.result, theirs.result, exact.result)]
+    for name in set(ours.grads) | set(theirs.grads):
+        if name not in ours.grads or name not in theirs.grads or name not in exact.grads:
+            return False
+        pairs.append((ours.grads[name], theirs.grads[name], exact.grads[name]))
+    return all(_rounding_only(a, b, x) for a, b, x in pairs)
+
+
+def _rounding_only(a: Any, b: Any, x: Any) -> bool:
+    if isinstance(a, (list, tuple)):
+        return (isinstance(b, (list, tuple)) and isinstance(x, (list, tuple))
+                and len(a) == len(b) == len(x)
+                and all(_rounding_only(p, q, r) for p, q, r in zip(a, b, x, strict=True)))
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and isinstance(x, dict) and sorted(a) == sorted(b) == sorted(x)
+                and all(_rounding_only(a[k], b[k], x[k]) for k in a))
+    if not isinstance(a, TensorValue):
+        return bool(a == b) if not isinstance(a, float) else _close(
+            np.asarray(a), np.asarray(b), "float32")
+    if not (isinstance(b, TensorValue) and isinstance(x, TensorValue) and a.dtype == b.dtype
+            and a.shape == b.shape == x.shape and a.requires_grad == b.requires_grad
+            and a.dtype == "float32" and x.dtype == "float64"):
+        return False
+    p, q, r = (np.asarray(v, dtype=np.float64) for v in (a.values, b.values, x.values))
+    if not (np.all(np.isfinite(p)) and np.all(np.isfinite(q)) and np.all(np.isfinite(r))):
+        return False
+    rtol, atol = _tol("float32", True)  # element by element: a large entry hides nothing
+    return bool(np.all(np.abs(p - r) <= ROUNDING_FACTOR * np.abs(q - r) + atol + rtol * np.abs(r)))
+
+
 # ----------------------------------------------------------------------------- minimising
 
 

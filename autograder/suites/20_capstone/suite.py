@@ -2,17 +2,25 @@
 
 Eight cases compare with the reference's answers; the ninth, ``olympics_event``, is the event:
 the child trains the digits baseline, runs the student's ``optimize`` with their
-``OLYMPICS_RECIPE`` and times paired forward passes (CPU seconds); the trusted parent measures
-both models itself (held-out digits accuracy by a NumPy forward pass, bytes of the returned
-arrays, the median latency ratio), grades them against course.yml's ``targets`` and builds the
-Gradescope leaderboard entry (``suite.leaderboard``). Points sum to 50.
+``OLYMPICS_RECIPE``, times paired forward passes (CPU seconds) and writes the submission's
+benchmark report with the student's ``olympics_report`` (module 19's harness and
+``save_report``); the trusted parent measures both models itself (held-out digits accuracy by a
+NumPy forward pass, bytes of the returned arrays, the median latency ratio), grades them against
+course.yml's ``targets``, checks the report with the reference's schema validator and against
+its own measurement of both models on the report's digits, publishes the checked report in the
+test's results (``publish``) and builds the Gradescope leaderboard entry
+(``suite.leaderboard``). Points sum to 50.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import math
+import shutil
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +28,8 @@ import numpy as np
 from autograder.milestones.data import loaders
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="20_capstone", version="2027.1", needs_course_data=True)
+suite = Suite(module="20_capstone", version="2027.2", needs_course_data=True,
+              needs_report_schema=True)
 case = suite.case
 
 #: Training digits for the event, read while the suite loads (before the sandbox); the held-out
@@ -31,6 +40,38 @@ TRAIN_Y = _DIGITS.train_y.astype(np.int64)
 del _DIGITS
 
 RECIPE_KEYS = ("amount", "finetune_epochs", "lr", "calibration")
+
+
+def _targets() -> dict[str, float]:
+    """The module's course.yml ``targets`` (read while the suite loads: the child needs the
+    allowed accuracy drop for the report's gate before the sandbox closes the file system)."""
+    from tito.course import load_course
+
+    module = next(mod for mod in load_course().modules if mod.name == "20_capstone")
+    return {k: float(module.targets[k]) for k in ("max_accuracy_drop", "min_size_ratio")}
+
+
+TARGETS = _targets()
+
+#: The benchmark report's digits: ``REPORT_COPIES`` copies of the training digits, each with
+#: fresh Gaussian pixel noise of standard deviation ``REPORT_NOISE`` (clipped to [0, 1], the
+#: range the INT8 model was calibrated on), drawn from the event's seed. The models were not
+#: trained on them, so their accuracies (about 88 %) differ between variants and, in most
+#: variants, between the float and the INT8 model. The parent rebuilds them from the
+#: reference's seed for the variant, never the child's.
+REPORT_NOISE, REPORT_COPIES = 0.25, 2
+REPORT_RUNS, REPORT_QUERIES = 3, 64  # the report's run_scenario runs and single-stream queries
+REPORT_SYSTEM = "autograder sandbox"
+#: The report file's text may be this long (a report of two results is about 1,500 characters).
+MAX_REPORT_CHARS = 20_000
+#: The report's fields besides the results, and each result's (what make_report and
+#: run_scenario write: nothing else may travel to results.json).
+REPORT_KEYS = {"schema", "system", "model", "results"}
+RESULT_KEYS = {"scenario", "status", "metric", "value", "ci", "confidence", "runs", "accuracy",
+               "accuracy_target", "latency_ms"}
+LATENCY_KEYS = {"count", "mean", "p50", "p90", "p99", "min", "max"}
+MAX_TEXT = 200  # characters of a report string (system.*, model)
+
 #: Paired timings, alternating which model runs first. The clock is the thread's CPU time:
 #: under the sandbox's RLIMIT_CPU the process CPU clock only advances once per scheduler tick
 #: (measured: two readings 5 ms apart were equal), while the thread clock keeps nanoseconds
@@ -189,11 +230,13 @@ def optimize_pipeline(tt, rng):
                     for b, p in zip(before, model.parameters(), strict=True))
     statics = [mod.input_scale is not None for mod in layers]
     # the first layer's static input scale comes from the calibration rows: it differs per
-    # variant (so a constant answer cannot pass) and shows which rows calibrated the model
+    # variant (so a constant answer cannot pass) and shows which rows calibrated the model;
+    # six decimals, because the rest of the answer varies little: at three, two of 64 variants
+    # collided for one salt (the comparison's atol decides a pass, not the rounding)
     scale = layers[0].input_scale if layers and statics[0] else 0.0
     return {"layers": len(layers), "dtype": str(weights.dtype), "unchanged": bool(unchanged),
             "static": statics, "input_range": round(255.0 * float(
-                np.asarray(getattr(scale, "data", scale)).reshape(-1)[0]), 3),
+                np.asarray(getattr(scale, "data", scale)).reshape(-1)[0]), 6),
             "sparsity": round(float(np.mean(weights == 0)), 2),
             "accuracy": round(acc, 2), "training": bool(q.training)}
 
@@ -272,13 +315,6 @@ def _bytes(state: Any) -> int:
     return int(total)
 
 
-def _targets() -> dict[str, float]:
-    from tito.course import load_course  # trusted parent only
-
-    module = next(mod for mod in load_course().modules if mod.name == "20_capstone")
-    return {k: float(module.targets[k]) for k in ("max_accuracy_drop", "min_size_ratio")}
-
-
 #: How far (relative Frobenius distance per array) the child's baseline may be from the one the
 #: reference trains for this variant: rounding differences of correct earlier modules stay far
 #: below it; a baseline from another seed (a precomputed answer) is ~1.4 away.
@@ -300,6 +336,201 @@ def _baseline_distance(got: Any, expected: Any) -> float:
     return worst
 
 
+# ----------------------------------------------------------------------------- the report
+def _report_digits(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The benchmark report's digits for the event's ``seed``: ``(N, 64)`` float32 in [0, 1]
+    (the training digits plus noise) and their labels ``(N,)``; the child's and the parent's."""
+    rng = np.random.default_rng([int(seed), 20])
+    clean = np.concatenate([TRAIN_X] * REPORT_COPIES)  # (N, 64)
+    noisy = clean + rng.normal(0.0, REPORT_NOISE, clean.shape)
+    return (np.clip(noisy, 0.0, 1.0).astype(np.float32),
+            np.concatenate([TRAIN_Y] * REPORT_COPIES))
+
+
+#: How far (in logits) the child's forward pass may be from the parent's before a digit's class
+#: is in doubt: float32 BLAS sums in another order than float64 (measured: 8e-6 at most on the
+#: digits MLP), and the parent replays a static INT8 layer in module 15's own float32 steps
+#: (bit for bit the reference's). A layer with dynamic (per-batch) input quantization depends on
+#: the batches the harness sent, which the parent does not replay: its margin is wide.
+LOGIT_TOL, DYNAMIC_LOGIT_TOL = 1e-4, 0.5
+
+
+def _int8_logits(state: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
+    """Module 15's ``QuantizedLinear`` forward (static input qparams) replayed on the returned
+    arrays, in its own float32 steps: ``(N, 10)`` float32 logits, bit for bit the child's."""
+    from autograder.milestones import mlperf  # trusted parent only
+
+    layers = mlperf.scoring().LAYERS
+    h = np.asarray(x, dtype=np.float32)  # (N, 64)
+    for k, i in enumerate(layers):
+        s = float(state[f"{i}.input_scale"].reshape(-1)[0])
+        z = int(state[f"{i}.input_zero_point"].reshape(-1)[0])
+        q = np.clip(np.rint(h * (np.float32(1.0) / np.float32(s)) + np.float32(z)), 0, 255)
+        xi = q.astype(np.uint8).astype(np.int64) - z  # (N, in)
+        wz = state[f"{i}.weight_zero_point"].astype(np.int64).reshape(-1, 1)
+        wi = state[f"{i}.qweight"].astype(np.int64) - wz  # (out, in)
+        acc = (xi @ wi.T).astype(np.int32)  # (N, out): exact integers, as the int32 sum
+        h = acc.astype(np.float32) * (np.float32(s) * state[f"{i}.weight_scale"])
+        h = h + state[f"{i}.bias"]
+        if k < len(layers) - 1:
+            h = np.maximum(h, np.float32(0.0))
+    return h
+
+
+def _report_band(state: Any, x: np.ndarray, y: np.ndarray, what: str) -> tuple[int, int]:
+    """``(sure, doubtful)``: digits the parent's own forward pass of a returned model gets right
+    with a clear margin, and digits whose top two logits are too close to call. A faithful
+    report's count of right answers lies in ``[sure, sure + doubtful]``."""
+    from autograder.milestones import mlperf  # trusted parent only
+
+    if isinstance(state, dict) and "0.qweight" in state:
+        layers = mlperf.int8_layers(state)  # checks names, shapes and dtypes
+        if all(layer[2] is not None for layer in layers):
+            logits, tol = _int8_logits(state, x).astype(np.float64), LOGIT_TOL
+        else:
+            logits, tol = mlperf.mlp_logits(layers, x), DYNAMIC_LOGIT_TOL
+    else:
+        logits, tol = mlperf.mlp_logits(mlperf.float_layers(state, what), x), LOGIT_TOL
+    top2 = np.sort(logits, axis=1)[:, -2:]  # (N, 2)
+    doubtful = (top2[:, 1] - top2[:, 0]) <= tol
+    right = logits.argmax(axis=1) == y
+    return int(np.sum(right & ~doubtful)), int(np.sum(doubtful))
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _report_check(got: Any, expected: Any) -> tuple[str, dict[str, Any] | None]:
+    """``("", report)`` when the event's benchmark report holds; else ``(what is wrong, None)``.
+
+    The report is the text of the file module 19's ``save_report`` wrote in the child. It must
+    parse, pass schema ``tinytorch-benchmark/1`` by the reference's own ``validate_report``, be
+    what ``olympics_report`` makes (two single-stream results, the grader's runs and queries,
+    baseline first, positive latencies), and agree with the parent's own measurement of both
+    returned models on the report's digits (rebuilt from the reference's seed for the variant):
+    each accuracy, and the one accuracy target (the baseline's accuracy minus course.yml's
+    ``max_accuracy_drop``), on which the schema already ties each status.
+    """
+    from autograder.milestones import report_schema  # trusted parent only
+
+    if not isinstance(expected, dict) or not isinstance(expected.get("seed"), int):
+        return "no expected value for this variant (an autograder problem)", None
+    text = got.get("report") if isinstance(got, dict) else None
+    todo = ("olympics_report must return make_report(...) of run_scenario's two results; the "
+            "event saves it with save_report")
+    if not isinstance(text, str):
+        return f"the event sent no report file (got {type(text).__name__}); {todo}", None
+    if len(text) > MAX_REPORT_CHARS:
+        return (f"the report file has {len(text)} characters (a report of two results has "
+                f"about 1,500; at most {MAX_REPORT_CHARS}); {todo}"), None
+    schema = report_schema.load()
+    try:
+        report = schema._from_json(json.loads(text, parse_constant=_no_constant))
+    except (ValueError, RecursionError) as exc:
+        return f"the report file is not JSON ({str(exc)[:120]}); {todo}", None
+    try:
+        schema.validate_report(report)
+    except schema.ReportError as err:
+        return (f"it breaks schema {schema.SCHEMA} at {err.field}: {err.problem} (checked with "
+                "the course's own validator); fix what builds that field"), None
+    keys = sorted(map(str, report))
+    if set(report) != REPORT_KEYS:
+        return (f"it has the fields {keys}, expected exactly {sorted(REPORT_KEYS)} (no "
+                f"comparisons); {todo}"), None
+    system, model = report["system"], report["model"]
+    texts = [model, *system.values()]
+    if set(system) != {"name", "python", "numpy", "machine"} or any(
+            not isinstance(v, str) or len(v) > MAX_TEXT for v in texts):
+        return (f"its system must be make_report's system_info (four strings) and every text "
+                f"at most {MAX_TEXT} characters; got system fields {sorted(map(str, system))}"
+                ), None
+    if system["name"] != REPORT_SYSTEM:
+        return (f"system.name is {system['name'][:40]!r}, expected {REPORT_SYSTEM!r}, the "
+                "`system` argument the grader passes to olympics_report"), None
+    results = report["results"]
+    if len(results) != 2:
+        return (f"it has {len(results)} results, expected 2: the baseline's, then your "
+                "optimised model's"), None
+    count = REPORT_RUNS * REPORT_QUERIES
+    for i, r in enumerate(results):
+        at = f"results[{i}]"
+        if set(r) != RESULT_KEYS:
+            return (f"{at} has the fields {sorted(map(str, r))}, expected run_scenario's "
+                    f"{sorted(RESULT_KEYS)}"), None
+        if r["scenario"] != "SingleStream":
+            return (f"{at} is an {r['scenario']} result, expected SingleStream (one digit per "
+                    "query, as the lesson's report)"), None
+        lat = r["latency_ms"]
+        if set(lat) != LATENCY_KEYS:
+            return (f"{at}.latency_ms has the fields {sorted(map(str, lat))}, expected "
+                    f"latency_summary's {sorted(LATENCY_KEYS)}"), None
+        if r["runs"] != REPORT_RUNS or lat["count"] != count:
+            return (f"{at} has {r['runs']} runs and {lat['count']} latencies, expected "
+                    f"{REPORT_RUNS} runs of {REPORT_QUERIES} queries ({count} latencies): pass "
+                    "the grader's `runs` and `queries` on to run_scenario"), None
+        numbers = [lat[k] for k in ("mean", "p50", "p90", "p99", "min", "max")]
+        if not all(v > 0 for v in numbers) or not lat["min"] <= r["value"] <= lat["max"] \
+                or not lat["min"] <= lat["mean"] <= lat["max"]:
+            return (f"{at}.latency_ms {lat} with value {r['value']} is not a measurement: "
+                    "every latency positive and finite, the mean and the value between min "
+                    "and max"), None
+    try:
+        seed = int(expected["seed"])
+        x, y = _report_digits(seed)
+        bands = [_report_band(got.get(k), x, y, k) for k in ("baseline", "submitted")]
+    except (ValueError, KeyError) as exc:
+        return f"the models could not be measured on the report's digits: {exc}", None
+    n = len(y)
+    drop = TARGETS["max_accuracy_drop"]
+
+    def count_of(acc: float) -> int | None:
+        k = round(acc * n)
+        return k if abs(acc * n - k) < 1e-6 else None
+
+    def own(band: tuple[int, int]) -> str:
+        sure, doubt = band
+        if doubt == 0:
+            return f"{sure} of {n} ({sure / n:.4f})"
+        return f"{sure} to {sure + doubt} of {n} ({doubt} too close to call)"
+
+    for i, (r, band, who) in enumerate(zip(results, bands, ("baseline", "optimised model"),
+                                           strict=True)):
+        k = count_of(r["accuracy"])
+        if k is None or not band[0] <= k <= band[0] + band[1]:
+            got_k = f"{k} of {n}" if k is not None else f"not a count of the {n} digits"
+            return (f"results[{i}].accuracy is {r['accuracy']:.6g} ({got_k}), but your {who} "
+                    f"classifies {own(band)} of the report's digits right by the grader's own "
+                    "forward pass: report run_scenario's measurement of each model, the "
+                    "baseline first, then your optimised model"), None
+    targets = [r["accuracy_target"] for r in results]
+    base = count_of(targets[0] + drop)
+    if abs(targets[0] - targets[1]) > 1e-12 or base is None \
+            or not bands[0][0] <= base <= bands[0][0] + bands[0][1]:
+        return (f"the accuracy targets are {targets[0]:.6g} and {targets[1]:.6g}; the gate is "
+                f"one target for both, the baseline's accuracy minus max_accuracy_drop "
+                f"({drop:g}): the baseline classifies {own(bands[0])} of the report's digits "
+                "right, so compute the target from evaluate_accuracy of the baseline"), None
+    return "", report
+
+
+def olympics_publish(value: Any, expected: Any) -> tuple[str, dict[str, Any]] | None:
+    """The checked report, for the student: a table in the test's output and the report itself
+    in its ``extra_data``; nothing when the report did not hold (the verdict says why)."""
+    problem, report = _report_check(value, expected)
+    if report is None:
+        return None
+    lines = [f"Your benchmark report ({report['system']['name']}, schema {report['schema']}; "
+             "its accuracies and target match the grader's own measurement of your models, "
+             "its latencies are your harness's):"]
+    for label, r in zip(("baseline", "optimised"), report["results"], strict=True):
+        low, high = r["ci"]
+        lines.append(f"  {label:9s} {r['scenario']} p90 {r['value']:.4f} ms "
+                     f"(CI {low:.4f}-{high:.4f}), accuracy {r['accuracy']:.4f}, target "
+                     f"{r['accuracy_target']:.4f}: {r['status']}")
+    return "\n".join(lines), {"benchmark_report": report}
+
+
 def _olympics_check(got: Any, expected: Any) -> tuple[bool, str]:
     try:
         r = _olympics_measure(got)
@@ -312,7 +543,7 @@ def _olympics_check(got: Any, expected: Any) -> tuple[bool, str]:
                            f"distance {far:.3g}, at most {BASELINE_RTOL:g}): the suite trains it "
                            "from the variant's seed with your modules 01-07; if those are yours, "
                            "check them against their public checks")
-    t = _targets()
+    t = TARGETS
     base, sub = r["baseline"], r["submitted"]
     ratio = base["bytes"] / max(1, sub["bytes"])
     close = sub["accuracy"] + 1e-9 >= base["accuracy"] - t["max_accuracy_drop"]
@@ -324,7 +555,10 @@ def _olympics_check(got: Any, expected: Any) -> tuple[bool, str]:
         text += f"; more than {100 * t['max_accuracy_drop']:g} point(s) below the baseline"
     if not small:
         text += f"; needs at least {t['min_size_ratio']:g}x smaller"
-    return close and small, text
+    problem, _ = _report_check(got, expected)
+    if problem:
+        text += f"; your benchmark report was not accepted: {problem}"
+    return close and small and not problem, text
 
 
 def olympics_leaderboard(value: Any, expected: Any) -> list[dict[str, Any]]:
@@ -334,7 +568,7 @@ def olympics_leaderboard(value: Any, expected: Any) -> list[dict[str, Any]]:
     if not far <= BASELINE_RTOL:
         raise ValueError(f"the event's baseline is not this variant's (distance {far:.3g})")
     r = _olympics_measure(value)
-    t = _targets()
+    t = TARGETS
     base, sub = r["baseline"], r["submitted"]
     gated = sub["accuracy"] + 1e-9 < base["accuracy"] - t["max_accuracy_drop"]
     score = 0.0 if gated else math.sqrt(r["speedup"] * base["bytes"] / sub["bytes"])
@@ -347,8 +581,10 @@ def olympics_leaderboard(value: Any, expected: Any) -> list[dict[str, Any]]:
 
 @case(points=6, hint="Your OLYMPICS_RECIPE through your optimize must stay within one point "
                      "of the baseline's held-out accuracy and be at least 3.5x smaller (INT8, "
-                     "or enough zeros for CSR); the grader measures both itself.",
-      check=_olympics_check)
+                     "or enough zeros for CSR), and your olympics_report must be a valid "
+                     "report whose accuracies and target match the grader's measurement of "
+                     "both models; the grader measures both itself.",
+      check=_olympics_check, publish=olympics_publish)
 def olympics_event(tt, rng):
     m = _module(tt)
     recipe = dict(m.OLYMPICS_RECIPE)
@@ -370,8 +606,22 @@ def olympics_event(tt, rng):
                 for _ in range(CALLS):
                     model(batch)
                 (base_s, sub_s)[which].append(time.thread_time() - t0)
+    # the submission's benchmark report, as the lesson writes it: the student's olympics_report
+    # with module 19's harness, saved by module 19's save_report; the parent reads the file
+    x_report, y_report = _report_digits(seed)
+    report = m.olympics_report(baseline, submitted, x_report, y_report,
+                               max_accuracy_drop=TARGETS["max_accuracy_drop"], runs=REPORT_RUNS,
+                               queries=REPORT_QUERIES, system=REPORT_SYSTEM)
+    bench = importlib.import_module(f"{tt.__name__}.benchmarking")
+    folder = Path(tempfile.mkdtemp(prefix="olympics-"))
+    try:
+        bench.save_report(report, folder / "olympics_report.json")
+        text = (folder / "olympics_report.json").read_text(encoding="utf-8")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     return {"baseline": _state(baseline), "submitted": _state(submitted),
-            "baseline_s": np.asarray(base_s), "submitted_s": np.asarray(sub_s)}
+            "baseline_s": np.asarray(base_s), "submitted_s": np.asarray(sub_s), "seed": seed,
+            "report": text}
 
 
 suite.leaderboard = ("olympics_event", olympics_leaderboard)
