@@ -438,7 +438,7 @@ def grad_pow_tensor(grad: np.ndarray, node: Node, out: np.ndarray) -> tuple[np.n
                            "supported (PyTorch's pow backward computes exponent - 1)")
     with np.errstate(divide="ignore", invalid="ignore"):
         da = np.where(b == 0, 0, grad * (b * np.power(a, b - 1)))
-        db = np.where((a == 0) & (b >= 0), 0, grad * out * np.log(a))
+        db = np.where((a == 0) & (b >= 0), 0, grad * (out * np.log(a)))
     return (da, db)
 
 

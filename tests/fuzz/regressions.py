@@ -87,6 +87,8 @@ ROOT_CAUSES: list[tuple[str, str]] = [
      "a = T([5e12], 'float32', grad=True); out = (a ** 4) * 0.25"),
     ("the same order with a tensor exponent",
      "a = T([5e12], 'float32', grad=True); b = T([4.0], 'float32'); out = (a ** b) * 0.25"),
+    ("the exponent's gradient is grad * (out * log(base)) (the bracket overflows first)",
+     "a = T(-3.734375, 'float32', grad=True); out = (1e-10 ** a) * 0.1"),
     ("x ** -0.5 is 1 / sqrt(x) (C's pow differs at -0.0 and -inf)",
      "a = T([-0.0, -inf, 4.0], 'float32', grad=True); out = a ** -0.5"),
     ("the gradient of x ** 0.5 uses 1 / sqrt(x) too",
