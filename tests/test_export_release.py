@@ -136,6 +136,21 @@ def test_leak_scan_catches_markers_and_hidden_cases(course, release_copy):
     assert any("hidden case name 'memory_footprint_in_bytes'" in p for p in problems)
 
 
+def test_leak_scan_finds_a_hidden_case_name_alone_and_only_as_a_whole_word(course,
+                                                                           release_copy):
+    # no marker in either file: the scan's whole-file pre-check must still find the name in a
+    # notebook cell, and must not take a longer identifier that contains it for the name
+    nb_path = release_copy / "01_tensor" / "01_tensor.ipynb"
+    nb = json.loads(nb_path.read_text())
+    nb["cells"][-1]["source"] = "x = 1\ny = t.memory_footprint_in_bytes(2)\n"
+    nb_path.write_text(json.dumps(nb))
+    (release_copy / "notes.py").write_text("memory_footprint_in_bytes_total = 3\n"
+                                           "xmemory_footprint_in_bytes = 4\n")
+    problems = scan(course, release_copy)
+    assert problems == [f"{nb_path}: cell {len(nb['cells'])}: hidden case name "
+                        "'memory_footprint_in_bytes' (01_tensor)"], problems
+
+
 def test_leak_scan_catches_a_copied_suite(course, release_copy):
     shutil.copy(paths.SUITES / "01_tensor" / "suite.py", release_copy / "01_tensor" / "suite.py")
     assert any("hidden-suite file" in p for p in scan(course, release_copy))

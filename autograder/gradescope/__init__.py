@@ -33,9 +33,11 @@ import datetime as dt
 import hashlib
 import io
 import json
+import os
 import re
 import shutil
 import tempfile
+import threading
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -88,7 +90,8 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
               reference: Path | None = None, public_tests: Path | None = None,
               stubs: Path | None = None, requirements: Path | None = None,
               milestone_dir: Path | None = None, extensions: Path | None = None,
-              now: dt.datetime | None = None) -> Path:
+              now: dt.datetime | None = None, jobs: int = 1,
+              slots: threading.Semaphore | None = None) -> Path:
     """Build the Gradescope autograder zip for ``module``; returns ``out_zip``.
 
     Args:
@@ -100,6 +103,8 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
             repository locations (tests use stand-ins).
         extensions: the gradebook's extensions CSV (extended modules close later).
         now: the build time that decides which earlier references ship (default: now).
+        jobs: reference children computing the goldens bank at once (the zip is the same).
+        slots: shared by zips built at once, each reference child holds one while it runs.
 
     Raises:
         PackagingError: the suite does not match course.yml, or the reference fails a case.
@@ -143,7 +148,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
             build_goldens(suite_path=suite_path, reference=reference, out=goldens,
                           slug=info.slug, number=info.number,
                           all_modules=info.all_modules or ((info.number, info.slug),),
-                          limits=info.limits)
+                          limits=info.limits, jobs=jobs, slots=slots)
         except GoldensError as exc:
             raise PackagingError(str(exc)) from exc
         files["goldens.json"] = goldens.read_bytes()
@@ -199,7 +204,13 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
             zi.external_attr = (0o100755 if executable else 0o100644) << 16
             zi.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(zi, files[arc])
-    out_zip.write_bytes(buf.getvalue())
+    # whole or not at all: an interrupted build leaves the previous zip (or none)
+    part = out_zip.with_name(f".{out_zip.name}.{os.getpid()}-{threading.get_ident()}.part")
+    try:
+        part.write_bytes(buf.getvalue())
+        os.replace(part, out_zip)
+    finally:
+        part.unlink(missing_ok=True)
     return out_zip
 
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from pathlib import Path
 
 #: A phase that has used less CPU than its limit still ends after this many times the limit
 #: spent blocked (neither running nor queued to run): sleeping or waiting code.
@@ -49,8 +48,16 @@ def computing_children() -> int:
 def proc_text(path: str) -> str:
     """A ``/proc`` file as text; raises OSError when the process is gone. A process name is
     whatever bytes the process set (a submission may set invalid UTF-8 with ``prctl``), so it
-    is decoded leniently: a name must never crash the parent reading it."""
-    return Path(path).read_bytes().decode("utf-8", "replace")
+    is decoded leniently: a name must never crash the parent reading it. Plain ``os`` calls:
+    the supervisor reads several of these for every item it runs."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "replace")
 
 
 def _cpu_ticks(pid: int) -> int:
@@ -75,7 +82,7 @@ def _children(pid: int, tasks: list[str]) -> list[int]:
     out: list[int] = []
     for tid in tasks:
         try:
-            out += [int(c) for c in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()]
+            out += [int(c) for c in proc_text(f"/proc/{pid}/task/{tid}/children").split()]
         except (OSError, ValueError):
             continue
     return out
@@ -118,7 +125,7 @@ def _wanted_ns(pid: int, tid: str) -> int:
     shows late; :func:`_runnable` covers it meanwhile.
     """
     try:
-        run, queued, _ = Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()
+        run, queued, _ = proc_text(f"/proc/{pid}/task/{tid}/schedstat").split()
         return int(run) + int(queued)
     except (OSError, ValueError):
         return 0
@@ -159,13 +166,15 @@ class Deadline:
             self.cpu0 = 0.0
             self._sampled = time.monotonic()
         else:
-            self.cpu0 = self._sample(force=True)
+            self.cpu0 = self._sample(force=True, phase_start=True)
         self.blocked = 0.0
 
     def idle(self) -> None:
         self.limit = None
 
-    def _sample(self, force: bool = False) -> float:
+    def _sample(self, force: bool = False, phase_start: bool = False) -> float:
+        """CPU seconds of the tree now; updates the blocked time of the phase (not at a phase
+        start: :meth:`start` resets it, so the tasks' states are not read then)."""
         now = time.monotonic()
         if not force and now - self._sampled < SAMPLE_EVERY_S:
             return self.cpu
@@ -173,7 +182,7 @@ class Deadline:
         cpu_before = self.cpu
         self.cpu = sum(_cpu_ticks(pid) for pid in tree) / _TICK
         before = self._wanted_total
-        runnable = False
+        runnable = phase_start
         for pid, tids in tree.items():
             for tid in tids:
                 runnable = runnable or _runnable(pid, tid)

@@ -22,6 +22,7 @@ A bank is refused when a case gives the same expected value in two variants
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -29,11 +30,12 @@ import shutil
 import tempfile
 import threading
 from collections import Counter, OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.harness import wire
+from autograder.harness import isolation, wire
 from autograder.harness.limits import Limits
 from autograder.harness.package import build_package
 from autograder.harness.supervisor import RunSpec, run_items
@@ -199,17 +201,27 @@ def _bank_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str, num
               count: int) -> dict[str, tuple[str, Any]]:
     """Every case of every variant in one reference child: item -> (status, wire data or
     the message)."""
-    items = {f"case:{c.name}@{v}": (c.name, c.seed(v, salt))
-             for v in range(count) for c in suite.cases}
-    per_run = Limits(test_timeout_s=limits.test_timeout_s,
-                     run_timeout_s=max(limits.run_timeout_s, 1.0) * max(1, count),
-                     memory_limit_mb=limits.memory_limit_mb, max_output_kb=limits.max_output_kb,
-                     import_timeout_s=limits.import_timeout_s)
-    outcomes = _reference_run(suite_path=suite_path, suite=suite, reference=reference,
-                              slug=slug, number=number, all_modules=all_modules,
-                              limits=per_run, items=items)
+    outcomes = _variants_run(suite_path=suite_path, suite=suite, reference=reference,
+                             slug=slug, number=number, all_modules=all_modules, limits=limits,
+                             salt=salt, variants=range(count), count=count)
     return {item: ("result", wire.encode(o.value)) if o.status == "result"
             else (o.status, o.message) for item, o in outcomes.items()}
+
+
+def _variants_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
+                  all_modules: tuple[tuple[int, str], ...], limits: Limits, salt: str,
+                  variants: range, count: int) -> dict[str, Any]:
+    """The ``case:NAME@V`` items of ``variants`` in one reference child, each with the case's
+    own timeout; the whole run may take the bank's limit (``count`` variants' worth), so a
+    block is never stricter than one child running every variant."""
+    items = {f"case:{c.name}@{v}": (c.name, c.seed(v, salt))
+             for v in variants for c in suite.cases}
+    per_run = Limits(test_timeout_s=limits.test_timeout_s,
+                     run_timeout_s=max(limits.run_timeout_s, 1.0) * max(1, count),
+                     memory_limit_mb=limits.memory_limit_mb, max_output_kb=4,
+                     import_timeout_s=limits.import_timeout_s)
+    return _reference_run(suite_path=suite_path, suite=suite, reference=reference, slug=slug,
+                          number=number, all_modules=all_modules, limits=per_run, items=items)
 
 
 @dataclass
@@ -233,19 +245,44 @@ class Bank:
                         seeds=case_seeds(suite, variant, self.salt))
 
 
+def variant_blocks(variants: int, jobs: int) -> list[range]:
+    """``range(variants)`` cut into at most ``jobs`` contiguous blocks of near-equal size."""
+    n = max(1, min(jobs, variants))  # n <= variants: no block is empty
+    return [range(variants * i // n, variants * (i + 1) // n) for i in range(n)]
+
+
 def compute_bank(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
                  all_modules: tuple[tuple[int, str], ...], limits: Limits, variants: int,
-                 salt: str) -> Bank:
-    """Every case in every variant, in one reference child (``case:NAME@V`` items)."""
-    items = {f"case:{c.name}@{v}": (c.name, c.seed(v, salt))
-             for v in range(variants) for c in suite.cases}
-    per_item = Limits(test_timeout_s=limits.test_timeout_s,
-                      run_timeout_s=limits.run_timeout_s * max(1, variants),
-                      memory_limit_mb=limits.memory_limit_mb, max_output_kb=4,
-                      import_timeout_s=limits.import_timeout_s)
-    outcomes = _reference_run(suite_path=suite_path, suite=suite, reference=reference,
-                              slug=slug, number=number, all_modules=all_modules,
-                              limits=per_item, items=items)
+                 salt: str, jobs: int = 1, slots: threading.Semaphore | None = None) -> Bank:
+    """Every case in every variant (``case:NAME@V`` items), in reference children.
+
+    Args:
+        jobs: reference children run at once, each on one contiguous block of variants (a
+            case's value depends only on its seed, so the bank is the same for any ``jobs``;
+            each child pays its own start, about 0.2 s of CPU).
+        slots: held by each child while it runs, when several banks are computed at once
+            (``tito autograder --all --jobs N``: N children in all, not N per bank).
+    """
+    def run(block: range) -> dict[str, Any]:
+        with slots or contextlib.nullcontext():
+            return _variants_run(suite_path=suite_path, suite=suite, reference=reference,
+                                 slug=slug, number=number, all_modules=all_modules,
+                                 limits=limits, salt=salt, variants=block, count=variants)
+
+    blocks = variant_blocks(variants, jobs)
+    outcomes: dict[str, Any] = {}
+    if len(blocks) == 1:
+        outcomes = run(blocks[0])
+    else:
+        pool = ThreadPoolExecutor(max_workers=len(blocks), thread_name_prefix="goldens")
+        try:
+            for part in [pool.submit(run, b) for b in blocks]:
+                outcomes.update(part.result())
+        except KeyboardInterrupt:
+            isolation.abort_all()  # the other blocks' children too; tito is exiting
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
     cases: dict[str, list[Any]] = {c.name: [] for c in suite.cases}
     for v in range(variants):
         for c in suite.cases:
@@ -318,17 +355,20 @@ def reference_digest(reference: Path) -> str:
 
 def build_goldens(*, suite_path: Path, reference: Path, out: Path, slug: str, number: int,
                   all_modules: tuple[tuple[int, str], ...], limits: Limits | None = None,
-                  variants: int | None = None) -> Path:
+                  variants: int | None = None, jobs: int = 1,
+                  slots: threading.Semaphore | None = None) -> Path:
     """Compute the bank of expected values from the reference and save it as goldens JSON.
 
     ``variants`` defaults to the limits' (course.yml ``course.grading.variants``); the salt
-    is derived from ``reference/<slug>.py``.
+    is derived from ``reference/<slug>.py``; ``jobs``, ``slots``: as :func:`compute_bank`
+    (the bank does not depend on them).
     """
     suite = load_suite(suite_path)
     lim = limits or Limits()
     bank = compute_bank(suite_path=suite_path, suite=suite, reference=reference, slug=slug,
                         number=number, all_modules=all_modules, limits=lim,
                         variants=variants or lim.variants,
-                        salt=salt_from_reference(reference / f"{slug}.py"))
+                        salt=salt_from_reference(reference / f"{slug}.py"), jobs=jobs,
+                        slots=slots)
     return save_goldens(bank, out, module=suite.module, suite_version=suite.version,
                         reference_sha256=reference_digest(reference))
