@@ -50,6 +50,9 @@ Checker = Callable[[Any, Any], "tuple[bool, str]"]
 #: from a case's result besides the verdict (``text`` added to the test's output, JSON-safe
 #: ``data`` in the test's ``extra_data``); None publishes nothing.
 Publisher = Callable[[Any, Any], "tuple[str, dict[str, Any]] | None"]
+#: ``expected(reference's value) -> what check, publish and the leaderboard need of it``: the
+#: expected value the goldens keep (and the variation check compares); None keeps it all.
+Keeper = Callable[[Any], Any]
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,12 @@ class Case:
     timeout_s: float | None = None
     tags: tuple[str, ...] = ()
     publish: Publisher | None = None
+    expected: Keeper | None = None
+
+    def kept(self, value: Any) -> Any:
+        """The part of the reference's ``value`` this case's check uses (all of it by
+        default): what goldens store and what a submission's value is compared with."""
+        return value if self.expected is None else self.expected(value)
 
     def seed(self, variant: int | None = None, salt: str = "") -> int:
         """The case's seed: stable across runs, machines and Python versions.
@@ -115,9 +124,12 @@ class Suite:
         timeout_s: float | None = None,
         tags: tuple[str, ...] = (),
         publish: Publisher | None = None,
+        expected: Keeper | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register ``fn(tt, rng) -> plain data`` as a case worth ``points``; ``publish`` (run
-        in the parent, like ``check``) adds what the student should see of the result."""
+        in the parent, like ``check``) adds what the student should see of the result;
+        ``expected`` (with ``check``) keeps only what the check uses of the reference's answer
+        (timings and other values that differ from run to run stay out of the goldens)."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             case_name = name or fn.__name__
@@ -127,7 +139,7 @@ class Suite:
                 raise ValueError(f"{self.module}: case {case_name!r} has negative points")
             self.cases.append(
                 Case(case_name, fn, float(points), hint, visibility, rtol, atol, check_dtype,
-                     check, timeout_s, tuple(tags), publish)
+                     check, timeout_s, tuple(tags), publish, expected)
             )
             return fn
 

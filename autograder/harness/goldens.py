@@ -90,10 +90,19 @@ def case_seeds(suite: Suite, variant: int | None, salt: str) -> dict[str, int]:
 
 def _reference_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
                    all_modules: tuple[tuple[int, str], ...], limits: Limits,
-                   items: dict[str, tuple[str, int]], scratch_root: Path | None = None
-                   ) -> dict[str, Any]:
-    """Run ``items`` ({item: (case name, seed)}) against the reference; item -> Outcome."""
+                   items: dict[str, tuple[str, int]], scratch_root: Path | None = None,
+                   whole: bool = False) -> dict[str, Any]:
+    """Run ``items`` ({item: (case name, seed)}) against the reference; item -> Outcome.
+
+    A result is what its case keeps of it (:meth:`autograder.suite.Case.kept`), or all of it
+    with ``whole`` (tests that replay a case's check on the reference's own answer).
+    """
     suite_path, reference = suite_path.absolute(), reference.absolute()
+    by_name = {c.name: c for c in suite.cases}
+
+    def kept(item: str, value: Any) -> Any:
+        return value if whole else by_name[items[item][0]].kept(value)
+
     scratch = Path(tempfile.mkdtemp(prefix="ttref-", dir=scratch_root))
     timeout = {c.name: float(c.timeout_s or limits.test_timeout_s) for c in suite.cases}
     try:
@@ -107,7 +116,7 @@ def _reference_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str
             import_timeout_s=limits.import_timeout,
             run_timeout_s=max(limits.run_timeout_s, 1.0),
             memory_limit_mb=limits.memory_limit_mb, max_output_kb=limits.max_output_kb,
-            sandbox=False, seeds={i: s for i, (_, s) in items.items()}))
+            sandbox=False, seeds={i: s for i, (_, s) in items.items()}, on_result=kept))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return report.outcomes
@@ -210,7 +219,7 @@ def _bank_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str, num
 
 def _variants_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
                   all_modules: tuple[tuple[int, str], ...], limits: Limits, salt: str,
-                  variants: range, count: int) -> dict[str, Any]:
+                  variants: range, count: int, whole: bool = False) -> dict[str, Any]:
     """The ``case:NAME@V`` items of ``variants`` in one reference child, each with the case's
     own timeout; the whole run may take the bank's limit (``count`` variants' worth), so a
     block is never stricter than one child running every variant."""
@@ -221,7 +230,8 @@ def _variants_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str,
                      memory_limit_mb=limits.memory_limit_mb, max_output_kb=4,
                      import_timeout_s=limits.import_timeout_s)
     return _reference_run(suite_path=suite_path, suite=suite, reference=reference, slug=slug,
-                          number=number, all_modules=all_modules, limits=per_run, items=items)
+                          number=number, all_modules=all_modules, limits=per_run, items=items,
+                          whole=whole)
 
 
 @dataclass
@@ -253,8 +263,10 @@ def variant_blocks(variants: int, jobs: int) -> list[range]:
 
 def compute_bank(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
                  all_modules: tuple[tuple[int, str], ...], limits: Limits, variants: int,
-                 salt: str, jobs: int = 1, slots: threading.Semaphore | None = None) -> Bank:
-    """Every case in every variant (``case:NAME@V`` items), in reference children.
+                 salt: str, jobs: int = 1, slots: threading.Semaphore | None = None,
+                 whole: bool = False) -> Bank:
+    """Every case in every variant (``case:NAME@V`` items), in reference children: what each
+    case keeps of the reference's answer (:meth:`autograder.suite.Case.kept`), checked to vary.
 
     Args:
         jobs: reference children run at once, each on one contiguous block of variants (a
@@ -262,12 +274,15 @@ def compute_bank(*, suite_path: Path, suite: Suite, reference: Path, slug: str, 
             each child pays its own start, about 0.2 s of CPU).
         slots: held by each child while it runs, when several banks are computed at once
             (``tito autograder --all --jobs N``: N children in all, not N per bank).
+        whole: the bank holds the reference's whole answers (tests that replay each case's
+            check on them); the variation check still compares what the cases keep.
     """
     def run(block: range) -> dict[str, Any]:
         with slots or contextlib.nullcontext():
             return _variants_run(suite_path=suite_path, suite=suite, reference=reference,
                                  slug=slug, number=number, all_modules=all_modules,
-                                 limits=limits, salt=salt, variants=block, count=variants)
+                                 limits=limits, salt=salt, variants=block, count=variants,
+                                 whole=whole)
 
     blocks = variant_blocks(variants, jobs)
     outcomes: dict[str, Any] = {}
@@ -293,10 +308,18 @@ def compute_bank(*, suite_path: Path, suite: Suite, reference: Path, slug: str, 
                                    "reference before packaging")
             cases[c.name].append(wire.encode(o.value))
     bank = Bank(salt=salt, count=variants, cases=cases, suite_sha256=sha256_file(suite_path))
-    problems = check_variation(bank)
+    problems = check_variation(kept_bank(bank, suite) if whole else bank)
     if problems:
         raise GoldensError("; ".join(problems[:5]))
     return bank
+
+
+def kept_bank(bank: Bank, suite: Suite) -> Bank:
+    """A bank of whole answers (``compute_bank(whole=True)``) as packaging keeps it."""
+    by_name = {c.name: c for c in suite.cases}
+    cases = {name: [wire.encode(by_name[name].kept(wire.decode(v))) for v in values]
+             for name, values in bank.cases.items()}
+    return Bank(salt=bank.salt, count=bank.count, cases=cases, suite_sha256=bank.suite_sha256)
 
 
 def check_variation(bank: Bank) -> list[str]:

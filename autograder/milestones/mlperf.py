@@ -133,6 +133,10 @@ def mlp_logits(layers: list[Any], x: np.ndarray) -> np.ndarray:
     return scoring().mlp_logits(layers, x)
 
 
+def int8_static_logits(state: Mapping[str, Any], x: np.ndarray) -> np.ndarray:
+    return scoring().int8_static_logits(state, x)
+
+
 def state_bytes(state: Mapping[str, Any]) -> int:
     return int(scoring().state_bytes(state))
 
