@@ -146,6 +146,27 @@ def mlp_logits(layers: list[Any], x: np.ndarray) -> np.ndarray:
     return h
 
 
+def int8_static_logits(state: Mapping[str, Any], x: np.ndarray) -> np.ndarray:
+    """Logits (N, 10) in float32 of an INT8 MLP whose layers all quantize their input
+    statically, in module 15's own float32 steps (``QuantizedLinear``): bit for bit what the
+    course's reference computes, where :func:`mlp_logits` is the float64 view. ``state`` has
+    passed :func:`int8_layers` (names, shapes, dtypes checked)."""
+    h = np.asarray(x, dtype=np.float32)  # (N, 64)
+    for k, i in enumerate(LAYERS):
+        s = float(np.asarray(state[f"{i}.input_scale"]).reshape(-1)[0])
+        z = int(np.asarray(state[f"{i}.input_zero_point"]).reshape(-1)[0])
+        q = np.clip(np.rint(h * (np.float32(1.0) / np.float32(s)) + np.float32(z)), 0, 255)
+        xi = q.astype(np.uint8).astype(np.int64) - z  # (N, in)
+        wz = np.asarray(state[f"{i}.weight_zero_point"]).astype(np.int64).reshape(-1, 1)
+        wi = np.asarray(state[f"{i}.qweight"]).astype(np.int64) - wz  # (out, in)
+        acc = (xi @ wi.T).astype(np.int32)  # (N, out): exact integers, as the int32 sum
+        h = acc.astype(np.float32) * (np.float32(s) * state[f"{i}.weight_scale"])
+        h = h + state[f"{i}.bias"]
+        if k < len(LAYERS) - 1:
+            h = np.maximum(h, np.float32(0.0))
+    return h
+
+
 def mlp_predict(layers: list[Any], x: np.ndarray) -> np.ndarray:
     """Class predictions (N,) of ``Linear -> ReLU -> Linear`` layers on features ``x (N, 64)``."""
     return mlp_logits(layers, x).argmax(axis=1)
