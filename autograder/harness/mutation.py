@@ -9,11 +9,17 @@ A *mutant* is the reference module with one small change, made on its AST:
 
 Plus the suite's hand-written plausible bugs: ``autograder/suites/NN_slug/bugs.py`` may define
 ``BUGS = {"name": ("exact old text", "new text"), ...}`` applied to the reference source.
-Each mutant replaces the module in a copy of the reference package and runs the whole suite in
-a sandboxed child; it is *killed* when any case errors, crashes or differs from the
-reference's value, or, when nothing else failed, *killed by timeout* (a case used more than
-its CPU-second limit: :mod:`autograder.harness.clock`, so a busy machine gives the same
-verdicts as an idle one). The report records each kill's reason. Mutants listed in
+Each mutant replaces the module in a copy of the reference package (hard links to one base
+copy, plus the mutated file) and runs the suite in a sandboxed child; it is *killed* when any
+case errors, crashes or differs from the reference's value, or, when nothing else failed,
+*killed by timeout* (a case used more than its CPU-second limit:
+:mod:`autograder.harness.clock`, so a busy machine gives the same verdicts as an idle one). The
+report records each kill's reason: the first case, in suite order, that failed for a reason
+other than time. A mutant's run therefore stops at that case (the cases after it cannot change
+the reason; a timeout does not stop it, since a later failure would outrank it). The children
+are forked from a fork server that has loaded NumPy and the suite once
+(:mod:`autograder.harness.zygote`; ``fork=False`` starts a fresh interpreter for each, as
+grading does: the verdicts are the same). Mutants listed in
 ``equivalent_mutants.txt`` next to the suite (one id per line, ``#`` comments) are reported
 but left out of the kill rate. The unmutated module runs first as a control: if it does not
 pass, no verdict is given.
