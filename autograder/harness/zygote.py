@@ -19,7 +19,9 @@ and PID namespaces, blocks SIGINT and SIGTERM, forks the namespace's first proce
 for it, ending the way it ended; that process dies with its parent (``PR_SET_PDEATHSIG``),
 makes every mount private and mounts its own ``/proc``.
 
-The supervisor watches, times and kills a forked child exactly like a launched one:
+The supervisor watches, times and kills a forked child exactly like a launched one (its CPU
+clock starts at the fork, so the import phase is not charged the 0.1 s of interpreter start
+and NumPy import a fresh child spends before it; the limits are the same):
 :class:`ZygoteChild` has what :mod:`autograder.harness.supervisor` and
 :func:`autograder.harness.isolation.kill_tree` use of a ``Popen`` (``pid``, ``stdout``,
 ``poll``, ``wait``, ``kill``). The fork server does not reap a child until the supervisor
