@@ -21,3 +21,68 @@ def test_every_tier_prefix_names_an_existing_test() -> None:
     text = proc.stdout + proc.stderr
     assert "TIERS" not in text, [ln for ln in text.splitlines() if "TIERS" in ln]
     assert proc.returncode == 0, text[-2000:]
+
+
+class _Worker:
+    """What the scheduler uses of an xdist worker: it records the tests it is sent."""
+
+    def __init__(self, name: str) -> None:
+        self.gateway = type("Gateway", (), {"id": name})()
+        self.shutting_down = False
+        self.sent: list[int] = []
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        self.sent += indices
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+def test_the_parallel_queue_serves_the_slow_tiers_first_and_keeps_files_together() -> None:
+    """The scheduler ``make test`` uses, fed a collection in which the slow tests come last:
+    the first tests the workers get are the slow ones (the larger group first), a file that
+    shares state goes to one worker whole, and every test is sent exactly once."""
+    import importlib.util
+
+    # by its path: ``import conftest`` may name another folder's conftest in a whole run
+    spec = importlib.util.spec_from_file_location("_tt_tests_conftest",
+                                                  REPO_ROOT / "tests" / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
+
+    fast = [f"tests/test_course.py::test_{i}" for i in range(6)]
+    group = [f"tests/test_sample_class.py::test_{i}" for i in range(3)]  # module fixture
+    slow = ["tests/test_demo.py::test_demo_releases_builds_grades_and_reports",
+            "tests/autograder/test_mutation.py::test_every_module_suite_kills[01_tensor]"]
+    collection = fast + group + slow
+    assert conftest._shares_state("tests/test_sample_class.py")
+    assert not conftest._shares_state("tests/test_course.py")
+    assert [conftest._in_slow_tier(t) for t in collection] == [False] * 6 + [True] * 5
+
+    class Config:
+        option = type("Option", (), {"loadscopereorder": True})()
+
+        def getvalue(self, name: str) -> object:
+            return {"dist": "loadgroup", "tx": ["2*popen"]}[name]
+
+    sched = conftest.pytest_xdist_make_scheduler(Config(), None)
+    workers = [_Worker("gw0"), _Worker("gw1")]
+    for w in workers:
+        sched.add_node(w)
+    for w in workers:
+        sched.add_node_collection(w, collection)
+    sched.schedule()
+    first = [collection[w.sent[0]] for w in workers]
+    assert first == [group[0], slow[0]], first
+    for w in workers:  # finish every test, in order, so the rest of the queue is served
+        done = 0
+        while done < len(w.sent):
+            sched.mark_test_complete(w, w.sent[done])
+            done += 1
+    sent = [collection[i] for w in workers for i in w.sent]
+    assert sorted(sent) == sorted(collection)
+    owners = {w.gateway.id for w in workers if any(collection[i] in group for i in w.sent)}
+    assert len(owners) == 1, "a file that shares state runs on one worker"
+    order = [collection[i] for i in workers[1].sent]
+    assert order[: 2] == slow, order

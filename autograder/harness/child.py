@@ -212,50 +212,81 @@ def _integrity(pkg: Any, mod: Any, slug: str, source_file: str, source: str) -> 
     return problems
 
 
-def main() -> None:  # noqa: C901 - one linear script, read top to bottom
+class Trusted:
+    """What a child loads before its sandbox closes: NumPy, the harness helpers it keeps
+    direct references to, the hidden suite, the milestone recipes and the public tests.
+
+    Built by :func:`load_trusted` from the job's trusted part (:data:`TRUSTED_FIELDS`); a
+    fresh child builds it for itself, the mutation fork server
+    (:mod:`autograder.harness.zygote`) once for all the children it forks.
+    """
+
+    def __init__(self, job: dict[str, Any]) -> None:
+        import numpy as np  # noqa: F401 - loaded while every library path is still reachable
+
+        from autograder.harness import isolation, wire
+        from autograder.suite import run_case
+
+        self.np = np
+        self.isolation = isolation
+        self.encode = wire.encode
+        self.run_case = run_case
+        spec = importlib.util.spec_from_file_location("hidden_suite", job["suite_file"])
+        suite_mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        spec.loader.exec_module(suite_mod)  # type: ignore[union-attr]
+        self.cases = {c.name: c for c in suite_mod.suite.cases}
+        ms_job = job.get("milestones") or {}
+        self.trainers: dict[str, Any] = {}
+        self.ms_inputs: dict[str, Any] = {}
+        self.to_params: Any = None
+        if ms_job.get("recipes"):
+            rspec = importlib.util.spec_from_file_location("milestone_recipes",
+                                                           ms_job["recipes"])
+            rmod = importlib.util.module_from_spec(rspec)  # type: ignore[arg-type]
+            sys.modules["milestone_recipes"] = rmod
+            rspec.loader.exec_module(rmod)  # type: ignore[union-attr]
+            self.trainers = {mid: rmod.TRAINERS[mid] for mid in ms_job.get("ids", [])}
+            self.to_params = rmod.parameters
+            self.ms_inputs = {item: wire.decode(data)
+                              for item, data in ms_job.get("inputs", {}).items()}
+        self.ms_budget = {str(k): float(v) for k, v in (ms_job.get("budget_s") or {}).items()}
+        self.public = _load_public_tests(job.get("public_tests", []))
+
+
+#: The fields of a job that :class:`Trusted` is built from (the rest is per launch).
+TRUSTED_FIELDS = ("harness_root", "suite_file", "milestones", "public_tests")
+
+
+def load_trusted(job: dict[str, Any]) -> Trusted:
+    """Put the harness on ``sys.path`` and load everything trusted the job needs."""
+    sys.path[:0] = [job["harness_root"]]
+    return Trusted(job)
+
+
+def main() -> None:
+    """A fresh child: the job on stdin, then :func:`serve`."""
     job = json.loads(sys.stdin.buffer.read().decode())
     sys.stdin.close()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - input() sees EOF
+    serve(job, load_trusted(job))
+
+
+def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear script
+    """Close the sandbox, import the package under test and run the items; never returns.
+
+    Everything trusted is already loaded (``t``); from here on, what runs is what the
+    submission (or the mutant) makes of it.
+    """
     chan = _Channel(int(job["result_fd"]), job["nonce"])
-    sys.path[:0] = [job["harness_root"]]
-
-    # ---- trusted imports, before the sandbox is closed or any student code runs
-    import numpy as np  # noqa: F401 - loaded while every library path is still reachable
-
-    from autograder.harness import wire
-    from autograder.harness.isolation import (
-        become_subreaper,
-        block_sockets,
-        drop_privileges,
-        enter_minimal_root,
-        no_new_privs,
-        set_rlimits,
-    )
-    from autograder.suite import run_case
-
-    spec = importlib.util.spec_from_file_location("hidden_suite", job["suite_file"])
-    suite_mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(suite_mod)  # type: ignore[union-attr]
-    cases = {c.name: c for c in suite_mod.suite.cases}
+    np = t.np
+    isolation = t.isolation
+    cases, run_case, encode = t.cases, t.run_case, t.encode
+    trainers, to_params, ms_inputs, ms_budget = t.trainers, t.to_params, t.ms_inputs, t.ms_budget
+    public = t.public
     seeds = {str(k): int(v) for k, v in (job.get("seeds") or {}).items()}
-    ms_job = job.get("milestones") or {}
-    trainers: dict[str, Any] = {}
-    ms_inputs: dict[str, Any] = {}
-    to_params: Any = None
-    if ms_job.get("recipes"):
-        rspec = importlib.util.spec_from_file_location("milestone_recipes", ms_job["recipes"])
-        rmod = importlib.util.module_from_spec(rspec)  # type: ignore[arg-type]
-        sys.modules["milestone_recipes"] = rmod
-        rspec.loader.exec_module(rmod)  # type: ignore[union-attr]
-        trainers = {mid: rmod.TRAINERS[mid] for mid in ms_job.get("ids", [])}
-        to_params = rmod.parameters
-        ms_inputs = {item: wire.decode(data) for item, data in ms_job.get("inputs", {}).items()}
-    ms_budget = {str(k): float(v) for k, v in (ms_job.get("budget_s") or {}).items()}
-    public = _load_public_tests(job.get("public_tests", []))
-    encode = wire.encode
     cap = int(job["max_output_chars"])
 
     # ---- sandbox: nothing of the host beyond the minimal root, no sockets, not root
@@ -264,24 +295,26 @@ def main() -> None:  # noqa: C901 - one linear script, read top to bottom
     facts: list[str] = []
     if sb.get("root"):
         try:
-            cwd = enter_minimal_root(sb["root"])
+            cwd = isolation.enter_minimal_root(sb["root"])
         except OSError as exc:
             chan.send("sandbox_failed", error=f"{type(exc).__name__}: {exc}"[:300])
             os._exit(4)
         os.environ.update({"HOME": cwd, "TMPDIR": cwd})
         facts.append("minimal-root")
     if sb.get("rlimits"):
-        set_rlimits(**sb["rlimits"])
+        isolation.set_rlimits(**sb["rlimits"])
     if sb.get("seccomp"):
-        facts.append("seccomp-no-sockets" if block_sockets() else "seccomp-unavailable")
+        facts.append("seccomp-no-sockets" if isolation.block_sockets() else
+                     "seccomp-unavailable")
     if sb.get("uid") is not None:
-        drop_privileges(int(sb["uid"]))
+        isolation.drop_privileges(int(sb["uid"]))
         facts.append("uid-dropped")
     elif sb:
-        no_new_privs()
+        isolation.no_new_privs()
     if sb:
-        become_subreaper()
+        isolation.become_subreaper()
         facts.append(f"euid={os.geteuid()}")
+    del isolation, t
     os.chdir(cwd)
     blocker = _ImportBlocker(tuple(job.get("forbidden", FORBIDDEN)))
     if job.get("block_imports", True):

@@ -44,7 +44,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from autograder.harness.clock import proc_text
 
@@ -293,7 +293,18 @@ def new_run_uid() -> int:
 
 
 # ----------------------------------------------------------------------------- killing
-def kill_tree(proc: subprocess.Popen[bytes], *, uid: int | None) -> None:
+class Killable(Protocol):
+    """What :func:`kill_tree` uses of a child: a ``Popen``, or a fork server's child
+    (:class:`autograder.harness.zygote.ZygoteChild`)."""
+
+    pid: int
+
+    def kill(self) -> None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
+def kill_tree(proc: Killable, *, uid: int | None) -> None:
     """Kill the child and everything it started; returns when the child is reaped.
 
     Order: freeze descendants (SIGSTOP, so a fork bomb stops growing), SIGKILL the process

@@ -9,11 +9,17 @@ A *mutant* is the reference module with one small change, made on its AST:
 
 Plus the suite's hand-written plausible bugs: ``autograder/suites/NN_slug/bugs.py`` may define
 ``BUGS = {"name": ("exact old text", "new text"), ...}`` applied to the reference source.
-Each mutant replaces the module in a copy of the reference package and runs the whole suite in
-a sandboxed child; it is *killed* when any case errors, crashes or differs from the
-reference's value, or, when nothing else failed, *killed by timeout* (a case used more than
-its CPU-second limit: :mod:`autograder.harness.clock`, so a busy machine gives the same
-verdicts as an idle one). The report records each kill's reason. Mutants listed in
+Each mutant replaces the module in a copy of the reference package (hard links to one base
+copy, plus the mutated file) and runs the suite in a sandboxed child; it is *killed* when any
+case errors, crashes or differs from the reference's value, or, when nothing else failed,
+*killed by timeout* (a case used more than its CPU-second limit:
+:mod:`autograder.harness.clock`, so a busy machine gives the same verdicts as an idle one). The
+report records each kill's reason: the first case, in suite order, that failed for a reason
+other than time. A mutant's run therefore stops at that case (the cases after it cannot change
+the reason; a timeout does not stop it, since a later failure would outrank it). The children
+are forked from a fork server that has loaded NumPy and the suite once
+(:mod:`autograder.harness.zygote`; ``fork=False`` starts a fresh interpreter for each, as
+grading does: the verdicts are the same). Mutants listed in
 ``equivalent_mutants.txt`` next to the suite (one id per line, ``#`` comments) are reported
 but left out of the kill rate. The unmutated module runs first as a control: if it does not
 pass, no verdict is given.
@@ -29,14 +35,15 @@ from __future__ import annotations
 
 import argparse
 import ast
-import copy
+import contextlib
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,8 +52,9 @@ from typing import Any
 from autograder.harness.goldens import Expected, compute_expected, load_suite
 from autograder.harness.limits import Limits
 from autograder.harness.package import build_package
-from autograder.harness.supervisor import RunReport, RunSpec, run_items
-from autograder.suite import Suite, compare
+from autograder.harness.supervisor import Outcome, RunReport, RunSpec, run_items, start_zygote
+from autograder.harness.zygote import Zygote
+from autograder.suite import Case, Suite, compare
 
 _BINOP_SWAPS: dict[type, type] = {
     ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
@@ -220,7 +228,7 @@ def generate_mutants(source: str, *, limit: int | None = None,
     nodes = _in_functions(tree)
     mutants: list[Mutant] = []
     seen: set[str] = set()
-    for i, node in enumerate(nodes):
+    for node in nodes:
         if _skippable(node, src_lines):
             continue
         line = getattr(node, "lineno", 0)  # never 0 here: _skippable drops unplaced nodes
@@ -231,35 +239,69 @@ def generate_mutants(source: str, *, limit: int | None = None,
             if mid in seen:
                 continue
             seen.add(mid)
-            new_tree = copy.deepcopy(tree)
-            target = _in_functions(new_tree)[i]
-            result = fn(target)
-            if isinstance(result, tuple) and result[0] == "replace":
-                if not _replace(new_tree, target, result[1]):
+            # mutate the one tree in place and put it back: a copy of the whole module per
+            # mutant cost more than the rest of generating it
+            with _mutated(tree, node, fn) as applied:
+                if not applied:
                     continue
-            try:
-                text_src = ast.unparse(ast.fix_missing_locations(new_tree))
-                compile(text_src, "<mutant>", "exec")
-            except (SyntaxError, ValueError, TypeError):
-                continue
+                try:  # (every node of a change already has its location: none to fix)
+                    text_src = ast.unparse(tree)
+                    compile(text_src, "<mutant>", "exec")
+                except (SyntaxError, ValueError, TypeError):
+                    continue
             mutants.append(Mutant(mid, text, line, text_src))
             if limit is not None and len(mutants) >= limit:
                 return mutants
     return mutants
 
 
-def _replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> bool:
+@contextlib.contextmanager
+def _mutated(tree: ast.AST, node: ast.AST, fn: Any) -> Iterator[bool]:
+    """Apply one candidate's change to ``node`` inside ``tree``; undo it on exit.
+
+    A change sets fields of ``node`` or of a direct child (an operator, a constant, a
+    keyword's value), or replaces ``node`` by one of its children in its parent. Yields
+    False when the replacement finds no parent (nothing is changed then).
+    """
+    saved = [(n, dict(vars(n))) for n in (node, *ast.iter_child_nodes(node))]
+    try:
+        result = fn(node)
+        if isinstance(result, tuple) and result[0] == "replace":
+            where = _replace(tree, node, result[1])
+            if where is None:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                holder, name, index = where
+                if index is None:
+                    setattr(holder, name, node)
+                else:
+                    getattr(holder, name)[index] = node
+            return
+        yield True
+    finally:
+        for n, fields in saved:
+            vars(n).clear()
+            vars(n).update(fields)
+
+
+def _replace(tree: ast.AST, old: ast.AST, new: ast.AST
+             ) -> tuple[ast.AST, str, int | None] | None:
+    """Put ``new`` where ``old`` is (the first holder in ``ast.walk`` order); returns
+    (holder, field, list index or None), or None when ``old`` is nowhere in ``tree``."""
     for parent in ast.walk(tree):
         for name, value in ast.iter_fields(parent):
             if value is old:
                 setattr(parent, name, new)
-                return True
+                return parent, name, None
             if isinstance(value, list):
                 for j, item in enumerate(value):
                     if item is old:
                         value[j] = new
-                        return True
-    return False
+                        return parent, name, j
+    return None
 
 
 def hand_written_bugs(suite_dir: Path, source: str) -> list[Mutant]:
@@ -286,52 +328,98 @@ MUTANT_LIMITS = Limits(test_timeout_s=5.0, run_timeout_s=600.0, import_timeout_s
 _TIME_STATUSES = {"timeout", "not_run"}
 
 
+def _case_verdict(o: Outcome, c: Case, exp: Expected) -> tuple[str, str]:
+    """(reason, detail) for one case: ("", "") when it passed, ``timeout`` when it only ran
+    out of time, else why it failed (``raised``, ``crashed``, ``wrong value``)."""
+    if o.status in _TIME_STATUSES:
+        return "timeout", f"{c.name}: {o.message}"
+    if o.status == "error":
+        return "raised", f"{c.name}: {o.message}"
+    if o.status != "result":
+        return "crashed", f"{c.name}: {o.status} {o.message}"
+    if c.name not in exp.values:
+        return "wrong value", f"{c.name}: the reference has no value"
+    try:
+        ok, msg = compare(o.value, exp.values[c.name], c)
+    except Exception as exc:  # noqa: BLE001
+        ok, msg = False, f"comparison raised {type(exc).__name__}"
+    return ("", "") if ok else ("wrong value", f"{c.name}: {msg}")
+
+
 def _kill_reason(report: RunReport, suite: Suite, exp: Expected) -> tuple[str, str]:
     """(reason, detail) why the suite rejects this run; ("", "") when every case passes.
 
-    A failure that is only about time (a case or the import stopped at its deadline) is
-    reported as ``timeout`` only when no case failed for another reason.
+    The first case, in suite order, that failed for a reason other than time decides; a
+    failure that is only about time (a case or the import stopped at its deadline) is
+    reported as ``timeout`` only when no case failed for another reason. The run stops at
+    its first such failure (:func:`_stops_run`): cases run in suite order, so every case
+    before it passed or ran out of time, and the cases it skipped could not change this.
     """
     if report.fatal is not None:
         reason = "timeout" if "took longer than" in report.fatal else "import failed"
         return reason, report.fatal
     timing = ""
     for c in suite.cases:
-        o = report.outcomes[f"case:{c.name}"]
-        if o.status in _TIME_STATUSES:
-            timing = timing or f"{c.name}: {o.message}"
-            continue
-        if o.status == "error":
-            return "raised", f"{c.name}: {o.message}"
-        if o.status != "result":
-            return "crashed", f"{c.name}: {o.status} {o.message}"
-        if c.name not in exp.values:
-            return "wrong value", f"{c.name}: the reference has no value"
-        try:
-            ok, msg = compare(o.value, exp.values[c.name], c)
-        except Exception as exc:  # noqa: BLE001
-            ok, msg = False, f"comparison raised {type(exc).__name__}"
-        if not ok:
-            return "wrong value", f"{c.name}: {msg}"
+        reason, detail = _case_verdict(report.outcomes[f"case:{c.name}"], c, exp)
+        if reason == "timeout":
+            timing = timing or detail
+        elif reason:
+            return reason, detail
     return ("timeout", timing) if timing else ("", "")
 
 
+def _stops_run(suite: Suite, exp: Expected) -> Callable[[Outcome], bool]:
+    """``RunSpec.stop_after`` for a mutant: stop at the first case that fails for a reason
+    other than time (the one :func:`_kill_reason` reports); a timeout goes on, since a
+    later failure would outrank it."""
+    by_item = {f"case:{c.name}": c for c in suite.cases}
+
+    def stop(o: Outcome) -> bool:
+        c = by_item.get(o.item)
+        return c is not None and _case_verdict(o, c, exp)[0] not in ("", "timeout")
+
+    return stop
+
+
+def _mutant_package(base: Path, dest: Path, *, slug: str, source: str,
+                    package: str = "tinytorch") -> None:
+    """``dest/<package>/``: the base package (the reference as :func:`build_package` lays
+    it out, trusted bytecode included) with ``<slug>.py`` replaced by ``source`` and no
+    bytecode for it, as ``build_package(student_source=source)`` makes it. Every other file
+    is a hard link to the base's (a copy where links are not possible): root-owned and
+    read-only to the sandbox, like a copy."""
+    src_root, out_root = base / package, dest / package
+    own = {Path(f"{slug}.py"),
+           Path(importlib.util.cache_from_source(f"{slug}.py", optimization=""))}
+    for d, _dirs, files in os.walk(src_root):
+        rel = Path(d).relative_to(src_root)
+        (out_root / rel).mkdir(exist_ok=True)
+        for name in files:
+            if rel / name in own:
+                continue
+            try:
+                os.link(Path(d) / name, out_root / rel / name)
+            except OSError:
+                shutil.copy2(Path(d) / name, out_root / rel / name)
+    (out_root / f"{slug}.py").write_text(source, encoding="utf-8")
+
+
 def _run_mutant(mutant: Mutant, *, suite: Suite, suite_path: Path, exp: Expected,
-                reference: Path, slug: str, number: int,
-                all_modules: tuple[tuple[int, str], ...], limits: Limits) -> tuple[str, str]:
-    """Run the whole suite, sandboxed as in grading, against the package with ``mutant``."""
+                base: Path, slug: str, limits: Limits,
+                zygote: Zygote | None = None) -> tuple[str, str]:
+    """Run the suite, sandboxed as in grading, against the package with ``mutant``, up to
+    its first failing case (which decides the reason)."""
     scratch = Path(tempfile.mkdtemp(prefix="ttmut-"))
     try:
         (scratch / "pkg").mkdir()
-        build_package(dest=scratch / "pkg", reference=reference, module_number=number,
-                      slug=slug, student_source=mutant.source, all_modules=all_modules)
+        _mutant_package(base, scratch / "pkg", slug=slug, source=mutant.source)
         items = [f"case:{c.name}" for c in suite.cases]
         report = run_items(RunSpec(
             package_parent=scratch / "pkg", slug=slug, suite_file=suite_path, items=items,
             scratch=scratch, item_timeout_s=dict.fromkeys(items, limits.test_timeout_s),
             import_timeout_s=limits.import_timeout, run_timeout_s=limits.run_timeout_s,
             memory_limit_mb=limits.memory_limit_mb, max_output_kb=4, sandbox=True,
-            hide=[]))
+            hide=[], stop_after=_stops_run(suite, exp), zygote=zygote))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return _kill_reason(report, suite, exp)
@@ -340,8 +428,8 @@ def _run_mutant(mutant: Mutant, *, suite: Suite, suite_path: Path, exp: Expected
 def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
                  all_modules: tuple[tuple[int, str], ...], limits: Limits | None = None,
                  jobs: int = 2, max_mutants: int | None = None,
-                 lines: set[int] | None = None, bugs: list[Mutant] | None = None
-                 ) -> MutationReport:
+                 lines: set[int] | None = None, bugs: list[Mutant] | None = None,
+                 fork: bool = True) -> MutationReport:
     """Generate the mutants of ``reference/<slug>.py`` and run the suite against each.
 
     The unmutated module is run first, exactly as the mutants are (sandboxed, same limits):
@@ -352,6 +440,9 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
         lines: restrict AST mutants to these lines of the reference (see
             ``tito.export.solution_line_numbers``).
         bugs: hand-written plausible bugs; default: ``bugs.py`` next to the suite.
+        fork: start the mutants' children from a fork server that has loaded NumPy and the
+            suite once (:mod:`autograder.harness.zygote`); False starts a fresh interpreter
+            for each, as grading does. The verdicts are the same.
     """
     suite_path, reference = suite_path.absolute(), reference.absolute()
     lim = limits or MUTANT_LIMITS
@@ -372,22 +463,28 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
     todo = [m for m in mutants if m.id not in equivalent]
     report.equivalent = [m for m in mutants if m.id in equivalent]
 
-    def one(m: Mutant) -> tuple[Mutant, tuple[str, str]]:
-        return m, _run_mutant(m, suite=suite, suite_path=suite_path, exp=exp,
-                              reference=reference, slug=slug, number=number,
-                              all_modules=all_modules, limits=lim)
+    with contextlib.ExitStack() as stack:
+        base = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ttmut-base-")))
+        build_package(dest=base, reference=reference, module_number=number, slug=slug,
+                      student_source=None, all_modules=all_modules)
+        zygote = stack.enter_context(start_zygote(suite_file=suite_path)) if fork else None
 
-    _, (reason, detail) = one(Mutant("control:unmutated", "the reference itself", 0, source))
-    if reason:
-        raise RuntimeError(f"the unmutated reference fails the suite when run as a mutant is "
-                           f"({reason}: {detail}); no verdict")
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for m, (reason, _) in pool.map(one, todo):
-            if reason:
-                report.killed.append(m)
-                report.reasons[m.id] = reason
-            else:
-                report.survived.append(m)
+        def one(m: Mutant) -> tuple[Mutant, tuple[str, str]]:
+            return m, _run_mutant(m, suite=suite, suite_path=suite_path, exp=exp, base=base,
+                                  slug=slug, limits=lim, zygote=zygote)
+
+        _, (reason, detail) = one(Mutant("control:unmutated", "the reference itself", 0,
+                                         source))
+        if reason:
+            raise RuntimeError(f"the unmutated reference fails the suite when run as a mutant "
+                               f"is ({reason}: {detail}); no verdict")
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            for m, (reason, _) in pool.map(one, todo):
+                if reason:
+                    report.killed.append(m)
+                    report.reasons[m.id] = reason
+                else:
+                    report.survived.append(m)
     return report
 
 

@@ -29,8 +29,10 @@ from typing import Any, Literal
 
 from autograder.harness import isolation, wire
 from autograder.harness.clock import Deadline
+from autograder.harness.zygote import Zygote, ZygoteChild
 
-Status = Literal["result", "error", "timeout", "crashed", "not_run", "fatal", "protocol"]
+Status = Literal["result", "error", "timeout", "crashed", "not_run", "fatal", "protocol",
+                 "skipped"]
 
 CHILD = Path(__file__).with_name("child.py")
 HARNESS_ROOT = Path(__file__).resolve().parents[2]
@@ -85,6 +87,14 @@ class RunSpec:
     #: returns is kept instead of the value (compare and drop: memory stays bounded). An
     #: exception makes that item the submission's failure ("protocol"), never the grader's.
     on_result: Callable[[str, Any], Any] | None = None
+    #: Called in the parent with each outcome as it is recorded; True ends the run there:
+    #: the child is killed and the items not started get status ``skipped``. Mutation
+    #: testing stops at a mutant's first failure (one is a kill).
+    stop_after: Callable[[Outcome], bool] | None = None
+    #: A fork server (:class:`autograder.harness.zygote.Zygote`) to start the children
+    #: from instead of a fresh interpreter each: trusted code only (mutants of the
+    #: reference), never with a student file.
+    zygote: Zygote | None = None
 
 
 @dataclass
@@ -102,6 +112,7 @@ class RunReport:
     sandbox_facts: list[str] = field(default_factory=list)
     exposed: list[str] = field(default_factory=list)
     launches: int = 0
+    stopped_at: str = ""  # the item whose outcome ended the run early (RunSpec.stop_after)
     protocol_errors: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
     child_numpy: str | None = None
@@ -131,6 +142,15 @@ def _child_env(home: Path) -> dict[str, str]:
         "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMEXPR_NUM_THREADS": "1",
         "PYTHONHASHSEED": "0", "MPLBACKEND": "Agg",
     }
+
+
+def start_zygote(*, suite_file: Path, public_tests: list[dict[str, str]] | None = None,
+                 milestone_job: dict[str, Any] | None = None) -> Zygote:
+    """A fork server for runs of ``suite_file`` (their ``RunSpec.zygote``): it loads what
+    :func:`_job` gives every child of such a run to load before its sandbox closes."""
+    warm = {"harness_root": str(HARNESS_ROOT), "suite_file": str(suite_file),
+            "milestones": milestone_job or {}, "public_tests": public_tests or []}
+    return Zygote(warm, env=_child_env(Path("/")))
 
 
 def _prepare_box(spec: RunSpec, uid: int | None) -> Path:
@@ -169,6 +189,8 @@ def run_items(spec: RunSpec) -> RunReport:
         SandboxUnavailable: a sandboxed run was asked for on a machine where student code
             would run as root; nothing was started.
     """
+    if spec.zygote is not None and (spec.student_file is not None or spec.student_files):
+        raise ValueError("a fork server starts trusted code only, never a student's")
     t_start = time.monotonic()
     plan = isolation.plan() if spec.sandbox else isolation.Plan(False, False, os.geteuid() == 0)
     if spec.sandbox and plan.refuse:
@@ -203,15 +225,18 @@ def run_items(spec: RunSpec) -> RunReport:
                 isolation.adopt_orphans()
                 report.exposed = _exposed(spec)
                 continue
-            if report.fatal is not None:
+            if report.fatal is not None or report.stopped_at:
                 break
             if nxt is None:
                 break
             if len(report.outcomes) == before and nxt <= start:
                 # No progress: charge the item we were on and move on.
                 item = spec.items[start]
-                report.outcomes.setdefault(item, Outcome(item, "crashed", message=(
-                    "the grading process ended before this test could start")))
+                if item not in report.outcomes:
+                    report.outcomes[item] = Outcome(item, "crashed", message=(
+                        "the grading process ended before this test could start"))
+                    if _stops(spec, report, item):
+                        break
                 nxt = start + 1
             start = nxt
     finally:
@@ -225,6 +250,9 @@ def run_items(spec: RunSpec) -> RunReport:
             if report.fatal is not None:
                 report.outcomes[item] = Outcome(item, "fatal", message=report.fatal,
                                                 where=report.fatal_where)
+            elif report.stopped_at:
+                report.outcomes[item] = Outcome(item, "skipped", message=(
+                    f"not run: the run stopped at {report.stopped_at}"))
             else:
                 report.outcomes[item] = Outcome(item, "not_run", message=(
                     f"not run: the whole submission used up its {spec.run_timeout_s:g} s "
@@ -235,6 +263,14 @@ def run_items(spec: RunSpec) -> RunReport:
 
 
 _FALLBACK = -1
+
+
+def _stops(spec: RunSpec, report: RunReport, item: str) -> bool:
+    """Whether ``item``'s outcome, just recorded, ends the run (``RunSpec.stop_after``)."""
+    if spec.stop_after is None or not spec.stop_after(report.outcomes[item]):
+        return False
+    report.stopped_at = item
+    return True
 
 
 def _job(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path, start: int,
@@ -276,22 +312,28 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
     run is over, or ``_FALLBACK`` when the child could not build its minimal root."""
     nonce = secrets.token_hex(16)
     rfd, wfd = os.pipe()
-    cmd = [*isolation.launch_prefix(plan if spec.sandbox else isolation.Plan(False, False, False)),
-           sys.executable, "-I", "-B", str(CHILD)]
+    launch_plan = plan if spec.sandbox else isolation.Plan(False, False, False)
+    cmd = [*isolation.launch_prefix(launch_plan), sys.executable, "-I", "-B", str(CHILD)]
     job = _job(spec, plan, uid, work, start, wfd, nonce, deadline)
+    proc: subprocess.Popen[bytes] | ZygoteChild
     try:
-        proc = isolation.spawn_tracked(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT, pass_fds=(wfd,),
-                                       cwd=str(work), env=_child_env(work),
-                                       start_new_session=True)
+        if spec.zygote is not None:
+            proc = spec.zygote.launch(job, env=_child_env(work), cwd=str(work),
+                                      namespaces=launch_plan.namespaces)
+        else:
+            proc = isolation.spawn_tracked(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           stderr=subprocess.STDOUT, pass_fds=(wfd,),
+                                           cwd=str(work), env=_child_env(work),
+                                           start_new_session=True)
     finally:
         os.close(wfd)
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        proc.stdin.write(json.dumps(job).encode())
-        proc.stdin.close()
-    except (BrokenPipeError, OSError):
-        pass
+    assert proc.stdout is not None
+    if proc.stdin is not None:
+        try:
+            proc.stdin.write(json.dumps(job).encode())
+            proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
     sel = selectors.DefaultSelector()
     os.set_blocking(rfd, False)
     os.set_blocking(proc.stdout.fileno(), False)
@@ -411,6 +453,8 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                         report.outcomes[item] = _outcome(kind, item, msg, spec)
                         current = None
                         clock.idle()
+                        if _stops(spec, report, item):
+                            return None
                         continue
                     report.protocol_errors.append(f"unknown message type {str(kind)[:40]!r}")
         # the child stopped talking: died, timed out, or flooded
@@ -430,6 +474,8 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                     f"stopped after {clock.describe()}" if not run_over else
                     f"stopped: the whole submission used up its {spec.run_timeout_s:g} s"
                     " time limit") + " (an infinite loop, or far too slow?)")
+                if _stops(spec, report, current):
+                    return None
             return None if time.monotonic() >= deadline else resume
         if not ready:
             code = _exit_code(proc)
@@ -439,6 +485,8 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
             code = _exit_code(proc)
             report.outcomes[current] = Outcome(current, "crashed", message=_ended_message(
                 code, "during this test"))
+            if _stops(spec, report, current):
+                return None
         return resume
     finally:
         clock.unwatch()
@@ -453,7 +501,7 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
         proc.stdout.close()
 
 
-def _exit_code(proc: subprocess.Popen[bytes]) -> int | None:
+def _exit_code(proc: subprocess.Popen[bytes] | ZygoteChild) -> int | None:
     try:
         return proc.wait(timeout=2)
     except subprocess.TimeoutExpired:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -38,6 +39,95 @@ def test_mutant_kinds_and_exclusions():
     assert len({m.id for m in muts}) == len(muts)
     for m in muts:
         compile(m.source, m.id, "exec")
+
+
+def _fresh_copy_mutants(source: str, limit: int | None = None) -> list[tuple]:
+    """The mutants as made before generation worked in place: one deep copy of the module
+    per mutant (the oracle for :func:`generate_mutants`)."""
+    import ast
+    import copy
+
+    from autograder.harness.mutation import _candidates, _in_functions, _skippable
+
+    tree = ast.parse(source)
+    out: list[tuple] = []
+    seen: set[str] = set()
+    for i, node in enumerate(_in_functions(tree)):
+        if _skippable(node, source.splitlines()):
+            continue
+        for kind, text, fn in _candidates(node):
+            mid = f"{kind}@L{node.lineno}:{node.col_offset}:{text}"
+            if mid in seen:
+                continue
+            seen.add(mid)
+            new = copy.deepcopy(tree)
+            target = _in_functions(new)[i]
+            result = fn(target)
+            if isinstance(result, tuple):
+                holder = next(p for p in ast.walk(new) for _, v in ast.iter_fields(p)
+                              if v is target or (isinstance(v, list) and target in v))
+                for name, v in ast.iter_fields(holder):
+                    if v is target:
+                        setattr(holder, name, result[1])
+                    elif isinstance(v, list) and any(x is target for x in v):
+                        v[[j for j, x in enumerate(v) if x is target][0]] = result[1]
+            text_src = ast.unparse(ast.fix_missing_locations(new))
+            try:
+                compile(text_src, "<mutant>", "exec")
+            except SyntaxError:
+                continue
+            out.append((mid, text, node.lineno, text_src))
+            if limit is not None and len(out) >= limit:
+                return out
+    return out
+
+
+def test_mutants_made_in_place_are_those_of_a_fresh_copy_each():
+    """Generation changes one tree and puts it back: every mutant's source is what a fresh
+    copy of the module per mutant gives, and the module is left as it was."""
+    from tito import paths
+
+    real = (paths.REFERENCE / "activations.py").read_text(encoding="utf-8")
+    kinds = set()
+    for source, limit in ((SAMPLE, None), (real, 80)):
+        got = [(m.id, m.description, m.line, m.source)
+               for m in generate_mutants(source, limit=limit)]
+        assert got == _fresh_copy_mutants(source, limit)
+        kinds |= {mid.split("@")[0] for mid, *_ in got}
+    assert kinds == {"op", "drop", "const", "axis"}, kinds
+
+
+def test_a_mutant_package_is_the_package_build_package_makes(tmp_path):
+    """Hard links to one base package plus the mutated file: the same files, bytes and
+    bytecode as ``build_package(student_source=...)``, none for the mutated module."""
+    import importlib.util
+
+    from autograder.harness.mutation import _mutant_package
+    from autograder.harness.package import build_package
+    from tito import paths
+
+    course, _ = _modules_with_suites()
+    mods = tuple((m.number, m.slug) for m in course.modules)
+    source = (paths.REFERENCE / "autograd.py").read_text(encoding="utf-8") + "\nX = 1\n"
+    for d in ("base", "copy", "linked"):
+        (tmp_path / d).mkdir()
+    build_package(dest=tmp_path / "base", reference=paths.REFERENCE, module_number=5,
+                  slug="autograd", student_source=None, all_modules=mods)
+    build_package(dest=tmp_path / "copy", reference=paths.REFERENCE, module_number=5,
+                  slug="autograd", student_source=source, all_modules=mods)
+    _mutant_package(tmp_path / "base", tmp_path / "linked", slug="autograd", source=source)
+
+    def tree(root):
+        return {p.relative_to(root).as_posix(): p.read_bytes() if p.is_file() else None
+                for p in sorted(root.rglob("*"))}
+
+    assert tree(tmp_path / "linked") == tree(tmp_path / "copy")
+    pkg = tmp_path / "linked" / "tinytorch"
+    pyc = Path(importlib.util.cache_from_source(str(pkg / "autograd.py"), optimization=""))
+    assert (pkg / "autograd.py").read_text() == source and not pyc.exists()
+    assert (pkg / "tensor.py").stat().st_ino == (
+        tmp_path / "base" / "tinytorch" / "tensor.py").stat().st_ino
+    assert (pkg / "autograd.py").stat().st_nlink == 1
 
 
 def test_kill_rate_on_the_stand_in_module(tmp_path):
