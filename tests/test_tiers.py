@@ -42,7 +42,14 @@ def test_the_parallel_queue_serves_the_slow_tiers_first_and_keeps_files_together
     """The scheduler ``make test`` uses, fed a collection in which the slow tests come last:
     the first tests the workers get are the slow ones (the larger group first), a file that
     shares state goes to one worker whole, and every test is sent exactly once."""
-    import conftest
+    import importlib.util
+
+    # by its path: ``import conftest`` may name another folder's conftest in a whole run
+    spec = importlib.util.spec_from_file_location("_tt_tests_conftest",
+                                                  REPO_ROOT / "tests" / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conftest)
 
     fast = [f"tests/test_course.py::test_{i}" for i in range(6)]
     group = [f"tests/test_sample_class.py::test_{i}" for i in range(3)]  # module fixture
