@@ -56,6 +56,9 @@ from typing import Any
 
 ZYGOTE = Path(__file__).resolve()
 RESULT_FD = 3  # the result pipe's number in a forked child
+#: How long the grader waits for one answer of the fork server: a guard against a hang only
+#: (an answer takes milliseconds; starting the server, loading NumPy, about a second).
+ANSWER_TIMEOUT_S = 600.0
 _HEADER = 8
 _MAX_MESSAGE = 64 * 1024 * 1024
 
@@ -315,12 +318,13 @@ class Zygote:
             fileno = theirs.fileno()
             theirs.close()
         self._sock = ours
+        ours.settimeout(ANSWER_TIMEOUT_S)
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps({**self.trusted, "control_fd": fileno}).encode())
         self.proc.stdin.close()
         try:
             ready, _ = _recv(self._sock)
-        except (EOFError, ConnectionError, ValueError) as exc:
+        except (EOFError, OSError, ValueError) as exc:  # (a timeout is an OSError)
             self.close()
             raise RuntimeError("the mutation fork server did not start "
                                f"(exit code {self.proc.poll()})") from exc
