@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from tito.paths import REPO_ROOT
 
@@ -38,18 +41,16 @@ class _Worker:
         self.shutting_down = True
 
 
-def test_the_parallel_queue_serves_the_slow_tiers_first_and_keeps_files_together() -> None:
+def test_the_parallel_queue_serves_the_slow_tiers_first_and_keeps_files_together(
+        pytestconfig: pytest.Config) -> None:
     """The scheduler ``make test`` uses, fed a collection in which the slow tests come last:
     the first tests the workers get are the slow ones (the larger group first), a file that
     shares state goes to one worker whole, and every test is sent exactly once."""
-    import importlib.util
-
-    # by its path: ``import conftest`` may name another folder's conftest in a whole run
-    spec = importlib.util.spec_from_file_location("_tt_tests_conftest",
-                                                  REPO_ROOT / "tests" / "conftest.py")
-    assert spec is not None and spec.loader is not None
-    conftest = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(conftest)
+    # the tests folder's conftest as pytest loaded it (``import conftest`` may name another
+    # folder's in a whole run; loading it again would rerun its session setup)
+    root = (REPO_ROOT / "tests" / "conftest.py").resolve()
+    conftest = next(p for p in pytestconfig.pluginmanager.get_plugins()
+                    if Path(getattr(p, "__file__", "") or "/").resolve() == root)
 
     fast = [f"tests/test_course.py::test_{i}" for i in range(6)]
     group = [f"tests/test_sample_class.py::test_{i}" for i in range(3)]  # module fixture
