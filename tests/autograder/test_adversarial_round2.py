@@ -228,9 +228,14 @@ def _interpreter_tops(top: str) -> set[str]:
     """The first names under ``top`` of what the minimal root binds from the host (the
     interpreter, its venv, NumPy): not empty only when the venv lives under ``top``."""
     layout = isolation.root_layout(Path(top, "ttgrade-x"), Path("/nonexistent"))
-    paths = [*layout["ro"], *layout["links"], *layout["masks"], *layout["expose"]]
+    return _first_names_under(top, [*layout["ro"], *layout["links"], *layout["masks"],
+                                    *layout["expose"]])
+
+
+def _first_names_under(top: str, paths: list[str]) -> set[str]:
+    """The first component below ``top`` of each path that lies below it."""
     return {Path(p).relative_to(top).parts[0] for p in paths
-            if p.startswith(top.rstrip("/") + "/")}
+            if p != top and isolation._under(p, top)}
 
 
 @needs_full
@@ -244,9 +249,9 @@ def test_grading_leaves_nothing_in_the_hosts_temporary_folder(tmp_path, goldens)
     fresh.mkdir()
     # The repository and its venv may live under /tmp themselves (.ci/stress clones there):
     # the fresh /tmp gets them bound back at the same paths, then replaces the host's.
-    under_tmp = {p for p in (str(REPO), os.path.realpath(sys.prefix)) if p.startswith("/tmp/")}
-    keep = sorted(p for p in under_tmp if not any(p.startswith(q + "/") for q in under_tmp))
-    kept_tops = sorted({Path(p).relative_to("/tmp").parts[0] for p in keep})
+    keep = isolation._dedupe([p for p in (str(REPO), sys.prefix)
+                              if isolation._under(os.path.realpath(p), "/tmp")])
+    kept_tops = sorted(_first_names_under("/tmp", keep))
     script.write_text(textwrap.dedent(f'''
         import os, subprocess, sys, tempfile
         sys.path.insert(0, {str(REPO)!r})
