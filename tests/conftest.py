@@ -38,8 +38,15 @@ TESTS = Path(__file__).resolve().parent
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
+import run_folder  # noqa: E402 - from tests/, on the path from here
+
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+# One temporary folder per run, removed at its end (and after a killed run, by the next):
+# tests/run_folder.py. Everything below tempfile's folder lands in it from here on.
+RUN_TMP = run_folder.enter()
 
 _HOME = Path(tempfile.mkdtemp(prefix="tt-test-home-"))
 atexit.register(shutil.rmtree, _HOME, True)
