@@ -324,11 +324,12 @@ def _script(package: str, *args: str, extra_path: Path | None = None
                           cwd=paths.REPO_ROOT)
 
 
-@pytest.mark.parametrize("contended", [False, True], ids=["idle", "busy-core"])
-def test_script_passes_with_the_reference_and_fails_a_fake_cache(contended: bool) -> None:
-    """Pinned next to a busy loop, the reference still clears 5x and a cache that recomputes
-    everything still fails on its ratio: CPU-second pairs, a median interval."""
-    extra = ("--contended",) if contended else ()
+def test_script_passes_with_the_reference_and_fails_a_fake_cache() -> None:
+    """Pinned next to a busy loop (half a core, as on Gradescope), the reference still clears
+    5x and a cache that recomputes everything still fails on its ratio: CPU-second pairs, a
+    median interval. (The same run on an idle core, the script's default, measures with the
+    same code; the student release's local run, below, runs it that way.)"""
+    extra = ("--contended",)
     proc = _script("tinytorch_ref", *extra)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     good = json.loads(proc.stdout.strip().splitlines()[-1])
