@@ -2,7 +2,8 @@
 
 Hermetic: every test process (the pytest-xdist workers too) gets its own temporary HOME with
 IPython, Jupyter and Matplotlib state below it, so two runs of the suite on one machine (two
-clones, two workers) share no files through the user's home; it is removed at exit.
+clones, two workers) share no files through the user's home; it lies in the run's own
+temporary folder (tests/run_folder.py) and goes with it.
 
 Tiers (markers, see ``TIERS``): a test is put in a slow tier by where it lives, so the tests
 a new module adds to these files and folders are tiered without anyone listing them. The
@@ -11,10 +12,8 @@ fast tier (``make test-fast``) is everything else; ``make test`` runs every tier
 
 from __future__ import annotations
 
-import atexit
 import os
 import re
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -46,10 +45,9 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 # One temporary folder per run, removed at its end (and after a killed run, by the next):
 # tests/run_folder.py. Everything below tempfile's folder lands in it from here on.
-RUN_TMP = run_folder.enter()
+run_folder.enter()
 
-_HOME = Path(tempfile.mkdtemp(prefix="tt-test-home-"))
-atexit.register(shutil.rmtree, _HOME, True)
+_HOME = Path(tempfile.mkdtemp(prefix="tt-test-home-"))  # removed with the run's folder
 os.environ.update({
     "HOME": str(_HOME), "IPYTHONDIR": str(_HOME / ".ipython"),
     "JUPYTER_RUNTIME_DIR": str(_HOME / "jupyter-runtime"),

@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from autograder.harness.clock import proc_text
+
 PREFIX = "tt-testrun-"
 OWNER = ".owner"
 ENV = "TT_TEST_RUN_TMP"
@@ -29,12 +31,13 @@ STARTING_UP_S = 60.0
 
 def _process_start(pid: int) -> str | None:
     """The start time of process ``pid`` in clock ticks since boot (None: no such process);
-    with the pid it names one process for as long as the machine is up."""
+    with the pid it names one process for as long as the machine is up. (Read with the
+    harness's lenient reader: a process name may hold any bytes.)"""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+        stat = proc_text(f"/proc/{pid}/stat")
     except OSError:
         return None
-    return stat.rsplit(")", 1)[1].split()[19]
+    return stat[stat.rfind(")") + 2:].split()[19]
 
 
 def _boot_id() -> str:
@@ -67,17 +70,8 @@ def _abandoned(folder: Path) -> bool:
             return time.time() - folder.stat().st_mtime > STARTING_UP_S
         except OSError:
             return False
-    if boot != _boot_id():
-        return True
-    if start == "None":  # no /proc where it started: only the pid is known
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return True
-        except OSError:
-            return False
-        return False
-    return _process_start(int(pid)) != start
+    # (without /proc both sides read "None": such a folder is kept, never a live run's lost)
+    return boot != _boot_id() or str(_process_start(int(pid))) != start
 
 
 def sweep_abandoned_runs(base: Path) -> list[Path]:
