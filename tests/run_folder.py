@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autograder.harness.clock import proc_text
+from autograder.harness.clock import stat_fields
 
 PREFIX = "tt-testrun-"
 OWNER = ".owner"
@@ -33,11 +33,8 @@ def _process_start(pid: int) -> str | None:
     """The start time of process ``pid`` in clock ticks since boot (None: no such process);
     with the pid it names one process for as long as the machine is up. (Read with the
     harness's lenient reader: a process name may hold any bytes.)"""
-    try:
-        stat = proc_text(f"/proc/{pid}/stat")
-    except OSError:
-        return None
-    return stat[stat.rfind(")") + 2:].split()[19]
+    fields = stat_fields(f"/proc/{pid}/stat")
+    return None if fields is None else fields[19]
 
 
 def _boot_id() -> str:

@@ -60,14 +60,24 @@ def proc_text(path: str) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
+def stat_fields(path: str) -> list[str] | None:
+    """The fields of a ``/proc/<pid>/stat`` (or ``.../task/<tid>/stat``) file after the
+    process name, or None when the process is gone: item 0 is the state (``stat`` field 3),
+    item ``k`` is field ``k + 3``. The name sits in parentheses and may itself hold spaces
+    and parentheses, so the fields start after the last ``)``."""
+    try:
+        text = proc_text(path)
+    except OSError:
+        return None
+    return text[text.rfind(")") + 2:].split()
+
+
 def _cpu_ticks(pid: int) -> int:
     """utime + stime + cutime + cstime of one process (all its threads), 0 when it is gone."""
-    try:
-        text = proc_text(f"/proc/{pid}/stat")
-    except OSError:
+    fields = stat_fields(f"/proc/{pid}/stat")
+    if fields is None:
         return 0
-    fields = text[text.rfind(")") + 2:].split()
-    # fields[0] is the state (stat field 3): utime..cstime are stat fields 14..17
+    # utime..cstime are stat fields 14..17
     return sum(int(x) for x in fields[11:15])
 
 
@@ -111,11 +121,8 @@ def tree_cpu_seconds(root: int) -> float:
 
 def _runnable(pid: int, tid: str) -> bool:
     """Whether a task is on a CPU or queued for one (state R) right now."""
-    try:
-        text = proc_text(f"/proc/{pid}/task/{tid}/stat")
-    except OSError:
-        return False
-    return text[text.rfind(")") + 2:][:1] == "R"
+    fields = stat_fields(f"/proc/{pid}/task/{tid}/stat")
+    return fields is not None and fields[:1] == ["R"]
 
 
 def _wanted_ns(pid: int, tid: str) -> int:

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from autograder.harness.clock import proc_text
+from autograder.harness.clock import proc_text, stat_fields
 
 UID_BASE = 2_000_000  # per-run uids come from [UID_BASE, UID_BASE + UID_SPAN): no passwd entry
 UID_SPAN = 1 << 28
@@ -530,11 +530,9 @@ def _stat(pid: int) -> tuple[int, int, int] | None:
 
 def _stat_state(pid: int) -> tuple[str, int, int, int] | None:
     """(state, ppid, pgid, session) of a process, or None when it is gone."""
-    try:
-        text = proc_text(f"/proc/{pid}/stat")
-    except OSError:
+    rest = stat_fields(f"/proc/{pid}/stat")
+    if rest is None:
         return None
-    rest = text[text.rfind(")") + 2:].split()
     return rest[0], int(rest[1]), int(rest[2]), int(rest[3])
 
 

@@ -171,6 +171,11 @@ def test_a_process_name_that_is_not_utf8_does_not_crash_the_parent() -> None:
             assert time.monotonic() < end, "the renamed grandchild never appeared"
             time.sleep(0.05)
         assert clock.proc_text(f"/proc/{kids[0]}/stat").startswith(f"{kids[0]} (")
+        # the name holds ") ": the fields still start at the state, then the parent's pid
+        fields = clock.stat_fields(f"/proc/{kids[0]}/stat")
+        assert fields is not None and fields[0] in "RSD", fields
+        assert int(fields[1]) == proc.pid, fields
+        assert clock.stat_fields("/proc/0/stat") is None  # no such process
         assert clock.tree_cpu_seconds(proc.pid) >= 0.0
         assert proc.pid not in isolation.processes_of_uid(2 ** 31 - 7)  # reads every status
         isolation.kill_tree(proc, uid=None)

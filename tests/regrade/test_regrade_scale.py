@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from autograder import regrade_task
 from autograder.harness import isolation
+from autograder.harness.clock import stat_fields
 from autograder.regrade import regrade
 from autograder.regrade_cli import regrade as regrade_cmd
 from autograder.regrade_synth import synth_export
@@ -57,11 +58,8 @@ def _wait_for(cond: Any, what: str) -> None:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return not text[text.rfind(")") + 2:].startswith("Z")
+    fields = stat_fields(f"/proc/{pid}/stat")
+    return fields is not None and fields[:1] != ["Z"]
 
 
 # ----------------------------------------------------------------------------- resumable
