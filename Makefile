@@ -8,7 +8,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MPLBACKEND ?= Agg
 
-.PHONY: setup setup-dev demo test test-fast test-slow test-serial test-stress lint release \
+.PHONY: setup setup-dev demo test test-all prove test-fast test-slow test-serial test-stress lint release \
 	autograder gradebook sync lock clean fuzz fuzz-long bench
 
 # Tests run in parallel (pytest-xdist, one worker per core; TEST_WORKERS=3 to override).
@@ -37,9 +37,20 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 demo: setup
 	$(TITO) demo
 
-# Everything CI proves (every tier), slowest tests listed at the end.
+# What CI runs: the fast and parity tiers whole, and of the other slow tiers the tests whose
+# inputs changed since the last commit proven on every tier (.ci/proven; tests/impact.py says
+# how, docs/testing.md why). Slowest tests listed at the end.
 test: setup-dev
+	$(PYTEST_PAR) --tier=affected --durations=25 --durations-min=1
+
+# Every tier, whatever changed.
+test-all: setup-dev
 	$(PYTEST_PAR) --durations=25 --durations-min=1
+
+# Every tier in a clean clone of HEAD (CI_SCOPE=all bash .ci/run); on a pass, HEAD goes into
+# .ci/proven (commit it): from then on `make test` runs only what later changes need.
+prove:
+	bash .ci/prove
 
 # What every change needs: none of the slow tiers (TIERS in tests/conftest.py).
 test-fast: setup-dev
@@ -53,7 +64,8 @@ test-slow: setup-dev
 test-serial: setup-dev
 	$(PY) -m pytest -q --durations=25 --durations-min=1
 
-# Two clean clones of HEAD running `make test` at once (ROUNDS=5 for five rounds).
+# Two clean clones of HEAD running `make test` at once (ROUNDS=5 for five rounds;
+# STRESS_CMD='CI_SCOPE=all bash .ci/run' for every tier).
 test-stress:
 	bash .ci/stress
 

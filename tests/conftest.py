@@ -37,7 +37,8 @@ TESTS = Path(__file__).resolve().parent
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
-import run_folder  # noqa: E402 - from tests/, on the path from here
+import impact  # noqa: E402 - from tests/, on the path from here
+import run_folder  # noqa: E402
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
@@ -82,13 +83,58 @@ TIERS: dict[str, tuple[str, ...]] = {
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--tier", choices=("all", "fast", "slow"), default="all",
+    parser.addoption("--tier", choices=("all", "fast", "slow", "affected"), default="all",
                      help="fast: only tests in no slow tier (TIERS in tests/conftest.py); "
-                          "slow: only the slow tiers; all (default): everything")
+                          "slow: only the slow tiers; affected: the fast tier and the slow "
+                          "tests whose inputs changed since .ci/proven (tests/impact.py); "
+                          "all (default): everything")
+
+
+def _affected_scope(config: pytest.Config) -> "impact.Scope":
+    """``--tier=affected``'s scope, decided once by the controlling process (an xdist worker
+    gets it from there, so every worker collects the same tests)."""
+    scope = getattr(config, "_tt_scope", None)
+    if scope is None:
+        workerinput = getattr(config, "workerinput", None)
+        if workerinput is not None:
+            if "tt_scope" not in workerinput:
+                raise pytest.UsageError("--tier=affected: the worker got no scope from the "
+                                        "controller (tests/conftest.py pytest_configure_node)")
+            scope = impact.Scope.from_json(workerinput["tt_scope"])
+        else:
+            try:
+                from tito.course import load_course
+
+                modules, _ = impact.course_names(load_course())
+            except Exception as exc:  # a broken course.yml: every test runs (and says so)
+                scope = impact.Scope(True, f"course.yml unreadable ({exc}): every test runs")
+            else:
+                scope = impact.scope(TESTS.parent, modules)
+        config._tt_scope = scope  # type: ignore[attr-defined]
+    return scope
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """(pytest-xdist) hand the controller's ``--tier=affected`` scope to each worker."""
+    if node.config.getoption("--tier") == "affected":
+        node.workerinput["tt_scope"] = _affected_scope(node.config).to_json()
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Say what ``--tier=affected`` kept and why, at the end of the run (CI's log)."""
+    if config.getoption("--tier") == "affected":
+        terminalreporter.write_line(f"--tier=affected: {_affected_scope(config).reason}")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     want = config.getoption("--tier")
+    scope = _affected_scope(config) if want == "affected" else None
+    named: tuple[dict[str, int], dict[str, int]] = ({}, {})
+    if scope is not None and not scope.everything:
+        from tito.course import load_course
+
+        named = impact.course_names(load_course())
     keep: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     used: set[str] = set()
@@ -99,7 +145,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         used.update(p for prefixes in TIERS.values() for p in prefixes if node.startswith(p))
         for tier in tiers:
             item.add_marker(getattr(pytest.mark, tier))
-        if want != "all" and bool(tiers) != (want == "slow"):
+        if scope is not None:
+            if not scope.keeps("tests/" + rel, tiers, impact.modules_named(item.nodeid, *named)):
+                dropped.append(item)
+                continue
+        elif want != "all" and bool(tiers) != (want == "slow"):
             dropped.append(item)
             continue
         keep.append(item)
