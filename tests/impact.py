@@ -22,7 +22,8 @@ whatever they cannot place runs everything.
   requirements, the Makefile, ...) runs every test.
 
 A slow test names a module or a milestone through its parameters (``[07_training-explicit]``,
-``[xor_1969-args1]``); a milestone stands for the highest module it requires or is graded with.
+``[xor_1969-args1]``) or its file (the files about one milestone's task, :data:`FILE_NAMES`); a
+milestone stands for the highest module it requires or is graded with.
 """
 
 from __future__ import annotations
@@ -47,6 +48,12 @@ ALWAYS = ("parity",)
 MODULE_PATHS = ("assignments/{m}/", "solutions/{m}/", "student_release/{m}/",
                 "autograder/suites/{m}/", "tests/fixtures/alternatives/{m}/",
                 "tests/fixtures/buggy/{m}.py")
+
+#: test files about one milestone's task, whose parameters need not name it
+FILE_NAMES = {"tests/milestones/test_mlperf.py": ("mlperf_2018",),
+              "tests/milestones/test_transformer.py": ("transformer_2017",
+                                                       "transformer_reversal_2017"),
+              "tests/milestones/test_cifar.py": ("cnn_cifar_1998",)}
 
 _TEST_FILE = re.compile(r"^tests/(.+/)?test_[^/]+\.py$")
 
@@ -229,11 +236,13 @@ def course_names(course: Any) -> tuple[dict[str, int], dict[str, int]]:
 
 
 def modules_named(nodeid: str, modules: dict[str, int], milestones: dict[str, int]) -> set[int]:
-    """The modules a test's parameters name (a milestone names the highest module it needs)."""
-    if "[" not in nodeid:
-        return set()
+    """The modules a test names, by its parameters or by its file (:data:`FILE_NAMES`); a
+    milestone names the highest module it needs."""
+    tokens = list(FILE_NAMES.get(nodeid.split("::", 1)[0], ()))
+    if "[" in nodeid:
+        tokens += re.split(r"[-\[\]]", nodeid[nodeid.index("["):])
     found: set[int] = set()
-    for token in re.split(r"[-\[\]]", nodeid[nodeid.index("["):]):
+    for token in tokens:
         if token in modules:
             found.add(modules[token])
         elif token in milestones:

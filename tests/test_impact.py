@@ -90,6 +90,20 @@ def test_parameters_name_modules_and_milestones() -> None:
     assert named("tests/autograder/test_adversarial.py::test_corpus[fork_bomb-full]") == set()
     assert named("tests/test_demo.py::test_demo") == set()
     assert named("tests/test_x.py::test_y[01_tensor_extra]") == set()   # whole tokens only
+    assert named("tests/milestones/test_mlperf.py::test_script") == {MILESTONES["mlperf_2018"]}
+    assert named("tests/milestones/test_transformer.py::test_x[3]") == {13}
+
+
+def test_the_files_named_for_a_milestone_read_no_later_modules_files() -> None:
+    """:data:`impact.FILE_NAMES`: every id is a milestone of course.yml, and the file names no
+    module folder after the highest module that milestone needs."""
+    for rel, ids in impact.FILE_NAMES.items():
+        assert set(ids) <= set(MILESTONES), (rel, ids)
+        highest = max(MILESTONES[i] for i in ids)
+        text = (REPO_ROOT / rel).read_text(encoding="utf-8")
+        later = [m for m, n in MODULES.items() if n > highest and (m in text or
+                 f"{n:02d}_" in text)]
+        assert later == [], f"{rel} names {later}, after module {highest}"
 
 
 def test_the_scope_crosses_to_xdist_workers_unchanged() -> None:
