@@ -103,15 +103,23 @@ def _affected_scope(config: pytest.Config) -> "impact.Scope":
             scope = impact.Scope.from_json(workerinput["tt_scope"])
         else:
             try:
-                from tito.course import load_course
-
-                modules, _ = impact.course_names(load_course())
+                modules, _ = _course_names(config)
             except Exception as exc:  # a broken course.yml: every test runs (and says so)
                 scope = impact.Scope(True, f"course.yml unreadable ({exc}): every test runs")
             else:
                 scope = impact.scope(TESTS.parent, modules)
         config._tt_scope = scope  # type: ignore[attr-defined]
     return scope
+
+
+def _course_names(config: pytest.Config) -> tuple[dict[str, int], dict[str, int]]:
+    """course.yml's module and milestone names (:func:`impact.course_names`), read once."""
+    names = getattr(config, "_tt_course_names", None)
+    if names is None:
+        from tito.course import load_course
+
+        names = config._tt_course_names = impact.course_names(load_course())  # type: ignore[attr-defined]
+    return names
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -132,9 +140,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     scope = _affected_scope(config) if want == "affected" else None
     named: tuple[dict[str, int], dict[str, int]] = ({}, {})
     if scope is not None and not scope.everything:
-        from tito.course import load_course
-
-        named = impact.course_names(load_course())
+        named = _course_names(config)
     keep: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
     used: set[str] = set()

@@ -135,13 +135,16 @@ def changed_since(repo: Path, commit: str) -> list[str] | str:
     return sorted({p for p in (diff.stdout + new.stdout).split("\0") if p})
 
 
+def _under(path: str, spec: str) -> bool:
+    """Whether ``path`` is the file ``spec`` or lies in the folder ``spec`` (ending in /)."""
+    return path == spec or (spec.endswith("/") and path.startswith(spec))
+
+
 def module_of(path: str, modules: dict[str, int]) -> int | None:
     """The module a path belongs to (its number), or None."""
     for name, number in modules.items():
-        for pattern in MODULE_PATHS:
-            own = pattern.format(m=name)
-            if path == own or (own.endswith("/") and path.startswith(own)):
-                return number
+        if any(_under(path, pattern.format(m=name)) for pattern in MODULE_PATHS):
+            return number
     return None
 
 
@@ -150,7 +153,7 @@ def classify(paths: list[str], modules: dict[str, int], since: str | None = None
     first: int | None = None
     tests: set[str] = set()
     for path in paths:
-        if any(path == p or (p.endswith("/") and path.startswith(p)) for p in INERT):
+        if any(_under(path, spec) for spec in INERT):
             continue
         number = module_of(path, modules)
         if number is not None:
