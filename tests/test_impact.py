@@ -191,23 +191,19 @@ def _slow_test_files(pytestconfig: pytest.Config) -> list[Path]:
     root = (REPO_ROOT / "tests" / "conftest.py").resolve()
     conftest = next(p for p in pytestconfig.pluginmanager.get_plugins()
                     if Path(getattr(p, "__file__", "") or "/").resolve() == root)
-    files = set()
-    for tier, prefixes in conftest.TIERS.items():
-        if tier in impact.ALWAYS:
-            continue
-        for prefix in prefixes:
-            stem = prefix.split("::")[0]
-            files.update(p for p in (REPO_ROOT / "tests").rglob("*.py")
-                         if p.relative_to(REPO_ROOT / "tests").as_posix().startswith(stem))
-    return sorted(files)
+    stems = tuple(prefix.split("::")[0] for tier, prefixes in conftest.TIERS.items()
+                  if tier not in impact.ALWAYS for prefix in prefixes)
+    tests = REPO_ROOT / "tests"
+    return sorted(p for p in tests.rglob("*.py") if p.relative_to(tests).as_posix().startswith(stems))
 
 
 def test_no_slow_test_and_no_package_code_reads_docs_or_the_top_readme(
         pytestconfig: pytest.Config) -> None:
     """The inert paths' premise: outside the parity tier nothing names ``docs`` as a path, and
     ``README.md`` is only ever a file the code writes into a folder of its own."""
-    files = _slow_test_files(pytestconfig) + [p for d in ("tito", "autograder", "gradebook", "milestones",
-                                              "tinytorch_ref", "datasets") for p in _sources(d)]
+    files = _slow_test_files(pytestconfig) + [
+        p for d in ("tito", "autograder", "gradebook", "milestones", "tinytorch_ref", "datasets")
+        for p in _sources(d)]
     assert len(files) > 60
     offenders = []
     writes_readme = {"tito/release.py", "tito/samples.py", "tests/test_roles.py"}
