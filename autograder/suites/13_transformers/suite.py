@@ -19,8 +19,14 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values, outcome
 
-suite = Suite(module="13_transformers", version="2027.1")
+suite = Suite(module="13_transformers", version="2027.2")
 case = suite.case
+LN = suite.unit("LayerNorm", "_LayerNormFn", "layer_norm", "LayerNorm")
+MLP = suite.unit("MLP", "MLP")
+BLOCK = suite.unit("TransformerBlock", "TransformerBlock", uses=(LN, MLP))
+GPT = suite.unit("GPT", "GPT.__init__", "GPT.forward", uses=(BLOCK, LN))
+GENERATE = suite.unit("GPT.generate", "GPT.generate", uses=(GPT,))
+COUNTS = suite.unit("gpt_parameter_counts", "gpt_parameter_counts")
 RTOL, ATOL = 1e-7, 1e-9  # most cases run in float64: any summation order passes
 
 
@@ -82,7 +88,7 @@ def _f64_then_f32(got: Any, expected: Any) -> tuple[bool, str]:
     return True, ""
 
 
-@case(points=4, hint="Mean and biased variance over the trailing normalized_shape dims "
+@case(unit=LN, points=4, hint="Mean and biased variance over the trailing normalized_shape dims "
                      "(keepdims), x_hat = (x - mean) / sqrt(var + eps), then x_hat * weight + "
                      "bias; keep the input's dtype.", rtol=RTOL, atol=ATOL, check=_f64_then_f32)
 def layer_norm_forward(tt, rng):
@@ -103,7 +109,7 @@ def layer_norm_forward(tt, rng):
             np.asarray(y32.numpy(), dtype=np.float64), str(y32.dtype)]
 
 
-@case(points=4, hint="dbias = sum of grad over the leading dims; dweight = sum of grad * x_hat; "
+@case(unit=LN, points=4, hint="dbias = sum of grad over the leading dims; dweight = sum of grad * x_hat; "
                      "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) with g = grad * weight, "
                      "means over each row.", rtol=RTOL, atol=ATOL)
 def layer_norm_backward(tt, rng):
@@ -118,7 +124,7 @@ def layer_norm_backward(tt, rng):
     return out
 
 
-@case(points=3, hint="Without weight/bias use scale 1 and shift 0 (no gradient for them); a "
+@case(unit=LN, points=3, hint="Without weight/bias use scale 1 and shift 0 (no gradient for them); a "
                      "1-D row works too; a constant row gives 0 (not NaN); trailing dims that "
                      "do not match normalized_shape raise RuntimeError.", rtol=RTOL, atol=ATOL)
 def layer_norm_defaults_and_errors(tt, rng):
@@ -134,7 +140,7 @@ def layer_norm_defaults_and_errors(tt, rng):
             outcome(F.layer_norm, tt.Tensor(_f64(rng, 2, c)), (3, c))]
 
 
-@case(points=3, hint="LayerNorm(shape, eps=1e-5, elementwise_affine=True, bias=True): weight "
+@case(unit=LN, points=3, hint="LayerNorm(shape, eps=1e-5, elementwise_affine=True, bias=True): weight "
                      "(ones) and bias (zeros) of normalized_shape as a tuple; None without "
                      "affine (or bias=False); forward calls layer_norm with them.", rtol=RTOL, atol=ATOL)
 def layer_norm_module(tt, rng):
@@ -156,7 +162,7 @@ def layer_norm_module(tt, rng):
 
 
 # ----------------------------------------------------------------------------- MLP (5)
-@case(points=1, hint="fc = Linear(d_model, hidden), proj = Linear(hidden, d_model) (hidden = "
+@case(unit=MLP, points=1, hint="fc = Linear(d_model, hidden), proj = Linear(hidden, d_model) (hidden = "
                      "4 * d_model by default), then a Dropout, assigned in that order.")
 def mlp_structure(tt, rng):
     T = _tf(tt)
@@ -169,7 +175,7 @@ def mlp_structure(tt, rng):
             float(T.MLP(d, dropout=p_drop).dropout.p)]
 
 
-@case(points=4, hint="MLP(x) = proj(gelu_tanh(fc(x))) on (*, C) inputs (reshape to (B*T, C) and "
+@case(unit=MLP, points=4, hint="MLP(x) = proj(gelu_tanh(fc(x))) on (*, C) inputs (reshape to (B*T, C) and "
                      "back); every parameter and the input get gradients.", rtol=RTOL, atol=ATOL)
 def mlp_forward_backward(tt, rng):
     T = _tf(tt)
@@ -183,7 +189,7 @@ def mlp_forward_backward(tt, rng):
 
 
 # ----------------------------------------------------------------------------- block (13)
-@case(points=2, hint="ln_1 = LayerNorm(C), attn = MultiheadAttention(C, h, dropout=dropout, "
+@case(unit=BLOCK, points=2, hint="ln_1 = LayerNorm(C), attn = MultiheadAttention(C, h, dropout=dropout, "
                      "batch_first=True), ln_2 = LayerNorm(C), mlp = MLP(C, dropout=dropout), "
                      "dropout = Dropout(dropout), in this order.")
 def block_structure(tt, rng):
@@ -197,7 +203,7 @@ def block_structure(tt, rng):
             float(block.dropout.p), float(block.mlp.dropout.p)]
 
 
-@case(points=4, hint="out = x + dropout(attn(h, h, h)) with h = ln_1(x) and the causal mask "
+@case(unit=BLOCK, points=4, hint="out = x + dropout(attn(h, h, h)) with h = ln_1(x) and the causal mask "
                      "(True above the diagonal), then out + mlp(ln_2(out)).", rtol=RTOL, atol=ATOL)
 def block_forward(tt, rng):
     T = _tf(tt)
@@ -207,7 +213,7 @@ def block_forward(tt, rng):
             block(tt.Tensor(_f64(rng, 1, 1, d))).numpy()]
 
 
-@case(points=4, hint="Use Tensor operations all the way (no .data), so the input and all twelve "
+@case(unit=BLOCK, points=4, hint="Use Tensor operations all the way (no .data), so the input and all twelve "
                      "parameters receive gradients through both residual branches.", rtol=RTOL, atol=ATOL)
 def block_backward(tt, rng):
     T = _tf(tt)
@@ -218,7 +224,7 @@ def block_backward(tt, rng):
     return [gx, _param_grads(block)]
 
 
-@case(points=2, hint="Position t must not see later positions; with a cache the block calls "
+@case(unit=BLOCK, points=2, hint="Position t must not see later positions; with a cache the block calls "
                      "cache(self.attn, h) once with h = ln_1(x) instead of its own attention.",
       rtol=RTOL, atol=ATOL)
 def block_causality_and_cache(tt, rng):
@@ -251,7 +257,7 @@ def _dropout_modes_check(got: Any, expected: Any) -> tuple[bool, str]:
     return compare_values(got[:2], expected[:2], rtol=RTOL, atol=ATOL)
 
 
-@case(points=1, hint="Dropout is active in training mode only: in eval mode a block with "
+@case(unit=BLOCK, points=1, hint="Dropout is active in training mode only: in eval mode a block with "
                      "dropout gives the same output as without.", check=_dropout_modes_check)
 def block_dropout_modes(tt, rng):
     T = _tf(tt)
@@ -283,7 +289,7 @@ def _gpt(tt, rng, dtype=np.float64, scale=0.4, **sizes):
     return _set_params(T.GPT(**cfg), rng, dtype, scale), cfg
 
 
-@case(points=2, hint="tok_emb = Embedding(V, C), pos_emb = LearnedPositionalEmbedding(context, C), "
+@case(unit=GPT, points=2, hint="tok_emb = Embedding(V, C), pos_emb = LearnedPositionalEmbedding(context, C), "
                      "drop, blocks = Sequential of n_layers TransformerBlocks, ln_f = LayerNorm(C), "
                      "head = Linear(C, V, bias=False); store the sizes as attributes.")
 def gpt_structure(tt, rng):
@@ -335,7 +341,7 @@ def _init_close(got: Any, expected: Any) -> tuple[bool, str]:
     return True, ""
 
 
-@case(points=2, hint="GPT-2 init: 2-D parameters ~ N(0, 0.02^2), but out_proj.weight and "
+@case(unit=GPT, points=2, hint="GPT-2 init: 2-D parameters ~ N(0, 0.02^2), but out_proj.weight and "
                      "mlp.proj.weight ~ N(0, (0.02 / sqrt(2 * n_layers))^2); biases zero.",
       check=_init_close)
 def gpt_initialisation(tt, rng):
@@ -345,7 +351,7 @@ def gpt_initialisation(tt, rng):
     return _init_stats(T.GPT(int(rng.integers(200, 300)), 64, 64, n, 4))
 
 
-@case(points=4, hint="logits = head(ln_f(blocks(drop(tok_emb(idx) + pos_emb[0:T])))) for every "
+@case(unit=GPT, points=4, hint="logits = head(ln_f(blocks(drop(tok_emb(idx) + pos_emb[0:T])))) for every "
                      "position, shape (B, T, V); T may be shorter than context_length; idx may "
                      "be a Tensor or an array.", rtol=RTOL, atol=ATOL)
 def gpt_forward(tt, rng):
@@ -356,7 +362,7 @@ def gpt_forward(tt, rng):
     return [gpt(tt.Tensor(full)).numpy(), gpt(short).numpy()]
 
 
-@case(points=2, hint="Every parameter (embeddings, all blocks, ln_f, head) receives a gradient "
+@case(unit=GPT, points=2, hint="Every parameter (embeddings, all blocks, ln_f, head) receives a gradient "
                      "of the logits.", rtol=RTOL, atol=ATOL)
 def gpt_backward(tt, rng):
     gpt, cfg = _gpt(tt, rng)
@@ -366,7 +372,7 @@ def gpt_backward(tt, rng):
     return _param_grads(gpt)
 
 
-@case(points=2, hint="More than context_length positions (counting cache.offset) or ids that are "
+@case(unit=GPT, points=2, hint="More than context_length positions (counting cache.offset) or ids that are "
                      "not (B, T) raise ValueError; with a cache, positions start at cache.offset "
                      "and block i gets cache.layers[i].", rtol=RTOL, atol=ATOL)
 def gpt_positions_and_cache(tt, rng):
@@ -399,7 +405,7 @@ def gpt_positions_and_cache(tt, rng):
 
 
 # ----------------------------------------------------------------------------- generate (4)
-@case(points=2, hint="Greedy decoding (top_k=1): append the argmax of the last position's "
+@case(unit=GENERATE, points=2, hint="Greedy decoding (top_k=1): append the argmax of the last position's "
                      "logits, feeding only the last context_length tokens; the result is "
                      "(B, T + max_new_tokens) int64; subtract the maximum before exp so huge "
                      "logits do not overflow.")
@@ -462,7 +468,7 @@ def _sampled_like(got: Any, expected: Any) -> tuple[bool, str]:
     return True, ""
 
 
-@case(points=2, hint="Divide the last logits by temperature, keep the top_k largest (others "
+@case(unit=GENERATE, points=2, hint="Divide the last logits by temperature, keep the top_k largest (others "
                      "-inf), sample from the softmax with the package's generator (the same "
                      "manual_seed gives the same tokens).", check=_sampled_like)
 def gpt_generate_sampling(tt, rng):
@@ -490,7 +496,7 @@ def gpt_generate_sampling(tt, rng):
 
 
 # ----------------------------------------------------------------------------- counts (2)
-@case(points=2, hint="embeddings V*C + context*C; attention n*(4C^2 + 4C); mlp n*(8C^2 + 5C); "
+@case(unit=COUNTS, points=2, hint="embeddings V*C + context*C; attention n*(4C^2 + 4C); mlp n*(8C^2 + 5C); "
                      "norms (2n + 1)*2C; head V*C; total = their sum (n_heads plays no part).")
 def formula_counts_by_component(tt, rng):
     T = _tf(tt)
