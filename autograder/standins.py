@@ -235,3 +235,35 @@ def apply(module: types.ModuleType, units: Iterable[Compiled],
         restore()
         raise
     return restore
+
+
+# ----------------------------------------------------------------------------- plan
+def payloads_for(suite: Any, source: str) -> dict[str, dict[str, Any]]:
+    """The payloads of every unit some case of ``suite`` stands in, from the reference
+    module's ``source`` (empty for a suite without stand-ins)."""
+    used = {u for c in suite.cases for u in suite.standins(c)}
+    return extract(source, {u: suite.units[u].entries for u in suite.units if u in used})
+
+
+def stage_plan(suite: Any, payloads: dict[str, dict[str, Any]],
+               item: Callable[[str], str] = lambda name: f"case:{name}"
+               ) -> tuple[list[str], list[tuple[list[str], dict[str, Any]]]]:
+    """The case items of the first stage (no stand-ins), and each later stage's items with
+    the child's ``standins`` job (``{"units": payloads it needs, "items": {item: units}}``).
+
+    Raises:
+        StandinError: a payload a case needs is missing (goldens built before the suite
+            declared it).
+    """
+    stages = suite.stages()
+    first = [item(c.name) for c in stages[0]] if stages else []
+    later = []
+    for cases in stages[1:]:
+        wanted = {u for c in cases for u in suite.standins(c)}
+        missing = sorted(wanted - set(payloads))
+        if missing:
+            raise StandinError(f"no stand-in code for {', '.join(missing)}: rebuild the goldens")
+        later.append(([item(c.name) for c in cases], {
+            "units": {u: payloads[u] for u in suite.units if u in wanted},
+            "items": {item(c.name): list(suite.standins(c)) for c in cases}}))
+    return first, later

@@ -224,6 +224,7 @@ class Trusted:
     def __init__(self, job: dict[str, Any]) -> None:
         import numpy as np  # noqa: F401 - loaded while every library path is still reachable
 
+        from autograder import standins
         from autograder.harness import isolation, wire
         from autograder.suite import run_case
 
@@ -231,6 +232,8 @@ class Trusted:
         self.isolation = isolation
         self.encode = wire.encode
         self.run_case = run_case
+        self.compile_standins = standins.compile_payloads
+        self.apply_standins = standins.apply
         spec = importlib.util.spec_from_file_location("hidden_suite", job["suite_file"])
         suite_mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         spec.loader.exec_module(suite_mod)  # type: ignore[union-attr]
@@ -287,6 +290,13 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
     trainers, to_params, ms_inputs, ms_budget = t.trainers, t.to_params, t.ms_inputs, t.ms_budget
     public = t.public
     seeds = {str(k): int(v) for k, v in (job.get("seeds") or {}).items()}
+    # stand-ins: the reference's version of the units a case is built from (a stage that
+    # holds them grades none of those units: autograder.suite.Suite.stages)
+    standin_job = job.get("standins") or {}
+    standin_code = t.compile_standins(standin_job.get("units") or {})
+    standin_items = {str(k): [standin_code[u] for u in v]
+                     for k, v in (standin_job.get("items") or {}).items()}
+    apply_standins = t.apply_standins
     cap = int(job["max_output_chars"])
 
     # ---- sandbox: nothing of the host beyond the minimal root, no sockets, not root
@@ -375,7 +385,14 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
                 tc.fn(*[env[p] for p in params])
                 value: Any = True
             elif kind == "case":
-                value = run_case(cases[name.rpartition("@")[0] or name], pkg, seeds.get(item))
+                units = standin_items.get(item)
+                restore = apply_standins(mod, units, job["package"]) if units else None
+                try:
+                    value = run_case(cases[name.rpartition("@")[0] or name], pkg,
+                                     seeds.get(item))
+                finally:
+                    if restore is not None:
+                        restore()
             elif kind == "milestone":
                 mid, _, seed = name.partition("@")
                 mid = mid.partition("#")[0]

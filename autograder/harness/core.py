@@ -41,8 +41,9 @@ from autograder.harness.goldens import (
     load_suite,
     sha256_file,
     shared_expected,
+    standin_payloads,
 )
-from autograder.harness.lanes import run_lanes
+from autograder.harness.lanes import run_stages
 from autograder.harness.limits import Limits, ModuleInfo
 from autograder.harness.package import (
     SubmissionError,
@@ -61,6 +62,7 @@ from autograder.harness.supervisor import (
     RunSpec,
     SandboxUnavailable,
 )
+from autograder.standins import StandinError, stage_plan
 from autograder.suite import Case, Suite, compare
 
 HARNESS_VERSION = "2.0"
@@ -325,12 +327,14 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
             salt, count = bank.salt, bank.count
             variant = variants.variant_index(key, salt, count)
             exp = bank.expected(variant, suite)
+            payloads = bank.standins
             del bank
         else:
             ref_file = reference / f"{info.slug}.py"
             if not ref_file.is_file():
                 raise GoldensError(f"no goldens and no reference {ref_file.name} to run")
             salt, count = variants.salt_from_reference(ref_file), ctx.limits.variants
+            payloads = standin_payloads(suite, ref_file)
             variant = variants.variant_index(key, salt, count)
             if ctx.reference_bank:
                 exp = shared_expected(suite_path=suite_path, suite=suite, reference=reference,
@@ -376,7 +380,10 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
 
     # 5. run everything in the sandbox; each result is decided here as it arrives
     files, pub = _public_tests(public_dir)
-    case_items = [f"case:{c.name}" for c in suite.cases]
+    try:
+        case_items, later = stage_plan(suite, payloads)
+    except StandinError as exc:
+        raise GraderError(str(exc)) from exc
     ms_items = [i for j in jobs if j.file for i in j.items()]
     items = [p.item for p in pub] + case_items + ms_items
     timeouts = {p.item: ctx.limits.test_timeout_s for p in pub}
@@ -393,7 +400,7 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
     hidden_paths += [submission if submission.is_dir() else submission.parent]
     decide = _decider(suite, exp, jobs)
     try:
-        report = run_lanes(RunSpec(
+        report = run_stages(RunSpec(
             package_parent=pkg_parent, slug=info.slug, suite_file=suite_path, items=items,
             scratch=scratch, item_timeout_s=timeouts,
             import_timeout_s=ctx.limits.import_timeout,
@@ -404,7 +411,7 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
             public_tests=files, milestone_job=milestones.child_job(jobs),
             sandbox=True, hide=hidden_paths,
             seeds={f"case:{name}": seed for name, seed in exp.seeds.items()},
-            on_result=decide), ctx.lanes)
+            on_result=decide), later, ctx.lanes)
     except SandboxUnavailable as exc:
         raise GraderError(str(exc)) from exc
     ctx.isolation = report.isolation
