@@ -19,6 +19,15 @@ from autograder.suite import Suite, compare_values
 
 suite = Suite(module="07_training", version="2027.2")
 case = suite.case
+ACCURACY = suite.unit("accuracy", "accuracy")
+CLIP = suite.unit("clip_grad_norm_", "clip_grad_norm_")
+STEP_LR = suite.unit("StepLR", "StepLR.get_lr")
+COSINE = suite.unit("CosineAnnealingLR", "CosineAnnealingLR.get_lr")
+LINEAR_LR = suite.unit("LinearLR", "LinearLR.get_lr")
+CHECKPOINTS = suite.unit("checkpoints", "save_checkpoint", "load_checkpoint")
+EARLY_STOPPING = suite.unit("EarlyStopping", "EarlyStopping.step")
+EVALUATE = suite.unit("Trainer.evaluate", "Trainer.evaluate", uses=(ACCURACY,))
+TRAIN_EPOCH = suite.unit("Trainer.train_epoch", "Trainer.train_epoch", uses=(CLIP,))
 
 
 def _mod(tt, name):
@@ -80,7 +89,7 @@ def _dummy(tt, rng, n=1):
 
 
 # ----------------------------------------------------------------------------- metrics (4)
-@case(points=4, hint="(N, C) scores -> arg-max; (N,) or (N, 1) floats: logits=False -> p > 0.5, "
+@case(unit=ACCURACY, points=4, hint="(N, C) scores -> arg-max; (N,) or (N, 1) floats: logits=False -> p > 0.5, "
       "logits=True -> z > 0, neither -> ValueError; ints -> labels.")
 def accuracy_from_scores_probabilities_labels(tt, rng):
     acc = _mod(tt, "training").accuracy
@@ -109,7 +118,7 @@ def accuracy_from_scores_probabilities_labels(tt, rng):
 
 
 # ----------------------------------------------------------------------------- clipping (7)
-@case(points=4, hint="One global norm over all gradients; scale every gradient by max/(norm+1e-6).",
+@case(unit=CLIP, points=4, hint="One global norm over all gradients; scale every gradient by max/(norm+1e-6).",
       rtol=1e-5)
 def clip_grad_norm_scales_every_parameter(tt, rng):
     clip = _mod(tt, "training").clip_grad_norm_
@@ -126,7 +135,7 @@ def clip_grad_norm_scales_every_parameter(tt, rng):
             "tiny": tiny.grad.numpy() * np.float32(1e8)}  # in units of 1e-8: comparable
 
 
-@case(points=2, hint="Below max_norm nothing changes; a single Tensor is accepted too.", rtol=1e-5)
+@case(unit=CLIP, points=2, hint="Below max_norm nothing changes; a single Tensor is accepted too.", rtol=1e-5)
 def clip_grad_norm_leaves_small_gradients(tt, rng):
     clip = _mod(tt, "training").clip_grad_norm_
     (p,) = _dummy(tt, rng)
@@ -136,7 +145,7 @@ def clip_grad_norm_leaves_small_gradients(tt, rng):
     return [float(np.asarray(total.numpy())), p.grad.numpy().copy()]
 
 
-@case(points=2, hint="The total is the norm of the per-parameter norms (_vector_norm: inf, -inf, "
+@case(unit=CLIP, points=2, hint="The total is the norm of the per-parameter norms (_vector_norm: inf, -inf, "
       "0 and p-norms); every gradient is multiplied by min(coef, 1), so a NaN spreads.",
       rtol=1e-5)
 def clip_grad_norm_any_norm_and_nan(tt, rng):
@@ -158,7 +167,7 @@ def clip_grad_norm_any_norm_and_nan(tt, rng):
 
 
 # ----------------------------------------------------------------------------- schedulers (14)
-@case(points=4, hint="lr = base * gamma ** (last_epoch // step_size); the constructor is step 0.",
+@case(unit=STEP_LR, points=4, hint="lr = base * gamma ** (last_epoch // step_size); the constructor is step 0.",
       rtol=1e-6)
 def step_lr_schedule(tt, rng):
     sched_mod = _mod(tt, "training")
@@ -168,7 +177,7 @@ def step_lr_schedule(tt, rng):
     return {"lrs": _lrs(sched, opt, 8), "last_epoch": int(sched.last_epoch)}
 
 
-@case(points=4, hint="eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2.", rtol=1e-6)
+@case(unit=COSINE, points=4, hint="eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2.", rtol=1e-6)
 def cosine_annealing_schedule(tt, rng):
     t = _mod(tt, "training")
     opt = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.1, 1.0)))
@@ -179,7 +188,7 @@ def cosine_annealing_schedule(tt, rng):
     return [a, b]
 
 
-@case(points=3, hint="base * (s + (e - s) * min(epoch, total_iters) / total_iters); with "
+@case(unit=LINEAR_LR, points=3, hint="base * (s + (e - s) * min(epoch, total_iters) / total_iters); with "
       "total_iters=0 there is no ramp: the factor stays start_factor.", rtol=1e-6)
 def linear_warmup_schedule(tt, rng):
     t = _mod(tt, "training")
@@ -196,7 +205,7 @@ def linear_warmup_schedule(tt, rng):
     return [a, b, c, d]
 
 
-@case(points=1, hint="Each param group keeps its own base lr (group['initial_lr']).", rtol=1e-6)
+@case(unit=STEP_LR, points=1, hint="Each param group keeps its own base lr (group['initial_lr']).", rtol=1e-6)
 def schedulers_handle_param_groups(tt, rng):
     t = _mod(tt, "training")
     a, b = _dummy(tt, rng, 2)
@@ -206,7 +215,7 @@ def schedulers_handle_param_groups(tt, rng):
 
 
 # ----------------------------------------------------------------------------- early stop (5)
-@case(points=2, hint="Improve = beat best by more than min_delta; stop after `patience` misses.")
+@case(unit=EARLY_STOPPING, points=2, hint="Improve = beat best by more than min_delta; stop after `patience` misses.")
 def early_stopping_min_mode(tt, rng):
     # Binary fractions (multiples of 2**-20, min_delta 2**-7): ``b1 - md`` is exactly md below
     # the best, so "not an improvement" holds however the comparison is written
@@ -226,7 +235,7 @@ def early_stopping_min_mode(tt, rng):
     return {"stops": [es.step(v) for v in values], "best": es.best, "counter": es.counter}
 
 
-@case(points=2, hint="mode='max' for accuracies: an improvement is value > best + min_delta.")
+@case(unit=EARLY_STOPPING, points=2, hint="mode='max' for accuracies: an improvement is value > best + min_delta.")
 def early_stopping_max_mode(tt, rng):
     es = _mod(tt, "training").EarlyStopping(patience=2, mode="max")
     shift = float(rng.uniform(-0.2, 0.2))
@@ -240,7 +249,7 @@ def early_stopping_max_mode(tt, rng):
 
 
 # ----------------------------------------------------------------------------- checkpoints (8)
-@case(points=5, hint="Save model AND optimizer state (moments, step, lr) and restore them exactly.",
+@case(unit=CHECKPOINTS, points=5, hint="Save model AND optimizer state (moments, step, lr) and restore them exactly.",
       rtol=1e-6)
 def checkpoint_roundtrip_resumes_exactly(tt, rng):
     t = _mod(tt, "training")
@@ -285,7 +294,7 @@ def _plain_npz(got, expected):
                           [expected["epoch"], expected["w"], expected["bare"]])
 
 
-@case(points=2, hint="An .npz of plain arrays only: np.load(..., allow_pickle=False) must read it.",
+@case(unit=CHECKPOINTS, points=2, hint="An .npz of plain arrays only: np.load(..., allow_pickle=False) must read it.",
       check=_plain_npz)
 def checkpoint_is_plain_npz(tt, rng):
     t = _mod(tt, "training")
@@ -313,7 +322,7 @@ def _data(rng, n=40):
     return x, y
 
 
-@case(points=5, hint="zero_grad, forward, loss, backward, (clip), step per batch; mean loss per example.",
+@case(unit=TRAIN_EPOCH, points=5, hint="zero_grad, forward, loss, backward, (clip), step per batch; mean loss per example.",
       rtol=1e-5, atol=1e-6)
 def train_epoch_updates_and_reports_mean_loss(tt, rng):
     t = _mod(tt, "training")
@@ -330,7 +339,7 @@ def train_epoch_updates_and_reports_mean_loss(tt, rng):
             "single": single}
 
 
-@case(points=3, hint="evaluate: model.eval(), no_grad(), batches in order; mean loss and accuracy.",
+@case(unit=EVALUATE, points=3, hint="evaluate: model.eval(), no_grad(), batches in order; mean loss and accuracy.",
       rtol=1e-5, atol=1e-6)
 def evaluate_loss_accuracy_without_training(tt, rng):
     t = _mod(tt, "training")
@@ -350,7 +359,7 @@ def evaluate_loss_accuracy_without_training(tt, rng):
             "one": [one["loss"], one["accuracy"]]}
 
 
-@case(points=3, hint="Gradient accumulation: zero_grad once per group of accumulation_steps "
+@case(unit=TRAIN_EPOCH, points=3, hint="Gradient accumulation: zero_grad once per group of accumulation_steps "
       "batches, weight each loss by len(xb) / (examples in the group), one step per group.",
       rtol=1e-4, atol=1e-6)
 def gradient_accumulation_equals_the_big_batch(tt, rng):
@@ -378,7 +387,7 @@ def gradient_accumulation_equals_the_big_batch(tt, rng):
     return out
 
 
-@case(points=4, hint="fit: per epoch train, validate, step the scheduler, check early stopping.",
+@case(unit=TRAIN_EPOCH, standins=(CLIP, ACCURACY, EVALUATE, STEP_LR, EARLY_STOPPING), points=4, hint="fit: per epoch train, validate, step the scheduler, check early stopping.",
       rtol=1e-5, atol=1e-6)
 def fit_history_with_scheduler_and_early_stopping(tt, rng):
     t = _mod(tt, "training")
