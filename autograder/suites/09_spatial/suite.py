@@ -14,8 +14,18 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="09_spatial", version="2027.1")
+suite = Suite(module="09_spatial", version="2027.2")
 case = suite.case
+CONV_LOOPS = suite.unit("conv2d_loops", "conv2d_loops")
+WINDOWS = suite.unit("sliding_windows", "sliding_windows")
+IM2COL = suite.unit("im2col", "im2col", uses=(WINDOWS,))
+COL2IM = suite.unit("col2im", "col2im")
+CONV = suite.unit("conv2d", "_Conv2dFn", uses=(WINDOWS, IM2COL, COL2IM))
+CONV_LAYER = suite.unit("Conv2d", "Conv2d", uses=(CONV,))
+MAX_POOL = suite.unit("max_pool2d", "_MaxPool2dFn", uses=(WINDOWS, IM2COL, COL2IM))
+AVG_POOL = suite.unit("avg_pool2d", "_AvgPool2dFn", uses=(WINDOWS, IM2COL, COL2IM))
+BATCH_NORM = suite.unit("batch_norm", "_BatchNormFn", "batch_norm")
+BATCH_NORM_LAYER = suite.unit("BatchNorm2d", "BatchNorm2d", uses=(BATCH_NORM,))
 
 # Sums over windows and batches may be ordered differently by a correct implementation.
 RTOL, ATOL = 1e-4, 1e-5
@@ -46,7 +56,7 @@ def _relu_ties(rng, *shape):
 
 
 # ----------------------------------------------------------------------------- loops (5)
-@case(points=3, hint="out[b, k, i, j] = sum(x_pad[b, :, i*sh:i*sh+kh, j*sw:j*sw+kw] * w[k]) "
+@case(unit=CONV_LOOPS, points=3, hint="out[b, k, i, j] = sum(x_pad[b, :, i*sh:i*sh+kh, j*sw:j*sw+kw] * w[k]) "
                      "+ bias[k]; stride and padding may differ along H and W.", rtol=RTOL, atol=ATOL)
 def conv2d_loops_values(tt, rng):
     sp = _spatial(tt)
@@ -56,7 +66,7 @@ def conv2d_loops_values(tt, rng):
             sp.conv2d_loops(x[:1], w[:2], None, 1, 1)]
 
 
-@case(points=2, hint="H_out = (H + 2p - kh) // s + 1; pad with zeros first; keep the dtype "
+@case(unit=CONV_LOOPS, points=2, hint="H_out = (H + 2p - kh) // s + 1; pad with zeros first; keep the dtype "
                      "(float64 stays float64).", rtol=RTOL, atol=ATOL)
 def conv2d_loops_stride_padding_float64(tt, rng):
     sp = _spatial(tt)
@@ -67,7 +77,7 @@ def conv2d_loops_stride_padding_float64(tt, rng):
 
 
 # ----------------------------------------------------------------------------- windows (9)
-@case(points=3, hint="as_strided with shape (N, C, kh, kw, H_out, W_out) and strides (sN, sC, "
+@case(unit=WINDOWS, points=3, hint="as_strided with shape (N, C, kh, kw, H_out, W_out) and strides (sN, sC, "
                      "sH, sW, sH*sh, sW*sw) taken from x.strides (bytes); writeable=False.")
 def sliding_windows_view(tt, rng):
     sp = _spatial(tt)
@@ -81,7 +91,7 @@ def sliding_windows_view(tt, rng):
             bool(np.shares_memory(win2, base))]
 
 
-@case(points=3, hint="Reshape the windows view to (N, C*kh*kw, H_out*W_out): column "
+@case(unit=IM2COL, points=3, hint="Reshape the windows view to (N, C*kh*kw, H_out*W_out): column "
                      "i*W_out + j is window (i, j) flattened in (c, u, v) order.")
 def im2col_layout(tt, rng):
     sp = _spatial(tt)
@@ -91,7 +101,7 @@ def im2col_layout(tt, rng):
     return [cols, bool(cols.flags.c_contiguous), small, str(small.dtype)]
 
 
-@case(points=3, hint="col2im adds (+=) every column entry back into its pixel, looping over "
+@case(unit=COL2IM, points=3, hint="col2im adds (+=) every column entry back into its pixel, looping over "
                      "the kh*kw kernel offsets; pixels in no window stay 0.", rtol=RTOL, atol=ATOL)
 def col2im_values(tt, rng):
     sp = _spatial(tt)
@@ -112,7 +122,7 @@ CONV_CONFIGS = [  # (x shape, w shape, stride, padding, bias)
 ]
 
 
-@case(points=4, hint="cols = im2col(padded x); out = weight.reshape(O, -1) @ cols (+ bias) -> "
+@case(unit=CONV, points=4, hint="cols = im2col(padded x); out = weight.reshape(O, -1) @ cols (+ bias) -> "
                      "(N, O, L) -> (N, O, H_out, W_out).", rtol=RTOL, atol=ATOL)
 def conv2d_forward_configs(tt, rng):
     F = tt.nn.functional
@@ -125,7 +135,7 @@ def conv2d_forward_configs(tt, rng):
     return outs + [unbatched.numpy()]
 
 
-@case(points=5, hint="dw = sum over n of g @ cols^T; dcols = W2^T @ g, then col2im and crop "
+@case(unit=CONV, points=5, hint="dw = sum over n of g @ cols^T; dcols = W2^T @ g, then col2im and crop "
                      "the padding; db = g summed over n and positions.", rtol=RTOL, atol=ATOL)
 def conv2d_backward_grads(tt, rng):
     F = tt.nn.functional
@@ -137,7 +147,7 @@ def conv2d_backward_grads(tt, rng):
     return out
 
 
-@case(points=2, hint="When the input needs no gradient return None for dx, but still return "
+@case(unit=CONV, points=2, hint="When the input needs no gradient return None for dx, but still return "
                      "dweight (and dbias): the first layer of a CNN trains this way.", rtol=RTOL, atol=ATOL)
 def conv2d_weight_grad_without_input_grad(tt, rng):
     F = tt.nn.functional
@@ -149,7 +159,7 @@ def conv2d_weight_grad_without_input_grad(tt, rng):
     return [x.grad is None, w.grad.numpy(), b.grad.numpy()]
 
 
-@case(points=3, hint="fan_in = in_channels*kh*kw, bound = 1/sqrt(fan_in); weight "
+@case(unit=CONV_LAYER, points=3, hint="fan_in = in_channels*kh*kw, bound = 1/sqrt(fan_in); weight "
                      "(O, C, kh, kw) then bias (O,) drawn from default_generator(); float32.")
 def conv2d_layer_init(tt, rng):
     nn = tt.nn
@@ -167,7 +177,7 @@ def conv2d_layer_init(tt, rng):
             bool(a.weight.requires_grad)]
 
 
-@case(points=1, hint="Conv2d.forward calls conv2d with the layer's weight, bias, stride and "
+@case(unit=CONV_LAYER, points=1, hint="Conv2d.forward calls conv2d with the layer's weight, bias, stride and "
                      "padding; a channel mismatch is a RuntimeError.", rtol=RTOL, atol=ATOL)
 def conv2d_layer_forward_and_errors(tt, rng):
     nn = tt.nn
@@ -186,7 +196,7 @@ POOL_CONFIGS = [  # (x shape, kernel, stride, padding)
 ]
 
 
-@case(points=3, hint="Max over each window (stride defaults to kernel_size; padding counts as "
+@case(unit=MAX_POOL, points=3, hint="Max over each window (stride defaults to kernel_size; padding counts as "
                      "-inf): np.maximum over the kh*kw offsets of the windows view.")
 def max_pool_forward(tt, rng):
     F = tt.nn.functional
@@ -196,7 +206,7 @@ def max_pool_forward(tt, rng):
     return outs + [layer(tt.Tensor(_f32(rng, 1, 3, 5, 5))).numpy()]
 
 
-@case(points=4, hint="The whole gradient of a window goes to its FIRST maximum in row-major "
+@case(unit=MAX_POOL, points=4, hint="The whole gradient of a window goes to its FIRST maximum in row-major "
                      "order (ties after a ReLU are common); overlapping windows add up.")
 def max_pool_backward(tt, rng):
     F = tt.nn.functional
@@ -208,7 +218,7 @@ def max_pool_backward(tt, rng):
     return out
 
 
-@case(points=3, hint="Mean of each window (zero padding counts, divide by kh*kw); backward "
+@case(unit=AVG_POOL, points=3, hint="Mean of each window (zero padding counts, divide by kh*kw); backward "
                      "spreads grad / (kh*kw) to every entry, then col2im.", rtol=RTOL, atol=ATOL)
 def avg_pool_forward_backward(tt, rng):
     F = tt.nn.functional
@@ -218,7 +228,7 @@ def avg_pool_forward_backward(tt, rng):
 
 
 # ----------------------------------------------------------------------------- batch norm (10)
-@case(points=3, hint="Training: normalise each channel with its batch mean and biased variance "
+@case(unit=BATCH_NORM, points=2, hint="Training: normalise each channel with its batch mean and biased variance "
                      "over (N, H, W); dx = w*inv_std*(g - db/M - xhat*dw/M).", rtol=RTOL, atol=ATOL)
 def batch_norm_train_forward_backward(tt, rng):
     F = tt.nn.functional
@@ -232,7 +242,36 @@ def batch_norm_train_forward_backward(tt, rng):
     return [plain, affine, seq]
 
 
-@case(points=2, hint="Evaluation: normalise with running_mean/running_var (constants), so "
+@case(unit=BATCH_NORM, points=1, hint="batch_norm(training=True) updates running_mean and running_var in "
+                     "place: (1 - momentum) * running + momentum * the batch statistic, the "
+                     "variance made unbiased (M / (M - 1)).", rtol=RTOL, atol=ATOL)
+def batch_norm_updates_running_stats(tt, rng):
+    F = tt.nn.functional
+    c = int(rng.integers(2, 5))
+    rm = tt.Tensor(_f32(rng, c))
+    rv = tt.Tensor(rng.uniform(0.5, 2.0, c).astype(np.float32))
+    momentum = float(rng.uniform(0.05, 0.5))
+    for _ in range(2):
+        x = (_f32(rng, 3, c, 2, 2) * 2.0 + 1.0).astype(np.float32)
+        F.batch_norm(tt.Tensor(x), rm, rv, training=True, momentum=momentum)
+    return [rm.numpy().copy(), rv.numpy().copy()]
+
+
+@case(unit=BATCH_NORM, points=1, hint="batch_norm: the variance is the mean of (x - mean)**2 "
+                     "(np.var); E[x²] − E[x]² cancels away in float32 when the mean is large "
+                     "(values near 2000 that vary by about 1).", rtol=1e-2, atol=1e-2)
+def batch_norm_large_mean_float32(tt, rng):
+    F = tt.nn.functional
+    c = int(rng.integers(2, 5))
+    x = (rng.standard_normal((4, c, 3, 3)) * rng.uniform(0.5, 2.0)
+         + rng.uniform(1e3, 4e3, (1, c, 1, 1))).astype(np.float32)
+    rm = tt.Tensor(np.zeros(c, np.float32))
+    rv = tt.Tensor(np.ones(c, np.float32))
+    out = F.batch_norm(tt.Tensor(x), rm, rv, training=True, momentum=1.0)
+    return [out.numpy(), rv.numpy().copy()]
+
+
+@case(unit=BATCH_NORM, points=2, hint="Evaluation: normalise with running_mean/running_var (constants), so "
                      "dx = grad * weight / sqrt(running_var + eps).", rtol=RTOL, atol=ATOL)
 def batch_norm_eval_forward_backward(tt, rng):
     F = tt.nn.functional
@@ -245,7 +284,7 @@ def batch_norm_eval_forward_backward(tt, rng):
             outcome(F.batch_norm, tt.Tensor(x), rm, None), outcome(F.batch_norm, tt.Tensor(x), None, rv)]
 
 
-@case(points=3, hint="running = (1 - momentum) * running + momentum * batch stat, with the "
+@case(unit=BATCH_NORM_LAYER, points=2, hint="running = (1 - momentum) * running + momentum * batch stat, with the "
                      "UNBIASED variance (M / (M - 1)); momentum=None averages cumulatively "
                      "(factor 1 / num_batches_tracked); eval() uses the running stats.", rtol=RTOL, atol=ATOL)
 def batchnorm2d_running_stats(tt, rng):
@@ -263,7 +302,7 @@ def batchnorm2d_running_stats(tt, rng):
     return out
 
 
-@case(points=2, hint="affine=False: no parameters (scale 1, shift 0); track_running_stats=False: "
+@case(unit=BATCH_NORM_LAYER, points=2, hint="affine=False: no parameters (scale 1, shift 0); track_running_stats=False: "
                      "buffers are None and batch statistics are used even in eval(); a non-4D "
                      "input or one value per channel in training is a ValueError.", rtol=RTOL, atol=ATOL)
 def batchnorm2d_options_and_errors(tt, rng):
@@ -282,7 +321,7 @@ def batchnorm2d_options_and_errors(tt, rng):
 
 
 # ----------------------------------------------------------------------------- a CNN step (1)
-@case(points=1, hint="A whole CNN step: Conv2d, BatchNorm2d, ReLU, MaxPool2d, AvgPool2d, "
+@case(unit=CONV_LAYER, standins=(WINDOWS, IM2COL, COL2IM, CONV, MAX_POOL, AVG_POOL, BATCH_NORM, BATCH_NORM_LAYER), points=1, hint="A whole CNN step: Conv2d, BatchNorm2d, ReLU, MaxPool2d, AvgPool2d, "
                      "Flatten, Linear; the loss and every parameter's gradient.", rtol=RTOL, atol=ATOL)
 def cnn_training_step(tt, rng):
     nn = tt.nn
