@@ -15,6 +15,16 @@ from autograder.suite import Suite, compare_values, outcome
 
 suite = Suite(module="12_attention", version="2027.1")
 case = suite.case
+SOFTMAX = suite.unit("_SafeSoftmaxFn", "_SafeSoftmaxFn")
+MASKS = suite.unit("mask_to_bias", "mask_to_bias")
+SDPA = suite.unit("scaled_dot_product_attention", "_ScaledDotProductAttentionFn",
+                  "scaled_dot_product_attention", uses=(SOFTMAX, MASKS))
+HEADS = suite.unit("split_heads, merge_heads", "split_heads", "merge_heads")
+MHA_INIT = suite.unit("MultiheadAttention.__init__", "MultiheadAttention.__init__")
+MHA_MASKS = suite.unit("MultiheadAttention._merge_masks", "MultiheadAttention._merge_masks",
+                       uses=(MASKS,))
+MHA = suite.unit("MultiheadAttention.forward", "MultiheadAttention.forward",
+                 uses=(SOFTMAX, MASKS, SDPA, HEADS, MHA_INIT, MHA_MASKS))
 GRAD_RTOL, GRAD_ATOL = 1e-4, 1e-5  # gradients: other summation orders are fine
 
 
@@ -66,7 +76,7 @@ def _mask(rng, *shape, p=0.3):
 
 
 # ----------------------------------------------------------------------------- softmax, masks (10)
-@case(points=3, hint="Subtract the row maximum before exp; a row that is all -inf gives zeros "
+@case(unit=SOFTMAX, points=3, hint="Subtract the row maximum before exp; a row that is all -inf gives zeros "
                      "(shift it by 0, divide by 1); keep the input's dtype.")
 def safe_softmax_forward(tt, rng):
     A = _att(tt)
@@ -79,7 +89,7 @@ def safe_softmax_forward(tt, rng):
     return [p.numpy(), str(p.dtype), p64.numpy(), str(p64.dtype)]
 
 
-@case(points=3, hint="dL/dx = P * (G - rowsum(G * P)) along the last axis, from the saved P.",
+@case(unit=SOFTMAX, points=3, hint="dL/dx = P * (G - rowsum(G * P)) along the last axis, from the saved P.",
       rtol=GRAD_RTOL, atol=GRAD_ATOL)
 def safe_softmax_backward(tt, rng):
     A = _att(tt)
@@ -90,7 +100,7 @@ def safe_softmax_backward(tt, rng):
     return _grads(tt, rng, A._SafeSoftmaxFn.apply(t), [t])
 
 
-@case(points=4, hint="is_causal: tril of ones (L, S), aligned top-left; bool masks: True -> 0, "
+@case(unit=MASKS, points=4, hint="is_causal: tril of ones (L, S), aligned top-left; bool masks: True -> 0, "
                      "False -> -inf; float masks are returned as they are (in dtype); "
                      "mask + is_causal raises RuntimeError.")
 def mask_to_bias_conventions(tt, rng):
@@ -108,7 +118,7 @@ def mask_to_bias_conventions(tt, rng):
 
 
 # ----------------------------------------------------------------------------- SDPA (18)
-@case(points=4, hint="softmax(Q K^T * scale) V with scale = 1/sqrt(E), softmax over the keys "
+@case(unit=SDPA, points=4, hint="softmax(Q K^T * scale) V with scale = 1/sqrt(E), softmax over the keys "
                      "(last axis); L and S may differ and Ev may differ from E.")
 def sdpa_forward(tt, rng):
     F = tt.nn.functional
@@ -118,7 +128,7 @@ def sdpa_forward(tt, rng):
     return [out.numpy(), str(out.dtype), F.scaled_dot_product_attention(q2, k2, v2).numpy()]
 
 
-@case(points=3, hint="is_causal is the top-left triangle even when L != S; boolean masks: True "
+@case(unit=SDPA, points=3, hint="is_causal is the top-left triangle even when L != S; boolean masks: True "
                      "takes part; float masks are added; rows with nothing allowed are 0.")
 def sdpa_masks_forward(tt, rng):
     F = tt.nn.functional
@@ -135,7 +145,7 @@ def sdpa_masks_forward(tt, rng):
             F.scaled_dot_product_attention(q, k, v, attn_mask=tt.Tensor(fmask)).numpy()]
 
 
-@case(points=4, hint="dV = P^T G; dP = G V^T; dS = P * (dP - rowsum(dP * P)); dQ = dS K * scale; "
+@case(unit=SDPA, points=4, hint="dV = P^T G; dP = G V^T; dS = P * (dP - rowsum(dP * P)); dQ = dS K * scale; "
                      "dK = dS^T Q * scale (swap the last two axes, never .T).",
       rtol=GRAD_RTOL, atol=GRAD_ATOL)
 def sdpa_backward(tt, rng):
@@ -147,7 +157,7 @@ def sdpa_backward(tt, rng):
     return out
 
 
-@case(points=2, hint="A key/value with fewer batch dims broadcasts like matmul; return the "
+@case(unit=SDPA, points=2, hint="A key/value with fewer batch dims broadcasts like matmul; return the "
                      "gradients in the broadcast shape and let unbroadcast sum them.",
       rtol=GRAD_RTOL, atol=GRAD_ATOL)
 def sdpa_broadcast_batch_backward(tt, rng):
@@ -157,7 +167,7 @@ def sdpa_broadcast_batch_backward(tt, rng):
     return [y.numpy(), _grads(tt, rng, y, [q, k, v])]
 
 
-@case(points=2, hint="scale=None means 1/sqrt(E) as a Python float; an explicit scale replaces "
+@case(unit=SDPA, points=2, hint="scale=None means 1/sqrt(E) as a Python float; an explicit scale replaces "
                      "it; float64 stays float64, float32 stays float32.",
       rtol=GRAD_RTOL, atol=GRAD_ATOL)
 def sdpa_scale_and_dtype(tt, rng):
@@ -196,7 +206,7 @@ def _sdpa_dropout_check(got, expected):
     return True, ""
 
 
-@case(points=2, hint="dropout_p: keep each weight with probability 1 - p (draw with "
+@case(unit=SDPA, points=2, hint="dropout_p: keep each weight with probability 1 - p (draw with "
                      "default_generator()), scale kept ones by 1/(1 - p), and multiply dP by the "
                      "same mask in backward.", check=_sdpa_dropout_check)
 def sdpa_dropout(tt, rng):
@@ -233,7 +243,7 @@ def sdpa_dropout(tt, rng):
     return {"o": o, "analytic": analytic, "numeric": numeric, "inputs": [*arrays, r]}
 
 
-@case(points=1, hint="Raise RuntimeError when E of query and key differ, S of key and value "
+@case(unit=SDPA, points=1, hint="Raise RuntimeError when E of query and key differ, S of key and value "
                      "differ, or attn_mask is given together with is_causal=True.")
 def sdpa_errors(tt, rng):
     F = tt.nn.functional
@@ -247,7 +257,7 @@ def sdpa_errors(tt, rng):
 
 
 # ----------------------------------------------------------------------------- heads (4)
-@case(points=4, hint="split_heads: reshape (..., T, E) to (..., T, h, E/h), then swap the T and "
+@case(unit=HEADS, points=4, hint="split_heads: reshape (..., T, E) to (..., T, h, E/h), then swap the T and "
                      "h axes; merge_heads undoes it; gradients flow through both.")
 def split_and_merge_heads(tt, rng):
     A = _att(tt)
@@ -264,7 +274,7 @@ def split_and_merge_heads(tt, rng):
 
 
 # ----------------------------------------------------------------------------- MHA (18)
-@case(points=3, hint="Register in_proj_weight (3E, E), in_proj_bias (3E,), out_proj (Linear) in "
+@case(unit=MHA_INIT, points=3, hint="Register in_proj_weight (3E, E), in_proj_bias (3E,), out_proj (Linear) in "
                      "that order; draw out_proj first, then Xavier-uniform in_proj_weight with "
                      "bound sqrt(6/(E + 3E)); zero both biases.")
 def mha_parameters_from_seed(tt, rng):
@@ -279,7 +289,7 @@ def mha_parameters_from_seed(tt, rng):
             outcome(nn.MultiheadAttention, 10, 4)]
 
 
-@case(points=3, hint="MultiheadAttention masks: boolean True = IGNORE (-inf), float masks are "
+@case(unit=MHA_MASKS, points=3, hint="MultiheadAttention masks: boolean True = IGNORE (-inf), float masks are "
                      "added; attn_mask (L, S) or (N*h, L, S) -> (N, h, L, S); key_padding_mask "
                      "(N, S) -> (N, 1, 1, S) (any shape that broadcasts to (N, h, L, S) "
                      "is fine); wrong shapes raise RuntimeError.")
@@ -302,7 +312,7 @@ def mha_merge_masks(tt, rng):
             outcome(m._merge_masks, None, _mask(rng, n, lq, lk), n, lq, lk, np.float32)]
 
 
-@case(points=3, hint="Self-attention: project with in_proj, split heads, attend with scale "
+@case(unit=MHA, points=3, hint="Self-attention: project with in_proj, split heads, attend with scale "
                      "1/sqrt(head_dim), merge, out_proj; weights averaged over heads unless "
                      "average_attn_weights=False; need_weights=False gives (out, None).",
       rtol=GRAD_RTOL, atol=GRAD_ATOL)
@@ -315,7 +325,7 @@ def mha_self_attention_forward(tt, rng):
     return [out.numpy(), w.numpy(), per_head.numpy(), fused.numpy(), none is None]
 
 
-@case(points=3, hint="Cross-attention (query != key): each input gets its third of "
+@case(unit=MHA, points=3, hint="Cross-attention (query != key): each input gets its third of "
                      "in_proj_weight; key_padding_mask True marks padding keys; bool attn_mask "
                      "True forbids a pair.", rtol=GRAD_RTOL, atol=GRAD_ATOL)
 def mha_cross_attention_with_masks(tt, rng):
@@ -333,7 +343,7 @@ def mha_cross_attention_with_masks(tt, rng):
             same_qk.numpy()]
 
 
-@case(points=3, hint="Every parameter and input gets its gradient through both paths "
+@case(unit=MHA, points=3, hint="Every parameter and input gets its gradient through both paths "
                      "(need_weights True and False): use Tensor operations end to end.",
       rtol=GRAD_RTOL, atol=GRAD_ATOL)
 def mha_backward(tt, rng):
@@ -348,7 +358,7 @@ def mha_backward(tt, rng):
     return out
 
 
-@case(points=2, hint="batch_first=False: inputs and output are (L, N, E), weights stay (N, L, S); "
+@case(unit=MHA, points=2, hint="batch_first=False: inputs and output are (L, N, E), weights stay (N, L, S); "
                      "2-D inputs (L, E) are one unbatched sequence.",
       rtol=GRAD_RTOL, atol=GRAD_ATOL)
 def mha_batch_first_false_and_unbatched(tt, rng):
@@ -384,7 +394,7 @@ def _mha_dropout_check(got, expected):
                           atol=1e-6)
 
 
-@case(points=1, hint="Dropout on the attention weights only in training mode; eval() makes "
+@case(unit=MHA, points=1, hint="Dropout on the attention weights only in training mode; eval() makes "
                      "the layer deterministic; is_causal without attn_mask raises RuntimeError.",
       check=_mha_dropout_check)
 def mha_dropout_and_causal_hint(tt, rng):
