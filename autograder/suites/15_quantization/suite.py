@@ -18,6 +18,21 @@ from autograder.suite import Suite, outcome
 
 suite = Suite(module="15_quantization", version="2027.1")
 case = suite.case
+PER_TENSOR = suite.unit("quantize_per_tensor", "quantize_per_tensor")
+PER_CHANNEL = suite.unit("quantize_per_channel", "quantize_per_channel")
+DEQUANTIZE = suite.unit("QTensor.dequantize", "QTensor.dequantize", uses=(PER_TENSOR, PER_CHANNEL))
+QPARAMS = suite.unit("determine_qparams", "determine_qparams")
+MINMAX = suite.unit("MinMaxObserver", "MinMaxObserver.forward", uses=(QPARAMS,))
+MOVING_AVERAGE = suite.unit("MovingAverageMinMaxObserver", "MovingAverageMinMaxObserver.forward",
+                            uses=(QPARAMS,))
+PER_CHANNEL_OBSERVER = suite.unit("PerChannelMinMaxObserver", "PerChannelMinMaxObserver.forward",
+                                  uses=(QPARAMS,))
+QUANTIZED_LINEAR = suite.unit("QuantizedLinear", "QuantizedLinear.from_float",
+                              "QuantizedLinear.forward",
+                              uses=(PER_TENSOR, DEQUANTIZE, PER_CHANNEL, QPARAMS, MINMAX,
+                                    PER_CHANNEL_OBSERVER))
+SWAP = suite.unit("swap_modules", "swap_modules", uses=(QUANTIZED_LINEAR,))
+MODEL_BYTES = suite.unit("model_bytes", "model_bytes", uses=(QUANTIZED_LINEAR,))
 
 
 def _q(tt):
@@ -44,7 +59,7 @@ def _qt(qt):
 
 
 # ----------------------------------------------------------------------------- per tensor (10)
-@case(points=4, hint="q = clamp(rint(x * (1/s) + z), qmin, qmax) in float32: round half to even, "
+@case(unit=PER_TENSOR, points=4, hint="q = clamp(rint(x * (1/s) + z), qmin, qmax) in float32: round half to even, "
                      "saturate before the cast, int8 for qint8 and uint8 for quint8.")
 def quantize_per_tensor_values(tt, rng):
     m = _q(tt)
@@ -64,7 +79,7 @@ def quantize_per_tensor_values(tt, rng):
     return out
 
 
-@case(points=2, hint="A zero point outside [qmin, qmax] or an integer input: RuntimeError (as "
+@case(unit=PER_TENSOR, points=2, hint="A zero point outside [qmin, qmax] or an integer input: RuntimeError (as "
                      "PyTorch); a scale <= 0: ValueError.")
 def quantize_per_tensor_refuses_bad_arguments(tt, rng):
     m = _q(tt)
@@ -80,7 +95,7 @@ def quantize_per_tensor_refuses_bad_arguments(tt, rng):
                                       int(rng.integers(-20, 20)), m.qint8))]
 
 
-@case(points=3, hint="dequantize: (q - z) * s in float32; subtract in float (uint8 - z wraps).")
+@case(unit=DEQUANTIZE, points=3, hint="dequantize: (q - z) * s in float32; subtract in float (uint8 - z wraps).")
 def dequantize_per_tensor(tt, rng):
     m = _q(tt)
     out = []
@@ -92,7 +107,7 @@ def dequantize_per_tensor(tt, rng):
     return out
 
 
-@case(points=1, hint="QTensor accessors: q_scale/q_zero_point per tensor; per-channel accessors "
+@case(unit=PER_TENSOR, points=1, hint="QTensor accessors: q_scale/q_zero_point per tensor; per-channel accessors "
                      "refuse a per-tensor tensor (RuntimeError).")
 def qtensor_accessors_after_quantize(tt, rng):
     m = _q(tt)
@@ -103,7 +118,7 @@ def qtensor_accessors_after_quantize(tt, rng):
 
 
 # ----------------------------------------------------------------------------- per channel (8)
-@case(points=4, hint="Per channel: scales and zero points reshaped to broadcast along `axis` "
+@case(unit=PER_CHANNEL, points=4, hint="Per channel: scales and zero points reshaped to broadcast along `axis` "
                      "(ones elsewhere); same rounding and clamping as per tensor.")
 def quantize_per_channel_values(tt, rng):
     m = _q(tt)
@@ -125,7 +140,7 @@ def quantize_per_channel_values(tt, rng):
     return out
 
 
-@case(points=2, hint="Per-channel dequantize: every element uses the scale and zero point of its "
+@case(unit=DEQUANTIZE, points=2, hint="Per-channel dequantize: every element uses the scale and zero point of its "
                      "index along the axis.")
 def dequantize_per_channel(tt, rng):
     m = _q(tt)
@@ -140,7 +155,7 @@ def dequantize_per_channel(tt, rng):
     return out
 
 
-@case(points=2, hint="quantize_per_channel checks: 0 <= axis < ndim, one scale and zero point "
+@case(unit=PER_CHANNEL, points=2, hint="quantize_per_channel checks: 0 <= axis < ndim, one scale and zero point "
                      "per channel, zero points in range (RuntimeError); scales > 0 (ValueError).")
 def quantize_per_channel_refuses_bad_arguments(tt, rng):
     m = _q(tt)
@@ -168,7 +183,7 @@ def _ranges(rng, c):
     return lo, hi
 
 
-@case(points=3, hint="Affine: widen to include 0, s = (max - min) / (qmax - qmin), floor at eps, "
+@case(unit=QPARAMS, points=3, hint="Affine: widen to include 0, s = (max - min) / (qmax - qmin), floor at eps, "
                      "z = qmin - rint(min / s) clamped; float32 throughout.")
 def determine_qparams_affine(tt, rng):
     m = _q(tt)
@@ -183,7 +198,7 @@ def determine_qparams_affine(tt, rng):
     return out
 
 
-@case(points=2, hint="Symmetric: a = max(-min, max), s = a / ((qmax - qmin) / 2), z = 0 for a "
+@case(unit=QPARAMS, points=2, hint="Symmetric: a = max(-min, max), s = a / ((qmax - qmin) / 2), z = 0 for a "
                      "signed range, the middle (qmin + qmax + 1) // 2 for an unsigned one.")
 def determine_qparams_symmetric(tt, rng):
     m = _q(tt)
@@ -195,7 +210,7 @@ def determine_qparams_symmetric(tt, rng):
     return out
 
 
-@case(points=3, hint="MinMaxObserver.forward: running min/max over every batch (start at +-inf), "
+@case(unit=MINMAX, points=3, hint="MinMaxObserver.forward: running min/max over every batch (start at +-inf), "
                      "in place; returns its input.")
 def minmax_observer_running_range(tt, rng):
     m = _q(tt)
@@ -214,7 +229,7 @@ def minmax_observer_running_range(tt, rng):
     return out
 
 
-@case(points=2, hint="Moving average: the first batch sets min/max; then min += c * (batch_min - "
+@case(unit=MOVING_AVERAGE, points=2, hint="Moving average: the first batch sets min/max; then min += c * (batch_min - "
                      "min), the same for max.", rtol=1e-5, atol=1e-6)
 def moving_average_observer(tt, rng):
     m = _q(tt)
@@ -231,7 +246,7 @@ def moving_average_observer(tt, rng):
     return out
 
 
-@case(points=3, hint="Per-channel observer: reduce every axis except ch_axis; combine with the "
+@case(unit=PER_CHANNEL_OBSERVER, points=3, hint="Per-channel observer: reduce every axis except ch_axis; combine with the "
                      "stored ranges after the first batch.")
 def per_channel_observer(tt, rng):
     m = _q(tt)
@@ -272,7 +287,7 @@ def _ql_state(q):
             [np.asarray(q.input_scale.data), np.asarray(q.input_zero_point.data)]}
 
 
-@case(points=4, hint="from_float: observe the weight, quantize it per channel (default, symmetric "
+@case(unit=QUANTIZED_LINEAR, points=4, hint="from_float: observe the weight, quantize it per channel (default, symmetric "
                      "qint8) or per tensor, store int8 weights, float32 scales, zero points in "
                      "the weight's type, a copy of the bias, and the input qparams if given.")
 def quantized_linear_from_float(tt, rng):
@@ -291,7 +306,7 @@ def quantized_linear_from_float(tt, rng):
             [per_channel.in_features, per_channel.out_features]]
 
 
-@case(points=4, hint="forward (dynamic): quantize the batch with quint8 and its own min/max, "
+@case(unit=QUANTIZED_LINEAR, points=4, hint="forward (dynamic): quantize the batch with quint8 and its own min/max, "
                      "subtract zero points in int32, integer matmul, then * (s_x * s_w) + bias.")
 def quantized_linear_forward_dynamic(tt, rng):
     m = _q(tt)
@@ -308,7 +323,7 @@ def quantized_linear_forward_dynamic(tt, rng):
     return out
 
 
-@case(points=2, hint="forward (static): use the stored input_scale / input_zero_point; inputs "
+@case(unit=QUANTIZED_LINEAR, points=2, hint="forward (static): use the stored input_scale / input_zero_point; inputs "
                      "outside the calibrated range saturate.")
 def quantized_linear_forward_static(tt, rng):
     m = _q(tt)
@@ -329,7 +344,7 @@ def _model(tt, rng):
                              _linear(tt, rng, 6, 3))
 
 
-@case(points=3, hint="swap_modules: replace each child whose exact type is mapped, in place "
+@case(unit=SWAP, points=3, hint="swap_modules: replace each child whose exact type is mapped, in place "
                      "(add_module keeps its position), recursing into the others; a mapped root "
                      "is replaced too.")
 def swap_modules_replaces_in_place(tt, rng):
@@ -343,7 +358,7 @@ def swap_modules_replaces_in_place(tt, rng):
     return [names, keys, np.asarray(swapped(x).data), type(root).__name__]
 
 
-@case(points=2, hint="model_bytes: nbytes of every parameter and every buffer (int8 = 1 byte).")
+@case(unit=MODEL_BYTES, points=2, hint="model_bytes: nbytes of every parameter and every buffer (int8 = 1 byte).")
 def model_bytes_of_float_and_quantized(tt, rng):
     m = _q(tt)
     model = _model(tt, rng)
@@ -361,7 +376,7 @@ def model_bytes_of_float_and_quantized(tt, rng):
             int(m.model_bytes(m.quantize_model(drawn, per_channel=False)))]
 
 
-@case(points=4, hint="quantize_model: dynamic without calibration data, static (observers on each "
+@case(unit=SWAP, standins=(PER_TENSOR, DEQUANTIZE, PER_CHANNEL, QPARAMS, MINMAX, MOVING_AVERAGE, PER_CHANNEL_OBSERVER, QUANTIZED_LINEAR), points=4, hint="quantize_model: dynamic without calibration data, static (observers on each "
                      "Linear's input) with it; the float model is unchanged.")
 def quantize_model_dynamic_and_static(tt, rng):
     m = _q(tt)
