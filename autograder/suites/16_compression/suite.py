@@ -19,6 +19,17 @@ from autograder.suite import Suite, outcome
 
 suite = Suite(module="16_compression", version="2027.1")
 case = suite.case
+NPARAMS = suite.unit("nparams_to_prune", "nparams_to_prune")
+L1_MASK = suite.unit("l1_unstructured_mask", "l1_unstructured_mask", uses=(NPARAMS,))
+MASKED_LINEAR = suite.unit("MaskedLinear", "MaskedLinear.forward")
+GLOBAL = suite.unit("global_unstructured_masks", "global_unstructured_masks",
+                    uses=(NPARAMS, L1_MASK, MASKED_LINEAR))
+SPARSITY = suite.unit("sparsity_report", "sparsity_report", uses=(NPARAMS, L1_MASK, MASKED_LINEAR))
+LN_MASK = suite.unit("ln_structured_mask", "ln_structured_mask", uses=(NPARAMS,))
+SHRINK = suite.unit("shrink_linear_pair", "shrink_linear_pair", uses=(NPARAMS, LN_MASK))
+LOW_RANK = suite.unit("low_rank_linear", "low_rank_linear")
+KL_DIV = suite.unit("kl_div", "_KLDivFn", "kl_div")
+DISTILLATION = suite.unit("distillation_loss", "distillation_loss", uses=(KL_DIV,))
 
 
 def _c(tt):
@@ -52,7 +63,7 @@ def _mlp(tt, rng, sizes=(10, 12, 8, 4)):
 
 
 # ----------------------------------------------------------------------------- L1 masks (10)
-@case(points=3, hint="A float amount is round(amount * n) with Python's round (half to even); an "
+@case(unit=NPARAMS, points=3, hint="A float amount is round(amount * n) with Python's round (half to even); an "
                      "int is a count; negative, > 1.0 or > n: ValueError; not a number: TypeError.")
 def nparams_to_prune_rules(tt, rng):
     c = _c(tt)
@@ -70,7 +81,7 @@ def nparams_to_prune_rules(tt, rng):
     return [counts, errors]
 
 
-@case(points=4, hint="Prune the k smallest |t| (k from nparams_to_prune): a 0/1 mask of t's shape "
+@case(unit=L1_MASK, points=4, hint="Prune the k smallest |t| (k from nparams_to_prune): a 0/1 mask of t's shape "
                      "and float dtype.")
 def l1_unstructured_mask_values(tt, rng):
     c = _c(tt)
@@ -84,7 +95,7 @@ def l1_unstructured_mask_values(tt, rng):
     return out
 
 
-@case(points=3, hint="Repeated pruning: k counts only the entries the default mask keeps, old "
+@case(unit=L1_MASK, points=3, hint="Repeated pruning: k counts only the entries the default mask keeps, old "
                      "zeros stay zero, the given mask is not modified; ties: lowest index first.")
 def l1_unstructured_mask_repeated_and_ties(tt, rng):
     c = _c(tt)
@@ -101,7 +112,7 @@ def l1_unstructured_mask_repeated_and_ties(tt, rng):
 
 
 # ----------------------------------------------------------------------------- masked layer (5)
-@case(points=5, hint="MaskedLinear.forward: x @ (weight * weight_mask).T + bias * bias_mask with "
+@case(unit=MASKED_LINEAR, points=5, hint="MaskedLinear.forward: x @ (weight * weight_mask).T + bias * bias_mask with "
                      "Tensor operations, so pruned entries get zero gradient and weight keeps its "
                      "values.", rtol=1e-5, atol=1e-6)
 def masked_linear_forward_and_gradients(tt, rng):
@@ -122,7 +133,7 @@ def masked_linear_forward_and_gradients(tt, rng):
 
 
 # ----------------------------------------------------------------------------- global (9)
-@case(points=4, hint="Global masks: l1_unstructured_mask of the concatenation of every tensor, cut "
+@case(unit=GLOBAL, points=4, hint="Global masks: l1_unstructured_mask of the concatenation of every tensor, cut "
                      "back at the cumulative sizes and reshaped; earlier masks concatenated too.")
 def global_unstructured_masks_values(tt, rng):
     c = _c(tt)
@@ -133,7 +144,7 @@ def global_unstructured_masks_values(tt, rng):
     return [first, second, one]
 
 
-@case(points=2, hint="prune_model: every Linear becomes a MaskedLinear of a copy; global ranks all "
+@case(unit=GLOBAL, points=2, hint="prune_model: every Linear becomes a MaskedLinear of a copy; global ranks all "
                      "weights together, local prunes each layer; biases untouched.")
 def prune_model_global_and_local(tt, rng):
     c = _c(tt)
@@ -150,7 +161,7 @@ def prune_model_global_and_local(tt, rng):
     return out
 
 
-@case(points=3, hint="sparsity_report: zeros of weight * weight_mask (or of weight) of every "
+@case(unit=SPARSITY, points=3, hint="sparsity_report: zeros of weight * weight_mask (or of weight) of every "
                      "Linear and Conv2d, per layer named as in named_modules(), and globally; "
                      "sparsity = zeros / total.")
 def sparsity_report_layers_and_global(tt, rng):
@@ -176,7 +187,7 @@ def sparsity_report_layers_and_global(tt, rng):
 
 
 # ----------------------------------------------------------------------------- structured (9)
-@case(points=4, hint="ln_structured_mask: Ln norm of every slice along dim (over all other dims), "
+@case(unit=LN_MASK, points=4, hint="ln_structured_mask: Ln norm of every slice along dim (over all other dims), "
                      "keep the size - k largest (ties: lower index), whole slices; times the "
                      "default mask.")
 def ln_structured_mask_values(tt, rng):
@@ -199,7 +210,7 @@ def ln_structured_mask_values(tt, rng):
     return out
 
 
-@case(points=3, hint="shrink_linear_pair: rows `keep` (sorted) of the first weight and bias, "
+@case(unit=SHRINK, points=3, hint="shrink_linear_pair: rows `keep` (sorted) of the first weight and bias, "
                      "columns `keep` of the next weight, its bias unchanged; new arrays.")
 def shrink_linear_pair_values(tt, rng):
     c = _c(tt)
@@ -217,7 +228,7 @@ def shrink_linear_pair_values(tt, rng):
             outcome(c.shrink_linear_pair, a, _linear(tt, rng, 6, 2), [0])]
 
 
-@case(points=2, hint="prune_channels: the hidden neurons with the smallest row norms go, and the "
+@case(unit=SHRINK, points=2, hint="prune_channels: the hidden neurons with the smallest row norms go, and the "
                      "next layer loses the matching columns.")
 def prune_channels_shrinks_the_mlp(tt, rng):
     c = _c(tt)
@@ -231,7 +242,7 @@ def prune_channels_shrinks_the_mlp(tt, rng):
 
 
 # ----------------------------------------------------------------------------- low rank (5)
-@case(points=5, hint="low_rank_linear: SVD of W in float64; first = Σ_r V_rᵀ (r, in) without bias, "
+@case(unit=LOW_RANK, points=5, hint="low_rank_linear: SVD of W in float64; first = Σ_r V_rᵀ (r, in) without bias, "
                      "second = U_r (out, r) with the bias; the r largest singular values.",
       rtol=1e-4, atol=1e-5)
 def low_rank_linear_product_and_output(tt, rng):
@@ -263,7 +274,7 @@ def _dist(rng, n, k, zeros=False):
     return p / p.sum(axis=1, keepdims=True)
 
 
-@case(points=4, hint="kl_div: target * (log target - input), 0 where target is 0 (or exp(target) "
+@case(unit=KL_DIV, points=4, hint="kl_div: target * (log target - input), 0 where target is 0 (or exp(target) "
                      "* (target - input) with log_target); mean over all elements, batchmean = "
                      "sum / shape[0].")
 def kl_div_values_and_reductions(tt, rng):
@@ -291,7 +302,7 @@ def kl_div_values_and_reductions(tt, rng):
     return out
 
 
-@case(points=4, hint="kl_div gradients: d/dinput = -target (-exp(target) with log_target); "
+@case(unit=KL_DIV, points=4, hint="kl_div gradients: d/dinput = -target (-exp(target) with log_target); "
                      "d/dtarget = log target + 1 - input (exp(target)(target - input + 1)).",
       rtol=1e-5, atol=1e-7)
 def kl_div_gradients(tt, rng):
@@ -311,7 +322,7 @@ def kl_div_gradients(tt, rng):
     return out
 
 
-@case(points=4, hint="distillation_loss = alpha * T^2 * kl_div(log_softmax(s/T), log_softmax(t/T), "
+@case(unit=DISTILLATION, points=4, hint="distillation_loss = alpha * T^2 * kl_div(log_softmax(s/T), log_softmax(t/T), "
                      "batchmean, log_target) + (1 - alpha) * cross_entropy(s, y); teacher detached.",
       rtol=1e-5, atol=1e-7)
 def distillation_loss_values_and_gradients(tt, rng):
