@@ -19,6 +19,17 @@ from autograder.suite import Suite, outcome
 
 suite = Suite(module="19_benchmarking", version="2027.1")
 case = suite.case
+PERCENTILE = suite.unit("latency_percentile", "latency_percentile")
+SUMMARY = suite.unit("latency_summary", "latency_summary", uses=(PERCENTILE,))
+T_INTERVAL = suite.unit("t_interval", "t_interval")
+BOOTSTRAP = suite.unit("bootstrap_ci", "bootstrap_ci")
+SINGLE_STREAM = suite.unit("single_stream", "single_stream")
+OFFLINE = suite.unit("offline", "offline")
+ACCURACY = suite.unit("evaluate_accuracy", "evaluate_accuracy")
+RUN_SCENARIO = suite.unit("run_scenario", "run_scenario",
+                          uses=(PERCENTILE, SUMMARY, T_INTERVAL, SINGLE_STREAM, OFFLINE, ACCURACY))
+VERDICT = suite.unit("speedup_verdict", "speedup_verdict", uses=(T_INTERVAL,))
+VALIDATE = suite.unit("validate_report", "validate_report")
 RTOL, ATOL = 1e-9, 1e-12
 
 
@@ -75,7 +86,7 @@ def _samples(rng, n, classes=3, features=2):
 
 
 # ----------------------------------------------------------------------------- statistics (19)
-@case(points=5, hint="Sort the latencies and take index int(n * percentile / 100) (0-based, "
+@case(unit=PERCENTILE, points=5, hint="Sort the latencies and take index int(n * percentile / 100) (0-based, "
                      "multiply before dividing, no interpolation); percentile must be in "
                      "[0, 100) and the list non-empty, else ValueError.", rtol=RTOL, atol=ATOL)
 def latency_percentile_loadgen_rule(tt, rng):
@@ -93,7 +104,7 @@ def latency_percentile_loadgen_rule(tt, rng):
     return out
 
 
-@case(points=4, hint="count (an int), mean, then p50, p90 and p99 by LoadGen's rule, min and max, "
+@case(unit=SUMMARY, points=4, hint="count (an int), mean, then p50, p90 and p99 by LoadGen's rule, min and max, "
                      "under exactly these keys, as Python numbers; no latencies: ValueError.",
       rtol=RTOL, atol=ATOL)
 def latency_summary_fields(tt, rng):
@@ -106,7 +117,7 @@ def latency_summary_fields(tt, rng):
     return out
 
 
-@case(points=5, hint="mean ± t_quantile((1 + confidence) / 2, n - 1) * s / sqrt(n) with the sample "
+@case(unit=T_INTERVAL, points=5, hint="mean ± t_quantile((1 + confidence) / 2, n - 1) * s / sqrt(n) with the sample "
                      "standard deviation s (ddof=1); fewer than 2 values or a confidence "
                      "outside (0, 1): ValueError.", rtol=1e-9, atol=1e-12)
 def t_interval_values(tt, rng):
@@ -122,7 +133,7 @@ def t_interval_values(tt, rng):
     return out
 
 
-@case(points=5, hint="idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n)); "
+@case(unit=BOOTSTRAP, points=5, hint="idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n)); "
                      "stats = statistic(values[idx], axis=1); the 100(1-c)/2 and 100(1+c)/2 "
                      "percentiles of stats (np.percentile) as floats; bad arguments: "
                      "ValueError.", rtol=RTOL, atol=ATOL)
@@ -146,7 +157,7 @@ def bootstrap_ci_percentile_method(tt, rng):
 
 
 # ----------------------------------------------------------------------------- scenarios (12)
-@case(points=5, hint="warmup untimed queries first (samples 0, 1, ... cycling), then each query "
+@case(unit=SINGLE_STREAM, points=5, hint="warmup untimed queries first (samples 0, 1, ... cycling), then each query "
                      "q sends samples[q % n : q % n + 1] (a batch of one) and records timer() "
                      "after minus timer() before; bad arguments: ValueError.", rtol=RTOL, atol=ATOL)
 def single_stream_fake_clock(tt, rng):
@@ -164,7 +175,7 @@ def single_stream_fake_clock(tt, rng):
     return [latencies, clock.calls[:warmup + queries], errors]
 
 
-@case(points=4, hint="warmup untimed calls on samples[:batch_size], then read the clock once "
+@case(unit=OFFLINE, points=4, hint="warmup untimed calls on samples[:batch_size], then read the clock once "
                      "before and once after sending every sample in batches (the last may be "
                      "smaller); return n / seconds; bad arguments: ValueError.", rtol=RTOL, atol=ATOL)
 def offline_fake_clock(tt, rng):
@@ -183,7 +194,7 @@ def offline_fake_clock(tt, rng):
     return [rate, calls, errors]
 
 
-@case(points=3, hint="Every sample once in batches of batch_size (the SUT may return a Tensor), "
+@case(unit=ACCURACY, points=3, hint="Every sample once in batches of batch_size (the SUT may return a Tensor), "
                      "concatenate the scores, and module 07's accuracy against the labels.",
       rtol=RTOL, atol=ATOL)
 def evaluate_accuracy_batches(tt, rng):
@@ -201,7 +212,7 @@ def evaluate_accuracy_batches(tt, rng):
 
 
 # ----------------------------------------------------------------------------- results (12)
-@case(points=7, hint="Accuracy first (untimed); per run: single stream -> p90 of the run's "
+@case(unit=RUN_SCENARIO, points=7, hint="Accuracy first (untimed); per run: single stream -> p90 of the run's "
                      "latencies x 1000 (ms), offline -> samples/s; t_interval of the run "
                      "metrics gives value and ci; status VALID iff accuracy >= target; "
                      "latency_ms summarises every timed query of every run (None offline).",
@@ -229,7 +240,7 @@ def run_scenario_gates_and_summarises(tt, rng):
     return [out, errors]
 
 
-@case(points=5, hint="(low, high) = median_ci(ratios, confidence) (module 14); ratio = the "
+@case(unit=VERDICT, points=5, hint="(low, high) = median_ci(ratios, confidence) (module 14); ratio = the "
                      "median; verdict pass if low >= threshold, else fail if high < threshold, "
                      "else inconclusive; also confidence, threshold and pairs.", rtol=RTOL,
       atol=ATOL)
@@ -274,7 +285,7 @@ def _report(rng):
                              "verdict": "pass"}]}
 
 
-@case(points=7, hint="Check in the table's order and raise ReportError(field, problem) at the "
+@case(unit=VALIDATE, points=7, hint="Check in the table's order and raise ReportError(field, problem) at the "
                      "first problem: field paths like results[1].ci or "
                      "results[0].latency_ms.count; numbers are finite ints/floats, never bools; "
                      "status and verdict must match accuracy/target and ci/threshold.")

@@ -31,6 +31,14 @@ from autograder.suite import Suite, outcome
 suite = Suite(module="20_capstone", version="2027.3", needs_course_data=True,
               needs_report_schema=True)
 case = suite.case
+DOMINATES = suite.unit("dominates", "dominates")
+PARETO = suite.unit("pareto_front", "pareto_front", uses=(DOMINATES,))
+SCORE = suite.unit("olympics_score", "olympics_score")
+LEADERBOARD = suite.unit("leaderboard", "leaderboard", uses=(SCORE,))
+STORAGE = suite.unit("storage_bytes", "storage_bytes")
+OPTIMIZE = suite.unit("optimize", "optimize")
+MEASURE = suite.unit("measure_entry", "measure_entry", uses=(STORAGE,))
+EVENT = suite.unit("the Olympics event", "OLYMPICS_RECIPE", "olympics_report")
 
 #: Training digits for the event, read while the suite loads (before the sandbox); the held-out
 #: digits are read only by the parent's check.
@@ -101,7 +109,7 @@ def _blobs(tt, rng, n=480, features=16, classes=3):
 
 
 # ----------------------------------------------------------------------------- the frontier
-@case(points=6, hint="At least as good in all three (accuracy higher, latency and bytes "
+@case(unit=DOMINATES, points=6, hint="At least as good in all three (accuracy higher, latency and bytes "
                      "lower) and strictly better in one; equal entries do not dominate.")
 def dominates_pairs(tt, rng):
     m = _module(tt)
@@ -115,7 +123,7 @@ def dominates_pairs(tt, rng):
     return out
 
 
-@case(points=6, hint="Keep an entry when no entry dominates it; input order; equal entries "
+@case(unit=PARETO, points=6, hint="Keep an entry when no entry dominates it; input order; equal entries "
                      "both stay; an empty list has an empty front.")
 def pareto_front_indices(tt, rng):
     m = _module(tt)
@@ -132,7 +140,7 @@ def pareto_front_indices(tt, rng):
 
 
 # ----------------------------------------------------------------------------- the score
-@case(points=5, hint="0 below baseline accuracy minus the drop (with a 1e-9 tolerance: an "
+@case(unit=SCORE, points=5, hint="0 below baseline accuracy minus the drop (with a 1e-9 tolerance: an "
                      "accuracy exactly at the bound passes); else sqrt(speed-up x compression).")
 def olympics_score_values(tt, rng):
     m = _module(tt)
@@ -153,7 +161,7 @@ def olympics_score_values(tt, rng):
     return out
 
 
-@case(points=3, hint="A latency or byte count that is not positive, in the entry or the "
+@case(unit=SCORE, points=3, hint="A latency or byte count that is not positive, in the entry or the "
                      "baseline, is not a measurement: raise ValueError.")
 def olympics_score_refuses_non_positive(tt, rng):
     m = _module(tt)
@@ -170,7 +178,7 @@ def olympics_score_refuses_non_positive(tt, rng):
                                                     for i in order]
 
 
-@case(points=5, hint="Four dicts in order: score (4 decimals, desc), accuracy in % (2, desc), "
+@case(unit=LEADERBOARD, points=5, hint="Four dicts in order: score (4 decimals, desc), accuracy in % (2, desc), "
                      "latency ms (4, asc), size in KB = bytes / 1024 (2, asc).",
       rtol=0.0, atol=1e-12)
 def leaderboard_entries(tt, rng):
@@ -185,7 +193,7 @@ def leaderboard_entries(tt, rng):
 
 
 # ----------------------------------------------------------------------------- storage
-@case(points=6, hint="Per 2-D array: min(dense nbytes, nnz * (itemsize + index bytes) + "
+@case(unit=STORAGE, points=6, hint="Per 2-D array: min(dense nbytes, nnz * (itemsize + index bytes) + "
                      "(rows + 1) * 4), index bytes 1 up to 256 columns else 2; other arrays "
                      "dense.")
 def storage_bytes_dense_and_csr(tt, rng):
@@ -204,7 +212,7 @@ def storage_bytes_dense_and_csr(tt, rng):
 
 
 # ----------------------------------------------------------------------------- the pipeline
-@case(points=7, hint="prune_model(amount, 'global') -> fine-tune with Adam (masks in place) -> "
+@case(unit=OPTIMIZE, points=7, hint="prune_model(amount, 'global') -> fine-tune with Adam (masks in place) -> "
                      "strip_masks -> quantize_model with train_x[:calibration]; the float model "
                      "must not change.", atol=0.04)
 def optimize_pipeline(tt, rng):
@@ -241,7 +249,7 @@ def optimize_pipeline(tt, rng):
             "accuracy": round(acc, 2), "training": bool(q.training)}
 
 
-@case(points=6, hint="accuracy from one untimed forward pass; latency_ms = 1000 x the median "
+@case(unit=MEASURE, points=6, hint="accuracy from one untimed forward pass; latency_ms = 1000 x the median "
                      "of `repeats` timer() differences around model(Tensor(x)); bytes = "
                      "storage_bytes(model).")
 def measure_entry_with_a_fake_clock(tt, rng):
@@ -564,7 +572,7 @@ def olympics_leaderboard(value: Any, expected: Any) -> list[dict[str, Any]]:
             {"name": "Size (KB)", "value": round(sub["bytes"] / 1024.0, 2), "order": "asc"}]
 
 
-@case(points=6, hint="Your OLYMPICS_RECIPE through your optimize must stay within one point "
+@case(unit=EVENT, standins=(), points=6, hint="Your OLYMPICS_RECIPE through your optimize must stay within one point "
                      "of the baseline's held-out accuracy and be at least 3.5x smaller (INT8, "
                      "or enough zeros for CSR), and your olympics_report must be a valid "
                      "report whose accuracies and target match the grader's measurement of "
