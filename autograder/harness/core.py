@@ -531,16 +531,25 @@ def _check_points(info: ModuleInfo, suite: Suite) -> None:
                           f"course.yml gives {info.name} {info.points:g}")
 
 
-def _case_output(case: Case, verdict: str, outcome: Outcome | None, *, hint: bool = True
-                 ) -> str:
+def _case_output(case: Case, verdict: str, outcome: Outcome | None, *, hint: bool = True,
+                 standins: tuple[str, ...] = ()) -> str:
     parts = [verdict]
     if outcome is not None and outcome.where:
         parts.append("Where, in your code:\n" + outcome.where)
+    if hint and case.unit:
+        parts.append(f"This test grades {case.unit}" + (
+            f"; it ran with the course's own {_and(standins)} (each graded by its own tests)."
+            if standins else "."))
     if case.hint and hint:
         parts.append(f"Hint: {case.hint}")
     if outcome is not None and outcome.out.strip():
         parts.append("Your code printed:\n" + outcome.out.rstrip())
     return "\n".join(parts)
+
+
+def _and(names: tuple[str, ...]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _verdict(o: Outcome) -> str:
@@ -597,7 +606,7 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
             verdict = "Passed." if passed else f"Wrong result: {o.value.message}."
         else:
             verdict = _verdict(o)
-        output = _case_output(c, verdict, o, hint=not passed)
+        output = _case_output(c, verdict, o, hint=not passed, standins=suite.standins(c))
         published = (o.value.published if not integrity and o is not None
                      and isinstance(o.value, Verdict) else None)
         if isinstance(published, tuple):
