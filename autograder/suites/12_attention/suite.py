@@ -76,8 +76,9 @@ def _mask(rng, *shape, p=0.3):
 
 
 # ----------------------------------------------------------------------------- softmax, masks (10)
-@case(unit=SOFTMAX, points=3, hint="Subtract the row maximum before exp; a row that is all -inf gives zeros "
-                     "(shift it by 0, divide by 1); keep the input's dtype.")
+@case(unit=SOFTMAX, points=3, hint="_SafeSoftmaxFn: subtract the row maximum before exp; a row "
+                                   "that is all -inf gives zeros (shift it by 0, divide by 1); "
+                                   "keep the input's dtype.")
 def safe_softmax_forward(tt, rng):
     A = _att(tt)
     x = _f32(rng, 4, 6) * np.float32(30.0)
@@ -89,8 +90,9 @@ def safe_softmax_forward(tt, rng):
     return [p.numpy(), str(p.dtype), p64.numpy(), str(p64.dtype)]
 
 
-@case(unit=SOFTMAX, points=3, hint="dL/dx = P * (G - rowsum(G * P)) along the last axis, from the saved P.",
-      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=SOFTMAX, points=3, rtol=GRAD_RTOL, atol=GRAD_ATOL, hint="_SafeSoftmaxFn: dL/dx = P * "
+                                                                   "(G - rowsum(G * P)) along the "
+                                                                   "last axis, from the saved P.")
 def safe_softmax_backward(tt, rng):
     A = _att(tt)
     x = _f32(rng, 3, 2, 5)
@@ -100,9 +102,9 @@ def safe_softmax_backward(tt, rng):
     return _grads(tt, rng, A._SafeSoftmaxFn.apply(t), [t])
 
 
-@case(unit=MASKS, points=4, hint="is_causal: tril of ones (L, S), aligned top-left; bool masks: True -> 0, "
-                     "False -> -inf; float masks are returned as they are (in dtype); "
-                     "mask + is_causal raises RuntimeError.")
+@case(unit=MASKS, points=4, hint="mask_to_bias: is_causal: tril of ones (L, S), aligned top-left; "
+                                 "bool masks: True -> 0, False -> -inf; float masks are returned "
+                                 "as they are (in dtype); mask + is_causal raises RuntimeError.")
 def mask_to_bias_conventions(tt, rng):
     A = _att(tt)
     lq, lk = int(rng.integers(2, 5)), int(rng.integers(5, 8))
@@ -118,8 +120,9 @@ def mask_to_bias_conventions(tt, rng):
 
 
 # ----------------------------------------------------------------------------- SDPA (18)
-@case(unit=SDPA, points=4, hint="softmax(Q K^T * scale) V with scale = 1/sqrt(E), softmax over the keys "
-                     "(last axis); L and S may differ and Ev may differ from E.")
+@case(unit=SDPA, points=4, hint="scaled_dot_product_attention: softmax(Q K^T * scale) V with "
+                                "scale = 1/sqrt(E), softmax over the keys (last axis); L and S "
+                                "may differ and Ev may differ from E.")
 def sdpa_forward(tt, rng):
     F = tt.nn.functional
     q, k, v = (tt.Tensor(_f32(rng, *s)) for s in [(2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 5)])
@@ -128,8 +131,9 @@ def sdpa_forward(tt, rng):
     return [out.numpy(), str(out.dtype), F.scaled_dot_product_attention(q2, k2, v2).numpy()]
 
 
-@case(unit=SDPA, points=3, hint="is_causal is the top-left triangle even when L != S; boolean masks: True "
-                     "takes part; float masks are added; rows with nothing allowed are 0.")
+@case(unit=SDPA, points=3, hint="scaled_dot_product_attention: is_causal is the top-left triangle "
+                                "even when L != S; boolean masks: True takes part; float masks "
+                                "are added; rows with nothing allowed are 0.")
 def sdpa_masks_forward(tt, rng):
     F = tt.nn.functional
     q, k, v = (tt.Tensor(_f32(rng, *s)) for s in [(2, 4, 6), (2, 7, 6), (2, 7, 3)])
@@ -145,9 +149,12 @@ def sdpa_masks_forward(tt, rng):
             F.scaled_dot_product_attention(q, k, v, attn_mask=tt.Tensor(fmask)).numpy()]
 
 
-@case(unit=SDPA, points=4, hint="dV = P^T G; dP = G V^T; dS = P * (dP - rowsum(dP * P)); dQ = dS K * scale; "
-                     "dK = dS^T Q * scale (swap the last two axes, never .T).",
-      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=SDPA, points=4, rtol=GRAD_RTOL, atol=GRAD_ATOL, hint="scaled_dot_product_attention: dV "
+                                                                "= P^T G; dP = G V^T; dS = P * "
+                                                                "(dP - rowsum(dP * P)); dQ = dS K "
+                                                                "* scale; dK = dS^T Q * scale "
+                                                                "(swap the last two axes, never "
+                                                                ".T).")
 def sdpa_backward(tt, rng):
     F = tt.nn.functional
     out = []
@@ -157,9 +164,12 @@ def sdpa_backward(tt, rng):
     return out
 
 
-@case(unit=SDPA, points=2, hint="A key/value with fewer batch dims broadcasts like matmul; return the "
-                     "gradients in the broadcast shape and let unbroadcast sum them.",
-      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=SDPA, points=2, rtol=GRAD_RTOL, atol=GRAD_ATOL, hint="scaled_dot_product_attention: A "
+                                                                "key/value with fewer batch dims "
+                                                                "broadcasts like matmul; return "
+                                                                "the gradients in the broadcast "
+                                                                "shape and let unbroadcast sum "
+                                                                "them.")
 def sdpa_broadcast_batch_backward(tt, rng):
     F = tt.nn.functional
     q, k, v = _leaves(tt, rng, (3, 4, 6), (5, 6), (5, 2))
@@ -167,9 +177,11 @@ def sdpa_broadcast_batch_backward(tt, rng):
     return [y.numpy(), _grads(tt, rng, y, [q, k, v])]
 
 
-@case(unit=SDPA, points=2, hint="scale=None means 1/sqrt(E) as a Python float; an explicit scale replaces "
-                     "it; float64 stays float64, float32 stays float32.",
-      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=SDPA, points=2, rtol=GRAD_RTOL, atol=GRAD_ATOL, hint="scaled_dot_product_attention: "
+                                                                "scale=None means 1/sqrt(E) as a "
+                                                                "Python float; an explicit scale "
+                                                                "replaces it; float64 stays "
+                                                                "float64, float32 stays float32.")
 def sdpa_scale_and_dtype(tt, rng):
     F = tt.nn.functional
     q, k, v = (tt.Tensor(_f32(rng, 3, 9)) for _ in range(3))
@@ -206,9 +218,12 @@ def _sdpa_dropout_check(got, expected):
     return True, ""
 
 
-@case(unit=SDPA, points=2, hint="dropout_p: keep each weight with probability 1 - p (draw with "
-                     "default_generator()), scale kept ones by 1/(1 - p), and multiply dP by the "
-                     "same mask in backward.", check=_sdpa_dropout_check)
+@case(unit=SDPA, points=2, check=_sdpa_dropout_check, hint="scaled_dot_product_attention: "
+                                                           "dropout_p: keep each weight with "
+                                                           "probability 1 - p (draw with "
+                                                           "default_generator()), scale kept ones "
+                                                           "by 1/(1 - p), and multiply dP by the "
+                                                           "same mask in backward.")
 def sdpa_dropout(tt, rng):
     F = tt.nn.functional
     seed = int(rng.integers(2**31))
@@ -243,8 +258,9 @@ def sdpa_dropout(tt, rng):
     return {"o": o, "analytic": analytic, "numeric": numeric, "inputs": [*arrays, r]}
 
 
-@case(unit=SDPA, points=1, hint="Raise RuntimeError when E of query and key differ, S of key and value "
-                     "differ, or attn_mask is given together with is_causal=True.")
+@case(unit=SDPA, points=1, hint="scaled_dot_product_attention: raise RuntimeError when E of query "
+                                "and key differ, S of key and value differ, or attn_mask is given "
+                                "together with is_causal=True.")
 def sdpa_errors(tt, rng):
     F = tt.nn.functional
     q = tt.Tensor(_f32(rng, 2, 3, 4))
@@ -257,8 +273,9 @@ def sdpa_errors(tt, rng):
 
 
 # ----------------------------------------------------------------------------- heads (4)
-@case(unit=HEADS, points=4, hint="split_heads: reshape (..., T, E) to (..., T, h, E/h), then swap the T and "
-                     "h axes; merge_heads undoes it; gradients flow through both.")
+@case(unit=HEADS, points=4, hint="split_heads: reshape (..., T, E) to (..., T, h, E/h), then swap "
+                                 "the T and h axes; merge_heads undoes it; gradients flow through "
+                                 "both.")
 def split_and_merge_heads(tt, rng):
     A = _att(tt)
     x = tt.Tensor(_f32(rng, 2, 5, 12), requires_grad=True)
@@ -274,9 +291,10 @@ def split_and_merge_heads(tt, rng):
 
 
 # ----------------------------------------------------------------------------- MHA (18)
-@case(unit=MHA_INIT, points=3, hint="Register in_proj_weight (3E, E), in_proj_bias (3E,), out_proj (Linear) in "
-                     "that order; draw out_proj first, then Xavier-uniform in_proj_weight with "
-                     "bound sqrt(6/(E + 3E)); zero both biases.")
+@case(unit=MHA_INIT, points=3, hint="MultiheadAttention.__init__: register in_proj_weight (3E, "
+                                    "E), in_proj_bias (3E,), out_proj (Linear) in that order; "
+                                    "draw out_proj first, then Xavier-uniform in_proj_weight with "
+                                    "bound sqrt(6/(E + 3E)); zero both biases.")
 def mha_parameters_from_seed(tt, rng):
     nn = tt.nn
     _seed(tt, rng)
@@ -289,10 +307,11 @@ def mha_parameters_from_seed(tt, rng):
             outcome(nn.MultiheadAttention, 10, 4)]
 
 
-@case(unit=MHA_MASKS, points=3, hint="MultiheadAttention masks: boolean True = IGNORE (-inf), float masks are "
-                     "added; attn_mask (L, S) or (N*h, L, S) -> (N, h, L, S); key_padding_mask "
-                     "(N, S) -> (N, 1, 1, S) (any shape that broadcasts to (N, h, L, S) "
-                     "is fine); wrong shapes raise RuntimeError.")
+@case(unit=MHA_MASKS, points=3, hint="MultiheadAttention masks: boolean True = IGNORE (-inf), "
+                                     "float masks are added; attn_mask (L, S) or (N*h, L, S) -> "
+                                     "(N, h, L, S); key_padding_mask (N, S) -> (N, 1, 1, S) (any "
+                                     "shape that broadcasts to (N, h, L, S) is fine); wrong "
+                                     "shapes raise RuntimeError.")
 def mha_merge_masks(tt, rng):
     m = tt.nn.MultiheadAttention(4, 2)
     n, lq, lk = 2, 3, 4
@@ -312,10 +331,15 @@ def mha_merge_masks(tt, rng):
             outcome(m._merge_masks, None, _mask(rng, n, lq, lk), n, lq, lk, np.float32)]
 
 
-@case(unit=MHA, points=3, hint="Self-attention: project with in_proj, split heads, attend with scale "
-                     "1/sqrt(head_dim), merge, out_proj; weights averaged over heads unless "
-                     "average_attn_weights=False; need_weights=False gives (out, None).",
-      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=MHA, points=3, rtol=GRAD_RTOL, atol=GRAD_ATOL, hint="MultiheadAttention.forward: "
+                                                               "self-attention: project with "
+                                                               "in_proj, split heads, attend with "
+                                                               "scale 1/sqrt(head_dim), merge, "
+                                                               "out_proj; weights averaged over "
+                                                               "heads unless "
+                                                               "average_attn_weights=False; "
+                                                               "need_weights=False gives (out, "
+                                                               "None).")
 def mha_self_attention_forward(tt, rng):
     m = _mha(tt, rng, 8, 2)
     x = tt.Tensor(_f32(rng, 3, 5, 8))
@@ -325,9 +349,12 @@ def mha_self_attention_forward(tt, rng):
     return [out.numpy(), w.numpy(), per_head.numpy(), fused.numpy(), none is None]
 
 
-@case(unit=MHA, points=3, hint="Cross-attention (query != key): each input gets its third of "
-                     "in_proj_weight; key_padding_mask True marks padding keys; bool attn_mask "
-                     "True forbids a pair.", rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=MHA, points=3, rtol=GRAD_RTOL, atol=GRAD_ATOL, hint="MultiheadAttention.forward: "
+                                                               "cross-attention (query != key): "
+                                                               "each input gets its third of "
+                                                               "in_proj_weight; key_padding_mask "
+                                                               "True marks padding keys; bool "
+                                                               "attn_mask True forbids a pair.")
 def mha_cross_attention_with_masks(tt, rng):
     m = _mha(tt, rng, 12, 3)
     q, k, v = (tt.Tensor(_f32(rng, *s)) for s in [(2, 4, 12), (2, 6, 12), (2, 6, 12)])
@@ -343,9 +370,11 @@ def mha_cross_attention_with_masks(tt, rng):
             same_qk.numpy()]
 
 
-@case(unit=MHA, points=3, hint="Every parameter and input gets its gradient through both paths "
-                     "(need_weights True and False): use Tensor operations end to end.",
-      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=MHA, points=3, rtol=GRAD_RTOL, atol=GRAD_ATOL, hint="MultiheadAttention.forward: every "
+                                                               "parameter and input gets its "
+                                                               "gradient through both paths "
+                                                               "(need_weights True and False): "
+                                                               "use Tensor operations end to end.")
 def mha_backward(tt, rng):
     out = []
     for need in (True, False):
@@ -358,9 +387,11 @@ def mha_backward(tt, rng):
     return out
 
 
-@case(unit=MHA, points=2, hint="batch_first=False: inputs and output are (L, N, E), weights stay (N, L, S); "
-                     "2-D inputs (L, E) are one unbatched sequence.",
-      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=MHA, points=2, rtol=GRAD_RTOL, atol=GRAD_ATOL, hint="MultiheadAttention.forward: "
+                                                               "batch_first=False: inputs and "
+                                                               "output are (L, N, E), weights "
+                                                               "stay (N, L, S); 2-D inputs (L, E) "
+                                                               "are one unbatched sequence.")
 def mha_batch_first_false_and_unbatched(tt, rng):
     m = _mha(tt, rng, 8, 2, batch_first=False)
     x = tt.Tensor(_f32(rng, 5, 2, 8))
@@ -394,9 +425,11 @@ def _mha_dropout_check(got, expected):
                           atol=1e-6)
 
 
-@case(unit=MHA, points=1, hint="Dropout on the attention weights only in training mode; eval() makes "
-                     "the layer deterministic; is_causal without attn_mask raises RuntimeError.",
-      check=_mha_dropout_check)
+@case(unit=MHA, points=1, check=_mha_dropout_check, hint="MultiheadAttention.forward: dropout on "
+                                                         "the attention weights only in training "
+                                                         "mode; eval() makes the layer "
+                                                         "deterministic; is_causal without "
+                                                         "attn_mask raises RuntimeError.")
 def mha_dropout_and_causal_hint(tt, rng):
     m = _mha(tt, rng, 8, 2, dropout=0.5)
     x = tt.Tensor(_f32(rng, 2, 6, 8))
