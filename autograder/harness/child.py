@@ -150,14 +150,28 @@ def _load_public_tests(tests: list[dict[str, str]]) -> list[tuple[str, Any, str]
     return found
 
 
-def _student_frames(tb: Any, student_files: set[str]) -> str:
-    """Traceback lines from the student's own file only (hidden suite frames are elided)."""
-    lines = []
-    for fs in traceback.extract_tb(tb):
-        if fs.filename in student_files:
-            lines.append(f"  {os.path.basename(fs.filename)}, line {fs.lineno}, in {fs.name}"
-                         + (f": {fs.line}" if fs.line else ""))
-    return "\n".join(lines[-5:])
+def _student_frames(tb: Any, student_files: set[str], graded: str = "") -> str:
+    """Traceback lines from the student's own files only (hidden suite frames are elided).
+
+    At most five, from the deepest line of the graded module's file on (where that module's
+    code handed over to the earlier modules the error surfaced in), so a bug in ``spatial.py``
+    that makes ``tensor.py`` raise names the ``spatial.py`` line first, not only frames of the
+    student's earlier modules.
+    """
+    frames = [fs for fs in traceback.extract_tb(tb) if fs.filename in student_files]
+    mine = [i for i, fs in enumerate(frames) if fs.filename == graded]
+    note = ""
+    if mine:
+        frames = frames[mine[-1]:]
+        if len(frames) > 5:
+            frames = [frames[0], *frames[-4:]]
+    else:
+        frames = frames[-5:]
+        if frames and graded:
+            note = (f"\n  (no line of {os.path.basename(graded)} is running here: the error "
+                    "surfaced in your copy of an earlier module, in what it was given)")
+    return "\n".join(f"  {os.path.basename(fs.filename)}, line {fs.lineno}, in {fs.name}"
+                     + (f": {fs.line}" if fs.line else "") for fs in frames) + note
 
 
 def _describe(exc: BaseException) -> str:
@@ -349,7 +363,7 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
     except BaseException as exc:  # noqa: BLE001 - anything at import time is the student's
         sys.stdout, sys.stderr = real_out, real_err
         chan.send("fatal", error=_describe(exc),
-                  where=_student_frames(exc.__traceback__, student_files),
+                  where=_student_frames(exc.__traceback__, student_files, student_file),
                   out=out.text())
         os._exit(3)
     sys.stdout, sys.stderr = real_out, real_err
@@ -407,7 +421,7 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
             if kind == "public" and public_by_name.get(item, (None, ""))[1]:
                 detail = public_by_name[item][1] + " — " + detail
             chan.send("error", item=item, error=detail,
-                      where=_student_frames(exc.__traceback__, student_files),
+                      where=_student_frames(exc.__traceback__, student_files, student_file),
                       out=out.text(), secs=round(_monotonic() - t0, 4),
                       blocked=list(blocker.attempts))
             continue

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import sys
 import tempfile
@@ -113,6 +114,11 @@ class _Ctx:
     submission_dir: Path | None = None
     data_dir: Path | None = None
     leaderboard: list[dict[str, Any]] = field(default_factory=list)
+    #: Still-open earlier modules: one line for the top of the results, one paragraph for the
+    #: submission test, and the numbers that came from their release stubs (and why).
+    earlier_line: str = ""
+    earlier_detail: str = ""
+    stub_modules: dict[int, str] = field(default_factory=dict)
 
 
 def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
@@ -436,12 +442,16 @@ def _reference_usable(info: ModuleInfo, number: int, slug: str, now: dt.datetime
 
 def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
                      exported: dict[str, Any]) -> tuple[dict[str, str | None], list[str]]:
-    """Which copy of each still-open earlier module the package gets, and the notes saying
-    so. Returns ``({slug: student source or None for the stub}, [slugs of student copies])``."""
+    """Which copy of each still-open earlier module the package gets, and what the student is
+    told about it: one short line at the top of the results (``ctx.earlier_line``) and one
+    paragraph in the ``submission`` test naming every stub and why (``ctx.earlier_detail``).
+    Returns ``({slug: student source or None for the stub}, [slugs of student copies])``."""
     info = ctx.info
     earlier: dict[str, str | None] = {}
     mine: list[str] = []
     record: dict[str, Any] = {}
+    yours: list[int] = []
+    stubs: list[tuple[int, str]] = []
     for n, slug in ((n, s) for n, s in (info.all_modules or ()) if n < info.number):
         name = f"{n:02d}_{slug}"
         if (n, slug) not in open_earlier:
@@ -453,10 +463,7 @@ def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
             earlier[slug] = got.source
             mine.append(slug)
             record[name] = {"from": "yours", "closes": closes}
-            ctx.notes.append(
-                f"Module {n:02d} is still open for late work (until {closes}), so this module "
-                f"was graded with your own {name}.ipynb in place of the course's reference; "
-                f"once module {n:02d} closes it can be regraded on the reference.")
+            yours.append(n)
             continue
         earlier[slug] = None
         if got is None:
@@ -466,14 +473,66 @@ def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
         else:
             why = f"your {name}.ipynb could not be read ({got.error})"
         record[name] = {"from": "stub", "closes": closes, "why": why}
-        ctx.notes.append(
-            f"Module {n:02d} is still open for late work (until {closes}) and {why}, so its "
-            f"unfinished release stub was used: tests that need module {n:02d} may fail. "
-            f"Upload {name}.ipynb together with this notebook, or wait until module {n:02d} "
-            "closes, when the course's reference is used.")
+        stubs.append((n, why))
     if record:
         ctx.extra["earlier_modules"] = record
+    if yours or stubs:
+        names = {n: f"{n:02d}_{s}" for n, s in info.all_modules or ()}
+        opened = sorted(yours + [n for n, _ in stubs])
+        last = max(opened, key=lambda n: dict(info.closes).get(n, "9999"))
+        ctx.stub_modules = {n: why for n, why in stubs}
+        used = []
+        if yours:
+            used.append(f"your own {_ranges(yours)}")
+        if stubs:
+            used.append(f"the unfinished release stub{'s' if len(stubs) > 1 else ''} of "
+                        f"{_ranges([n for n, _ in stubs])}")
+        one = len(opened) == 1
+        ctx.earlier_line = (f"Earlier module{'' if one else 's'} {_ranges(opened)} "
+                            f"{'is' if one else 'are'} still open for late work: this run used "
+                            f"{' and '.join(used)} (see 'submission').")
+        text = (f"Module{'' if one else 's'} {_ranges(opened)} {'is' if one else 'are'} still "
+                f"open for late work ({'' if one else 'the last '}until "
+                f"{info.closes_text(last)}), so ")
+        if yours:
+            text += ("this module was graded with your own "
+                     + ", ".join(f"{names[n]}.ipynb" for n in yours)
+                     + " in place of the course's reference")
+        if stubs:
+            text += ("; " if yours else "") + (
+                "the unfinished release stub was used for "
+                + "; ".join(f"{names[n]} ({why})" for n, why in stubs)
+                + ": tests that need them fail, and say so. Upload those notebooks together "
+                "with this one, or wait until they close")
+        ctx.earlier_detail = (text + ". Once they close, the course's reference is used and "
+                              "this module can be regraded on it.")
     return earlier, mine
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``1, 2, 3, 5`` -> ``01-03, 05`` (module numbers)."""
+    out: list[str] = []
+    for n in sorted(numbers):
+        if out and out[-1][1] == n - 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))  # type: ignore[arg-type]
+    return ", ".join(f"{a:02d}" if a == b else f"{a:02d}–{b:02d}" for a, b in out)  # type: ignore[misc]
+
+
+def _needs_stub(message: str, stubs: dict[int, str]) -> str:
+    """Why a failure is not the student's when it is a stub of an earlier module that came
+    from its release stub in this run (``NotImplementedError: module 03: implement ...``)."""
+    m = _STUB_ERROR.search(message)
+    if m is None or int(m.group(1)) not in stubs:
+        return ""
+    what = f" ({m.group(2)})" if m.group(2) else ""
+    return (f"Not run: this needs module {m.group(1)}{what}, which came from its "
+            f"unfinished release stub in this run because {stubs[int(m.group(1))]}: nothing "
+            "to fix in this notebook (see 'submission').")
+
+
+_STUB_ERROR = re.compile(r"module (\d\d): implement ?([A-Za-z_][\w.]*)?")
 
 
 def _decider(suite: Suite, exp: Expected, jobs: list[milestones.MilestoneJob]) -> Any:
@@ -552,8 +611,11 @@ def _and(names: tuple[str, ...]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _verdict(o: Outcome) -> str:
+def _verdict(o: Outcome, stubs: dict[int, str] | None = None) -> str:
     if o.status == "error":
+        elsewhere = _needs_stub(o.message, stubs or {})
+        if elsewhere:
+            return elsewhere
         if o.message.startswith("NotImplementedError"):
             return f"Not implemented yet ({o.message}). Replace the stub's raise with your code."
         return f"Your code raised {o.message}"
@@ -583,7 +645,7 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
     for p in pub:
         o = report.outcomes.get(p.item)
         ok = o is not None and o.status == "result"
-        text = "passed" if ok else _verdict(o) if o else "not run"
+        text = "passed" if ok else _verdict(o, ctx.stub_modules) if o else "not run"
         if o is not None and o.out.strip():
             text += "\nYour code printed:\n" + o.out.rstrip()
         tests.append({"name": f"{info.name} · public · {p.label}", "score": 0, "max_score": 0,
@@ -605,8 +667,10 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
             passed = o.value.passed
             verdict = "Passed." if passed else f"Wrong result: {o.value.message}."
         else:
-            verdict = _verdict(o)
-        output = _case_output(c, verdict, o, hint=not passed, standins=suite.standins(c))
+            verdict = _verdict(o, ctx.stub_modules)
+        stub_failure = o is not None and bool(_needs_stub(o.message, ctx.stub_modules))
+        output = _case_output(c, verdict, o, hint=not (passed or stub_failure),
+                              standins=suite.standins(c))
         published = (o.value.published if not integrity and o is not None
                      and isinstance(o.value, Verdict) else None)
         if isinstance(published, tuple):
@@ -710,6 +774,8 @@ def _submission_test(ctx: _Ctx, report: RunReport, integrity: list[str]) -> dict
         ok = True
     if ctx.notes:
         text += "\nNote: " + " ".join(ctx.notes)
+    if ctx.earlier_detail:
+        text += "\n" + ctx.earlier_detail
     if report.import_output.strip():
         text += "\nYour module printed at import:\n" + report.import_output.rstrip()
     return {"name": f"{info.name} · submission", "score": 0, "max_score": 0,
@@ -724,6 +790,8 @@ def _summary(ctx: _Ctx, tests: list[dict[str, Any]], report: RunReport,
     got = sum(t["score"] for t in scored)
     pub = [t for t in tests if "public" in t["tags"] and not t["name"].endswith("submission")]
     lines = [f"Module {info.number:02d} · {info.title}: {got:g} / {info.max_score:g} points."]
+    if ctx.earlier_line:
+        lines.append(ctx.earlier_line)
     if pub:
         ok = sum(1 for t in pub if t["status"] == "passed")
         lines.append(f"Public tests: {ok} of {len(pub)} passed (feedback only, no points).")

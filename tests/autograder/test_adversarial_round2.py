@@ -126,6 +126,23 @@ def test_an_open_earlier_modules_reference_never_reaches_the_sandbox(tmp_path, l
     assert "graded with your own 01_mini.ipynb" in outputs(res)["submission"]
 
 
+def test_a_stub_of_an_earlier_module_is_said_once_and_never_blamed_on_the_student(
+        tmp_path, later_goldens):
+    """Module 01 open and not uploaded (issue 28): one line at the top of the results says
+    which earlier modules were stubs and why, and a test that fails on module 01's stub says
+    it needs module 01, not 'implement Vec.sum'."""
+    res = _grade_later(tmp_path, later_goldens, FUTURE,
+                       {"02_later.ipynb": notebook_bytes(LATER_REF)})
+    top = res["output"].splitlines()
+    assert top[1] == ("Earlier module 01 is still open for late work: this run used the "
+                      "unfinished release stub of 01 (see 'submission').")
+    assert sum("still open" in line for line in top) == 1
+    out = outputs(res)["double_of_sum"]
+    assert "this needs module 01 (Vec.sum)" in out and "you did not upload" in out
+    assert "Replace the stub's raise" not in out and "Hint:" not in out
+    assert outputs(res)["submission"].count("01_mini") == 2  # the stub and what to upload
+
+
 def test_a_closed_earlier_module_is_graded_on_the_reference(tmp_path, later_goldens):
     """No double penalty once module 01 has closed: its reference, whatever was uploaded."""
     broken = CORRECT.replace("return float(self.data.sum())", "return 0.0")

@@ -42,8 +42,8 @@ def _dims(rng, n, low=1, high=5):
 
 
 # ----------------------------------------------------------------------------- basics (8)
-@case(unit=BASICS, points=1, hint="shape is a tuple of ints; ndim is len(shape); 0-d tensors have "
-                                  "ndim 0.")
+@case(unit=BASICS, points=1,
+      hint="shape is a tuple of ints; ndim is len(shape); 0-d tensors have ndim 0.")
 def shape_dtype_ndim_of_various_inputs(tt, rng):
     nested = rng.standard_normal(_dims(rng, 2)).round(3).tolist()
     scalar = float(rng.uniform(-9.0, 9.0))
@@ -77,8 +77,8 @@ def memory_footprint_in_bytes(tt, rng):
 
 
 # ----------------------------------------------------------------------------- layout (12)
-@case(unit=STRIDE, points=2, hint="PyTorch strides count elements, NumPy's count bytes: divide by "
-                                  "itemsize.")
+@case(unit=STRIDE, points=2,
+      hint="PyTorch strides count elements, NumPy's count bytes: divide by itemsize.")
 def stride_in_elements(tt, rng):
     x = tt.Tensor(np.zeros(_dims(rng, 3, 2, 9), dtype=np.float32))
     y = tt.Tensor(np.zeros(_dims(rng, 2, 2, 9), dtype=np.float64))
@@ -88,9 +88,9 @@ def stride_in_elements(tt, rng):
             z.numpy()]
 
 
-@case(unit=CONTIGUOUS, points=2, hint="is_contiguous: compare the strides with those of a "
-                                      "row-major layout; skip size-1 dims; a tensor with no "
-                                      "elements is contiguous.")
+@case(unit=CONTIGUOUS, points=2,
+      hint="is_contiguous: compare the strides with those of a row-major layout; skip size-1 "
+           "dims; a tensor with no elements is contiguous.")
 def contiguity_after_views(tt, rng):
     x = tt.Tensor(_f32(rng, *_dims(rng, 2, 2, 6)))
     col = tt.Tensor(_f32(rng, int(rng.integers(2, 6)), 1))
@@ -125,8 +125,8 @@ def permute_nchw_to_nhwc(tt, rng):
 
 
 # ----------------------------------------------------------------------------- reshape (8)
-@case(unit=RESHAPE, points=3, hint="reshape: accept ints or one tuple; infer a single -1 from the "
-                                   "element count.")
+@case(unit=RESHAPE, points=3,
+      hint="reshape: accept ints or one tuple; infer a single -1 from the element count.")
 def reshape_shapes_and_inference(tt, rng):
     p, q, k = _dims(rng, 3, 2, 6)
     x = tt.Tensor(rng.standard_normal(p * q * k).astype(np.float32))
@@ -136,8 +136,8 @@ def reshape_shapes_and_inference(tt, rng):
             "view": bool(np.shares_memory(r.numpy(), x.numpy()))}
 
 
-@case(unit=RESHAPE, points=1, hint="reshape: raise RuntimeError when the new shape does not hold "
-                                   "exactly numel elements.")
+@case(unit=RESHAPE, points=1,
+      hint="reshape: raise RuntimeError when the new shape does not hold exactly numel elements.")
 def reshape_rejects_wrong_sizes(tt, rng):
     p, q = _dims(rng, 2, 2, 7)
     x = tt.Tensor(rng.standard_normal(p * q).astype(np.float32))
@@ -147,9 +147,9 @@ def reshape_rejects_wrong_sizes(tt, rng):
             x.reshape(q, p).numpy().copy()]
 
 
-@case(unit=VIEW, points=3, hint="view never copies: it works whenever the strides allow the new "
-                                "shape (np.reshape(data, shape, copy=False)) and raises "
-                                "RuntimeError otherwise.")
+@case(unit=VIEW, points=3,
+      hint="view never copies: it works whenever the strides allow the new shape "
+           "(np.reshape(data, shape, copy=False)) and raises RuntimeError otherwise.")
 def view_requires_compatible_strides(tt, rng):
     x = tt.Tensor(_f32(rng, 3, 4))
     ok = x.view(12)
@@ -165,9 +165,9 @@ def view_requires_compatible_strides(tt, rng):
 
 
 # ----------------------------------------------------------------------------- indexing (3)
-@case(unit=INDEXING, points=3, hint="__getitem__: x, index = _index_arg(self, index), then "
-                                    "x.data[index]: it applies integers before index arrays "
-                                    "(PyTorch's order) and refuses negative steps.")
+@case(unit=INDEXING, points=3,
+      hint="__getitem__: x, index = _index_arg(self, index), then x.data[index]: it applies "
+           "integers before index arrays (PyTorch's order) and refuses negative steps.")
 def getitem_slices_and_fancy_indices(tt, rng):
     x = tt.Tensor(_f32(rng, 4, 5))
     idx = tt.Tensor(np.array([3, 0, 3]))
@@ -180,8 +180,9 @@ def getitem_slices_and_fancy_indices(tt, rng):
 
 
 # ----------------------------------------------------------------------------- arithmetic (9)
-@case(unit=ARITHMETIC, points=2, hint="_add/_sub/_mul/_truediv: NumPy broadcasts for you: shapes "
-                                      "align from the right, size 1 stretches.")
+@case(unit=ARITHMETIC, points=2,
+      hint="_add/_sub/_mul/_truediv: NumPy broadcasts for you: shapes align from the right, size "
+           "1 stretches.")
 def add_sub_broadcast_shapes(tt, rng):
     a = tt.Tensor(_f32(rng, 4, 1, 3))
     b = tt.Tensor(_f32(rng, 5, 1))
@@ -190,8 +191,8 @@ def add_sub_broadcast_shapes(tt, rng):
             (2.0 - c).numpy()]
 
 
-@case(unit=ARITHMETIC, points=3, hint="Multiply and divide element-wise with broadcasting; 2 / t "
-                                      "uses __rtruediv__.")
+@case(unit=ARITHMETIC, points=3,
+      hint="Multiply and divide element-wise with broadcasting; 2 / t uses __rtruediv__.")
 def mul_div_neg_broadcast(tt, rng):
     a = tt.Tensor(_f32(rng, 2, 3))
     b = tt.Tensor(rng.uniform(0.5, 2.0, (3,)).astype(np.float32))
@@ -200,9 +201,9 @@ def mul_div_neg_broadcast(tt, rng):
             (b ** -1.5).numpy()]
 
 
-@case(unit=RESULT_TYPE, points=2, hint="result_type: operate on the promoted arrays a, b from "
-                                       "_binary: a number never widens float32, int * 0.5 is "
-                                       "float32, int / int is float32, as in PyTorch.")
+@case(unit=RESULT_TYPE, points=2,
+      hint="result_type: operate on the promoted arrays a, b from _binary: a number never widens "
+           "float32, int * 0.5 is float32, int / int is float32, as in PyTorch.")
 def scalars_keep_float32(tt, rng):
     a = tt.Tensor(_f32(rng, 3))
     ints = tt.Tensor(rng.integers(1, 50, 3))
@@ -217,9 +218,9 @@ def scalars_keep_float32(tt, rng):
 
 
 
-@case(unit=RESULT_TYPE, points=3, hint="result_type: categories bool < int < float; the strongest "
-                                       "group (tensors with dims, then 0-d tensors, then numbers) "
-                                       "that reaches the top category decides.")
+@case(unit=RESULT_TYPE, points=3,
+      hint="result_type: categories bool < int < float; the strongest group (tensors with dims, "
+           "then 0-d tensors, then numbers) that reaches the top category decides.")
 def result_type_follows_pytorch(tt, rng):
     def t(dtype, shape=(2,)):
         return tt.Tensor((rng.integers(0, 3, shape)).astype(dtype))
@@ -238,9 +239,9 @@ def result_type_follows_pytorch(tt, rng):
     return [str(tt.result_type(*combos[i])) for i in order]
 
 
-@case(unit=MATH, points=2, hint="Integer tensors become float32 for exp/log/sqrt/tanh "
-                                "(_float_data) and for float powers: Tensor([4, 9]) ** 0.5 is "
-                                "[2., 3.]; int ** 2 stays an integer.")
+@case(unit=MATH, points=2,
+      hint="Integer tensors become float32 for exp/log/sqrt/tanh (_float_data) and for float "
+           "powers: Tensor([4, 9]) ** 0.5 is [2., 3.]; int ** 2 stays an integer.")
 def integer_inputs_to_float_ops(tt, rng):
     ints = tt.Tensor(rng.integers(1, 10, 4))
     squares = tt.Tensor(np.array([4, 9, 16, 25])[rng.permutation(4)])
@@ -260,8 +261,8 @@ def elementwise_math(tt, rng):
 
 
 # ----------------------------------------------------------------------------- matmul (8)
-@case(unit=MATMUL, points=2, hint="(n, k) @ (k, m) -> (n, m); np.matmul handles 1-D and batched "
-                                  "inputs.")
+@case(unit=MATMUL, points=2,
+      hint="(n, k) @ (k, m) -> (n, m); np.matmul handles 1-D and batched inputs.")
 def matmul_matrix_and_vector(tt, rng):
     a = tt.Tensor(_f32(rng, 3, 4))
     b = tt.Tensor(_f32(rng, 4, 2))
@@ -270,8 +271,8 @@ def matmul_matrix_and_vector(tt, rng):
             (v @ v).numpy()]
 
 
-@case(unit=MATMUL, points=2, hint="matmul: batch dimensions broadcast: (B, n, k) @ (k, m) and (B, "
-                                  "n, k) @ (B, k, m).")
+@case(unit=MATMUL, points=2,
+      hint="matmul: batch dimensions broadcast: (B, n, k) @ (k, m) and (B, n, k) @ (B, k, m).")
 def matmul_batched(tt, rng):
     a = tt.Tensor(_f32(rng, 5, 3, 4))
     b = tt.Tensor(_f32(rng, 4, 2))
@@ -300,11 +301,9 @@ def _shapes_named(got, expected):
     return True, ""
 
 
-@case(unit=MATMUL, points=1, check=_shapes_named, hint="matmul: check the inner sizes and raise "
-                                                       "ValueError naming both shapes; a 0-d "
-                                                       "operand is a ValueError too (use * for "
-                                                       "scalars); different dtypes are a "
-                                                       "RuntimeError.")
+@case(unit=MATMUL, points=1, check=_shapes_named,
+      hint="matmul: check the inner sizes and raise ValueError naming both shapes; a 0-d operand "
+           "is a ValueError too (use * for scalars); different dtypes are a RuntimeError.")
 def matmul_shape_errors_name_shapes(tt, rng):
     out: list = []
     scalar = tt.Tensor(float(rng.uniform(1.0, 3.0)))
@@ -328,9 +327,9 @@ def matmul_shape_errors_name_shapes(tt, rng):
 
 
 # ----------------------------------------------------------------------------- reductions (9)
-@case(unit=SUM, points=3, hint="np.sum with axis=_dim_arg(dim, ndim) and keepdims=keepdim; dim "
-                               "may be a tuple; dim=() means every dim; integer and bool tensors "
-                               "sum to int64.")
+@case(unit=SUM, points=3,
+      hint="np.sum with axis=_dim_arg(dim, ndim) and keepdims=keepdim; dim may be a tuple; dim=() "
+           "means every dim; integer and bool tensors sum to int64.")
 def sum_over_dims(tt, rng):
     x = tt.Tensor(_f32(rng, 2, 3, 4))
     pixels = tt.Tensor(rng.integers(200, 256, (3, 4)).astype(np.uint8))
@@ -342,9 +341,9 @@ def sum_over_dims(tt, rng):
             mask.sum().numpy(), scalar.sum(dim=0).numpy(), scalar.sum(dim=-1, keepdim=True).numpy()]
 
 
-@case(unit=MEAN, points=2, hint="mean = sum / count over the reduced dims; float stays float "
-                                "(float32 or float64); the mean of an integer tensor is a "
-                                "RuntimeError, as in PyTorch.")
+@case(unit=MEAN, points=2,
+      hint="mean = sum / count over the reduced dims; float stays float (float32 or float64); the "
+           "mean of an integer tensor is a RuntimeError, as in PyTorch.")
 def mean_over_dims(tt, rng):
     x = tt.Tensor(_f32(rng, 3, 5))
     ints = tt.Tensor(rng.integers(0, 9, (2, 3)))

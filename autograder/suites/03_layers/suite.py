@@ -46,8 +46,8 @@ def _dims(rng, n, low=2, high=9):
 
 
 # ----------------------------------------------------------------------------- Module tree (14)
-@case(unit=PARAMETERS, points=4, hint="named_parameters walks own parameters, then children, with "
-                                      "dotted names.")
+@case(unit=PARAMETERS, points=4,
+      hint="named_parameters walks own parameters, then children, with dotted names.")
 def named_parameters_dotted_order(tt, rng):
     nn = tt.nn
     d, h = _dims(rng, 2)
@@ -66,8 +66,8 @@ def named_parameters_dotted_order(tt, rng):
     return [names, [tuple(p.shape) for p in Block().parameters()], named[0][1].numpy()]
 
 
-@case(unit=PARAMETERS, points=2, hint="named_parameters: yield each Parameter object once, even "
-                                      "when two layers share it.")
+@case(unit=PARAMETERS, points=2,
+      hint="named_parameters: yield each Parameter object once, even when two layers share it.")
 def shared_parameters_counted_once(tt, rng):
     nn = tt.nn
     d = int(rng.integers(2, 9))
@@ -80,8 +80,8 @@ def shared_parameters_counted_once(tt, rng):
             [p.numpy() for p in model.parameters()][2 * i]]
 
 
-@case(unit=TRAIN, points=3, hint="train(mode) / eval() set .training on every module in the tree; "
-                                 "return self.")
+@case(unit=TRAIN, points=3,
+      hint="train(mode) / eval() set .training on every module in the tree; return self.")
 def train_eval_propagate(tt, rng):
     nn = tt.nn
     d, h = _dims(rng, 2)
@@ -99,8 +99,8 @@ def train_eval_propagate(tt, rng):
             [type(m).__name__ for m in model.modules()], model[0].weight.numpy()]
 
 
-@case(unit=ZERO_GRAD, points=2, hint="zero_grad sets p.grad = None (or zeros with "
-                                     "set_to_none=False).")
+@case(unit=ZERO_GRAD, points=2,
+      hint="zero_grad sets p.grad = None (or zeros with set_to_none=False).")
 def zero_grad_clears_every_parameter(tt, rng):
     _seed(tt, rng)
     model = _mlp(tt)
@@ -114,8 +114,9 @@ def zero_grad_clears_every_parameter(tt, rng):
             [p.numpy() for p in model.parameters()]]
 
 
-@case(unit=PARAMETERS, points=3, hint="named_parameters: parameter is a Tensor with "
-                                      "requires_grad=True; __setattr__ registers it.")
+@case(unit=PARAMETERS, points=3,
+      hint="named_parameters: parameter is a Tensor with requires_grad=True; __setattr__ "
+           "registers it.")
 def parameter_and_registration(tt, rng):
     nn = tt.nn
     p = nn.Parameter(_f32(rng, 2, 3))
@@ -134,8 +135,8 @@ def parameter_and_registration(tt, rng):
 
 
 # ----------------------------------------------------------------------------- state_dict (9)
-@case(unit=STATE_DICT, points=3, hint="state_dict maps dotted names to NumPy array copies of "
-                                      "every parameter.")
+@case(unit=STATE_DICT, points=3,
+      hint="state_dict maps dotted names to NumPy array copies of every parameter.")
 def state_dict_keys_shapes_copies(tt, rng):
     _seed(tt, rng)
     model = _mlp(tt)
@@ -149,8 +150,8 @@ def state_dict_keys_shapes_copies(tt, rng):
             np.array(sd["0.weight"], copy=True), before]
 
 
-@case(unit=LOAD_STATE_DICT, points=4, hint="load_state_dict copies values in place into the "
-                                           "existing Parameters.")
+@case(unit=LOAD_STATE_DICT, points=4,
+      hint="load_state_dict copies values in place into the existing Parameters.")
 def load_state_dict_round_trip(tt, rng):
     _seed(tt, rng)
     src = _mlp(tt)
@@ -165,8 +166,9 @@ def load_state_dict_round_trip(tt, rng):
             list(res[0]), list(res[1])]
 
 
-@case(unit=LOAD_STATE_DICT, points=2, hint="load_state_dict: raise RuntimeError on "
-                                           "missing/unexpected keys (strict) and shape mismatch.")
+@case(unit=LOAD_STATE_DICT, points=2,
+      hint="load_state_dict: raise RuntimeError on missing/unexpected keys (strict) and shape "
+           "mismatch.")
 def load_state_dict_errors(tt, rng):
     nn = tt.nn
     fan_in, fan_out = _dims(rng, 2)
@@ -182,8 +184,8 @@ def load_state_dict_errors(tt, rng):
 
 
 # ----------------------------------------------------------------------------- Linear (15)
-@case(unit=LINEAR, points=3, hint="Linear: weight is (out_features, in_features); bias "
-                                  "(out_features,); float32.")
+@case(unit=LINEAR, points=3,
+      hint="Linear: weight is (out_features, in_features); bias (out_features,); float32.")
 def linear_parameter_shapes(tt, rng):
     nn = tt.nn
     a = nn.Linear(*_dims(rng, 2, 1, 64))
@@ -194,8 +196,9 @@ def linear_parameter_shapes(tt, rng):
             int(a.in_features), int(a.out_features)]
 
 
-@case(unit=LINEAR, points=4, hint="Linear: bound = 1/sqrt(in_features); draw weight, then bias, "
-                                  "with default_generator().uniform(-bound, bound, shape).")
+@case(unit=LINEAR, points=4,
+      hint="Linear: bound = 1/sqrt(in_features); draw weight, then bias, with "
+           "default_generator().uniform(-bound, bound, shape).")
 def linear_default_init_from_seed(tt, rng):
     _seed(tt, rng)
     lin = tt.nn.Linear(*_dims(rng, 2, 2, 20))
@@ -214,8 +217,9 @@ def linear_forward_2d(tt, rng):
     return [out.numpy(), str(out.dtype)]
 
 
-@case(unit=LINEAR, points=2, hint="Linear acts on the last dimension of any (*, in_features) "
-                                  "input; bias=False adds nothing.")
+@case(unit=LINEAR, points=2,
+      hint="Linear acts on the last dimension of any (*, in_features) input; bias=False adds "
+           "nothing.")
 def linear_forward_batched_and_no_bias(tt, rng):
     lin = tt.nn.Linear(4, 2, bias=False)
     lin.weight.data[...] = _f32(rng, 2, 4)
@@ -224,8 +228,8 @@ def linear_forward_batched_and_no_bias(tt, rng):
     return [lin(x).numpy(), lin(v).numpy()]
 
 
-@case(unit=SEQUENTIAL, points=2, hint="Sequential applies its children in order; children are "
-                                      "named '0', '1', ...")
+@case(unit=SEQUENTIAL, points=2,
+      hint="Sequential applies its children in order; children are named '0', '1', ...")
 def sequential_forward_and_indexing(tt, rng):
     tt.manual_seed(5)
     model = _mlp(tt).eval()
@@ -235,8 +239,8 @@ def sequential_forward_and_indexing(tt, rng):
 
 
 # ----------------------------------------------------------------------------- Dropout (8)
-@case(unit=DROPOUT, points=3, hint="In eval mode, and for p = 0, dropout returns its input "
-                                   "unchanged.")
+@case(unit=DROPOUT, points=3,
+      hint="In eval mode, and for p = 0, dropout returns its input unchanged.")
 def dropout_identity_in_eval(tt, rng):
     nn = tt.nn
     x = tt.Tensor(_f32(rng, 50, 40))
@@ -248,7 +252,8 @@ def dropout_identity_in_eval(tt, rng):
 def _is_dropout_of(out, x, p):
     """(ok, why): ``out`` is a dropout of ``x`` with drop rate ``p`` (decided in the parent)."""
     if not isinstance(out, np.ndarray) or out.shape != x.shape:
-        return False, "the output does not have the input's shape"
+        shape = getattr(out, "shape", type(out).__name__)
+        return False, f"the output's shape {shape} is not the input's {x.shape}"
     if out.dtype != np.float32:
         return False, f"dtype {out.dtype} is wrong (expected float32)"
     kept = out != 0
@@ -256,11 +261,13 @@ def _is_dropout_of(out, x, p):
     # six binomial standard deviations: a correct dropout is outside once in ~5e8 draws (a
     # fixed 0.03 failed 40x40 inputs at p = 0.5, 2.4 sigma, for ~3 % of the variants)
     if abs(frac - (1.0 - p)) > 6.0 * math.sqrt(p * (1.0 - p) / kept.size):
-        return False, f"{frac:.3f} of the elements were kept; that is not 1 - p"
+        return False, f"{frac:.3f} of the elements were kept, not 1 - p = {1.0 - p:.3f}"
     ok, _ = compare_values(out[kept], x[kept] / np.float32(1.0 - p), rtol=1e-5, atol=1e-6,
                            check_dtype=False)
     if not ok:
-        return False, "the kept elements are not scaled by 1 / (1 - p)"
+        ratio = float(np.median(out[kept] / x[kept])) if kept.any() else float("nan")
+        return False, (f"the kept elements are the input times {ratio:.4g} (median), not "
+                       f"times 1 / (1 - p) = {1.0 / (1.0 - p):.4g}")
     return True, ""
 
 
@@ -273,9 +280,8 @@ def _rate_and_scale(got, expected):
     return _is_dropout_of(got["out"], expected["x"], expected["p"])
 
 
-@case(unit=DROPOUT, points=3, check=_rate_and_scale, hint="Dropout: keep each element with "
-                                                          "probability 1 - p and scale survivors "
-                                                          "by 1/(1-p).")
+@case(unit=DROPOUT, points=3, check=_rate_and_scale,
+      hint="Dropout: keep each element with probability 1 - p and scale survivors by 1/(1-p).")
 def dropout_train_rate_and_scale(tt, rng):
     _seed(tt, rng)
     p = float(rng.uniform(0.2, 0.5))
@@ -297,13 +303,14 @@ def _edge_cases(got, expected):
         if not ok:
             return False, why
     if np.array_equal(a, b):
-        return False, "two calls dropped the same elements: draw a new mask every call"
+        return False, ("the masks of two calls on the same input are identical: draw a new "
+                       "mask every call")
     return compare_values(got[4], expected[4])
 
 
-@case(unit=DROPOUT, points=2, check=_edge_cases, hint="Dropout: p = 1 drops everything; p outside "
-                                                      "[0, 1] raises ValueError; masks differ "
-                                                      "between calls.")
+@case(unit=DROPOUT, points=2, check=_edge_cases,
+      hint="Dropout: p = 1 drops everything; p outside [0, 1] raises ValueError; masks differ "
+           "between calls.")
 def dropout_edge_cases(tt, rng):
     nn = tt.nn
     _seed(tt, rng)
@@ -316,11 +323,10 @@ def dropout_edge_cases(tt, rng):
 
 
 # ----------------------------------------------------------------------------- Flatten (4)
-@case(unit=FLATTEN, points=4, hint="Flatten: merge dims start_dim..end_dim (inclusive, negatives "
-                                   "allowed) into one; a 1-D input keeps its shape and a 0-d "
-                                   "input becomes shape (1,), as in PyTorch; a dim out of range "
-                                   "is an IndexError (never wrap it) and start after end a "
-                                   "RuntimeError.")
+@case(unit=FLATTEN, points=4,
+      hint="Flatten: merge dims start_dim..end_dim (inclusive, negatives allowed) into one; a 1-D "
+           "input keeps its shape and a 0-d input becomes shape (1,), as in PyTorch; a dim out of "
+           "range is an IndexError (never wrap it) and start after end a RuntimeError.")
 def flatten_dims(tt, rng):
     nn = tt.nn
     x = tt.Tensor(_f32(rng, 2, 3, 4, 5))

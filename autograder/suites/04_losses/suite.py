@@ -38,9 +38,10 @@ def _quiet(fn, *args, **kwargs):
 _BAD_REDUCTIONS = ["avg", "batchmean", "elementwise_mean", "Mean", "total"]
 
 
-@case(unit=MSE, points=4, hint="mse_loss: mse = (input - target)^2, then mean / sum / none "
-                               "(_reduce); an unknown reduction raises ValueError when the loss "
-                               "is computed (modules check it when called, as in PyTorch).")
+@case(unit=MSE, points=4,
+      hint="mse_loss: mse = (input - target)^2, then mean / sum / none (_reduce); an unknown "
+           "reduction raises ValueError when the loss is computed (modules check it when called, "
+           "as in PyTorch).")
 def mse_all_reductions(tt, rng):
     F = tt.nn.functional
     a, b = tt.Tensor(_f32(rng, 4, 3)), tt.Tensor(_f32(rng, 4, 3))
@@ -53,8 +54,9 @@ def mse_all_reductions(tt, rng):
                   outcome(tt.nn.MSELoss(reduction=bad), a, b)]
 
 
-@case(unit=REDUCE, points=2, hint="_reduce: 'mean' -> loss.mean(), 'sum' -> loss.sum(), 'none' -> "
-                                  "loss unchanged; any other reduction raises ValueError.")
+@case(unit=REDUCE, points=2,
+      hint="_reduce: 'mean' -> loss.mean(), 'sum' -> loss.sum(), 'none' -> loss unchanged; any "
+           "other reduction raises ValueError.")
 def reduction_validated(tt, rng):
     reduce = importlib.import_module(f"{tt.__name__}.losses")._reduce
     pick = [_BAD_REDUCTIONS[int(i)] for i in rng.permutation(len(_BAD_REDUCTIONS))[:3]]
@@ -64,8 +66,8 @@ def reduction_validated(tt, rng):
             [reduce(loss, r).numpy() for r in ("mean", "sum", "none")]]
 
 
-@case(unit=MSE, points=2, hint="mse_loss: different shapes broadcast (with a warning) like "
-                               "PyTorch.")
+@case(unit=MSE, points=2,
+      hint="mse_loss: different shapes broadcast (with a warning) like PyTorch.")
 def mse_broadcast_warns(tt, rng):
     F = tt.nn.functional
     n, m = (int(d) for d in rng.integers(2, 7, 2))
@@ -77,8 +79,8 @@ def mse_broadcast_warns(tt, rng):
 
 
 # ----------------------------------------------------------------------------- CE / NLL (26)
-@case(unit=CROSS_ENTROPY, points=4, hint="cross_entropy = -log_softmax(z, dim=1)[i, y_i], "
-                                         "averaged over the batch.")
+@case(unit=CROSS_ENTROPY, points=4,
+      hint="cross_entropy = -log_softmax(z, dim=1)[i, y_i], averaged over the batch.")
 def cross_entropy_reductions(tt, rng):
     F = tt.nn.functional
     z = tt.Tensor(_f32(rng, 6, 5, scale=2.0))
@@ -92,8 +94,9 @@ def cross_entropy_reductions(tt, rng):
                     reduction=_BAD_REDUCTIONS[int(rng.integers(len(_BAD_REDUCTIONS)))])]
 
 
-@case(unit=CROSS_ENTROPY, points=5, hint="cross_entropy: use log_softmax (log-sum-exp), never "
-                                         "log(softmax): extreme logits stay finite.")
+@case(unit=CROSS_ENTROPY, points=5,
+      hint="cross_entropy: use log_softmax (log-sum-exp), never log(softmax): extreme logits stay "
+           "finite.")
 def cross_entropy_extreme_logits(tt, rng):
     z = np.array([[1000.0, -1000.0, 0.0], [-1000.0, 1000.0, 0.0], [0.0, 0.0, 200.0],
                   [90.0, 95.0, 100.0]]) + rng.uniform(-1.5, 1.5, (4, 3))
@@ -103,8 +106,9 @@ def cross_entropy_extreme_logits(tt, rng):
                   reduction="none").numpy()
 
 
-@case(unit=CROSS_ENTROPY, points=4, hint="cross_entropy: the class dim is 1: (N, C, d1) logits "
-                                         "with (N, d1) targets; mean over all.")
+@case(unit=CROSS_ENTROPY, points=4,
+      hint="cross_entropy: the class dim is 1: (N, C, d1) logits with (N, d1) targets; mean over "
+           "all.")
 def cross_entropy_spatial_and_unbatched(tt, rng):
     F = tt.nn.functional
     z = tt.Tensor(_f32(rng, 2, 4, 3))
@@ -114,10 +118,9 @@ def cross_entropy_spatial_and_unbatched(tt, rng):
             F.cross_entropy(single, tt.Tensor(np.array(3))).numpy()]
 
 
-@case(unit=CROSS_ENTROPY, points=2, hint="cross_entropy: _picked_loss, not logp * coef: a -inf "
-                                         "logit elsewhere in the row must not turn the loss into "
-                                         "NaN; every target ignored gives a NaN mean "
-                                         "(_weighted_mean).")
+@case(unit=CROSS_ENTROPY, points=2,
+      hint="cross_entropy: _picked_loss, not logp * coef: a -inf logit elsewhere in the row must "
+           "not turn the loss into NaN; every target ignored gives a NaN mean (_weighted_mean).")
 def class_losses_pick_like_pytorch(tt, rng):
     F = tt.nn.functional
     z = _f32(rng, 4, 5)
@@ -133,9 +136,9 @@ def class_losses_pick_like_pytorch(tt, rng):
                     outcome(F.cross_entropy, tt.Tensor(z), tt.Tensor(y), label_smoothing=1.5)]
 
 
-@case(unit=NLL, points=3, hint="nll_loss picks -input[i, y_i] from log-probabilities (no softmax "
-                               "inside), with _picked_loss: a -inf entry of another class must "
-                               "not make NaN.")
+@case(unit=NLL, points=3,
+      hint="nll_loss picks -input[i, y_i] from log-probabilities (no softmax inside), with "
+           "_picked_loss: a -inf entry of another class must not make NaN.")
 def nll_loss_values(tt, rng):
     F = tt.nn.functional
     logp = F.log_softmax(tt.Tensor(_f32(rng, 5, 4)), dim=1)
@@ -152,8 +155,8 @@ def nll_loss_values(tt, rng):
             picked]
 
 
-@case(unit=CROSS_ENTROPY, points=2, hint="cross_entropy: uniform logits over C classes cost "
-                                         "log(C).")
+@case(unit=CROSS_ENTROPY, points=2,
+      hint="cross_entropy: uniform logits over C classes cost log(C).")
 def cross_entropy_uniform_is_log_c(tt, rng):
     n, c = int(rng.integers(2, 9)), int(rng.integers(2, 200))
     z = tt.Tensor(np.full((n, c), rng.uniform(-5.0, 5.0), dtype=np.float32))
@@ -161,8 +164,8 @@ def cross_entropy_uniform_is_log_c(tt, rng):
     return [loss.numpy(), z.numpy()[0, 0]]  # the logit level, so the answer is the variant's
 
 
-@case(unit=CROSS_ENTROPY, points=3, hint="cross_entropy: label_smoothing eps: target = (1 - eps) "
-                                         "one-hot + eps / C.")
+@case(unit=CROSS_ENTROPY, points=3,
+      hint="cross_entropy: label_smoothing eps: target = (1 - eps) one-hot + eps / C.")
 def cross_entropy_label_smoothing(tt, rng):
     F = tt.nn.functional
     z = tt.Tensor(_f32(rng, 4, 6))
@@ -171,10 +174,10 @@ def cross_entropy_label_smoothing(tt, rng):
             tt.nn.CrossEntropyLoss(label_smoothing=0.2, reduction="none")(z, y).numpy()]
 
 
-@case(unit=CROSS_ENTROPY, points=3, hint="cross_entropy: probability targets (float, same shape "
-                                         "as the logits): -(q * logp).sum(1), with q smoothed as "
-                                         "(1 - eps) q + eps / C and each class scaled by its "
-                                         "weight.")
+@case(unit=CROSS_ENTROPY, points=3,
+      hint="cross_entropy: probability targets (float, same shape as the logits): -(q * "
+           "logp).sum(1), with q smoothed as (1 - eps) q + eps / C and each class scaled by its "
+           "weight.")
 def cross_entropy_probability_targets(tt, rng):
     z = tt.Tensor(_f32(rng, 3, 4))
     q = rng.random((3, 4)).astype(np.float32)
@@ -187,8 +190,8 @@ def cross_entropy_probability_targets(tt, rng):
 
 
 # ----------------------------------------------------------------------------- BCE (8)
-@case(unit=BCE, points=4, hint="binary_cross_entropy: -(y log p + (1-y) log(1-p)) with each log "
-                               "clamped at -100.")
+@case(unit=BCE, points=4,
+      hint="binary_cross_entropy: -(y log p + (1-y) log(1-p)) with each log clamped at -100.")
 def bce_values_and_clamp(tt, rng):
     F = tt.nn.functional
     p = rng.uniform(0.01, 0.99, (3, 4)).astype(np.float32)
@@ -201,8 +204,9 @@ def bce_values_and_clamp(tt, rng):
             _quiet(tt.nn.BCELoss(reduction="sum"), P, Y).numpy()]
 
 
-@case(unit=BCE, points=2, hint="binary_cross_entropy: inputs (and targets) outside [0, 1] are not "
-                               "probabilities: raise RuntimeError.")
+@case(unit=BCE, points=2,
+      hint="binary_cross_entropy: inputs (and targets) outside [0, 1] are not probabilities: "
+           "raise RuntimeError.")
 def bce_rejects_non_probabilities(tt, rng):
     F = tt.nn.functional
     y = tt.Tensor(np.array([1.0, 0.0], dtype=np.float32))
@@ -216,8 +220,8 @@ def bce_rejects_non_probabilities(tt, rng):
             outcome(F.binary_cross_entropy, ok, tt.Tensor(np.array([1.0, above], np.float32)))]
 
 
-@case(unit=BCE, points=2, hint="binary_cross_entropy: weight multiplies each element's loss "
-                               "before the reduction.")
+@case(unit=BCE, points=2,
+      hint="binary_cross_entropy: weight multiplies each element's loss before the reduction.")
 def bce_with_weights(tt, rng):
     p = tt.Tensor(rng.uniform(0.05, 0.95, (4, 3)).astype(np.float32))
     y = tt.Tensor((rng.random((4, 3)) > 0.5).astype(np.float32))
@@ -226,8 +230,9 @@ def bce_with_weights(tt, rng):
 
 
 # ----------------------------------------------------------------------------- BCE logits (8)
-@case(unit=BCE_LOGITS, points=4, hint="binary_cross_entropy_with_logits: (1 - y) z + log(1 + "
-                                      "exp(-|z|)) + max(-z, 0): no exp of a positive number.")
+@case(unit=BCE_LOGITS, points=4,
+      hint="binary_cross_entropy_with_logits: (1 - y) z + log(1 + exp(-|z|)) + max(-z, 0): no exp "
+           "of a positive number.")
 def bce_logits_values_and_extremes(tt, rng):
     F = tt.nn.functional
     z = np.concatenate([_f32(rng, 8, scale=3.0),
@@ -240,8 +245,9 @@ def bce_logits_values_and_extremes(tt, rng):
             _quiet(tt.nn.BCEWithLogitsLoss(reduction="sum"), Z, Y).numpy()]
 
 
-@case(unit=BCE_LOGITS, points=2, hint="binary_cross_entropy_with_logits: pos_weight scales the "
-                                      "positive term: (1 + (pw - 1) y) * softplus(-z).")
+@case(unit=BCE_LOGITS, points=2,
+      hint="binary_cross_entropy_with_logits: pos_weight scales the positive term: (1 + (pw - 1) "
+           "y) * softplus(-z).")
 def bce_logits_pos_weight(tt, rng):
     z = tt.Tensor(_f32(rng, 5, 3, scale=2.0))
     y = tt.Tensor((rng.random((5, 3)) > 0.5).astype(np.float32))
@@ -251,9 +257,8 @@ def bce_logits_pos_weight(tt, rng):
             tt.nn.BCEWithLogitsLoss(pos_weight=pw)(z, y).numpy()]
 
 
-@case(unit=BCE_LOGITS, points=2, rtol=1e-4, atol=1e-5, hint="BCEWithLogits(z) must equal "
-                                                            "BCE(sigmoid(z)) where the latter is "
-                                                            "finite.")
+@case(unit=BCE_LOGITS, points=2, rtol=1e-4, atol=1e-5,
+      hint="BCEWithLogits(z) must equal BCE(sigmoid(z)) where the latter is finite.")
 def bce_logits_matches_bce_of_sigmoid(tt, rng):
     F = tt.nn.functional
     z = tt.Tensor(_f32(rng, 10))

@@ -89,8 +89,9 @@ def _grads(tt, rng, fn, *arrays):
 
 
 # ----------------------------------------------------------------------------- engine (9)
-@case(unit=UNBROADCAST, points=2, hint="unbroadcast: sum extra leading dims away, then sum "
-                                       "(keepdims) where the input had size 1.")
+@case(unit=UNBROADCAST, points=2,
+      hint="unbroadcast: sum extra leading dims away, then sum (keepdims) where the input had "
+           "size 1.")
 def unbroadcast_reduces_to_input_shape(tt, rng):
     ub = _autograd(tt).unbroadcast
     g = _f32(rng, 2, 4, 3)
@@ -117,9 +118,9 @@ def _topological(got, expected):
     return True, ""
 
 
-@case(unit=TOPOLOGICAL, points=2, check=_topological, hint="topological_order: post-order DFS: "
-                                                           "each tensor once, after all of its "
-                                                           "inputs; root last.")
+@case(unit=TOPOLOGICAL, points=2, check=_topological,
+      hint="topological_order: post-order DFS: each tensor once, after all of its inputs; root "
+           "last.")
 def topological_order_each_tensor_once_inputs_first(tt, rng):
     nodes = [tt.Tensor(_f32(rng, 3), requires_grad=True)
              for _ in range(int(rng.integers(1, 3)))]
@@ -139,9 +140,9 @@ def topological_order_each_tensor_once_inputs_first(tt, rng):
             "edges": [(names[a], names[b]) for a, b in edges]}
 
 
-@case(unit=ENGINE, points=3, hint="backward: .grad accumulates, across backward calls and over "
-                                  "every use of a tensor (add each new gradient to the one "
-                                  "already there).")
+@case(unit=ENGINE, points=3,
+      hint="backward: .grad accumulates, across backward calls and over every use of a tensor "
+           "(add each new gradient to the one already there).")
 def gradients_accumulate_over_uses_and_calls(tt, rng):
     ops = _suite_ops(tt)
     x = tt.Tensor(_f32(rng, 4), requires_grad=True)
@@ -154,10 +155,10 @@ def gradients_accumulate_over_uses_and_calls(tt, rng):
     return [first, x.grad.numpy().copy(), w.grad.numpy().copy()]
 
 
-@case(unit=ENGINE, points=3, hint="backward: scalar outputs get gradient 1, others need "
-                                  "`gradient` (RuntimeError if not); a second backward through "
-                                  "values the first one freed raises RuntimeError unless the "
-                                  "first passed retain_graph=True (pass it on to _vjp).")
+@case(unit=ENGINE, points=3,
+      hint="backward: scalar outputs get gradient 1, others need `gradient` (RuntimeError if "
+           "not); a second backward through values the first one freed raises RuntimeError unless "
+           "the first passed retain_graph=True (pass it on to _vjp).")
 def backward_seed_errors_and_no_grad_inputs(tt, rng):
     ops = _suite_ops(tt)
     x = tt.Tensor(_f32(rng, 3), requires_grad=True)
@@ -187,25 +188,27 @@ def backward_seed_errors_and_no_grad_inputs(tt, rng):
 
 
 # ----------------------------------------------------------------------------- element-wise (16)
-@case(unit=ADD_SUB, points=3, rtol=1e-4, hint="grad_add/grad_sub: add/sub pass grad through; a "
-                                              "broadcast input's gradient is summed back.")
+@case(unit=ADD_SUB, points=3, rtol=1e-4,
+      hint="grad_add/grad_sub: add/sub pass grad through; a broadcast input's gradient is summed "
+           "back.")
 def add_sub_gradients_with_broadcasting(tt, rng):
     a, b, c = _f32(rng, 4, 1, 3), _f32(rng, 5, 1), _f32(rng, 3)
     return [_grads(tt, rng, lambda x, y: x + y, a, b), _grads(tt, rng, lambda x, y: x - y, a, c),
             _grads(tt, rng, lambda x, y: y - x, c, b), _grads(tt, rng, lambda x: 2.0 - x, c)]
 
 
-@case(unit=MUL_DIV, points=3, rtol=1e-4, hint="grad_mul/grad_div: d(ab) = (b, a) · grad; d(a/b) = "
-                                              "(1/b, -a/b²) · grad; then unbroadcast.")
+@case(unit=MUL_DIV, points=3, rtol=1e-4,
+      hint="grad_mul/grad_div: d(ab) = (b, a) · grad; d(a/b) = (1/b, -a/b²) · grad; then "
+           "unbroadcast.")
 def mul_div_gradients_with_broadcasting(tt, rng):
     a, b, c = _f32(rng, 2, 3), _pos(rng, 3), _pos(rng, 2, 1)
     return [_grads(tt, rng, lambda x, y: x * y, a, b), _grads(tt, rng, lambda x, y: x / y, a, b),
             _grads(tt, rng, lambda x, y: y / x, c, a), _grads(tt, rng, lambda x: x * x, a)]
 
 
-@case(unit=NEG_POW, points=3, rtol=1e-4, hint="grad_neg: d(-a) = -grad; grad_pow: d(a**p) = "
-                                              "p·a**(p-1)·grad for any number p, and x ** 0 has "
-                                              "gradient 0 (even at 0), as in PyTorch.")
+@case(unit=NEG_POW, points=3, rtol=1e-4,
+      hint="grad_neg: d(-a) = -grad; grad_pow: d(a**p) = p·a**(p-1)·grad for any number p, and x "
+           "** 0 has gradient 0 (even at 0), as in PyTorch.")
 def neg_and_pow_gradients(tt, rng):
     a = _pos(rng, 3, 2)
     z = _f32(rng, 5)
@@ -215,18 +218,17 @@ def neg_and_pow_gradients(tt, rng):
             _grads(tt, rng, lambda x: x ** -1.5, a), _grads(tt, rng, lambda x: x ** 0, z)]
 
 
-@case(unit=EXP_LOG_SQRT, points=3, rtol=1e-4, hint="grad_exp/grad_log/grad_sqrt: exp' = out, log' "
-                                                   "= 1/a, sqrt' = 1/(2·out).")
+@case(unit=EXP_LOG_SQRT, points=3, rtol=1e-4,
+      hint="grad_exp/grad_log/grad_sqrt: exp' = out, log' = 1/a, sqrt' = 1/(2·out).")
 def exp_log_sqrt_gradients(tt, rng):
     a = _pos(rng, 2, 3)
     return [_grads(tt, rng, lambda x: x.exp(), a), _grads(tt, rng, lambda x: x.log(), a),
             _grads(tt, rng, lambda x: x.sqrt(), a)]
 
 
-@case(unit=TANH_ABS_CLAMP, points=3, rtol=1e-4, hint="grad_tanh: 1 - out²; grad_abs: sign(a), and "
-                                                     "sign(NaN) is 0; grad_clamp passes grad "
-                                                     "where min <= a <= max, with np.where (not "
-                                                     "grad * mask, so inf * 0 never makes NaN).")
+@case(unit=TANH_ABS_CLAMP, points=3, rtol=1e-4,
+      hint="grad_tanh: 1 - out²; grad_abs: sign(a), and sign(NaN) is 0; grad_clamp passes grad "
+           "where min <= a <= max, with np.where (not grad * mask, so inf * 0 never makes NaN).")
 def tanh_abs_clamp_gradients(tt, rng):
     a = _f32(rng, 3, 4)
     a[0, 0] = 0.0
@@ -245,8 +247,8 @@ def tanh_abs_clamp_gradients(tt, rng):
 
 
 # ----------------------------------------------------------------------------- matmul (8)
-@case(unit=MATMUL, points=4, rtol=1e-4, atol=1e-5, hint="grad_matmul: dA = G @ Bᵀ, dB = Aᵀ @ G: "
-                                                        "check the shapes.")
+@case(unit=MATMUL, points=4, rtol=1e-4, atol=1e-5,
+      hint="grad_matmul: dA = G @ Bᵀ, dB = Aᵀ @ G: check the shapes.")
 def matmul_gradients_2d(tt, rng):
     a, b = _f32(rng, 3, 4), _f32(rng, 4, 5)
     sq = _f32(rng, 4, 4)
@@ -256,9 +258,9 @@ def matmul_gradients_2d(tt, rng):
             _grads(tt, rng, lambda y: v @ y, b), _grads(tt, rng, lambda x: x @ v, a)]
 
 
-@case(unit=MATMUL, points=4, rtol=1e-4, atol=1e-5, hint="grad_matmul: swap the last two axes (not "
-                                                        ".T); batch dims of a shared matrix are "
-                                                        "summed.")
+@case(unit=MATMUL, points=4, rtol=1e-4, atol=1e-5,
+      hint="grad_matmul: swap the last two axes (not .T); batch dims of a shared matrix are "
+           "summed.")
 def matmul_gradients_batched_and_vectors(tt, rng):
     a, w = _f32(rng, 5, 3, 4), _f32(rng, 4, 2)
     c = _f32(rng, 5, 4, 6)
@@ -271,9 +273,9 @@ def matmul_gradients_batched_and_vectors(tt, rng):
 
 
 # ----------------------------------------------------------------------------- reductions (9)
-@case(unit=SUM_MEAN, points=4, rtol=1e-4, hint="grad_sum/grad_mean: re-insert reduced axes "
-                                               "(keepdim=False), broadcast back; mean divides by "
-                                               "n.")
+@case(unit=SUM_MEAN, points=4, rtol=1e-4,
+      hint="grad_sum/grad_mean: re-insert reduced axes (keepdim=False), broadcast back; mean "
+           "divides by n.")
 def sum_and_mean_gradients_over_dims(tt, rng):
     a = _f32(rng, 2, 3, 4)
     fns = [lambda x: x.sum(), lambda x: x.sum(dim=1), lambda x: x.sum(dim=(0, 2)),
@@ -282,9 +284,9 @@ def sum_and_mean_gradients_over_dims(tt, rng):
     return [_grads(tt, rng, f, a) for f in fns]
 
 
-@case(unit=MAX, points=3, rtol=1e-4, hint="grad_max: full max, ties share grad evenly and a NaN "
-                                          "maximum takes the whole gradient; max(dim): grad goes "
-                                          "to .indices.")
+@case(unit=MAX, points=3, rtol=1e-4,
+      hint="grad_max: full max, ties share grad evenly and a NaN maximum takes the whole "
+           "gradient; max(dim): grad goes to .indices.")
 def max_gradients_full_and_dim(tt, rng):
     a = _f32(rng, 3, 4)
     tied = np.array([[1.0, 3.0, 3.0], [0.0, 3.0, -1.0]], dtype=np.float32)
@@ -297,8 +299,8 @@ def max_gradients_full_and_dim(tt, rng):
             _grads(tt, rng, lambda x: x.max(dim=0, keepdim=True).values, a), nan_max]
 
 
-@case(unit=MAX, points=2, rtol=1e-4, hint="grad_max/grad_amax: amax: ties within each reduction "
-                                          "share the gradient evenly.")
+@case(unit=MAX, points=2, rtol=1e-4,
+      hint="grad_max/grad_amax: amax: ties within each reduction share the gradient evenly.")
 def amax_gradients_share_ties(tt, rng):
     tied = np.array([[2.0, 2.0, 1.0], [0.0, 5.0, 5.0]], dtype=np.float32)
     a = _f32(rng, 2, 3, 4)
@@ -308,9 +310,9 @@ def amax_gradients_share_ties(tt, rng):
 
 
 # ----------------------------------------------------------------------------- views & indexing (6)
-@case(unit=VIEWS, points=3, rtol=1e-4, hint="grad_reshape/grad_transpose/grad_permute: the "
-                                            "backward of a view is the inverse view: reshape "
-                                            "back, argsort(dims).")
+@case(unit=VIEWS, points=3, rtol=1e-4,
+      hint="grad_reshape/grad_transpose/grad_permute: the backward of a view is the inverse view: "
+           "reshape back, argsort(dims).")
 def view_gradients_reshape_transpose_permute(tt, rng):
     a = _f32(rng, 2, 3, 4)
     return [_grads(tt, rng, lambda x: x.reshape(4, 6), a),
@@ -321,8 +323,8 @@ def view_gradients_reshape_transpose_permute(tt, rng):
             _grads(tt, rng, lambda x: x.T, a)]
 
 
-@case(unit=GETITEM, points=3, rtol=1e-4, hint="grad_getitem: scatter grad into zeros with "
-                                              "np.add.at: repeated indices add up.")
+@case(unit=GETITEM, points=3, rtol=1e-4,
+      hint="grad_getitem: scatter grad into zeros with np.add.at: repeated indices add up.")
 def getitem_gradients_slices_fancy_and_masks(tt, rng):
     a = _f32(rng, 4, 5)
     idx = np.array([3, 0, 3, 3])
@@ -333,11 +335,10 @@ def getitem_gradients_slices_fancy_and_masks(tt, rng):
 
 
 # ----------------------------------------------------------------------------- end to end (3)
-@case(unit=ENGINE, points=2, rtol=1e-4, atol=1e-5, hint="backward on a small MLP: visit every "
-                                                        "node once, after everything that uses "
-                                                        "it, unbroadcast each gradient (the bias "
-                                                        "is broadcast over the batch) and add it "
-                                                        "to what the input already has.")
+@case(unit=ENGINE, points=2, rtol=1e-4, atol=1e-5,
+      hint="backward on a small MLP: visit every node once, after everything that uses it, "
+           "unbroadcast each gradient (the bias is broadcast over the batch) and add it to what "
+           "the input already has.")
 def mlp_gradients_end_to_end(tt, rng):
     ops = _suite_ops(tt)
     x = tt.Tensor(_f32(rng, 8, 4))

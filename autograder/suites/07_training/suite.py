@@ -89,9 +89,9 @@ def _dummy(tt, rng, n=1):
 
 
 # ----------------------------------------------------------------------------- metrics (4)
-@case(unit=ACCURACY, points=4, hint="accuracy: (N, C) scores -> arg-max; (N,) or (N, 1) floats: "
-                                    "logits=False -> p > 0.5, logits=True -> z > 0, neither -> "
-                                    "ValueError; ints -> labels.")
+@case(unit=ACCURACY, points=4,
+      hint="accuracy: (N, C) scores -> arg-max; (N,) or (N, 1) floats: logits=False -> p > 0.5, "
+           "logits=True -> z > 0, neither -> ValueError; ints -> labels.")
 def accuracy_from_scores_probabilities_labels(tt, rng):
     acc = _mod(tt, "training").accuracy
     n, c, m = int(rng.integers(50, 300)), int(rng.integers(2, 7)), int(rng.integers(50, 300))
@@ -119,8 +119,9 @@ def accuracy_from_scores_probabilities_labels(tt, rng):
 
 
 # ----------------------------------------------------------------------------- clipping (7)
-@case(unit=CLIP, points=4, rtol=1e-5, hint="clip_grad_norm_: one global norm over all gradients; "
-                                           "scale every gradient by max/(norm+1e-6).")
+@case(unit=CLIP, points=4, rtol=1e-5,
+      hint="clip_grad_norm_: one global norm over all gradients; scale every gradient by "
+           "max/(norm+1e-6).")
 def clip_grad_norm_scales_every_parameter(tt, rng):
     clip = _mod(tt, "training").clip_grad_norm_
     params = _dummy(tt, rng, 3)
@@ -136,8 +137,8 @@ def clip_grad_norm_scales_every_parameter(tt, rng):
             "tiny": tiny.grad.numpy() * np.float32(1e8)}  # in units of 1e-8: comparable
 
 
-@case(unit=CLIP, points=2, rtol=1e-5, hint="clip_grad_norm_: below max_norm nothing changes; a "
-                                           "single Tensor is accepted too.")
+@case(unit=CLIP, points=2, rtol=1e-5,
+      hint="clip_grad_norm_: below max_norm nothing changes; a single Tensor is accepted too.")
 def clip_grad_norm_leaves_small_gradients(tt, rng):
     clip = _mod(tt, "training").clip_grad_norm_
     (p,) = _dummy(tt, rng)
@@ -147,10 +148,9 @@ def clip_grad_norm_leaves_small_gradients(tt, rng):
     return [float(np.asarray(total.numpy())), p.grad.numpy().copy()]
 
 
-@case(unit=CLIP, points=2, rtol=1e-5, hint="clip_grad_norm_: the total is the norm of the "
-                                           "per-parameter norms (_vector_norm: inf, -inf, 0 and "
-                                           "p-norms); every gradient is multiplied by min(coef, "
-                                           "1), so a NaN spreads.")
+@case(unit=CLIP, points=2, rtol=1e-5,
+      hint="clip_grad_norm_: the total is the norm of the per-parameter norms (_vector_norm: inf, "
+           "-inf, 0 and p-norms); every gradient is multiplied by min(coef, 1), so a NaN spreads.")
 def clip_grad_norm_any_norm_and_nan(tt, rng):
     clip = _mod(tt, "training").clip_grad_norm_
     out = []
@@ -170,8 +170,8 @@ def clip_grad_norm_any_norm_and_nan(tt, rng):
 
 
 # ----------------------------------------------------------------------------- schedulers (14)
-@case(unit=STEP_LR, points=4, rtol=1e-6, hint="StepLR: lr = base * gamma ** (last_epoch // "
-                                              "step_size); the constructor is step 0.")
+@case(unit=STEP_LR, points=4, rtol=1e-6,
+      hint="StepLR: lr = base * gamma ** (last_epoch // step_size); the constructor is step 0.")
 def step_lr_schedule(tt, rng):
     sched_mod = _mod(tt, "training")
     opt = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.1, 1.0)))
@@ -180,8 +180,8 @@ def step_lr_schedule(tt, rng):
     return {"lrs": _lrs(sched, opt, 8), "last_epoch": int(sched.last_epoch)}
 
 
-@case(unit=COSINE, points=4, rtol=1e-6, hint="CosineAnnealingLR: eta_min + (base - eta_min) * (1 "
-                                             "+ cos(pi * epoch / T_max)) / 2.")
+@case(unit=COSINE, points=4, rtol=1e-6,
+      hint="CosineAnnealingLR: eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2.")
 def cosine_annealing_schedule(tt, rng):
     t = _mod(tt, "training")
     opt = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.1, 1.0)))
@@ -192,9 +192,9 @@ def cosine_annealing_schedule(tt, rng):
     return [a, b]
 
 
-@case(unit=LINEAR_LR, points=3, rtol=1e-6, hint="LinearLR: base * (s + (e - s) * min(epoch, "
-                                                "total_iters) / total_iters); with total_iters=0 "
-                                                "there is no ramp: the factor stays start_factor.")
+@case(unit=LINEAR_LR, points=3, rtol=1e-6,
+      hint="LinearLR: base * (s + (e - s) * min(epoch, total_iters) / total_iters); with "
+           "total_iters=0 there is no ramp: the factor stays start_factor.")
 def linear_warmup_schedule(tt, rng):
     t = _mod(tt, "training")
     opt = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.05, 0.5)))
@@ -210,8 +210,8 @@ def linear_warmup_schedule(tt, rng):
     return [a, b, c, d]
 
 
-@case(unit=STEP_LR, points=1, rtol=1e-6, hint="StepLR: each param group keeps its own base lr "
-                                              "(group['initial_lr']).")
+@case(unit=STEP_LR, points=1, rtol=1e-6,
+      hint="StepLR: each param group keeps its own base lr (group['initial_lr']).")
 def schedulers_handle_param_groups(tt, rng):
     t = _mod(tt, "training")
     a, b = _dummy(tt, rng, 2)
@@ -221,8 +221,9 @@ def schedulers_handle_param_groups(tt, rng):
 
 
 # ----------------------------------------------------------------------------- early stop (5)
-@case(unit=EARLY_STOPPING, points=2, hint="EarlyStopping: improve = beat best by more than "
-                                          "min_delta; stop after `patience` misses.")
+@case(unit=EARLY_STOPPING, points=2,
+      hint="EarlyStopping: improve = beat best by more than min_delta; stop after `patience` "
+           "misses.")
 def early_stopping_min_mode(tt, rng):
     # Binary fractions (multiples of 2**-20, min_delta 2**-7): ``b1 - md`` is exactly md below
     # the best, so "not an improvement" holds however the comparison is written
@@ -242,8 +243,8 @@ def early_stopping_min_mode(tt, rng):
     return {"stops": [es.step(v) for v in values], "best": es.best, "counter": es.counter}
 
 
-@case(unit=EARLY_STOPPING, points=2, hint="EarlyStopping: mode='max' for accuracies: an "
-                                          "improvement is value > best + min_delta.")
+@case(unit=EARLY_STOPPING, points=2,
+      hint="EarlyStopping: mode='max' for accuracies: an improvement is value > best + min_delta.")
 def early_stopping_max_mode(tt, rng):
     es = _mod(tt, "training").EarlyStopping(patience=2, mode="max")
     shift = float(rng.uniform(-0.2, 0.2))
@@ -257,9 +258,9 @@ def early_stopping_max_mode(tt, rng):
 
 
 # ----------------------------------------------------------------------------- checkpoints (8)
-@case(unit=CHECKPOINTS, points=5, rtol=1e-6, hint="save_checkpoint/load_checkpoint: save model "
-                                                  "AND optimizer state (moments, step, lr) and "
-                                                  "restore them exactly.")
+@case(unit=CHECKPOINTS, points=5, rtol=1e-6,
+      hint="save_checkpoint/load_checkpoint: save model AND optimizer state (moments, step, lr) "
+           "and restore them exactly.")
 def checkpoint_roundtrip_resumes_exactly(tt, rng):
     t = _mod(tt, "training")
     optim = _mod(tt, "optimizers")
@@ -303,9 +304,9 @@ def _plain_npz(got, expected):
                           [expected["epoch"], expected["w"], expected["bare"]])
 
 
-@case(unit=CHECKPOINTS, points=2, check=_plain_npz, hint="save_checkpoint/load_checkpoint: an "
-                                                         ".npz of plain arrays only: np.load(..., "
-                                                         "allow_pickle=False) must read it.")
+@case(unit=CHECKPOINTS, points=2, check=_plain_npz,
+      hint="save_checkpoint/load_checkpoint: an .npz of plain arrays only: np.load(..., "
+           "allow_pickle=False) must read it.")
 def checkpoint_is_plain_npz(tt, rng):
     t = _mod(tt, "training")
     m = _Linear(tt, rng, 2, 2)
@@ -332,10 +333,9 @@ def _data(rng, n=40):
     return x, y
 
 
-@case(unit=TRAIN_EPOCH, points=5, rtol=1e-5, atol=1e-6, hint="Trainer.train_epoch: zero_grad, "
-                                                             "forward, loss, backward, (clip), "
-                                                             "step per batch; mean loss per "
-                                                             "example.")
+@case(unit=TRAIN_EPOCH, points=5, rtol=1e-5, atol=1e-6,
+      hint="Trainer.train_epoch: zero_grad, forward, loss, backward, (clip), step per batch; mean "
+           "loss per example.")
 def train_epoch_updates_and_reports_mean_loss(tt, rng):
     t = _mod(tt, "training")
     x, y = _data(rng, 37)
@@ -351,9 +351,8 @@ def train_epoch_updates_and_reports_mean_loss(tt, rng):
             "single": single}
 
 
-@case(unit=EVALUATE, points=3, rtol=1e-5, atol=1e-6, hint="evaluate: model.eval(), no_grad(), "
-                                                          "batches in order; mean loss and "
-                                                          "accuracy.")
+@case(unit=EVALUATE, points=3, rtol=1e-5, atol=1e-6,
+      hint="evaluate: model.eval(), no_grad(), batches in order; mean loss and accuracy.")
 def evaluate_loss_accuracy_without_training(tt, rng):
     t = _mod(tt, "training")
     x = rng.standard_normal((25, 4)).astype(np.float32)
@@ -372,12 +371,10 @@ def evaluate_loss_accuracy_without_training(tt, rng):
             "one": [one["loss"], one["accuracy"]]}
 
 
-@case(unit=TRAIN_EPOCH, points=3, rtol=1e-4, atol=1e-6, hint="Trainer.train_epoch: gradient "
-                                                             "accumulation: zero_grad once per "
-                                                             "group of accumulation_steps "
-                                                             "batches, weight each loss by "
-                                                             "len(xb) / (examples in the group), "
-                                                             "one step per group.")
+@case(unit=TRAIN_EPOCH, points=3, rtol=1e-4, atol=1e-6,
+      hint="Trainer.train_epoch: gradient accumulation: zero_grad once per group of "
+           "accumulation_steps batches, weight each loss by len(xb) / (examples in the group), "
+           "one step per group.")
 def gradient_accumulation_equals_the_big_batch(tt, rng):
     t = _mod(tt, "training")
     x, y = _data(rng, 37)  # batches of 4: nine full ones and a last one of 1 example
@@ -404,8 +401,9 @@ def gradient_accumulation_equals_the_big_batch(tt, rng):
 
 
 @case(unit=TRAIN_EPOCH, points=4, standins=(CLIP, ACCURACY, EVALUATE, STEP_LR, EARLY_STOPPING),
-      rtol=1e-5, atol=1e-6, hint="Trainer.train_epoch: fit: per epoch train, validate, step the "
-                                 "scheduler, check early stopping.")
+      rtol=1e-5, atol=1e-6,
+      hint="Trainer.train_epoch: fit: per epoch train, validate, step the scheduler, check early "
+           "stopping.")
 def fit_history_with_scheduler_and_early_stopping(tt, rng):
     t = _mod(tt, "training")
     x, y = _data(rng, 30)

@@ -56,11 +56,9 @@ def _relu_ties(rng, *shape):
 
 
 # ----------------------------------------------------------------------------- loops (5)
-@case(unit=CONV_LOOPS, points=3, rtol=RTOL, atol=ATOL, hint="conv2d_loops: out[b, k, i, j] = "
-                                                            "sum(x_pad[b, :, i*sh:i*sh+kh, "
-                                                            "j*sw:j*sw+kw] * w[k]) + bias[k]; "
-                                                            "stride and padding may differ along "
-                                                            "H and W.")
+@case(unit=CONV_LOOPS, points=3, rtol=RTOL, atol=ATOL,
+      hint="conv2d_loops: out[b, k, i, j] = sum(x_pad[b, :, i*sh:i*sh+kh, j*sw:j*sw+kw] * w[k]) + "
+           "bias[k]; stride and padding may differ along H and W.")
 def conv2d_loops_values(tt, rng):
     sp = _spatial(tt)
     x, w, b = _f32(rng, 2, 3, 6, 5), _f32(rng, 4, 3, 3, 2), _f32(rng, 4)
@@ -69,9 +67,9 @@ def conv2d_loops_values(tt, rng):
             sp.conv2d_loops(x[:1], w[:2], None, 1, 1)]
 
 
-@case(unit=CONV_LOOPS, points=2, rtol=RTOL, atol=ATOL, hint="conv2d_loops: H_out = (H + 2p - kh) "
-                                                            "// s + 1; pad with zeros first; keep "
-                                                            "the dtype (float64 stays float64).")
+@case(unit=CONV_LOOPS, points=2, rtol=RTOL, atol=ATOL,
+      hint="conv2d_loops: H_out = (H + 2p - kh) // s + 1; pad with zeros first; keep the dtype "
+           "(float64 stays float64).")
 def conv2d_loops_stride_padding_float64(tt, rng):
     sp = _spatial(tt)
     x = rng.standard_normal((1, 2, 7, 8))
@@ -81,9 +79,9 @@ def conv2d_loops_stride_padding_float64(tt, rng):
 
 
 # ----------------------------------------------------------------------------- windows (9)
-@case(unit=WINDOWS, points=3, hint="sliding_windows: as_strided with shape (N, C, kh, kw, H_out, "
-                                   "W_out) and strides (sN, sC, sH, sW, sH*sh, sW*sw) taken from "
-                                   "x.strides (bytes); writeable=False.")
+@case(unit=WINDOWS, points=3,
+      hint="sliding_windows: as_strided with shape (N, C, kh, kw, H_out, W_out) and strides (sN, "
+           "sC, sH, sW, sH*sh, sW*sw) taken from x.strides (bytes); writeable=False.")
 def sliding_windows_view(tt, rng):
     sp = _spatial(tt)
     x = _f32(rng, 2, 3, 7, 6)
@@ -96,9 +94,9 @@ def sliding_windows_view(tt, rng):
             bool(np.shares_memory(win2, base))]
 
 
-@case(unit=IM2COL, points=3, hint="im2col: reshape the windows view to (N, C*kh*kw, H_out*W_out): "
-                                  "column i*W_out + j is window (i, j) flattened in (c, u, v) "
-                                  "order.")
+@case(unit=IM2COL, points=3,
+      hint="im2col: reshape the windows view to (N, C*kh*kw, H_out*W_out): column i*W_out + j is "
+           "window (i, j) flattened in (c, u, v) order.")
 def im2col_layout(tt, rng):
     sp = _spatial(tt)
     x = _f32(rng, 2, 3, 6, 7)
@@ -107,10 +105,9 @@ def im2col_layout(tt, rng):
     return [cols, bool(cols.flags.c_contiguous), small, str(small.dtype)]
 
 
-@case(unit=COL2IM, points=3, rtol=RTOL, atol=ATOL, hint="col2im adds (+=) every column entry back "
-                                                        "into its pixel, looping over the kh*kw "
-                                                        "kernel offsets; pixels in no window stay "
-                                                        "0.")
+@case(unit=COL2IM, points=3, rtol=RTOL, atol=ATOL,
+      hint="col2im adds (+=) every column entry back into its pixel, looping over the kh*kw "
+           "kernel offsets; pixels in no window stay 0.")
 def col2im_values(tt, rng):
     sp = _spatial(tt)
     shape = (2, 2, 7, 6)  # 3x2 kernel, stride 2x3: the last row is in no window
@@ -130,9 +127,9 @@ CONV_CONFIGS = [  # (x shape, w shape, stride, padding, bias)
 ]
 
 
-@case(unit=CONV, points=4, rtol=RTOL, atol=ATOL, hint="conv2d: cols = im2col(padded x); out = "
-                                                      "weight.reshape(O, -1) @ cols (+ bias) -> "
-                                                      "(N, O, L) -> (N, O, H_out, W_out).")
+@case(unit=CONV, points=4, rtol=RTOL, atol=ATOL,
+      hint="conv2d: cols = im2col(padded x); out = weight.reshape(O, -1) @ cols (+ bias) -> (N, "
+           "O, L) -> (N, O, H_out, W_out).")
 def conv2d_forward_configs(tt, rng):
     F = tt.nn.functional
     outs = []
@@ -144,10 +141,9 @@ def conv2d_forward_configs(tt, rng):
     return outs + [unbatched.numpy()]
 
 
-@case(unit=CONV, points=5, rtol=RTOL, atol=ATOL, hint="conv2d: dw = sum over n of g @ cols^T; "
-                                                      "dcols = W2^T @ g, then col2im and crop the "
-                                                      "padding; db = g summed over n and "
-                                                      "positions.")
+@case(unit=CONV, points=5, rtol=RTOL, atol=ATOL,
+      hint="conv2d: dw = sum over n of g @ cols^T; dcols = W2^T @ g, then col2im and crop the "
+           "padding; db = g summed over n and positions.")
 def conv2d_backward_grads(tt, rng):
     F = tt.nn.functional
     out = []
@@ -158,10 +154,9 @@ def conv2d_backward_grads(tt, rng):
     return out
 
 
-@case(unit=CONV, points=2, rtol=RTOL, atol=ATOL, hint="conv2d: when the input needs no gradient "
-                                                      "return None for dx, but still return "
-                                                      "dweight (and dbias): the first layer of a "
-                                                      "CNN trains this way.")
+@case(unit=CONV, points=2, rtol=RTOL, atol=ATOL,
+      hint="conv2d: when the input needs no gradient return None for dx, but still return dweight "
+           "(and dbias): the first layer of a CNN trains this way.")
 def conv2d_weight_grad_without_input_grad(tt, rng):
     F = tt.nn.functional
     x = tt.Tensor(_f32(rng, 2, 1, 6, 6))
@@ -172,9 +167,9 @@ def conv2d_weight_grad_without_input_grad(tt, rng):
     return [x.grad is None, w.grad.numpy(), b.grad.numpy()]
 
 
-@case(unit=CONV_LAYER, points=3, hint="Conv2d: fan_in = in_channels*kh*kw, bound = "
-                                      "1/sqrt(fan_in); weight (O, C, kh, kw) then bias (O,) drawn "
-                                      "from default_generator(); float32.")
+@case(unit=CONV_LAYER, points=3,
+      hint="Conv2d: fan_in = in_channels*kh*kw, bound = 1/sqrt(fan_in); weight (O, C, kh, kw) "
+           "then bias (O,) drawn from default_generator(); float32.")
 def conv2d_layer_init(tt, rng):
     nn = tt.nn
     tt.manual_seed(int(rng.integers(2**31)))
@@ -191,10 +186,9 @@ def conv2d_layer_init(tt, rng):
             bool(a.weight.requires_grad)]
 
 
-@case(unit=CONV_LAYER, points=1, rtol=RTOL, atol=ATOL, hint="Conv2d.forward calls conv2d with the "
-                                                            "layer's weight, bias, stride and "
-                                                            "padding; a channel mismatch is a "
-                                                            "RuntimeError.")
+@case(unit=CONV_LAYER, points=1, rtol=RTOL, atol=ATOL,
+      hint="Conv2d.forward calls conv2d with the layer's weight, bias, stride and padding; a "
+           "channel mismatch is a RuntimeError.")
 def conv2d_layer_forward_and_errors(tt, rng):
     nn = tt.nn
     tt.manual_seed(int(rng.integers(0, 1000)))
@@ -212,9 +206,9 @@ POOL_CONFIGS = [  # (x shape, kernel, stride, padding)
 ]
 
 
-@case(unit=MAX_POOL, points=3, hint="max_pool2d: max over each window (stride defaults to "
-                                    "kernel_size; padding counts as -inf): np.maximum over the "
-                                    "kh*kw offsets of the windows view.")
+@case(unit=MAX_POOL, points=3,
+      hint="max_pool2d: max over each window (stride defaults to kernel_size; padding counts as "
+           "-inf): np.maximum over the kh*kw offsets of the windows view.")
 def max_pool_forward(tt, rng):
     F = tt.nn.functional
     outs = [F.max_pool2d(tt.Tensor(_f32(rng, *xs)), k, s, p).numpy()
@@ -223,9 +217,9 @@ def max_pool_forward(tt, rng):
     return outs + [layer(tt.Tensor(_f32(rng, 1, 3, 5, 5))).numpy()]
 
 
-@case(unit=MAX_POOL, points=4, hint="max_pool2d: the whole gradient of a window goes to its FIRST "
-                                    "maximum in row-major order (ties after a ReLU are common); "
-                                    "overlapping windows add up.")
+@case(unit=MAX_POOL, points=4,
+      hint="max_pool2d: the whole gradient of a window goes to its FIRST maximum in row-major "
+           "order (ties after a ReLU are common); overlapping windows add up.")
 def max_pool_backward(tt, rng):
     F = tt.nn.functional
     out = []
@@ -236,10 +230,9 @@ def max_pool_backward(tt, rng):
     return out
 
 
-@case(unit=AVG_POOL, points=3, rtol=RTOL, atol=ATOL, hint="avg_pool2d: mean of each window (zero "
-                                                          "padding counts, divide by kh*kw); "
-                                                          "backward spreads grad / (kh*kw) to "
-                                                          "every entry, then col2im.")
+@case(unit=AVG_POOL, points=3, rtol=RTOL, atol=ATOL,
+      hint="avg_pool2d: mean of each window (zero padding counts, divide by kh*kw); backward "
+           "spreads grad / (kh*kw) to every entry, then col2im.")
 def avg_pool_forward_backward(tt, rng):
     F = tt.nn.functional
     out = [_grads(tt, rng, lambda t, k=k, s=s, p=p: F.avg_pool2d(t, k, s, p), _f32(rng, *xs))
@@ -248,10 +241,9 @@ def avg_pool_forward_backward(tt, rng):
 
 
 # ----------------------------------------------------------------------------- batch norm (10)
-@case(unit=BATCH_NORM, points=2, rtol=RTOL, atol=ATOL, hint="batch_norm: training: normalise each "
-                                                            "channel with its batch mean and "
-                                                            "biased variance over (N, H, W); dx = "
-                                                            "w*inv_std*(g - db/M - xhat*dw/M).")
+@case(unit=BATCH_NORM, points=2, rtol=RTOL, atol=ATOL,
+      hint="batch_norm: training: normalise each channel with its batch mean and biased variance "
+           "over (N, H, W); dx = w*inv_std*(g - db/M - xhat*dw/M).")
 def batch_norm_train_forward_backward(tt, rng):
     F = tt.nn.functional
     x = (_f32(rng, 4, 3, 3, 5) * 2.0 + 1.0).astype(np.float32)
@@ -264,11 +256,10 @@ def batch_norm_train_forward_backward(tt, rng):
     return [plain, affine, seq]
 
 
-@case(unit=BATCH_NORM, points=1, rtol=RTOL, atol=ATOL, hint="batch_norm(training=True) updates "
-                                                            "running_mean and running_var in "
-                                                            "place: (1 - momentum) * running + "
-                                                            "momentum * the batch statistic, the "
-                                                            "variance made unbiased (M / (M - 1)).")
+@case(unit=BATCH_NORM, points=1, rtol=RTOL, atol=ATOL,
+      hint="batch_norm(training=True) updates running_mean and running_var in place: (1 - "
+           "momentum) * running + momentum * the batch statistic, the variance made unbiased (M / "
+           "(M - 1)).")
 def batch_norm_updates_running_stats(tt, rng):
     F = tt.nn.functional
     c = int(rng.integers(2, 5))
@@ -281,11 +272,9 @@ def batch_norm_updates_running_stats(tt, rng):
     return [rm.numpy().copy(), rv.numpy().copy()]
 
 
-@case(unit=BATCH_NORM, points=1, rtol=1e-2, atol=1e-2, hint="batch_norm: the variance is the mean "
-                                                            "of (x - mean)**2 (np.var); E[x²] − "
-                                                            "E[x]² cancels away in float32 when "
-                                                            "the mean is large (values near 2000 "
-                                                            "that vary by about 1).")
+@case(unit=BATCH_NORM, points=1, rtol=1e-2, atol=1e-2,
+      hint="batch_norm: the variance is the mean of (x - mean)**2 (np.var); E[x²] − E[x]² cancels "
+           "away in float32 when the mean is large (values near 2000 that vary by about 1).")
 def batch_norm_large_mean_float32(tt, rng):
     F = tt.nn.functional
     c = int(rng.integers(2, 5))
@@ -297,10 +286,9 @@ def batch_norm_large_mean_float32(tt, rng):
     return [out.numpy(), rv.numpy().copy()]
 
 
-@case(unit=BATCH_NORM, points=2, rtol=RTOL, atol=ATOL, hint="batch_norm: evaluation: normalise "
-                                                            "with running_mean/running_var "
-                                                            "(constants), so dx = grad * weight / "
-                                                            "sqrt(running_var + eps).")
+@case(unit=BATCH_NORM, points=2, rtol=RTOL, atol=ATOL,
+      hint="batch_norm: evaluation: normalise with running_mean/running_var (constants), so dx = "
+           "grad * weight / sqrt(running_var + eps).")
 def batch_norm_eval_forward_backward(tt, rng):
     F = tt.nn.functional
     rm = tt.Tensor(_f32(rng, 3))
@@ -312,14 +300,10 @@ def batch_norm_eval_forward_backward(tt, rng):
             outcome(F.batch_norm, tt.Tensor(x), rm, None), outcome(F.batch_norm, tt.Tensor(x), None, rv)]
 
 
-@case(unit=BATCH_NORM_LAYER, points=2, rtol=RTOL, atol=ATOL, hint="BatchNorm2d: running = (1 - "
-                                                                  "momentum) * running + momentum "
-                                                                  "* batch stat, with the "
-                                                                  "UNBIASED variance (M / (M - "
-                                                                  "1)); momentum=None averages "
-                                                                  "cumulatively (factor 1 / "
-                                                                  "num_batches_tracked); eval() "
-                                                                  "uses the running stats.")
+@case(unit=BATCH_NORM_LAYER, points=2, rtol=RTOL, atol=ATOL,
+      hint="BatchNorm2d: running = (1 - momentum) * running + momentum * batch stat, with the "
+           "UNBIASED variance (M / (M - 1)); momentum=None averages cumulatively (factor 1 / "
+           "num_batches_tracked); eval() uses the running stats.")
 def batchnorm2d_running_stats(tt, rng):
     nn = tt.nn
     out = []
@@ -335,14 +319,10 @@ def batchnorm2d_running_stats(tt, rng):
     return out
 
 
-@case(unit=BATCH_NORM_LAYER, points=2, rtol=RTOL, atol=ATOL, hint="BatchNorm2d: affine=False: no "
-                                                                  "parameters (scale 1, shift 0); "
-                                                                  "track_running_stats=False: "
-                                                                  "buffers are None and batch "
-                                                                  "statistics are used even in "
-                                                                  "eval(); a non-4D input or one "
-                                                                  "value per channel in training "
-                                                                  "is a ValueError.")
+@case(unit=BATCH_NORM_LAYER, points=2, rtol=RTOL, atol=ATOL,
+      hint="BatchNorm2d: affine=False: no parameters (scale 1, shift 0); "
+           "track_running_stats=False: buffers are None and batch statistics are used even in "
+           "eval(); a non-4D input or one value per channel in training is a ValueError.")
 def batchnorm2d_options_and_errors(tt, rng):
     nn = tt.nn
     x = tt.Tensor(_f32(rng, 3, 2, 3, 3))
@@ -361,9 +341,9 @@ def batchnorm2d_options_and_errors(tt, rng):
 # ----------------------------------------------------------------------------- a CNN step (1)
 @case(unit=CONV_LAYER, points=1,
       standins=(WINDOWS, IM2COL, COL2IM, CONV, MAX_POOL, AVG_POOL, BATCH_NORM, BATCH_NORM_LAYER),
-      rtol=RTOL, atol=ATOL, hint="A whole CNN step: Conv2d, BatchNorm2d, ReLU, MaxPool2d, "
-                                 "AvgPool2d, Flatten, Linear; the loss and every parameter's "
-                                 "gradient.")
+      rtol=RTOL, atol=ATOL,
+      hint="A whole CNN step: Conv2d, BatchNorm2d, ReLU, MaxPool2d, AvgPool2d, Flatten, Linear; "
+           "the loss and every parameter's gradient.")
 def cnn_training_step(tt, rng):
     nn = tt.nn
     tt.manual_seed(int(rng.integers(0, 1000)))

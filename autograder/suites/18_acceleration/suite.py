@@ -52,9 +52,9 @@ class _Clock:
 
 
 # ----------------------------------------------------------------------------- matmul (20)
-@case(unit=LOOPS, points=5, hint="matmul_loops: C[i, j] = sum over p of a[i, p] * b[p, j] (p in "
-                                 "order), in np.result_type(a, b); mismatched shapes raise "
-                                 "ValueError.")
+@case(unit=LOOPS, points=5,
+      hint="matmul_loops: C[i, j] = sum over p of a[i, p] * b[p, j] (p in order), in "
+           "np.result_type(a, b); mismatched shapes raise ValueError.")
 def matmul_loops_values(tt, rng):
     A = _a(tt)
     m, k, n = _int(rng, 1, 6), _int(rng, 1, 7), _int(rng, 1, 6)
@@ -64,10 +64,9 @@ def matmul_loops_values(tt, rng):
     return out + [str(out[1].dtype), outcome(A.matmul_loops, _mat(rng, m, k), _mat(rng, k + 1, n))]
 
 
-@case(unit=BROADCAST, points=5, rtol=1e-5, atol=1e-5, hint="matmul_broadcast: a[:, :, None] * "
-                                                           "b[None, :, :] is (m, k, n); sum it "
-                                                           "over axis 1; keep the dtype; "
-                                                           "mismatched shapes raise ValueError.")
+@case(unit=BROADCAST, points=5, rtol=1e-5, atol=1e-5,
+      hint="matmul_broadcast: a[:, :, None] * b[None, :, :] is (m, k, n); sum it over axis 1; "
+           "keep the dtype; mismatched shapes raise ValueError.")
 def matmul_broadcast_values(tt, rng):
     A = _a(tt)
     m, k, n = _int(rng, 1, 9), _int(rng, 1, 9), _int(rng, 1, 9)
@@ -76,12 +75,10 @@ def matmul_broadcast_values(tt, rng):
             outcome(A.matmul_broadcast, _mat(rng, m, k), _mat(rng, m + k, n))]
 
 
-@case(unit=BLOCKED, points=8, rtol=1e-5, atol=1e-5, hint="matmul_blocked: tiles: for i, j over "
-                                                         "the output in steps of block_size, add "
-                                                         "kernel(a[i:i+b, p:p+b], b[p:p+b, "
-                                                         "j:j+b]) for every p; the edge tiles are "
-                                                         "smaller when b does not divide a size; "
-                                                         "block_size < 1 raises ValueError.")
+@case(unit=BLOCKED, points=8, rtol=1e-5, atol=1e-5,
+      hint="matmul_blocked: tiles: for i, j over the output in steps of block_size, add "
+           "kernel(a[i:i+b, p:p+b], b[p:p+b, j:j+b]) for every p; the edge tiles are smaller when "
+           "b does not divide a size; block_size < 1 raises ValueError.")
 def matmul_blocked_any_size_and_block(tt, rng):
     A = _a(tt)
     m, k, n = _int(rng, 5, 13), _int(rng, 5, 13), _int(rng, 5, 13)
@@ -93,9 +90,9 @@ def matmul_blocked_any_size_and_block(tt, rng):
     return out + [outcome(A.matmul_blocked, a, b, 0), outcome(A.matmul_blocked, a, a.T.copy()[:1])]
 
 
-@case(unit=BLOCKED, points=2, hint="matmul_blocked: loop order i (rows of C), then j (columns of "
-                                   "C), then p (the shared dimension): the kernel sees every tile "
-                                   "pair once, in that order.")
+@case(unit=BLOCKED, points=2,
+      hint="matmul_blocked: loop order i (rows of C), then j (columns of C), then p (the shared "
+           "dimension): the kernel sees every tile pair once, in that order.")
 def matmul_blocked_tile_order(tt, rng):
     A = _a(tt)
     m, k, n = _int(rng, 3, 9), _int(rng, 3, 9), _int(rng, 3, 9)
@@ -118,9 +115,9 @@ def _bias_gelu_inputs(rng, dtype):
     return x, rng.standard_normal(c).astype(dtype)
 
 
-@case(unit=BIAS_GELU, points=6, hint="bias_gelu: h = x + bias; t = tanh(sqrt(2/pi) * (h + "
-                                     "0.044715 h^3)); y = 0.5 h (1 + t); Python-float constants "
-                                     "keep float32 float32.")
+@case(unit=BIAS_GELU, points=6,
+      hint="bias_gelu: h = x + bias; t = tanh(sqrt(2/pi) * (h + 0.044715 h^3)); y = 0.5 h (1 + "
+           "t); Python-float constants keep float32 float32.")
 def bias_gelu_forward(tt, rng):
     A = _a(tt)
     out = []
@@ -135,13 +132,10 @@ def bias_gelu_forward(tt, rng):
 
 # atol 1e-5: float32's own 1 - t^2 loses digits where |t| ~ 1, so a correct backward computed
 # in float64 (cast back) lands ~1e-6 from the float32 reference on large |h|.
-@case(unit=BIAS_GELU, points=6, rtol=1e-4, atol=1e-5, hint="bias_gelu: dy/dh = 0.5 (1 + t) + 0.5 "
-                                                           "h (1 - t^2) sqrt(2/pi) (1 + 3 * "
-                                                           "0.044715 h^2); multiply by the "
-                                                           "incoming gradient; the bias gets the "
-                                                           "same, summed over the leading axes "
-                                                           "(return it in x's shape: the engine "
-                                                           "sums).")
+@case(unit=BIAS_GELU, points=6, rtol=1e-4, atol=1e-5,
+      hint="bias_gelu: dy/dh = 0.5 (1 + t) + 0.5 h (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 h^2); "
+           "multiply by the incoming gradient; the bias gets the same, summed over the leading "
+           "axes (return it in x's shape: the engine sums).")
 def bias_gelu_backward(tt, rng):
     A = _a(tt)
     out = []
@@ -154,9 +148,9 @@ def bias_gelu_backward(tt, rng):
     return out
 
 
-@case(unit=BIAS_GELU, points=2, hint="bias_gelu: save only h = x + bias and t = tanh(...) for "
-                                     "backward (two arrays of x's shape), and record one graph "
-                                     "node.")
+@case(unit=BIAS_GELU, points=2,
+      hint="bias_gelu: save only h = x + bias and t = tanh(...) for backward (two arrays of x's "
+           "shape), and record one graph node.")
 def bias_gelu_keeps_two_arrays(tt, rng):
     A = _a(tt)
     x, b = _bias_gelu_inputs(rng, np.float32)
@@ -167,8 +161,8 @@ def bias_gelu_keeps_two_arrays(tt, rng):
 
 
 # ----------------------------------------------------------------------------- roofline (16)
-@case(unit=COST, points=3, hint="matmul_cost: FLOPs 2 m k n; bytes itemsize x (m k + k n + m n): "
-                                "read A and B, write C.")
+@case(unit=COST, points=3,
+      hint="matmul_cost: FLOPs 2 m k n; bytes itemsize x (m k + k n + m n): read A and B, write C.")
 def matmul_cost_formula(tt, rng):
     A = _a(tt)
     return [A.matmul_cost(_int(rng, 1, 600), _int(rng, 1, 600), _int(rng, 1, 600),
@@ -176,9 +170,9 @@ def matmul_cost_formula(tt, rng):
         A.matmul_cost(_int(rng, 1, 50), _int(rng, 1, 50), _int(rng, 1, 50))]
 
 
-@case(unit=BLOCKED_BYTES, points=4, hint="blocked_matmul_bytes: itemsize x (m k ceil(n / b) + k n "
-                                         "ceil(m / b) + m n): A is re-read for every column of "
-                                         "output tiles, B for every row of them, C written once.")
+@case(unit=BLOCKED_BYTES, points=4,
+      hint="blocked_matmul_bytes: itemsize x (m k ceil(n / b) + k n ceil(m / b) + m n): A is "
+           "re-read for every column of output tiles, B for every row of them, C written once.")
 def blocked_matmul_bytes_formula(tt, rng):
     A = _a(tt)
     out = []
@@ -191,8 +185,9 @@ def blocked_matmul_bytes_formula(tt, rng):
     return out
 
 
-@case(unit=ROOFLINE, points=2, hint="attainable_gflops: the roofline is min(peak, bandwidth x "
-                                    "intensity), a float in GFLOP/s.")
+@case(unit=ROOFLINE, points=2,
+      hint="attainable_gflops: the roofline is min(peak, bandwidth x intensity), a float in "
+           "GFLOP/s.")
 def attainable_gflops_roofline(tt, rng):
     A = _a(tt)
     peak, bw = float(rng.uniform(10, 500)), float(rng.uniform(5, 100))
@@ -201,10 +196,10 @@ def attainable_gflops_roofline(tt, rng):
             for i in (0.0, ridge * rng.uniform(0.01, 0.9), ridge, ridge * rng.uniform(1.1, 50))]
 
 
-@case(unit=BANDWIDTH, points=4, hint="measure_bandwidth: copy with np.copyto into a preallocated "
-                                     "array, timed by module 14's measure (warmup 2); a copy "
-                                     "moves 2 x nbytes; bytes per nanosecond of the median are "
-                                     "GB/s.")
+@case(unit=BANDWIDTH, points=4,
+      hint="measure_bandwidth: copy with np.copyto into a preallocated array, timed by module "
+           "14's measure (warmup 2); a copy moves 2 x nbytes; bytes per nanosecond of the median "
+           "are GB/s.")
 def measure_bandwidth_on_a_fake_clock(tt, rng):
     A = _a(tt)
     out = []
@@ -216,9 +211,9 @@ def measure_bandwidth_on_a_fake_clock(tt, rng):
     return out
 
 
-@case(unit=GFLOPS, points=3, hint="measure_gflops: 2 n^3 FLOPs per n x n matmul (np.matmul with "
-                                  "out=), timed by module 14's measure (warmup 2); FLOPs per "
-                                  "nanosecond of the median are GFLOP/s.")
+@case(unit=GFLOPS, points=3,
+      hint="measure_gflops: 2 n^3 FLOPs per n x n matmul (np.matmul with out=), timed by module "
+           "14's measure (warmup 2); FLOPs per nanosecond of the median are GFLOP/s.")
 def measure_gflops_on_a_fake_clock(tt, rng):
     A = _a(tt)
     out = []

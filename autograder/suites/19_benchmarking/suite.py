@@ -86,12 +86,10 @@ def _samples(rng, n, classes=3, features=2):
 
 
 # ----------------------------------------------------------------------------- statistics (19)
-@case(unit=PERCENTILE, points=5, rtol=RTOL, atol=ATOL, hint="latency_percentile: sort the "
-                                                            "latencies and take index int(n * "
-                                                            "percentile / 100) (0-based, multiply "
-                                                            "before dividing, no interpolation); "
-                                                            "percentile must be in [0, 100) and "
-                                                            "the list non-empty, else ValueError.")
+@case(unit=PERCENTILE, points=5, rtol=RTOL, atol=ATOL,
+      hint="latency_percentile: sort the latencies and take index int(n * percentile / 100) "
+           "(0-based, multiply before dividing, no interpolation); percentile must be in [0, 100) "
+           "and the list non-empty, else ValueError.")
 def latency_percentile_loadgen_rule(tt, rng):
     b = _b(tt)
     out = []
@@ -107,11 +105,9 @@ def latency_percentile_loadgen_rule(tt, rng):
     return out
 
 
-@case(unit=SUMMARY, points=4, rtol=RTOL, atol=ATOL, hint="latency_summary: count (an int), mean, "
-                                                         "then p50, p90 and p99 by LoadGen's "
-                                                         "rule, min and max, under exactly these "
-                                                         "keys, as Python numbers; no latencies: "
-                                                         "ValueError.")
+@case(unit=SUMMARY, points=4, rtol=RTOL, atol=ATOL,
+      hint="latency_summary: count (an int), mean, then p50, p90 and p99 by LoadGen's rule, min "
+           "and max, under exactly these keys, as Python numbers; no latencies: ValueError.")
 def latency_summary_fields(tt, rng):
     b = _b(tt)
     out: list[Any] = []
@@ -122,12 +118,10 @@ def latency_summary_fields(tt, rng):
     return out
 
 
-@case(unit=T_INTERVAL, points=5, rtol=1e-9, atol=1e-12, hint="t_interval: mean ± t_quantile((1 + "
-                                                             "confidence) / 2, n - 1) * s / "
-                                                             "sqrt(n) with the sample standard "
-                                                             "deviation s (ddof=1); fewer than 2 "
-                                                             "values or a confidence outside (0, "
-                                                             "1): ValueError.")
+@case(unit=T_INTERVAL, points=5, rtol=1e-9, atol=1e-12,
+      hint="t_interval: mean ± t_quantile((1 + confidence) / 2, n - 1) * s / sqrt(n) with the "
+           "sample standard deviation s (ddof=1); fewer than 2 values or a confidence outside (0, "
+           "1): ValueError.")
 def t_interval_values(tt, rng):
     b = _b(tt)
     out = []
@@ -141,13 +135,10 @@ def t_interval_values(tt, rng):
     return out
 
 
-@case(unit=BOOTSTRAP, points=5, rtol=RTOL, atol=ATOL, hint="bootstrap_ci: idx = "
-                                                           "np.random.default_rng(seed).integers(0, "
-                                                           "n, size=(n_resamples, n)); stats = "
-                                                           "statistic(values[idx], axis=1); the "
-                                                           "100(1-c)/2 and 100(1+c)/2 percentiles "
-                                                           "of stats (np.percentile) as floats; "
-                                                           "bad arguments: ValueError.")
+@case(unit=BOOTSTRAP, points=5, rtol=RTOL, atol=ATOL,
+      hint="bootstrap_ci: idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, "
+           "n)); stats = statistic(values[idx], axis=1); the 100(1-c)/2 and 100(1+c)/2 "
+           "percentiles of stats (np.percentile) as floats; bad arguments: ValueError.")
 def bootstrap_ci_percentile_method(tt, rng):
     b = _b(tt)
 
@@ -168,13 +159,10 @@ def bootstrap_ci_percentile_method(tt, rng):
 
 
 # ----------------------------------------------------------------------------- scenarios (12)
-@case(unit=SINGLE_STREAM, points=5, rtol=RTOL, atol=ATOL, hint="single_stream: warmup untimed "
-                                                               "queries first (samples 0, 1, ... "
-                                                               "cycling), then each query q sends "
-                                                               "samples[q % n : q % n + 1] (a "
-                                                               "batch of one) and records timer() "
-                                                               "after minus timer() before; bad "
-                                                               "arguments: ValueError.")
+@case(unit=SINGLE_STREAM, points=5, rtol=RTOL, atol=ATOL,
+      hint="single_stream: warmup untimed queries first (samples 0, 1, ... cycling), then each "
+           "query q sends samples[q % n : q % n + 1] (a batch of one) and records timer() after "
+           "minus timer() before; bad arguments: ValueError.")
 def single_stream_fake_clock(tt, rng):
     b = _b(tt)
     n, warmup, queries = _int(rng, 2, 5), _int(rng, 0, 4), _int(rng, 6, 14)
@@ -190,12 +178,10 @@ def single_stream_fake_clock(tt, rng):
     return [latencies, clock.calls[:warmup + queries], errors]
 
 
-@case(unit=OFFLINE, points=4, rtol=RTOL, atol=ATOL, hint="offline: warmup untimed calls on "
-                                                         "samples[:batch_size], then read the "
-                                                         "clock once before and once after "
-                                                         "sending every sample in batches (the "
-                                                         "last may be smaller); return n / "
-                                                         "seconds; bad arguments: ValueError.")
+@case(unit=OFFLINE, points=4, rtol=RTOL, atol=ATOL,
+      hint="offline: warmup untimed calls on samples[:batch_size], then read the clock once "
+           "before and once after sending every sample in batches (the last may be smaller); "
+           "return n / seconds; bad arguments: ValueError.")
 def offline_fake_clock(tt, rng):
     b = _b(tt)
     n, batch, warmup = _int(rng, 10, 40), _int(rng, 3, 9), _int(rng, 1, 3)
@@ -212,11 +198,9 @@ def offline_fake_clock(tt, rng):
     return [rate, calls, errors]
 
 
-@case(unit=ACCURACY, points=3, rtol=RTOL, atol=ATOL, hint="evaluate_accuracy: every sample once "
-                                                          "in batches of batch_size (the SUT may "
-                                                          "return a Tensor), concatenate the "
-                                                          "scores, and module 07's accuracy "
-                                                          "against the labels.")
+@case(unit=ACCURACY, points=3, rtol=RTOL, atol=ATOL,
+      hint="evaluate_accuracy: every sample once in batches of batch_size (the SUT may return a "
+           "Tensor), concatenate the scores, and module 07's accuracy against the labels.")
 def evaluate_accuracy_batches(tt, rng):
     b = _b(tt)
     n = _int(rng, 11, 90)
@@ -232,15 +216,11 @@ def evaluate_accuracy_batches(tt, rng):
 
 
 # ----------------------------------------------------------------------------- results (12)
-@case(unit=RUN_SCENARIO, points=7, rtol=1e-9, atol=1e-9, hint="run_scenario: accuracy first "
-                                                              "(untimed); per run: single stream "
-                                                              "-> p90 of the run's latencies x "
-                                                              "1000 (ms), offline -> samples/s; "
-                                                              "t_interval of the run metrics "
-                                                              "gives value and ci; status VALID "
-                                                              "iff accuracy >= target; latency_ms "
-                                                              "summarises every timed query of "
-                                                              "every run (None offline).")
+@case(unit=RUN_SCENARIO, points=7, rtol=1e-9, atol=1e-9,
+      hint="run_scenario: accuracy first (untimed); per run: single stream -> p90 of the run's "
+           "latencies x 1000 (ms), offline -> samples/s; t_interval of the run metrics gives "
+           "value and ci; status VALID iff accuracy >= target; latency_ms summarises every timed "
+           "query of every run (None offline).")
 def run_scenario_gates_and_summarises(tt, rng):
     b = _b(tt)
     x, labels = _samples(rng, _int(rng, 12, 24))
@@ -264,12 +244,10 @@ def run_scenario_gates_and_summarises(tt, rng):
     return [out, errors]
 
 
-@case(unit=VERDICT, points=5, rtol=RTOL, atol=ATOL, hint="speedup_verdict: (low, high) = "
-                                                         "median_ci(ratios, confidence) (module "
-                                                         "14); ratio = the median; verdict pass "
-                                                         "if low >= threshold, else fail if high "
-                                                         "< threshold, else inconclusive; also "
-                                                         "confidence, threshold and pairs.")
+@case(unit=VERDICT, points=5, rtol=RTOL, atol=ATOL,
+      hint="speedup_verdict: (low, high) = median_ci(ratios, confidence) (module 14); ratio = the "
+           "median; verdict pass if low >= threshold, else fail if high < threshold, else "
+           "inconclusive; also confidence, threshold and pairs.")
 def speedup_verdict_cases(tt, rng):
     b = _b(tt)
     out = []
@@ -311,11 +289,11 @@ def _report(rng):
                              "verdict": "pass"}]}
 
 
-@case(unit=VALIDATE, points=7, hint="validate_report: check in the table's order and raise "
-                                    "ReportError(field, problem) at the first problem: field "
-                                    "paths like results[1].ci or results[0].latency_ms.count; "
-                                    "numbers are finite ints/floats, never bools; status and "
-                                    "verdict must match accuracy/target and ci/threshold.")
+@case(unit=VALIDATE, points=7,
+      hint="validate_report: check in the table's order and raise ReportError(field, problem) at "
+           "the first problem: field paths like results[1].ci or results[0].latency_ms.count; "
+           "numbers are finite ints/floats, never bools; status and verdict must match "
+           "accuracy/target and ci/threshold.")
 def validate_report_fields(tt, rng):
     b = _b(tt)
     base = _report(rng)

@@ -109,9 +109,9 @@ def _blobs(tt, rng, n=480, features=16, classes=3):
 
 
 # ----------------------------------------------------------------------------- the frontier
-@case(unit=DOMINATES, points=6, hint="dominates: at least as good in all three (accuracy higher, "
-                                     "latency and bytes lower) and strictly better in one; equal "
-                                     "entries do not dominate.")
+@case(unit=DOMINATES, points=6,
+      hint="dominates: at least as good in all three (accuracy higher, latency and bytes lower) "
+           "and strictly better in one; equal entries do not dominate.")
 def dominates_pairs(tt, rng):
     m = _module(tt)
     entries = [_entry(rng) for _ in range(12)]
@@ -124,9 +124,9 @@ def dominates_pairs(tt, rng):
     return out
 
 
-@case(unit=PARETO, points=6, hint="pareto_front: keep an entry when no entry dominates it; input "
-                                  "order; equal entries both stay; an empty list has an empty "
-                                  "front.")
+@case(unit=PARETO, points=6,
+      hint="pareto_front: keep an entry when no entry dominates it; input order; equal entries "
+           "both stay; an empty list has an empty front.")
 def pareto_front_indices(tt, rng):
     m = _module(tt)
     fronts = []
@@ -142,9 +142,9 @@ def pareto_front_indices(tt, rng):
 
 
 # ----------------------------------------------------------------------------- the score
-@case(unit=SCORE, points=5, hint="olympics_score: 0 below baseline accuracy minus the drop (with "
-                                 "a 1e-9 tolerance: an accuracy exactly at the bound passes); "
-                                 "else sqrt(speed-up x compression).")
+@case(unit=SCORE, points=5,
+      hint="olympics_score: 0 below baseline accuracy minus the drop (with a 1e-9 tolerance: an "
+           "accuracy exactly at the bound passes); else sqrt(speed-up x compression).")
 def olympics_score_values(tt, rng):
     m = _module(tt)
     base = _entry(rng, acc=0.97)
@@ -164,9 +164,9 @@ def olympics_score_values(tt, rng):
     return out
 
 
-@case(unit=SCORE, points=3, hint="olympics_score: A latency or byte count that is not positive, "
-                                 "in the entry or the baseline, is not a measurement: raise "
-                                 "ValueError.")
+@case(unit=SCORE, points=3,
+      hint="olympics_score: A latency or byte count that is not positive, in the entry or the "
+           "baseline, is not a measurement: raise ValueError.")
 def olympics_score_refuses_non_positive(tt, rng):
     m = _module(tt)
     base = _entry(rng)
@@ -182,11 +182,9 @@ def olympics_score_refuses_non_positive(tt, rng):
                                                     for i in order]
 
 
-@case(unit=LEADERBOARD, points=5, rtol=0.0, atol=1e-12, hint="leaderboard: four dicts in order: "
-                                                             "score (4 decimals, desc), accuracy "
-                                                             "in % (2, desc), latency ms (4, "
-                                                             "asc), size in KB = bytes / 1024 (2, "
-                                                             "asc).")
+@case(unit=LEADERBOARD, points=5, rtol=0.0, atol=1e-12,
+      hint="leaderboard: four dicts in order: score (4 decimals, desc), accuracy in % (2, desc), "
+           "latency ms (4, asc), size in KB = bytes / 1024 (2, asc).")
 def leaderboard_entries(tt, rng):
     m = _module(tt)
     base = _entry(rng, acc=0.97)
@@ -199,9 +197,9 @@ def leaderboard_entries(tt, rng):
 
 
 # ----------------------------------------------------------------------------- storage
-@case(unit=STORAGE, points=6, hint="storage_bytes: per 2-D array: min(dense nbytes, nnz * "
-                                   "(itemsize + index bytes) + (rows + 1) * 4), index bytes 1 up "
-                                   "to 256 columns else 2; other arrays dense.")
+@case(unit=STORAGE, points=6,
+      hint="storage_bytes: per 2-D array: min(dense nbytes, nnz * (itemsize + index bytes) + "
+           "(rows + 1) * 4), index bytes 1 up to 256 columns else 2; other arrays dense.")
 def storage_bytes_dense_and_csr(tt, rng):
     m = _module(tt)
     out = []
@@ -218,11 +216,10 @@ def storage_bytes_dense_and_csr(tt, rng):
 
 
 # ----------------------------------------------------------------------------- the pipeline
-@case(unit=OPTIMIZE, points=7, atol=0.04, hint="optimize: prune_model(amount, 'global') -> "
-                                               "fine-tune with Adam (masks in place) -> "
-                                               "strip_masks -> quantize_model with "
-                                               "train_x[:calibration]; the float model must not "
-                                               "change.")
+@case(unit=OPTIMIZE, points=7, atol=0.04,
+      hint="optimize: prune_model(amount, 'global') -> fine-tune with Adam (masks in place) -> "
+           "strip_masks -> quantize_model with train_x[:calibration]; the float model must not "
+           "change.")
 def optimize_pipeline(tt, rng):
     m = _module(tt)
     model, x, y = _blobs(tt, rng)
@@ -257,10 +254,10 @@ def optimize_pipeline(tt, rng):
             "accuracy": round(acc, 2), "training": bool(q.training)}
 
 
-@case(unit=MEASURE, points=6, hint="measure_entry: accuracy from one untimed forward pass; "
-                                   "latency_ms = 1000 x the median of `repeats` timer() "
-                                   "differences around model(Tensor(x)); bytes = "
-                                   "storage_bytes(model).")
+@case(unit=MEASURE, points=6,
+      hint="measure_entry: accuracy from one untimed forward pass; latency_ms = 1000 x the median "
+           "of `repeats` timer() differences around model(Tensor(x)); bytes = "
+           "storage_bytes(model).")
 def measure_entry_with_a_fake_clock(tt, rng):
     m = _module(tt)
     tt.manual_seed(int(rng.integers(0, 1000)))
@@ -582,12 +579,11 @@ def olympics_leaderboard(value: Any, expected: Any) -> list[dict[str, Any]]:
 
 
 @case(unit=EVENT, points=6, standins=(), check=_olympics_check, expected=_event_kept,
-      publish=olympics_publish, hint="Your OLYMPICS_RECIPE through your optimize must stay within "
-                                     "one point of the baseline's held-out accuracy and be at "
-                                     "least 3.5x smaller (INT8, or enough zeros for CSR), and "
-                                     "your olympics_report must be a valid report whose "
-                                     "accuracies and target match the grader's measurement of "
-                                     "both models; the grader measures both itself.")
+      publish=olympics_publish,
+      hint="Your OLYMPICS_RECIPE through your optimize must stay within one point of the "
+           "baseline's held-out accuracy and be at least 3.5x smaller (INT8, or enough zeros for "
+           "CSR), and your olympics_report must be a valid report whose accuracies and target "
+           "match the grader's measurement of both models; the grader measures both itself.")
 def olympics_event(tt, rng):
     m = _module(tt)
     recipe = dict(m.OLYMPICS_RECIPE)
