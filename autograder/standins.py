@@ -29,7 +29,7 @@ import builtins
 import sys
 import types
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 _MISSING = object()
 # captured when the trusted side loads this module: a submission may rebind builtins
@@ -100,12 +100,12 @@ def extract(source: str, units: dict[str, tuple[str, ...]]) -> dict[str, dict[st
             cls = top.get(cls_name)
             if not isinstance(cls, ast.ClassDef):
                 raise StandinError(f"unit {unit!r}: the reference has no class {cls_name!r}")
-            node = next((n for n in cls.body if _defined(n) == member), None)
-            if node is None:
+            found = next((n for n in cls.body if _defined(n) == member), None)
+            if found is None:
                 raise StandinError(f"unit {unit!r}: class {cls_name} defines no {member!r}")
             entry = members.setdefault(cls_name, {"names": [], "spans": []})
             entry["names"].append(member)
-            entry["spans"].append(_span(node))
+            entry["spans"].append(_span(found))
         for cls_name, entry in members.items():
             body = "".join("".join(lines[a - 1:b]) for a, b in sorted(entry.pop("spans")))
             entry["source"] = f"class {cls_name}:\n{body}"
@@ -166,6 +166,19 @@ def _bind_class_cell(obj: Any, cls: type) -> None:
             fn.__closure__[code.co_freevars.index("__class__")].cell_contents = cls
 
 
+def _attribute_restorer(cls: type, name: str) -> Callable[[], None]:
+    """What puts ``cls.name`` back as it is now (or removes it, if ``cls`` has none)."""
+    old = _vars(cls).get(name, _MISSING)
+
+    def restore() -> None:
+        if old is _MISSING:
+            _delattr(cls, name)
+        else:
+            _setattr(cls, name, old)
+
+    return restore
+
+
 def apply(module: types.ModuleType, units: Iterable[Compiled],
           package: str | None = None) -> Callable[[], None]:
     """Put ``units``' reference definitions in place in ``module`` (the graded module) and
@@ -207,19 +220,18 @@ def apply(module: types.ModuleType, units: Iterable[Compiled],
                     replaced[_id(old[n])] = (old[n], g[n])
         for u in units:
             for cls_name, (names, code) in u.members.items():
-                cls = g.get(cls_name)
-                if not _isinstance(cls, type):
+                found_cls = g.get(cls_name)
+                if not _isinstance(found_cls, type):
                     raise StandinError(f"your module has no class {cls_name} (the course's "
                                        f"{u.unit} is a part of it)")
+                cls = cast(type, found_cls)
                 local: dict[str, Any] = {}
                 _exec(code, g, local)
                 synthetic = local[cls_name]
                 for n in names:
                     value = _vars(synthetic)[n]
                     _bind_class_cell(value, cls)
-                    old_attr = _vars(cls).get(n, _MISSING)
-                    undo.append(lambda c=cls, n=n, o=old_attr: _delattr(c, n) if o is _MISSING
-                                else _setattr(c, n, o))
+                    undo.append(_attribute_restorer(cls, n))
                     _setattr(cls, n, value)
         if replaced:
             prefix = (package or g.get("__package__") or "").split(".")[0]

@@ -154,17 +154,18 @@ class Suite:
         if not entries:
             raise ValueError(f"{self.module}: unit {name!r} names no definitions")
         for e in entries:
-            for u in self.units.values():
-                if any(_overlap(e, t) for t in u.entries):
-                    raise ValueError(f"{self.module}: {e} is already part of unit {u.name!r}")
+            for other in self.units.values():
+                if any(_overlap(e, t) for t in other.entries):
+                    raise ValueError(f"{self.module}: {e} is already part of unit "
+                                     f"{other.name!r}")
         names = tuple(u.name if isinstance(u, Unit) else str(u) for u in uses)
-        for u in names:
-            if u not in self.units:
-                raise ValueError(f"{self.module}: unit {name!r} uses {u!r}, which is not "
+        for used in names:
+            if used not in self.units:
+                raise ValueError(f"{self.module}: unit {name!r} uses {used!r}, which is not "
                                  "declared before it")
-        unit = Unit(name, tuple(entries), names)
-        self.units[name] = unit
-        return unit
+        declared = Unit(name, tuple(entries), names)
+        self.units[name] = declared
+        return declared
 
     def standins(self, case: Case) -> tuple[str, ...]:
         """The units that are the reference's while ``case`` runs, in declaration order."""

@@ -511,13 +511,13 @@ def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
 
 def _ranges(numbers: list[int]) -> str:
     """``1, 2, 3, 5`` -> ``01-03, 05`` (module numbers)."""
-    out: list[str] = []
+    runs: list[tuple[int, int]] = []
     for n in sorted(numbers):
-        if out and out[-1][1] == n - 1:
-            out[-1] = (out[-1][0], n)
+        if runs and runs[-1][1] == n - 1:
+            runs[-1] = (runs[-1][0], n)
         else:
-            out.append((n, n))  # type: ignore[arg-type]
-    return ", ".join(f"{a:02d}" if a == b else f"{a:02d}–{b:02d}" for a, b in out)  # type: ignore[misc]
+            runs.append((n, n))
+    return ", ".join(f"{a:02d}" if a == b else f"{a:02d}–{b:02d}" for a, b in runs)
 
 
 def _needs_stub(message: str, stubs: dict[int, str]) -> str:

@@ -110,6 +110,24 @@ class MutationReport:
     def rate(self) -> float:
         return len(self.killed) / self.total if self.total else 1.0
 
+    def foreign_kills(self, suite: Suite, source: str) -> list[tuple[str, str, str, str]]:
+        """Mutants whose killing case grades another unit than the one the mutant is in:
+        ``(mutant id, its unit, killing case, that case's unit)`` (one bug, one charge).
+        Mutants outside every unit, and kills without a case (the import failed), are left
+        out."""
+        from autograder.standins import covering_entry  # noqa: PLC0415
+
+        units = {c.name: c.unit for c in suite.cases}
+        out = []
+        for m in self.killed:
+            case = self.killed_by.get(m.id, "")
+            entry = covering_entry(source, m.line) if m.line else None
+            mine = next((u.name for u in suite.units.values() if entry is not None and (
+                entry in u.entries or entry.partition(".")[0] in u.entries)), None)
+            if case and mine and units.get(case) != mine:
+                out.append((m.id, mine, case, units.get(case, "")))
+        return out
+
     @property
     def timed_out(self) -> list[Mutant]:
         """Mutants killed only because a case ran out of time."""
