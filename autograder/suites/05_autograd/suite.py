@@ -8,6 +8,7 @@ returns the leaves' gradients as arrays. Points sum to module 05's ``points`` (5
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import numpy as np
 
@@ -52,8 +53,10 @@ def _suite_ops(tt):
     engine (``backward``, ``topological_order``, ``unbroadcast``) and none of the student's
     derivatives (each of those has cases of its own)."""
 
+    function: Any = tt.Function
+
     def op(forward, backward, saves=True):
-        class SuiteOp(tt.Function):
+        class SuiteOp(function):
             @staticmethod
             def forward(ctx, *arrays):
                 if saves:
