@@ -36,7 +36,8 @@ SNAPSHOT: dict[str, Any] = {
 }
 
 
-def _grade(tmp_path: Path, source: str, *, goldens: Path | None = None) -> dict[str, Any]:
+def _grade(tmp_path: Path, source: str, *, goldens: Path | None = None,
+           lanes: int = 1) -> dict[str, Any]:
     from autograder.harness import grade
 
     sub = tmp_path / f"sub{len(list(tmp_path.iterdir()))}"
@@ -44,7 +45,7 @@ def _grade(tmp_path: Path, source: str, *, goldens: Path | None = None) -> dict[
     (sub / "01_parts.ipynb").write_bytes(notebook_bytes(source))
     out = sub / "out" / "results.json"
     res = grade(module=SNAPSHOT, submission=sub, suite_path=SUITE, reference=REF, out=out,
-                limits=FAST, expected=goldens, stubs=STUBS)
+                limits=FAST, expected=goldens, stubs=STUBS, lanes=lanes)
     check_results_schema(res)
     return res
 
@@ -242,3 +243,14 @@ def test_goldens_carry_the_stand_ins_and_a_bank_without_them_is_refused(tmp_path
     stale.write_text(json.dumps(doc))
     res = _grade(tmp_path, CORRECT, goldens=stale)
     assert "rebuild the goldens" in res["extra_data"]["grader_error"]
+
+
+def test_stages_run_in_lanes_too(tmp_path):
+    """``tito regrade`` deals a slow submission's items to lanes: each stage is dealt on its
+    own, after the one before has ended, and the verdicts are those of one child."""
+    wrong = _edit("    return np.asarray(x, dtype=np.float64) + c\n",
+                  "    return np.asarray(x, dtype=np.float64) - c\n")
+    one, two = _grade(tmp_path, wrong), _grade(tmp_path, wrong, lanes=2)
+    assert scores(one) == scores(two) == {"scale_values": 1, "shift_values": 0,
+                                          "affine_values": 1, "box_area": 1, "crate_volume": 1}
+    assert two["extra_data"]["run"]["launches"] == 4  # two lanes per stage
