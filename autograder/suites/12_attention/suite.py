@@ -425,8 +425,10 @@ def _mha_dropout_check(got, expected):
 
 
 @case(unit=MHA, points=1, check=_mha_dropout_check,
-      hint="MultiheadAttention.forward: dropout on the attention weights only in training mode; "
-           "eval() makes the layer deterministic; is_causal without attn_mask raises RuntimeError.")
+      hint="MultiheadAttention.forward: dropout on the attention weights in training mode "
+           "only, and the weights returned are the dropped-out ones (kept ones times 1 / (1 - "
+           "p)); in eval() both paths give the same output; is_causal without attn_mask raises "
+           "RuntimeError.")
 def mha_dropout_and_causal_hint(tt, rng):
     m = _mha(tt, rng, 8, 2, dropout=0.5)
     x = tt.Tensor(_f32(rng, 2, 6, 8))

@@ -225,8 +225,9 @@ def block_structure(tt, rng):
 
 
 @case(unit=BLOCK, points=4, rtol=RTOL, atol=ATOL,
-      hint="TransformerBlock: out = x + dropout(attn(h, h, h)) with h = ln_1(x) and the causal "
-           "mask (True above the diagonal), then out + mlp(ln_2(out)).")
+      hint="TransformerBlock: out = x + attn(h, h, h) with h = ln_1(x) and the causal mask "
+           "(True above the diagonal), then out + mlp(ln_2(out)); the residual adds the block's "
+           "input, not h.")
 def block_forward(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
