@@ -10,7 +10,7 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values, outcome
 
-suite = Suite(module="01_tensor", version="2027.1")
+suite = Suite(module="01_tensor", version="2027.2")
 case = suite.case
 BASICS = suite.unit("Tensor basics", "Tensor.shape", "Tensor.dtype", "Tensor.ndim", "Tensor.numel",
                     "Tensor.memory_footprint")

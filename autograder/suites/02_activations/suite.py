@@ -12,7 +12,7 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="02_activations", version="2027.1")
+suite = Suite(module="02_activations", version="2027.2")
 case = suite.case
 RELU = suite.unit("relu", "_ReLUFn")
 SIGMOID = suite.unit("sigmoid", "_SigmoidFn")

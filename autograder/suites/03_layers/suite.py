@@ -12,7 +12,7 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values, outcome
 
-suite = Suite(module="03_layers", version="2027.1")
+suite = Suite(module="03_layers", version="2027.2")
 case = suite.case
 LINEAR = suite.unit("Linear", "Linear")
 DROPOUT = suite.unit("Dropout", "Dropout.forward")

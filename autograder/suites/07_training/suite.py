@@ -17,7 +17,7 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values
 
-suite = Suite(module="07_training", version="2027.2")
+suite = Suite(module="07_training", version="2027.3")
 case = suite.case
 ACCURACY = suite.unit("accuracy", "accuracy")
 CLIP = suite.unit("clip_grad_norm_", "clip_grad_norm_")

@@ -25,7 +25,7 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values, outcome
 
-suite = Suite(module="08_dataloader", version="2027.3")
+suite = Suite(module="08_dataloader", version="2027.2")
 case = suite.case
 TENSOR_DATASET = suite.unit("TensorDataset", "TensorDataset")
 RANDOM_SAMPLER = suite.unit("RandomSampler", "RandomSampler.__iter__")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="10_tokenization", version="2027.9")
+suite = Suite(module="10_tokenization", version="2027.2")
 case = suite.case
 SPLIT_SPECIAL = suite.unit("split_special", "split_special")
 PAIR_COUNTS = suite.unit("pair_counts", "pair_counts")

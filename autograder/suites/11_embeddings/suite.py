@@ -13,7 +13,7 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="11_embeddings", version="2027.1")
+suite = Suite(module="11_embeddings", version="2027.2")
 case = suite.case
 EMBEDDING_FN = suite.unit("embedding", "_EmbeddingFn", "embedding")
 EMBEDDING = suite.unit("Embedding", "Embedding", uses=(EMBEDDING_FN,))

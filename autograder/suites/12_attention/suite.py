@@ -13,7 +13,7 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values, outcome
 
-suite = Suite(module="12_attention", version="2027.1")
+suite = Suite(module="12_attention", version="2027.2")
 case = suite.case
 SOFTMAX = suite.unit("_SafeSoftmaxFn", "_SafeSoftmaxFn")
 MASKS = suite.unit("mask_to_bias", "mask_to_bias")

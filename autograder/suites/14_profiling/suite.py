@@ -14,7 +14,7 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="14_profiling", version="2027.1")
+suite = Suite(module="14_profiling", version="2027.2")
 case = suite.case
 PARAMETERS = suite.unit("parameters_by_module", "parameters_by_module")
 MEMORY = suite.unit("training_memory", "training_memory", uses=(PARAMETERS,))

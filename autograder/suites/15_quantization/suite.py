@@ -16,7 +16,7 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="15_quantization", version="2027.1")
+suite = Suite(module="15_quantization", version="2027.2")
 case = suite.case
 PER_TENSOR = suite.unit("quantize_per_tensor", "quantize_per_tensor")
 PER_CHANNEL = suite.unit("quantize_per_channel", "quantize_per_channel")

@@ -17,7 +17,7 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="16_compression", version="2027.1")
+suite = Suite(module="16_compression", version="2027.2")
 case = suite.case
 NPARAMS = suite.unit("nparams_to_prune", "nparams_to_prune")
 L1_MASK = suite.unit("l1_unstructured_mask", "l1_unstructured_mask", uses=(NPARAMS,))

@@ -17,7 +17,7 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="17_memoization", version="2027.1")
+suite = Suite(module="17_memoization", version="2027.2")
 case = suite.case
 BYTES = suite.unit("kv_cache_bytes", "kv_cache_bytes")
 KV_INIT = suite.unit("KVCache.__init__", "KVCache.__init__")

@@ -14,7 +14,7 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="18_acceleration", version="2027.1")
+suite = Suite(module="18_acceleration", version="2027.2")
 case = suite.case
 LOOPS = suite.unit("matmul_loops", "matmul_loops")
 BROADCAST = suite.unit("matmul_broadcast", "matmul_broadcast")

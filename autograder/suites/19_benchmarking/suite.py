@@ -17,7 +17,7 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="19_benchmarking", version="2027.1")
+suite = Suite(module="19_benchmarking", version="2027.2")
 case = suite.case
 PERCENTILE = suite.unit("latency_percentile", "latency_percentile")
 SUMMARY = suite.unit("latency_summary", "latency_summary", uses=(PERCENTILE,))

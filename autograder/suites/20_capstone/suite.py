@@ -28,7 +28,7 @@ import numpy as np
 from autograder.milestones.data import loaders
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="20_capstone", version="2027.3", needs_course_data=True,
+suite = Suite(module="20_capstone", version="2027.4", needs_course_data=True,
               needs_report_schema=True)
 case = suite.case
 DOMINATES = suite.unit("dominates", "dominates")
