@@ -199,7 +199,7 @@ def mlp_structure(tt, rng):
            "every parameter and the input get gradients.")
 def mlp_forward_backward(tt, rng):
     T = _tf(tt)
-    d = int(rng.integers(2, 7))
+    d = int(rng.integers(3, 7))  # never the batch size: (B*T, C) is not (B*T*C/B, B)
     mlp = _set_params(T.MLP(d, hidden=int(rng.integers(3, 10))), rng)
     x = tt.Tensor(_f64(rng, 2, int(rng.integers(2, 5)), d), requires_grad=True)
     y = mlp(x)
