@@ -607,7 +607,8 @@ def _sealed_error(error: Any) -> str:
         return f"NotImplementedError: module {stub.group(1)}: implement"
     if name in _BUILTIN_ERRORS:
         return f"{name} (its message is not shown for tests that run with the course's code)"
-    return "an exception of a class of its own (not shown for tests that run with the course's code)"
+    return ("an exception of a class of its own (its name and message are not shown for tests "
+            "that run with the course's code)")
 
 
 def _sealed_where(where: Any, spec: RunSpec) -> str:
