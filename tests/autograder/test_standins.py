@@ -186,8 +186,8 @@ def test_the_reference_of_a_unit_never_runs_where_that_unit_is_graded(tmp_path):
                     return f(x, k)
             return np.asarray(x, dtype=np.float64) * 0
     ''')
-    source = CORRECT.replace("def scale(x, k):\n    \"\"\"Each value times ``k``, as float64.\"\"\"\n"
-                             "    return np.asarray(x, dtype=np.float64) * k\n", cheat)
+    mine = CORRECT[CORRECT.index("def scale(x, k):"):CORRECT.index("def shift(x, c):")]
+    source = CORRECT.replace(mine, cheat.lstrip("\n") + "\n\n")
     assert "gc.get_objects" in source
     res = _grade(tmp_path, source)
     assert scores(res)["scale_values"] == 0
