@@ -19,7 +19,7 @@ STRIDE = suite.unit("stride", "_stride", uses=(TRANSPOSE,))
 PERMUTE = suite.unit("permute", "_permute")
 CONTIGUOUS = suite.unit("is_contiguous", "_is_contiguous", uses=(STRIDE, TRANSPOSE, PERMUTE))
 RESHAPE = suite.unit("reshape", "_reshape")
-VIEW = suite.unit("view", "_view", uses=(TRANSPOSE,))
+VIEW = suite.unit("view", "_view", uses=(TRANSPOSE, STRIDE, CONTIGUOUS))
 INDEXING = suite.unit("indexing", "_getitem")
 RESULT_TYPE = suite.unit("result_type", "result_type")
 ARITHMETIC = suite.unit("arithmetic", "_add", "_sub", "_mul", "_truediv", "_neg",
@@ -197,12 +197,11 @@ def mul_div_neg_broadcast(tt, rng):
     a = tt.Tensor(_f32(rng, 2, 3))
     b = tt.Tensor(rng.uniform(0.5, 2.0, (3,)).astype(np.float32))
     return [(a * b).numpy(), (a / b).numpy(), (3 * a).numpy(), (1.0 / b).numpy(),
-            (-a).numpy(), (a ** 2).numpy(), (b ** 0.5).numpy(), (a ** 3).numpy(), (a ** 1).numpy(),
-            (b ** -1.5).numpy()]
+            (-a).numpy()]
 
 
-@case(unit=RESULT_TYPE, points=2,
-      hint="result_type: operate on the promoted arrays a, b from _binary: a number never widens "
+@case(unit=ARITHMETIC, points=2,
+      hint="arithmetic: operate on the promoted arrays a, b from _binary: a number never widens "
            "float32, int * 0.5 is float32, int / int is float32, as in PyTorch.")
 def scalars_keep_float32(tt, rng):
     a = tt.Tensor(_f32(rng, 3))
@@ -252,12 +251,16 @@ def integer_inputs_to_float_ops(tt, rng):
 
 
 # ----------------------------------------------------------------------------- math (3)
-@case(unit=MATH, points=2, hint="Use np.exp, np.log, np.sqrt, np.tanh, np.abs and np.clip.")
+@case(unit=MATH, points=2, hint="math: use np.exp, np.log, np.sqrt, np.tanh, np.abs, np.clip "
+                                 "and ** (np.power) for the powers.")
 def elementwise_math(tt, rng):
     x = tt.Tensor(rng.uniform(0.1, 3.0, (2, 3)).astype(np.float32))
     z = tt.Tensor(_f32(rng, 2, 3))
+    b = tt.Tensor(rng.uniform(0.5, 2.0, (3,)).astype(np.float32))
     return [x.exp().numpy(), x.log().numpy(), x.sqrt().numpy(), z.tanh().numpy(),
-            z.abs().numpy(), z.clamp(min=-0.5, max=0.5).numpy(), z.clamp(min=0.0).numpy()]
+            z.abs().numpy(), z.clamp(min=-0.5, max=0.5).numpy(), z.clamp(min=0.0).numpy(),
+            (z ** 2).numpy(), (b ** 0.5).numpy(), (z ** 3).numpy(), (z ** 1).numpy(),
+            (b ** -1.5).numpy()]
 
 
 # ----------------------------------------------------------------------------- matmul (8)

@@ -152,13 +152,15 @@ def softmax_of_empty_and_0d_tensors(tt, rng):
     F = tt.nn.functional
     n, k = int(rng.integers(1, 40)), int(rng.integers(2, 7))
     vec = _f32(rng, k)  # a 1-D input is one row: the value varies, so no constant passes
-    out = []
-    for fn in (F.softmax, F.log_softmax):
-        out += [tuple(fn(tt.Tensor(np.zeros((n, 0), np.float32)), dim=1).shape),
-                tuple(fn(tt.Tensor(np.zeros((0, n), np.float32)), dim=1).shape),
-                fn(tt.Tensor(np.float32(rng.standard_normal())), dim=0).numpy(),
-                fn(tt.Tensor(vec), dim=0).numpy()]
-    return out
+    return _empty_and_0d(tt, rng, F.softmax, n, vec)
+
+
+def _empty_and_0d(tt, rng, fn, n, vec):
+    """``fn`` on (n, 0), (0, n), a 0-d tensor and a 1-D row."""
+    return [tuple(fn(tt.Tensor(np.zeros((n, 0), np.float32)), dim=1).shape),
+            tuple(fn(tt.Tensor(np.zeros((0, n), np.float32)), dim=1).shape),
+            fn(tt.Tensor(np.float32(rng.standard_normal())), dim=0).numpy(),
+            fn(tt.Tensor(vec), dim=0).numpy()]
 
 
 @case(unit=SOFTMAX, points=5,
@@ -194,13 +196,17 @@ def softmax_implicit_dim_rule(tt, rng):
 
 
 # ----------------------------------------------------------------------------- log_softmax (10)
-@case(unit=LOG_SOFTMAX, points=4, hint="log_softmax = (x - m) - log(sum(exp(x - m))) along dim.")
+@case(unit=LOG_SOFTMAX, points=4,
+      hint="log_softmax = (x - m) - log(sum(exp(x - m))) along dim; an empty row keeps its "
+           "shape (max with initial=-np.inf), a 0-d tensor is one row.")
 def log_softmax_along_dims(tt, rng):
     F = tt.nn.functional
     x = tt.Tensor(_f32(rng, 3, 5, 2, scale=2.0))
     out = F.log_softmax(x, dim=1)
+    n = int(rng.integers(1, 40))
+    edges = _empty_and_0d(tt, rng, F.log_softmax, n, _f32(rng, int(rng.integers(2, 7))))
     return [out.numpy(), F.log_softmax(x, dim=-1).numpy(), str(out.dtype),
-            tt.nn.LogSoftmax(dim=0)(x).numpy()]
+            tt.nn.LogSoftmax(dim=0)(x).numpy(), edges]
 
 
 @case(unit=LOG_SOFTMAX, points=4,

@@ -192,7 +192,8 @@ def linear_parameter_shapes(tt, rng):
     b = nn.Linear(*_dims(rng, 2, 1, 64), bias=False)
     return [tuple(a.weight.shape), tuple(a.bias.shape), str(a.weight.dtype), b.bias is None,
             tuple(b.weight.shape),
-            [n for n, _ in b.named_parameters()], bool(a.weight.requires_grad),
+            [n for n, p in b._parameters.items() if p is not None],
+            bool(a.weight.requires_grad),
             int(a.in_features), int(a.out_features)]
 
 
