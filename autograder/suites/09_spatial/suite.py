@@ -243,7 +243,8 @@ def avg_pool_forward_backward(tt, rng):
 # ----------------------------------------------------------------------------- batch norm (10)
 @case(unit=BATCH_NORM, points=2, rtol=RTOL, atol=ATOL,
       hint="batch_norm: training: normalise each channel with its batch mean and biased variance "
-           "over (N, H, W); dx = w*inv_std*(g - db/M - xhat*dw/M).")
+           "over (N, H, W); dx = w*inv_std*(g - db/M - xhat*dw/M); one value per channel is a "
+           "ValueError, two are enough.")
 def batch_norm_train_forward_backward(tt, rng):
     F = tt.nn.functional
     x = (_f32(rng, 4, 3, 3, 5) * 2.0 + 1.0).astype(np.float32)
@@ -253,7 +254,10 @@ def batch_norm_train_forward_backward(tt, rng):
                     x, w, b)
     seq = _grads(tt, rng, lambda t: F.batch_norm(t, None, None, training=True),
                  _f32(rng, 6, 2, 4))
-    return [plain, affine, seq]
+    c = int(rng.integers(1, 4))
+    two = F.batch_norm(tt.Tensor(_f32(rng, 2, c, 1, 1)), None, None, training=True)
+    one = outcome(F.batch_norm, tt.Tensor(_f32(rng, 1, c, 1, 1)), None, None, training=True)
+    return [plain, affine, seq, two.numpy(), one]
 
 
 @case(unit=BATCH_NORM, points=1, rtol=RTOL, atol=ATOL,

@@ -74,7 +74,7 @@ def nparams_to_prune_rules(tt, rng):
                zip(rng.uniform(0, 1, 5), rng.integers(1, 200, 5), strict=True)]
     n = int(rng.integers(5, 50))
     counts += [c.nparams_to_prune(int(rng.integers(0, n + 1)), n), c.nparams_to_prune(0.0, n),
-               c.nparams_to_prune(1.0, n), c.nparams_to_prune(n, n)]
+               c.nparams_to_prune(1.0, n), c.nparams_to_prune(n, n), c.nparams_to_prune(0, n)]
     errors = [outcome(c.nparams_to_prune, 1.0 + float(rng.uniform(0.01, 1)), n),
               outcome(c.nparams_to_prune, -int(rng.integers(1, 5)), n),
               outcome(c.nparams_to_prune, n + int(rng.integers(1, 5)), n),

@@ -178,7 +178,7 @@ def kv_cache_crop_and_reset(tt, rng):
     size = cache.size
     keys, values = cache.update(rng.standard_normal((b, h, 2, d)), rng.standard_normal((b, h, 2, d)))
     errors = [outcome(cache.crop, cache.size + 1), outcome(cache.crop, -1),
-              outcome(cache.crop, cache.size)]
+              outcome(cache.crop, cache.size), outcome(cache.crop, 0), cache.size]
     cache.reset()
     return [size, keys.numpy(), values.numpy(), errors, cache.size]
 
