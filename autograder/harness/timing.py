@@ -284,6 +284,8 @@ class Twin:
         """Build the baseline work of ``item`` (its case's or milestone's builder) from
         ``data``; raises :class:`TimingError` when the twin cannot."""
         self.meter.begin()
+        if self._item:  # the previous item's work is done: the twin goes back to setups
+            self._send(request_line("end"))
         self._send(request_line("setup", item=item, data=wire.encode(data)))
         try:
             self._reply("built", item)
