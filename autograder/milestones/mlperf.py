@@ -287,8 +287,9 @@ def run_in_process(package: Any, course: Course | None = None,
                    seeds: list[int] | None = None) -> dict[str, Any]:
     """Measure a TRUSTED package in this process and score it as the grader does (staff
     tools and tests): seed ``s`` trains with seed ``s`` on variant ``s`` with the recipe's
-    per-seed budget, and the generation is timed in this process, as the milestone script
-    does (``recipes.mlperf_run``; the grader times it from outside instead). Returns
+    per-seed budget, and the grader's :func:`plan` times the generation in this process
+    (``timing.drive_in_process``: the same prompts, pairs and checks; the package's own GPT
+    for the uncached baseline; the grader times it from outside, with the reference). Returns
     :func:`score`'s dict plus ``seconds`` (seed -> CPU seconds) and ``results`` (seed -> the
     raw results); a seed that raises counts as None."""
     ms = milestone(course)
@@ -296,16 +297,21 @@ def run_in_process(package: Any, course: Course | None = None,
     if seeds is not None:
         ms = ms.model_copy(update={"seeds": seeds,
                                    "min_passing_seeds": min(ms.min_passing_seeds, len(seeds))})
+    from autograder.harness import timing  # noqa: PLC0415 - staff tools only
+
     rec = recipes()
     results: dict[int, Any] = {}
     seconds: dict[int, float] = {}
     for seed in ms.seeds:
-        train_x, train_y, _, _ = task(seed)
+        train_x, train_y, test_x, _ = task(seed)
         t0 = time.process_time()
         try:
-            results[seed] = rec.mlperf_run(package, seed, np.asarray(train_x["images"]),
-                                           np.asarray(train_y), int(train_x["new_tokens"]),
-                                           budget)
+            result = rec.parameters(rec.TRAINERS[ID](package, seed, train_x, train_y, budget))
+            result["generation"] = timing.drive_in_process(
+                plan(result, test_x, timing.plan_rng()),
+                rec.TIMED_WORK[ID](package, seed, train_x),
+                lambda data: rec.BASELINE_WORK[ID](package, data))
+            results[seed] = result
         except Exception:  # noqa: BLE001 - a broken package fails the seed, like a crash
             results[seed] = None
         seconds[seed] = time.process_time() - t0
