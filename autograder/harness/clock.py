@@ -33,6 +33,7 @@ WALL_FACTOR = 5.0
 SAMPLE_EVERY_S = 0.2
 
 _TICK = float(os.sysconf("SC_CLK_TCK"))
+TICK = _TICK  #: clock ticks per second of /proc's utime, cutime...
 _WATCHED: set[Deadline] = set()
 _WATCHED_LOCK = threading.Lock()
 
