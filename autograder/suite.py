@@ -160,7 +160,7 @@ class Case:
         """The part of the reference's ``value`` this case's check uses (all of it by
         default): what goldens store and what a submission's value is compared with. A timed
         case's expected value is its committed value (timings never go into goldens)."""
-        if isinstance(value, TimedResult):
+        if isinstance(value, (Timed, TimedResult)):
             value = value.value
         return value if self.expected is None else self.expected(value)
 
