@@ -234,9 +234,7 @@ class Trusted:
         import numpy as np  # noqa: F401 - loaded while every library path is still reachable
 
         from autograder.harness import isolation, wire
-        from autograder.suite import run_case
-
-        from autograder.suite import Timed
+        from autograder.suite import Timed, run_case
 
         self.np = np
         self.isolation = isolation

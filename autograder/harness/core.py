@@ -443,9 +443,10 @@ def _timing(ctx: _Ctx, suite: Suite, exp: Any, jobs: list[milestones.MilestoneJo
     def planner(item: str, value: Any) -> timing.PlanGen | None:
         kind, _, name = item.partition(":")
         if kind == "case" and name in cases:
-            if name not in exp.values:
+            spec = cases[name].timing
+            if spec is None or name not in exp.values:
                 return None
-            return cases[name].timing.plan(value, exp.values[name], timing.plan_rng())
+            return spec.plan(value, exp.values[name], timing.plan_rng())
         if kind == "milestone" and item in by_item:
             return milestones.plan(by_item[item], item, value, timing.plan_rng())
         return None

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from autograder.harness import isolation, timing, wire
 from autograder.harness.clock import Deadline
+from autograder.harness.timing import Planner, TwinJob
 from autograder.harness.zygote import Zygote, ZygoteChild
 from autograder.suite import Measured, TimedResult
 
@@ -102,9 +103,9 @@ class RunSpec:
     #: ``(item, committed value) -> plan or None``: how the parent times a timed item's work
     #: (:mod:`autograder.harness.timing`); None times nothing (the item's value is then
     #: ``TimedResult(value)``: reference and mutation runs).
-    timing: timing.Planner | None = None
+    timing: Planner | None = None
     #: The twin's package and code, for plans that time a baseline; None: no twin.
-    twin: timing.TwinJob | None = None
+    twin: TwinJob | None = None
 
 
 @dataclass
