@@ -278,7 +278,8 @@ def _suite_file(rng, specials, n_merges):
     vocab = {i: tok.encode("utf-8") for i, tok in enumerate(specials)}
     vocab.update({k + b: bytes([b]) for b in range(256)})
     pool = [k + ord(c) for c in "abdeilnorst "]
-    merges, seen = [], set()
+    merges: list[list[int]] = []
+    seen: set[tuple[int, int]] = set()
     while len(merges) < n_merges:
         a, b = int(rng.choice(pool)), int(rng.choice(pool))
         if (a, b) in seen:
