@@ -457,10 +457,12 @@ def _timing(ctx: _Ctx, suite: Suite, exp: Any, jobs: list[milestones.MilestoneJo
     info = ctx.info
     try:
         stub = (stubs / f"{info.slug}.py") if stubs is not None else None
+        graded = (stub.read_text(encoding="utf-8") if stub is not None and stub.is_file()
+                  else None if (reference / f"{info.slug}.py").is_file()
+                  else f'"""Module {info.number:02d}: not in the grader\'s twin."""\n')
         build_package(dest=twin_parent, reference=reference, module_number=info.number,
                       slug=info.slug, all_modules=all_modules, stubs=stubs,
-                      student_source=(stub.read_text(encoding="utf-8")
-                                      if stub is not None and stub.is_file() else None),
+                      student_source=graded,
                       earlier={slug: None for n, slug in all_modules if n < info.number
                                and not (reference / f"{slug}.py").is_file()})
     except (FileNotFoundError, OSError) as exc:
