@@ -217,8 +217,9 @@ def notebook_text(nb: Any) -> str:
                 text = out.get("data", {}).get("text/plain", "")
             else:
                 continue
-            chunks.append(text if isinstance(text, str) else "".join(text))
-    return "\n".join(chunks)
+            text = text if isinstance(text, str) else "".join(text)
+            chunks.append(text if text.endswith("\n") else text + "\n")
+    return "".join(chunks)
 
 
 def check_outputs(solution: Path, output: str) -> list[str]:

@@ -1149,7 +1149,7 @@ print(f"busy: wall-clock ratio / thread-clock ratio: {busy['wall'].ratio / busy[
 # the spinners took while it waited, the short call mostly runs between two turns: the
 # wall-clock ratio comes out several times too large (at least 1.5x the thread clock's), with
 # an interval that excludes the truth. The thread clock's ratio barely moves (busy / as is
-# between 0.85 and 1.15). On a quiet machine both clocks agree; on a shared one the wall clock
+# between 0.8 and 1.2). On a quiet machine both clocks agree; on a shared one the wall clock
 # is already off before the spinners start.
 
 # %% [markdown]
