@@ -244,8 +244,8 @@ def check_outputs(solution: Path, output: str) -> list[str]:
 
 
 _EXPECTED = re.compile(r"^# Expected\b")
-_FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:×|x\b|%|ms\b|µs\b|s\b|kB|KB|MB|GB|"
-                     r"GFLOP/s|GB/s|FLOP/byte)")
+_FIGURE = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:x\b|\s?(?:×|%|ms\b|µs\b|s\b|kB|KB|MB|"
+                     r"GB|GFLOP/s|GB/s|FLOP/byte))")
 
 
 def unclaimed_expectations(solution: Path) -> list[str]:
