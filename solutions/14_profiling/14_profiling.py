@@ -75,8 +75,9 @@ import numpy as np
 # | SGD with momentum | `momentum_buffer` | 4 |
 # | Adam / AdamW | `exp_avg`, `exp_avg_sq` | 8 |
 #
-# so Adam training needs **4× the weights** before a single activation is stored: a 124 M
-# parameter GPT-2 needs ~2 GB for weights, gradients and Adam state. Frozen parameters
+# so Adam training needs **4× the weights** before a single activation is stored: GPT-2 small
+# as published (124 M parameters, its head tied to the token embedding; module 13's untied GPT
+# counts 163 M) needs ~2 GB for weights, gradients and Adam state. Frozen parameters
 # (`requires_grad=False`) get no gradient and no state. The activations come on top (section
 # 3); they grow with the batch, the rest does not.
 
@@ -1533,10 +1534,10 @@ for batch in (64, 256):
 # points: 5
 
 # %% [markdown]
-# **Q2 · Training memory.** GPT-2 small has 124 M parameters. Estimate the memory of its
-# weights, gradients and Adam state in float32. Your measured activations were larger than
-# the formula: name the arrays the formula misses, and two ways frameworks shrink the
-# activations of a large model without changing its maths.
+# **Q2 · Training memory.** GPT-2 small as published has 124 M parameters (its head tied to the
+# token embedding). Estimate the memory of its weights, gradients and Adam state in float32.
+# Your measured activations were larger than the formula: name the arrays the formula misses,
+# and two ways frameworks shrink the activations of a large model without changing its maths.
 
 # %% [raw]
 # # BEGIN SOLUTION
