@@ -203,23 +203,29 @@ def static_problems(solution: Path) -> list[str]:
 
 
 def notebook_text(nb: Any) -> str:
-    """What the executed notebook's code cells showed, as text: streams, and the plain-text
-    form of results and displays, cell after cell."""
-    chunks = []
+    """What the executed notebook's code cells showed, as text: streams as written (a line may
+    arrive in several chunks), and the plain-text form of results and displays on lines of
+    their own, cell after cell."""
+    out = ""
     for cell in nb["cells"]:
         if cell.get("cell_type") != "code":
             continue
-        for out in cell.get("outputs", []):
-            kind = out.get("output_type")
+        for output in cell.get("outputs", []):
+            kind = output.get("output_type")
             if kind == "stream":
-                text = out.get("text", "")
+                text = output.get("text", "")
             elif kind in ("execute_result", "display_data"):
-                text = out.get("data", {}).get("text/plain", "")
+                text = output.get("data", {}).get("text/plain", "")
+                text = "".join(text) if isinstance(text, list) else text
+                if out and not out.endswith("\n"):
+                    out += "\n"
+                text += "\n"
             else:
                 continue
-            text = text if isinstance(text, str) else "".join(text)
-            chunks.append(text if text.endswith("\n") else text + "\n")
-    return "".join(chunks)
+            out += "".join(text) if isinstance(text, list) else text
+        if out and not out.endswith("\n"):
+            out += "\n"
+    return out
 
 
 def check_outputs(solution: Path, output: str) -> list[str]:
