@@ -431,8 +431,10 @@ def test_kv_cache_crop_keeps_a_prefix(KVCache, np):
     assert keys.shape == (1, 2, 3, 3) and np.allclose(keys.numpy()[:, :, 2], k2[:, :, 0]), (
         f"after crop(2) the next update writes at position 2: expected 3 positions with the new "
         f"key last, got {keys.shape[2]} positions")
-    assert np.allclose(keys.numpy()[:, :, :2], k1[:, :, :2]), (
-        "crop keeps the first positions as they were: positions 0 and 1 changed")
+    kept = float(np.abs(keys.numpy()[:, :, :2] - k1[:, :, :2]).max())
+    assert kept < 1e-6, (
+        f"crop keeps the first positions as they were: positions 0 and 1 changed by up to "
+        f"{kept:.3g}")
     for bad in (4, -1):
         try:
             cache.crop(bad)

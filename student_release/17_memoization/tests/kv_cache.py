@@ -59,7 +59,8 @@ def test_kv_cache_crop_keeps_a_prefix(KVCache, np):
     k2 = rng.standard_normal((1, 2, 1, 3))
     keys, _ = cache.update(k2, k2)
     assert keys.shape == (1, 2, 3, 3) and np.allclose(keys.numpy()[:, :, 2], k2[:, :, 0]), f'after crop(2) the next update writes at position 2: expected 3 positions with the new key last, got {keys.shape[2]} positions'
-    assert np.allclose(keys.numpy()[:, :, :2], k1[:, :, :2]), 'crop keeps the first positions as they were: positions 0 and 1 changed'
+    kept = float(np.abs(keys.numpy()[:, :, :2] - k1[:, :, :2]).max())
+    assert kept < 1e-06, f'crop keeps the first positions as they were: positions 0 and 1 changed by up to {kept:.3g}'
     for bad in (4, -1):
         try:
             cache.crop(bad)
