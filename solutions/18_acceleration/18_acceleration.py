@@ -1011,6 +1011,7 @@ for d_model, n_layers in ((64, 2), (256, 4)):
 #
 # You wrote the matrix product three ways and measured what each layer of the stack buys:
 # the interpreter, vectorisation, caches and BLAS; fused nine element-wise operations into
-# one `Function`; and measured your machine's roofline and placed each kernel on it. Export
-# with `python export.py 18`; module 19 turns `measure` and `compare` into a benchmark
+# one `Function`; measured your machine's roofline — a roof for each level of memory — and
+# placed each kernel under the roof that applies to it; and measured how much of the machine a
+# whole GPT training step uses (MFU). Export with `python export.py 18`; module 19 turns `measure` and `compare` into a benchmark
 # harness with an accuracy gate.
