@@ -323,7 +323,6 @@ def _constants_attack(module_name: str, suite_path: Path) -> str:
     at the case's public (base) seed: all a student can compute with the suite's code and
     someone's correct implementation, without the salt."""
     import tinytorch_ref
-
     from autograder.suite import Timed
 
     suite = load_suite(suite_path)
