@@ -129,7 +129,8 @@ def read_sources(sources: list[Source], *, k: int, w: int, provided: bool = Fals
         else:
             items.append(item)
             where.append(i)
-    workers = max(1, min(os.cpu_count() or 1, 8, -(-len(items) // 16)))
+    # at most 4 readers: 4 x 512 MB stays within a 4 GB laptop when every one is attacked
+    workers = max(1, min(os.cpu_count() or 1, 4, -(-len(items) // 16)))
     got: list[dict[str, object]] = [{}] * len(sources)
     for i, res in zip(where, read_untrusted(
             items, reader=Path(fingerprint.__file__), function="read_document",
