@@ -44,6 +44,10 @@ CPU_S = 30.0
 STALL_S = 120.0
 #: The longest result line a worker may send (bytes); a longer one is that item's failure.
 MAX_LINE_BYTES = 256 * 1024 * 1024
+#: Items one worker process is given at most (and bytes of job), so the job itself never
+#: crowds the worker's memory and a restart after a failure re-reads little.
+BATCH_ITEMS = 32
+BATCH_BYTES = 8 * 1024 * 1024
 
 
 def _name(item: dict[str, Any]) -> str:
@@ -168,18 +172,25 @@ def _read_chunk(job: dict[str, Any], items: list[dict[str, Any]], results: list[
                 on_item: Callable[[int], None] | None) -> None:
     todo = list(indices)
     while todo:
-        worker = _Worker(job, [items[i] for i in todo])
+        batch, size = [], 0
+        for i in todo[:BATCH_ITEMS]:
+            size += len(json.dumps(items[i], ensure_ascii=False))
+            if batch and size > BATCH_BYTES:
+                break
+            batch.append(i)
+        worker = _Worker(job, [items[i] for i in batch])
         done = 0
         for line in worker.lines():
             k = line.get("i") if isinstance(line, dict) else None
             if not isinstance(k, int) or k != done:
-                break
+                worker.proc.kill()  # out of step: this item counts as failed, a fresh worker
+                break               # goes on with the next
             results[todo[k]] = line
             done += 1
             if on_item is not None:
                 on_item(todo[k])
         why = worker.finish()
-        if done < len(todo):
+        if done < len(batch):
             if not why:  # exited normally without answering: a broken reader
                 raise RuntimeError("the notebook reader stopped before reading "
                                    f"{_name(items[todo[done]])}")

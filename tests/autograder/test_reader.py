@@ -76,11 +76,12 @@ def _no_workers_left() -> None:
 
 
 def test_every_item_is_read_in_order_with_options(tmp_path, funcs):
-    items = [{"path": f"/x/{i}.ipynb"} for i in range(7)]
+    n = 2 * reader.BATCH_ITEMS + 5  # several worker processes each
+    items = [{"path": f"/x/{i}.ipynb"} for i in range(n)]
     for workers in (1, 3):
         got = read_untrusted(items, reader=funcs, function="echo", options={"k": 3},
                              workers=workers)
-        assert got == [{"name": f"{i}.ipynb", "options": {"k": 3}} for i in range(7)]
+        assert got == [{"name": f"{i}.ipynb", "options": {"k": 3}} for i in range(n)]
     assert read_untrusted([{"path": "/x/a"}], reader=funcs, function="export_path") == [
         {"exporter": "tt_export"}]
     _no_workers_left()

@@ -412,7 +412,7 @@ def all_hashes(units: Iterable[Unit], *, k: int) -> set[int]:
 MAX_PRINTS = 100_000
 #: Places one fingerprint is kept in a document (a repeated k-gram is no more evidence; a
 #: literal of a million numbers is one k-gram a million times).
-MAX_REPEATS = 8
+MAX_REPEATS = 64
 
 
 def read_document(exporter: object, item: dict[str, object], *, k: int, w: int,
