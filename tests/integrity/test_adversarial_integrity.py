@@ -235,3 +235,21 @@ def test_a_9_mb_literal_leaves_the_commands_memory_where_it_was(tmp_path):
     assert with_it["readers_mb"] <= 512 + 16, with_it
     assert [ATTACKER, "loops"] in with_it["flagged"]
     assert "left out" in with_it["notes"][ATTACKER][0]
+
+
+def test_the_command_says_which_notebook_it_could_not_read(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from tito import paths
+    from tito.cli import cli
+
+    folder = _class(tmp_path / "subs")
+    (folder / f"{ATTACKER}.ipynb").write_bytes(b'{"cells": [oops')
+    monkeypatch.setattr(paths, "RELEASE", toy_course.write_release(tmp_path / "release"))
+    res = CliRunner().invoke(cli, ["integrity", "01", str(folder), "-o", str(tmp_path / "out"),
+                                   "--store", str(tmp_path / "gb.sqlite")])
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert "1 submission(s) could not be read and were compared with nothing" in said
+    assert f"{ATTACKER}: {ATTACKER}.ipynb: is not valid notebook JSON" in said
+    assert "flagged" in said and "copy" in said
