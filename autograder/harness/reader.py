@@ -172,7 +172,8 @@ def _read_chunk(job: dict[str, Any], items: list[dict[str, Any]], results: list[
                 on_item: Callable[[int], None] | None) -> None:
     todo = list(indices)
     while todo:
-        batch, size = [], 0
+        batch: list[int] = []
+        size = 0
         for i in todo[:BATCH_ITEMS]:
             size += len(json.dumps(items[i], ensure_ascii=False))
             if batch and size > BATCH_BYTES:

@@ -23,6 +23,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tito.export import Cell
 from tito.integrity import fingerprint
@@ -88,7 +89,7 @@ class Source:
     notes: tuple[str, ...] = ()
 
 
-def _item(src: Source) -> tuple[dict[str, object] | None, str]:
+def _item(src: Source) -> tuple[dict[str, Any] | None, str]:
     """The reader's job for one source, or why it is not read at all."""
     if not src.path:
         return {"cells": [list(c) for c in src.cells], "name": src.label}, ""
@@ -119,7 +120,7 @@ def read_sources(sources: list[Source], *, k: int, w: int, provided: bool = Fals
     """
     from autograder.harness.reader import read_untrusted
 
-    items: list[dict[str, object]] = []
+    items: list[dict[str, Any]] = []
     where: list[int] = []
     problems = [""] * len(sources)
     for i, src in enumerate(sources):
@@ -131,7 +132,7 @@ def read_sources(sources: list[Source], *, k: int, w: int, provided: bool = Fals
             where.append(i)
     # at most 4 readers: 4 x 512 MB stays within a 4 GB laptop when every one is attacked
     workers = max(1, min(os.cpu_count() or 1, 4, -(-len(items) // 16)))
-    got: list[dict[str, object]] = [{}] * len(sources)
+    got: list[dict[str, Any]] = [{}] * len(sources)
     for i, res in zip(where, read_untrusted(
             items, reader=Path(fingerprint.__file__), function="read_document",
             options={"k": k, "w": w, "hashes": provided}, memory_mb=READER_MEMORY_MB,
@@ -142,21 +143,21 @@ def read_sources(sources: list[Source], *, k: int, w: int, provided: bool = Fals
         problem = problem or str(res.get("error") or "")
         if problem and src.path and Path(src.path).name not in problem:
             problem = f"{Path(src.path).name}: {problem}"
-        cells = [] if problem else [Cell("code", str(c[1]), int(c[0]))  # type: ignore[index]
-                                    for c in res.get("cells") or []]  # type: ignore[union-attr]
+        cells = [] if problem else [Cell("code", str(c[1]), int(c[0]))
+                                    for c in res.get("cells") or []]
         code = join_cells(cells)
         doc = Document(
             label=src.label, kind=src.kind, origin=src.origin, code=code,
-            units=[Unit(str(n)) for n in res.get("units") or []],  # type: ignore[union-attr]
+            units=[Unit(str(n)) for n in res.get("units") or []],
             sha256=hashlib.sha256(code.encode()).hexdigest(), student=src.student,
             term=src.term, notes=list(src.notes), cells=cells,
             prints=[Print(int(h), int(u), int(a), int(b))
-                    for h, u, a, b in res.get("prints") or []],  # type: ignore[union-attr]
+                    for h, u, a, b in res.get("prints") or []],
             problem=problem,
-            hashes={int(h) for h in res.get("hashes") or []})  # type: ignore[union-attr]
+            hashes={int(h) for h in res.get("hashes") or []})
         if problem:
             doc.notes.append(f"not compared: {problem}")
-        doc.notes += [str(n) for n in res.get("notes") or []]  # type: ignore[union-attr]
+        doc.notes += [str(n) for n in res.get("notes") or []]
         docs.append(doc)
     return docs
 

@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 #: Names that keep their spelling: built-ins and the modules every solution imports.
 KEPT_NAMES = frozenset(dir(builtins)) | {"np", "numpy", "math", "self", "cls"}
@@ -415,8 +416,8 @@ MAX_PRINTS = 100_000
 MAX_REPEATS = 64
 
 
-def read_document(exporter: object, item: dict[str, object], *, k: int, w: int,
-                  hashes: bool = False) -> dict[str, object]:
+def read_document(exporter: Any, item: dict[str, Any], *, k: int, w: int,
+                  hashes: bool = False) -> dict[str, Any]:
     """One document's fingerprints, computed in the capped reader process.
 
     :func:`autograder.harness.reader.read_untrusted` calls this for each submission (it is
@@ -438,18 +439,18 @@ def read_document(exporter: object, item: dict[str, object], *, k: int, w: int,
     notes: list[str] = []
     cells: list[tuple[int, str]]
     if "cells" in item:
-        cells = [(int(i), str(src)) for i, src in item["cells"]]  # type: ignore[union-attr]
+        cells = [(int(i), str(src)) for i, src in item["cells"]]
     else:
         path = Path(str(item["path"]))
         try:
-            read = exporter.read_cells(path)  # type: ignore[attr-defined]
-        except exporter.ExportError as exc:  # type: ignore[attr-defined]
+            read = exporter.read_cells(path)
+        except exporter.ExportError as exc:
             return {"error": str(exc), "kind": "input"}
         if path.suffix == ".py" and not read:
             cells = [(1, path.read_text(encoding="utf-8", errors="replace"))]
         else:
             cells = [(c.index, c.source) for c in read if c.kind == "code" and c.source.strip()]
-    kept: list[list[object]] = []
+    kept: list[list[Any]] = []
     units: list[Unit] = []
     lines = 0
     for index, source in cells:
@@ -478,7 +479,7 @@ def read_document(exporter: object, item: dict[str, object], *, k: int, w: int,
     if beyond:
         notes.append(f"has {MAX_PRINTS + beyond:,} fingerprints, more than {MAX_PRINTS:,}: "
                      f"compared on its first {MAX_PRINTS:,}")
-    out: dict[str, object] = {"cells": kept, "units": [u.name for u in units],
+    out: dict[str, Any] = {"cells": kept, "units": [u.name for u in units],
                               "prints": prints, "notes": notes}
     if hashes:
         out["hashes"] = sorted(all_hashes(units, k=k))
