@@ -22,7 +22,7 @@ from pathlib import Path
 from types import ModuleType
 
 from autograder import standins as _standins
-from autograder.suite import Case, Suite, compare, run_case
+from autograder.suite import Case, Suite, Timed, TimedResult, compare, run_case
 from tito import paths
 
 _counter = itertools.count()
@@ -119,15 +119,20 @@ def run_with_standins(suite: Suite, case: Case, package: ModuleType,
 
 def score_variant(suite: Suite, package: ModuleType) -> list[CaseResult]:
     """Run every case against ``package`` (with its stand-ins, as grading does) and compare
-    with the reference, in-process."""
+    with the reference, in-process. A timed case is decided on what it commits, as in a
+    reference or mutation run (nothing timed)."""
     results = []
     for case in suite.cases:
         expected = expected_value(suite, case)
+        if isinstance(expected, Timed):
+            expected = expected.value
         try:
             got = run_with_standins(suite, case, package)
         except Exception as exc:  # noqa: BLE001 - any failure of the variant fails the case
             results.append(CaseResult(case, False, f"{type(exc).__name__}: {exc}"))
             continue
+        if isinstance(got, Timed):
+            got = TimedResult(got.value)
         ok, msg = compare(got, expected, case)
         results.append(CaseResult(case, ok, msg))
     return results
