@@ -292,7 +292,7 @@ def check_gate_recomputes_status(tt, rng):
         acc = float(rng.uniform(0.0, 1.0))
         target = float([acc, rng.uniform(0.0, 1.0), min(1.0, acc + 1e-9),
                         max(0.0, acc - 1e-9)][int(rng.integers(4))])
-        result = {"accuracy": acc, "accuracy_target": target}
+        result: dict[str, Any] = {"accuracy": acc, "accuracy_target": target}
         status = ["VALID", "INVALID", None, "valid", "PASS"][int(rng.integers(5))]
         if status is not None:
             result["status"] = status
@@ -367,7 +367,7 @@ def check_verdict_recomputes_verdict(tt, rng):
         ci = [[t, t + d], [t + d, float("inf")], [t - 2 * d, t - d], [float("-inf"), t - d],
               [t - d, t + d], [t - d, t], [float("-inf"), float("inf")],
               [t + d, t + 2 * d]][int(rng.integers(8))]
-        comparison = {"ci": ci, "threshold": t}
+        comparison: dict[str, Any] = {"ci": ci, "threshold": t}
         verdict = ["pass", "fail", "inconclusive", None, "PASS"][int(rng.integers(5))]
         if verdict is not None:
             comparison["verdict"] = verdict
