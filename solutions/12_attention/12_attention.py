@@ -135,7 +135,7 @@ from typing import Any
 import numpy as np
 
 from tinytorch.autograd import gradcheck  # noqa: F401 - for checks
-from tinytorch.layers import Linear, Module, Parameter
+from tinytorch.layers import Linear, Module, Parameter, linear
 from tinytorch.tensor import Context, Function, Tensor, default_generator, manual_seed  # noqa: F401
 
 
@@ -764,20 +764,19 @@ class MultiheadAttention(Module):
                        packed: bool) -> tuple[Tensor, Tensor, Tensor]:
         """``q, k, v`` ``(N, L or S, E)`` from the packed weight (provided).
 
-        ``packed``: query, key and value are one tensor (self-attention): one matmul with the
-        whole ``(3E, E)`` weight, then ``narrow``. Otherwise each input gets its third.
+        ``packed``: query, key and value are one tensor (self-attention): one fused ``linear``
+        (module 03) with the whole ``(3E, E)`` weight, then ``narrow``. Otherwise each input
+        gets its third.
         """
         e = self.embed_dim
         w, b = self.in_proj_weight, self.in_proj_bias
         if packed:
-            qkv = query @ w.T  # (N, L, 3E)
-            if b is not None:
-                qkv = qkv + b
+            qkv = linear(query, w, b)  # (N, L, 3E)
             return narrow(qkv, -1, 0, e), narrow(qkv, -1, e, e), narrow(qkv, -1, 2 * e, e)
         out = []
         for i, x in enumerate((query, key, value)):
-            y = x @ narrow(w, 0, i * e, e).T  # (N, T, E)
-            out.append(y if b is None else y + narrow(b, 0, i * e, e))
+            out.append(linear(x, narrow(w, 0, i * e, e),  # (N, T, E)
+                              None if b is None else narrow(b, 0, i * e, e)))
         return out[0], out[1], out[2]
 
     def _merge_masks(self, key_padding_mask: Any, attn_mask: Any, batch: int, query_len: int,

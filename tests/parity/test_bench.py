@@ -28,7 +28,7 @@ def _bench():
 
 
 BENCH = _bench()
-TRAINING = ["mlp", "cnn8", "cnn28", "gpt"]
+TRAINING = ["mlp", "cnn8", "cnn28", "cnn32", "gpt"]
 
 
 @pytest.mark.parametrize("name", TRAINING)
@@ -38,6 +38,7 @@ def test_training_workloads_take_the_same_first_step(name):
         import tinytorch_ref as tt
 
         needed = {"cnn8": hasattr(tt.nn, "Conv2d"), "cnn28": hasattr(tt.nn, "Conv2d"),
+                  "cnn32": hasattr(tt.nn, "Conv2d"),
                   "gpt": BENCH._gpt_class() is not None, "mlp": True}[name]
         assert not needed, f"{name}: its modules are built but the workload reports missing"
         return
