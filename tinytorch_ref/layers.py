@@ -386,9 +386,8 @@ class _LinearFn(Function):
                (a view when ``x`` is contiguous).
             2. ``out = rows @ weight.T`` — ``(R, out)``; when ``bias`` is not None,
                ``out += bias`` (in place: ``out`` is a fresh array).
-            3. ``ctx.save_for_backward(rows, weight, x.shape, bias is not None,
-               needs_input_grad)``.
-            4. Return ``out.reshape(*x.shape[:-1], weight.shape[0])``.
+            3. The given lines after yours save ``rows`` for backward and return ``out`` in
+               the shape ``(*, out_features)``.
 
         EXAMPLE:
             >>> w = np.array([[1.0, 0.0, -1.0], [0.5, 0.5, 0.5]], np.float32)

@@ -505,8 +505,10 @@ def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Ten
         2. ``split_heads`` each with ``attn.num_heads`` -> ``(B, h, T_new, hs)``.
         3. ``past = cache.size``; ``keys, values = cache.update(k, v)`` -> ``(B, h, past +
            T_new, hs)``.
-        4. ``mask = cached_causal_mask(T_new, past)``; dropout ``p = attn.dropout if
-           attn.training else 0.0``; ``out = scaled_dot_product_attention(q, keys, values,
+        4. ``mask = cached_causal_mask(T_new, past)``, or None when ``T_new == 1`` (one new
+           query may see every key, itself included: nothing to mask); dropout
+           ``p = attn.dropout if attn.training else 0.0``;
+           ``out = scaled_dot_product_attention(q, keys, values,
            attn_mask=mask, dropout_p=p)`` — ``(B, h, T_new, hs)``, scaled by ``1/√hs``.
         5. Return ``attn.out_proj(merge_heads(out))`` — ``(B, T_new, C)``.
 
@@ -520,7 +522,9 @@ def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Ten
         True
 
     HINT: update the cache *before* attending: a new position must see its own key. Pass
-    ``True`` for ``packed`` (``h`` is query, key and value at once).
+    ``True`` for ``packed`` (``h`` is query, key and value at once). Generation adds one
+    token per step, so step 4's ``None`` is the common case: it saves building and adding a
+    mask of zeros at every step.
     """
     # BEGIN SOLUTION NO PROMPT
     q, k, v = attn._in_projection(h, h, h, True)  # (B, T_new, C) each
@@ -529,7 +533,8 @@ def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Ten
     v = split_heads(v, attn.num_heads)
     past = cache.size
     keys, values = cache.update(k, v)  # (B, h, past + T_new, hs)
-    mask = cached_causal_mask(q.shape[2], past)  # (T_new, past + T_new)
+    t_new = q.shape[2]
+    mask = None if t_new == 1 else cached_causal_mask(t_new, past)  # (T_new, past + T_new)
     p = attn.dropout if attn.training else 0.0
     out = scaled_dot_product_attention(q, keys, values, attn_mask=mask, dropout_p=p)
     return attn.out_proj(merge_heads(out))  # (B, T_new, C)

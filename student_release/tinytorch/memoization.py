@@ -213,8 +213,10 @@ def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Ten
         2. ``split_heads`` each with ``attn.num_heads`` -> ``(B, h, T_new, hs)``.
         3. ``past = cache.size``; ``keys, values = cache.update(k, v)`` -> ``(B, h, past +
            T_new, hs)``.
-        4. ``mask = cached_causal_mask(T_new, past)``; dropout ``p = attn.dropout if
-           attn.training else 0.0``; ``out = scaled_dot_product_attention(q, keys, values,
+        4. ``mask = cached_causal_mask(T_new, past)``, or None when ``T_new == 1`` (one new
+           query may see every key, itself included: nothing to mask); dropout
+           ``p = attn.dropout if attn.training else 0.0``;
+           ``out = scaled_dot_product_attention(q, keys, values,
            attn_mask=mask, dropout_p=p)`` — ``(B, h, T_new, hs)``, scaled by ``1/√hs``.
         5. Return ``attn.out_proj(merge_heads(out))`` — ``(B, T_new, C)``.
 
@@ -228,7 +230,9 @@ def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Ten
         True
 
     HINT: update the cache *before* attending: a new position must see its own key. Pass
-    ``True`` for ``packed`` (``h`` is query, key and value at once).
+    ``True`` for ``packed`` (``h`` is query, key and value at once). Generation adds one
+    token per step, so step 4's ``None`` is the common case: it saves building and adding a
+    mask of zeros at every step.
     """
     raise NotImplementedError("module 17: implement cached_attention (see its docstring)")
 
