@@ -560,7 +560,7 @@ class GPT(Module):
                   ``kth = np.sort(logits, axis=-1)[:, [-k]]``;
                   ``logits = np.where(logits < kth, -np.inf, logits)``;
                c. ``p = np.exp(logits - logits.max(-1, keepdims=True))``; divide by its sum;
-               d. sample by inverting the CDF: ``c = np.cumsum(p, -1)``, ``c /= c[:, -1:]``,
+               d. sample by inverting the CDF: ``c = p.cumsum(-1)``, ``c /= c[:, -1:]``,
                   ``u = rng.random((B, 1))``, ``nxt = (c <= u).sum(-1, keepdims=True)``;
                e. ``out = np.concatenate([out, nxt], axis=1)``.
             3. Return ``Tensor(out)``.
@@ -593,7 +593,7 @@ class GPT(Module):
                     kth = np.sort(logits, axis=-1)[:, [-k]]  # (B, 1): the k-th largest
                     logits = np.where(logits < kth, -np.inf, logits)
                 p = np.exp(logits - logits.max(axis=-1, keepdims=True))  # (B, V)
-                c = np.cumsum(p, axis=-1)
+                c = p.cumsum(axis=-1)  # the method: np.cumsum(p) adds a Python wrapper
                 c /= c[:, -1:]
                 u = rng.random((out.shape[0], 1))
                 nxt = (c <= u).sum(axis=-1, keepdims=True)  # (B, 1)

@@ -474,7 +474,7 @@ class GPT(Module):
                   ``kth = np.sort(logits, axis=-1)[:, [-k]]``;
                   ``logits = np.where(logits < kth, -np.inf, logits)``;
                c. ``p = np.exp(logits - logits.max(-1, keepdims=True))``; divide by its sum;
-               d. sample by inverting the CDF: ``c = np.cumsum(p, -1)``, ``c /= c[:, -1:]``,
+               d. sample by inverting the CDF: ``c = p.cumsum(-1)``, ``c /= c[:, -1:]``,
                   ``u = rng.random((B, 1))``, ``nxt = (c <= u).sum(-1, keepdims=True)``;
                e. ``out = np.concatenate([out, nxt], axis=1)``.
             3. Return ``Tensor(out)``.
