@@ -35,7 +35,14 @@ Workloads (weights are copied so both compute the same numbers; a test checks th
   ``F.scaled_dot_product_attention``).
 
 Target (issue 35; ratio, median of three runs on a quiet machine): <= 1.0 for every
-workload. Results and the machine: docs/performance.md.
+workload. Results and the machine: docs/performance.md, whose "Framework speed" table holds
+one ratio per workload.
+
+``--guard FACTOR`` turns the run into a regression check: every workload's ratio (the median
+over ``--runs``) must stay within ``FACTOR`` times the ratio that table records; the exit
+status is 1 otherwise, or when a workload the table records is missing. It is a same-run ratio
+of medians (both frameworks measured alternately in one process), so a busy machine slows both
+sides alike; ``tests/parity/test_bench.py`` runs it with a factor of 2 and few steps.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import statistics
 import sys
 import time
@@ -326,6 +334,40 @@ WORKLOADS: dict[str, Callable[[], tuple[Step, Step] | None]] = {
 TARGETS = dict.fromkeys(WORKLOADS, 1.0)
 
 
+DOC = Path(__file__).resolve().parents[1] / "docs" / "performance.md"
+
+
+def documented_ratios(doc: Path = DOC) -> dict[str, float]:
+    """``{workload: ratio}`` from the table of the "Framework speed" section of ``doc``: the
+    first Markdown table there whose header has a ``workload`` and a ``ratio`` column (a ratio
+    cell starts with the number; anything after it, e.g. per-run ratios, is ignored)."""
+    text = doc.read_text(encoding="utf-8")
+    start = text.index("## Framework speed")
+    end = text.find("\n## ", start + 1)
+    rows = [ln for ln in text[start:end if end > 0 else None].splitlines()
+            if ln.startswith("|")]
+    out: dict[str, float] = {}
+    header: list[str] | None = None
+    for line in rows:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if header is None:
+            if "workload" in cells and "ratio" in cells:
+                header = cells
+            continue
+        if set(line) <= set("|-: "):
+            continue
+        name = cells[header.index("workload")].strip("`")
+        match = re.match(r"[0-9.]+", cells[header.index("ratio")])
+        if name in WORKLOADS and match:
+            out[name] = float(match.group())
+        elif out:
+            break
+    if not out:
+        raise ValueError(f"{doc}: no 'workload | ... | ratio' table in its Framework speed "
+                         "section")
+    return out
+
+
 # ----------------------------------------------------------------------------- timing
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 
@@ -351,8 +393,9 @@ def time_pair(ours: Step, theirs: Step, steps: int, warmup: int,
 
 
 def run(names: list[str], runs: int, steps: int, warmup: int,
-        clock: str = "wall") -> dict[str, tuple[float, float]]:
-    results: dict[str, tuple[float, float]] = {}
+        clock: str = "wall") -> dict[str, tuple[float, float, float]]:
+    """``{workload: (tinytorch ms, torch ms, ratio)}``, each the median over the runs."""
+    results: dict[str, tuple[float, float, float]] = {}
     for name in names:
         pair = WORKLOADS[name]()
         if pair is None:
@@ -368,7 +411,7 @@ def run(names: list[str], runs: int, steps: int, warmup: int,
         ours_ms = statistics.median(p[0] for p in per_run)
         torch_ms = statistics.median(p[1] for p in per_run)
         ratio = statistics.median(p[0] / p[1] for p in per_run)
-        results[name] = (ours_ms, torch_ms)
+        results[name] = (ours_ms, torch_ms, ratio)
         target = TARGETS.get(name)
         note = "" if target is None else f"  (target <= {target})"
         print(f"{name} tinytorch_ms={ours_ms:.3f} torch_ms={torch_ms:.3f} ratio={ratio:.2f}"
@@ -385,16 +428,39 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
                         help="wall: wall-clock time (default); cpu: process CPU time")
+    parser.add_argument("--guard", type=float, metavar="FACTOR",
+                        help="exit 1 when a ratio exceeds FACTOR times docs/performance.md's")
+    parser.add_argument("--doc", type=Path, default=DOC, help="the table --guard reads")
     args = parser.parse_args(argv)
     unknown = [n for n in args.names if n not in WORKLOADS]
     if unknown:
         parser.error(f"unknown workload(s): {', '.join(unknown)}")
-    if args.steps < 20:
-        parser.error("--steps must be at least 20")
+    if args.steps < (5 if args.guard else 20):
+        parser.error(f"--steps must be at least {5 if args.guard else 20}")
+    recorded = documented_ratios(args.doc) if args.guard else {}
     print(f"# load average before: {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
-    run(args.names, args.runs, args.steps, args.warmup, args.clock)
+    results = run(args.names, args.runs, args.steps, args.warmup, args.clock)
     print(f"# load average after: {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
-    return 0
+    if args.guard is None:
+        return 0
+    bad = []
+    for name in args.names:
+        if name not in recorded:
+            continue
+        if name not in results:
+            bad.append(f"{name}: recorded in {args.doc.name} but missing here")
+            continue
+        limit = args.guard * recorded[name]
+        ratio = results[name][2]
+        verdict = "ok" if ratio <= limit else "REGRESSED"
+        print(f"guard {name} ratio={ratio:.2f} recorded={recorded[name]:.2f} "
+              f"limit={limit:.2f} {verdict}", flush=True)
+        if ratio > limit:
+            bad.append(f"{name}: ratio {ratio:.2f} > {args.guard:g} x the recorded "
+                       f"{recorded[name]:.2f}")
+    for line in bad:
+        print(f"FAIL {line}", flush=True)
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
