@@ -179,7 +179,7 @@ class _ScaledDotProductAttentionFn(Function):
         Python float, so float32 stays float32. ``np.matmul(q, np.swapaxes(k, -1, -2))``
         gives the same numbers, stored query-major (slower softmax).
         """
-        s = np.swapaxes(np.matmul(k, np.swapaxes(q, -1, -2)), -1, -2)  # (..., L, S), key-major
+        s = np.matmul(k, q.swapaxes(-1, -2)).swapaxes(-1, -2)  # (..., L, S), key-major
         s *= scale
         if bias is not None:
             s += bias  # in place keeps the key-major layout (bias broadcasts to s's shape)
@@ -218,7 +218,7 @@ class _ScaledDotProductAttentionFn(Function):
         p = sm.saved[0]
         p_used = p if keep is None else p * keep
         dv = np.matmul(np.swapaxes(p_used, -1, -2), grad)
-        dp = np.swapaxes(np.matmul(v, np.swapaxes(grad, -1, -2)), -1, -2)  # key-major, like p
+        dp = np.matmul(v, grad.swapaxes(-1, -2)).swapaxes(-1, -2)  # key-major, like p
         if keep is not None:
             dp = dp * keep
         (ds,) = _SafeSoftmaxFn.backward(sm, dp)

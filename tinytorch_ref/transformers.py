@@ -49,9 +49,10 @@ class _LayerNormFn(Function):
 
         APPROACH (one row per normalised group, each row's sum as one matrix product):
             1. ``n`` = the numbers per row (the product of the last ``len(axes)`` sizes);
-               ``rows = x.reshape(-1, n)`` — ``(R, n)``; ``ones = np.ones((n, 1), x.dtype)``.
-            2. ``mean = rows @ ones / n`` — ``(R, 1)``; ``xc = rows - mean``.
-            3. ``var = (xc * xc) @ ones / n`` — the *biased* variance.
+               ``rows = x.reshape(-1, n)`` — ``(R, n)``; ``avg = np.full((n, 1), 1.0 / n,
+               x.dtype)``, a column that averages a row.
+            2. ``mean = rows.dot(avg)`` — ``(R, 1)``; ``xc = rows - mean``.
+            3. ``var = (xc * xc).dot(avg)`` — the *biased* variance.
             4. ``rstd = 1.0 / np.sqrt(var + eps)``; ``xhat = xc * rstd``.
             5. ``ctx.save_for_backward(xhat, rstd, weight, x.shape)``; return
                ``(xhat * weight.reshape(n) + bias.reshape(n)).reshape(x.shape)``.
@@ -66,15 +67,16 @@ class _LayerNormFn(Function):
         HINT: ``(R, n) @ (n, 1)`` gives ``(R, 1)``, which broadcasts back over each row; so
         would ``x.mean(axis=axes, keepdims=True)``, but NumPy reduces a short last axis one
         row at a time, about 8x slower here than one BLAS product (see the speed note above).
+        ``a.dot(b)`` is ``a @ b`` for 2-D arrays, with less dispatch (module 03).
         ``eps`` is a Python float, so float32 stays float32. A constant row has variance 0:
         ``eps`` is what keeps the division finite.
         """
         n = math.prod(x.shape[x.ndim - len(axes):])
         rows = x.reshape(-1, n)  # (R, n)
-        ones = np.ones((n, 1), dtype=x.dtype)
-        mean = rows @ ones / n  # (R, 1)
+        avg = np.full((n, 1), 1.0 / n, dtype=x.dtype)  # rows.dot(avg): each row's mean
+        mean = rows.dot(avg)  # (R, 1)
         xhat = rows - mean  # a new array: normalise it in place
-        var = (xhat * xhat) @ ones / n
+        var = (xhat * xhat).dot(avg)
         rstd = 1.0 / np.sqrt(var + eps)
         xhat *= rstd
         ctx.save_for_backward(xhat, rstd, weight, x.shape)
@@ -88,11 +90,11 @@ class _LayerNormFn(Function):
 
         APPROACH (rows as in ``forward``: ``xhat (R, n)``, ``rstd (R, 1)``):
             1. ``xhat, rstd, weight, shape = ctx.saved``; ``n = xhat.shape[1]``;
-               ``gr = grad.reshape(xhat.shape)``; ``ones = np.ones((n, 1), xhat.dtype)``.
+               ``gr = grad.reshape(xhat.shape)``; ``avg`` as in ``forward``.
             2. ``dbias = gr.sum(axis=0)``; ``dweight = (gr * xhat).sum(axis=0)`` — both
                reshaped to ``weight.shape``.
-            3. ``g = gr * weight.reshape(n)``; ``dx = rstd * (g - g @ ones / n
-               - xhat * ((g * xhat) @ ones / n))`` — each row's two means as products.
+            3. ``g = gr * weight.reshape(n)``; ``dx = rstd * (g - g.dot(avg)
+               - xhat * (g * xhat).dot(avg))`` — each row's two means as products.
             4. Return ``(dx.reshape(shape), dweight, dbias)`` — one gradient per input.
 
         EXAMPLE: a row's ``dx`` always sums to 0: adding a constant to every feature of ``x``
@@ -106,14 +108,14 @@ class _LayerNormFn(Function):
         xhat, rstd, weight, shape = ctx.saved
         n = xhat.shape[1]
         gr = grad.reshape(xhat.shape)  # (R, n)
-        ones = np.ones((n, 1), dtype=xhat.dtype)
+        avg = np.full((n, 1), 1.0 / n, dtype=xhat.dtype)
         dbias = gr.sum(axis=0).reshape(weight.shape)
         gx = gr * xhat
         dweight = gx.sum(axis=0).reshape(weight.shape)
         g = gr * weight.reshape(n)
         gx *= weight.reshape(n)  # now g * xhat
-        dx = g - g @ ones / n
-        dx -= xhat * (gx @ ones / n)
+        dx = g - g.dot(avg)
+        dx -= xhat * gx.dot(avg)
         dx *= rstd
         return dx.reshape(shape), dweight, dbias
 
@@ -350,7 +352,10 @@ def causal_mask(length: int) -> np.ndarray:
                [0, 0, 1],
                [0, 0, 0]])
     """
-    return np.triu(np.ones((length, length), dtype=bool), k=1)
+    positions = np.arange(length)
+    # key j is "not allowed" for query i when j > i: a row against a column, broadcast (the
+    # same mask as np.triu(np.ones(...), k=1), several times faster: no ones array, no copy)
+    return positions[None, :] > positions[:, None]
 
 
 class TransformerBlock(Module):

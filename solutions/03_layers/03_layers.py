@@ -636,8 +636,8 @@ class _LinearFn(Function):
         APPROACH:
             1. ``rows = x.reshape(-1, x.shape[-1])`` — ``(R, in)``, every leading dim merged
                (a view when ``x`` is contiguous).
-            2. ``out = rows @ weight.T`` — ``(R, out)``; when ``bias`` is not None,
-               ``out += bias`` (in place: ``out`` is a fresh array).
+            2. ``out = rows.dot(weight.T)`` — ``(R, out)``, the matrix product; when
+               ``bias`` is not None, ``out += bias`` (in place: ``out`` is a fresh array).
             3. The given lines after yours save ``rows`` for backward and return ``out`` in
                the shape ``(*, out_features)``.
 
@@ -651,11 +651,13 @@ class _LinearFn(Function):
 
         HINT: ``weight.T`` is a free view (module 01); BLAS reads it transposed without a
         copy. ``x @ weight.T`` on the 3-D ``x`` would give the same numbers, as ``B``
-        products instead of one.
+        products instead of one. For two 2-D arrays ``a.dot(b)`` is ``a @ b`` with less
+        dispatch: ``@`` is NumPy's general batched ``matmul``, a few microseconds more per
+        call, which is what a one-token step of a language model is made of.
         """
         # BEGIN SOLUTION NO PROMPT
         rows = x.reshape(-1, x.shape[-1])  # (R, in)
-        out = rows @ weight.T  # (R, out)
+        out = rows.dot(weight.T)  # (R, out)
         if bias is not None:
             out += bias
         # END SOLUTION
@@ -671,8 +673,8 @@ class _LinearFn(Function):
         # db = the column sums of g; one gradient per input of apply.
         rows, weight, shape, has_bias, needs_input_grad = ctx.saved
         g = grad.reshape(rows.shape[0], weight.shape[0])  # (R, out)
-        dx = (g @ weight).reshape(shape) if needs_input_grad else None
-        dweight = g.T @ rows  # (out, in)
+        dx = g.dot(weight).reshape(shape) if needs_input_grad else None
+        dweight = g.T.dot(rows)  # (out, in)
         if has_bias:
             return dx, dweight, g.sum(axis=0)
         return dx, dweight
