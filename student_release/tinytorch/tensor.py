@@ -744,6 +744,8 @@ def _index_arg(x: Tensor, index: Any) -> tuple[Tensor, Any]:
       front: another shape, and silently transposed values. So when an index mixes integers
       with index arrays, the integers are applied first (a recorded view, no copy).
     """
+    if type(index) is slice and index.step is None:  # NOTE: the common case, x[a:b]
+        return x, (index, Ellipsis)
     items = tuple(_index_item(i) for i in (index if isinstance(index, tuple) else (index,)))
     for item in items:
         if isinstance(item, slice) and item.step is not None and item.step <= 0:
