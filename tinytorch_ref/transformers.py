@@ -252,31 +252,28 @@ class _TanhGELUFn(Function):
 
     @staticmethod
     def forward(ctx: Context, x: np.ndarray) -> np.ndarray:
-        t = x * x  # (..., H) work array, reused in place
-        t *= _GELU_A * _SQRT_2_OVER_PI
-        t += _SQRT_2_OVER_PI
-        t *= x  # u = √(2/π) (x + a x³)
-        np.tanh(t, out=t)
-        ctx.save_for_backward(x, t)
-        y = t + 1.0
-        y *= x
-        y *= 0.5
-        return y
+        h = x * x  # (..., H) work array, reused in place
+        h *= _GELU_A * _SQRT_2_OVER_PI
+        h += _SQRT_2_OVER_PI
+        h *= x  # u = √(2/π) (x + a x³)
+        np.tanh(h, out=h)
+        h += 1.0
+        h *= 0.5  # the gate h = (1 + tanh u) / 2: gelu(x) = x · h
+        ctx.save_for_backward(x, h)
+        return x * h
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
-        # d/dx = 0.5 (1 + t) + 0.5 x (1 - t²) · √(2/π) (1 + 3a x²), with t = tanh(u)
-        x, t = ctx.saved
-        du = x * x
-        du *= 3.0 * _GELU_A * _SQRT_2_OVER_PI
-        du += _SQRT_2_OVER_PI
-        du *= x  # x · du/dx
-        s = t * t
-        np.subtract(1.0, s, out=s)
-        s *= du
-        s += t
+        # d/dx = h + x · h' with h' = 2 h (1 - h) u' (as 1 - tanh² u = 4 h (1 - h)), so
+        # d/dx = h (1 + 2 x u' (1 - h)) and x u' = x √(2/π) (1 + 3a x²): nine passes
+        x, h = ctx.saved
+        s = x * x
+        s *= 6.0 * _GELU_A * _SQRT_2_OVER_PI
+        s += 2.0 * _SQRT_2_OVER_PI
+        s *= x  # 2 x u'
+        s *= 1.0 - h
         s += 1.0
-        s *= 0.5
+        s *= h
         s *= grad
         return (s,)
 
