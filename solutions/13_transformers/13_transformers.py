@@ -1436,12 +1436,12 @@ for length in lengths:
 slope, flat = np.polyfit(lengths, per_token, 1)  # MB per token = flat + slope * T
 print(f"per token: {1e3 * flat:.1f} KB flat + {1e6 * slope:.1f} bytes x T; the T-part equals the "
       f"flat part at T = {flat / slope:.0f}")
-print(f"formula 37·C/h: T = {37 * 64 / 4:.0f} for this model, {37 * 768 / 12:.0f} for GPT-2 small")
+print(f"formula 28·C/h: T = {28 * 64 / 4:.0f} for this model, {28 * 768 / 12:.0f} for GPT-2 small")
 # Expected: for short contexts the KB per token is almost flat (the T·C and T·4C arrays
-# dominate: memory linear in T, here 19.1 KB per token, about 37·C floats per block); then it
+# dominate: memory linear in T, here 14.5 KB per token, about 28·C floats per block); then it
 # rises with T, because each block also keeps h·T attention weights per token (memory
-# quadratic in T). With C = 64 and h = 4 the quadratic part catches up near T = 603 (the
-# formula 37·C/h says 592); with GPT-2's C = 768 and h = 12 only near T = 2368. The time of a
+# quadratic in T). With C = 64 and h = 4 the quadratic part catches up near T = 457 (the
+# formula 28·C/h says 448); with GPT-2's C = 768 and h = 12 only near T = 1792. The time of a
 # training pass grows faster than the memory once the T × T arrays outgrow the CPU caches.
 
 # %% [markdown]
@@ -1524,11 +1524,11 @@ print(f"formula 37·C/h: T = {37 * 64 / 4:.0f} for this model, {37 * 768 / 12:.0
 # # BEGIN SOLUTION
 
 # %% [markdown]
-# At `T = 32` memory is dominated by the linear `T·C` and `T·4C` arrays: 20.1 KB per token,
+# At `T = 32` memory is dominated by the linear `T·C` and `T·4C` arrays: 15.5 KB per token,
 # and almost the same at every short `T` (the table's KB per token is almost flat); the `h·T²` attention weights add
 # `h·T` floats per token and block, a share that doubles with every doubling of `T` and
-# overtakes the linear part near `T ≈ 600` for this model (where `h·T = 37·C`). GPT-2 small, per layer and token: ~37·C floats of linear activations plus ~h·T for
-# attention: `8·1024·12·(37·768 + 12·1024)·4 B ≈ 16 GB` — why real training uses activation
+# overtakes the linear part near `T ≈ 450` for this model (where `h·T = 28·C`). GPT-2 small, per layer and token: ~28·C floats of linear activations plus ~h·T for
+# attention: `8·1024·12·(28·768 + 12·1024)·4 B ≈ 13 GB` — why real training uses activation
 # checkpointing and fused attention. `generate` runs 100 full forward passes of up to
 # `context` tokens each: the attention work per step is `O(T²)` and repeats the keys and values
 # of all earlier positions. A KV cache stores them, so each step projects only the new token and

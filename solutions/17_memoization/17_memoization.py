@@ -1087,11 +1087,12 @@ for batch in (1, 8):
               f"{result.ratio:>8.1f}x {uncached_positions:>19} {bench_cached.positions_computed:>7}")
 # Expected shape: the cached path runs `new` positions, the uncached one new(new+1)/2, yet the
 # measured speed-up is far below that ratio and grows with `new`: each cached step still pays
-# the fixed cost of ~40 framework operations (Python and NumPy call overhead), which with one
-# sequence is most of the step. A batch of 8 multiplies the uncached work by 8 and leaves the
-# fixed cost alone, so its speed-up is several times larger. At 128 tokens, on the CPU clock:
-# one sequence between 1.5x and 3x (2.1x on the course's 2-core server), eight sequences
-# between 4x and 10x (6.8x there); your numbers depend on the machine, the shape does not.
+# the fixed cost of a few dozen framework operations (Python and NumPy call overhead), which
+# with one sequence is most of the step (section 3's speed note trims it: the cached attention
+# runs on arrays). A batch of 8 multiplies the uncached work by 8 and leaves the fixed cost
+# alone, so its speed-up is several times larger. At 128 tokens, on the CPU clock: one
+# sequence between 2x and 4.5x (3.2x on the course's 2-core server), eight sequences between
+# 5x and 14x (9.1x there); your numbers depend on the machine, the shape does not.
 # (Five pairs are too few for an interval of the median: the table shows medians, not claims.)
 
 # %% [markdown]
