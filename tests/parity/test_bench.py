@@ -114,3 +114,15 @@ def test_every_workload_stays_within_twice_its_documented_ratio():
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("guard ")]
     assert len(lines) == len(BENCH.documented_ratios()), proc.stdout + proc.stderr[-2000:]
     assert proc.returncode == 0, proc.stdout
+
+
+def test_before_and_after_runs_two_checkouts_in_one_process(capsys):
+    spec = importlib.util.spec_from_file_location("bench_framework_ab",
+                                                  paths.REPO_ROOT / "bench" / "framework_ab.py")
+    assert spec and spec.loader
+    ab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ab)
+    # this checkout against itself: both copies build the same workload and both time it
+    assert ab.main([str(paths.REPO_ROOT), "mlp", "--steps", "3", "--warmup", "1"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("mlp after_ms=") and "before/torch=" in line, line
