@@ -868,7 +868,7 @@ def olympics_leaderboard(value: Any, expected: Any) -> list[dict[str, Any]]:
             {"name": "Size (KB)", "value": round(sub["bytes"] / 1024.0, 2), "order": "asc"}]
 
 
-@case(points=6, hint="Your OLYMPICS_RECIPE through your optimize must stay within one point "
+@case(points=4, hint="Your OLYMPICS_RECIPE through your optimize must stay within one point "
                      "of the baseline's held-out accuracy and be at least 3.5x smaller (INT8, "
                      "or enough zeros for CSR), and your olympics_report must be a valid "
                      "report whose accuracies and target match the grader's measurement of "
@@ -904,4 +904,428 @@ def olympics_event(tt, rng):
                   "report": text}, {"queries": _queries(tt, submitted)})
 
 
-suite.leaderboard = ("olympics_event", olympics_leaderboard)
+# ----------------------------------------------------------------------------- the TinyGPT event
+#: The course's TinyGPT (module 13's GPT trained on the KJV text, ``datasets/tinygpt_kjv``) and
+#: the held-out text, read while the suite loads (before the sandbox): the child builds the
+#: model, the twin the baseline, the parent its own forward passes from the same arrays.
+_TINY = loaders().load_tinygpt()
+GPT_CONFIG: dict[str, int] = dict(_TINY.config)
+GPT_PARAMS: dict[str, np.ndarray] = _TINY.params
+GPT_VOCABULARY = _TINY.vocabulary
+HELD_OUT = loaders().kjv_ids(loaders().load_kjv_chars().validation,
+                             GPT_VOCABULARY).astype(np.int64)
+del _TINY
+#: A timed run: a prompt of ``GPT_PROMPT`` characters (a window of the held-out text with
+#: ``GPT_SUBSTITUTIONS`` of them replaced at random: no table of answers can exist), then
+#: ``GPT_NEW_TOKENS`` greedy characters; ``GPT_PAIRS`` pairs, alternating which side runs first.
+#: The baseline (module 13's plain generate) takes ~100 ms a run, the reference's recipe ~35 ms.
+GPT_PROMPT, GPT_NEW_TOKENS, GPT_SUBSTITUTIONS, GPT_PAIRS = 64, 64, 4, 10
+#: Held-out windows of ``context + 1`` characters for the perplexity gate (fixed: the gate's
+#: verdict is a function of the committed arrays only).
+GPT_EVAL_WINDOWS, GPT_EVAL_SEED = 64, 2020
+#: How far below the best logit a generated character's logit may be (times 1 + |best|) and
+#: still count as the greedy choice: float32 in the child against float64 here, and a fused
+#: kernel's other rounding, move logits by ~1e-6.
+TOKEN_TOL = 1e-3
+#: A run faster than this per generated character did not run a transformer: implausible.
+MIN_TOKEN_S = 5e-6
+
+
+def _gpt_linears() -> list[str]:
+    """The GPT's ``Linear`` layers, which a submission may store as int8 weights
+    (``qweight`` + ``weight_scale``, module 20's ``Int8WeightLinear``)."""
+    out = []
+    for i in range(GPT_CONFIG["n_layers"]):
+        out += [f"blocks.{i}.attn.out_proj", f"blocks.{i}.mlp.fc", f"blocks.{i}.mlp.proj"]
+    return [*out, "head"]
+
+
+def _tinygpt(tt: Any) -> Any:
+    """Module 13's ``GPT`` of the package ``tt`` holding TinyGPT's parameters, in eval mode."""
+    transformers = importlib.import_module(f"{tt.__name__}.transformers")
+    c = GPT_CONFIG
+    gpt = transformers.GPT(c["vocab_size"], c["context"], c["d_model"], c["n_layers"],
+                           c["n_heads"])
+    for name, p in gpt.named_parameters():
+        p.data = np.array(GPT_PARAMS[name], dtype=np.float32)
+    gpt.eval()
+    return gpt
+
+
+def _gpt_prompt(rng: np.random.Generator) -> np.ndarray:
+    """``(1, GPT_PROMPT)`` int64: a held-out window with ``GPT_SUBSTITUTIONS`` random
+    characters put in at random places."""
+    start = int(rng.integers(0, len(HELD_OUT) - GPT_PROMPT))
+    prompt = HELD_OUT[start:start + GPT_PROMPT].copy()
+    where = rng.choice(GPT_PROMPT, GPT_SUBSTITUTIONS, replace=False)
+    prompt[where] = rng.integers(0, GPT_CONFIG["vocab_size"], GPT_SUBSTITUTIONS)
+    return prompt[None, :]
+
+
+def _array(state: dict[str, Any], name: str, kinds: str, shape: tuple[int, ...]) -> np.ndarray:
+    a = state.get(name)
+    if not isinstance(a, np.ndarray):
+        raise ValueError(f"{name} is missing (or not an array)")
+    if a.dtype.kind not in kinds or a.shape != shape:
+        raise ValueError(f"{name} is {a.dtype} {a.shape}, expected {shape} "
+                         f"{'integers' if kinds == 'iu' else 'floats'}")
+    if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} holds values that are not finite")
+    return a
+
+
+def _gpt_params(state: Any) -> tuple[dict[str, np.ndarray], int]:
+    """``(float32 parameters for the parent's forward pass, bytes stored)`` of a committed
+    TinyGPT: module 13's names, each ``Linear`` either float (``weight``) or int8
+    (``qweight`` in [-128, 127] and a float ``weight_scale`` per row, dequantized as
+    ``qweight.astype(float32) * weight_scale[:, None]``). Bytes at fixed itemsizes: 4 a float,
+    1 an int8 weight. Anything else in the state is refused (ValueError)."""
+    if not isinstance(state, dict):
+        raise ValueError("the optimised TinyGPT's state is not a mapping of arrays")
+    c = GPT_CONFIG
+    shapes = gpt_shapes(c["vocab_size"], c["context"], c["d_model"], c["n_layers"])
+    params: dict[str, np.ndarray] = {}
+    used: set[str] = set()
+    nbytes = 0
+    for prefix in _gpt_linears():
+        if prefix + ".qweight" not in state:
+            continue
+        out_in = shapes[prefix + ".weight"]
+        q = _array(state, prefix + ".qweight", "iu", out_in)
+        if q.size and (int(q.min()) < -128 or int(q.max()) > 127):
+            raise ValueError(f"{prefix}.qweight holds values that do not fit in int8")
+        scale = _array(state, prefix + ".weight_scale", "f", (out_in[0],)).astype(np.float32)
+        params[prefix + ".weight"] = q.astype(np.float32) * scale[:, None]
+        used |= {prefix + ".qweight", prefix + ".weight_scale"}
+        nbytes += q.size + 4 * scale.size
+    for name, shape in shapes.items():
+        if name in params:
+            continue
+        params[name] = _array(state, name, "f", shape).astype(np.float32)
+        used.add(name)
+        nbytes += 4 * params[name].size
+    extra = sorted(str(k) for k in set(state) - used)
+    if extra:
+        raise ValueError(f"the optimised TinyGPT stores arrays module 13's GPT does not have: "
+                         f"{extra[:4]}")
+    return params, int(nbytes)
+
+
+def _gpt_logits(params: dict[str, np.ndarray], ids: np.ndarray, dtype: Any) -> np.ndarray:
+    c = GPT_CONFIG
+    return gpt_logits(params, ids, vocab_size=c["vocab_size"], context=c["context"],
+                      d_model=c["d_model"], n_layers=c["n_layers"], n_heads=c["n_heads"],
+                      dtype=dtype)
+
+
+def _tokens_problem(params: dict[str, np.ndarray], prompt: np.ndarray, tokens: Any) -> str:
+    """"" when ``tokens`` are ``prompt`` followed by ``GPT_NEW_TOKENS`` greedy choices of the
+    model ``params`` (the parent's float64 forward pass of the whole text at once; a character
+    whose logit is within ``TOKEN_TOL`` of the best may go either way), else what is wrong."""
+    total = prompt.shape[1] + GPT_NEW_TOKENS
+    if not isinstance(tokens, np.ndarray) or tokens.dtype.kind not in "iu" \
+            or tokens.shape != (1, total):
+        return f"a generation did not return (1, {total}) token ids"
+    if not np.array_equal(tokens[0, :prompt.shape[1]], prompt[0]):
+        return "a generation does not begin with its prompt"
+    if int(tokens.min()) < 0 or int(tokens.max()) >= GPT_CONFIG["vocab_size"]:
+        return "a generation holds token ids outside the vocabulary"
+    start = prompt.shape[1] - 1
+    rows = _gpt_logits(params, tokens[:, :-1].astype(np.int64), np.float64)[0, start:]
+    chosen = rows[np.arange(rows.shape[0]), tokens[0, start + 1:]]
+    best = rows.max(axis=1)
+    wrong = np.flatnonzero(chosen < best - TOKEN_TOL * (1.0 + np.abs(best)))
+    if wrong.size:
+        at = int(wrong[0])
+        return (f"character {start + 1 + at} of a generation ({GPT_VOCABULARY[int(tokens[0, start + 1 + at])]!r}) "
+                f"is not the greedy choice of the model you committed "
+                f"({GPT_VOCABULARY[int(rows[at].argmax())]!r}), by the grader's own forward "
+                f"pass of your arrays: generate with the model you return")
+    return ""
+
+
+def _eval_windows() -> np.ndarray:
+    """The perplexity gate's held-out windows ``(GPT_EVAL_WINDOWS, context + 1)``."""
+    n = GPT_CONFIG["context"] + 1
+    starts = np.random.default_rng(GPT_EVAL_SEED).integers(0, len(HELD_OUT) - n,
+                                                           GPT_EVAL_WINDOWS)
+    return HELD_OUT[starts[:, None] + np.arange(n)]
+
+
+def _gpt_perplexity(params: dict[str, np.ndarray]) -> float:
+    """The parent's perplexity of a model on :func:`_eval_windows` (float32 forward pass,
+    float64 log-softmax)."""
+    w = _eval_windows()
+    logits = _gpt_logits(params, w[:, :-1], np.float32).astype(np.float64)
+    z = logits - logits.max(axis=-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    return float(math.exp(-float(np.mean(np.take_along_axis(logp, w[:, 1:, None], -1)))))
+
+
+_BASE_PERPLEXITY: list[float] = []
+
+
+def _base_perplexity() -> float:
+    if not _BASE_PERPLEXITY:
+        _BASE_PERPLEXITY.append(_gpt_perplexity(dict(GPT_PARAMS)))
+    return _BASE_PERPLEXITY[0]
+
+
+def _gpt_speed(timing: Any) -> tuple[float | None, float | None, str]:
+    """``(speed-up, tokens per CPU-second, "")`` from the parent's timing: the median of the
+    per-pair ratios, and ``GPT_NEW_TOKENS`` over the submission's median run; ``(None, None,
+    why not)`` when nothing was timed or the timing is refused or implausible."""
+    if not isinstance(timing, dict):
+        return None, None, "not timed in this run"
+    if timing.get("problem"):
+        return None, None, str(timing["problem"])
+    base = np.asarray(timing.get("baseline_s"), dtype=np.float64)
+    sub = np.asarray(timing.get("submitted_s"), dtype=np.float64)
+    new = int(timing.get("new_tokens", 0))
+    if base.ndim != 1 or base.shape != sub.shape or base.size == 0 or new <= 0 \
+            or not (np.all(np.isfinite(base)) and np.all(np.isfinite(sub))):
+        return None, None, "the timing is incomplete"
+    floor = new * MIN_TOKEN_S
+    if np.any(sub < floor) or np.any(base < floor):
+        return None, None, (f"a run of {new} characters took less than {floor * 1e3:.2f} ms of "
+                            "CPU, faster than any transformer: implausible, nothing published")
+    speed = float(np.median(base / sub))
+    if speed > TARGETS["gpt_max_speedup"]:
+        return None, None, (f"a speed-up of {speed:.1f}x is above the plausible "
+                            f"{TARGETS['gpt_max_speedup']:g}x: nothing published")
+    return speed, float(new / np.median(sub)), ""
+
+
+_MEASURED: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
+def _tinygpt_measure(got: Any, expected: Any) -> dict[str, Any]:
+    """Parent side: the committed model's parameters and bytes, its perplexity against the
+    original's, whether its text on the variant's prompt is its greedy text, and the speed.
+    Raises ValueError when the event sent nothing measurable."""
+    key = id(got)
+    if key in _MEASURED and _MEASURED[key][0] is got:
+        return _MEASURED[key][1]
+    value, timing = _unwrap(got)
+    if not isinstance(value, dict):
+        raise ValueError("the event sent no results")
+    if not isinstance(expected, dict) or not isinstance(expected.get("prompt"), np.ndarray):
+        raise ValueError("no prompt for this variant (an autograder problem)")
+    try:
+        params, nbytes = _gpt_params(value.get("state"))
+    except BadParameters as exc:
+        raise ValueError(str(exc)) from exc
+    prompt = expected["prompt"]
+    mine = value.get("prompt")
+    if not isinstance(mine, np.ndarray) or not np.array_equal(mine, prompt):
+        sample = "its text is not for your variant's prompt"
+    else:
+        sample = _tokens_problem(params, prompt, value.get("tokens"))
+    base_ppl, ppl = _base_perplexity(), _gpt_perplexity(params)
+    speed, tps, note = _gpt_speed(timing)
+    out = {"bytes": nbytes, "base_bytes": 4 * sum(a.size for a in GPT_PARAMS.values()),
+           "perplexity": ppl, "base_perplexity": base_ppl,
+           "bound": base_ppl * (1.0 + TARGETS["gpt_max_perplexity_increase"]),
+           "sample_problem": sample, "speedup": speed, "tokens_per_s": tps, "speed_note": note,
+           "tokens": value.get("tokens") if not sample else None}
+    out["passed"] = not sample and ppl <= out["bound"]
+    _MEASURED.clear()
+    _MEASURED[key] = (got, out)
+    return out
+
+
+def _tinygpt_check(got: Any, expected: Any) -> tuple[bool, str]:
+    try:
+        r = _tinygpt_measure(got, expected)
+    except ValueError as exc:
+        return False, f"your TinyGPT could not be measured: {exc}"
+    speed = (f"{r['tokens_per_s']:.0f} tokens per CPU-second, {r['speedup']:.2f}x module 13's "
+             "generate" if r["speedup"] is not None
+             else f"speed not measured ({r['speed_note']}; no leaderboard entry)")
+    text = (f"held-out perplexity {r['perplexity']:.4f} (TinyGPT {r['base_perplexity']:.4f}, "
+            f"at most {r['bound']:.4f}), {r['base_bytes'] / r['bytes']:.2f}x smaller "
+            f"({r['bytes']} of {r['base_bytes']} bytes), {speed}")
+    if r["sample_problem"]:
+        text += f"; on your variant's prompt: {r['sample_problem']}"
+    if r["perplexity"] > r["bound"]:
+        text += (f"; perplexity more than {100 * TARGETS['gpt_max_perplexity_increase']:g}% "
+                 "above the original's: your optimisation changed the model too much")
+    return bool(r["passed"]), text
+
+
+def tinygpt_publish(value: Any, expected: Any) -> tuple[str, dict[str, Any]] | None:
+    """What the student sees of the event: the variant's prompt and their model's text."""
+    try:
+        r = _tinygpt_measure(value, expected)
+    except ValueError:
+        return None
+    tokens = r["tokens"]
+    if tokens is None:
+        return None
+    words = "".join(GPT_VOCABULARY[int(i)] for i in np.asarray(tokens)[0])
+    cut = GPT_PROMPT
+    return (f"Your TinyGPT, on your variant's prompt {words[:cut]!r}, wrote "
+            f"{words[cut:]!r}"), {"tinygpt_text": words[cut:]}
+
+
+def _gpt_kept(value: Any) -> dict[str, Any]:
+    """What the check needs of the reference's event: the variant's prompt."""
+    return {"prompt": value["prompt"]}
+
+
+def tinygpt_plan(value: Any, expected: Any, rng: np.random.Generator) -> Any:
+    """The parent's timing plan: module 13's plain generate of the original TinyGPT in the
+    twin, the submission's ``generate_greedy`` in the child, ``GPT_PAIRS`` pairs of a fresh
+    prompt each, alternating which runs first; every run of the submission must be the
+    committed model's greedy text."""
+    try:
+        params, _ = _gpt_params(value.get("state") if isinstance(value, dict) else None)
+    except (ValueError, BadParameters) as exc:
+        return {"problem": f"your optimised TinyGPT cannot be timed: {exc}"}
+    yield Baseline({"new_tokens": GPT_NEW_TOKENS})
+    base_s: list[float] = []
+    sub_s: list[float] = []
+    for i in range(GPT_PAIRS):
+        prompt = _gpt_prompt(rng)
+        got = {}
+        for side in (("baseline", "submission") if i % 2 == 0 else ("submission", "baseline")):
+            got[side] = yield Run(side, "generate", prompt)
+        mine = got["submission"]
+        if mine.implausible:
+            return {"problem": f"implausible measurement: {mine.implausible}"}
+        if mine.error:
+            return {"problem": f"your generate_greedy raised {mine.error}"}
+        wrong = _tokens_problem(params, prompt, mine.output)
+        if wrong:
+            return {"problem": wrong}
+        base_s.append(got["baseline"].cpu_s)
+        sub_s.append(mine.cpu_s)
+    return {"baseline_s": base_s, "submitted_s": sub_s, "new_tokens": GPT_NEW_TOKENS,
+            "problem": ""}
+
+
+def tinygpt_baseline(tt: Any, data: Any) -> dict[str, Any]:
+    """The twin's work: module 13's plain (uncached) greedy ``generate`` of the original
+    TinyGPT, in the reference."""
+    gpt = _tinygpt(tt)
+    new = int(data["new_tokens"])
+
+    def generate(prompt: Any) -> np.ndarray:
+        with tt.no_grad():
+            out = gpt.generate(tt.Tensor(np.asarray(prompt, dtype=np.int64)), new, top_k=1)
+        return np.asarray(out.data, dtype=np.int64)
+
+    return {"generate": generate}
+
+
+def tinygpt_leaderboard(value: Any, expected: Any) -> list[dict[str, Any]]:
+    """The TinyGPT columns, from the parent's measurements only: tokens per CPU-second and the
+    speed-up (0 when a gate fails), and the bytes stored; none (a ``ValueError`` saying why)
+    when the timing is missing, refused or implausible."""
+    r = _tinygpt_measure(value, expected)
+    if r["speedup"] is None:
+        raise ValueError(f"no speed-up measured: {r['speed_note']}")
+    gated = not r["passed"]
+    return [{"name": "GPT tokens/s", "value": 0.0 if gated else round(r["tokens_per_s"], 1),
+             "order": "desc"},
+            {"name": "GPT speed-up", "value": 0.0 if gated else round(r["speedup"], 4),
+             "order": "desc"},
+            {"name": "GPT size (KB)", "value": round(r["bytes"] / 1024.0, 2), "order": "asc"}]
+
+
+# ----------------------------------------------------------------------------- TinyGPT's units
+@case(points=2, hint="Int8WeightLinear.from_float: module 15's symmetric per-channel int8 "
+                     "weights (PerChannelMinMaxObserver, quantize_per_channel), the scales as "
+                     "float32, a copy of the bias, dequantized = qweight.astype(float32) * "
+                     "weight_scale[:, None]; forward: x @ dequantized.T + bias.")
+def int8_weight_linear(tt, rng):
+    m = _module(tt)
+    tt.manual_seed(int(rng.integers(0, 1000)))
+    n_in, n_out = int(rng.integers(3, 40)), int(rng.integers(2, 30))
+    lin = tt.nn.Linear(n_in, n_out, bias=bool(rng.integers(0, 2)))
+    lin.weight.data[...] = rng.standard_normal(lin.weight.shape) * float(rng.uniform(0.01, 3))
+    q = m.Int8WeightLinear.from_float(lin)
+    x = rng.standard_normal((2, int(rng.integers(1, 6)), n_in)).astype(np.float32)
+    out = np.asarray(q(tt.Tensor(x)).data)
+    return {"qweight": np.asarray(q.qweight.data), "scale": np.asarray(q.weight_scale.data),
+            "bias": None if q.bias is None else np.asarray(q.bias.data),
+            "dequantized": np.asarray(q.dequantized), "out": out, "dtype": str(out.dtype),
+            "state": sorted(q.state_dict())}
+
+
+@case(points=2, hint="FusedMLP.forward: h = x.data as (N, C); pre = h @ linear_weight(fc).T "
+                     "(no bias); bias_gelu(Tensor(pre), fc.bias); proj; back to x's shape.",
+      rtol=1e-5, atol=1e-5)
+def fused_mlp(tt, rng):
+    m = _module(tt)
+    transformers = importlib.import_module(f"{tt.__name__}.transformers")
+    tt.manual_seed(int(rng.integers(0, 1000)))
+    c = int(rng.choice([4, 8, 12]))
+    mlp = transformers.MLP(c)
+    mlp.eval()
+    for _, p in mlp.named_parameters():
+        p.data[...] = rng.standard_normal(p.shape) * 0.5
+    fused = m.FusedMLP(mlp)
+    x = tt.Tensor(rng.standard_normal((2, int(rng.integers(1, 7)), c)).astype(np.float32))
+    with tt.no_grad():
+        out = np.asarray(fused(x).data)
+        if rng.integers(0, 2):
+            fused.fc = m.Int8WeightLinear.from_float(mlp.fc)
+        quantized = np.asarray(fused(x).data)
+    return {"out": out, "int8_fc": quantized,
+            "names": [n for n, _ in fused.named_parameters()]}
+
+
+@case(points=2, hint="perplexity: logits of windows[:, :-1] as float64, a stable log-softmax "
+                     "(subtract the row max), the mean negative log-likelihood of windows[:, "
+                     "1:], then exp.", rtol=1e-9, atol=1e-9)
+def perplexity_values(tt, rng):
+    m = _module(tt)
+    transformers = importlib.import_module(f"{tt.__name__}.transformers")
+    tt.manual_seed(int(rng.integers(0, 1000)))
+    vocab = int(rng.integers(5, 20))
+    gpt = transformers.GPT(vocab, 16, 8, 1, 2)
+    gpt.eval()
+    for name, p in gpt.named_parameters():
+        if name.endswith("head.weight"):
+            p.data[...] = rng.standard_normal(p.shape) * 40.0  # large logits: stability matters
+    windows = rng.integers(0, vocab, (int(rng.integers(1, 5)), int(rng.integers(2, 12))))
+
+    class Uniform(tt.nn.Module):
+        def forward(self, ids):
+            return tt.Tensor(np.zeros((*np.asarray(ids.data).shape, vocab), np.float32))
+
+    return [float(m.perplexity(gpt, windows)), float(m.perplexity(Uniform(), windows))]
+
+
+@case(points=4, hint="Your GPT_RECIPE through your optimize_gpt and generate_greedy: the text "
+                     "on your variant's prompt must be the greedy text of the model you commit "
+                     "(the grader recomputes it), and that model's held-out perplexity at most "
+                     "2% above TinyGPT's; the grader times your generation itself.",
+      check=_tinygpt_check, publish=tinygpt_publish, expected=_gpt_kept,
+      timing=Timing(plan=tinygpt_plan, baseline=tinygpt_baseline))
+def tinygpt_event(tt, rng):
+    m = _module(tt)
+    recipe = dict(m.GPT_RECIPE)
+    unknown = sorted(str(k) for k in recipe if k not in GPT_RECIPE_KEYS)
+    if unknown:
+        raise ValueError(f"GPT_RECIPE: unknown keys {unknown}; allowed: {list(GPT_RECIPE_KEYS)}")
+    flags = {k: bool(recipe.get(k, True)) for k in GPT_RECIPE_KEYS}
+    model = m.optimize_gpt(_tinygpt(tt), int8_weights=flags["int8_weights"],
+                           fused_gelu=flags["fused_gelu"])
+    model.eval()
+    kv_cache = flags["kv_cache"]
+
+    def generate(prompt: Any) -> np.ndarray:
+        ids = np.asarray(prompt, dtype=np.int64)
+        return np.asarray(m.generate_greedy(model, ids, GPT_NEW_TOKENS, kv_cache=kv_cache))
+
+    prompt = _gpt_prompt(rng)
+    # the commitment: the optimised model's arrays and its text on the variant's prompt; the
+    # parent then times generate on prompts it draws (tinygpt_plan), never with a clock in here
+    return Timed({"state": _state(model), "prompt": prompt, "tokens": generate(prompt)},
+                 {"generate": generate})
+
+
+suite.leaderboard = (("olympics_event", olympics_leaderboard),
+                     ("tinygpt_event", tinygpt_leaderboard))
