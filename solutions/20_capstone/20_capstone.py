@@ -279,9 +279,9 @@ def test_pareto_front_keeps_every_undominated_entry(pareto_front):
 # section 6, gives:
 #
 # ```
-#   [{"name": "Olympics score", "value": 1.90,  "order": "desc"},
+#   [{"name": "Olympics score", "value": 1.87,  "order": "desc"},
 #    {"name": "Accuracy (%)",   "value": 96.94, "order": "desc"},
-#    {"name": "Speed-up",       "value": 1.02,  "order": "desc"},
+#    {"name": "Speed-up",       "value": 0.98,  "order": "desc"},
 #    {"name": "Size (KB)",      "value": 5.29,  "order": "asc"}]
 # ```
 #
@@ -540,10 +540,11 @@ def test_storage_bytes_picks_the_smaller_layout(storage_bytes, model_bytes, Line
 # an INT8 kernel does. On a CPU with INT8 dot-product instructions (x86's VNNI, Arm's `sdot`)
 # that is the fast path. NumPy has none: its float32 matmul calls BLAS (blocked and vectorised,
 # module 18), while an integer matmul runs a generic loop. The measurement at the end of this
-# section finds NumPy's int32 matmul of two 256 × 256 matrices about 49× slower than the
+# section finds NumPy's int32 matmul of two 256 × 256 matrices about 48× slower than the
 # float32 one, and module 15's INT8 digits model answering a query of 32 digits at 0.19× the
 # speed of the float model it came from. On the BLAS engine below the same INT8 model, bit for
-# bit, answers at 0.91×, and at 0.98× once its ReLU is fused.
+# bit, answers at 0.90×, and at 0.99× once its ReLU is fused (CPU time, BLAS on one thread:
+# module 14, section 4).
 #
 # The way out is a fact about floating point. A float32 has a 24-bit significand, so **every
 # integer of magnitude up to 2²⁴ = 16,777,216 is a float32, exactly**, and adding or
@@ -1189,9 +1190,9 @@ def test_measure_entry_times_the_forward_pass(measure_entry, storage_bytes, Line
 #
 # What the measurement shows: INT8 stores the model 3.56× smaller (19,240 bytes to 5,412: the
 # scales, zero points and float32 biases stay), but on module 15's engine a query runs at
-# 0.18× the float model's speed, so its score (0.79) is *below* the float baseline's 1.00 —
+# 0.17× the float model's speed, so its score (0.78) is *below* the float baseline's 1.00 —
 # quantization looks like a loss. On the BLAS engine the same model, computing the same bits,
-# runs at 1.02× and scores 1.90. Pruning half the weights without fine-tuning costs 1.4 points
+# runs at 0.98× and scores 1.87. Pruning half the weights without fine-tuning costs 1.4 points
 # here (0.9528 against 0.9667: the gate scores it 0), and a dense matmul does not get faster
 # for its zeros. Pruned 50% and fine-tuned, the INT8 model scores what INT8 alone does (CSR
 # saves nothing at half zeros for one-byte weights); at 90% it is the smallest of all (1,928
@@ -1270,8 +1271,8 @@ for row in leaderboard(entries["your recipe"], entries["float"]):
 # ```
 #   target = evaluate_accuracy(baseline) - max_accuracy_drop          (one target for both)
 #
-#   results[0]  baseline   SingleStream  p90 (ms)  accuracy 0.9694  target 0.9594  VALID
-#   results[1]  optimised  SingleStream  p90 (ms)  accuracy 0.9694  target 0.9594  VALID
+#   results[0]  baseline   SingleStream  p90 (ms)  accuracy 0.9667  target 0.9567  VALID
+#   results[1]  optimised  SingleStream  p90 (ms)  accuracy 0.9694  target 0.9567  VALID
 # ```
 #
 # The report states measurements, it does not choose them: an optimised model below the target
@@ -1881,10 +1882,10 @@ print("prompt:", repr(text(prompt)))
 print("TinyGPT:", repr(text(plain[0, 64:])))
 
 # %% [markdown]
-# What the measurement shows: the KV cache turns 663 tokens per CPU-second into 1,686 (2.53×:
+# What the measurement shows: the KV cache turns 624 tokens per CPU-second into 1,586 (2.56×:
 # each new character now costs one position instead of up to 127); the fused GELU adds a
-# little (2.63×); INT8 weights halve the bytes (464,896 to 235,128) at the same perplexity
-# (3.4788 and 3.4786: the gate is far) and, in NumPy, even add speed (2.79×), because
+# little (2.57×); INT8 weights halve the bytes (464,896 to 235,128) at the same perplexity
+# (3.4788 and 3.4786: the gate is far) and, in NumPy, even add speed (2.80×), because
 # `Int8WeightLinear` multiplies arrays where `Linear` goes through the Tensor machinery. All
 # four write the same text here.
 #
