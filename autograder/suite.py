@@ -247,8 +247,8 @@ class Suite:
         if self.leaderboard is None:
             return ()
         if len(self.leaderboard) == 2 and isinstance(self.leaderboard[0], str):
-            return (self.leaderboard,)  # type: ignore[return-value]
-        return tuple(self.leaderboard)  # type: ignore[arg-type]
+            return (self.leaderboard,)
+        return tuple(self.leaderboard)
 
     @property
     def total_points(self) -> float:

@@ -268,7 +268,8 @@ def blas_layer_exact(tt, rng):
     m = _module(tt)
     k = int(rng.integers(1, 514))
     w = int(rng.integers(1, 128))
-    bounds = [bool(m.exact_in_float32(t)) for t in (k, 514, 515, int(rng.integers(516, 5000)))]
+    bounds: list[Any] = [bool(m.exact_in_float32(t))
+                         for t in (k, 514, 515, int(rng.integers(516, 5000)))]
     edge = (2 ** 24) // (255 * w)
     bounds += [bool(m.exact_in_float32(edge, 255, w)), bool(m.exact_in_float32(edge + 1, 255, w))]
     bounds.append(outcome(m.exact_in_float32, -int(rng.integers(1, 9))))
@@ -382,7 +383,9 @@ def measure_entry_with_a_fake_clock(tt, rng):
     clock = iter(np.cumsum(steps).tolist())
     entry = m.measure_entry(lin, x, y, repeats=repeats, timer=lambda: next(clock))
 
-    class Rows(tt.nn.Module):  # records the rows of every call
+    base_module: Any = tt.nn.Module
+
+    class Rows(base_module):  # records the rows of every call
         def __init__(self, inner):
             super().__init__()
             self.inner, self.rows = inner, []
@@ -1127,11 +1130,12 @@ def _tinygpt_measure(got: Any, expected: Any) -> dict[str, Any]:
         sample = _tokens_problem(params, prompt, value.get("tokens"))
     base_ppl, ppl = _base_perplexity(), _gpt_perplexity(params)
     speed, tps, note = _gpt_speed(timing)
-    out = {"bytes": nbytes, "base_bytes": 4 * sum(a.size for a in GPT_PARAMS.values()),
-           "perplexity": ppl, "base_perplexity": base_ppl,
-           "bound": base_ppl * (1.0 + TARGETS["gpt_max_perplexity_increase"]),
-           "sample_problem": sample, "speedup": speed, "tokens_per_s": tps, "speed_note": note,
-           "tokens": value.get("tokens") if not sample else None}
+    out: dict[str, Any] = {
+        "bytes": nbytes, "base_bytes": 4 * sum(a.size for a in GPT_PARAMS.values()),
+        "perplexity": ppl, "base_perplexity": base_ppl,
+        "bound": base_ppl * (1.0 + TARGETS["gpt_max_perplexity_increase"]),
+        "sample_problem": sample, "speedup": speed, "tokens_per_s": tps, "speed_note": note,
+        "tokens": value.get("tokens") if not sample else None}
     out["passed"] = not sample and ppl <= out["bound"]
     _MEASURED.clear()
     _MEASURED[key] = (got, out)
@@ -1295,7 +1299,9 @@ def perplexity_values(tt, rng):
             p.data[...] = rng.standard_normal(p.shape) * 40.0  # large logits: stability matters
     windows = rng.integers(0, vocab, (int(rng.integers(1, 5)), int(rng.integers(2, 12))))
 
-    class Uniform(tt.nn.Module):
+    base_module: Any = tt.nn.Module
+
+    class Uniform(base_module):
         def forward(self, ids):
             return tt.Tensor(np.zeros((*np.asarray(ids.data).shape, vocab), np.float32))
 
