@@ -1095,11 +1095,12 @@ print(f"peak / P from T = 256 on: {min(ratios[2:]):.2f} to {max(ratios[2:]):.2f}
 # Expected shape: the peak memory is a small multiple of the P column — 2.3 times P (from
 # T = 256 on, where the T x T arrays dominate): the scores and the shifted exponentials exist at
 # the same time — and grows like T². The time grows by less than 4x per doubling at small T
-# (between 1.5x and 3.5x at T = 128: Python's fixed cost per call dominates), about 4x once the
-# T x T work dominates (between 3x and 5x at T = 512), and by more when the T x T arrays
-# outgrow the CPU caches and every new array needs fresh pages from the OS (at least 4.5x at
-# T = 1024, where each array is several MB; your caches decide where). On the CPU clock a busy
-# machine does not change these ratios much.
+# (between 1.5x and 3.5x at T = 128: Python's fixed cost per call dominates), and 4x or more
+# once the T x T work dominates (between 3x and 8x at T = 512 and at T = 1024). Where the T x T
+# arrays outgrow your CPU's caches and every new array needs fresh pages from the OS, a
+# doubling costs more than the T x T work alone: that step falls at 512 on one machine and at
+# 1024 on another (your caches decide where), and other processes sharing the caches of a busy
+# machine push it up further, even on the CPU clock.
 
 # %% [markdown]
 # PyTorch's fused CPU and GPU kernels (FlashAttention and its relatives) never store the
