@@ -182,6 +182,10 @@ class Case:
         return int.from_bytes(hashlib.sha256(text).digest()[:8], "little")
 
 
+#: A leaderboard event: ``(case name, entries(value, expected))``.
+Board = tuple[str, Callable[[Any, Any], list[dict[str, Any]]]]
+
+
 @dataclass
 class Suite:
     """A module's hidden suite: an ordered, named collection of weighted cases."""
@@ -189,10 +193,12 @@ class Suite:
     module: str
     version: str
     cases: list[Case] = field(default_factory=list)
-    #: ``(case name, entries(value, expected) -> [{"name", "value", "order"}])``: the trusted
-    #: parent turns that case's decoded result (and the reference's for the same variant) into
-    #: results.json's Gradescope ``leaderboard``; raising publishes none.
-    leaderboard: tuple[str, Callable[[Any, Any], list[dict[str, Any]]]] | None = None
+    #: ``(case name, entries(value, expected) -> [{"name", "value", "order"}])``, or a tuple
+    #: of such pairs (one per event, each with its own columns): the trusted parent turns each
+    #: named case's decoded result (and the reference's for the same variant) into entries of
+    #: results.json's Gradescope ``leaderboard``, in this order; raising publishes none of that
+    #: case's entries.
+    leaderboard: Board | tuple[Board, ...] | None = None
     #: The suite reads the shipped datasets, ``autograder.milestones`` and course.yml (as
     #: milestone grading does): the Gradescope zip then carries them, as for a milestone.
     needs_course_data: bool = False
@@ -247,6 +253,14 @@ class Suite:
             return fn
 
         return register
+
+    def boards(self) -> tuple[Board, ...]:
+        """The leaderboard's events, in order: ``((case name, entries), ...)``."""
+        if self.leaderboard is None:
+            return ()
+        if len(self.leaderboard) == 2 and isinstance(self.leaderboard[0], str):
+            return (self.leaderboard,)
+        return tuple(self.leaderboard)
 
     @property
     def total_points(self) -> float:

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .attention import MultiheadAttention, _ScaledDotProductAttentionFn
-from .layers import Module, _LinearFn
+from .layers import Linear, Module, _LinearFn
 from .tensor import Context, Tensor, manual_seed  # noqa: F401 - for the examples
 from .transformers import GPT
 
@@ -250,9 +250,11 @@ def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Ten
         6. ``out = _ScaledDotProductAttentionFn.forward(Context(), q, keys.data,
            values.data, bias=bias, scale=1.0 / math.sqrt(hs), dropout_p=p)`` —
            ``(B, h, T_new, hs)``.
-        7. ``merged = out.transpose(0, 2, 1, 3).reshape(b, t, c)`` (``merge_heads``); return
-           ``Tensor(_LinearFn.forward(Context(), merged, attn.out_proj.weight.data,
-           _data(attn.out_proj.bias)))`` — ``(B, T_new, C)``.
+        7. ``merged = out.transpose(0, 2, 1, 3).reshape(b, t, c)`` (``merge_heads``); when
+           ``type(attn.out_proj) is Linear``, return ``Tensor(_LinearFn.forward(Context(),
+           merged, attn.out_proj.weight.data, _data(attn.out_proj.bias)))`` —
+           ``(B, T_new, C)``; any other projection (module 20 swaps in INT8 layers that have
+           no ``weight``) runs as itself: ``attn.out_proj(Tensor(merged))``.
 
     EXAMPLE:
         >>> manual_seed(0); mha = MultiheadAttention(8, 2)
@@ -284,6 +286,8 @@ def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Ten
     out = _ScaledDotProductAttentionFn.forward(Context(), q, keys.data, values.data, bias=bias,
                                                scale=1.0 / math.sqrt(hs), dropout_p=p)
     merged = out.transpose(0, 2, 1, 3).reshape(b, t, c)  # (B, T_new, C)
+    if type(attn.out_proj) is not Linear:  # a replaced projection (module 20's INT8 layers)
+        return attn.out_proj(Tensor(merged))
     return Tensor(_LinearFn.forward(Context(), merged, attn.out_proj.weight.data,
                                     _data(attn.out_proj.bias)))
 
