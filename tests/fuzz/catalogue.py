@@ -622,39 +622,79 @@ def clip_grad_norm(g: Gen) -> Case:
 # ============================================================================ 09 spatial
 # Convolutions and norms sum many products: values stay finite (special values belong to the
 # element-wise entries; here they would compare the order of a BLAS sum).
-@entry("09_spatial", weight=2)
+def _conv_geometry(g: Gen) -> tuple[int, int, tuple[int, int], str, str, str]:
+    """Groups, channels, kernel, and the stride, padding and dilation arguments as text."""
+    groups = g.choice([1, 1, 1, 2, 3])
+    k = (g.int(1, 3), g.int(1, 3)) if g.p(0.3) else (g.int(1, 3),) * 2
+    stride = g.choice(["1", "1", "2", "(2, 1)", "(1, 3)"])
+    dilation = g.choice(["1", "1", "1", "2", "(1, 2)", "(3, 1)"])
+    padding = g.choice(["0", "0", "1", "2", "(1, 0)", "(0, 2)", "'same'", "'same'",
+                        "'valid'"])
+    if padding == "'same'" and g.p(0.9):
+        stride = "1"
+    return groups, k[0] if k[0] == k[1] else k, k, stride, padding, dilation
+
+
+@entry("09_spatial", weight=3)
 def conv2d(g: Gen) -> Case:
-    n, cin, cout, k = g.int(1, 2), g.int(1, 3), g.int(1, 3), g.int(1, 3)
-    stride, pad = g.int(1, 2), g.int(0, 2)
-    h, w = g.int(max(1, k - 2 * pad), 6), g.int(max(1, k - 2 * pad), 6)
-    shape = (n, cin if g.p(0.96) else cin + 1, h, w)
-    x = g.tensor(shape, "float32" if g.p(0.95) else "float64", domain="fine")
-    wt, b = g.array((cout, cin, k, k)), g.array((cout,))
+    groups, ktext, (kh, kw), stride, padding, dilation = _conv_geometry(g)
+    n, cin, cout = g.int(1, 2), groups * g.int(1, 2), groups * g.int(1, 2)
+    h, w = g.int(1, 7), g.int(1, 7)
+    batch = (n,) if g.p(0.9) else ()
+    shape = batch + (cin if g.p(0.96) else cin + 1, h, w)
+    dt = "float32" if g.p(0.85) else "float64"
+    # mostly finite values (a convolution sums many products: special values would compare
+    # the order of a BLAS sum); now and then an infinity or NaN in the weight or the input
+    x = g.tensor(shape, dt, domain="special" if g.p(0.05) else "fine")
+    wt = g.array((cout, cin // groups, kh, kw), domain="special" if g.p(0.05) else "fine")
+    b = g.array((cout,))
+    conf = f"stride={stride}, padding={padding}, dilation={dilation}, groups={groups}"
     if g.p(0.5):
         bias = g.p(0.7)
         params = "weight=wt, bias=b" if bias else "weight=wt"
-        return g.case(f"m = load(nn.Conv2d({cin}, {cout}, {k}, stride={stride}, padding={pad}, "
-                      f"bias={bias}), {params}); out = m(x); leaves = list(m.parameters())",
-                      x=x, wt=wt, b=b)
-    wg = Input("tensor", wt.value.astype(x.value.dtype), True)
-    bg = Input("tensor", b.value.astype(x.value.dtype), g.p(0.7))
-    args = g.choice(["wg, bg", "wg", f"wg, bg, {stride}, {pad}", f"wg, None, ({stride}, 1)"])
+        tail = g.choice(["out = m(x)", "out = m(x)", "out = m(x)", "out = repr(m)",
+                         "out = [m.padding, m.dilation, m.groups, tuple(m.weight.shape)]"])
+        return g.case(f"m = load(nn.Conv2d({cin}, {cout}, {ktext}, {conf}, bias={bias}), "
+                      f"{params}); {tail}; leaves = list(m.parameters())", x=x, wt=wt, b=b)
+    wg = Input("tensor", wt.value.astype(dt), True)
+    bg = Input("tensor", b.value.astype(dt), g.p(0.7))
+    args = g.choice(["wg, bg", "wg", f"wg, bg, {conf}", f"wg, None, {conf}",
+                     f"wg, bg, {stride}, {padding}, {dilation}, {groups}"])
     return g.case(f"out = F.conv2d(x, {args})", x=x, wg=wg, bg=bg)
 
 
-@entry("09_spatial", weight=2)
+@entry("09_spatial", weight=3)
 def pool2d(g: Gen) -> Case:
-    k = g.int(1, 3)
-    stride = g.choice([None, 1, 2, 3])
-    pad = g.int(0, k // 2) if g.p(0.95) else k // 2 + 1
-    batch = (g.int(1, 2),) if g.p(0.85) else ()
-    shape = batch + (g.int(1, 3), g.int(k, 6), g.int(k, 6))
-    x = g.tensor(shape, g.dtype("f"), domain=g.choice(["fine", "coarse", "coarse", "special"]))
+    k = (g.int(1, 3), g.int(1, 3)) if g.p(0.25) else (g.int(1, 3),) * 2
+    ktext = k[0] if k[0] == k[1] else k
+    stride = g.choice([None, 1, 2, 3, (2, 1)])
     kind = g.choice(["max", "avg"])
+    dil = g.choice([1, 1, 1, 2, (1, 2)]) if kind == "max" else 1
+    dpair = dil if isinstance(dil, tuple) else (dil, dil)
+    eff = (dpair[0] * (k[0] - 1) + 1, dpair[1] * (k[1] - 1) + 1)
+    pad = g.int(0, min(k) // 2) if g.p(0.95) else min(k) // 2 + 1
+    ceil = g.p(0.3)
+    batch = (g.int(1, 2),) if g.p(0.85) else ()
+    shape = batch + (g.int(1, 3), g.int(max(1, eff[0] - 2 * pad), 6),
+                     g.int(max(1, eff[1] - 2 * pad), 6))
+    dt = g.dtype("f") if g.p(0.85) else g.dtype("fiub")
+    x = g.tensor(shape, dt, domain=g.choice(["fine", "coarse", "coarse", "special"]))
+    if kind == "max":
+        opts = f"stride={stride}, padding={pad}, dilation={dil!r}, ceil_mode={ceil}"
+        if g.p(0.5):
+            return g.case(f"out = nn.MaxPool2d({ktext!r}, {opts})(x)", x=x)
+        if g.p(0.3):
+            return g.case(f"out = F.max_pool2d(x, {ktext!r}, {stride}, {pad})", x=x)
+        return g.case(f"out = F.max_pool2d(x, {ktext!r}, {opts})", x=x)
+    include = g.p(0.6)
+    divisor = g.choice([None, None, None, None, 1, 3])
+    opts = (f"stride={stride}, padding={pad}, ceil_mode={ceil}, count_include_pad={include}, "
+            f"divisor_override={divisor}")
     if g.p(0.5):
-        cls = {"max": "MaxPool2d", "avg": "AvgPool2d"}[kind]
-        return g.case(f"out = nn.{cls}({k}, stride={stride}, padding={pad})(x)", x=x)
-    return g.case(f"out = F.{kind}_pool2d(x, {k}, {stride}, {pad})", x=x)
+        return g.case(f"out = nn.AvgPool2d({ktext!r}, {opts})(x)", x=x)
+    if g.p(0.3):
+        return g.case(f"out = F.avg_pool2d(x, {ktext!r}, {stride}, {pad})", x=x)
+    return g.case(f"out = F.avg_pool2d(x, {ktext!r}, {opts})", x=x)
 
 
 @entry("09_spatial", weight=2)

@@ -159,6 +159,60 @@ def _gelu_at_inf(case: Case) -> bool:
         for _, inp in case.inputs)
 
 
+def _max_pool_minus_inf_beside_padding(case: Case) -> bool:
+    """Max pooling of an input holding ``-inf`` where windows reach padding (``padding``
+    above 0, or the extra rows of ``ceil_mode``)."""
+    if case.entry != "pool2d" or "max" not in case.code.lower():
+        return False
+    if not np.isneginf(_inputs(case)["x"].value).any():
+        return False
+    m = re.search(r"padding=(\d+)", case.code) or re.search(r", (\d+)\)\(?", case.code)
+    return (m is not None and m.group(1) != "0") or "ceil_mode=True" in case.code
+
+
+def _max_pool_window_of_padding_only(case: Case) -> bool:
+    """Max pooling with a dilation whose taps skip every real pixel of some window: PyTorch
+    returns ``-inf`` there and an index outside the input, which its backward writes to (a
+    PyTorch bug: it corrupts memory). The generator writes these calls with keywords:
+    ``max_pool2d(x, K, stride=S, padding=P, dilation=D, ceil_mode=C)``."""
+    if case.entry != "pool2d" or "dilation=" not in case.code:
+        return False
+    m = re.search(r"(?:MaxPool2d\(|max_pool2d\(x, )(\(\d+, \d+\)|\d+), stride=(.*?), "
+                  r"padding=(\d+), dilation=(\(\d+, \d+\)|\d+), ceil_mode=(True|False)",
+                  case.code)
+    if m is None:
+        return False
+
+    def pair(text: str) -> tuple[int, int]:
+        nums = [int(v) for v in re.findall(r"\d+", text)]
+        return (nums[0], nums[0]) if len(nums) == 1 else (nums[0], nums[1])
+
+    k = pair(m.group(1))
+    s = k if m.group(2) == "None" else pair(m.group(2))
+    p, d, ceil = int(m.group(3)), pair(m.group(4)), m.group(5) == "True"
+    size = _inputs(case)["x"].value.shape[-2:]
+    for axis in (0, 1):
+        n, kk, ss, dd = size[axis], k[axis], s[axis], d[axis]
+        out = (n + 2 * p - dd * (kk - 1) - 1 + (ss - 1 if ceil else 0)) // ss + 1
+        if ceil and (out - 1) * ss >= n + p:
+            out -= 1
+        if any(not any(0 <= i * ss - p + u * dd < n for u in range(kk)) for i in range(out)):
+            return True
+    return False
+
+
+def _conv_non_finite_weight_beside_padding(case: Case) -> bool:
+    """A convolution with zero padding and an infinite or NaN weight: where that weight meets
+    the padding, zero times it is NaN here; PyTorch's result depends on the CPU backend it
+    picks for the shapes (its im2col path gives NaN as we do, oneDNN skips the padding)."""
+    if case.entry != "conv2d" or re.search(r"padding=(0|'valid')\b", case.code) or (
+            "padding=" not in case.code and not re.search(r"wg, bg, \d", case.code)):
+        return False
+    ins = _inputs(case)
+    weight = (ins["wt"] if "wt" in ins else ins["wg"]).value
+    return not bool(np.isfinite(weight).all())
+
+
 DELIBERATE: list[Deliberate] = [
     Deliberate("no-float16", lambda c: bool(_dtypes(c) & {"float16", "bfloat16"})),
     Deliberate("no-complex", lambda c: any(d.startswith("complex") for d in _dtypes(c))),
@@ -194,9 +248,9 @@ DELIBERATE: list[Deliberate] = [
         inp.grad for _, inp in c.inputs)),
     Deliberate("layer-norm-mixed-dtypes", lambda c: c.entry == "layer_norm" and len(
         {d for d in _dtypes(c) if d.startswith("float")}) > 1),
-    Deliberate("max-pool-minus-inf-beside-padding", lambda c: c.entry == "pool2d"
-               and "max" in c.code.lower() and not re.search(r"(, 0\)|padding=0\))", c.code)
-               and bool(np.isneginf(_inputs(c)["x"].value).any())),
+    Deliberate("max-pool-minus-inf-beside-padding", _max_pool_minus_inf_beside_padding),
+    Deliberate("max-pool-window-of-padding-only", _max_pool_window_of_padding_only),
+    Deliberate("conv-non-finite-weight-beside-padding", _conv_non_finite_weight_beside_padding),
     Deliberate("tanh-saturation-ulp", lambda c: c.entry == "composite_graph"
                and ".tanh()" in c.code and "float32" in _dtypes(c) and any(
                    inp.kind == "tensor" and bool((np.abs(inp.value) >= 3).any())
