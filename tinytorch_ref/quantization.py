@@ -25,7 +25,7 @@ import numpy as np
 
 from .activations import ReLU  # noqa: F401 - for checks
 from .layers import Linear, Module, Parameter, Sequential  # noqa: F401 - for checks
-from .spatial import Conv2d, _pair, im2col, out_size
+from .spatial import Conv2d, _conv_padding, _pair, im2col, out_size
 from .tensor import Tensor, manual_seed, no_grad  # noqa: F401 - for checks
 
 
@@ -756,16 +756,19 @@ class QuantizedConv2d(Module):
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, bias: bool = True, dtype: QDtype = qint8) -> None:
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 dtype: QDtype = qint8) -> None:
         super().__init__()
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = _pair(kernel_size, "kernel_size")
-        self.stride, self.padding = _pair(stride, "stride"), _pair(padding, "padding")
+        self.stride = _pair(stride, "stride")
+        self.padding = padding if isinstance(padding, str) else _pair(padding, "padding")
+        self.dilation, self.groups = _pair(dilation, "dilation"), groups
         self.weight_dtype = dtype
         self.per_channel = False
         kh, kw = self.kernel_size
-        self.register_buffer("qweight", Tensor(np.zeros((out_channels, in_channels, kh, kw),
-                                                        dtype=dtype.storage)))
+        self.register_buffer("qweight", Tensor(np.zeros(
+            (out_channels, in_channels // groups, kh, kw), dtype=dtype.storage)))
         self.register_buffer("weight_scale", Tensor(np.ones(1, dtype=np.float32)))
         self.register_buffer("weight_zero_point", Tensor(np.zeros(1, dtype=dtype.storage)))
         self.register_buffer("bias", Tensor(np.zeros(out_channels, dtype=np.float32))
@@ -780,7 +783,7 @@ class QuantizedConv2d(Module):
         flattened weight ``(O, C·kh·kw)`` (one scale per output channel by default)."""
         flat = QuantizedLinear.from_float(_flat_linear(mod), weight_observer, input_qparams)
         q = cls(mod.in_channels, mod.out_channels, mod.kernel_size, mod.stride, mod.padding,
-                mod.bias is not None, flat.weight_dtype)
+                mod.dilation, mod.groups, mod.bias is not None, flat.weight_dtype)
         q.per_channel = flat.per_channel
         q.qweight = Tensor(flat.qweight.data.reshape(mod.weight.shape))
         for name in ("weight_scale", "weight_zero_point", "bias", "input_scale",
@@ -793,26 +796,30 @@ class QuantizedConv2d(Module):
         if data.ndim == 3:
             return Tensor(self.forward(Tensor(data[None])).data[0])
         n, _, h, w = data.shape
-        (kh, kw), (sh, sw), (ph, pw) = self.kernel_size, self.stride, self.padding
+        (kh, kw), (sh, sw), (dh, dw) = self.kernel_size, self.stride, self.dilation
+        (ph, pw), drop = _conv_padding(self.padding, self.kernel_size, self.stride, self.dilation)
         s, z = _input_qparams(self, data)
         qx = quantize_per_tensor(data, s, z, quint8).int_repr().data       # (N, C, H, W) uint8
         xi = qx.astype(np.int32) - np.int32(z)           # integer 0 is the real 0.0 now
         xi = np.pad(xi, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-        cols = im2col(xi, (kh, kw), (sh, sw))                               # (N, C*kh*kw, L)
-        o = self.out_channels
+        cols = im2col(xi, (kh, kw), (sh, sw), (dh, dw))                     # (N, C*kh*kw, L)
+        o, g = self.out_channels, self.groups
+        cols = cols.reshape(n, g, -1, cols.shape[-1])                       # (N, G, K, L)
         wz = self.weight_zero_point.data.astype(np.int32).reshape(-1, 1)
-        wi = self.qweight.data.reshape(o, -1).astype(np.int32) - wz         # (O, C*kh*kw)
-        acc = np.matmul(wi, cols)                                           # (N, O, L) int32
+        wi = self.qweight.data.reshape(o, -1).astype(np.int32) - wz         # (O, K)
+        acc = np.matmul(wi.reshape(g, o // g, -1), cols).reshape(n, o, -1)  # (N, O, L) int32
         out = acc.astype(np.float32) * (np.float32(s) * self.weight_scale.data).reshape(1, -1, 1)
         if self.bias is not None:
             out = out + self.bias.data.reshape(1, -1, 1)
-        return Tensor(out.reshape(n, o, out_size(h, kh, sh, ph), out_size(w, kw, sw, pw)))
+        out = out.reshape(n, o, out_size(h, kh, sh, ph, dh), out_size(w, kw, sw, pw, dw))
+        return Tensor(out[:, :, drop[0]:, drop[1]:])
 
     def extra_repr(self) -> str:
         mode = "dynamic" if self.input_scale is None else "static"
         scheme = "per_channel" if self.per_channel else "per_tensor"
+        groups = f", groups={self.groups}" if self.groups != 1 else ""
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}, qscheme={scheme}, "
+                f"stride={self.stride}, padding={self.padding}{groups}, qscheme={scheme}, "
                 f"activations={mode}")
 
 

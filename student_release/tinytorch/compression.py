@@ -126,9 +126,10 @@ def _new_conv(like: Conv2d, weight: np.ndarray, bias: np.ndarray | None) -> Conv
     """A Conv2d with ``like``'s stride and padding holding these arrays, without drawing
     random numbers."""
     layer = _bare(Conv2d, _param(weight), _param(bias))
-    layer.out_channels, layer.in_channels = weight.shape[:2]
+    layer.out_channels, layer.in_channels = weight.shape[0], weight.shape[1] * like.groups
     layer.kernel_size = tuple(weight.shape[2:])
-    layer.stride, layer.padding = like.stride, like.padding
+    for name in ("stride", "padding", "dilation", "groups", "padding_mode"):
+        setattr(layer, name, getattr(like, name))
     return layer
 
 
@@ -188,25 +189,29 @@ class MaskedLinear(Linear):
 
 class MaskedConv2d(Conv2d):
     """A ``Conv2d`` (module 09) with the same masks as :class:`MaskedLinear` (given):
-    ``conv2d(x, weight * weight_mask, bias * bias_mask, stride, padding)``."""
+    ``conv2d(x, weight * weight_mask, bias * bias_mask, stride, padding, dilation, groups)``."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, bias: bool = True) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, bias)
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros") -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode)
         _add_masks(self)
 
     @classmethod
     def from_conv(cls, conv: Conv2d) -> MaskedConv2d:
         """A MaskedConv2d sharing ``conv``'s Parameters (same objects), masks all ones."""
         layer = _bare(cls, conv.weight, conv.bias)
-        for name in ("in_channels", "out_channels", "kernel_size", "stride", "padding"):
+        for name in ("in_channels", "out_channels", "kernel_size", "stride", "padding",
+                     "dilation", "groups", "padding_mode"):
             setattr(layer, name, getattr(conv, name))
         _add_masks(layer)
         return layer
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         bias = None if self.bias is None else self.bias * self.bias_mask
-        return conv2d(input, self.weight * self.weight_mask, bias, self.stride, self.padding)
+        return conv2d(input, self.weight * self.weight_mask, bias, self.stride, self.padding,
+                      self.dilation, self.groups)
 
     def extra_repr(self) -> str:
         kept = int(np.count_nonzero(self.weight_mask.data))
@@ -524,6 +529,9 @@ def prune_channels(model: Sequential, amount: Any, n: float = 2) -> Sequential:
     for i, j in zip(layer_at, layer_at[1:], strict=False):
         between = [names[k] for k in range(i + 1, j)]
         layer, nxt = model._modules[names[i]], model._modules[names[j]]
+        if any(getattr(m, "groups", 1) != 1 for m in (layer, nxt)):
+            raise ValueError("prune_channels: grouped convolutions (groups > 1) tie their "
+                             "channels together and cannot be pruned channel by channel")
         for k in between:
             m = model._modules[k]
             if list(m.parameters()) and not isinstance(m, BatchNorm2d):
