@@ -751,7 +751,22 @@ def embedding(g: Gen) -> Case:
 
 
 # ============================================================================ 12 attention
-@entry("12_attention", weight=2)
+def _mask_shape(g: Gen, lead: tuple[int, ...], q_len: int, k_len: int) -> tuple[int, ...]:
+    """A mask shape that broadcasts against ``lead + (q_len, k_len)`` (rarely one that does
+    not): 2-D, 1-D over the keys, with leading dims, or size-1 axes."""
+    form = g.choice(["2d", "2d", "2d", "1d", "lead", "ones", "bad"])
+    if form == "1d":
+        return (k_len if g.p(0.8) else 1,)
+    if form == "lead":
+        return tuple(d if g.p(0.6) else 1 for d in lead) + (q_len, k_len)
+    if form == "ones":
+        return (1 if g.p(0.5) else q_len, 1 if g.p(0.5) else k_len)
+    if form == "bad" and g.p(0.3):
+        return (q_len + 1, k_len)
+    return (q_len, k_len)
+
+
+@entry("12_attention", weight=3)
 def sdpa(g: Gen) -> Case:
     batch = g.shape(0, 2, max_side=2)
     q_len, k_len, e, ev = g.int(1, 4), g.int(1, 4), g.int(1, 4), g.int(1, 3)
@@ -759,36 +774,85 @@ def sdpa(g: Gen) -> Case:
     q = g.tensor(batch + (q_len, e), dt, domain="fine")
     k = g.tensor(batch + (k_len, e), dt, domain="fine")
     v = g.tensor(batch + (k_len, ev), dt, domain="fine")
-    mask = g.choice(["None", "None", "bool", "float"])
+    mask = g.choice(["None", "None", "bool", "bool", "float", "other"])
     inputs = {"q": q, "k": k, "v": v}
     kw = [f"is_causal={g.p(0.3) and mask == 'None'}"]
+    mshape = _mask_shape(g, batch, q_len, k_len)
     if mask == "bool":
-        inputs["m"] = Input("tensor", g.values((q_len, k_len), "bool"))
+        inputs["m"] = Input("tensor", g.values(mshape, "bool"))
         kw.append("attn_mask=m")
     elif mask == "float":
-        inputs["m"] = Input("tensor", g.values((q_len, k_len), dt, "fine"))
+        mdt = dt if g.p(0.8) else g.choice(["float32", "float64"])
+        inputs["m"] = Input("tensor", g.values(mshape, mdt, g.choice(["fine", "fine",
+                                                                      "special"])), g.p(0.3))
+        kw.append("attn_mask=m")
+    elif mask == "other":
+        inputs["m"] = Input("tensor", g.values(mshape, g.choice(["int64", "uint8", "int32"]),
+                                               "coarse"))
         kw.append("attn_mask=m")
     if g.p(0.3):
         kw.append(f"scale={g.choice([0.5, 1.0, 2.0])}")
     return g.case(f"out = F.scaled_dot_product_attention(q, k, v, {', '.join(kw)})", **inputs)
 
 
-@entry("12_attention")
+@entry("12_attention", weight=3)
 def multihead_attention(g: Gen) -> Case:
     heads = g.choice([1, 2])
     e = heads * g.int(1, 2)
     n, length = g.int(1, 2), g.int(1, 3)
-    x = g.tensor((n, length, e), "float32", domain="fine")
-    wi, bi = g.array((3 * e, e)), g.array((3 * e,))
-    wo, bo = g.array((e, e)), g.array((e,))
-    causal = g.p(0.4)
-    cm = Input("tensor", np.triu(np.ones((length, length), dtype=bool), 1))
-    mask = "attn_mask=cm, is_causal=True" if causal else "attn_mask=None"
-    return g.case(
-        f"m = load(nn.MultiheadAttention({e}, {heads}, batch_first=True), in_proj_weight=wi, "
-        "in_proj_bias=bi, out_proj__weight=wo, out_proj__bias=bo); "
-        f"y, att = m(x, x, x, {mask}, need_weights={not causal}); out = [y, att]; "
-        "leaves = list(m.parameters())", x=x, wi=wi, bi=bi, wo=wo, bo=bo, cm=cm)
+    src = length if g.p(0.6) else g.int(1, 3)
+    batched = g.p(0.85)
+    bf = g.choice([True, False, None])  # None: the default (batch_first=False)
+    dt = "float32" if g.p(0.9) else "float64"
+
+    def shape(t: int) -> tuple[int, ...]:
+        if not batched:
+            return (t, e)
+        return (n, t, e) if bf else (t, n, e)
+
+    x = g.tensor(shape(length), dt, domain="fine")
+    self_attention = g.p(0.6)
+    inputs = {"x": x}
+    if not self_attention:
+        inputs["kv"] = g.tensor(shape(src), dt, domain="fine")
+    else:
+        src = length
+    bias = g.p(0.85)
+    wi, bi = g.array((3 * e, e), dt), g.array((3 * e,), dt)
+    wo, bo = g.array((e, e), dt), g.array((e,), dt)
+    inputs.update(wi=wi, bi=bi, wo=wo, bo=bo)
+    loads = "in_proj_weight=wi, out_proj__weight=wo"
+    if bias:
+        loads += ", in_proj_bias=bi, out_proj__bias=bo"
+    kw = []
+    mask_kind = g.choice(["none", "none", "causal", "bool", "float", "kpm", "kpm", "both"])
+    if mask_kind == "causal":
+        inputs["cm"] = Input("tensor", np.triu(np.ones((length, src), dtype=bool), 1))
+        kw.append("attn_mask=cm" + (", is_causal=True" if g.p(0.5) and src == length else ""))
+    if mask_kind in ("bool", "float", "both"):
+        mdt = "bool" if mask_kind != "float" else dt
+        mshape = (length, src) if g.p(0.8) or not batched else (n * heads, length, src)
+        inputs["am"] = Input("tensor", g.values(mshape, mdt, "fine"))
+        kw.append("attn_mask=am")
+    if mask_kind in ("kpm", "both"):
+        kshape = (n, src) if batched else (src,)
+        kdt = "bool" if g.p(0.85) or mask_kind == "both" else dt
+        inputs["kpm"] = Input("tensor", g.values(kshape, kdt, "fine"))
+        kw.append("key_padding_mask=kpm")
+    need = g.choice([True, True, False])
+    kw.append(f"need_weights={need}")
+    if need and g.p(0.3):
+        kw.append("average_attn_weights=False")
+    ctor = f"nn.MultiheadAttention({e}, {heads}, bias={bias}"
+    ctor += ")" if bf is None else f", batch_first={bf})"
+    mode = g.choice(["", "", ".eval()"])
+    cast = ".double()" if dt == "float64" else ""
+    call = "m(x, x, x" if self_attention else "m(x, kv, kv"
+    body = f"y, att = {call}, {', '.join(kw)}); out = [y, att]"
+    if mode and g.p(0.5):
+        body = f"with no_grad():\n    {body}"
+    return g.case(f"m = load({ctor}{cast}, {loads}){mode}\n{body}\n"
+                  "leaves = list(m.parameters())", **inputs)
 
 
 # ============================================================================ 13 transformers
