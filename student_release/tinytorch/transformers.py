@@ -98,6 +98,18 @@ def _shape_tuple(normalized_shape: int | Sequence[int]) -> tuple[int, ...]:
     return tuple(int(s) for s in normalized_shape)
 
 
+def _check_layer_norm_args(input: Tensor, normalized_shape: Any) -> None:  # noqa: A002
+    """PyTorch's argument checks of ``F.layer_norm`` (provided): ``normalized_shape`` is a
+    sequence (``nn.LayerNorm`` turns an int into one, the function does not), and the input
+    is floating point."""
+    if isinstance(normalized_shape, (int, np.integer)):
+        raise TypeError("layer_norm(): argument 'normalized_shape' must be tuple of ints, not "
+                        "int (write (C,))")
+    if input.dtype.kind != "f":
+        raise NotImplementedError(f"layer_norm is not implemented for {input.dtype} inputs: "
+                                  "convert to float first")
+
+
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],  # noqa: A002
                weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
@@ -105,7 +117,8 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],  # noqa: A0
 
     Args:
         input: a float tensor of shape ``(*, *normalized_shape)``.
-        normalized_shape: an int or a sequence of ints — the trailing dims of one row.
+        normalized_shape: a sequence of ints — the trailing dims of one row (PyTorch's
+            functional form refuses a bare int; ``LayerNorm(4)`` accepts one).
         weight, bias: ``normalized_shape`` tensors, or None (scale 1, shift 0).
         eps: added to the variance.
 
@@ -113,21 +126,24 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],  # noqa: A0
         A tensor of ``input``'s shape and dtype.
 
     Raises:
+        TypeError: ``normalized_shape`` is an int (PyTorch: "must be tuple of ints").
+        NotImplementedError: an integer or bool input (PyTorch has no integer layer norm).
         RuntimeError: the trailing dims of ``input`` are not ``normalized_shape`` (PyTorch:
             ``"Given normalized_shape=[4], expected input with shape [*, 4], but got input of
             size[2, 3]"``).
 
     APPROACH:
-        1. ``shape = _shape_tuple(normalized_shape)`` (given); ``k = len(shape)``. If
-           ``input.shape[input.ndim - k:] != shape`` (or ``input.ndim < k``): raise the
-           ``RuntimeError``.
+        1. ``_check_layer_norm_args(input, normalized_shape)`` (given: the TypeError and the
+           NotImplementedError); ``shape = _shape_tuple(normalized_shape)`` (given);
+           ``k = len(shape)``. If ``input.shape[input.ndim - k:] != shape`` (or
+           ``input.ndim < k``): raise the ``RuntimeError``.
         2. Missing ``weight``/``bias``: use ``Tensor(np.ones(shape, input.dtype))`` /
            ``Tensor(np.zeros(shape, input.dtype))`` (constants: they get no gradient).
         3. ``axes = tuple(range(input.ndim - k, input.ndim))``.
         4. Return ``_LayerNormFn.apply(input, weight, bias, axes=axes, eps=eps)``.
 
     EXAMPLE:
-        >>> y = layer_norm(Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)), 3)
+        >>> y = layer_norm(Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)), (3,))
         >>> y.numpy().round(4)
         array([[-1.2247,  0.    ,  1.2247],
                [-1.2247,  0.    ,  1.2247]], dtype=float32)

@@ -301,7 +301,8 @@ ACTIVATIONS = [("F.relu(a)", "nn.ReLU()(a)"), ("F.sigmoid(a)", "nn.Sigmoid()(a)"
 
 @entry("02_activations", weight=2)
 def pointwise_activation(g: Gen) -> Case:
-    a = g.tensor(dtype=g.dtype("fiub") if g.p(0.25) else g.dtype("f"))
+    a = g.tensor(dtype=g.dtype("fiub") if g.p(0.25) else g.dtype("f"),
+                 domain="huge" if g.p(0.08) else None)
     fn, mod = g.choice(ACTIVATIONS)
     return g.case(f"out = {mod if g.p(0.3) else fn}", a=a)
 

@@ -13,7 +13,7 @@ def test_cached_attention_matches_full_causal_attention(KVCache, cached_causal_m
     got = np.asarray(cached_causal_mask(4, 0))
     assert np.array_equal(got, np.tril(np.ones((4, 4), bool))), f'with nothing cached the mask is the ordinary causal (lower-triangular) mask, got {got.astype(int).tolist()}'
     manual_seed(3)
-    mha = MultiheadAttention(12, 3)
+    mha = MultiheadAttention(12, 3, batch_first=True)
     rng = np.random.default_rng(1)
     x = Tensor(rng.standard_normal((2, 7, 12)).astype(np.float32))
     full, _ = mha(x, x, x, attn_mask=np.triu(np.ones((7, 7), bool), 1), need_weights=False)
