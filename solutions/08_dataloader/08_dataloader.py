@@ -707,12 +707,30 @@ def test_collate_numbers_arrays_and_dicts(default_collate, Tensor, np):
 
 # %%
 #| export
+def default_convert(data: Any) -> Any:
+    """What ``DataLoader(batch_size=None)`` does to each sample (provided; PyTorch's
+    ``default_convert``): NumPy arrays and scalars of numbers become Tensors, dicts, namedtuples
+    and lists are converted entry by entry (a tuple becomes a list, as in PyTorch), anything
+    else is returned unchanged."""
+    if isinstance(data, (np.ndarray, np.generic)) and data.dtype.kind not in "USO":
+        return Tensor(np.asarray(data))
+    if isinstance(data, cabc.Mapping):
+        return {key: default_convert(value) for key, value in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, (tuple, list)):
+        return [default_convert(d) for d in data]
+    return data
+
+
 class DataLoader:
     """Iterate over a dataset in batches, as ``torch.utils.data.DataLoader``.
 
     Args:
         dataset: a map-style dataset (``__getitem__`` and ``__len__``).
-        batch_size: samples per batch (a positive int).
+        batch_size: samples per batch (a positive int), or None: no automatic batching —
+            each sample on its own, through ``collate_fn`` (default: :func:`default_convert`,
+            which turns NumPy arrays into Tensors), and no ``batch_sampler``.
         shuffle: a new random order every epoch (``RandomSampler``) instead of ``0..n-1``.
         drop_last: drop the last batch if it is smaller than ``batch_size``.
         collate_fn: merges a list of samples into a batch (default: :func:`default_collate`).
@@ -743,28 +761,31 @@ class DataLoader:
                 raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
                                  "shuffle, sampler, and drop_last")
             batch_size, drop_last = None, False
-        elif batch_size is None:
-            raise ValueError("batch_size=None (no automatic batching) is not supported; use "
-                             "batch_size=1 or iterate the dataset itself")
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                             "exclusive with drop_last")
         if sampler is None:
             sampler = (RandomSampler(dataset, generator=generator) if shuffle
                        else SequentialSampler(dataset))
-        if batch_sampler is None:
-            assert batch_size is not None
+        if batch_sampler is None and batch_size is not None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        if collate_fn is None:  # one sample at a time without batching: only converted
+            collate_fn = default_collate if batch_sampler is not None else default_convert
         self.dataset = dataset
         self.batch_size = batch_size
         self.drop_last = drop_last
         self.generator = generator
         self.sampler = sampler
         self.batch_sampler = batch_sampler
-        self.collate_fn = collate_fn if collate_fn is not None else default_collate
+        self.collate_fn = collate_fn
 
     def __iter__(self) -> Iterator[Any]:
         """One epoch: for each list of indices, fetch those samples and collate them.
 
         APPROACH: for every ``indices`` in ``self.batch_sampler``: build the list
         ``[self.dataset[i] for i in indices]`` and yield ``self.collate_fn(that list)``.
+        Without batching (``self.batch_sampler is None``, from ``batch_size=None``): for every
+        index ``i`` of ``self.sampler`` yield ``self.collate_fn(self.dataset[i])``.
 
         EXAMPLE: 10 samples, ``batch_size=4`` -> three batches with 4, 4 and 2 samples;
         with ``shuffle=True`` every epoch visits all 10 in a new order.
@@ -774,6 +795,10 @@ class DataLoader:
         ``self.collate_fn``, not ``default_collate``: users pass their own.
         """
         # BEGIN SOLUTION NO PROMPT
+        if self.batch_sampler is None:
+            for i in self.sampler:
+                yield self.collate_fn(self.dataset[i])
+            return
         for indices in self.batch_sampler:
             yield self.collate_fn([self.dataset[i] for i in indices])
         return
@@ -784,13 +809,16 @@ class DataLoader:
     def __len__(self) -> int:
         """The number of batches in one epoch: ``len(self.batch_sampler)``.
 
-        APPROACH: delegate to the batch sampler, which knows about ``drop_last``.
+        APPROACH: delegate to the batch sampler, which knows about ``drop_last``; without
+        batching (no batch sampler) it is ``len(self.sampler)``.
 
         EXAMPLE: 10 samples, ``batch_size=4`` -> ``3`` (``2`` with ``drop_last=True``).
 
         HINT: this counts batches, not samples: ``len(loader.dataset)`` counts samples.
         """
         # BEGIN SOLUTION NO PROMPT
+        if self.batch_sampler is None:
+            return len(self.sampler)  # type: ignore[arg-type]
         return len(self.batch_sampler)  # type: ignore[arg-type]
         # END SOLUTION
         raise NotImplementedError(  # STUB

@@ -312,7 +312,7 @@ def _bare(cls: type, weight: Parameter, bias: Parameter | None) -> Any:
 
 
 def _param(values: np.ndarray | None) -> Parameter | None:
-    return None if values is None else Parameter(np.ascontiguousarray(values, dtype=np.float32))
+    return None if values is None else Parameter(np.ascontiguousarray(values))
 
 
 def _new_linear(cls: type, weight: np.ndarray, bias: np.ndarray | None) -> Any:
@@ -334,10 +334,11 @@ def _new_conv(like: Conv2d, weight: np.ndarray, bias: np.ndarray | None) -> Conv
 
 
 def _add_masks(layer: Module) -> None:
-    """Register all-ones float32 ``weight_mask`` and ``bias_mask`` (None without a bias)."""
-    layer.register_buffer("weight_mask", Tensor(np.ones(layer.weight.shape, np.float32)))
+    """Register all-ones ``weight_mask`` and ``bias_mask`` (None without a bias) in their
+    parameter's dtype, as ``torch.nn.utils.prune`` does (``ones_like``)."""
+    layer.register_buffer("weight_mask", Tensor(np.ones_like(layer.weight.data)))
     layer.register_buffer("bias_mask", None if layer.bias is None else
-                          Tensor(np.ones(layer.bias.shape, np.float32)))
+                          Tensor(np.ones_like(layer.bias.data)))
 
 
 class MaskedLinear(Linear):
