@@ -175,7 +175,8 @@ class _BiasGELUFn(Function):
             1. ``h = x + bias`` (a new array, kept for backward).
             2. ``t = h * h``; then in place: ``t *= _GELU_A``; ``t += 1.0``; ``t *= h``;
                ``t *= _GELU_C``; ``np.tanh(t, out=t)`` — now ``t = tanh(c·(h + a·h³))``.
-            3. ``y = t + 1.0``; ``y *= h``; ``y *= 0.5``.
+            3. ``y = h * 0.5``; ``y *= t + 1.0`` (halve first, as PyTorch: ``2·h`` overflows
+               for ``h`` near float32's largest value, ``h / 2`` does not).
             4. ``ctx.save_for_backward(h, t)``; return ``y``.
 
         EXAMPLE:
@@ -193,9 +194,8 @@ class _BiasGELUFn(Function):
         t *= h
         t *= _GELU_C
         np.tanh(t, out=t)
-        y = t + 1.0
-        y *= h
-        y *= 0.5
+        y = h * 0.5
+        y *= t + 1.0
         ctx.save_for_backward(h, t)
         return y
 

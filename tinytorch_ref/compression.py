@@ -284,6 +284,7 @@ def l1_unstructured(module: Any, name: str, amount: Any) -> Any:
     (``torch.nn.utils.prune.l1_unstructured``); returns ``module``."""
     param, mask = _masked(module, name)
     mask.data[...] = l1_unstructured_mask(param.data, amount, default_mask=mask.data)
+    _mark_pruned(module, name)
     return module
 
 
@@ -291,9 +292,19 @@ def remove(module: Any, name: str) -> Any:
     """Make the pruning of ``module.<name>`` permanent (``torch.nn.utils.prune.remove``):
     ``param ← param · mask`` and the mask back to ones; returns ``module``."""
     param, mask = _masked(module, name)
+    if name not in module.__dict__.get("_pruned", set()):
+        raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before "
+                         "pruning can be removed")
     param.data *= mask.data.astype(param.data.dtype)
     mask.data[...] = 1
+    module.__dict__["_pruned"].discard(name)
     return module
+
+
+def _mark_pruned(module: Any, name: str) -> None:
+    """Remember that ``module.<name>`` was pruned: ``remove`` refuses a parameter that was
+    not (as PyTorch, whose ``remove`` needs the pruning hook)."""
+    module.__dict__.setdefault("_pruned", set()).add(name)
 
 
 def is_pruned(module: Module) -> bool:
@@ -327,11 +338,12 @@ def global_unstructured_masks(tensors: list[Any], amount: Any,
         One mask per tensor, each of its tensor's shape.
 
     APPROACH:
-        1. ``flat = np.concatenate([values.ravel() for each tensor])`` (as float32) and the
-           same for the default masks (ones where None).
+        1. ``flat = np.concatenate([values.ravel() for each tensor])`` and the same for the
+           default masks (ones where None), in ``flat``'s dtype.
         2. ``mask = l1_unstructured_mask(flat, amount, flat_default)``.
         3. Cut ``mask`` back into pieces of each tensor's size (``np.cumsum`` of the sizes
-           gives the split points, ``np.split``) and reshape each to its tensor's shape.
+           gives the split points, ``np.split``), reshape each to its tensor's shape and give
+           it its tensor's dtype (float32 for a non-float tensor), as PyTorch's masks have.
 
     EXAMPLE:
         >>> a = np.array([0.01, 0.02, 0.03, 0.5], np.float32)
@@ -343,26 +355,29 @@ def global_unstructured_masks(tensors: list[Any], amount: Any,
     wrong is only the cutting back (the split points are the cumulative sizes without the
     last one).
     """
-    values = [_values(t).astype(np.float32, copy=False) for t in tensors]
+    values = [_values(t) for t in tensors]
     defaults = default_masks or [None] * len(values)
     flat = np.concatenate([v.ravel() for v in values])
     flat_default = np.concatenate([
-        (np.ones(v.size, np.float32) if d is None else _values(d).astype(np.float32).ravel())
+        (np.ones(v.size, flat.dtype) if d is None else _values(d).astype(flat.dtype).ravel())
         for v, d in zip(values, defaults, strict=True)])
     mask = l1_unstructured_mask(flat, amount, flat_default)
     cuts = np.cumsum([v.size for v in values])[:-1]
-    return [piece.reshape(v.shape) for piece, v in zip(np.split(mask, cuts), values,
-                                                       strict=True)]
+    return [piece.reshape(v.shape).astype(v.dtype if v.dtype.kind == "f" else np.float32)
+            for piece, v in zip(np.split(mask, cuts), values, strict=True)]
 
 
 def global_unstructured(parameters: Iterable[tuple[Any, str]], amount: Any) -> None:
     """Prune ``amount`` of all still-kept entries of the ``(module, name)`` pairs together, in
     place (``torch.nn.utils.prune.global_unstructured`` with ``L1Unstructured``)."""
+    parameters = list(parameters)  # walked twice below
     pairs = [_masked(module, name) for module, name in parameters]
     masks = global_unstructured_masks([p.data for p, _ in pairs], amount,
                                       [m.data for _, m in pairs])
     for (_, mask), new in zip(pairs, masks, strict=True):
         mask.data[...] = new
+    for module, name in parameters:
+        _mark_pruned(module, name)
 
 
 def prune_model(model: Module, amount: Any, scope: str = "global",
@@ -494,6 +509,9 @@ def ln_structured_mask(t: Any, amount: Any, n: float = 2, dim: int = 0,
         raise IndexError(f"dim {dim} is out of range for a tensor with {values.ndim} dimensions")
     dtype = values.dtype if values.dtype.kind == "f" else np.float32
     size = values.shape[d]
+    if values.size == 0 and size > 0 and np.isinf(n):
+        raise RuntimeError(f"the {n} norm of empty slices has no value (PyTorch: "
+                           "linalg.vector_norm cannot compute the inf norm of an empty dimension)")
     k = nparams_to_prune(amount, size)
     default = (np.ones(values.shape, dtype=dtype) if default_mask is None
                else np.array(_values(default_mask), dtype=dtype, copy=True))
@@ -512,6 +530,7 @@ def ln_structured(module: Any, name: str, amount: Any, n: float, dim: int) -> An
     (``torch.nn.utils.prune.ln_structured``); returns ``module``."""
     param, mask = _masked(module, name)
     mask.data[...] = ln_structured_mask(param.data, amount, n, dim, default_mask=mask.data)
+    _mark_pruned(module, name)
     return module
 
 

@@ -1122,6 +1122,12 @@ def pad(img: Any, padding: int | Sequence[int], fill: float = 0,
                          f"{len(p)} element tuple")
     if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
         raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
+    h, w = x.shape[-2:]
+    limit = {"reflect": (h - 1, w - 1), "symmetric": (h, w)}.get(padding_mode)
+    if limit is not None and (max(top, bottom) > limit[0] or max(left, right) > limit[1]):
+        raise ValueError(f"padding ({left}, {top}, {right}, {bottom}) is too large for "
+                         f"padding_mode={padding_mode!r} on a {h}x{w} image (as in PyTorch: at "
+                         "most the size - 1 for reflect, the size for symmetric)")
     widths = [(0, 0)] * (x.ndim - 2) + [(top, bottom), (left, right)]
     if padding_mode == "constant":
         out = np.pad(x, widths, mode="constant", constant_values=np.asarray(fill, dtype=x.dtype))

@@ -258,6 +258,7 @@ def l1_unstructured(module: Any, name: str, amount: Any) -> Any:
     (``torch.nn.utils.prune.l1_unstructured``); returns ``module``."""
     param, mask = _masked(module, name)
     mask.data[...] = l1_unstructured_mask(param.data, amount, default_mask=mask.data)
+    _mark_pruned(module, name)
     return module
 
 
@@ -265,9 +266,19 @@ def remove(module: Any, name: str) -> Any:
     """Make the pruning of ``module.<name>`` permanent (``torch.nn.utils.prune.remove``):
     ``param ← param · mask`` and the mask back to ones; returns ``module``."""
     param, mask = _masked(module, name)
+    if name not in module.__dict__.get("_pruned", set()):
+        raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before "
+                         "pruning can be removed")
     param.data *= mask.data.astype(param.data.dtype)
     mask.data[...] = 1
+    module.__dict__["_pruned"].discard(name)
     return module
+
+
+def _mark_pruned(module: Any, name: str) -> None:
+    """Remember that ``module.<name>`` was pruned: ``remove`` refuses a parameter that was
+    not (as PyTorch, whose ``remove`` needs the pruning hook)."""
+    module.__dict__.setdefault("_pruned", set()).add(name)
 
 
 def is_pruned(module: Module) -> bool:
@@ -301,11 +312,12 @@ def global_unstructured_masks(tensors: list[Any], amount: Any,
         One mask per tensor, each of its tensor's shape.
 
     APPROACH:
-        1. ``flat = np.concatenate([values.ravel() for each tensor])`` (as float32) and the
-           same for the default masks (ones where None).
+        1. ``flat = np.concatenate([values.ravel() for each tensor])`` and the same for the
+           default masks (ones where None), in ``flat``'s dtype.
         2. ``mask = l1_unstructured_mask(flat, amount, flat_default)``.
         3. Cut ``mask`` back into pieces of each tensor's size (``np.cumsum`` of the sizes
-           gives the split points, ``np.split``) and reshape each to its tensor's shape.
+           gives the split points, ``np.split``), reshape each to its tensor's shape and give
+           it its tensor's dtype (float32 for a non-float tensor), as PyTorch's masks have.
 
     EXAMPLE:
         >>> a = np.array([0.01, 0.02, 0.03, 0.5], np.float32)
@@ -324,11 +336,14 @@ def global_unstructured_masks(tensors: list[Any], amount: Any,
 def global_unstructured(parameters: Iterable[tuple[Any, str]], amount: Any) -> None:
     """Prune ``amount`` of all still-kept entries of the ``(module, name)`` pairs together, in
     place (``torch.nn.utils.prune.global_unstructured`` with ``L1Unstructured``)."""
+    parameters = list(parameters)  # walked twice below
     pairs = [_masked(module, name) for module, name in parameters]
     masks = global_unstructured_masks([p.data for p, _ in pairs], amount,
                                       [m.data for _, m in pairs])
     for (_, mask), new in zip(pairs, masks, strict=True):
         mask.data[...] = new
+    for module, name in parameters:
+        _mark_pruned(module, name)
 
 
 def prune_model(model: Module, amount: Any, scope: str = "global",
@@ -444,6 +459,7 @@ def ln_structured(module: Any, name: str, amount: Any, n: float, dim: int) -> An
     (``torch.nn.utils.prune.ln_structured``); returns ``module``."""
     param, mask = _masked(module, name)
     mask.data[...] = ln_structured_mask(param.data, amount, n, dim, default_mask=mask.data)
+    _mark_pruned(module, name)
     return module
 
 

@@ -878,3 +878,245 @@ def layer_norm(g: Gen) -> Case:
     args = g.choice(["", ", wg", ", wg, bg", ", None, bg"])
     return g.case(f"out = F.layer_norm(x, {list(normalized)}{args}, eps={eps})", x=x, wg=wg,
                   bg=bg)
+
+
+# ============================================================================ 08 dataloader
+@entry("08_dataloader", weight=2)
+def dataloader(g: Gen) -> Case:
+    n = g.int(0, 7) if g.p(0.9) else g.int(0, 1)
+    a = g.tensor((n,) + g.shape(0, 2, max_side=3), g.dtype("fiub"), grad=False)
+    b = Input("tensor", g.values((n,), "int64", "coarse"))
+    batch = g.choice([1, 2, 3, 4, 8, None, None])
+    drop = g.p(0.3)
+    form = g.choice(["tensors", "tensors", "dicts", "tuples", "arrays"])
+    if form == "tensors":
+        ds = "ds = data.TensorDataset(a, b)"
+    elif form == "dicts":
+        ds = "ds = [{'x': a[i], 'y': int(b[i]), 'name': str(i)} for i in range(len(a))]"
+    elif form == "tuples":
+        ds = "ds = [(float(b[i]), (int(b[i]), bool(b[i] > 0))) for i in range(len(b))]"
+    else:
+        ds = "ds = [a.numpy()[i] for i in range(len(a))]"
+    tail = g.choice(["out = [batch for batch in dl]", "out = [len(dl), dl.batch_size, "
+                     "dl.drop_last, dl.batch_sampler is None]", "out = [batch for batch in dl]"])
+    return g.case(f"{ds}\ndl = data.DataLoader(ds, batch_size={batch}, drop_last={drop})\n"
+                  f"{tail}\nno_backward = True", a=a, b=b)
+
+
+@entry("08_dataloader")
+def transforms(g: Gen) -> Case:
+    c, h, w = g.int(1, 3), g.int(1, 4), g.int(1, 4)
+    kind = g.choice(["to_tensor", "normalize", "pad", "compose"])
+    if kind == "to_tensor":
+        img = Input("array", g.values((h, w, c) if g.p(0.7) else (h, w),
+                                      g.choice(["uint8", "uint8", "float32", "float64"]), "coarse"
+                                      if g.p(0.5) else "fine"))
+        if img.value.dtype == np.uint8:
+            img = Input("array", g.rng.integers(0, 256, img.value.shape).astype(np.uint8))
+        return g.case("out = tv.ToTensor()(img); no_backward = True", img=img)
+    x = g.tensor((c, h, w) if g.p(0.9) else (g.int(1, 2), c, h, w),
+                 g.dtype("f") if g.p(0.9) else g.dtype("iu"), grad=False)
+    mean = [float(v) for v in g.values((c,), "float64", "coarse")]
+    std = [float(v) for v in g.values((c,), "float64", "pos" if g.p(0.95) else "coarse")]
+    if g.p(0.2):
+        mean, std = mean[:1], std[:1]
+    if kind == "normalize":
+        return g.case(f"out = tv.Normalize({mean!r}, {std!r})(x); no_backward = True", x=x)
+    padding = g.choice([1, 2, (1, 2), (0, 1, 2, 1), (1, 0, 0, 0)])
+    mode = g.choice(["constant", "constant", "edge", "reflect", "symmetric"])
+    fill = g.choice([0, 1, 0.5])
+    if kind == "pad":
+        return g.case(f"out = tv.pad(x, {padding!r}, fill={fill}, padding_mode='{mode}'); "
+                      "no_backward = True", x=x)
+    return g.case(f"t = tv.Compose([tv.Normalize({mean!r}, {std!r})]); out = t(x); "
+                  "no_backward = True", x=x)
+
+
+# ============================================================================ 11 embeddings
+@entry("11_embeddings")
+def positional_encoding(g: Gen) -> Case:
+    d, positions = g.int(1, 6), g.int(1, 8)
+    kind = g.choice(["table", "add", "learned"])
+    if kind == "table":
+        return g.case(f"out = PE.sinusoidal({positions}, {d})")
+    t = g.int(1, positions)
+    offset = g.int(0, positions - t) if g.p(0.9) else positions - t + 1
+    x = g.tensor(g.shape(0, 1, max_side=2) + (t, d), "float32", domain="fine")
+    if kind == "add":
+        return g.case(f"out = PE.add_sinusoidal(x, {offset}, {positions})", x=x)
+    table = Input("tensor", g.values((positions, d), "float32", "fine"))
+    return g.case(f"out, w = PE.add_learned(x, table, {offset}); leaves = [w]", x=x,
+                  table=table)
+
+
+@entry("11_embeddings", weight=0.5)
+def embedding_from_pretrained(g: Gen) -> Case:
+    v, d = g.int(1, 4), g.int(1, 3)
+    table = g.tensor((v, d), g.dtype("fi"), grad=False)
+    ids = Input("tensor", g.values(g.shape(1, 2, max_side=3), "int64", f"index:{v}"))
+    freeze = g.p(0.5)
+    pad = g.choice([None, 0, v - 1])
+    return g.case(f"m = nn.Embedding.from_pretrained(table, freeze={freeze}, padding_idx={pad}); "
+                  "out = [m(ids), m.weight.dtype == table.dtype, m.weight.requires_grad]; "
+                  "leaves = [m.weight] if m.weight.requires_grad else []", table=table, ids=ids)
+
+
+# ============================================================================ 15 quantization
+@entry("15_quantization", weight=2)
+def quantize_tensor(g: Gen) -> Case:
+    x = g.tensor(g.shape(0, 2, max_side=4), "float32" if g.p(0.9) else g.dtype("fi"),
+                 grad=False, domain=g.choice(["fine", "fine", "coarse", "special"]))
+    dtype = g.choice(["qint8", "quint8"])
+    scale = g.choice([0.1, 0.25, 0.5, 1 / 64, 3.0, 0.0, -0.5]) if g.p(0.95) else 1e-30
+    zp = g.choice([0, 0, 1, 3, -1, 10, 127, 128, -128]) if g.p(0.95) else 300
+    tail = g.choice(["out = [q.int_repr(), q.dequantize(), q.q_scale(), q.q_zero_point()]",
+                     "out = q.int_repr()", "out = q.dequantize()"])
+    return g.case(f"q = lib.quantize_per_tensor(x, {scale}, {zp}, lib.{dtype}); {tail}", x=x)
+
+
+@entry("15_quantization")
+def quantize_channels(g: Gen) -> Case:
+    shape = (g.int(1, 3), g.int(1, 3)) + g.shape(0, 1, max_side=2)
+    axis = g.int(0, len(shape) - 1) if g.p(0.95) else len(shape)
+    x = g.tensor(shape, "float32", grad=False, domain=g.choice(["fine", "coarse", "special"]))
+    n = shape[min(axis, len(shape) - 1)]
+    scales = Input("tensor", g.values((n,), "float64", "pos"))
+    zps = Input("tensor", g.values((n,), "int64", "coarse"))
+    dtype = g.choice(["qint8", "quint8"])
+    return g.case(f"q = lib.quantize_per_channel(x, s, z, {axis}, lib.{dtype}); "
+                  "out = [q.int_repr(), q.dequantize()]", x=x, s=scales, z=zps)
+
+
+@entry("15_quantization", weight=0.7)
+def fake_quantize(g: Gen) -> Case:
+    x = g.tensor(g.shape(0, 2, max_side=4), "float32", domain=g.choice(["fine", "coarse",
+                                                                        "special"]))
+    scale = g.choice([0.1, 0.25, 0.5, 1 / 64, 3.0])
+    qmin, qmax = g.choice([(0, 255), (-128, 127), (0, 15), (-8, 7)])
+    zp = g.int(qmin, qmax) if g.p(0.9) else qmax + 1
+    return g.case(f"out = lib.fake_quantize_per_tensor_affine(x, {scale}, {zp}, {qmin}, {qmax})",
+                  x=x)
+
+
+@entry("15_quantization", weight=2)
+def observer(g: Gen) -> Case:
+    kind = g.choice(["MinMaxObserver", "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver"])
+    per_channel = kind.startswith("PerChannel")
+    scheme = g.choice(["affine", "symmetric"])
+    qscheme = f"lib.{'per_channel' if per_channel else 'per_tensor'}_{scheme}"
+    if g.p(0.03):
+        qscheme = f"lib.{'per_tensor' if per_channel else 'per_channel'}_{scheme}"
+    dtype = g.choice(["quint8", "qint8"])
+    kw = [f"dtype=lib.{dtype}", f"qscheme={qscheme}", f"reduce_range={g.p(0.3)}"]
+    if g.p(0.15):
+        lo = g.choice([0, -8, -128, 1])
+        kw += [f"quant_min={lo}", f"quant_max={g.choice([15, 7, 127, 255])}"]
+    if kind == "MovingAverageMinMaxObserver" and g.p(0.5):
+        kw.append(f"averaging_constant={g.choice([0.01, 0.5, 1.0])}")
+    if per_channel and g.p(0.5):
+        kw.append("ch_axis=1")
+    steps = g.int(0, 3)
+    xs = {f"x{i}": g.tensor((g.int(1, 3), g.int(1, 3)), "float32", grad=False,
+                            domain=g.choice(["fine", "coarse"])) for i in range(steps)}
+    feed = "".join(f"o({name}); " for name in xs)
+    return g.case(f"o = obs.{kind}({', '.join(kw)}); {feed}"
+                  "s, z = o.calculate_qparams(); out = [s, z]; no_backward = True", **xs)
+
+
+# ============================================================================ 16 compression
+def _distinct(g: Gen, shape: tuple[int, ...], dtype: str) -> Input:
+    """Weights of distinct magnitudes (now and then with ties): which of several equal
+    magnitudes PyTorch prunes depends on its ``topk`` (row ``prune-ties``)."""
+    n = int(np.prod(shape))
+    if g.p(0.1):
+        return g.array(shape, dtype, "coarse")
+    mags = g.rng.permutation(np.arange(1, n + 1)) / 16.0
+    signs = np.where(g.rng.random(n) < 0.5, -1.0, 1.0)
+    return Input("array", (mags * signs).astype(dtype).reshape(shape))
+
+
+@entry("16_compression", weight=2)
+def pruning(g: Gen) -> Case:
+    fin, fout = g.int(1, 4), g.int(1, 4)
+    dt = "float32" if g.p(0.8) else "float64"
+    w, b = _distinct(g, (fout, fin), dt), _distinct(g, (fout,), dt)
+    x = g.tensor((g.int(1, 2), fin), dt, grad=False)
+    amount = g.choice([0.0, 0.25, 0.5, 1, 2, 0.99, 1.0, 3])
+    kind = g.choice(["l1", "l1", "ln", "l1_twice", "remove"])
+    cast = ".double()" if dt == "float64" else ""
+    head = f"m = PR.prunable(load(nn.Linear({fin}, {fout}){cast}, weight=w, bias=b))\n"
+    if kind == "ln":
+        n, dim = g.choice([1, 2, "inf"]), g.choice([0, 1, -1])
+        body = f"PR.ln_structured(m, 'weight', {amount}, n={n}, dim={dim})"
+    elif kind == "l1_twice":
+        body = (f"PR.l1_unstructured(m, 'weight', {amount}); "
+                f"PR.l1_unstructured(m, 'weight', {g.choice([0.5, 1])})")
+    else:
+        name = g.choice(["weight", "weight", "bias"])
+        body = f"PR.l1_unstructured(m, '{name}', {amount})"
+    if kind == "remove":
+        body += "; PR.remove(m, 'weight')"
+        tail = "out = [m.weight, m(x)]"
+    elif kind == "l1" and name == "bias":
+        tail = "out = [m.bias_mask, m(x)]"
+    else:
+        tail = "out = [PR.weight(m), m.weight_mask, m(x)]"
+    return g.case(f"{head}{body}\n{tail}\nno_backward = True", w=w, b=b, x=x)
+
+
+@entry("16_compression")
+def pruning_masks(g: Gen) -> Case:
+    t = Input("tensor", _distinct(g, g.shape(1, 3, max_side=4), "float32" if g.p(0.85)
+                                  else "float64").value)
+    amount = g.choice([0.0, 0.3, 0.5, 1.0, 1, 2, 0.99, -0.1, 1.5])
+    kind = g.choice(["l1", "ln", "global"])
+    if kind == "l1":
+        return g.case(f"out = PR.l1_mask(t, {amount})", t=t)
+    if kind == "ln":
+        n, dim = g.choice([1, 2, "inf", "-inf"]), g.dim(t.value.ndim)
+        return g.case(f"out = PR.ln_mask(t, {amount}, {n}, {dim})", t=t)
+    u = Input("tensor", _distinct(g, g.shape(1, 2, max_side=3), t.value.dtype.name).value
+              * np.asarray(1.03, t.value.dtype))
+    return g.case(f"out = PR.global_masks([t, u], {amount})", t=t, u=u)
+
+
+# ============================================================================ 17 memoization
+@entry("17_memoization")
+def kv_cache(g: Gen) -> Case:
+    heads = g.choice([1, 2])
+    e = heads * g.int(1, 3)
+    b, t = g.int(1, 2), g.int(1, 5)
+    prompt = g.int(1, t)
+    x = g.tensor((b, t, e), "float32" if g.p(0.85) else "float64", grad=False, domain="fine")
+    dt = x.value.dtype.name
+    wi, bi = g.array((3 * e, e), dt), g.array((3 * e,), dt)
+    wo, bo = g.array((e, e), dt), g.array((e,), dt)
+    cast = ".double()" if dt == "float64" else ""
+    return g.case(f"m = load(nn.MultiheadAttention({e}, {heads}, batch_first=True){cast}, "
+                  "in_proj_weight=wi, in_proj_bias=bi, out_proj__weight=wo, out_proj__bias=bo)"
+                  f".eval()\nwith no_grad():\n    out = KV.attend(m, x, {prompt})\n"
+                  "no_backward = True", x=x, wi=wi, bi=bi, wo=wo, bo=bo)
+
+
+# ============================================================================ 18 acceleration
+@entry("18_acceleration", weight=2)
+def matmul_kernels(g: Gen) -> Case:
+    m, k, n = g.int(1, 4), g.int(0, 4) if g.p(0.1) else g.int(1, 4), g.int(1, 4)
+    da = g.choice(["float32", "float32", "float64", "int8", "int32", "int64", "uint8", "bool"])
+    db = da if g.p(0.9) else g.dtype("fiub")
+    a = g.tensor((m, k), da, grad=False, domain="coarse" if da != "int8" else "special")
+    b = g.tensor((k if g.p(0.95) else k + 1, n), db, grad=False,
+                 domain="coarse" if db != "int8" else "special")
+    form = g.choice(["K.loops(a, b)", "K.broadcast(a, b)",
+                     f"K.blocked(a, b, {g.choice([1, 2, 3, 64, 0])})",
+                     f"K.blocked(a, b, {g.choice([1, 2])}, kernel='broadcast')"])
+    return g.case(f"out = {form}; no_backward = True", a=a, b=b)
+
+
+@entry("18_acceleration", weight=1.5)
+def bias_gelu(g: Gen) -> Case:
+    shape = g.shape(1, 3)
+    dt = g.dtype("f")
+    x = g.tensor(shape, dt, domain=g.choice(["fine", "coarse", "special", "huge"]))
+    b = g.tensor(shape[-1:], dt, domain=g.choice(["fine", "fine", "huge"]))
+    return g.case("out = K.bias_gelu(x, b)", x=x, b=b)

@@ -137,11 +137,27 @@ def _inplace_on_graph(case: Case) -> bool:
 
 
 def _empty_matmul_mixed_dtypes(case: Case) -> bool:
-    if case.entry != "matmul":
+    """``a @ b`` (module 01) or module 18's kernels with two dtypes — or bool, which no
+    ``matmul`` of PyTorch computes — where an operand is empty: PyTorch skips its checks."""
+    if case.entry not in ("matmul", "matmul_kernels"):
         return False
     ins = _inputs(case)
     a, b = ins["a"].value, ins["b"].value
-    return a.dtype != b.dtype and (a.size == 0 or b.size == 0)
+    odd = a.dtype != b.dtype or (case.entry == "matmul_kernels" and a.dtype == np.bool_)
+    return odd and (a.size == 0 or b.size == 0)
+
+
+def _prune_ties(case: Case) -> bool:
+    """Pruning where several entries have the same magnitude: which of them PyTorch prunes
+    depends on the order its ``topk`` returns ties in (unspecified); ours prunes the first."""
+    if case.entry not in ("pruning", "pruning_masks"):
+        return False
+    ins = _inputs(case)
+    arrays = [np.abs(np.asarray(ins[k].value, dtype=np.float64)).ravel()
+              for k in ("w", "b", "t", "u") if k in ins]
+    if "global_masks" in case.code:
+        arrays = [np.concatenate(arrays)]
+    return any(np.unique(a).size < a.size for a in arrays)
 
 
 def _bce_logits_target_grad_at_inf(case: Case) -> bool:
@@ -251,6 +267,7 @@ DELIBERATE: list[Deliberate] = [
     Deliberate("max-pool-minus-inf-beside-padding", _max_pool_minus_inf_beside_padding),
     Deliberate("max-pool-window-of-padding-only", _max_pool_window_of_padding_only),
     Deliberate("conv-non-finite-weight-beside-padding", _conv_non_finite_weight_beside_padding),
+    Deliberate("prune-ties", _prune_ties),
     Deliberate("tanh-saturation-ulp", lambda c: c.entry == "composite_graph"
                and ".tanh()" in c.code and "float32" in _dtypes(c) and any(
                    inp.kind == "tensor" and bool((np.abs(inp.value) >= 3).any())
