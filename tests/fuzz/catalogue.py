@@ -91,7 +91,8 @@ def inplace_op(g: Gen) -> Case:
 def unary_op(g: Gen) -> Case:
     a = g.tensor()
     fn = g.choice(["a.exp()", "a.log()", "a.sqrt()", "a.tanh()", "a.abs()", "-a",
-                   "a.float()", "a.double()", "a.long()", "a.detach()", "a.contiguous()", "~a"])
+                   "a.float()", "a.double()", "a.long()", "a.detach()", "a.contiguous()", "~a",
+                   "abs(a)"])
     return g.case(f"out = {fn}", a=a)
 
 
@@ -231,6 +232,16 @@ def getitem(g: Gen) -> Case:
     a = g.tensor(g.shape(1, 4, zero=0.03))
     inputs: dict[str, Input] = {"a": a}
     expr = _index_expr(g, a.value.shape, inputs)
+    r = g.rng.random()
+    if r < 0.06:  # a list index holding lists, slices or None: read as a tuple (PyTorch)
+        expr = "[" + g.choice(["[0]", "[0, 1]", "[[0], [0]]", "0, slice(None)", "None, 0",
+                               "[0], 0", "slice(1, None)"]) + "]"
+    elif r < 0.1:  # Python bools as indices
+        expr = g.choice(["True", "False", "0, True", "..., False", "True, 0", "[True, False]",
+                         "None, True"])
+    elif r < 0.13:  # too many indices, out of range
+        expr = g.choice([", ".join(["0"] * (a.value.ndim + 1)), str(max(a.value.shape) + 2),
+                         f"-{a.value.shape[0] + 1}"])
     return g.case(f"out = a[{expr}]", **inputs)
 
 
@@ -260,6 +271,24 @@ def factory(g: Gen) -> Case:
         f"lib.zeros({shape!r}, requires_grad=True)",
     ])
     return g.case(f"out = {form}", a=a, v=value)
+
+
+@entry("01_tensor", weight=0.7)
+def tensor_from_data(g: Gen) -> Case:
+    """``Tensor(data)`` (ours) against ``torch.tensor(data)``: the dtype it infers."""
+    atoms = ["1", "2.5", "True", "np.float64(1.5)", "np.float32(2)", "np.int32(3)", "np.int8(1)",
+             "np.bool_(True)", "-0.0", "nan", "2**63 - 1", "2**63", "-2**63"]
+    form = g.choice(["atom", "list", "list", "nested", "array"])
+    if form == "atom":
+        data = g.choice(atoms)
+    elif form == "list":
+        data = "[" + ", ".join(g.choice(atoms) for _ in range(g.int(0, 3))) + "]"
+    elif form == "nested":
+        row = ", ".join(g.choice(atoms) for _ in range(g.int(1, 2)))
+        data = f"[[{row}], [{row}]]"
+    else:
+        data = f"np.array([1, 2], dtype='{g.dtype('fiub')}')"
+    return g.case(f"out = tensor_of({data}); no_backward = True")
 
 
 @entry("01_tensor")
@@ -395,6 +424,7 @@ def module_state(g: Gen) -> Case:
 # ============================================================================ 04 losses
 def _class_target(g: Gen, shape: tuple[int, ...], n_classes: int, ignore: int) -> Input:
     t = g.values(shape, "int64", f"index:{max(n_classes, 1)}")
+    narrow = g.choice(["int32", "uint8", "int16", "int8"]) if g.p(0.08) else None
     if g.p(0.2) and t.size:
         t = t.copy()
         flat = t.reshape(-1)
@@ -404,6 +434,9 @@ def _class_target(g: Gen, shape: tuple[int, ...], n_classes: int, ignore: int) -
     if g.p(0.02) and t.size:
         t = t.copy()
         t.reshape(-1)[0] = n_classes
+    if narrow is not None:  # PyTorch takes int64 (and uint8 for (N, C) inputs) only
+        with np.errstate(over="ignore"):
+            t = t.astype(narrow)
     return Input("tensor", t)
 
 
@@ -464,7 +497,8 @@ def regression_and_binary_loss(g: Gen) -> Case:
         x = g.tensor(shape, dt, domain="prob" if g.p(0.9) else "special")
     else:
         x = g.tensor(shape, dt)
-    t = Input("tensor", g.values(tshape, dt, "prob" if g.p(0.7) else "coarse"), g.p(0.3))
+    tdt = dt if g.p(0.85) else g.dtype("f")
+    t = Input("tensor", g.values(tshape, tdt, "prob" if g.p(0.7) else "coarse"), g.p(0.3))
     inputs = {"x": x, "t": t}
     kw = f"reduction={red!r}"
     if fn in ("binary_cross_entropy", "binary_cross_entropy_with_logits") and g.p(0.3):

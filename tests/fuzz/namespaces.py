@@ -207,6 +207,8 @@ class Torch(Lib):
 # Names for the APIs whose PyTorch counterpart has another name or shape, one binding per
 # library (the case code is the same on both sides):
 #
+# * ``tensor_of(data)``: ``Tensor(data)`` / ``torch.tensor(data)`` (PyTorch's ``torch.Tensor``
+#   is its legacy float32-only constructor);
 # * ``data``: ``tinytorch.data`` / ``torch.utils.data``; ``tv``: the image transforms
 #   (``tinytorch.data.transforms`` / the same operations written with torch ops, as
 #   torchvision documents them: torchvision is not installed);
@@ -294,7 +296,8 @@ def _ours_extras(package: Any, tensor: Any) -> dict[str, Any]:
             parts += [cache(mha, x[:, i:i + 1]) for i in range(prompt, t)]
             return package.Tensor(np.concatenate([p.data for p in parts], axis=1))
 
-    return {"data": package.data, "tv": package.data.transforms, "obs": package.ao.quantization,
+    return {"tensor_of": package.Tensor,
+            "data": package.data, "tv": package.data.transforms, "obs": package.ao.quantization,
             "PR": PR, "K": K, "PE": PE, "KV": KV}
 
 
@@ -467,7 +470,8 @@ def _torch_extras(torch: Any) -> dict[str, Any]:
             out = out.to(img.dtype)
             return out if out.ndim == img.ndim else out[0]
 
-    return {"data": torch.utils.data, "tv": TV, "obs": tq, "PR": PR, "K": K, "PE": PE, "KV": KV}
+    return {"tensor_of": torch.tensor, "data": torch.utils.data, "tv": TV, "obs": tq, "PR": PR,
+            "K": K, "PE": PE, "KV": KV}
 
 
 @cache
