@@ -785,8 +785,8 @@ def _pool(fn: type[Function], name: str, input: Tensor, kernel_size: Any,  # noq
         raise RuntimeError(f"{name}: expected 3D or 4D input, got {list(input.shape)}")
     if input.dtype == np.bool_ or (fn is _AvgPool2dFn and input.dtype.kind in "iu"
                                    and input.dtype != np.int64):
-        raise NotImplementedError(f'"{name}" not implemented for {input.dtype.name!r} (use '
-                                  "float, or int64 for the average)")
+        raise RuntimeError(f'"{name}" not implemented for {input.dtype.name!r} (use float, '
+                           "or int64 for the average)")
     k, s, p, d = _pool_args(kernel_size, stride, padding, dilation)
     ho = pool_out_size(input.shape[2], k[0], s[0], p[0], d[0], ceil_mode)
     wo = pool_out_size(input.shape[3], k[1], s[1], p[1], d[1], ceil_mode)
@@ -809,11 +809,11 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A00
     Input ``(N, C, H, W)`` or ``(C, H, W)``, float or integer.
 
     Raises:
-        NotImplementedError: ``return_indices=True`` (the argmax positions are not part of
+        ValueError: ``return_indices=True`` (the argmax positions are not part of
             the course: ``MaxUnpool2d`` is not provided).
     """
     if return_indices:
-        raise NotImplementedError("max_pool2d(return_indices=True) is not provided in this "
+        raise ValueError("max_pool2d(return_indices=True) is not provided in this "
                                   "course (no MaxUnpool2d); leave it False")
     return _pool(_MaxPool2dFn, "max_pool2d", input, kernel_size, stride, padding, dilation,
                  ceil_mode)

@@ -223,8 +223,8 @@ def _check_layer_norm_args(input: Tensor, normalized_shape: Any) -> None:  # noq
         raise TypeError("layer_norm(): argument 'normalized_shape' must be tuple of ints, not "
                         "int (write (C,))")
     if input.dtype.kind != "f":
-        raise NotImplementedError(f"layer_norm is not implemented for {input.dtype} inputs: "
-                                  "convert to float first")
+        raise RuntimeError(f"layer_norm is not implemented for {input.dtype} inputs: "
+                           "convert to float first")
 
 
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],  # noqa: A002
@@ -244,14 +244,14 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],  # noqa: A0
 
     Raises:
         TypeError: ``normalized_shape`` is an int (PyTorch: "must be tuple of ints").
-        NotImplementedError: an integer or bool input (PyTorch has no integer layer norm).
+        RuntimeError: an integer or bool input (PyTorch has no integer layer norm).
         RuntimeError: the trailing dims of ``input`` are not ``normalized_shape`` (PyTorch:
             ``"Given normalized_shape=[4], expected input with shape [*, 4], but got input of
             size[2, 3]"``).
 
     APPROACH:
-        1. ``_check_layer_norm_args(input, normalized_shape)`` (given: the TypeError and the
-           NotImplementedError); ``shape = _shape_tuple(normalized_shape)`` (given);
+        1. ``_check_layer_norm_args(input, normalized_shape)`` (given: the TypeError, and the
+           RuntimeError for an integer input); ``shape = _shape_tuple(normalized_shape)`` (given);
            ``k = len(shape)``. If ``input.shape[input.ndim - k:] != shape`` (or
            ``input.ndim < k``): raise the ``RuntimeError``.
         2. Missing ``weight``/``bias``: use ``Tensor(np.ones(shape, input.dtype))`` /
