@@ -1270,7 +1270,9 @@ for T in (64, 128, 256, 512, 1024):
 # the weight exactly 0 in any dtype; `-1e9` overflows to `-inf` in float16 anyway, and with
 # large scores a finite penalty can still leak weight. A fully masked row has no valid
 # softmax: the textbook formula gives `NaN` (`-inf − (-inf)`), which spreads through the whole
-# backward pass; PyTorch 2.x (and our safe softmax) returns zeros for it instead.
+# backward pass. PyTorch 2.x's `scaled_dot_product_attention` (and our safe softmax) returns
+# zeros for it instead; `MultiheadAttention(need_weights=True)` keeps the plain softmax and its
+# NaN (section 5's table says which path does what).
 
 # %% [raw]
 # # END SOLUTION

@@ -684,7 +684,9 @@ def conv2d(g: Gen) -> Case:
     wt = g.array((cout, cin // groups, kh, kw), domain="special" if g.p(0.05) else "fine")
     b = g.array((cout,))
     conf = f"stride={stride}, padding={padding}, dilation={dilation}, groups={groups}"
-    if g.p(0.5):
+    if g.p(0.02):
+        conf += f", padding_mode='{g.choice(['reflect', 'replicate', 'circular'])}'"
+    if g.p(0.5) or "padding_mode" in conf:
         bias = g.p(0.7)
         params = "weight=wt, bias=b" if bias else "weight=wt"
         tail = g.choice(["out = m(x)", "out = m(x)", "out = m(x)", "out = repr(m)",
@@ -716,6 +718,9 @@ def pool2d(g: Gen) -> Case:
     x = g.tensor(shape, dt, domain=g.choice(["fine", "coarse", "coarse", "special"]))
     if kind == "max":
         opts = f"stride={stride}, padding={pad}, dilation={dil!r}, ceil_mode={ceil}"
+        if g.p(0.02):
+            return g.case(f"out = F.max_pool2d(x, {ktext!r}, {opts}, return_indices=True)",
+                          x=x)
         if g.p(0.5):
             return g.case(f"out = nn.MaxPool2d({ktext!r}, {opts})(x)", x=x)
         if g.p(0.3):
@@ -898,7 +903,10 @@ def layer_norm(g: Gen) -> Case:
     shape = g.shape(0, 2, zero=0.0) + (g.int(3, 5),)
     last = g.int(1, min(2, len(shape)))
     normalized = shape[-last:]
-    x = g.tensor(shape, "float32" if g.p(0.8) else "float64", domain="fine")
+    x = g.tensor(shape, "float32" if g.p(0.8) else "float64",
+                 domain="huge" if g.p(0.04) else "fine")
+    if g.p(0.03):
+        x = g.tensor(shape, g.dtype("iub"), grad=False)
     wt, b = g.array(normalized, domain="coarse"), g.array(normalized)
     eps = g.choice([1e-5, 1e-5, 1e-3, 0.1])
     if g.p(0.5):
@@ -910,7 +918,8 @@ def layer_norm(g: Gen) -> Case:
     wg = Input("tensor", wt.value.astype(x.value.dtype), g.p(0.6))
     bg = Input("tensor", b.value.astype(x.value.dtype), g.p(0.6))
     args = g.choice(["", ", wg", ", wg, bg", ", None, bg"])
-    return g.case(f"out = F.layer_norm(x, {list(normalized)}{args}, eps={eps})", x=x, wg=wg,
+    shape_arg = normalized[0] if len(normalized) == 1 and g.p(0.1) else list(normalized)
+    return g.case(f"out = F.layer_norm(x, {shape_arg}{args}, eps={eps})", x=x, wg=wg,
                   bg=bg)
 
 

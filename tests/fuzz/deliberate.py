@@ -231,6 +231,18 @@ def _conv_non_finite_weight_beside_padding(case: Case) -> bool:
     return not bool(np.isfinite(weight).all())
 
 
+def _layer_norm_overflowing_variance(case: Case) -> bool:
+    """Layer norm of values whose squares overflow (float32: |x| > 1.8e19, float64: 1.3e154):
+    our variance is inf and the row normalises to 0; PyTorch's Welford sums give NaN, 0 or the
+    right value depending on the values' order."""
+    if case.entry != "layer_norm":
+        return False
+    limits = {np.dtype(np.float32): 1.8e19, np.dtype(np.float64): 1.3e154}
+    x = _inputs(case)["x"].value
+    limit = limits.get(x.dtype)
+    return limit is not None and bool((np.abs(x.astype(np.float64)) > limit).any())
+
+
 DELIBERATE: list[Deliberate] = [
     Deliberate("no-float16", lambda c: bool(_dtypes(c) & {"float16", "bfloat16"})),
     Deliberate("no-complex", lambda c: any(d.startswith("complex") for d in _dtypes(c))),
@@ -270,6 +282,9 @@ DELIBERATE: list[Deliberate] = [
     Deliberate("max-pool-window-of-padding-only", _max_pool_window_of_padding_only),
     Deliberate("conv-non-finite-weight-beside-padding", _conv_non_finite_weight_beside_padding),
     Deliberate("prune-ties", _prune_ties),
+    Deliberate("layer-norm-overflowing-variance", _layer_norm_overflowing_variance),
+    Deliberate("conv-padding-modes", lambda c: c.entry == "conv2d" and "padding_mode=" in c.code),
+    Deliberate("max-pool-return-indices", lambda c: "return_indices=True" in c.code),
     Deliberate("tanh-saturation-ulp", lambda c: c.entry == "composite_graph"
                and ".tanh()" in c.code and "float32" in _dtypes(c) and any(
                    inp.kind == "tensor" and bool((np.abs(inp.value) >= 3).any())
