@@ -863,11 +863,12 @@ class QuantizedConv2d(Module):
             return Tensor(self.forward(Tensor(data[None])).data[0])
         n, _, h, w = data.shape
         (kh, kw), (sh, sw), (dh, dw) = self.kernel_size, self.stride, self.dilation
-        (ph, pw), drop = _conv_padding(self.padding, self.kernel_size, self.stride, self.dilation)
+        (ph, pw), (eh, ew) = _conv_padding(self.padding, self.kernel_size, self.stride,
+                                           self.dilation)
         s, z = _input_qparams(self, data)
         qx = quantize_per_tensor(data, s, z, quint8).int_repr().data       # (N, C, H, W) uint8
         xi = qx.astype(np.int32) - np.int32(z)           # integer 0 is the real 0.0 now
-        xi = np.pad(xi, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+        xi = np.pad(xi, ((0, 0), (0, 0), (ph, ph + eh), (pw, pw + ew)))
         cols = im2col(xi, (kh, kw), (sh, sw), (dh, dw))                     # (N, C*kh*kw, L)
         o, g = self.out_channels, self.groups
         cols = cols.reshape(n, g, -1, cols.shape[-1])                       # (N, G, K, L)
@@ -877,8 +878,8 @@ class QuantizedConv2d(Module):
         out = acc.astype(np.float32) * (np.float32(s) * self.weight_scale.data).reshape(1, -1, 1)
         if self.bias is not None:
             out = out + self.bias.data.reshape(1, -1, 1)
-        out = out.reshape(n, o, out_size(h, kh, sh, ph, dh), out_size(w, kw, sw, pw, dw))
-        return Tensor(out[:, :, drop[0]:, drop[1]:])
+        ho, wo = out_size(h + eh, kh, sh, ph, dh), out_size(w + ew, kw, sw, pw, dw)
+        return Tensor(out.reshape(n, o, ho, wo))
 
     def extra_repr(self) -> str:
         mode = "dynamic" if self.input_scale is None else "static"

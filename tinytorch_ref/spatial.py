@@ -342,12 +342,11 @@ class _Conv2dFn(Function):
 
 def _conv_padding(padding: Any, kernel_size: IntPair, stride: IntPair,
                   dilation: IntPair) -> tuple[IntPair, IntPair]:
-    """``(padding on each side, rows and columns to drop at the start of the output)``.
+    """``(padding on each side, extra rows and columns at the bottom and right)``.
 
     An int or a pair pads symmetrically; ``'valid'`` is no padding; ``'same'`` pads
-    ``dilation * (kernel - 1)`` in all, the extra one (when that is odd) at the bottom or
-    right, as PyTorch does: here by padding one more on both sides and dropping the first
-    output row or column, which only that extra top or left padding reached.
+    ``dilation * (kernel - 1)`` in all: half on each side, and the odd one out (when the
+    total is odd) at the bottom or right, as PyTorch does.
     """
     if not isinstance(padding, str):
         return _pair(padding, "padding"), (0, 0)
@@ -359,7 +358,21 @@ def _conv_padding(padding: Any, kernel_size: IntPair, stride: IntPair,
     if stride != (1, 1):
         raise ValueError("padding='same' is not supported for strided convolutions")
     total = (dilation[0] * (kernel_size[0] - 1), dilation[1] * (kernel_size[1] - 1))
-    return ((total[0] + 1) // 2, (total[1] + 1) // 2), (total[0] % 2, total[1] % 2)
+    return (total[0] // 2, total[1] // 2), (total[0] % 2, total[1] % 2)
+
+
+class _ExtraPadFn(Function):
+    """Zero rows at the bottom and columns at the right of ``(N, C, H, W)`` (provided):
+    ``padding='same'`` with an odd total, before the symmetric padding of the convolution."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, *, extra: IntPair) -> np.ndarray:
+        ctx.extra = extra
+        return _pad(x, (0, 0), extra=extra)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (np.ascontiguousarray(_crop(grad, (0, 0), ctx.extra)),)
 
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
@@ -392,7 +405,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     s, d = _pair(stride, "stride"), _pair(dilation, "dilation")
     if weight.ndim != 4:
         raise RuntimeError(f"weight should have 4 dimensions, got {list(weight.shape)}")
-    p, drop = _conv_padding(padding, (weight.shape[2], weight.shape[3]), s, d)
+    p, extra = _conv_padding(padding, (weight.shape[2], weight.shape[3]), s, d)
     if min(s) < 1 or min(p) < 0 or min(d) < 1 or groups < 1:
         raise RuntimeError(f"conv2d: stride, dilation and groups must be positive and padding "
                            f"non-negative, got stride={s}, padding={p}, dilation={d}, "
@@ -402,7 +415,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
                            f"expected input{list(input.shape)} to have "
                            f"{weight.shape[1] * groups} channels, but got {input.shape[1]} "
                            f"channels instead (and out_channels divisible by groups)")
-    hp, wp = input.shape[2] + 2 * p[0], input.shape[3] + 2 * p[1]
+    hp, wp = input.shape[2] + 2 * p[0] + extra[0], input.shape[3] + 2 * p[1] + extra[1]
     kh, kw = d[0] * (weight.shape[2] - 1) + 1, d[1] * (weight.shape[3] - 1) + 1
     if kh > hp or kw > wp:
         raise RuntimeError(f"Calculated padded input size per channel: ({hp} x {wp}). Kernel "
@@ -411,10 +424,11 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     if weight.dtype != input.dtype or (bias is not None and bias.dtype != input.dtype):
         raise RuntimeError(f"Input type ({input.dtype}) and weight type ({weight.dtype}) "
                            "should be the same (and the bias's)")
+    if extra != (0, 0):
+        input = _ExtraPadFn.apply(input, extra=extra)
     tensors = (input, weight) if bias is None else (input, weight, bias)
-    out = _Conv2dFn.apply(*tensors, stride=s, padding=p, dilation=d, groups=groups,
-                          needs_input_grad=input.requires_grad)
-    return out[:, :, drop[0]:, drop[1]:] if drop != (0, 0) else out
+    return _Conv2dFn.apply(*tensors, stride=s, padding=p, dilation=d, groups=groups,
+                           needs_input_grad=input.requires_grad)
 
 
 class Conv2d(Module):
@@ -596,8 +610,8 @@ def _divide(total: np.ndarray, divisor: Any) -> np.ndarray:
     integer division, which PyTorch uses)."""
     if total.dtype.kind == "f":
         return total / divisor if np.ndim(divisor) else total / total.dtype.type(divisor)
-    quotient = np.abs(total) // divisor
-    return (np.sign(total) * quotient).astype(total.dtype)
+    floor = total // divisor  # rounds down; C rounds towards zero (the divisor is positive)
+    return (floor + ((floor * divisor != total) & (total < 0))).astype(total.dtype)
 
 
 class _MaxPool2dFn(Function):
