@@ -138,7 +138,8 @@ def sdpa_masks_forward(tt, rng):
 
 
 @case(points=4, hint="dV = P^T G; dP = G V^T; dS = P * (dP - rowsum(dP * P)); dQ = dS K * scale; "
-                     "dK = dS^T Q * scale (swap the last two axes, never .T).",
+                     "dK = dS^T Q * scale (swap the last two axes, never .T); a float mask that "
+                     "requires grad goes through _composed_attention.",
       rtol=GRAD_RTOL, atol=GRAD_ATOL)
 def sdpa_backward(tt, rng):
     F = tt.nn.functional
@@ -146,6 +147,10 @@ def sdpa_backward(tt, rng):
     for kwargs in ({}, {"is_causal": True}, {"attn_mask": _mask(rng, 4, 6)}):
         q, k, v = _leaves(tt, rng, (2, 2, 4, 5), (2, 2, 6, 5), (2, 2, 6, 3))
         out.append(_grads(tt, rng, F.scaled_dot_product_attention(q, k, v, **kwargs), [q, k, v]))
+    q, k, v = _leaves(tt, rng, (2, 4, 5), (2, 6, 5), (2, 6, 3))
+    bias = tt.Tensor(_f32(rng, 4, 6), requires_grad=True)  # a learned bias gets its gradient
+    out.append(_grads(tt, rng, F.scaled_dot_product_attention(q, k, v, attn_mask=bias),
+                      [q, k, v, bias]))
     return out
 
 
