@@ -150,8 +150,9 @@ def _empty_matmul_mixed_dtypes(case: Case) -> bool:
 
 
 def _prune_ties(case: Case) -> bool:
-    """Pruning where several entries have the same magnitude: which of them PyTorch prunes
-    depends on the order its ``topk`` returns ties in (unspecified); ours prunes the first."""
+    """Pruning where several entries (or, structured, several slices' norms) are equal: which
+    of them PyTorch prunes depends on the order its ``topk`` returns ties in (unspecified);
+    ours prunes the first."""
     if case.entry not in ("pruning", "pruning_masks"):
         return False
     ins = _inputs(case)
@@ -159,6 +160,18 @@ def _prune_ties(case: Case) -> bool:
               for k in ("w", "b", "t", "u") if k in ins]
     if "global_masks" in case.code:
         arrays = [np.concatenate(arrays)]
+    m = (re.search(r"ln_structured\(m, 'weight', [^,]+, n=([^,]+), dim=(-?\d+)\)", case.code)
+         or re.search(r"ln_mask\(t, [^,]+, ([^,]+), (-?\d+)\)", case.code))
+    if m is not None:  # structured: ties among the norms of the slices
+        values = np.asarray((ins["w"] if "w" in ins else ins["t"]).value, dtype=np.float64)
+        n = {"inf": np.inf, "-inf": -np.inf}.get(m.group(1).strip(), None)
+        n = float(m.group(1)) if n is None else n
+        d = int(m.group(2)) % max(values.ndim, 1)
+        if values.ndim < 2 or values.size == 0:
+            return False
+        rows = np.moveaxis(values, d, 0).reshape(values.shape[d], -1)
+        norms = np.linalg.norm(rows, ord=n, axis=1)
+        return np.unique(norms).size < norms.size
     return any(np.unique(a).size < a.size for a in arrays)
 
 
