@@ -236,8 +236,13 @@ def _conv_non_finite_weight_beside_padding(case: Case) -> bool:
     """A convolution with zero padding and an infinite or NaN weight: where that weight meets
     the padding, zero times it is NaN here; PyTorch's result depends on the CPU backend it
     picks for the shapes (its im2col path gives NaN as we do, oneDNN skips the padding)."""
-    if case.entry != "conv2d" or re.search(r"padding=(0|'valid')\b", case.code) or (
-            "padding=" not in case.code and not re.search(r"wg, bg, \d", case.code)):
+    if case.entry != "conv2d":
+        return False
+    named = re.search(r"padding=(\([^)]*\)|'\w+'|\d+)", case.code)
+    positional = re.search(r"F\.conv2d\(x, wg, (?:bg|None), (\([^)]*\)|\d+), "
+                           r"(\([^)]*\)|'\w+'|\d+)", case.code)
+    padding = named.group(1) if named else positional.group(2) if positional else "0"
+    if padding in ("0", "'valid'", "(0, 0)"):
         return False
     ins = _inputs(case)
     weight = (ins["wt"] if "wt" in ins else ins["wg"]).value
