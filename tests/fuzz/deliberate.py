@@ -66,6 +66,13 @@ def _bool_power_gradient(case: Case) -> bool:
             or (exp.kind == "scalar" and isinstance(exp.value, bool) and base.grad))
 
 
+class _Key:
+    """``_Key()[expr]`` gives back the index ``expr`` itself (slices and all)."""
+
+    def __getitem__(self, key: object) -> object:
+        return key
+
+
 def _out_of_range_index_into_empty_result(case: Case) -> bool:
     """``x[...]`` with an out-of-range index array where the selection is empty: PyTorch
     checks index values only for the elements it gathers (none), NumPy checks them all."""
@@ -79,7 +86,13 @@ def _out_of_range_index_into_empty_result(case: Case) -> bool:
 
     def select(arrays: dict[str, np.ndarray]) -> np.ndarray:
         scope: dict[str, object] = {"a": np.zeros(a.shape), **arrays}
-        return eval(f"a[{m.group(1)}]", {"__builtins__": {"slice": slice}}, scope)  # noqa: S307
+        index = eval(f"K[{m.group(1)}]", {"__builtins__": {"slice": slice}},  # noqa: S307
+                     {**scope, "K": _Key()})
+        if isinstance(index, list) and any(  # PyTorch reads such a list as a tuple
+                isinstance(i, (list, tuple, np.ndarray, slice)) or i is None or i is Ellipsis
+                for i in index):
+            index = tuple(index)
+        return scope["a"][index]
 
     real = {k: v.value for k, v in ins.items() if k != "a"}
     try:
@@ -185,8 +198,12 @@ def _bce_logits_target_grad_at_inf(case: Case) -> bool:
 
 
 def _gelu_at_inf(case: Case) -> bool:
+    """GELU of ±inf, or of a float32 value so large that ``x·(1 + erf)`` overflows in
+    PyTorch's vectorised kernel (its scalar path, for the last few elements, does not)."""
     return "gelu" in case.code.lower() and any(
-        inp.kind == "tensor" and inp.value.dtype.kind == "f" and np.isinf(inp.value).any()
+        inp.kind == "tensor" and inp.value.dtype.kind == "f" and (
+            np.isinf(inp.value).any() or (inp.value.dtype == np.float32
+                                          and (np.abs(inp.value) > 1.7e38).any()))
         for _, inp in case.inputs)
 
 
@@ -266,7 +283,7 @@ DELIBERATE: list[Deliberate] = [
     Deliberate("no-complex", lambda c: any(d.startswith("complex") for d in _dtypes(c))),
     Deliberate("tensor-is-a-module", lambda c: "lib.tensor(" in c.code),
     Deliberate("inplace-on-graph", _inplace_on_graph),
-    Deliberate("numpy-bool-operand", lambda c: any(
+    Deliberate("numpy-bool-operand", lambda c: "np.bool_(" in c.code or any(
         inp.kind == "npscalar" and np.asarray(inp.value).dtype == np.bool_
         for _, inp in c.inputs)),
     Deliberate("float32-rounded-exponent", _exponent_rounding_changes_power_rule),
@@ -300,6 +317,9 @@ DELIBERATE: list[Deliberate] = [
     Deliberate("max-pool-window-of-padding-only", _max_pool_window_of_padding_only),
     Deliberate("conv-non-finite-weight-beside-padding", _conv_non_finite_weight_beside_padding),
     Deliberate("prune-ties", _prune_ties),
+    Deliberate("uint8-target-weight-smoothing-mean", lambda c: c.entry == "class_loss"
+               and _inputs(c)["t"].value.dtype == np.uint8 and "weight=w" in c.code
+               and "label_smoothing" in c.code and "reduction='mean'" in c.code),
     Deliberate("layer-norm-overflowing-variance", _layer_norm_overflowing_variance),
     Deliberate("conv-padding-modes", lambda c: c.entry == "conv2d" and "padding_mode=" in c.code),
     Deliberate("max-pool-return-indices", lambda c: "return_indices=True" in c.code),
