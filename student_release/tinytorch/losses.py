@@ -108,6 +108,10 @@ def _class_coefficients(input: Tensor, target: Tensor, weight: Tensor | None,  #
     labels = t if counted is t else np.where(valid, t, -1)
     onehot = (labels[..., None] == np.arange(n_classes)).astype(dtype)
     w = None if weight is None else np.asarray(_as_tensor(weight).data, dtype=dtype)
+    if w is not None and w.shape != (n_classes,):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(w.shape)}")
     picked = onehot if w is None else onehot * w
     coef = picked
     if label_smoothing:

@@ -134,6 +134,12 @@ def _holds_numpy_float64(data: Any) -> bool:
     return isinstance(data, np.floating) and data.dtype == np.float64
 
 
+def _holds_float(data: Any) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_holds_float(d) for d in data)
+    return isinstance(data, (float, np.floating))
+
+
 def _holds_big_int(data: Any) -> bool:
     if isinstance(data, (list, tuple)):
         return any(_holds_big_int(d) for d in data)
@@ -151,7 +157,7 @@ def _to_array(data: Any, dtype: Any = None) -> np.ndarray:
         arr = np.asarray(data)
         if arr.dtype == np.float64 and not _holds_numpy_float64(data):
             arr = arr.astype(_DEFAULT_FLOAT)  # Python floats; a NumPy float64 stays float64
-        if arr.dtype.kind in "uifO" and _holds_big_int(data):
+        if _holds_big_int(data) and not _holds_float(data):  # ints only: int64 overflows
             raise RuntimeError("Overflow when unpacking long: a Python int beyond int64")
     if dtype is not None:
         arr = arr.astype(dtype, copy=False)
