@@ -18,7 +18,13 @@ from .activations import softmax
 from .autograd import gradcheck  # noqa: F401 - for checks
 from .layers import Linear, Module, Parameter
 from .tensor import (  # noqa: F401
-    Context, Function, Tensor, default_generator, is_grad_enabled, manual_seed)
+    Context,
+    Function,
+    Tensor,
+    default_generator,
+    is_grad_enabled,
+    manual_seed,
+)
 
 
 class _SafeSoftmaxFn(Function):

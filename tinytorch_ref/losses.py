@@ -84,11 +84,12 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor: 
         warnings.warn(f"Using a target size ({tuple(target.shape)}) that is different to the "
                       f"input size ({tuple(input.shape)}). This will likely lead to incorrect "
                       "results due to broadcasting.", stacklevel=2)
-    if target.ndim == 0 and input.ndim:  # PyTorch broadcasts both first: a 0-d operand
-        target = target.reshape(1)       # then promotes like one with dimensions
-    elif input.ndim == 0 and target.ndim:
-        input = input.reshape(1)
-    diff = input - target
+    pred = input
+    if target.ndim == 0 and pred.ndim:  # PyTorch broadcasts both first: a 0-d operand
+        target = target.reshape(1)      # then promotes like one with dimensions
+    elif pred.ndim == 0 and target.ndim:
+        pred = pred.reshape(1)
+    diff = pred - target
     return _reduce(diff * diff, reduction)
 
 def _class_dim(input: Tensor) -> int:  # noqa: A002

@@ -27,7 +27,12 @@ from .activations import ReLU  # noqa: F401 - for checks
 from .layers import Linear, Module, Parameter, Sequential  # noqa: F401 - for checks
 from .spatial import Conv2d, _conv_padding, _pair, im2col, out_size
 from .tensor import (  # noqa: F401 - manual_seed and no_grad for checks
-    Context, Function, Tensor, manual_seed, no_grad)
+    Context,
+    Function,
+    Tensor,
+    manual_seed,
+    no_grad,
+)
 
 
 class QDtype(NamedTuple):

@@ -138,7 +138,13 @@ from tinytorch.activations import softmax
 from tinytorch.autograd import gradcheck  # noqa: F401 - for checks
 from tinytorch.layers import Linear, Module, Parameter
 from tinytorch.tensor import (  # noqa: F401
-    Context, Function, Tensor, default_generator, is_grad_enabled, manual_seed)
+    Context,
+    Function,
+    Tensor,
+    default_generator,
+    is_grad_enabled,
+    manual_seed,
+)
 
 
 class _SafeSoftmaxFn(Function):

@@ -125,7 +125,12 @@ from tinytorch.activations import ReLU  # noqa: F401 - for checks
 from tinytorch.layers import Linear, Module, Parameter, Sequential  # noqa: F401 - for checks
 from tinytorch.spatial import Conv2d, _conv_padding, _pair, im2col, out_size
 from tinytorch.tensor import (  # noqa: F401 - manual_seed and no_grad for checks
-    Context, Function, Tensor, manual_seed, no_grad)
+    Context,
+    Function,
+    Tensor,
+    manual_seed,
+    no_grad,
+)
 
 
 class QDtype(NamedTuple):

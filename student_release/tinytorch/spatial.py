@@ -357,11 +357,10 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     if weight.dtype != input.dtype or (bias is not None and bias.dtype != input.dtype):
         raise RuntimeError(f"Input type ({input.dtype}) and weight type ({weight.dtype}) "
                            "should be the same (and the bias's)")
-    if extra != (0, 0):
-        input = _ExtraPadFn.apply(input, extra=extra)
-    tensors = (input, weight) if bias is None else (input, weight, bias)
+    x = _ExtraPadFn.apply(input, extra=extra) if extra != (0, 0) else input
+    tensors = (x, weight) if bias is None else (x, weight, bias)
     return _Conv2dFn.apply(*tensors, stride=s, padding=p, dilation=d, groups=groups,
-                           needs_input_grad=input.requires_grad)
+                           needs_input_grad=x.requires_grad)
 
 
 class Conv2d(Module):
