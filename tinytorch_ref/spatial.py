@@ -1046,13 +1046,16 @@ class _MaxUnpool2dFn(Function):
         n, c = x.shape[:2]
         flat = indices.reshape(n, c, -1)                                # (N, C, H_in*W_in)
         out = np.zeros((n, c, size[0] * size[1]), dtype=x.dtype)
-        np.put_along_axis(out, flat, x.reshape(n, c, -1), axis=2)
+        if out.size:  # (an empty plane holds nothing: PyTorch checks no index then)
+            np.put_along_axis(out, flat, x.reshape(n, c, -1), axis=2)
         ctx.flat, ctx.shape = flat, x.shape
         return out.reshape(n, c, *size)
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
         n, c = grad.shape[:2]
+        if grad.size == 0:
+            return (np.zeros(ctx.shape, dtype=grad.dtype),)
         return (np.take_along_axis(grad.reshape(n, c, -1), ctx.flat, axis=2)
                 .reshape(ctx.shape),)
 
@@ -1103,7 +1106,7 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any,  # noqa: A002
     size = _unpool_size(input.shape[-2:], k, s, p, output_size)
     index = indices.data
     bad = (index < 0) | (index >= size[0] * size[1])
-    if bad.any():
+    if bad.any() and size[0] * size[1] > 0:
         raise RuntimeError(f"Found an invalid max index: {int(index[bad].flat[0])} (output "
                            f"volumes are of size {size[0]}x{size[1]})")
     if input.ndim == 3:

@@ -600,6 +600,25 @@ def test_col2im_counts_overlaps_and_is_the_adjoint(col2im, im2col, np):
 # **`padding='same'`** (given in `conv2d`) pads so that `H_out = H` (stride 1 only): the kernel
 # spans `dh·(kh - 1)` extra rows; half of them go on top and the rest at the bottom, so an odd
 # total puts the extra row at the bottom, as PyTorch does. `padding='valid'` is no padding.
+#
+# **`padding_mode`** (given in `Conv2d`) says what the padding holds. `'zeros'` is the default
+# above; the other three fill it with the image's own pixels, then convolve without padding:
+#
+# ```
+#   row  a b c d       'reflect'    c b | a b c d | c b      mirrored, the edge not repeated
+#                      'replicate'  a a | a b c d | d d      the edge repeated
+#                      'circular'   c d | a b c d | a b      wrapped around from the other side
+# ```
+#
+# Each padded pixel is a copy of a real one, so the padding's gradient flows back to the pixel
+# it copied (a given `Function`, `_PadFn`, adds it there).
+#
+# **An infinite or NaN weight** (a diverged training run) meets the zero padding too, and in
+# the matrix product `0 · inf` is NaN. The padding is not part of the image — a weight that
+# lands on it adds nothing — so `conv2d` (given) takes a slower path for such weights only:
+# one 1×1 convolution per kernel tap, kept only in the outputs where that tap reads a real
+# pixel. (PyTorch's answer here depends on the kernel it picks for the shapes;
+# `docs/conformance.md` has the details.)
 
 # %%
 #| export
@@ -1168,6 +1187,19 @@ def test_conv2d_layer_init_and_shapes(Conv2d, Tensor, manual_seed, np):
 # never count the extra rows (`_avg_divisor` gives the divisor of every window). Integer
 # tensors pool too: max pooling pads them with their dtype's smallest value, and the average
 # of integers is truncated towards zero, as in PyTorch.
+#
+# **Where was the maximum?** `max_pool2d(..., return_indices=True)` (given) also returns, for
+# every window, the flat position `row · W + col` of its maximum in the input plane — the
+# first one in row-major order (the same tie rule as the backward), never the padding.
+# `MaxUnpool2d` uses them to put each maximum back where it was, with zeros everywhere else
+# (the "unpooling" of segmentation networks):
+#
+# ```
+#   1 3 2 0        max 2×2         5 2        indices   4  2       unpool   0 0 2 0
+#   5 4 1 1   ────────────────►   2 7                   9 10      ───────►  5 0 0 0
+#   0 2 7 6                                                                  0 2 7 0
+#   1 0 3 4                                                                  0 0 0 0
+# ```
 
 # %%
 #| export
@@ -1590,13 +1622,16 @@ class _MaxUnpool2dFn(Function):
         n, c = x.shape[:2]
         flat = indices.reshape(n, c, -1)                                # (N, C, H_in*W_in)
         out = np.zeros((n, c, size[0] * size[1]), dtype=x.dtype)
-        np.put_along_axis(out, flat, x.reshape(n, c, -1), axis=2)
+        if out.size:  # (an empty plane holds nothing: PyTorch checks no index then)
+            np.put_along_axis(out, flat, x.reshape(n, c, -1), axis=2)
         ctx.flat, ctx.shape = flat, x.shape
         return out.reshape(n, c, *size)
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
         n, c = grad.shape[:2]
+        if grad.size == 0:
+            return (np.zeros(ctx.shape, dtype=grad.dtype),)
         return (np.take_along_axis(grad.reshape(n, c, -1), ctx.flat, axis=2)
                 .reshape(ctx.shape),)
 
@@ -1647,7 +1682,7 @@ def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any,  # noqa: A002
     size = _unpool_size(input.shape[-2:], k, s, p, output_size)
     index = indices.data
     bad = (index < 0) | (index >= size[0] * size[1])
-    if bad.any():
+    if bad.any() and size[0] * size[1] > 0:
         raise RuntimeError(f"Found an invalid max index: {int(index[bad].flat[0])} (output "
                            f"volumes are of size {size[0]}x{size[1]})")
     if input.ndim == 3:

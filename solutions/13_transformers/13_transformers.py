@@ -77,6 +77,13 @@ import numpy as np
 # row). The statistics are per row, so a token's output never depends on the other tokens or
 # the batch size — the same in training and in generation.
 #
+# **Huge rows.** `σ²` squares the centred values, and in float32 a square overflows to `inf`
+# beyond about 1.8e19: `1/sqrt(inf)` is 0 and the row would come out as all zeros, though its
+# normalised values are perfectly ordinary (`[3e19, 1e19, 0]` normalises like `[3, 1, 0]`).
+# The given helper `_rstd` computes `1/sqrt(σ² + eps)` and redoes such rows from `x̂`'s
+# scaled-down values, the way a stable softmax subtracts the maximum first. (PyTorch's own
+# kernel gives NaN or zeros there: `docs/conformance.md`.)
+#
 # **Backward.** Write `N` for the number of normalised elements per row, `r = 1/sqrt(σ² + eps)`
 # and `g = dL/dy · γ`. Then (the derivation is the same one as BatchNorm's, per row):
 #

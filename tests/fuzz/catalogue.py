@@ -687,8 +687,8 @@ def conv2d(g: Gen) -> Case:
     wt = g.array((cout, cin // groups, kh, kw), domain="special" if g.p(0.05) else "fine")
     b = g.array((cout,))
     conf = f"stride={stride}, padding={padding}, dilation={dilation}, groups={groups}"
-    if g.p(0.02):
-        conf += f", padding_mode='{g.choice(['reflect', 'replicate', 'circular'])}'"
+    if g.p(0.1):  # the image's own pixels in the padding (reflect needs padding < size)
+        conf += f", padding_mode='{g.choice(['reflect', 'replicate', 'circular', 'zeros'])}'"
     if g.p(0.5) or "padding_mode" in conf:
         bias = g.p(0.7)
         params = "weight=wt, bias=b" if bias else "weight=wt"
@@ -721,9 +721,18 @@ def pool2d(g: Gen) -> Case:
     x = g.tensor(shape, dt, domain=g.choice(["fine", "coarse", "coarse", "special"]))
     if kind == "max":
         opts = f"stride={stride}, padding={pad}, dilation={dil!r}, ceil_mode={ceil}"
-        if g.p(0.02):
-            return g.case(f"out = F.max_pool2d(x, {ktext!r}, {opts}, return_indices=True)",
-                          x=x)
+        if g.p(0.12):  # where each maximum is, and MaxUnpool2d putting them back
+            pool = g.choice([f"F.max_pool2d(x, {ktext!r}, {opts}, return_indices=True)",
+                             f"nn.MaxPool2d({ktext!r}, {opts}, return_indices=True)(x)"])
+            if x.value.dtype.kind != "f" or g.p(0.3):
+                return g.case(f"out = {pool}", x=x)
+            unpool = g.choice([f"F.max_unpool2d(p, i, {ktext!r}, {stride}, {pad})",
+                               f"nn.MaxUnpool2d({ktext!r}, {stride}, {pad})(p, i)",
+                               f"F.max_unpool2d(p, i, {ktext!r}, {stride}, {pad}, "
+                               "output_size=x.shape)",
+                               f"F.max_unpool2d(p, i, {ktext!r}, {stride}, {pad}, "
+                               "output_size=x.shape[-2:])"])
+            return g.case(f"p, i = {pool}; out = {unpool}", x=x)
         if g.p(0.5):
             return g.case(f"out = nn.MaxPool2d({ktext!r}, {opts})(x)", x=x)
         if g.p(0.3):
@@ -945,8 +954,22 @@ def dataloader(g: Gen) -> Case:
         ds = "ds = [a.numpy()[i] for i in range(len(a))]"
     tail = g.choice(["out = [batch for batch in dl]", "out = [len(dl), dl.batch_size, "
                      "dl.drop_last, dl.batch_sampler is None]", "out = [batch for batch in dl]"])
-    return g.case(f"{ds}\ndl = data.DataLoader(ds, batch_size={batch}, drop_last={drop})\n"
-                  f"{tail}\nno_backward = True", a=a, b=b)
+    loader = g.choice([
+        f"data.DataLoader(ds, batch_size={batch}, drop_last={drop})",
+        # PyTorch's positional order: dataset, batch_size, shuffle, sampler, batch_sampler,
+        # num_workers, collate_fn, pin_memory, drop_last
+        f"data.DataLoader(ds, {batch}, False, None, None, 0, None, False, {drop})",
+        f"data.DataLoader(ds, {batch}, drop_last={drop}, num_workers=0, pin_memory="
+        f"{g.p(0.5)}, timeout=0, worker_init_fn=None, prefetch_factor=None, "
+        "persistent_workers=False, in_order=True)",
+        g.choice([f"data.DataLoader(ds, {batch}, num_workers=-1)",
+                  f"data.DataLoader(ds, {batch}, timeout=-1)",
+                  f"data.DataLoader(ds, {batch}, prefetch_factor=2)",
+                  f"data.DataLoader(ds, {batch}, persistent_workers=True)",
+                  f"data.DataLoader(ds, {batch}, multiprocessing_context='spawn')",
+                  f"data.DataLoader(ds, {batch}, num_workers={g.int(1, 4)})"])
+        if g.p(0.3) else f"data.DataLoader(ds, batch_size={batch}, drop_last={drop})"])
+    return g.case(f"{ds}\ndl = {loader}\n{tail}\nno_backward = True", a=a, b=b)
 
 
 @entry("08_dataloader")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -249,27 +250,95 @@ def _max_pool_window_of_padding_only(case: Case) -> bool:
     return False
 
 
-def _conv_non_finite_weight_beside_padding(case: Case) -> bool:
-    """A convolution with zero padding and an infinite or NaN weight: where that weight meets
-    the padding, zero times it is NaN here; PyTorch's result depends on the CPU backend it
-    picks for the shapes (its im2col path gives NaN as we do, oneDNN skips the padding)."""
+class _Called(Exception):
+    """Raised by the recorders of ``_conv_call`` once they have the arguments."""
+
+
+def _conv_call(case: Case) -> dict | None:
+    """The convolution's arguments (``x``, ``weight``, ``stride``, ``padding``,
+    ``dilation``, ``mode``), read by running the case's code against recorders."""
+    got: dict = {}
+
+    def conv2d(x: object, weight: object, bias: object = None, stride: object = 1,
+               padding: object = 0, dilation: object = 1, groups: object = 1) -> None:
+        got.update(x=x, weight=weight, stride=stride, padding=padding, dilation=dilation,
+                   mode="zeros")
+        raise _Called
+
+    def conv_layer(cin: object, cout: object, kernel_size: object, stride: object = 1,
+                   padding: object = 0, dilation: object = 1, groups: object = 1,
+                   bias: object = True, padding_mode: str = "zeros") -> None:
+        got.update(stride=stride, padding=padding, dilation=dilation, mode=padding_mode)
+        raise _Called
+
+    scope = {name: inp.value for name, inp in case.inputs}
+    scope.update(F=SimpleNamespace(conv2d=conv2d), nn=SimpleNamespace(Conv2d=conv_layer),
+                 load=lambda m, **_: m)
+    try:
+        exec(case.code, scope)  # noqa: S102 - the catalogue's own code
+    except _Called:
+        pass
+    except Exception:  # noqa: BLE001 - not a convolution this can read
+        return None
+    if not got:
+        return None
+    ins = _inputs(case)
+    got.setdefault("x", ins["x"].value)
+    got.setdefault("weight", (ins["wt"] if "wt" in ins else ins["wg"]).value)
+    return got
+
+
+def _zeros_outside_the_sum(size: int, kernel: int, stride: int, dilation: int, before: int,
+                           after: int) -> bool:
+    """Along one axis: does some window tap land on zero padding, or some pixel lie in no
+    window (a stride that skips it, rows left over at the end)?"""
+    span = size + before + after
+    n_out = (span - dilation * (kernel - 1) - 1) // stride + 1
+    if n_out < 1:
+        return False
+    read = {i * stride + u * dilation for i in range(n_out) for u in range(kernel)}
+    return any(r < before or r >= before + size for r in read) or any(
+        before + r not in read for r in range(size))
+
+
+def _conv_non_finite_weight_times_zero(case: Case) -> bool:
+    """A convolution with an infinite or NaN weight and zeros that are not part of the sum:
+    zero padding some tap lands on (forward), or pixels no window reads (backward). Ours
+    leaves them out; PyTorch multiplies them in (``0 · inf``) or not, depending on the
+    kernel it picks for the shapes."""
     if case.entry != "conv2d":
         return False
-    named = re.search(r"padding=(\([^)]*\)|'\w+'|\d+)", case.code)
-    positional = re.search(r"F\.conv2d\(x, wg, (?:bg|None), (\([^)]*\)|\d+), "
-                           r"(\([^)]*\)|'\w+'|\d+)", case.code)
-    padding = named.group(1) if named else positional.group(2) if positional else "0"
-    if padding in ("0", "'valid'", "(0, 0)"):
+    call = _conv_call(case)
+    if call is None or np.isfinite(np.asarray(call["weight"], dtype=np.float64)).all():
         return False
-    ins = _inputs(case)
-    weight = (ins["wt"] if "wt" in ins else ins["wg"]).value
-    return not bool(np.isfinite(weight).all())
+    weight, x = np.asarray(call["weight"]), np.asarray(call["x"])
+    if weight.ndim != 4 or x.ndim < 2:
+        return False
+
+    def pair(v: object) -> tuple[int, int]:
+        return (int(v[0]), int(v[1])) if isinstance(v, (tuple, list)) else (int(v), int(v))
+
+    kernel, stride, dilation = weight.shape[2:], pair(call["stride"]), pair(call["dilation"])
+    padding = call["padding"]
+    if padding == "same":
+        total = [dilation[i] * (kernel[i] - 1) for i in (0, 1)]
+        pads = [(t // 2, t - t // 2) for t in total]
+    elif padding == "valid":
+        pads = [(0, 0), (0, 0)]
+    else:
+        pads = [(p, p) for p in pair(padding)]
+    size = x.shape[-2:]
+    if call["mode"] != "zeros":  # the padding holds real pixels: a larger image, no padding
+        size = (size[0] + sum(pads[0]), size[1] + sum(pads[1]))
+        pads = [(0, 0), (0, 0)]
+    return any(_zeros_outside_the_sum(size[i], kernel[i], stride[i], dilation[i], *pads[i])
+               for i in (0, 1))
 
 
 def _layer_norm_overflowing_variance(case: Case) -> bool:
     """Layer norm of values whose squares overflow (float32: |x| > 1.8e19, float64: 1.3e154):
-    our variance is inf and the row normalises to 0; PyTorch's Welford sums give NaN, 0 or the
-    right value depending on the values' order."""
+    ours is the true value; PyTorch's Welford sums overflow and give NaN, 0 or the right value
+    depending on the values (pytorch/pytorch#162489)."""
     if case.entry != "layer_norm":
         return False
     limits = {np.dtype(np.float32): 1.8e19, np.dtype(np.float64): 1.3e154}
@@ -315,14 +384,14 @@ DELIBERATE: list[Deliberate] = [
         {d for d in _dtypes(c) if d.startswith("float")}) > 1),
     Deliberate("max-pool-minus-inf-beside-padding", _max_pool_minus_inf_beside_padding),
     Deliberate("max-pool-window-of-padding-only", _max_pool_window_of_padding_only),
-    Deliberate("conv-non-finite-weight-beside-padding", _conv_non_finite_weight_beside_padding),
+    Deliberate("conv-non-finite-weight-times-zero", _conv_non_finite_weight_times_zero),
     Deliberate("prune-ties", _prune_ties),
     Deliberate("uint8-target-weight-smoothing-mean", lambda c: c.entry == "class_loss"
                and _inputs(c)["t"].value.dtype == np.uint8 and "weight=w" in c.code
                and "label_smoothing" in c.code and "reduction='mean'" in c.code),
     Deliberate("layer-norm-overflowing-variance", _layer_norm_overflowing_variance),
-    Deliberate("conv-padding-modes", lambda c: c.entry == "conv2d" and "padding_mode=" in c.code),
-    Deliberate("max-pool-return-indices", lambda c: "return_indices=True" in c.code),
+    Deliberate("dataloader-worker-processes", lambda c: c.entry == "dataloader"
+               and bool(re.search(r"num_workers=[1-9]", c.code))),
     Deliberate("tanh-saturation-ulp", lambda c: c.entry == "composite_graph"
                and ".tanh()" in c.code and "float32" in _dtypes(c) and any(
                    inp.kind == "tensor" and bool((np.abs(inp.value) >= 3).any())

@@ -95,8 +95,9 @@ class Gen:
                              0.5, 88.5, -88.5, 1000.0])
             arr = self.rng.choice(pool, n)
         elif domain == "huge":  # magnitudes where squares and cubes overflow (float32, float64)
-            pool = np.array([1e15, -1e15, 3e15, 1e19, -2e19, 1e20, -1e30, 3e38, 1e103, -1e155,
-                             1e200, 2.5, -1.5, 0.0])
+            # (1.5e19, 1.25e154: the cube's gradient 3x² overflows where x² does not)
+            pool = np.array([1e15, -1e15, 3e15, 1e19, 1.5e19, -2e19, 1e20, -1e30, 3e38, 1e103,
+                             -1e155, 1.25e154, 1e200, 2.5, -1.5, 0.0])
             arr = self.rng.choice(pool, n)
         else:  # fine
             arr = self.rng.integers(-256, 257, n) / 64.0

@@ -229,6 +229,28 @@ ROOT_CAUSES: list[tuple[str, str]] = [
      "out = [K.loops(a, b), K.broadcast(a, b), K.blocked(a, b, 1)]; no_backward = True"),
     ("bias_gelu halves before multiplying (no overflow near float32's maximum)",
      "x = T([[-2.0]], 'float32', grad=True); b = T([3e38], 'float32'); out = K.bias_gelu(x, b)"),
+    ("gelu_tanh's cube is x * x * x: no NaN gradient where 3x² overflows but x² does not",
+     "a = T([1.5e19, -1.5e19], 'float32', grad=True); out = F.gelu(a, approximate='tanh')"),
+    ("Conv2d padding_mode: reflect, replicate and circular pad with the image's pixels",
+     "x = T([[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]], 'float32', grad=True); "
+     "w = A([[[[1.0, 2.0], [3.0, 4.0]]]], 'float32'); "
+     "out = [load(nn.Conv2d(1, 1, 2, padding=1, padding_mode=m, bias=False), weight=w)(x) "
+     "for m in ('reflect', 'replicate', 'circular')]; no_backward = True"),
+    ("Conv2d padding_mode with padding='same' pads the odd extra row at the bottom",
+     "x = T([[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]], 'float32', grad=True); "
+     "w = A([[[[1.0, 2.0], [3.0, 4.0]]]], 'float32'); "
+     "out = load(nn.Conv2d(1, 1, 2, padding='same', padding_mode='reflect', bias=False), "
+     "weight=w)(x)"),
+    ("max_pool2d return_indices: the padding never wins over a real -inf; NaN to the last NaN",
+     "x = T([[[-inf, -inf, 1.0], [nan, 2.0, nan]]], 'float32'); "
+     "out = list(F.max_pool2d(x, 2, 1, 1, return_indices=True))"),
+    ("max_unpool2d puts each value back where max_pool2d found it",
+     "x = T([[[1.0, 5.0, 2.0, 0.0], [3.0, 4.0, 8.0, 7.0]]], 'float32', grad=True); "
+     "p, i = F.max_pool2d(x, 2, return_indices=True); out = F.max_unpool2d(p, i, 2)"),
+    ("DataLoader takes PyTorch's positional order (drop_last is the ninth)",
+     "ds = data.TensorDataset(T([1, 2, 3], 'int64')); "
+     "out = [b for b in data.DataLoader(ds, 2, False, None, None, 0, None, False, True)]; "
+     "no_backward = True"),
 ]
 
 #: (edge case, reproduction line): agreed before the fixes; must keep agreeing.
