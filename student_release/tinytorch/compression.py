@@ -22,7 +22,7 @@ import numpy as np
 from .activations import ReLU, log_softmax  # noqa: F401 - ReLU for checks
 from .layers import Linear, Module, Parameter, Sequential
 from .losses import cross_entropy
-from .spatial import BatchNorm2d, Conv2d, conv2d
+from .spatial import BatchNorm2d, Conv2d
 from .tensor import Context, Function, Tensor, manual_seed, no_grad  # noqa: F401
 
 
@@ -189,8 +189,9 @@ class MaskedLinear(Linear):
 
 
 class MaskedConv2d(Conv2d):
-    """A ``Conv2d`` (module 09) with the same masks as :class:`MaskedLinear` (given):
-    ``conv2d(x, weight * weight_mask, bias * bias_mask, stride, padding, dilation, groups)``."""
+    """A ``Conv2d`` (module 09) with the same masks as :class:`MaskedLinear` (given): the
+    layer's convolution (``_conv_forward``: its stride, padding and padding mode, dilation and
+    groups) of ``weight * weight_mask`` and ``bias * bias_mask``."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
@@ -211,8 +212,7 @@ class MaskedConv2d(Conv2d):
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         bias = None if self.bias is None else self.bias * self.bias_mask
-        return conv2d(input, self.weight * self.weight_mask, bias, self.stride, self.padding,
-                      self.dilation, self.groups)
+        return self._conv_forward(input, self.weight * self.weight_mask, bias)
 
     def extra_repr(self) -> str:
         kept = int(np.count_nonzero(self.weight_mask.data))

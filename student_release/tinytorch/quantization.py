@@ -25,7 +25,7 @@ import numpy as np
 
 from .activations import ReLU  # noqa: F401 - for checks
 from .layers import Linear, Module, Parameter, Sequential  # noqa: F401 - for checks
-from .spatial import Conv2d, _conv_padding, _pair, im2col, out_size
+from .spatial import PADDING_MODES, Conv2d, _conv_padding, _pair, im2col, out_size
 from .tensor import (  # noqa: F401 - manual_seed and no_grad for checks
     Context,
     Function,
@@ -713,12 +713,17 @@ class QuantizedConv2d(Module):
 
     Buffers as :class:`QuantizedLinear`, with ``qweight`` ``(O, C, kh, kw)``.
     Shapes: input ``(N, C, H, W)`` (or ``(C, H, W)``) float32 -> ``(N, O, H_out, W_out)``.
+    ``padding_mode`` is the float layer's: the quantized input is padded the same way (zeros
+    are the integer 0; PyTorch's quantized convolution has only ``'zeros'`` and ``'reflect'``,
+    here every mode of ``Conv2d`` converts).
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
                  padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
-                 dtype: QDtype = qint8) -> None:
+                 dtype: QDtype = qint8, padding_mode: str = "zeros") -> None:
         super().__init__()
+        Conv2d._check(in_channels, out_channels, groups, padding, stride, padding_mode)
+        self.padding_mode = padding_mode
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = _pair(kernel_size, "kernel_size")
         self.stride = _pair(stride, "stride")
@@ -743,7 +748,8 @@ class QuantizedConv2d(Module):
         flattened weight ``(O, C·kh·kw)`` (one scale per output channel by default)."""
         flat = QuantizedLinear.from_float(_flat_linear(mod), weight_observer, input_qparams)
         q = cls(mod.in_channels, mod.out_channels, mod.kernel_size, mod.stride, mod.padding,
-                mod.dilation, mod.groups, mod.bias is not None, flat.weight_dtype)
+                mod.dilation, mod.groups, mod.bias is not None, flat.weight_dtype,
+                mod.padding_mode)
         q.per_channel = flat.per_channel
         q.qweight = Tensor(flat.qweight.data.reshape(mod.weight.shape))
         for name in ("weight_scale", "weight_zero_point", "bias", "input_scale",
@@ -762,7 +768,8 @@ class QuantizedConv2d(Module):
         s, z = _input_qparams(self, data)
         qx = quantize_per_tensor(data, s, z, quint8).int_repr().data       # (N, C, H, W) uint8
         xi = qx.astype(np.int32) - np.int32(z)           # integer 0 is the real 0.0 now
-        xi = np.pad(xi, ((0, 0), (0, 0), (ph, ph + eh), (pw, pw + ew)))
+        xi = np.pad(xi, ((0, 0), (0, 0), (ph, ph + eh), (pw, pw + ew)),
+                    mode=PADDING_MODES[self.padding_mode])
         cols = im2col(xi, (kh, kw), (sh, sw), (dh, dw))                     # (N, C*kh*kw, L)
         o, g = self.out_channels, self.groups
         cols = cols.reshape(n, g, -1, cols.shape[-1])                       # (N, G, K, L)
@@ -779,6 +786,8 @@ class QuantizedConv2d(Module):
         mode = "dynamic" if self.input_scale is None else "static"
         scheme = "per_channel" if self.per_channel else "per_tensor"
         groups = f", groups={self.groups}" if self.groups != 1 else ""
+        if self.padding_mode != "zeros":
+            groups += f", padding_mode={self.padding_mode}"
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
                 f"stride={self.stride}, padding={self.padding}{groups}, qscheme={scheme}, "
                 f"activations={mode}")

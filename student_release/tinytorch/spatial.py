@@ -294,18 +294,107 @@ def _conv_padding(padding: Any, kernel_size: IntPair, stride: IntPair,
     return (total[0] // 2, total[1] // 2), (total[0] % 2, total[1] % 2)
 
 
-class _ExtraPadFn(Function):
-    """Zero rows at the bottom and columns at the right of ``(N, C, H, W)`` (provided):
-    ``padding='same'`` with an odd total, before the symmetric padding of the convolution."""
+Pad4 = tuple[int, int, int, int]
+
+#: ``Conv2d``'s padding modes, and the ``np.pad`` mode each one is.
+PADDING_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge",
+                 "circular": "wrap"}
+
+
+def _check_pad(shape: tuple[int, ...], pad: Pad4, mode: str) -> None:
+    """PyTorch's limits of ``F.pad`` for the modes that copy pixels: reflecting needs fewer
+    padded rows than the image has (one image row is the mirror), wrapping at most as many,
+    and both need a non-empty image."""
+    for (before, after), size in (((pad[2], pad[3]), shape[-2]), ((pad[0], pad[1]), shape[-1])):
+        if mode == "reflect" and max(before, after) >= size:
+            raise RuntimeError(f"Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({before}, {after}) for a "
+                               f"dimension of size {size} (padding_mode='reflect')")
+        if mode == "circular" and (max(before, after) > size or size == 0):
+            raise RuntimeError(f"Padding value causes wrapping around more than once: "
+                               f"padding ({before}, {after}) for a dimension of size {size}")
+        if mode == "replicate" and size == 0 and before + after > 0:
+            raise RuntimeError("padding_mode='replicate' needs a non-empty input")
+
+
+class _PadFn(Function):
+    """Pad the last two axes by ``pad = (left, right, top, bottom)`` (provided): with zeros,
+    or with the image's own pixels — mirrored (``'reflect'``), repeated (``'replicate'``) or
+    wrapped around (``'circular'``)."""
 
     @staticmethod
-    def forward(ctx: Context, x: np.ndarray, *, extra: IntPair) -> np.ndarray:
-        ctx.extra = extra
-        return _pad(x, (0, 0), extra=extra)
+    def forward(ctx: Context, x: np.ndarray, *, pad: Pad4, mode: str = "zeros") -> np.ndarray:
+        left, right, top, bottom = pad
+        ctx.pad, ctx.mode, ctx.shape = pad, mode, x.shape
+        if mode == "zeros":
+            return np.pad(x, [(0, 0)] * (x.ndim - 2) + [(top, bottom), (left, right)])
+        # which image row (column) each padded row (column) copies
+        ctx.rows = np.pad(np.arange(x.shape[-2]), (top, bottom), mode=PADDING_MODES[mode])
+        ctx.cols = np.pad(np.arange(x.shape[-1]), (left, right), mode=PADDING_MODES[mode])
+        return x[..., ctx.rows[:, None], ctx.cols]
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
-        return (np.ascontiguousarray(_crop(grad, (0, 0), ctx.extra)),)
+        left, right, top, bottom = ctx.pad
+        if ctx.mode == "zeros":
+            h, w = grad.shape[-2:]
+            return (np.ascontiguousarray(grad[..., top:h - bottom, left:w - right]),)
+        dx = np.zeros(ctx.shape, dtype=grad.dtype)
+        np.add.at(dx, (Ellipsis, ctx.rows[:, None], ctx.cols), grad)  # a copied pixel adds up
+        return (dx,)
+
+
+def _pad2d(input: Tensor, pad: Pad4, mode: str = "zeros") -> Tensor:  # noqa: A002
+    """Pad the last two axes of ``input`` by ``pad = (left, right, top, bottom)``, as
+    ``F.pad(input, pad, mode)`` does for 2-D padding (``mode``: one of ``PADDING_MODES``;
+    PyTorch calls zeros ``'constant'``). Differentiable (provided)."""
+    if mode not in PADDING_MODES:
+        raise ValueError(f"padding mode must be one of {sorted(PADDING_MODES)}, got {mode!r}")
+    if mode != "zeros":
+        _check_pad(input.shape, pad, mode)
+    return _PadFn.apply(input, pad=tuple(int(p) for p in pad), mode=mode)
+
+
+def _reading_outputs(size: int, before: int, stride: int, offset: int,
+                     n_out: int) -> tuple[int, int]:
+    """The outputs ``i0 <= i < i1`` whose tap at ``offset`` (in the padded input) reads a
+    real pixel: ``0 <= i * stride + offset - before < size`` (``i0 == i1``: none does)."""
+    first = min(n_out, max(0, -((offset - before) // stride)))
+    last = min(n_out, (size - 1 + before - offset) // stride + 1)
+    return first, max(first, last)
+
+
+def _conv2d_by_taps(x: Tensor, weight: Tensor, bias: Tensor | None, stride: IntPair,
+                    pad: Pad4, dilation: IntPair, groups: int) -> Tensor:
+    """``conv2d`` with zero padding ``pad = (left, right, top, bottom)``, one kernel tap at a
+    time, each kept only in the outputs where it reads a real pixel (provided).
+
+    Zero padding is not part of the image: a weight that lands on it adds nothing. The im2col
+    product multiplies it by 0 all the same, which is NaN when the weight is infinite or NaN
+    (``0 · inf``); ``conv2d`` takes this slower path for such weights only. Tap ``(u, v)`` is a
+    1×1 convolution of the pixels it reads; the outputs where those are padding are dropped.
+    """
+    left, right, top, bottom = pad
+    n, _, h, w = x.shape
+    o, _, kh, kw = weight.shape
+    (sh, sw), (dh, dw) = stride, dilation
+    ho = out_size(h + top + bottom, kh, sh, 0, dh)
+    wo = out_size(w + left + right, kw, sw, 0, dw)
+    padded = _PadFn.apply(x, pad=pad)
+    out = Tensor(np.zeros((n, o, ho, wo), dtype=x.dtype))
+    for u in range(kh):
+        i0, i1 = _reading_outputs(h, top, sh, u * dh, ho)
+        for v in range(kw):
+            j0, j1 = _reading_outputs(w, left, sw, v * dw, wo)
+            pixels = padded[:, :, u * dh:u * dh + (ho - 1) * sh + 1:sh,
+                            v * dw:v * dw + (wo - 1) * sw + 1:sw]     # (N, C, H_out, W_out)
+            tap = _Conv2dFn.apply(pixels, weight[:, :, u:u + 1, v:v + 1], stride=(1, 1),
+                                  padding=(0, 0), dilation=(1, 1), groups=groups,
+                                  needs_input_grad=pixels.requires_grad)  # (N, O, H_out, W_out)
+            out = out + _PadFn.apply(tap[:, :, i0:i1, j0:j1], pad=(j0, wo - j1, i0, ho - i1))
+    if bias is not None:
+        out = out + bias.reshape(1, o, 1, 1)
+    return out
 
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
@@ -357,7 +446,10 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A
     if weight.dtype != input.dtype or (bias is not None and bias.dtype != input.dtype):
         raise RuntimeError(f"Input type ({input.dtype}) and weight type ({weight.dtype}) "
                            "should be the same (and the bias's)")
-    x = _ExtraPadFn.apply(input, extra=extra) if extra != (0, 0) else input
+    pad = (p[1], p[1] + extra[1], p[0], p[0] + extra[0])  # (left, right, top, bottom)
+    if any(pad) and not np.isfinite(weight.data).all():
+        return _conv2d_by_taps(input, weight, bias, s, pad, d, groups)
+    x = _PadFn.apply(input, pad=(0, extra[1], 0, extra[0])) if extra != (0, 0) else input
     tensors = (x, weight) if bias is None else (x, weight, bias)
     return _Conv2dFn.apply(*tensors, stride=s, padding=p, dilation=d, groups=groups,
                            needs_input_grad=x.requires_grad)
@@ -373,8 +465,9 @@ class Conv2d(Module):
         padding: an int, a pair, ``'valid'`` or ``'same'``.
         groups: independent channel groups (``groups = C`` is a depthwise convolution).
         bias: whether to learn a per-filter bias (``self.bias`` is None otherwise).
-        padding_mode: ``'zeros'`` (PyTorch's default; the other modes are not part of the
-            course and raise).
+        padding_mode: what the padding holds: ``'zeros'`` (PyTorch's default), or the image's
+            own pixels, ``'reflect'`` (mirrored, without repeating the edge), ``'replicate'``
+            (the edge repeated) or ``'circular'`` (wrapped around from the other side).
 
     Shapes:
         input ``(N, C, H, W)`` -> output ``(N, O, H_out, W_out)``; ``weight``
@@ -430,13 +523,25 @@ class Conv2d(Module):
                                  "{'valid', 'same'}")
             if padding == "same" and _pair(stride, "stride") != (1, 1):
                 raise ValueError("padding='same' is not supported for strided convolutions")
-        if padding_mode != "zeros":
-            raise ValueError(f"padding_mode={padding_mode!r}: only 'zeros' is supported here "
-                             "(PyTorch also has 'reflect', 'replicate' and 'circular')")
+        if padding_mode not in PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {set(PADDING_MODES)}, but got "
+                             f"padding_mode={padding_mode!r}")
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                      self.groups)
+        return self._conv_forward(input, self.weight, self.bias)
+
+    def _conv_forward(self, input: Tensor, weight: Tensor,  # noqa: A002
+                      bias: Tensor | None) -> Tensor:
+        """``conv2d`` with this layer's geometry (PyTorch's ``_conv_forward``): a padding mode
+        other than zeros pads the input first (the odd one out of ``'same'`` at the bottom and
+        right), then convolves without padding."""
+        if self.padding_mode == "zeros":
+            return conv2d(input, weight, bias, self.stride, self.padding, self.dilation,
+                          self.groups)
+        (ph, pw), (eh, ew) = _conv_padding(self.padding, self.kernel_size, self.stride,
+                                           self.dilation)
+        padded = _pad2d(input, (pw, pw + ew, ph, ph + eh), self.padding_mode)
+        return conv2d(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
         text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
@@ -449,6 +554,8 @@ class Conv2d(Module):
             text += f", groups={self.groups}"
         if self.bias is None:
             text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
         return text
 
 def _pool_args(kernel_size: Any, stride: Any, padding: Any,
@@ -683,24 +790,57 @@ def _pool(fn: type[Function], name: str, input: Tensor, kernel_size: Any,  # noq
     return fn.apply(input, kernel_size=k, stride=s, padding=p, ceil_mode=ceil_mode, **options)
 
 
+def _max_pool_indices(x: np.ndarray, kernel_size: IntPair, stride: IntPair,
+                      padding: IntPair, dilation: IntPair, ceil_mode: bool) -> np.ndarray:
+    """Where each window's maximum is, as PyTorch's ``return_indices`` gives it (provided):
+    ``(N, C, H_out, W_out)`` int64 flat indices ``row * W + col`` into the input plane.
+
+    PyTorch's loop over a window's *real* pixels, in row-major order: it starts from the first
+    one and moves on to a pixel that is larger than the best so far, or NaN — so ties go to
+    the first maximum, a NaN to the last NaN, and the padding never wins (not even over a real
+    ``-inf``). A window of padding only gets -1.
+    """
+    h, w = x.shape[-2:]
+    _, _, extra = pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    win = sliding_windows(_pad(x, padding, value=_lowest(x.dtype), extra=extra), kernel_size,
+                          stride, dilation)                           # (N, C, kh, kw, Ho, Wo)
+    plane = np.arange(h * w, dtype=np.int64).reshape(1, 1, h, w)
+    where = sliding_windows(_pad(plane, padding, value=-1, extra=extra), kernel_size, stride,
+                            dilation)[0, 0]                           # (kh, kw, Ho, Wo)
+    best = np.full(win.shape[:2] + win.shape[4:], _lowest(x.dtype), dtype=x.dtype)
+    index = np.full(best.shape, -1, dtype=np.int64)
+    for u in range(kernel_size[0]):
+        for v in range(kernel_size[1]):
+            tap, real = win[:, :, u, v], where[u, v] >= 0
+            index = np.where(real & (index < 0), where[u, v], index)  # the first real pixel
+            take = real & ((tap > best) | np.isnan(tap))
+            best = np.where(take, tap, best)
+            index = np.where(take, where[u, v], index)
+    return index
+
+
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
                padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
-               return_indices: bool = False) -> Tensor:
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """Max pooling, ``torch.nn.functional.max_pool2d``.
 
     ``stride`` defaults to ``kernel_size``; ``padding`` (at most half the kernel) pads with
     ``-inf``; ``dilation`` spreads the taps; ``ceil_mode`` rounds the output size up.
     Input ``(N, C, H, W)`` or ``(C, H, W)``, float or integer.
 
-    Raises:
-        ValueError: ``return_indices=True`` (the argmax positions are not part of
-            the course: ``MaxUnpool2d`` is not provided).
+    Returns:
+        The pooled tensor; with ``return_indices=True`` the pair ``(pooled, indices)``, where
+        ``indices`` (int64, the same shape) holds the flat position ``row * W + col`` of each
+        window's maximum in its input plane (``MaxUnpool2d`` puts the values back there).
     """
-    if return_indices:
-        raise ValueError("max_pool2d(return_indices=True) is not provided in this "
-                                  "course (no MaxUnpool2d); leave it False")
-    return _pool(_MaxPool2dFn, "max_pool2d", input, kernel_size, stride, padding, dilation,
-                 ceil_mode)
+    out = _pool(_MaxPool2dFn, "max_pool2d", input, kernel_size, stride, padding, dilation,
+                ceil_mode)
+    if not return_indices:
+        return out
+    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation)
+    x = input.data if input.ndim == 4 else input.data[None]
+    index = _max_pool_indices(x, k, s, p, d, ceil_mode)
+    return out, Tensor(index if input.ndim == 4 else index[0])
 
 
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
@@ -736,7 +876,7 @@ class MaxPool2d(Module):
         self.return_indices = return_indices
         self.ceil_mode = ceil_mode
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+    def forward(self, input: Tensor) -> Tensor | tuple[Tensor, Tensor]:  # noqa: A002
         return max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                           self.ceil_mode, self.return_indices)
 
@@ -763,6 +903,104 @@ class AvgPool2d(Module):
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                           self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _MaxUnpool2dFn(Function):
+    """Scatter each value to its flat index in a zero plane; the gradient gathers it back."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, *, indices: np.ndarray,
+                size: IntPair) -> np.ndarray:
+        n, c = x.shape[:2]
+        flat = indices.reshape(n, c, -1)                                # (N, C, H_in*W_in)
+        out = np.zeros((n, c, size[0] * size[1]), dtype=x.dtype)
+        if out.size:  # (an empty plane holds nothing: PyTorch checks no index then)
+            np.put_along_axis(out, flat, x.reshape(n, c, -1), axis=2)
+        ctx.flat, ctx.shape = flat, x.shape
+        return out.reshape(n, c, *size)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
+        n, c = grad.shape[:2]
+        if grad.size == 0:
+            return (np.zeros(ctx.shape, dtype=grad.dtype),)
+        return (np.take_along_axis(grad.reshape(n, c, -1), ctx.flat, axis=2)
+                .reshape(ctx.shape),)
+
+
+def _unpool_size(in_size: tuple[int, ...], kernel_size: IntPair, stride: IntPair,
+                 padding: IntPair, output_size: Any) -> IntPair:
+    """The output plane of ``max_unpool2d``: the size max pooling came from,
+    ``(H_in - 1) * stride - 2 * padding + kernel`` (same for W), or ``output_size`` (the last
+    two numbers), which must lie strictly within one stride of it."""
+    default = tuple((in_size[i] - 1) * stride[i] + kernel_size[i] - 2 * padding[i]
+                    for i in (0, 1))
+    if output_size is None:
+        return default[0], default[1]
+    size = tuple(int(v) for v in output_size)
+    if len(size) == 4:
+        size = size[2:]
+    if len(size) != 2:
+        raise ValueError(f"output_size should be a sequence containing 2 or 4 elements, but "
+                         f"it has a length of '{len(size)}'")
+    for i in (0, 1):
+        low, high = default[i] - stride[i], default[i] + stride[i]
+        if not low < size[i] < high:
+            raise ValueError(f'invalid output_size "{size}" (dim {i} must be between {low} '
+                             f"and {high})")
+    return size[0], size[1]
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any,  # noqa: A002
+                 stride: Any = None, padding: Any = 0, output_size: Any = None) -> Tensor:
+    """The partial inverse of ``max_pool2d``, ``torch.nn.functional.max_unpool2d``
+    (provided): every value goes back to the position ``indices`` (from ``max_pool2d(...,
+    return_indices=True)``) names; everything else is 0. Float input ``(N, C, H, W)`` or
+    ``(C, H, W)`` with int64 ``indices`` of the same shape."""
+    k = _pair(kernel_size, "kernel_size")
+    s = k if stride is None else _pair(stride, "stride")
+    p = _pair(padding, "padding")
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"max_unpool2d: expected 3D or 4D input, got {list(input.shape)}")
+    if input.dtype.kind != "f":
+        raise RuntimeError(f'"max_unpool2d" not implemented for {input.dtype.name!r}')
+    if indices.dtype != np.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{indices.dtype.name}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    size = _unpool_size(input.shape[-2:], k, s, p, output_size)
+    index = indices.data
+    bad = (index < 0) | (index >= size[0] * size[1])
+    if bad.any() and size[0] * size[1] > 0:
+        raise RuntimeError(f"Found an invalid max index: {int(index[bad].flat[0])} (output "
+                           f"volumes are of size {size[0]}x{size[1]})")
+    if input.ndim == 3:
+        out = _MaxUnpool2dFn.apply(input.reshape(1, *input.shape), indices=index[None],
+                                   size=size)
+        return out.reshape(*out.shape[1:])
+    return _MaxUnpool2dFn.apply(input, indices=index, size=size)
+
+
+class MaxUnpool2d(Module):
+    """``torch.nn.MaxUnpool2d(kernel_size, stride=None, padding=0)``: ``forward(input,
+    indices, output_size=None)`` is :func:`max_unpool2d` (provided)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.stride = self.kernel_size if stride is None else _pair(stride, "stride")
+        self.padding = _pair(padding, "padding")
+
+    def forward(self, input: Tensor, indices: Tensor,  # noqa: A002
+                output_size: Any = None) -> Tensor:
+        return max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding,
+                            output_size)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"

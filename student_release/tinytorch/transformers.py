@@ -33,6 +33,25 @@ from .tensor import (
 )
 
 
+def _rstd(xc: np.ndarray, var: np.ndarray, eps: float, axes: tuple[int, ...]) -> np.ndarray:
+    """``1 / sqrt(var + eps)``, also for rows whose squares overflow (provided).
+
+    In a row of float32 values beyond about 1.8e19 (float64: 1.3e154) ``xc * xc`` is ``inf``,
+    so ``var`` is too and ``1 / sqrt(var + eps)`` is 0: the row would normalise to all zeros
+    where the true answer is an ordinary normalised row. Such rows are computed again from
+    ``xc / s``, with ``s`` the row's largest ``|xc|``: ``1 / (s * sqrt(mean((xc / s)²) +
+    eps / s²))`` — the same number, without squaring anything large.
+    """
+    rstd = 1.0 / np.sqrt(var + eps)
+    over = np.isinf(var) & np.isfinite(xc).all(axis=axes, keepdims=True)
+    if not over.any():
+        return rstd
+    s = np.where(over, np.abs(xc).max(axis=axes, keepdims=True), 1)
+    scaled = xc / s
+    std = s * np.sqrt(np.mean(scaled * scaled, axis=axes, keepdims=True) + eps / s / s)
+    return np.where(over, 1.0 / std, rstd).astype(rstd.dtype, copy=False)
+
+
 class _LayerNormFn(Function):
     """``(x - mean) / sqrt(var + eps) * weight + bias`` over the trailing ``axes``, fused."""
 
@@ -50,7 +69,8 @@ class _LayerNormFn(Function):
         APPROACH:
             1. ``mean = x.mean(axis=axes, keepdims=True)``; ``xc = x - mean``.
             2. ``var = (xc * xc).mean(axis=axes, keepdims=True)`` — the *biased* variance.
-            3. ``rstd = 1.0 / np.sqrt(var + eps)``; ``xhat = xc * rstd``.
+            3. ``rstd = _rstd(xc, var, eps, axes)`` (given: ``1.0 / np.sqrt(var + eps)``, and
+               right for rows so large that ``xc * xc`` overflows); ``xhat = xc * rstd``.
             4. ``ctx.save_for_backward(xhat, rstd, weight, axes)``; return
                ``xhat * weight + bias``.
 

@@ -15,12 +15,12 @@ from ..losses import (
     mse_loss,
     nll_loss,
 )
-from ..spatial import avg_pool2d, batch_norm, conv2d, max_pool2d
+from ..spatial import avg_pool2d, batch_norm, conv2d, max_pool2d, max_unpool2d
 from ..transformers import layer_norm
 
 __all__ = [
     "avg_pool2d", "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "conv2d", "cross_entropy", "embedding", "gelu", "kl_div", "layer_norm", "log_softmax",
-    "max_pool2d", "mse_loss", "nll_loss", "relu", "scaled_dot_product_attention", "sigmoid",
-    "softmax", "tanh",
+    "max_pool2d", "max_unpool2d", "mse_loss", "nll_loss", "relu", "scaled_dot_product_attention",
+    "sigmoid", "softmax", "tanh",
 ]
