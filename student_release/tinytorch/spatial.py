@@ -925,7 +925,11 @@ class _MaxUnpool2dFn(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
         n, c = grad.shape[:2]
-        if grad.size == 0:
+        if grad.size == 0:  # an empty plane: nothing to gather, unless an index points in
+            if ctx.flat.size:  # (PyTorch's gather fails then, as it does here)
+                raise RuntimeError(f"max_unpool2d backward: index {int(ctx.flat.flat[0])} is "
+                                   "out of bounds for dimension 2 with size 0 (the output "
+                                   "plane is empty)")
             return (np.zeros(ctx.shape, dtype=grad.dtype),)
         return (np.take_along_axis(grad.reshape(n, c, -1), ctx.flat, axis=2)
                 .reshape(ctx.shape),)

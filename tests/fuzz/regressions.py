@@ -247,6 +247,11 @@ ROOT_CAUSES: list[tuple[str, str]] = [
     ("max_unpool2d puts each value back where max_pool2d found it",
      "x = T([[[1.0, 5.0, 2.0, 0.0], [3.0, 4.0, 8.0, 7.0]]], 'float32', grad=True); "
      "p, i = F.max_pool2d(x, 2, return_indices=True); out = F.max_unpool2d(p, i, 2)"),
+    ("max_unpool2d into an empty plane: the forward is empty, the backward's gather fails "
+     "(found by the long run, seed 20261206)",
+     "x = T([[[0.0, 1.0, 2.0]]], 'float32', grad=True); "
+     "p, i = F.max_pool2d(x, 2, 2, 1, ceil_mode=True, return_indices=True); "
+     "out = F.max_unpool2d(p, i, 2, None, 1)"),
     ("DataLoader takes PyTorch's positional order (drop_last is the ninth)",
      "ds = data.TensorDataset(T([1, 2, 3], 'int64')); "
      "out = [b for b in data.DataLoader(ds, 2, False, None, None, 0, None, False, True)]; "
