@@ -289,8 +289,8 @@ def export(ctx: click.Context, module: str, notebook: Path | None, package: Path
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
               help="Zip path (default: build/autograder/NN_slug.zip).")
 @click.option("--extensions", type=click.Path(path_type=Path, exists=True), default=None,
-              help="Extensions CSV (the gradebook's): an extended module stays open, so its "
-                   "reference is left out of later modules' zips until the extension passes.")
+              help="Extensions CSV (the gradebook's): an extended module stays open until the "
+                   "extension passes, so later modules keep grading on the student's own copy.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
               help="Reference processes at once: with --all, modules built side by side; "
                    "a single module's goldens bank (and the last one's) split into blocks of "
@@ -299,11 +299,12 @@ def export(ctx: click.Context, module: str, notebook: Path | None, package: Path
 @_friendly
 def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | None,
                extensions: Path | None, jobs: int) -> None:
-    """Build the Gradescope autograder zip for MODULE.
+    """Build the Gradescope autograder zip for MODULE: one zip serves the whole term.
 
-    Earlier modules whose submission window has closed (due + grace + late window, after any
-    extension) are graded on the course's reference; open ones on the student's own upload.
-    Rebuild after a module closes.
+    Each submission is graded with the earlier modules whose window has closed by then (due +
+    grace + late window, after any extension) on the course's reference, and open ones on the
+    student's own upload (or the release stub): decided at grading time, from the dates the zip
+    carries. Rebuild only when the course changes (suite, reference, course.yml, extensions).
     """
     from tito import paths
     from tito.grading import AutograderError, build_autograders

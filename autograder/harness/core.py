@@ -143,7 +143,10 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         course: the parsed course, when ``module`` is a ``tito.course.Module``.
         hide: paths the sandbox must not see; with a minimal root it sees nothing of the host
             anyway, without one they are recorded when other users could read them.
-        now: the time that decides which earlier modules are closed (default: now).
+        now: the time that decides which earlier modules are closed (aware; default: this
+            machine's clock). Only a trusted caller gives one (``tito regrade`` fixes one time
+            for its whole run; ``run.py --now`` simulates a date); nothing of the submission
+            or its metadata can move it. Recorded in ``extra_data.schedule``.
         lanes: sandboxed children run side by side, the items dealt round-robin
             (:mod:`autograder.harness.lanes`; ``tito regrade`` uses 2+ for a submission
             whose earlier results timed out).
@@ -161,6 +164,8 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
     started = time.monotonic()
     out = Path(out)
     when = now or dt.datetime.now(dt.timezone.utc)
+    if when.tzinfo is None:
+        raise ValueError("grade(now=...): give an aware time (with its UTC offset)")
     try:
         info = ModuleInfo.from_any(module, course)
     except Exception as exc:  # noqa: BLE001 - still write results
@@ -170,6 +175,8 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
     lim = Limits.from_any(limits).within(info.limits) if limits is not None else info.limits
     ctx = _Ctx(info=info, limits=lim, started=started, lanes=max(1, int(lanes)),
                reference_bank=reference_bank, data_dir=_abs(data_dir))
+    if any(n < info.number for n, _ in info.all_modules):
+        ctx.extra["schedule"] = _schedule_record(when, now is not None)
     reserve = _provisional(out, ctx)
     scratch = Path(tempfile.mkdtemp(prefix="ttgrade-"))
     try:
@@ -419,12 +426,21 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
 
 
 def _reference_usable(info: ModuleInfo, number: int, slug: str, now: dt.datetime) -> bool:
-    """An earlier module's reference may reach the sandbox only once its window has closed.
-    A Gradescope zip decided that when it was built (it carries only closed references, and
-    time only moves on); in the repository it is decided now."""
-    if info.reference_modules is not None:
-        return slug in info.reference_modules
+    """An earlier module's reference may reach the sandbox only once its window has closed,
+    decided here at grading time from the close times the course facts carry and ``now`` (the
+    grading machine's clock, or a time the trusted caller gives; never anything of the
+    submission). An old zip that lists the references it ships is also held to that list."""
+    if info.reference_modules is not None and slug not in info.reference_modules:
+        return False
     return info.closed(number, now)
+
+
+def _schedule_record(now: dt.datetime, given: bool) -> dict[str, str]:
+    """``extra_data.schedule``: the time that decided which earlier modules were closed."""
+    return {"decided_at": now.astimezone(dt.timezone.utc).isoformat(timespec="seconds"),
+            "clock": "given by the grading command" if given else "grading machine's clock",
+            "rule": "an earlier module is graded on the course's reference once it no longer "
+                    "accepts late work (its close time in course.yml, after extensions)"}
 
 
 def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
@@ -435,12 +451,14 @@ def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
     earlier: dict[str, str | None] = {}
     mine: list[str] = []
     record: dict[str, Any] = {}
+    closed: list[str] = []
     for n, slug in ((n, s) for n, s in (info.all_modules or ()) if n < info.number):
         name = f"{n:02d}_{slug}"
-        if (n, slug) not in open_earlier:
-            record[name] = {"from": "reference"}
-            continue
         closes = info.closes_text(n)
+        if (n, slug) not in open_earlier:
+            record[name] = {"from": "reference", "closed": closes}
+            closed.append(f"{n:02d}")
+            continue
         got = exported.get(slug)
         if got is not None and got.source is not None and not got.forbidden:
             earlier[slug] = got.source
@@ -464,6 +482,11 @@ def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
             f"unfinished release stub was used: tests that need module {n:02d} may fail. "
             f"Upload {name}.ipynb together with this notebook, or wait until module {n:02d} "
             "closes, when the course's reference is used.")
+    if closed:
+        ctx.notes.append(
+            f"Module{'s' if len(closed) > 1 else ''} {', '.join(closed)} no longer accept"
+            f"{'' if len(closed) > 1 else 's'} late work, so this module was graded with the "
+            "course's reference of them: an earlier bug is not charged twice.")
     if record:
         ctx.extra["earlier_modules"] = record
     return earlier, mine
