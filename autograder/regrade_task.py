@@ -187,17 +187,24 @@ def course_side_failure(results: dict[str, Any]) -> str | None:
     """Why ``results`` is not a score the student earned, if the course side failed.
 
     The harness marks its own failures (``extra_data.grader_error``: a crash, a full disk, a
-    misconfigured suite) and tests it could not score (``extra_data.grader_errors``: the
-    reference failed a case, a milestone has no provider). Such results are never recorded:
-    the regrade reports the submission as not graded and ``--apply`` keeps its old score.
+    misconfigured suite) and the tests it could not score for a course-side reason
+    (``extra_data.pending``: the reference failed a case, a milestone has no provider, its
+    test data is missing; each such test is tagged ``pending``). Such results are never
+    recorded: the regrade reports the submission as not graded and ``--apply`` keeps its old
+    score. Results of an older harness (no ``pending`` list) count any ``grader_errors``.
     """
     extra = results.get("extra_data")
     if not isinstance(extra, dict):
         return "results.json has no extra_data (not written by this autograder)"
     if extra.get("grader_error"):
         return f"autograder error: {str(extra['grader_error']).splitlines()[0][:300]}"
+    pending = extra.get("pending")
+    if isinstance(pending, list) and pending:
+        first = pending[0] if isinstance(pending[0], dict) else {}
+        return (f"pending (course side): {len(pending)} test(s) not scored; "
+                f"{str(first.get('why') or first.get('test') or '')[:300]}")
     errors = extra.get("grader_errors")
-    if isinstance(errors, list) and errors:
+    if "pending" not in extra and isinstance(errors, list) and errors:
         return f"autograder error: {str(errors[0])[:300]}"
     tests = results.get("tests")
     if not isinstance(tests, list) or not tests:

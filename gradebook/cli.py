@@ -51,8 +51,9 @@ def _print_ingest(report: IngestReport) -> None:
     verb = "would add" if report.dry_run else "added"
     for f in report.files:
         click.echo(
-            f"{f.path}: {verb} {f.new} new, {f.regrades} regrade(s); "
-            f"{f.unchanged} unchanged, {f.duplicates} already ingested"
+            f"{f.path}: {verb} {f.new} new, {f.regrades} regrade(s)"
+            + (f", {f.pending} pending" if f.pending else "")
+            + f"; {f.unchanged} unchanged, {f.duplicates} already ingested"
         )
         for note in f.notes:
             click.echo(f"  note: {note}")
@@ -61,6 +62,12 @@ def _print_ingest(report: IngestReport) -> None:
         for r in report.regrades:
             click.echo(f"  {r['student_ref']:<28} {r['item']:<24} {r['old']:g} -> {r['new']:g}"
                        f" / {r['max']:g}  (submission {r['submission_id']})")
+    if report.pending:
+        click.echo("pending (course side: not scored, never a 0; fix the cause, then regrade):")
+        for r in report.pending:
+            kept = ("no score yet" if r["kept"] is None
+                    else f"the recorded {r['kept']:g} stays")
+            click.echo(f"  {r['student_ref']:<28} {r['item']:<24} {kept}: {r['why']}")
     click.echo(f"total: {report.added} event(s) {verb}" + (" (dry run: nothing written)"
                                                         if report.dry_run else ""))
 

@@ -104,6 +104,8 @@ class _Ctx:
     submission_file: str = ""
     expected_source: str = ""
     grader_errors: list[str] = field(default_factory=list)
+    #: tests that could not be scored for a course-side reason: ``{"test", "why"}`` each
+    pending: list[dict[str, str]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     seeds: dict[str, int] = field(default_factory=dict)
     lanes: int = 1
@@ -604,8 +606,7 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
             verdict = ("Not scored: the graded code must come from your own module "
                        f"({'; '.join(integrity[:3])}).")
         elif c.name not in exp.values:
-            verdict = ("Not scored because of an autograder problem (the reference could not "
-                       "run this test). Please tell course staff.")
+            verdict = PENDING_TEXT
         elif o is None:
             verdict = "No result arrived for this test."
         elif o.status == "result" and isinstance(o.value, Verdict):
@@ -628,6 +629,9 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
         }
         if isinstance(published, tuple):
             test["extra_data"] = published[1]
+        if not integrity and c.name not in exp.values:
+            _pend(ctx, test, f"the reference could not run case {c.name}: "
+                             f"{exp.errors.get(c.name, 'no expected value')}")
         tests.append(test)
 
     if suite.leaderboard is not None and not integrity:
@@ -635,48 +639,72 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
 
     ms_extra: dict[str, Any] = {}
     for j in jobs:
+        problem = ""
         if j.file is None:
-            if not any(e.startswith(f"milestone {j.info.id}:") for e in ctx.grader_errors):
-                ctx.grader_errors.append(f"milestone {j.info.id}: no provider file")
-            pts, msg, extra = 0.0, ("This milestone is not graded by this autograder yet; "
-                                    "course staff will grade it."), {"seeds": list(j.info.seeds)}
+            problem = next((e for e in ctx.grader_errors
+                            if e.startswith(f"milestone {j.info.id}:")), "")
+            if not problem:
+                problem = f"milestone {j.info.id}: no provider file"
+                ctx.grader_errors.append(problem)
+            pts, msg, extra = 0.0, PENDING_TEXT, {"seeds": list(j.info.seeds)}
         elif integrity:
             pts, msg, extra = 0.0, "Not scored: the graded code must come from your module.", {}
         else:
             try:
                 pts, msg, extra = milestones.score(j, report.outcomes)
             except Exception as exc:  # noqa: BLE001 - a scoring bug is the course's problem
-                ctx.grader_errors.append(f"milestone {j.info.id}: scoring failed: "
-                                         f"{type(exc).__name__}: {exc}"[:300])
-                pts, msg, extra = 0.0, ("This milestone could not be scored because of an "
-                                        "autograder problem; course staff will grade it."), {}
+                problem = (f"milestone {j.info.id}: scoring failed: "
+                           f"{type(exc).__name__}: {exc}"[:300])
+                ctx.grader_errors.append(problem)
+                pts, msg, extra = 0.0, PENDING_TEXT, {}
         ms_extra[j.info.id] = extra
-        tests.append({"name": f"milestone · {j.info.id} · {j.info.title}", "score": pts,
-                      "max_score": j.info.points, "status": "passed" if pts else "failed",
-                      "visibility": "after_due_date", "output": msg,
-                      "tags": [*tags_base, f"milestone:{j.info.id}"]})
+        tests.append(_milestone_test(ctx, j.info, pts, msg, problem))
     for m in info.milestones:
         if not m.weights:
             continue
+        problem = ""
         if integrity:
             pts, msg, extra = 0.0, "Not scored: the graded code must come from your module.", {}
         else:
             assert ctx.submission_dir is not None
-            pts, msg, extra, problem = milestones.score_submitted(m, ctx.submission_dir,
-                                                                 ctx.data_dir)
-            if problem:
-                ctx.grader_errors.append(f"milestone {m.id}: {problem}")
+            pts, msg, extra, why = milestones.score_submitted(m, ctx.submission_dir,
+                                                             ctx.data_dir)
+            if why:
+                problem = f"milestone {m.id}: {why}"
+                ctx.grader_errors.append(problem)
         ms_extra[m.id] = extra
-        tests.append({"name": f"milestone · {m.id} · {m.title}", "score": pts,
-                      "max_score": m.points, "status": "passed" if pts else "failed",
-                      "visibility": "after_due_date", "output": msg,
-                      "tags": [*tags_base, f"milestone:{m.id}"]})
+        tests.append(_milestone_test(ctx, m, pts, msg, problem))
     if ms_extra:
         ctx.extra["milestones"] = ms_extra
     ctx.extra["run"] = {"launches": report.launches, "elapsed_s": round(report.elapsed_s, 3),
                         "protocol_errors": report.protocol_errors[:20],
                         "child_numpy": report.child_numpy}
     return _results(ctx, tests, _summary(ctx, tests, report, integrity))
+
+
+PENDING_TEXT = ("Not scored yet: a problem on the course's side (not yours) stopped this test; "
+                "course staff have been told and will grade it. This is not a zero.")
+
+
+def _pend(ctx: _Ctx, test: dict[str, Any], why: str) -> None:
+    """Mark ``test`` as pending: it failed for a course-side reason, so it is not a score
+    (tag ``pending``; the gradebook records its item as pending, never as 0)."""
+    test["tags"] = [*test["tags"], "pending"]
+    test["status"] = "failed"
+    test["score"] = 0.0
+    if not test["output"].startswith(PENDING_TEXT):
+        test["output"] = PENDING_TEXT + "\n" + test["output"]
+    ctx.pending.append({"test": test["name"], "why": why[:300]})
+
+
+def _milestone_test(ctx: _Ctx, m: Any, pts: float, msg: str, problem: str) -> dict[str, Any]:
+    """A milestone's test: scored, or pending when ``problem`` (a course-side failure)."""
+    test = {"name": f"milestone · {m.id} · {m.title}", "score": pts, "max_score": m.points,
+            "status": "passed" if pts else "failed", "visibility": "after_due_date",
+            "output": msg, "tags": [f"module:{ctx.info.name}", f"milestone:{m.id}"]}
+    if problem:
+        _pend(ctx, test, problem)
+    return test
 
 
 def _leaderboard(ctx: _Ctx, suite: Suite, report: RunReport) -> list[dict[str, Any]]:
@@ -742,9 +770,14 @@ def _summary(ctx: _Ctx, tests: list[dict[str, Any]], report: RunReport,
     elif failed:
         lines.append(f"{len(failed)} graded test(s) did not pass; each one says why and what "
                      "to try. Start with the public tests in your notebook.")
-    if ctx.grader_errors:
-        lines.append("Some tests could not be scored because of an autograder problem; course "
-                     "staff have the details.")
+    if ctx.pending:
+        points = sum(t["max_score"] for t in tests if "pending" in t["tags"])
+        lines.insert(0, f"PENDING: {len(ctx.pending)} test(s) worth {points:g} points could not "
+                        "be scored because of a problem on the course's side (not yours); "
+                        "course staff will grade them. The score below is not final.")
+    elif ctx.grader_errors:
+        lines.append("Part of this feedback could not be produced because of an autograder "
+                     "problem; course staff have the details (your score is not affected).")
     if ctx.notes:
         lines += ctx.notes
     return "\n".join(lines)
@@ -814,6 +847,9 @@ def _results(ctx: _Ctx, tests: list[dict[str, Any]], summary: str) -> dict[str, 
     }
     if ctx.grader_errors:
         extra["grader_errors"] = ctx.grader_errors[:20]
+    # always present (empty when nothing is pending): a reader can tell this harness's
+    # results, whose pending tests are tagged, from older ones
+    extra["pending"] = ctx.pending[:50]
     for t in tests:
         t["score"] = float(t["score"])
         t["max_score"] = float(t["max_score"])
