@@ -422,13 +422,6 @@ def detect_module(export: Export, course: Any) -> str:
     """
     ref = gs.export_module(export.records)
     if ref is None:
-        for rec in export.records:
-            title = str((rec.assignment or {}).get("title") or "")
-            m = re.search(r"\bmodule\s*0*(\d{1,2})\b", title, re.IGNORECASE)
-            if m:
-                ref = m.group(1)
-                break
-    if ref is None:
         raise RegradeError(f"{export.location}: cannot tell which module this export is for "
                            "(no record has results naming it); pass --module")
     try:

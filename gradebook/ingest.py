@@ -192,7 +192,8 @@ def results_rows(
     problems: list[str] = []
     if results is None:
         if module is None:
-            raise GradebookError(f"{what}: no results and no module given (use --module)")
+            raise GradebookError(f"{what}: no :results: to tell the module from, and the "
+                                 "export names none; pass --module (e.g. --module 03)")
         mod = course.module(module)
         per_item: dict[str, list[float]] = {mod.name: [fallback_score or 0.0, float(mod.points)]}
         if not 0 <= (fallback_score or 0.0) <= mod.points + TOLERANCE:

@@ -331,12 +331,29 @@ def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | N
               help="A submission_metadata.json to record (lateness is the gradebook's job).")
 @click.option("--extensions", type=click.Path(path_type=Path, exists=True), default=None,
               help="Extensions CSV (the gradebook's): extended modules stay open longer.")
+@click.option("--as-of", "as_of", default=None,
+              help="Decide which earlier modules are closed as of this time ('YYYY-MM-DD "
+                   "HH:MM' in the course time zone; default: now), e.g. when the submission "
+                   "was graded on Gradescope.")
 @click.pass_context
 @_friendly
 def grade(ctx: click.Context, module: str, submission: Path, out: Path,
-          metadata: Path | None, extensions: Path | None) -> None:
-    """Grade one student notebook; always writes a valid results.json."""
-    from tito.grading import grade_submission, write_config_failure
+          metadata: Path | None, extensions: Path | None, as_of: str | None) -> None:
+    """Grade one student notebook as Gradescope would; always writes a valid results.json.
+
+    SUBMISSION is the notebook, or the folder of a submission. Earlier modules still open for
+    late work come from the student's notebooks uploaded with it: those in the folder, or
+    beside the notebook (the lines after the score say which were used and why). Exit 1 when
+    part of the result is pending because of a course-side failure (e.g. missing test data).
+    """
+    from tito.errors import CourseSideProblem
+    from tito.grading import (
+        earlier_module_lines,
+        grade_submission,
+        pending_problem,
+        write_config_failure,
+    )
+    from tito.publish import parse_as_of
     from tito.release import require_built
 
     try:
@@ -348,10 +365,16 @@ def grade(ctx: click.Context, module: str, submission: Path, out: Path,
                                       else exc))
         raise UserError(str(exc.format_message() if isinstance(exc, UserError) else exc)
                         ) from None
+    when = None if as_of is None else parse_as_of(c, as_of)
     results = grade_submission(course=c, module=mod, submission=submission, out=out,
-                               metadata=metadata, extensions=extensions)
+                               metadata=metadata, extensions=extensions, now=when)
     total = sum(t["max_score"] for t in results.get("tests", []))
     click.echo(f"{submission.name}: {results['score']:g} / {total:g} -> {out}")
+    for line in earlier_module_lines(results):
+        click.echo(line)
+    problem = pending_problem(results)
+    if problem:
+        raise CourseSideProblem(problem)
 
 
 @cli.command()
