@@ -178,7 +178,7 @@ def export_notebooks(notebooks: dict[str, tuple[Path, int, str]], *,
                                        f"{timeout_s:g} s to read; is it unusually large?")
         return out
     finally:
-        isolation._LIVE.discard(proc.pid)
+        isolation.untrack(proc.pid)
     try:
         modules = json.loads(stdout.decode("utf-8"))["modules"]
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):

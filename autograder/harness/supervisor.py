@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from autograder.harness import isolation, wire
+from autograder.harness import isolation, lifeline, wire
 from autograder.harness.clock import Deadline
 from autograder.harness.zygote import Zygote, ZygoteChild
 
@@ -313,7 +313,8 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
     nonce = secrets.token_hex(16)
     rfd, wfd = os.pipe()
     launch_plan = plan if spec.sandbox else isolation.Plan(False, False, False)
-    cmd = [*isolation.launch_prefix(launch_plan), sys.executable, "-I", "-B", str(CHILD)]
+    cmd = [*lifeline.launch_prefix(), *isolation.launch_prefix(launch_plan), sys.executable,
+           "-I", "-B", str(CHILD)]
     job = _job(spec, plan, uid, work, start, wfd, nonce, deadline)
     proc: subprocess.Popen[bytes] | ZygoteChild
     try:
