@@ -486,7 +486,7 @@ def _adopted() -> list[int]:
     out = []
     for pid in _proc_entries():
         st = _stat(pid)
-        if st is not None and st[0] == me and pid not in _LIVE:
+        if st is not None and st[0] == me and pid not in _LIVE and pid not in lifeline.REAPERS:
             out.append(pid)
     return out
 

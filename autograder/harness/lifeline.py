@@ -38,7 +38,10 @@ from pathlib import Path
 REAPER = Path(__file__).resolve()
 
 _LOCK = threading.Lock()
-_PIPE: dict[int, object] = {}  # grader pid -> the reaper's stdin (a fork gets its own)
+_REAPER: dict[int, subprocess.Popen[bytes]] = {}  # grader pid -> its reaper (a fork: its own)
+#: pids of the reapers this process started (a child of the grader it did not launch for a
+#: grading: orphan sweeps must leave it alone)
+REAPERS: set[int] = set()
 _PREFIX: list[list[str]] = []
 
 
@@ -63,8 +66,8 @@ def _send(line: str) -> None:
     """Tell this process's reaper one thing (starting it first); a reaper that is gone is
     not an error: the parent-death signals still hold."""
     with _LOCK:
-        pipe = _PIPE.get(os.getpid())
-        if pipe is None:
+        reaper = _REAPER.get(os.getpid())
+        if reaper is None:
             try:
                 proc = subprocess.Popen(
                     [sys.executable, "-I", "-S", "-B", str(REAPER)], stdin=subprocess.PIPE,
@@ -72,10 +75,12 @@ def _send(line: str) -> None:
                     start_new_session=True, close_fds=True)
             except OSError:
                 return
-            pipe = _PIPE[os.getpid()] = proc.stdin
+            REAPERS.add(proc.pid)
+            reaper = _REAPER[os.getpid()] = proc
         try:
-            pipe.write(f"{line}\n".encode())  # type: ignore[attr-defined]
-            pipe.flush()  # type: ignore[attr-defined]
+            assert reaper.stdin is not None
+            reaper.stdin.write(f"{line}\n".encode())
+            reaper.stdin.flush()
         except (OSError, ValueError):
             pass
 
@@ -88,7 +93,7 @@ def watch_group(pgid: int) -> None:
 
 def forget_group(pgid: int) -> None:
     """The group's leader is being reaped: never signal that number again."""
-    if os.getpid() in _PIPE:
+    if os.getpid() in _REAPER:
         _send(f"-g {int(pgid)}")
 
 
