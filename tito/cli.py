@@ -15,7 +15,7 @@ from typing import Any, Callable
 import click
 
 from tito.course import Course, CourseError, Module, load_course
-from tito.errors import UserError
+from tito.errors import Interrupted, UserError
 
 
 def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -53,6 +53,20 @@ class _TitoGroup(click.Group):
     LAZY = {"gradebook": ("gradebook.cli", "gradebook"),
             "regrade": ("autograder.regrade_cli", "regrade"),
             "synth-export": ("autograder.regrade_cli", "synth_export_cmd")}
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Ctrl-C: stop every child process this command started and say so in one line
+        (``tito: interrupted (Ctrl-C) ...``, exit 130), never a traceback."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            stopped = 0
+            harness = sys.modules.get("autograder.harness.isolation")
+            if harness is not None:
+                stopped = harness.abort_all()  # type: ignore[attr-defined]
+            raise Interrupted(
+                "interrupted (Ctrl-C)" + (f"; stopped {stopped} child process(es)"
+                                          if stopped else "")) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.LAZY})

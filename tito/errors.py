@@ -30,3 +30,12 @@ class CourseSideProblem(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         click.echo(f"tito: {' '.join(self.format_message().split())}", err=True)
+
+
+class Interrupted(click.ClickException):
+    """Ctrl-C: ``tito: interrupted (Ctrl-C) ...`` on stderr, exit code 130 (128 + SIGINT)."""
+
+    exit_code = 130
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"tito: {' '.join(self.format_message().split())}", err=True)

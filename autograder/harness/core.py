@@ -191,9 +191,13 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
     except GraderError as exc:
         results = _grader_failure(ctx, str(exc), started)
     except Exception as exc:  # noqa: BLE001 - fail closed with a valid results.json
-        tb = traceback.format_exc(limit=8)
-        print(tb, file=sys.stderr)
-        results = _grader_failure(ctx, f"internal error: {type(exc).__name__}: {exc}", started)
+        if isinstance(exc, isolation.Aborted) or isolation.ABORT.is_set():
+            # interrupted (Ctrl-C, kill): the caller says so in one line and discards this
+            results = _grader_failure(ctx, f"interrupted: {exc}", started)
+        else:
+            print(traceback.format_exc(limit=8), file=sys.stderr)
+            results = _grader_failure(ctx, f"internal error: {type(exc).__name__}: {exc}",
+                                      started)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     _write(out, results, reserve)

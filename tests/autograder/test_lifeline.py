@@ -119,3 +119,20 @@ def test_the_launch_prefix_sets_a_parent_death_signal() -> None:
     out = subprocess.run([*prefix, sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=30, check=True).stdout
     assert int(out) == signal.SIGKILL
+
+
+def test_a_grading_stopped_by_an_interrupt_prints_no_traceback(grade_mini, capfd,
+                                                               monkeypatch) -> None:
+    """After ``abort_all`` (Ctrl-C in ``tito regrade``) a grading that can no longer start its
+    children ends as a course-side failure saying so, without an internal-error traceback:
+    the command prints its one line (issue 34 item 7)."""
+    from autograder.harness import isolation
+    from tests.autograder.conftest import CORRECT
+
+    monkeypatch.setattr(isolation, "ABORT", __import__("threading").Event())
+    isolation.ABORT.set()
+    res = grade_mini(CORRECT)
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "internal error" not in err
+    assert res["extra_data"]["grader_error"].startswith("interrupted:")
+    assert res["score"] == 0

@@ -82,3 +82,51 @@ def test_kill_9_of_a_regrade_leaves_no_process_behind(tmp_path: Path) -> None:
             tito.kill()
             tito.wait()
         log.close()
+
+
+def test_ctrl_c_in_tito_grade_is_one_line_and_leaves_the_provisional_result(
+        tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the terminal's process group) while a looping notebook is graded:
+    ``tito: interrupted (Ctrl-C)``, exit 130, no traceback, no child left; results.json is
+    the provisional course-side one ("did not finish"), never a score."""
+    import json
+
+    from autograder.regrade_synth import _notebooks
+    from tito.course import load_course
+
+    data, _ = _notebooks(load_course().module("01"))["looping"]
+    (tmp_path / "01_tensor.ipynb").write_bytes(data)
+    out = tmp_path / "results.json"
+    tito = subprocess.Popen(
+        [sys.executable, "-c", "import signal, sys; signal.signal(signal.SIGINT, "
+         "signal.default_int_handler); from tito.cli import main; sys.argv[0] = 'tito'; main()",
+         "grade", "01", str(tmp_path / "01_tensor.ipynb"), "-o", str(out)],
+        env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=tmp_path)
+    try:
+        end = time.monotonic() + 120
+        tree: list[int] = []
+        while time.monotonic() < end and tito.poll() is None:
+            tree = isolation.descendants(tito.pid, live=True)
+            if any((_uid(p) or 0) >= isolation.UID_BASE for p in tree):
+                break
+            time.sleep(0.1)
+        time.sleep(0.5)
+        tree = isolation.descendants(tito.pid, live=True)
+        os.killpg(tito.pid, signal.SIGINT)
+        _, err = tito.communicate(timeout=60)
+    finally:
+        if tito.poll() is None:
+            tito.kill()
+            tito.wait()
+    assert tito.returncode == 130, err
+    [line] = err.strip().splitlines()
+    assert line.startswith("tito: interrupted (Ctrl-C)"), err
+    end = time.monotonic() + 10
+    while time.monotonic() < end and any(_live(p) for p in tree):
+        time.sleep(0.1)
+    assert not [p for p in tree if _live(p)], {p: _cmdline(p) for p in tree if _live(p)}
+    res = json.loads(out.read_text())
+    assert res["extra_data"].get("provisional") and "did not finish" in res["extra_data"][
+        "grader_error"]
+
