@@ -31,12 +31,24 @@ def _common(fn: F) -> F:
                   help="Store: a path, sqlite:/// URL or postgresql:// URL (default: course.gradebook_store).")
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("course") is None:
+            kwargs["course"] = _root_course()
         try:
             return fn(*args, **kwargs)
         except GradebookError as exc:
             raise UserError(str(exc)) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _root_course() -> Any:
+    """The course ``tito --course FILE`` (or ``$TITO_COURSE``) chose, when the subcommand's
+    own ``--course`` is not given: the loaded course, its path, or None (the default)."""
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    if isinstance(obj, dict):
+        return obj.get("course") or obj.get("course_path")
+    return None
 
 
 def _as_of(fn: F) -> F:
@@ -221,7 +233,8 @@ def canvas_ids_cmd(canvas_export: Path, output: Path, course: Path | None) -> No
     Example: tito gradebook canvas-ids canvas_gradebook.csv -o canvas_assignments.csv
     """
     try:
-        ids = api.canvas_ids(source=canvas_export, output=output, course=course)
+        ids = api.canvas_ids(source=canvas_export, output=output,
+                             course=course if course is not None else _root_course())
     except GradebookError as exc:
         raise UserError(str(exc)) from None
     click.echo(f"wrote {output}: {len(ids)} item(s) with a Canvas assignment id")
