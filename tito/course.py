@@ -219,7 +219,9 @@ class Grading(_Strict):
 
 
 class Track(_Strict):
-    id: str = Field(description="Track id, e.g. 'foundation' or 'full'.")
+    id: str = Field(pattern=r"^[a-z][a-z0-9_-]*$",
+                   description="Track id, e.g. 'foundation' or 'full' (lower case; roster "
+                               "files name it in their Track column).")
     title: str = Field(description="Track title.")
     credits: int = Field(ge=1, description="Credit hours.")
     modules: list[int] = Field(min_length=1, description="Module numbers in this track.")
