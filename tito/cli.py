@@ -244,19 +244,32 @@ def publish(ctx: click.Context, to: Path, as_of: str | None, commit: bool) -> No
     """Publish the modules released by a date into the student repository.
 
     Modules whose release time has not come appear only as placeholders in the student
-    package. Run `tito release --all` first; the leak scan runs on what is published.
+    package. Run `tito release --all` first. The course checks run first: a problem in a
+    module that would be published (or in the course) refuses the publish, one line per
+    problem, exit 1; the leak scan runs on what is published.
 
     Example: tito publish --to ../cs249-student --as-of "2027-02-03 09:00" --commit
     """
-    from tito.publish import parse_as_of
+    from tito.publish import PublishRefused, parse_as_of
     from tito.publish import publish as do_publish
     from tito.release import span_text
 
     c = _course(ctx)
-    res = do_publish(c, to=to, as_of=parse_as_of(c, as_of), commit=commit)
+    try:
+        res = do_publish(c, to=to, as_of=parse_as_of(c, as_of), commit=commit)
+    except PublishRefused as refused:
+        for problem in refused.problems:
+            click.echo(f"tito: {problem}", err=True)
+        click.echo(f"tito: {refused}", err=True)
+        sys.exit(1)
     click.echo(f"published modules {span_text([m.number for m in res.released])} as of "
                f"{res.as_of:%Y-%m-%d %H:%M} to {res.target}: {len(res.changed)} file(s) changed"
                + ("; committed" if res.committed else ""))
+    for m in res.not_built:
+        click.echo(f"note: {m.name} was to be released on {m.release} but is not built "
+                   "(no solution module and no hidden suite): not published")
+    for problem in res.later:
+        click.echo(f"note: not released yet, fix before it is: {problem}")
     if res.upcoming is not None:
         click.echo(f"next: {res.upcoming.name} on {res.upcoming.release}")
 
