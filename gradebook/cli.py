@@ -141,6 +141,10 @@ def extensions_cmd(file: Path, store: str | None, course: Path | None) -> None:
     """Import extensions/accommodations (student, module, due | hours, reason)."""
     n = api.extensions(file, store=store, course=course)
     click.echo(f"{file}: {n} extension(s) added")
+    if n:
+        click.echo("note: an extension keeps its module open longer for later modules' grading "
+                   "too: rebuild their autograder zips with `tito autograder --all "
+                   f"--extensions {file}` and upload them before the extended students submit")
 
 
 @gradebook.command("manual")
