@@ -135,7 +135,31 @@ def check_course(course: Course) -> CheckReport:
     rep.add(None, _dates(course))
     rep.add(None, _drop_problems(course))
     rep.add(None, _roster_track_problems(course))
+    rep.add(None, _syllabus_problems(course))
     return rep
+
+
+def _syllabus_problems(course: Course) -> list[str]:
+    """A track whose modules' hours exceed its credit hours; a module of a track that no
+    course learning outcome maps to (when course.yml declares outcomes)."""
+    from tito.syllabus import HOURS_PER_CREDIT
+
+    out = []
+    for i, t in enumerate(course.tracks):
+        hours = sum(course.module(n).hours for n in t.modules)
+        if hours > t.credits * HOURS_PER_CREDIT:
+            out.append(f"course.yml: tracks[{i}]: its modules take {hours:g} hours, more than "
+                       f"its {t.credits} credit(s) allow ({t.credits * HOURS_PER_CREDIT} h); "
+                       "lower modules' hours, drop modules or add credits")
+    if course.outcomes:
+        mapped = {n for o in course.outcomes for n in o.modules}
+        mapped |= {ms.graded_with for o in course.outcomes for ms in course.milestones
+                   if ms.id in o.milestones}
+        for m in course.modules:
+            if m.number not in mapped and any(m.number in t.modules for t in course.tracks):
+                out.append(f"course.yml: outcomes: no course learning outcome maps to module "
+                           f"{m.name}; add it to the outcome(s) its work assesses")
+    return out
 
 
 def _drop_problems(course: Course) -> list[str]:
