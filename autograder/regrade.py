@@ -1129,9 +1129,7 @@ def _ingest(report: RegradeReport, units: list[Unit], *, outdir: Path, course: A
     """
     from gradebook.api import open_store
     from gradebook.ingest import parse_export, parse_results_file, record
-    from gradebook.store import store_label
-
-    from gradebook.store import current_user
+    from gradebook.store import current_user, store_label
 
     old_sources = [parse_export(u.export.source.absolute(), course=course,
                                 module=u.module.name, accept=accept) for u in units]

@@ -138,6 +138,7 @@ def _pending(ev: pd.DataFrame) -> list[Problem]:
     all (it does not count until regraded), a warning when an earlier score still counts."""
     last_pending: dict[tuple[str, str], Any] = {}
     scored: dict[tuple[str, str], int] = {}
+    r: Any  # itertuples rows: one attribute per column
     for r in ev.sort_values("event_id").itertuples(index=False):
         key = (str(r.student if isinstance(r.student, str) else r.student_ref), str(r.item))
         if r.kind == pol.PENDING:

@@ -63,7 +63,7 @@ class _TitoGroup(click.Group):
             stopped = 0
             harness = sys.modules.get("autograder.harness.isolation")
             if harness is not None:
-                stopped = harness.abort_all()  # type: ignore[attr-defined]
+                stopped = harness.abort_all()
             raise Interrupted(
                 "interrupted (Ctrl-C)" + (f"; stopped {stopped} child process(es)"
                                           if stopped else "")) from None

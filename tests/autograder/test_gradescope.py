@@ -155,7 +155,6 @@ def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
     """Module 07's zip carries the XOR and MLP milestones: trained in the sandbox, scored by
     k of n seeds in the parent from the zip's own data (test labels never reach the child).
     Graded after modules 01-06 closed, it grades them on their reference."""
-    import datetime as dt
 
     from tito import paths
     from tito.course import load_course
@@ -198,9 +197,8 @@ def test_module_20_zip_grades_the_olympics_and_publishes_a_leaderboard(tmp_path)
     """The capstone's zip carries the data and course.yml its event needs, and module 19's
     report schema extracted from the reference for the parent; the parent measures the
     submitted model, checks its benchmark report, shows the checked report in the event's
-    test and writes Gradescope's leaderboard; an untouched release gets neither. Built after
+    test and writes Gradescope's leaderboard; an untouched release gets neither. Graded after
     modules 01-19 closed, it grades them on their reference."""
-    import datetime as dt
 
     from autograder.milestones.report_schema import SOURCE, ZIP_PATH, extract
     from tito import paths
