@@ -148,3 +148,26 @@ def test_apply_accept_inconsistent_works_as_in_gradebook_ingest(tmp_path: Path) 
             "SELECT details FROM events WHERE kind='gradescope_export' AND details IS NOT NULL")]
     assert any(d.get("accepted", {}).get("reason", "").startswith("score edited")
                for d in details)
+
+
+def test_a_pending_result_is_not_graded_and_feedback_only_errors_are() -> None:
+    """A regrade row is "not graded" (old score kept) when the harness says tests are pending
+    or the run failed; grader errors that cost no points (a leaderboard entry) keep the
+    score; an older harness's results (no ``pending`` list) with grader errors do not."""
+    from autograder.regrade_task import course_side_failure
+
+    tests = [{"name": "t", "score": 1.0, "max_score": 1.0}]
+    pending = {"tests": tests, "extra_data": {"pending": [
+        {"test": "milestone · cnn_cifar_1998", "why": "milestone cnn_cifar_1998: test data "
+                                                      "is not installed"}]}}
+    why = course_side_failure(pending)
+    assert why is not None and why.startswith("pending (course side): 1 test(s) not scored")
+    assert "test data is not installed" in why
+    assert course_side_failure({"tests": tests, "extra_data": {
+        "pending": [], "grader_errors": ["leaderboard: malformed entries dropped"]}}) is None
+    assert course_side_failure({"tests": tests, "extra_data": {
+        "grader_errors": ["milestone x: no provider file"]}}) == (
+        "autograder error: milestone x: no provider file")
+    assert course_side_failure({"tests": [], "extra_data": {
+        "grader_error": "internal error: KeyError"}}) == (
+        "autograder error: internal error: KeyError")
