@@ -79,7 +79,8 @@ TIERS: dict[str, tuple[str, ...]] = {
                 "autograder/test_grade_command.py",
                 "regrade/"),
     "authoring": ("test_module_new.py",
-                  "test_tiers.py::test_right_after_make_setup_pytest_collects_without_torch"),
+                  "test_tiers.py::test_right_after_make_setup_pytest_collects_without_torch",
+                  "test_authoring.py::test_every_stub_has_a_public_check_of_its_own"),
     "alternatives": ("test_alternatives.py",),
 }
 

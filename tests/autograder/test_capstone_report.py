@@ -301,6 +301,22 @@ def test_the_parent_validator_is_the_references_own_code():
         assert fields[0] == fields[1], fields
 
 
+def test_the_schema_keeps_what_its_names_use_transitively():
+    """validate_report's helpers come along (module 19 gives the traversal and its helpers,
+    the student writes three rules): every top-level name a kept definition uses, and only
+    those — never the framework."""
+    names = {n: f"def {n}(*a):\n    return None\n" for n in report_schema.NAMES}
+    names["validate_report"] = "def validate_report(r):\n    return _helper(r)\n"
+    src = ("import math\nimport numpy as np\nfrom .tensor import Tensor\n\n"
+           + "\n".join(names.values())
+           + "\ndef _helper(r):\n    return _deeper(r) + math.pi\n"
+           + "\ndef _deeper(r):\n    return 1\n"
+           + "\ndef unused(r):\n    return np.zeros(1)\n")
+    text = report_schema.extract(src)
+    assert "def _helper(" in text and "def _deeper(" in text and "import math" in text
+    assert "def unused(" not in text and "numpy" not in text and "Tensor" not in text
+
+
 def test_the_zip_copy_is_preferred_and_a_missing_name_is_a_course_error(tmp_path, monkeypatch):
     src = report_schema.SOURCE.read_text(encoding="utf-8")
     shipped = tmp_path / "report_schema" / "benchmarking.py"
