@@ -5,7 +5,7 @@ Zip layout (reproducible: sorted entries, fixed timestamps)::
     setup.sh, run_autograder     from templates/ (run_autograder -> autograder/gradescope/run.py)
     requirements.txt             NumPy pinned as in the repository's requirements.txt
     course.json                  course snapshot: module, points, limits, milestones, when
-                                 each module closes, which earlier references are shipped
+                                 each module closes (open/closed is decided at grading time)
     goldens.json                 the bank: expected values of every hidden case in every
                                  variant, and the variant salt (wire-format JSON)
     manifest.json                every file with its SHA-256, versions, build facts
@@ -13,11 +13,12 @@ Zip layout (reproducible: sorted entries, fixed timestamps)::
                                  milestone providers graded with the module
     tito/export.py               the one exporter (+ an empty tito/__init__.py)
     reference/                   the package minus the graded module: every earlier module's
-                                 reference (read by the trusted parent only), release stubs
-                                 for later modules
+                                 reference (read by the trusted parent and the timing twin
+                                 only), release stubs for later modules
     stubs/                       the release stubs of the earlier modules (an earlier module
                                  still open at grading time, without an upload of the
-                                 student's own copy, uses its stub)
+                                 student's own copy, uses its stub) and of the graded module
+                                 (the timing twin's package uses it)
     public_tests/                the release's public tests (0-point feedback)
     report_schema/benchmarking.py  a suite with ``needs_report_schema`` only (module 20): module
                                  19's report schema extracted from the reference, read by the
@@ -218,8 +219,10 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
 
 def _reference_files(reference: Path, stubs: Path, info: Any) -> dict[str, bytes]:
     """reference/: infrastructure + every earlier module's reference; release stubs for later
-    modules; the graded module: none. stubs/: the earlier modules' release stubs (used for an
-    earlier module that is still open when a submission is graded)."""
+    modules; the graded module: none. stubs/: the release stubs of the earlier modules (used
+    for an earlier module that is still open when a submission is graded) and of the graded
+    module (the trusted twin that times baselines imports it in place of the solution, see
+    :mod:`autograder.harness.timing`)."""
     numbers = {slug: n for n, slug in info.all_modules}
     out: dict[str, bytes] = {}
     for p in sorted(reference.rglob("*")):
@@ -227,9 +230,13 @@ def _reference_files(reference: Path, stubs: Path, info: Any) -> dict[str, bytes
             continue
         rel = p.relative_to(reference).as_posix()
         n = numbers.get(p.stem) if p.parent == reference else None
-        if n == info.number:
-            continue  # replaced by goldens: the graded module's solution never ships
         stub = stubs / p.name
+        if n == info.number:
+            # replaced by goldens: the graded module's solution never ships; its public
+            # release stub does (the trusted twin that times baselines imports it instead)
+            if stub.is_file():
+                out[f"stubs/{p.name}"] = stub.read_bytes()
+            continue
         if n is not None and n < info.number:
             if not stub.is_file():
                 raise PackagingError(f"module {p.stem} has no release stub {stub} for the "
