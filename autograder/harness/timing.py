@@ -280,18 +280,25 @@ class Twin:
             os.close(self._result_w)
             os.close(self._work_r)
         self._rfd, self._wfd = rfd, wfd
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({
-            "nonce": self.nonce, "result_fd": self._result_w, "work_fd": self._work_r,
-            "harness_root": str(HARNESS_ROOT), "suite_file": str(job.suite_file),
-            "milestones": {"recipes": job.recipes, "ids": job.milestone_ids} if job.recipes
-            else {}, "public_tests": [], "package_parent": str(job.package_parent),
-            "package": job.package}).encode())
-        self.proc.stdin.close()
         self._buf = bytearray()
-        self.meter = Meter(self.proc.pid)
-        self._reply("ready", None)
-        self.meter.hold()
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(json.dumps({
+                "nonce": self.nonce, "result_fd": self._result_w, "work_fd": self._work_r,
+                "harness_root": str(HARNESS_ROOT), "suite_file": str(job.suite_file),
+                "milestones": {"recipes": job.recipes, "ids": job.milestone_ids}
+                if job.recipes else {}, "public_tests": [],
+                "package_parent": str(job.package_parent), "package": job.package}).encode())
+            self.proc.stdin.close()
+            self.meter = Meter(self.proc.pid)
+            self._reply("ready", None)
+            self.meter.hold()
+        except BaseException:
+            # a twin that never became ready is reaped here, and forgotten by the lifeline
+            # (a process group left watched could be a stranger's number by the time the
+            # grader exits)
+            self.close()
+            raise
 
     def setup(self, item: str, data: Any) -> None:
         """Build the baseline work of ``item`` (its case's or milestone's builder) from
