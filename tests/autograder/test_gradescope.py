@@ -261,6 +261,9 @@ def test_one_zip_grades_the_term_deciding_open_modules_at_grading_time(tmp_path)
             assert zf.read(f"stubs/{slug}.py").decode() == (
                 paths.RELEASE / "tinytorch" / f"{slug}.py").read_text(encoding="utf-8")
         assert "reference/layers.py" not in zf.namelist()
+        # the graded module's release stub ships for the trusted twin that times baselines
+        assert zf.read("stubs/layers.py").decode() == (
+            paths.RELEASE / "tinytorch" / "layers.py").read_text(encoding="utf-8")
     full = dump_notebook(build_notebook(module, "full")).encode()
     closes = {m: course.closes_at(course.module(m)) for m in ("01", "02")}
     assert closes["01"] < closes["02"]
