@@ -414,6 +414,8 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
         isolation.no_new_privs()
     if sb:
         isolation.become_subreaper()
+        # dies with the grader even after kill -9 (the uid change above cleared the signal)
+        isolation.die_with_parent(int(job["result_fd"]))
         facts.append(f"euid={os.geteuid()}")
     del isolation, t
     os.chdir(cwd)

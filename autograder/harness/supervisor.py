@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from autograder.harness import isolation, timing, wire
+from autograder.harness import isolation, lifeline, timing, wire
 from autograder.harness.clock import Deadline
 from autograder.harness.timing import Planner, TwinJob
 from autograder.harness.zygote import Zygote, ZygoteChild
@@ -420,7 +420,8 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
     rfd, wfd = os.pipe()
     work_r, work_w = os.pipe()
     launch_plan = plan if spec.sandbox else isolation.Plan(False, False, False)
-    cmd = [*isolation.launch_prefix(launch_plan), sys.executable, "-I", "-B", str(CHILD)]
+    cmd = [*lifeline.launch_prefix(), *isolation.launch_prefix(launch_plan), sys.executable,
+           "-I", "-B", str(CHILD)]
     job = _job(spec, plan, uid, work, start, wfd, nonce, deadline, work_r)
     proc: subprocess.Popen[bytes] | ZygoteChild
     try:
