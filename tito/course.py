@@ -39,6 +39,12 @@ class GradingLimits(_Strict):
         700, gt=64, description="Address-space limit for student code (Gradescope gives 768 MB)."
     )
     max_output_kb: int = Field(64, gt=0, description="Student output kept per test case, in KiB.")
+    cpu_budget_s: float = Field(
+        60, gt=0,
+        description="What grading one correct submission of any module may cost: CPU seconds "
+                    "of every process of the run, milestone training included. Not a limit "
+                    "applied to students: the course's own guard (bench/grading_cpu.py) checks "
+                    "the reference and the alternative implementations against it.")
     variants: int = Field(
         64, ge=2, le=1024,
         description="Per-submission variants of every hidden case: each submission's probes "
@@ -80,6 +86,11 @@ class Module(_Strict):
     category: str = Field("modules", description="Grading category its autograded score counts in.")
     points: float = Field(gt=0, description="Autograded points: the hidden suite's weights sum to it.")
     written_points: float = Field(0, ge=0, description="Hand-graded points of its written questions.")
+    hours: float = Field(
+        8, gt=0, le=60,
+        description="Estimated hours of student work (lesson, code, written questions, its "
+                    "milestones): the same in every track; the syllabus adds them up against "
+                    "the track's credit hours.")
     release: str = Field(description="Release time, 'YYYY-MM-DD HH:MM' in the course time zone.")
     due: str = Field(description="Due time, 'YYYY-MM-DD HH:MM' in the course time zone.")
     targets: dict[str, float] = Field(
@@ -161,6 +172,17 @@ def _is_fraction_metric(metric: str) -> bool:
     return "accuracy" in metric or metric.endswith("match")
 
 
+class Outcome(_Strict):
+    id: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_.-]*$", description="Outcome id, e.g. 'CO1'.")
+    text: str = Field(min_length=10, description="What a student who passes can do.")
+    modules: list[int] = Field(default_factory=list,
+                               description="Modules whose graded work assesses it.")
+    milestones: list[str] = Field(default_factory=list,
+                                  description="Milestones (ids) that assess it.")
+    written: bool = Field(False, description="The modules' written questions assess it (else "
+                                             "their autograded code).")
+
+
 class Category(_Strict):
     id: str = Field(description="Category id, referenced by track weights and modules.")
     title: str = Field(description="Category title in reports.")
@@ -219,7 +241,9 @@ class Grading(_Strict):
 
 
 class Track(_Strict):
-    id: str = Field(description="Track id, e.g. 'foundation' or 'full'.")
+    id: str = Field(pattern=r"^[a-z][a-z0-9_-]*$",
+                   description="Track id, e.g. 'foundation' or 'full' (lower case; roster "
+                               "files name it in their Track column).")
     title: str = Field(description="Track title.")
     credits: int = Field(ge=1, description="Credit hours.")
     modules: list[int] = Field(min_length=1, description="Module numbers in this track.")
@@ -249,6 +273,10 @@ class Course(_Strict):
                                         description="Historical milestones and thresholds.")
     grading: Grading = Field(description="Categories, late policy, letters, defaults.")
     tracks: list[Track] = Field(min_length=1, description="Tracks a department can adopt.")
+    outcomes: list[Outcome] = Field(
+        default_factory=list,
+        description="Course learning outcomes, each mapped to the modules and milestones that "
+                    "assess it (the syllabus's outcome table; curriculum review).")
     integrity: Integrity = Field(default_factory=Integrity,
                                  description="Settings of the code-similarity review (tito "
                                              "integrity); it flags, it never grades.")
@@ -306,6 +334,18 @@ class Course(_Strict):
             total = sum(t.weights.values())
             if abs(total - 1.0) > 1e-9:
                 raise ValueError(f"tracks[{i}].weights: sum to {total:g}, not 1")
+        _unique("outcomes", [o.id for o in self.outcomes])
+        milestone_ids = {ms.id for ms in self.milestones}
+        for i, o in enumerate(self.outcomes):
+            if not o.modules and not o.milestones:
+                raise ValueError(f"outcomes[{i}]: {o.id} names no module or milestone that "
+                                 "assesses it")
+            for n in o.modules:
+                if n not in known:
+                    raise ValueError(f"outcomes[{i}].modules: unknown module {n}")
+            for mid in o.milestones:
+                if mid not in milestone_ids:
+                    raise ValueError(f"outcomes[{i}].milestones: unknown milestone {mid!r}")
         return self
 
     # ----------------------------------------------------------------- lookups

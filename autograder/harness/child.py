@@ -411,6 +411,7 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
     standin_items = {str(k): [standin_code[u] for u in v]
                      for k, v in (standin_job.get("items") or {}).items()}
     apply_standins = t.apply_standins
+    shortcuts = bool(job.get("shortcuts"))
     cap = int(job["max_output_chars"])
 
     # ---- sandbox: nothing of the host beyond the minimal root, no sockets, not root
@@ -437,6 +438,8 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
         isolation.no_new_privs()
     if sb:
         isolation.become_subreaper()
+        # dies with the grader even after kill -9 (the uid change above cleared the signal)
+        isolation.die_with_parent(int(job["result_fd"]))
         facts.append(f"euid={os.geteuid()}")
     del isolation, t
     os.chdir(cwd)
@@ -502,7 +505,8 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
             elif kind == "case":
                 units = standin_items.get(item)
                 restore = apply_standins(mod, units, job["package"]) if units else None
-                value = run_case(cases[name.rpartition("@")[0] or name], pkg, seeds.get(item))
+                value = run_case(cases[name.rpartition("@")[0] or name], pkg, seeds.get(item),
+                                 shortcut=shortcuts)
             elif kind == "milestone":
                 mid, _, seed = name.partition("@")
                 mid = mid.partition("#")[0]
