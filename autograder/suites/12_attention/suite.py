@@ -54,13 +54,16 @@ def _grads(tt, rng, out, leaves):
 
 def _mha(tt, rng, embed_dim, num_heads, **kwargs):
     """A seeded MultiheadAttention whose every parameter is then set from ``rng``, by sorted
-    name (weights about Xavier's size, biases non-zero): the forward cases depend on the
-    parameter names the docstring pins, not on how ``__init__`` draws them (its own case).
-    ``(N, L, E)`` inputs unless ``batch_first=False`` is given (the layer's default is
-    PyTorch's, False)."""
+    name (weights about Xavier's size, biases non-zero), and whose stored settings are set
+    again: the forward cases depend on the names the docstring pins (parameters, and the
+    ``embed_dim``, ``num_heads``, ``dropout``, ``batch_first``, ``head_dim`` that ``__init__``
+    stores), not on how ``__init__`` draws or stores them (its own case). ``(N, L, E)``
+    inputs unless ``batch_first=False`` is given (the layer's default is PyTorch's, False)."""
     _seed(tt, rng)
     kwargs.setdefault("batch_first", True)
     m = tt.nn.MultiheadAttention(embed_dim, num_heads, **kwargs)
+    m.embed_dim, m.num_heads, m.head_dim = embed_dim, num_heads, embed_dim // num_heads
+    m.dropout, m.batch_first = float(kwargs.get("dropout", 0.0)), bool(kwargs["batch_first"])
     params = dict(m.named_parameters())
     for name in sorted(params):
         p = params[name]

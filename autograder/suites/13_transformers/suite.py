@@ -121,7 +121,7 @@ def layer_norm_large_mean_float32(tt, rng):
          + rng.uniform(1e3, 4e3, (3, 2, 1))).astype(np.float32)
     w = tt.Tensor(1.0 + 0.2 * _f32(rng, c))
     b = tt.Tensor(_f32(rng, c))
-    return F.layer_norm(tt.Tensor(x), c, w, b).numpy()
+    return F.layer_norm(tt.Tensor(x), (c,), w, b).numpy()
 
 
 @case(unit=LN, points=4, rtol=RTOL, atol=ATOL,
