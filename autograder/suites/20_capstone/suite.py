@@ -296,6 +296,14 @@ def blas_layer_exact(tt, rng):
     edge = (2 ** 24) // (255 * w)
     bounds += [bool(m.exact_in_float32(edge, 255, w)), bool(m.exact_in_float32(edge + 1, 255, w))]
     bounds.append(outcome(m.exact_in_float32, -int(rng.integers(1, 9))))
+    # a product of exactly 2**24 is exact; zero sizes are fine, a negative size of any
+    # argument is refused
+    xm, wm = 2 ** int(rng.integers(1, 9)), 2 ** int(rng.integers(0, 8))
+    bounds += [bool(m.exact_in_float32(2 ** 24 // (xm * wm), xm, wm)),
+               bool(m.exact_in_float32(2 ** 24 // (xm * wm) + 1, xm, wm)),
+               bool(m.exact_in_float32(0, 255, w)), bool(m.exact_in_float32(k, 0, 0)),
+               outcome(m.exact_in_float32, k, -int(rng.integers(1, 9)), w),
+               outcome(m.exact_in_float32, k, 255, -int(rng.integers(1, 9)))]
     tt.manual_seed(int(rng.integers(0, 1000)))
     n_in, n_out = int(rng.integers(4, 80)), int(rng.integers(2, 20))
     q = _static_layer(tt, rng, n_in, n_out, bias=bool(rng.integers(0, 2)))
