@@ -56,16 +56,15 @@ LEADERBOARD = suite.unit("leaderboard", "leaderboard", uses=(SCORE,))
 STORAGE = suite.unit("storage_bytes", "storage_bytes")
 # one case grades both: the layer's fold refuses what exact_in_float32 says is not exact
 BLAS = suite.unit("BlasQuantizedLinear", "exact_in_float32", "BlasQuantizedLinear")
-BLAS_ENGINE = suite.unit("blas_engine", "blas_engine", uses=(BLAS,))
-# optimize's case runs the student's own blas_engine: a stand-in would put it in a later stage
-# than the event (stage 0, the student's whole pipeline), which would then report an optimize
-# bug first
+# The cases of blas_engine, optimize and FusedMLP run the student's own units below them: a
+# stand-in would put them in a later stage than the events (stage 0: the student's whole
+# pipeline, like a milestone), which would then be the first to fail on their bugs; the
+# catalogue declares those dependants (tests/fixtures/buggy/20_capstone.py)
+BLAS_ENGINE = suite.unit("blas_engine", "blas_engine")
 OPTIMIZE = suite.unit("optimize", "optimize")
 MEASURE = suite.unit("measure_entry", "measure_entry", uses=(STORAGE,))
 EVENT = suite.unit("the Olympics event", "OLYMPICS_RECIPE", "olympics_report")
 INT8_WEIGHTS = suite.unit("Int8WeightLinear", "Int8WeightLinear")
-# FusedMLP's case runs the student's own Int8WeightLinear: a stand-in would put it in a later
-# stage than the TinyGPT event (stage 0), which would then report a FusedMLP bug first
 FUSED_MLP = suite.unit("FusedMLP", "FusedMLP", "linear_weight")
 PERPLEXITY = suite.unit("perplexity", "perplexity")
 GPT_EVENT = suite.unit("the TinyGPT event", "GPT_RECIPE", "optimize_gpt", "generate_greedy")
