@@ -351,8 +351,12 @@ def blas_engine_lowering(tt, rng):
             "kinds": [type(mod).__name__ for mod in lowered.modules()],
             "relu": [bool(getattr(mod, "relu", False)) for mod in lowered.modules()],
             "state": sorted(lowered.state_dict()), "out": y}
+    # a Sequential whose last child is a layer (nothing after it to fuse)
+    tail = tt.ao.quantization.quantize_model(
+        tt.nn.Sequential(tt.nn.Linear(sizes[0], 4), tt.nn.ReLU(), tt.nn.Linear(4, 3)), [calib])
     return {**out, "original": [type(mod).__name__ for mod in q.modules()],
-            "single": type(m.blas_engine(_static_layer(tt, rng, 5, 3))).__name__}
+            "single": type(m.blas_engine(_static_layer(tt, rng, 5, 3))).__name__,
+            "tail": [type(mod).__name__ for mod in m.blas_engine(tail).modules()]}
 
 
 # ----------------------------------------------------------------------------- the pipeline
@@ -1292,15 +1296,17 @@ def int8_weight_linear(tt, rng):
     m = _module(tt)
     tt.manual_seed(int(rng.integers(0, 1000)))
     n_in, n_out = int(rng.integers(3, 40)), int(rng.integers(2, 30))
-    lin = tt.nn.Linear(n_in, n_out, bias=bool(rng.integers(0, 2)))
+    lin = tt.nn.Linear(n_in, n_out)
     lin.weight.data[...] = rng.standard_normal(lin.weight.shape) * float(rng.uniform(0.01, 3))
     q = m.Int8WeightLinear.from_float(lin)
     x = rng.standard_normal((2, int(rng.integers(1, 6)), n_in)).astype(np.float32)
     out = np.asarray(q(tt.Tensor(x)).data)
+    bare = m.Int8WeightLinear.from_float(tt.nn.Linear(n_in, n_out, bias=False))
     return {"qweight": np.asarray(q.qweight.data), "scale": np.asarray(q.weight_scale.data),
-            "bias": None if q.bias is None else np.asarray(q.bias.data),
-            "dequantized": np.asarray(q.dequantized), "out": out, "dtype": str(out.dtype),
-            "state": sorted(q.state_dict())}
+            "bias": np.asarray(q.bias.data), "dequantized": np.asarray(q.dequantized),
+            "out": out, "dtype": str(out.dtype), "state": sorted(q.state_dict()),
+            "bare": [bare.bias is None, np.asarray(bare(tt.Tensor(x)).data),
+                     sorted(bare.state_dict())]}
 
 
 @case(unit=FUSED_MLP, points=2, hint="FusedMLP.forward: h = x.data as (N, C); pre = h @ linear_weight(fc).T "
