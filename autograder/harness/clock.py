@@ -203,6 +203,10 @@ class Deadline:
         self._sampled = now
         return self.cpu
 
+    def used(self) -> float:
+        """CPU seconds the tree has used in the current phase so far (rounded to 0.01)."""
+        return round(max(0.0, self._sample(force=True) - self.cpu0), 2)
+
     def expired(self) -> bool:
         if time.monotonic() >= self.run_deadline:
             self.reason = "run"

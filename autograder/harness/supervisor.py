@@ -57,6 +57,11 @@ class Outcome:
     where: str = ""
     out: str = ""
     secs: float = 0.0
+    #: CPU seconds the child's process tree used on this item, measured here (a timing fact:
+    #: never part of a verdict); None when the item never started
+    cpu_s: float | None = None
+    #: training steps the child reported done (milestone items, ``progress`` messages)
+    steps: int | None = None
 
 
 @dataclass
@@ -116,6 +121,8 @@ class RunReport:
     protocol_errors: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
     child_numpy: str | None = None
+    #: item -> the last count of training steps the child reported for it (``progress``)
+    progress: dict[str, int] = field(default_factory=dict)
 
 
 class _Capped:
@@ -440,6 +447,11 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                         resume = index[item] + 1
                         clock.start(spec.item_timeout_s.get(item, 10.0))
                         continue
+                    if kind == "progress":
+                        done = msg.get("done")
+                        if item == current and type(done) is int and done >= 0:
+                            report.progress[item] = done
+                        continue
                     if kind in ("result", "error"):
                         if item != current:
                             report.protocol_errors.append(f"result for {item} out of order")
@@ -451,6 +463,8 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                                 "this test reported twice (tampering?)"))
                             continue
                         report.outcomes[item] = _outcome(kind, item, msg, spec)
+                        report.outcomes[item].cpu_s = clock.used()
+                        report.outcomes[item].steps = report.progress.get(item)
                         current = None
                         clock.idle()
                         if _stops(spec, report, item):
@@ -473,7 +487,8 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                 report.outcomes[current] = Outcome(current, "timeout", message=(
                     f"stopped after {clock.describe()}" if not run_over else
                     f"stopped: the whole submission used up its {spec.run_timeout_s:g} s"
-                    " time limit") + " (an infinite loop, or far too slow?)")
+                    " time limit") + " (an infinite loop, or far too slow?)",
+                    cpu_s=clock.used(), steps=report.progress.get(current))
                 if _stops(spec, report, current):
                     return None
             return None if time.monotonic() >= deadline else resume
@@ -484,7 +499,7 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
         if current is not None and current not in report.outcomes:
             code = _exit_code(proc)
             report.outcomes[current] = Outcome(current, "crashed", message=_ended_message(
-                code, "during this test"))
+                code, "during this test"), steps=report.progress.get(current))
             if _stops(spec, report, current):
                 return None
         return resume

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from autograder.milestones import gpt_forward
+from autograder.milestones import work as milestone_work
 from autograder.milestones.data import load_file, loaders, recipes
 from autograder.milestones.gpt_forward import BadParameters
 from autograder.milestones.grading import k_of_n
@@ -58,9 +59,6 @@ ID = "mlperf_2018"
 CRITERIA: tuple[str, ...] = ("new_tokens", "confidence", "min_pairs", "int8_min_size_ratio",
                              "int8_max_accuracy_drop", "pruned_min_sparsity",
                              "pruned_max_accuracy_drop", "min_float_accuracy")
-
-#: Share of a seed's CPU-second slot the child may spend (the rest: import, sending back).
-TRAIN_SHARE = 0.6
 
 
 def criteria(ms: Milestone) -> dict[str, float]:
@@ -100,9 +98,9 @@ def prompt(seed: int, length: int | None = None) -> np.ndarray:
     return scoring().prompt(seed, int(cfg["gpt"]["vocab_size"]), n)
 
 
-def item_budget_s(ms: Milestone) -> float:
-    """CPU seconds the child's recipe may use for one seed."""
-    return TRAIN_SHARE * ms.time_budget_s / len(ms.seeds)
+def work(ms: Milestone) -> dict[str, Any]:
+    """The trainer's ``work`` for one seed: course.yml ``training`` and the seed's CPU cap."""
+    return milestone_work(ms)
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -222,11 +220,11 @@ def score(ms: Milestone, results_by_seed: Mapping[Any, Any]) -> dict[str, Any]:
 def run_in_process(package: Any, course: Course | None = None,
                    seeds: list[int] | None = None) -> dict[str, Any]:
     """Measure a TRUSTED package in this process and score it as the grader does (staff
-    tools and tests): seed ``s`` trains with seed ``s`` on variant ``s`` with the recipe's
-    per-seed budget. Returns :func:`score`'s dict plus ``seconds`` (seed -> CPU seconds) and
+    tools and tests): seed ``s`` trains with seed ``s`` on variant ``s`` with course.yml's
+    fixed work. Returns :func:`score`'s dict plus ``seconds`` (seed -> CPU seconds) and
     ``results`` (seed -> the raw results); a seed that raises counts as None."""
     ms = milestone(course)
-    budget = item_budget_s(ms)
+    fixed = work(ms)
     if seeds is not None:
         ms = ms.model_copy(update={"seeds": seeds,
                                    "min_passing_seeds": min(ms.min_passing_seeds, len(seeds))})
@@ -237,7 +235,7 @@ def run_in_process(package: Any, course: Course | None = None,
         train_x, train_y, _, _ = task(seed)
         t0 = time.process_time()
         try:
-            results[seed] = recipes().parameters(train(package, seed, train_x, train_y, budget))
+            results[seed] = recipes().parameters(train(package, seed, train_x, train_y, fixed))
         except Exception:  # noqa: BLE001 - a broken package fails the seed, like a crash
             results[seed] = None
         seconds[seed] = time.process_time() - t0
