@@ -11,7 +11,7 @@ sandboxed child, so a fresh process is the honest unit) with the staff reference
 ``tinytorch_ref`` and ``OPENBLAS_NUM_THREADS=1`` on task variant ``seed``, exactly as graded:
 the trained parameters are tested by the parent's reference forward pass on the variant's
 held-out split. It reports that metric (accuracy, exact match or next-character accuracy), the
-wall-clock and CPU seconds of training (milestone training budgets count CPU seconds), the
+wall-clock and CPU seconds of training (the milestones' caps count CPU seconds), the
 seconds of the parent's evaluation, and the training process's peak resident memory. ``--contended``
 pins the process to CPU 0 next to a busy loop pinned there too: about half a core, the
 stand-in for Gradescope's half vCPU. The numbers in docs/milestones.md come from this tool.
@@ -34,12 +34,12 @@ import json, resource, sys, time
 sys.path.insert(0, {root!r})
 import numpy as np
 import tinytorch_ref
-from autograder.milestones import _milestone, predict, task, train_budget_s, trainer
+from autograder.milestones import _milestone, predict, task, trainer, work
 from autograder.milestones.data import recipes
 train_x, train_y, test_x, test_y = task({mid!r}, {seed})
-budget = train_budget_s(_milestone({mid!r}, None))  # the graded per-seed budget
+fixed = work(_milestone({mid!r}, None))  # course.yml's training and the seed's CPU cap
 t0, c0 = time.perf_counter(), time.process_time()
-params = recipes().parameters(trainer({mid!r})(tinytorch_ref, {seed}, train_x, train_y, budget))
+params = recipes().parameters(trainer({mid!r})(tinytorch_ref, {seed}, train_x, train_y, fixed))
 seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 t0 = time.perf_counter()

@@ -863,7 +863,7 @@ TIMING_SHARE = 0.6
 
 def mlperf_run(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray,
                prompt: np.ndarray, new_tokens: int, work: Work,
-               on_step: OnStep | None = None) -> dict[str, Any]:
+               on_step: OnStep | StepCounter | None = None) -> dict[str, Any]:
     """Everything the 2018 milestone measures for one seed, as raw arrays (no verdicts):
 
     ``{"float": state, "int8": state, "pruned": state, "gpt": parameters,

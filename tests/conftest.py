@@ -75,7 +75,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "student": ("test_student_week.py",),
     "grading": ("test_demo.py", "test_sample_class.py", "test_roles.py", "autograder/test_adversarial",
                 "autograder/test_gradescope.py", "autograder/test_cifar_grading.py::test_gradescope",
-                "autograder/test_goldens_banks.py",
+                "autograder/test_goldens_banks.py", "autograder/test_under_load.py",
                 "regrade/"),
     "authoring": ("test_module_new.py",),
     "alternatives": ("test_alternatives.py",),

@@ -462,11 +462,11 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                             report.outcomes[item] = Outcome(item, "protocol", message=(
                                 "this test reported twice (tampering?)"))
                             continue
+                        cpu = clock.idle()  # before deciding: the parent's time is not the item's
                         report.outcomes[item] = _outcome(kind, item, msg, spec)
-                        report.outcomes[item].cpu_s = clock.used()
+                        report.outcomes[item].cpu_s = cpu
                         report.outcomes[item].steps = report.progress.get(item)
                         current = None
-                        clock.idle()
                         if _stops(spec, report, item):
                             return None
                         continue

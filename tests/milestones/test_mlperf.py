@@ -45,7 +45,7 @@ def reference_seed0() -> dict[str, Any]:
         train_x, train_y, _, _ = mlperf.task(0)
         recipes = mlperf.recipes()
         model = recipes.TRAINERS["mlperf_2018"](tinytorch_ref, 0, train_x, train_y,
-                                                mlperf.item_budget_s(MS))
+                                                mlperf.work(MS))
         _ref["r"] = recipes.parameters(model)
     return _ref["r"]
 
@@ -228,7 +228,7 @@ def test_trainer_measures_as_the_sandboxed_child_runs_it_and_the_provider_judges
         rmod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(rmod)
         result = rmod.parameters(rmod.TRAINERS["mlperf_2018"](
-            tinytorch_ref, 1, train_x, train_y, mlperf.item_budget_s(MS)))
+            tinytorch_ref, 1, train_x, train_y, mlperf.work(MS)))
     finally:
         sys.meta_path.remove(blocker)
         sys.modules.update(saved)
@@ -282,7 +282,7 @@ def test_the_harness_runs_the_hook_per_slot_and_keeps_only_the_verdict() -> None
     train_x, train_y = wire.decode(child["inputs"][first])
     recipes = mlperf.recipes()
     result = recipes.parameters(recipes.TRAINERS["mlperf_2018"](
-        tinytorch_ref, job.seeds[0].train, train_x, train_y, child["budget_s"]["mlperf_2018"]))
+        tinytorch_ref, job.seeds[0].train, train_x, train_y, child["work"]["mlperf_2018"]))
     good = harness_ms.on_result(job, first, wire.decode(wire.encode(result)))
     assert set(good) == {"verdict"} and good["verdict"]["passed"], good
     bad = harness_ms.on_result(job, items[1], result)  # trained on another variant
@@ -302,7 +302,7 @@ def test_reference_passes_every_graded_seed() -> None:
     r = mlperf.run_in_process(tinytorch_ref)
     assert r["passed"] and r["passing_seeds"] == list(MS.seeds), r["message"]
     for seed in MS.seeds:
-        assert r["seconds"][seed] < 0.5 * mlperf.item_budget_s(MS) / mlperf.TRAIN_SHARE, r["seconds"]
+        assert r["seconds"][seed] < 0.5 * mlperf.work(MS)["cap_s"], r["seconds"]
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS))

@@ -198,7 +198,8 @@ def test_recipes_alone_train_and_return_parameters_that_only_fit_their_variant()
     sys.meta_path.insert(0, blocker)
     try:
         spec.loader.exec_module(rmod)
-        params = rmod.parameters(rmod.TRAINERS[mid](tinytorch_ref, 0, train_x, train_y, 60.0))
+        fixed = M.work(next(m for m in _course().milestones if m.id == mid))
+        params = rmod.parameters(rmod.TRAINERS[mid](tinytorch_ref, 0, train_x, train_y, fixed))
     finally:
         sys.meta_path.remove(blocker)
     assert isinstance(params, dict) and all(v.dtype == np.float32 for v in params.values())
@@ -234,14 +235,9 @@ def test_training_is_reproducible_for_a_seed() -> None:
     mid = "transformer_reversal_2017"
     train_x, train_y, _, _ = TR.task(mid, 0)
     fit = M.trainer(mid)
-    few = dict(recipes().GPT_REVERSAL, steps=5)
-    saved = recipes().GPT_REVERSAL.copy()
-    recipes().GPT_REVERSAL.update(few)
-    try:
-        a = recipes().parameters(fit(tinytorch_ref, 7, train_x, train_y, 60.0))
-        b = recipes().parameters(fit(tinytorch_ref, 7, train_x, train_y, 60.0))
-    finally:
-        recipes().GPT_REVERSAL.update(saved)
+    few = {**M.work(next(m for m in _course().milestones if m.id == mid)), "steps": 5}
+    a = recipes().parameters(fit(tinytorch_ref, 7, train_x, train_y, few))
+    b = recipes().parameters(fit(tinytorch_ref, 7, train_x, train_y, few))
     assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
