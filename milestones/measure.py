@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         r = measure(args.milestone, seed, args.contended)
         rows.append(r)
         print(f"{args.milestone} seed {seed}: accuracy {r['accuracy']:.4f}, "
-              f"{r['seconds']:.1f} s ({r['cpu_seconds']:.1f} s CPU), evaluated in "
+              f"{r['seconds']:.1f} s ({r['cpu_seconds']:.2f} s CPU), evaluated in "
               f"{r['score_seconds']:.1f} s, peak RSS "
               f"{r['peak_rss_mb']:.0f} MB", flush=True)
     acc = [r["accuracy"] for r in rows]
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.milestone}{' (contended)' if args.contended else ''}: accuracy median "
           f"{statistics.median(acc):.3f} (min {min(acc):.3f}); s/seed median "
           f"{statistics.median(sec):.1f} (max {max(sec):.1f}), CPU s/seed median "
-          f"{statistics.median(cpu):.1f} (max {max(cpu):.1f}); peak RSS max {max(rss):.0f} MB")
+          f"{statistics.median(cpu):.2f} (max {max(cpu):.2f}); peak RSS max {max(rss):.0f} MB")
     return 0
 
 

@@ -14,11 +14,12 @@ field apart from :data:`autograder.harness.core.RUN_FACTS` (wall and CPU seconds
 sandbox's uid): scores, statuses, every output, every milestone metric, the steps trained.
 
 Lean but real: a copy of course.yml in which every module has closed (graded on the reference
-of the earlier modules, as at the end of term) and each training milestone has one seed slot
-and a short fixed training (how long a run trains changes the CI time, not whether the run is
-deterministic; thresholds low enough that the short training passes). The hidden suites, the
-public tests, the sandbox, the per-submission variants, the training in the child and the
-scoring in the parent are the real ones.
+of the earlier modules, as at the end of term), each training milestone has one seed slot and a
+short fixed training (how long a run trains changes the CI time, not whether the run is
+deterministic; thresholds low enough that the short training passes), and the hidden cases
+have 2 variants instead of 64 (a regrade computes the reference's values for every variant).
+The hidden suites, the public tests, the sandbox, the per-submission variants, the training in
+the child and the scoring in the parent are the real ones.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ BUSY_LOOPS = 3
 
 def _lean_course(out: Path) -> Path:
     data = yaml.safe_load((paths.REPO_ROOT / "course.yml").read_text(encoding="utf-8"))
+    data["course"]["grading"]["variants"] = 2
     for m in data["modules"]:  # three years earlier: every module has closed
         for key in ("release", "due"):
             when = dt.datetime.strptime(m[key], "%Y-%m-%d %H:%M")
@@ -148,7 +150,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             p.kill()
             p.wait()
     return {"quiet": quiet, "loaded": _results(tmp / "loaded"), "proc": proc, "wall": wall,
-            "still_busy": still_busy, "course": course,
+            "still_busy": still_busy, "course": course, "course_file": course_file,
             "report": json.loads((tmp / "loaded" / "regrade_report.json").read_text())
             if (tmp / "loaded" / "regrade_report.json").is_file() else None}
 
@@ -208,3 +210,40 @@ def test_run_facts_name_only_timing_and_the_sandbox_uid() -> None:
     assert without_run_facts(sample) == {"score": 1.0, "extra_data": {
         "run": {"launches": 1}, "milestones": {"a": {"values": {"0": 0.5}}}}}
     assert sample["execution_time"] == 3.0  # a copy: the results themselves are untouched
+
+
+#: The script that runs each milestone, and its arguments.
+SCRIPTS = {"xor_1969": ("xor_1969", ()), "mlp_1986": ("mlp_1986", ()),
+           "cnn_1998": ("cnn_1998", ()), "cnn_fashion_1998": ("cnn_fashion_1998", ()),
+           "transformer_reversal_2017": ("transformer_2017", ("--task", "reversal")),
+           "transformer_2017": ("transformer_2017", ("--task", "kjv"))}
+
+
+@pytest.mark.parametrize("mid", sorted(SCRIPTS))
+def test_the_students_script_prints_the_graders_accuracy_for_the_same_seeds(
+        runs: dict[str, Any], mid: str, tmp_path: Path) -> None:
+    """The milestone script, run with the graded slot's training seed and task variant (as
+    results.json records them for staff), trains the same fixed work and prints the metric the
+    grader measured, to the last digit and the same count, with its steps and CPU seconds."""
+    graded = next(r["extra_data"]["milestones"][mid] for r in runs["quiet"].values()
+                  if mid in r["extra_data"]["milestones"])
+    (seed,), (variant,) = graded["train_seeds"], graded["data_seeds"]
+    script, args = SCRIPTS[mid]
+    proc = subprocess.run(
+        [sys.executable, str(paths.REPO_ROOT / "milestones" / f"{script}.py"), "--package",
+         "tinytorch_ref", "--quiet", "--plot", str(tmp_path / "curve.png"), *args,
+         "--seed", str(seed), "--variant", str(variant)],
+        capture_output=True, text=True, timeout=600, cwd=paths.REPO_ROOT,
+        env=dict(os.environ, TITO_COURSE=str(runs["course_file"]), COLUMNS="300"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = next(ln for ln in proc.stdout.splitlines()
+                if f"seed {seed} on variant {variant}:" in ln)
+    printed = re.search(r"(\d\.\d{4}) \((\d+)/(\d+)\); ([\d,]+) of ([\d,]+) steps in "
+                        r"([\d.]+) CPU-s", line)
+    assert printed, line
+    value, right, n = printed.group(1), int(printed.group(2)), int(printed.group(3))
+    assert right / n == graded["values"]["0"], (line, graded["values"])
+    assert f"{value} ({right}/{n})" in next(t["output"] for r in runs["quiet"].values()
+                                            for t in r["tests"] if f"· {mid} ·" in t["name"])
+    steps = [int(g.replace(",", "")) for g in printed.group(4, 5)]
+    assert steps == [graded["total_steps"][0]] * 2
