@@ -325,16 +325,13 @@ class Course(_Strict):
                     f"milestones[{i}].graded_with: module {ms.graded_with} comes before "
                     f"required module {max(ms.requires)}"
                 )
-        # Gradescope gives half a CPU: a submission that used every milestone's whole CPU
-        # cap would need twice the caps in wall-clock time, and must still end in time.
-        limit = self.course.grading.run_timeout_s / 2
+        limit = self.course.grading.run_timeout_s
         for n in known:
             budget = sum(ms.time_budget_s for ms in self.milestones if ms.graded_with == n)
-            if budget > limit:
+            if budget >= limit:
                 raise ValueError(f"milestones: the time budgets graded with module {n} add up "
-                                 f"to {budget:g} CPU s, over half of "
-                                 f"course.grading.run_timeout_s ({limit:g} s: at half a CPU "
-                                 "they take twice that long)")
+                                 f"to {budget:g} CPU s, not under "
+                                 f"course.grading.run_timeout_s ({limit:g} s)")
         if "milestones" not in cats and self.milestones:
             raise ValueError("grading.categories: milestones exist but no 'milestones' category")
         if self.grading.default_track not in {t.id for t in self.tracks}:

@@ -83,7 +83,7 @@ class _Progress:
     def __call__(self, done: int) -> None:
         self._done = int(done)
         now = _monotonic()
-        if now - self._at >= PROGRESS_EVERY_S:
+        if self._sent < 0 or now - self._at >= PROGRESS_EVERY_S:  # the first step at once
             self._at = now
             self.flush()
 

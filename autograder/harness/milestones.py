@@ -172,7 +172,7 @@ def score(job: MilestoneJob, outcomes: dict[str, Outcome]) -> tuple[float, str, 
         if isinstance(got, dict) and "invalid" in got:
             notes.append(f"seed {s.slot}: the trained parameters do not fit the model "
                          f"({got['invalid']})")
-        elif o is not None and o.status == "timeout" and "CPU time" in o.message:
+        elif o is not None and o.status == "timeout" and o.stopped_by == "cpu":
             notes.append(f"seed {s.slot}: " + capped_message(job, total, o.steps))
         else:
             notes.append(f"seed {s.slot}: " + ((o.message or o.status) if o else "no result"))
@@ -198,8 +198,9 @@ def capped_message(job: MilestoneJob, total: int, done: int | None) -> str:
     """What a slot stopped at its CPU cap says: how far it got, out of the fixed work, in the
     cap, and where to look. The same whatever the machine's load: the work is fixed, and the
     cap is CPU time (only how far it got depends on the speed of the machine)."""
-    got = "an unknown number" if done is None else f"{done:,}"
-    return (f"your training did {got} of {total:,} steps in the {job.item_timeout():g} CPU-s "
+    got = (f"did {done:,} of {total:,} steps" if done else
+           f"did not finish one of its {total:,} steps")
+    return (f"your training {got} in the {job.item_timeout():g} CPU-s "
             "this milestone allows per seed, and was stopped: a seed that does not finish its "
             "fixed training is not measured (it is never trained for less). The reference "
             "finishes in a small part of that; profile one training step (module 14's "

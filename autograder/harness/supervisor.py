@@ -62,6 +62,9 @@ class Outcome:
     cpu_s: float | None = None
     #: training steps the child reported done (milestone items, ``progress`` messages)
     steps: int | None = None
+    #: for a timeout, which limit stopped it: ``cpu`` (the item's CPU seconds), ``blocked``
+    #: (the wall-clock backstop for code that does not compute) or ``run`` (the whole run's)
+    stopped_by: str = ""
 
 
 @dataclass
@@ -488,7 +491,8 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                     f"stopped after {clock.describe()}" if not run_over else
                     f"stopped: the whole submission used up its {spec.run_timeout_s:g} s"
                     " time limit") + " (an infinite loop, or far too slow?)",
-                    cpu_s=clock.used(), steps=report.progress.get(current))
+                    cpu_s=clock.used(), steps=report.progress.get(current),
+                    stopped_by="run" if run_over else clock.reason)
                 if _stops(spec, report, current):
                     return None
             return None if time.monotonic() >= deadline else resume
