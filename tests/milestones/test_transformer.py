@@ -30,8 +30,9 @@ from tito import paths
 
 IDS = TR.IDS
 
-#: Per-seed training time allowed for the reference (generous: a loaded CI machine).
-REFERENCE_SECONDS = {"transformer_reversal_2017": 60.0, "transformer_2017": 180.0}
+#: Per-seed training CPU seconds allowed for the reference: half the grader's cap per seed
+#: (30 and 120), several times what it uses on a loaded machine (docs/milestones.md).
+REFERENCE_SECONDS = {"transformer_reversal_2017": 15.0, "transformer_2017": 60.0}
 
 #: Which plausible bug must fail which task (measured on seed 0; docs/milestones.md lists the
 #: accuracies). Without a causal mask the reversal still passes (the model learns the real
