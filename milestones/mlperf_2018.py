@@ -83,9 +83,9 @@ def run_local(pkg: Any, seeds: list[int] | None) -> dict[str, Any]:
                          "CPU-s per seed, which would stop it")
         per_seed[seed] = speed
         passing += [seed] if ok else []
-        lines.append(f"seed {seed}: {'passed' if ok else 'failed'}: "
-                     f"{steps.done:,} of {recipes.total_steps(work, len(train_y)):,} training "
-                     "steps; " + "; ".join(notes))
+        lines.append(f"seed {seed}: {'passed' if ok else 'failed'}: " + "; ".join(notes)
+                     + f"; {steps.done:,} of {recipes.total_steps(work, len(train_y)):,} "
+                     "training steps")
     needed = min(ms.min_passing_seeds, len(seeds))
     passed = len(passing) >= needed
     return {"passed": passed, "per_seed": per_seed, "seconds": seconds,

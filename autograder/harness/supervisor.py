@@ -89,7 +89,7 @@ class RunSpec:
     package: str = "tinytorch"
     seeds: dict[str, int] = field(default_factory=dict)
     student_files: list[Path] = field(default_factory=list)
-    #: ``{"recipes": file, "ids": [...], "inputs": {item: wire data}, "budget_s": {id: s}}``
+    #: ``{"recipes": file, "ids": [...], "inputs": {item: wire data}, "work": {id: {...}}}``
     milestone_job: dict[str, Any] = field(default_factory=dict)
     #: Called in the parent with (item, decoded value) as each result arrives; what it
     #: returns is kept instead of the value (compare and drop: memory stays bounded). An
