@@ -819,7 +819,7 @@ def _remove_stale_work(outdir: Path) -> list[str]:
 
 def regrade(*, export: Path | list[Path], module: str | None = None, course: Any = None,
             out: Path | None = None, dry_run: bool = False, apply: bool = False,
-            store: str | Path | None = None, jobs: int = 1, scheduler: str | None = None,
+            store: str | Path | None = None, jobs: int = 1, scheduler: Any = None,
             on_start: Callable[[int], None] | None = None,
             on_done: Callable[[SubmissionDiff], None] | None = None) -> RegradeReport:
     """Regrade every active submission of one or more exports and compare with the old scores.
@@ -838,8 +838,11 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
         apply: ingest the exports and the new results into the gradebook store.
         store: the gradebook store (default: course.yml's ``gradebook_store``).
         jobs: submissions graded at once on this machine (each in its own sandboxed child).
-        scheduler: a Dask scheduler address (``tcp://host:8786``) or ``local:N`` (a local
-            cluster of N single-threaded workers); None grades on this machine.
+        scheduler: ``local:N`` (a local cluster of N single-threaded workers, TLS on
+            loopback), a TLS scheduler address with credentials
+            (:class:`autograder.regrade_dask.Target`), or a plain ``tcp://`` address with
+            ``Target(..., insecure=True)``; a plain string is a Target without credentials.
+            None grades on this machine.
         on_start: called once with the number of submissions.
         on_done: called with each submission's diff as it finishes (also reused ones).
 
@@ -866,7 +869,7 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
     if scheduler is not None:
         from autograder.regrade_dask import check_scheduler
 
-        check_scheduler(scheduler)
+        scheduler = check_scheduler(scheduler)
     started = time.monotonic()
     c = _load_course(course)
     fixed = resolve_module(c, module) if module is not None else None
@@ -967,7 +970,8 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
                     "metadata": u.export.location, "folder": u.prefix.rstrip("/")}
                    for u in units],
             rows=rows, dry_run=dry_run, outdir=str(outdir) if keep else None, notes=notes,
-            jobs=jobs, scheduler=scheduler, reused=reused, graded_now=graded_now)
+            jobs=jobs, scheduler=None if scheduler is None else str(scheduler), reused=reused,
+            graded_now=graded_now)
         if keep:
             write_report(report, outdir)
         if apply:

@@ -51,12 +51,24 @@ def _course_from(ctx: click.Context) -> Any:
 @click.option("-j", "--jobs", type=int, default=1, show_default=True,
               help="Submissions graded at once on this machine.")
 @click.option("--scheduler", default=None, metavar="ADDRESS|local:N",
-              help="Grade on a Dask cluster: a scheduler address (tcp://host:8786) or local:N "
-                   "(N local workers). Needs pip install '.[dask]'.")
+              help="Grade on a Dask cluster: local:N (N local workers, TLS on loopback) or a "
+                   "scheduler address (tls://host:8786, with --tls-*). Needs pip install "
+                   "'.[dask]'.")
+@click.option("--tls-ca-file", default=None, metavar="FILE",
+              help="With --scheduler tls://...: the CA certificate the cluster's certificates "
+                   "are signed by (default: Dask's distributed.comm.tls.ca-file).")
+@click.option("--tls-cert", default=None, metavar="FILE",
+              help="With --scheduler tls://...: your certificate, signed by that CA.")
+@click.option("--tls-key", default=None, metavar="FILE",
+              help="With --scheduler tls://...: your certificate's private key (mode 600).")
+@click.option("--insecure", is_flag=True,
+              help="Allow a plain tcp:// scheduler address: unencrypted, and anyone who can "
+                   "reach the scheduler can run code on it. Only on a network you control.")
 @click.pass_context
 def regrade(ctx: click.Context, exports: tuple[Path, ...], module: str | None, dry_run: bool,
             out: Path | None, apply: bool, store: str | None, jobs: int,
-            scheduler: str | None) -> None:
+            scheduler: str | None, tls_ca_file: str | None, tls_cert: str | None,
+            tls_key: str | None, insecure: bool) -> None:
     """TA: regrade Gradescope "Export Submissions" EXPORTS (.zip files, their folders, or a
     folder of them: a whole term in one run) and show what changed: old score, new score,
     delta and the tests that changed. Ctrl-C stops every grading at once; run the same
@@ -86,11 +98,19 @@ def regrade(ctx: click.Context, exports: tuple[Path, ...], module: str | None, d
         verb = "reused" if row.reused else "graded"
         progress.update(task[0], advance=1, description=f"{verb} {row.key}")
 
+    target: Any = scheduler
+    if scheduler is None and (tls_ca_file or tls_cert or tls_key or insecure):
+        raise RegradeUsageError("--tls-ca-file, --tls-cert, --tls-key and --insecure go with "
+                                "--scheduler ADDRESS")
+    if scheduler is not None:
+        from autograder.regrade_dask import Target
+
+        target = Target(scheduler, tls_ca_file, tls_cert, tls_key, insecure)
     try:
         with progress:
             report = run_regrade(export=list(exports), module=module, course=_course_from(ctx),
                                  out=out, dry_run=dry_run, apply=apply, store=store, jobs=jobs,
-                                 scheduler=scheduler, on_start=started, on_done=done)
+                                 scheduler=target, on_start=started, on_done=done)
     except (RegradeError, GradebookError, CourseError) as exc:
         raise RegradeUsageError(str(exc)) from None
     except RegradeInterrupted as stop:

@@ -163,7 +163,7 @@ def signals(state: dict[str, Any]) -> Iterator[None]:
             signal.signal(sig, h)
 
 
-def run_tasks(tasks: list[Task], *, jobs: int, scheduler: str | None, hide: tuple[str, ...],
+def run_tasks(tasks: list[Task], *, jobs: int, scheduler: Any, hide: tuple[str, ...],
               on_done: Callable[[SubmissionDiff], None] | None, outdir: Path
               ) -> tuple[list[SubmissionDiff], int, int, RegradeInterrupted | None]:
     """Reuse what is finished, grade the rest slowest first; stop cleanly on a signal.

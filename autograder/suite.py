@@ -27,6 +27,14 @@ nothing in the probe (no ``np.allclose``, no ``a < b`` verdicts): return the num
 the parent compare them with the reference's, or give the case a ``check`` that runs in the
 parent.
 
+Timed work: a case whose grade or leaderboard value depends on how fast the submission runs never
+reads a clock. It returns :class:`Timed` (the value it commits to, and the named work the
+parent may run on it); its ``timing`` (:class:`Timing`) is a plan that runs in the trusted
+parent, chooses fresh inputs after the commit, and has the parent time each run of the work in
+the child from outside (and the same work of the reference in a trusted twin process), see
+:mod:`autograder.harness.timing`. Its ``check``, ``publish`` and leaderboard get a
+:class:`TimedResult`: the committed value and what the plan measured.
+
 Outcomes a case wants to test as data: return ``"ValueError"`` from an ``except`` clause, or
 ``x.shape`` as a tuple. Exceptions escaping a case fail it, with the exception type and message
 shown to the student (never the case source or the expected value). The suite's code is
@@ -38,7 +46,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -53,6 +61,80 @@ Publisher = Callable[[Any, Any], "tuple[str, dict[str, Any]] | None"]
 #: ``expected(reference's value) -> what check, publish and the leaderboard need of it``: the
 #: expected value the goldens keep (and the variation check compares); None keeps it all.
 Keeper = Callable[[Any], Any]
+
+
+# --------------------------------------------------------------------------- timed work
+@dataclass(frozen=True)
+class Timed:
+    """What a timed case (or a milestone's timed work) returns in the child.
+
+    ``value`` is plain data, sent to the parent before anything is timed (the commitment: the
+    model's arrays, say); ``work`` maps names to functions ``f(input) -> plain data`` that run
+    on the committed objects. The parent then asks for runs of the work, one input at a time,
+    chosen after the commitment, and times each run itself (:mod:`autograder.harness.timing`).
+    """
+
+    value: Any
+    work: Mapping[str, Callable[[Any], Any]]
+
+
+@dataclass(frozen=True)
+class Run:
+    """A plan's request: time ``work`` on ``input`` in the submission's child
+    (``side="submission"``) or in the trusted twin (``side="baseline"``)."""
+
+    side: Literal["submission", "baseline"]
+    work: str
+    input: Any
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A plan's request to (re)build the twin's work: the twin runs the timing's ``baseline``
+    builder with the reference package and ``data`` (plain data the parent chose)."""
+
+    data: Any
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What the parent measured of one :class:`Run`: CPU seconds of the process tree that ran
+    it (read from outside), and the work's output (decoded plain data), or why there is none
+    (``error``: the work raised; ``implausible``: the measurement cannot be trusted, e.g. a
+    process started during the run)."""
+
+    cpu_s: float
+    output: Any = None
+    error: str = ""
+    implausible: str = ""
+
+
+#: ``plan(committed value, expected, rng)``: a generator run in the trusted parent that yields
+#: :class:`Baseline` and :class:`Run` requests, is sent a :class:`Measured` for every Run, and
+#: returns a plain-data summary (what the check, publish and leaderboard read).
+Plan = Callable[[Any, Any, "np.random.Generator"],
+                "Generator[Run | Baseline, Measured | None, Any]"]
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How the parent times a case: ``plan`` (parent) and ``baseline`` (the twin:
+    ``baseline(reference package, data) -> {name: work}``, run with the course's reference
+    and nothing of the submission)."""
+
+    plan: Plan
+    baseline: Callable[[Any, Any], Mapping[str, Callable[[Any], Any]]] | None = None
+
+
+@dataclass(frozen=True)
+class TimedResult:
+    """What the parent's check, publish and leaderboard get for a timed case: the committed
+    ``value``, the plan's summary (``timing``; None when the run timed nothing: reference and
+    mutation runs), and ``problem``: why the grader itself could not time it (course-side)."""
+
+    value: Any
+    timing: Any = None
+    problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -72,10 +154,14 @@ class Case:
     tags: tuple[str, ...] = ()
     publish: Publisher | None = None
     expected: Keeper | None = None
+    timing: Timing | None = None
 
     def kept(self, value: Any) -> Any:
         """The part of the reference's ``value`` this case's check uses (all of it by
-        default): what goldens store and what a submission's value is compared with."""
+        default): what goldens store and what a submission's value is compared with. A timed
+        case's expected value is its committed value (timings never go into goldens)."""
+        if isinstance(value, (Timed, TimedResult)):
+            value = value.value
         return value if self.expected is None else self.expected(value)
 
     def seed(self, variant: int | None = None, salt: str = "") -> int:
@@ -125,11 +211,14 @@ class Suite:
         tags: tuple[str, ...] = (),
         publish: Publisher | None = None,
         expected: Keeper | None = None,
+        timing: Timing | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register ``fn(tt, rng) -> plain data`` as a case worth ``points``; ``publish`` (run
         in the parent, like ``check``) adds what the student should see of the result;
         ``expected`` (with ``check``) keeps only what the check uses of the reference's answer
-        (timings and other values that differ from run to run stay out of the goldens)."""
+        (values that differ from run to run stay out of the goldens); ``timing`` makes it a
+        timed case (``fn`` returns :class:`Timed`; it needs a ``check``, which gets a
+        :class:`TimedResult`)."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             case_name = name or fn.__name__
@@ -137,9 +226,11 @@ class Suite:
                 raise ValueError(f"{self.module}: duplicate case name {case_name!r}")
             if points < 0:
                 raise ValueError(f"{self.module}: case {case_name!r} has negative points")
+            if timing is not None and check is None:
+                raise ValueError(f"{self.module}: timed case {case_name!r} needs a check")
             self.cases.append(
                 Case(case_name, fn, float(points), hint, visibility, rtol, atol, check_dtype,
-                     check, timeout_s, tuple(tags), publish, expected)
+                     check, timeout_s, tuple(tags), publish, expected, timing)
             )
             return fn
 

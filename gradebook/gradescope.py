@@ -108,7 +108,12 @@ def load_metadata_yaml(text: str, where: str) -> dict[str, Any]:
         at = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise GradebookError(f"{where}: invalid YAML ({at}{problem})") from None
-    data = plain(data)
+    except RecursionError:
+        raise GradebookError(f"{where}: invalid YAML (nested too deeply)") from None
+    try:
+        data = plain(data)
+    except RecursionError:
+        raise GradebookError(f"{where}: invalid YAML (nested too deeply)") from None
     if not isinstance(data, dict):
         raise GradebookError(f"{where}: expected a mapping of submission_<id> folders to "
                              f"records, found {type(data).__name__}")

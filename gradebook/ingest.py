@@ -38,6 +38,9 @@ from gradebook.store import Store, current_user, now_utc
 from gradebook.tables import records
 
 GRADE_CSV_REQUIRED = ["SID", "Email", "Total Score", "Max Points", "Status", "Submission Time"]
+#: A results.json or submission_metadata.json larger than this is refused unread (the grader
+#: caps every test's output; a real one is far smaller).
+MAX_JSON_BYTES = 64 * 1024 * 1024
 SLOW_HOOK = "GRADEBOOK_TEST_ROW_DELAY"  # seconds to sleep between written rows (tests only)
 TOLERANCE = 1e-6  # scores are rounded to 6 decimals by the harness
 
@@ -298,6 +301,28 @@ def _users(raw: Any, what: str) -> list[dict[str, Any]]:
     return users
 
 
+def read_json(path: Path) -> Any:
+    """A JSON file, bounded: too large, too deeply nested or invalid is one line naming it.
+
+    Raises:
+        GradebookError: the file is over :data:`MAX_JSON_BYTES`, not UTF-8, not JSON, or
+            nested beyond what Python's parser takes.
+    """
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise GradebookError(f"{path}: cannot be read ({exc.strerror})") from None
+    if size > MAX_JSON_BYTES:
+        raise GradebookError(f"{path}: is {size / 2**20:.0f} MB, more than "
+                             f"{MAX_JSON_BYTES // 2**20} MB; not a results file")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise GradebookError(f"{path}: invalid JSON ({exc})") from None
+    except RecursionError:
+        raise GradebookError(f"{path}: invalid JSON (nested too deeply)") from None
+
+
 def parse_results_file(path: Path, *, course: Any, module: str | None = None,
                        accept: str | None = None) -> Source:
     """Parse a results.json and its sibling submission_metadata.json.
@@ -306,20 +331,14 @@ def parse_results_file(path: Path, *, course: Any, module: str | None = None,
         GradebookError: invalid JSON, no sibling metadata, or a bad field.
     """
     sha = sha256_file(path)
-    try:
-        results = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise GradebookError(f"{path}: invalid JSON ({exc})") from None
+    results = read_json(path)
     meta_path = path.parent / "submission_metadata.json"
     if not meta_path.is_file():
         raise GradebookError(
             f"{path}: no submission_metadata.json beside it (it gives the student and the "
             "submission time)"
         )
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise GradebookError(f"{meta_path}: invalid JSON ({exc})") from None
+    meta = read_json(meta_path)
     if not isinstance(meta, dict):
         raise GradebookError(f"{meta_path}: expected a JSON object")
     users = _users(meta.get("users"), f"{meta_path}: users")
@@ -456,8 +475,12 @@ def collect(paths: Iterable[Path]) -> list[tuple[str, Path]]:
     Files: ``*.json`` -> results, ``*.csv`` -> Gradescope grade CSV, ``*.zip`` -> export
     archive. Folders: an export folder if it holds ``submission_metadata.yml`` (at most two
     levels down), else every ``results.json``, ``*.zip`` and ``*.csv`` below it, in sorted
-    order. A CSV in a folder that is not a Gradescope grade CSV (by its header) is reported
-    as ignored; other files are not inputs. A folder with none of these is an error.
+    order, except inside an export folder met on the way (a folder holding
+    ``submission_metadata.yml``): that folder is one export, and its ``submission_<id>/``
+    folders, which hold what students uploaded, are never searched (a student's own
+    ``results.json`` or ``.zip`` is not a score). Symbolic links are not followed. A CSV in a
+    folder that is not a Gradescope grade CSV (by its header) is reported as ignored; other
+    files are not inputs. A folder with none of these is an error.
 
     Raises:
         GradebookError: a path does not exist, has an unknown type, or a folder holds nothing.
@@ -467,15 +490,10 @@ def collect(paths: Iterable[Path]) -> list[tuple[str, Path]]:
         if not p.exists():
             raise GradebookError(f"{p}: no such file or folder")
         if p.is_dir():
-            if any(p.glob("submission_metadata.yml")) or any(
-                p.glob("*/submission_metadata.yml")
-            ) or any(p.glob("*/*/submission_metadata.yml")):
+            if gs._depth_walk(p):
                 out.append(("export", p))
                 continue
-            found = [("results", f) for f in sorted(p.rglob("results.json"))]
-            found += [("export", f) for f in sorted(p.rglob("*.zip"))]
-            found += [("csv" if _is_grade_csv(f) else "ignored", f)
-                      for f in sorted(p.rglob("*.csv"))]
+            found = _walk_folder(p)
             if not found:
                 raise GradebookError(
                     f"{p}: no results.json, export archive, grade CSV or metadata inside"
@@ -494,9 +512,41 @@ def collect(paths: Iterable[Path]) -> list[tuple[str, Path]]:
     return out
 
 
+def _walk_folder(root: Path) -> list[tuple[str, Path]]:
+    """The inputs below ``root`` (see :func:`collect`): results first, then exports, then CSVs."""
+    results: list[Path] = []
+    exports: list[Path] = []
+    csvs: list[Path] = []
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        if folder != root and (folder / gs.METADATA_YML).is_file():
+            exports.append(folder)  # an unpacked export: students' uploads are below it
+            continue
+        try:
+            entries = list(folder.iterdir())
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            if entry.is_dir():
+                stack.append(entry)
+            elif not entry.is_file():
+                continue
+            elif entry.name == "results.json":
+                results.append(entry)
+            elif entry.suffix == ".zip":
+                exports.append(entry)
+            elif entry.suffix == ".csv":
+                csvs.append(entry)
+    return ([("results", f) for f in sorted(results)] + [("export", f) for f in sorted(exports)]
+            + [("csv" if _is_grade_csv(f) else "ignored", f) for f in sorted(csvs)])
+
+
 def _is_grade_csv(path: Path) -> bool:
     with path.open(encoding="utf-8-sig", errors="replace") as fh:
-        header = {h.strip() for h in fh.readline().split(",")}
+        header = {h.strip() for h in fh.readline(64 * 1024).split(",")}
     return set(GRADE_CSV_REQUIRED) <= header
 
 

@@ -47,25 +47,35 @@ def read_csv_rows(path: Path, required: list[str]) -> Iterator[tuple[int, dict[s
     with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
         try:
-            header = [h.strip() for h in next(reader)]
-        except StopIteration:
-            raise GradebookError(f"{path}: empty file (expected a header row)") from None
-        for col in required:
-            if col not in header:
-                raise GradebookError(
-                    f"{path}:1: {col}: missing column (header has: {', '.join(header)})"
-                )
-        for cells in reader:
-            if not any(c.strip() for c in cells):
-                continue
-            if len(cells) != len(header):
-                # a short row would silently default its missing cells (e.g. a track)
-                raise GradebookError(
-                    f"{where(path, reader.line_num)}: {len(cells)} cells but the header has "
-                    f"{len(header)} columns"
-                )
-            row = {h: (cells[i].strip() if i < len(cells) else "") for i, h in enumerate(header)}
-            yield reader.line_num, row
+            yield from _rows(path, reader, required)
+        except (csv.Error, UnicodeDecodeError) as exc:
+            # a field over csv's size limit, a NUL byte, bytes that are not UTF-8
+            raise GradebookError(f"{where(path, reader.line_num + 1)}: not a readable CSV "
+                                 f"({type(exc).__name__}: {str(exc)[:120]})") from None
+
+
+def _rows(path: Path, reader: Any, required: list[str]
+          ) -> Iterator[tuple[int, dict[str, str]]]:
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise GradebookError(f"{path}: empty file (expected a header row)") from None
+    for col in required:
+        if col not in header:
+            raise GradebookError(
+                f"{path}:1: {col}: missing column (header has: {', '.join(header)})"
+            )
+    for cells in reader:
+        if not any(c.strip() for c in cells):
+            continue
+        if len(cells) != len(header):
+            # a short row would silently default its missing cells (e.g. a track)
+            raise GradebookError(
+                f"{where(path, reader.line_num)}: {len(cells)} cells but the header has "
+                f"{len(header)} columns"
+            )
+        row = {h: (cells[i].strip() if i < len(cells) else "") for i, h in enumerate(header)}
+        yield reader.line_num, row
 
 
 # --------------------------------------------------------------------------- roster

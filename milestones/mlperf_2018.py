@@ -8,11 +8,14 @@ Run with your package (after exporting modules 01-19)::
 
 Per seed it trains the 1986 digits MLP, quantizes it to INT8 (module 15), prunes half its
 weights and fine-tunes (module 16), and times greedy generation of 128 tokens by a GPT with and
-without module 17's KV cache in alternating pairs (CPU seconds). Then it scores the results
-exactly as the grader does, with the grader's own code: sizes from the arrays, accuracies from a
-NumPy forward pass on the held-out digits, the cached tokens against the uncached ones and the
-model's greedy choices, and the speed-up from the median ratio's confidence interval. The
-targets are course.yml's. Prints every figure per seed, then PASSED or FAILED (exit 0 or 1).
+without module 17's KV cache in alternating pairs, a new prompt for each pair (CPU seconds, with
+your module 19's ``single_stream``). Then it scores the results exactly as the grader does, with
+the grader's own code: sizes from the arrays, accuracies from a NumPy forward pass on the
+held-out digits, the cached tokens against the uncached ones and the model's greedy choices,
+and the speed-up from the median ratio's confidence interval. The targets are course.yml's.
+Prints every figure per seed, then PASSED or FAILED (exit 0 or 1). (The grader does not use
+your timings: it times the same generation itself, from outside your process, on prompts it
+draws after your models are committed.)
 
 ``--contended`` pins this process to CPU 0 next to a busy loop pinned there too (about half a
 core, the stand-in for Gradescope's half vCPU); ``--json`` prints the per-seed figures as JSON.
@@ -68,15 +71,14 @@ def run_local(pkg: Any, seeds: list[int] | None) -> dict[str, Any]:
     for seed in seeds:
         # seed s trains with seed s on variant s (pixels and labels permuted), as the grader's
         train_x, train_y, test_x, test_y = milestone_task("mlp_1986", seed)
-        ids = mlperf_score.prompt(seed, vocab, int(cfg["prompt"]))
         steps = recipes.StepCounter(None)
         t0 = time.process_time()
-        result = recipes.mlperf_run(pkg, seed, train_x, train_y, ids, int(crit["new_tokens"]),
-                                    work, on_step=steps)
+        result = recipes.mlperf_run(pkg, seed, train_x, train_y, int(crit["new_tokens"]), work,
+                                    on_step=steps)
         seconds[seed] = time.process_time() - t0
         ok, speed, notes = mlperf_score.score_seed(
-            result, recipes.digits_features(test_x), test_y, crit, ms.threshold, ids,
-            int(recipes.MLP["hidden"]), vocab)
+            result, recipes.digits_features(test_x), test_y, crit, ms.threshold,
+            int(recipes.MLP["hidden"]), vocab, int(cfg["gpt"]["context"]))
         if seconds[seed] > work["cap_s"]:
             ok = False
             notes.append(f"{seconds[seed]:.1f} CPU-s: over the grader's {work['cap_s']:g} "

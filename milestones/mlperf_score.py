@@ -6,7 +6,12 @@ functions: sizes from the returned arrays, accuracies from a NumPy forward pass 
 returned model, sparsity counted in the returned weights, the generated tokens, and the
 speed-up from a sequential median-ratio interval. The grader also checks every new token
 against its own forward pass of the returned GPT (``greedy_logits``); the script, which has no
-such pass, checks the tokens against each other and the prompt. Thresholds are course.yml's.
+such pass, checks the tokens against each other and the prompts. Thresholds are course.yml's.
+
+The generation's measurements come from the grader's own timing when it grades (the child's
+CPU time read from outside, on prompts drawn after the models were committed, the uncached
+baseline run by the course's reference in a process of its own) and from the script's
+``single_stream`` runs when a student runs it; both have the same layout, one row per pair.
 """
 
 from __future__ import annotations
@@ -27,10 +32,17 @@ class BadResult(ValueError):
     """A result that does not have the shape, names or dtypes the recipe produces."""
 
 
-def prompt(seed: int, vocab_size: int, length: int) -> np.ndarray:
-    """The prompt of a seed: ``(1, length)`` int64 token ids (the grader's and the script's)."""
-    rng = np.random.default_rng([2018, int(seed)])
-    return rng.integers(0, vocab_size, size=(1, length)).astype(np.int64)
+def max_speedup(prompt_len: int, new_tokens: int, context: int) -> float:
+    """The largest speed-up a KV cache can physically give: uncached greedy generation runs
+    every position of the window again for each new token (``sum(min(t, context))`` positions
+    for ``t = P .. P + new - 1``), the cached one each position once (``P + new - 1``: the
+    prompt, then each new token but the last), and a
+    cached position costs no less than an uncached one (the same layers, one position at a
+    time, attending to at least as many keys). A measured ratio above this is not a
+    measurement."""
+    total = sum(min(t, int(context)) for t in range(int(prompt_len),
+                                                    int(prompt_len) + int(new_tokens)))
+    return total / max(1, int(prompt_len) + int(new_tokens) - 1)
 
 
 # ----------------------------------------------------------------------------- models
@@ -254,61 +266,67 @@ def speedup_decision(uncached_s: Any, cached_s: Any, threshold: float, confidenc
 
 
 # ----------------------------------------------------------------------------- tokens
-def check_tokens(generation: Mapping[str, Any], prompt: np.ndarray, new_tokens: int,
-                 vocab_size: int, greedy_logits: Callable[[np.ndarray], np.ndarray] | None = None
-                 ) -> str:
+def check_tokens(generation: Mapping[str, Any], new_tokens: int, vocab_size: int,
+                 greedy_logits: Callable[[np.ndarray], np.ndarray] | None = None) -> str:
     """"" when the generated tokens are right, else why not.
 
-    Right means: the uncached run is ``(1, P + new_tokens)`` and begins with ``prompt``; every
-    cached run equals it; ids are in the vocabulary; and, when ``greedy_logits`` is given (the
-    grader's own forward pass of the returned GPT: tokens ``(1, T - 1)`` -> logits ``(T - 1,
-    V)``), every new token is within float32 slack of the largest logit before it.
+    Right means, for every pair ``r``: the uncached and the cached run are ``(P + new_tokens)``
+    ids that begin with ``prompts[r]``, the cached run equals the uncached one, ids are in the
+    vocabulary, and, when ``greedy_logits`` is given (the grader's own forward pass of the
+    returned GPT: tokens ``(1, T - 1)`` -> logits ``(T - 1, V)``), every new token is within
+    float32 slack of the largest logit before it.
     """
-    p = np.asarray(prompt).reshape(1, -1)
-    total = p.shape[1] + int(new_tokens)
+    prompts = generation.get("prompts")
     u = generation.get("uncached_tokens")
     c = generation.get("cached_tokens")
-    if not isinstance(u, np.ndarray) or u.dtype.kind not in "iu" or u.shape != (1, total):
-        return f"uncached tokens are not a (1, {total}) integer array"
-    if not isinstance(c, np.ndarray) or c.dtype.kind not in "iu" or c.ndim != 2 \
-            or c.shape[1] != total or c.shape[0] == 0:
-        return f"cached tokens are not an (runs, {total}) integer array"
-    if not np.array_equal(u[:, :p.shape[1]], p):
-        return "the uncached run does not begin with the grader's prompt"
-    bad = [i for i in range(c.shape[0]) if not np.array_equal(c[i], u[0])]
-    if bad:
-        first = int(np.argmax(c[bad[0]] != u[0]))
-        return (f"cached generation differs from uncached in run {bad[0]} at position {first} "
-                f"({int(c[bad[0], first])} instead of {int(u[0, first])})")
-    if int(u.min()) < 0 or int(u.max()) >= vocab_size:
+    if not isinstance(prompts, np.ndarray) or prompts.dtype.kind not in "iu" \
+            or prompts.ndim != 2 or prompts.shape[0] == 0:
+        return "no prompts were recorded"
+    runs, plen = prompts.shape
+    total = plen + int(new_tokens)
+    for name, a in (("uncached", u), ("cached", c)):
+        if not isinstance(a, np.ndarray) or a.dtype.kind not in "iu" or a.shape != (runs, total):
+            return f"{name} tokens are not a ({runs}, {total}) integer array"
+    assert isinstance(u, np.ndarray) and isinstance(c, np.ndarray)
+    for r in range(runs):
+        if not np.array_equal(u[r, :plen], prompts[r]) or not np.array_equal(c[r, :plen],
+                                                                             prompts[r]):
+            return f"run {r} does not begin with its prompt"
+        if not np.array_equal(c[r], u[r]):
+            first = int(np.argmax(c[r] != u[r]))
+            return (f"cached generation differs from uncached in run {r} at position {first} "
+                    f"({int(c[r, first])} instead of {int(u[r, first])})")
+    if int(c.min()) < 0 or int(c.max()) >= vocab_size:
         return "generated token ids are out of the vocabulary"
     if greedy_logits is None:
         return ""
-    logits = greedy_logits(u[:, :-1])  # (T - 1, V)
-    start = p.shape[1] - 1
-    rows = logits[start:]  # the logits that chose tokens P .. T-1
-    chosen = rows[np.arange(rows.shape[0]), u[0, start + 1:]]
-    best = rows.max(axis=1)
-    wrong = np.flatnonzero(chosen < best - TOKEN_TOLERANCE * (1.0 + np.abs(best)))
-    if wrong.size:
-        pos = int(wrong[0]) + start + 1
-        return (f"token {pos} ({int(u[0, pos])}) is not the greedy choice of the model "
-                f"({int(rows[wrong[0]].argmax())})")
+    start = plen - 1
+    for r in range(runs):
+        logits = greedy_logits(c[r:r + 1, :-1])  # (T - 1, V)
+        rows = logits[start:]  # the logits that chose tokens P .. T-1
+        chosen = rows[np.arange(rows.shape[0]), c[r, start + 1:]]
+        best = rows.max(axis=1)
+        wrong = np.flatnonzero(chosen < best - TOKEN_TOLERANCE * (1.0 + np.abs(best)))
+        if wrong.size:
+            pos = int(wrong[0]) + start + 1
+            return (f"run {r}: token {pos} ({int(c[r, pos])}) is not the greedy choice of the "
+                    f"model ({int(rows[wrong[0]].argmax())})")
     return ""
 
 
 def score_seed(result: Any, x: np.ndarray, y: np.ndarray, crit: Mapping[str, float],
-               threshold: float, prompt: np.ndarray, hidden: int, vocab_size: int,
+               threshold: float, hidden: int, vocab_size: int, context: int,
                greedy_logits: Callable[[Any], Callable[[np.ndarray], np.ndarray]] | None = None
                ) -> tuple[bool, float | None, list[str]]:
     """``(passed, speed-up median or None, notes)`` for one seed's raw result.
 
     Args:
-        result: what ``recipes.mlperf_run`` returned; x, y: held-out features ``(N, 64)`` and
-            labels; crit: course.yml's ``criteria``; threshold: the speed-up threshold;
-            prompt: the seed's prompt; hidden: the MLP's width; vocab_size: the GPT's;
+        result: the models (``recipes.mlperf_models``) and ``"generation"``, the paired
+            measurements (the grader's own, or the script's); x, y: held-out features
+            ``(N, 64)`` and labels; crit: course.yml's ``criteria``; threshold: the speed-up
+            threshold; hidden: the MLP's width; vocab_size, context: the GPT's;
             greedy_logits: ``gpt_params -> (tokens -> logits)``, the grader's forward pass
-            (None: the tokens are checked against each other and the prompt only).
+            (None: the tokens are checked against each other and the prompts only).
     """
     if not isinstance(result, Mapping):
         return False, None, [f"sent a {type(result).__name__}, not the recipe's results"]
@@ -366,12 +384,19 @@ def score_seed(result: Any, x: np.ndarray, y: np.ndarray, crit: Mapping[str, flo
     try:
         if not isinstance(gen, Mapping):
             raise BadResult("no generation measurements")
+        if gen.get("problem"):
+            raise BadResult(str(gen["problem"]))
         greedy = None if greedy_logits is None else greedy_logits(result.get("gpt"))
-        why = check_tokens(gen, prompt, int(crit["new_tokens"]), vocab_size, greedy)
+        why = check_tokens(gen, int(crit["new_tokens"]), vocab_size, greedy)
         if why:
             raise BadResult(why)
         d = speedup_decision(gen.get("uncached_s"), gen.get("cached_s"), threshold,
                              crit["confidence"], int(crit["min_pairs"]))
+        bound = max_speedup(np.asarray(gen["prompts"]).shape[1], int(crit["new_tokens"]),
+                            context)
+        if d["median"] > bound:
+            raise BadResult(f"a measured speed-up of {d['median']:.1f}x is more than a KV cache "
+                            f"can give here ({bound:.1f}x): implausible, not counted")
         speed = d["median"]
         ok &= bool(d["passed"])
         notes.append(f"KV cache {d['median']:.2f}x faster (median of {d['used']} of "

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from autograder.suite import Case, Suite, compare, run_case
+from autograder.suite import Case, Suite, Timed, TimedResult, compare, run_case
 from tito import paths
 
 _counter = itertools.count()
@@ -87,15 +87,20 @@ def expected_value(suite: Suite, case: Case) -> object:
 
 
 def score_variant(suite: Suite, package: ModuleType) -> list[CaseResult]:
-    """Run every case against ``package`` and compare with the reference, in-process."""
+    """Run every case against ``package`` and compare with the reference, in-process. A timed
+    case is decided on what it commits, as in a reference or mutation run (nothing timed)."""
     results = []
     for case in suite.cases:
         expected = expected_value(suite, case)
+        if isinstance(expected, Timed):
+            expected = expected.value
         try:
             got = run_case(case, package)
         except Exception as exc:  # noqa: BLE001 - any failure of the variant fails the case
             results.append(CaseResult(case, False, f"{type(exc).__name__}: {exc}"))
             continue
+        if isinstance(got, Timed):
+            got = TimedResult(got.value)
         ok, msg = compare(got, expected, case)
         results.append(CaseResult(case, ok, msg))
     return results

@@ -176,3 +176,71 @@ def test_unexplained_tail_name_is_found(tmp_path):
         f"    out = x + 1\n    # END {SOL}\n"
         "    raise NotImplementedError('module 99: implement g')  # STUB\n    return out\n"))
     assert unexplained_tail_names(path) == ["99_demo.py: f: out"]
+
+
+#: Modules in which some stubbed function has no public check of its own yet (issue 29 item
+#: 4 asked it of 17, 19 and 20 first). It may only shrink, like KNOWN_GAPS.
+SHARED_CHECKS: set[str] = {
+    "01_tensor", "02_activations", "03_layers", "04_losses", "05_autograd", "06_optimizers",
+    "07_training", "08_dataloader", "09_spatial", "10_tokenization", "11_embeddings",
+    "12_attention", "13_transformers", "14_profiling", "15_quantization", "16_compression",
+    "18_acceleration"}
+
+
+def own_checks(failing: dict[str, set[str]]) -> dict[str, str]:
+    """A check of its own for as many functions as possible: ``{function: test}`` with every
+    test used once, each function matched to one of the tests that fail on its stub
+    (``failing[function]``). A maximum bipartite matching (augmenting paths)."""
+    owner: dict[str, str] = {}  # test -> function
+
+    def place(function: str, seen: set[str]) -> bool:
+        for test in sorted(failing[function]):
+            if test in seen:
+                continue
+            seen.add(test)
+            if test not in owner or place(owner[test], seen):
+                owner[test] = function
+                return True
+        return False
+
+    for function in failing:
+        place(function, set())
+    return {f: t for t, f in owner.items()}
+
+
+def test_own_checks_is_a_maximum_matching():
+    got = own_checks({"f": {"t1", "t2"}, "g": {"t1"}, "h": {"t2"}})
+    assert len(got) == 2 and got["g"] == "t1" and len(set(got.values())) == 2
+    assert own_checks({"f": {"t1", "t2"}, "g": {"t1"}}) == {"f": "t2", "g": "t1"}
+
+
+@pytest.mark.parametrize("module", MODULES, ids=[m.name for m in MODULES])
+def test_every_stub_has_a_public_check_of_its_own(module):
+    """Issue 29 item 4: a student who finishes one function has a check that speaks about it.
+    Every function students write gets a public test function of its own, in its own section,
+    that fails on its stub: no two functions share their only check."""
+    functions = scan(solution_path(module))[0]
+    of_line, of_question = _sections(solution_path(module))
+    tests = public_tests(module.name)
+    failing: dict[str, set[str]] = {}
+    for function in functions:
+        source = stub_one(solution_path(module), function, slug=module.slug,
+                          number=module.number)
+        ns = notebook_namespace(load_variant({module.slug: source}), module.number)
+        section = of_line[function.first_line - 1]
+        failing[function.name] = set()
+        for name, fn in tests:
+            if of_question.get(name.split("::")[0]) != section:
+                continue
+            try:
+                call_with_globals(fn, ns)
+            except Exception:  # noqa: BLE001 - any failure is the check noticing the stub
+                failing[function.name].add(name)
+    alone = sorted(set(failing) - set(own_checks(failing)))
+    if module.name in SHARED_CHECKS:
+        assert alone, f"{module.name}: every stub now has a check of its own; remove it from " \
+                      "SHARED_CHECKS"
+    else:
+        assert alone == [], (
+            f"{module.name}: {alone} share their section's checks with other functions: give "
+            "each a public test function of its own that fails on its stub")

@@ -9,12 +9,22 @@ The module's own file in ``tinytorch/`` stays as released (its stubs), and so do
 modules': a student runs the cells top to bottom *before* exporting, so the checks must pass
 with the code of the notebook's cells alone, without exporting or restarting (issue 11 item 1;
 module 05's ``Tensor.backward`` must reach the engine defined in the notebook).
+
+The same execution checks the lesson's claims (``solutions/NN_slug/claims.yml``, issue 29): every
+figure its prose states must hold for what its cells printed (``tito/claims.py``). They must hold
+on a quiet machine and beside a busy one: ``TT_BUSY=N`` starts N processes that spin on the CPU
+for as long as each notebook runs (``TT_BUSY=auto``: one per core).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import nbformat
 import pytest
@@ -22,12 +32,28 @@ from nbclient import NotebookClient
 from traitlets.config import Config
 
 from tito import paths
+from tito.claims import check_outputs, notebook_text
 from tito.course import load_course
-from tito.release import available_modules
+from tito.release import available_modules, solution_path
 from tito.samples import build_notebook
 
 COURSE = load_course()
 MODULES = available_modules(COURSE)
+
+
+@contextmanager
+def busy_processes(count: str | None) -> Iterator[int]:
+    """``count`` (``TT_BUSY``: a number, or ``auto`` for one per core) processes that spin on
+    the CPU while the block runs: the lessons' figures must hold on a loaded machine too."""
+    n = (os.cpu_count() or 1) if count == "auto" else int(count or 0)
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(n)]
+    try:
+        yield n
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()
 
 
 @pytest.mark.parametrize("module", MODULES, ids=[m.name for m in MODULES])
@@ -45,7 +71,8 @@ def test_finished_notebook_runs_top_to_bottom_and_passes_its_checks(module, tmp_
     ipc = Config({"KernelManager": {"transport": "ipc", "ip": str(tmp_path / "kernel")}})
     client = NotebookClient(nb, timeout=1800, kernel_name="python3", config=ipc,
                             resources={"metadata": {"path": str(nb_path.parent)}})
-    client.execute()
+    with busy_processes(os.environ.get("TT_BUSY")):
+        client.execute()
     failures = []
     for i, cell in enumerate(nb.cells):
         for out in cell.get("outputs", []):
@@ -56,5 +83,6 @@ def test_finished_notebook_runs_top_to_bottom_and_passes_its_checks(module, tmp_
                              for o in cell.get("outputs", []))
             if "All test cases passed!" not in plain:
                 failures.append(f"cell {i}: {cell.source.strip()} did not pass: {plain[:300]}")
+    failures += check_outputs(solution_path(module), notebook_text(nb))
     assert failures == [], "\n".join(failures)
 

@@ -465,6 +465,11 @@ def integrity(ctx: click.Context, module: str, inputs: tuple[Path, ...], public:
         console.print(f"{len(res.groups)} group(s) of three or more: "
                       + "; ".join(escape(", ".join(res.docs[i].label for i in g))
                                   for g in res.groups))
+    if res.unreadable:
+        shown = "; ".join(escape(f"{d.label}: {d.problem}") for d in res.unreadable[:10])
+        more = f" (and {len(res.unreadable) - 10} more)" if len(res.unreadable) > 10 else ""
+        console.print(f"{len(res.unreadable)} submission(s) could not be read and were compared "
+                      f"with nothing; every other pair was compared: {shown}{more}")
     console.print(f"report: {res.html}  ({res.csv.name} beside it; owner-only)")
     if res.recorded:
         console.print(f"recorded {res.recorded} submission(s) of this term in the store")

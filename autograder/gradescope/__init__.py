@@ -16,7 +16,8 @@ Zip layout (reproducible: sorted entries, fixed timestamps)::
                                  tinytorch_ref once closed when the zip is built, release stubs
                                  for earlier modules still open and for later modules
     stubs/                       the release stubs of the earlier modules (open ones without
-                                 an upload of the student's own copy use them)
+                                 an upload of the student's own copy use them) and of the
+                                 graded module (the timing twin's package uses it)
     public_tests/                the release's public tests (0-point feedback)
     report_schema/benchmarking.py  a suite with ``needs_report_schema`` only (module 20): module
                                  19's report schema extracted from the reference, read by the
@@ -217,8 +218,9 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
 def _reference_files(reference: Path, stubs: Path, info: Any, closed: set[str]
                      ) -> dict[str, bytes]:
     """reference/: infrastructure + earlier modules that are closed; release stubs for open
-    earlier modules and for later ones; the graded module: none. stubs/: the earlier
-    modules' release stubs."""
+    earlier modules and for later ones; the graded module: none. stubs/: the release stubs of
+    the earlier modules and of the graded one (the twin's package uses it, see
+    :mod:`autograder.harness.timing`)."""
     numbers = {slug: n for n, slug in info.all_modules}
     out: dict[str, bytes] = {}
     for p in sorted(reference.rglob("*")):
@@ -226,9 +228,13 @@ def _reference_files(reference: Path, stubs: Path, info: Any, closed: set[str]
             continue
         rel = p.relative_to(reference).as_posix()
         n = numbers.get(p.stem) if p.parent == reference else None
-        if n == info.number:
-            continue  # replaced by goldens: the graded module's solution never ships
         stub = stubs / p.name
+        if n == info.number:
+            # replaced by goldens: the graded module's solution never ships; its public
+            # release stub does (the trusted twin that times baselines imports it instead)
+            if stub.is_file():
+                out[f"stubs/{p.name}"] = stub.read_bytes()
+            continue
         if n is not None and n < info.number and stub.is_file():
             out[f"stubs/{p.name}"] = stub.read_bytes()
         if n is not None and (n > info.number or p.stem not in closed):

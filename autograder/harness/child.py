@@ -14,10 +14,17 @@ Message types: ``sandbox`` (what was put in force, sent before any student code 
 ``sandbox_failed`` (the minimal root could not be built: the parent falls back), ``ready``
 (package imported; integrity facts), ``start`` (an item begins), ``result`` (plain data, see
 :mod:`autograder.harness.wire`), ``error`` (the item raised), ``fatal`` (the package could not
-be imported), ``done``. The parent trusts none of it after ``sandbox``: it validates the
-nonce, the sequence and the item names, decodes plain data only, and decides every score
-itself. A case gets the seed the parent chose for it (``seeds``); a milestone item gets its
-training data and training seed, and returns trained parameters, never predictions.
+be imported), ``done``. A timed item (it returned :class:`autograder.suite.Timed`) first sends
+``commit`` (its value), then answers the parent's requests on the work pipe (``work_fd``: one
+JSON line each, ``run`` or ``end``) with ``work_done`` or ``work_error``, and sends an empty
+``result`` after ``end``; the parent times every run from outside
+(:mod:`autograder.harness.timing`). Started with ``--twin``, the same harness is the trusted
+twin that runs a timed item's baseline work with the reference package.
+
+The parent trusts none of it after ``sandbox``: it validates the nonce, the sequence and the
+item names, decodes plain data only, and decides every score itself. A case gets the seed
+the parent chose for it (``seeds``); a milestone item gets its training data and training
+seed, and returns trained parameters, never predictions.
 """
 
 from __future__ import annotations
@@ -40,7 +47,9 @@ _print = builtins.print
 _len, _isinstance, _repr, _str, _type = len, isinstance, repr, str, type
 _monotonic = time.monotonic
 _os_write = os.write
+_os_read = os.read
 _dumps = json.dumps
+_loads = json.loads
 
 FORBIDDEN = ("torch", "jax", "jaxlib", "tensorflow", "tinytorch_ref", "autograder", "otter")
 #: Wall seconds between two progress messages of a milestone item (see :class:`_Progress`).
@@ -252,18 +261,22 @@ class Trusted:
         import numpy as np  # noqa: F401 - loaded while every library path is still reachable
 
         from autograder.harness import isolation, wire
-        from autograder.suite import run_case
+        from autograder.suite import Timed, run_case
 
         self.np = np
         self.isolation = isolation
         self.encode = wire.encode
+        self.decode = wire.decode
         self.run_case = run_case
+        self.Timed = Timed
         spec = importlib.util.spec_from_file_location("hidden_suite", job["suite_file"])
         suite_mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
         spec.loader.exec_module(suite_mod)  # type: ignore[union-attr]
         self.cases = {c.name: c for c in suite_mod.suite.cases}
         ms_job = job.get("milestones") or {}
         self.trainers: dict[str, Any] = {}
+        self.timed_work: dict[str, Any] = {}
+        self.baseline_work: dict[str, Any] = {}
         self.ms_inputs: dict[str, Any] = {}
         self.to_params: Any = None
         if ms_job.get("recipes"):
@@ -273,6 +286,11 @@ class Trusted:
             sys.modules["milestone_recipes"] = rmod
             rspec.loader.exec_module(rmod)  # type: ignore[union-attr]
             self.trainers = {mid: rmod.TRAINERS[mid] for mid in ms_job.get("ids", [])}
+            # a milestone's timed work (the submission's side) and its baseline (the twin's)
+            self.timed_work = {mid: f for mid, f in getattr(rmod, "TIMED_WORK", {}).items()
+                               if mid in self.trainers}
+            self.baseline_work = {mid: f for mid, f in getattr(rmod, "BASELINE_WORK", {}).items()
+                                  if mid in self.trainers}
             self.to_params = rmod.parameters
             self.ms_inputs = {item: wire.decode(data)
                               for item, data in ms_job.get("inputs", {}).items()}
@@ -291,14 +309,93 @@ def load_trusted(job: dict[str, Any]) -> Trusted:
 
 
 def main() -> None:
-    """A fresh child: the job on stdin, then :func:`serve`."""
+    """A fresh child: the job on stdin, then :func:`serve` (or :func:`serve_twin`)."""
     job = json.loads(sys.stdin.buffer.read().decode())
     sys.stdin.close()
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - input() sees EOF
+    if "--twin" in sys.argv[1:]:
+        serve_twin(job, load_trusted(job))
     serve(job, load_trusted(job))
+
+
+def _requests(fd: int) -> Any:
+    """The parent's requests on a work pipe, one JSON object a line, until end of input."""
+    buf = bytearray()
+    while True:
+        cut = buf.find(b"\n")
+        if cut >= 0:
+            line = bytes(buf[:cut])
+            del buf[:cut + 1]
+            yield _loads(line)
+            continue
+        chunk = _os_read(fd, 1 << 20)
+        if not chunk:
+            return
+        buf += chunk
+
+
+def _serve_work(chan: _Channel, requests: Any, item: str, work: Any, decode: Any,
+                encode: Any, out: _CappedText | None = None) -> None:
+    """Answer ``run`` requests with ``work[name](input)`` until ``end`` (or end of input).
+
+    Every run's output is plain data sent back as ``work_done``; an exception is a
+    ``work_error``. The time is measured by the parent, from outside, never here.
+    """
+    real_out, real_err = sys.stdout, sys.stderr
+    for req in requests:
+        op = req.get("op") if _isinstance(req, dict) else None
+        if op == "end":
+            return
+        if op != "run":
+            continue
+        try:
+            fn = work[req["work"]]
+            x = decode(req["input"])
+            if out is not None:
+                sys.stdout = sys.stderr = out
+            data = encode(fn(x))
+        except BaseException as exc:  # noqa: BLE001 - the run's failure, reported
+            sys.stdout, sys.stderr = real_out, real_err
+            chan.send("work_error", item=item, error=_describe(exc))
+            continue
+        sys.stdout, sys.stderr = real_out, real_err
+        chan.send("work_done", item=item, data=data)
+
+
+def serve_twin(job: dict[str, Any], t: Trusted) -> None:
+    """The trusted twin: import the reference package, then build each timed item's baseline
+    work when asked (``setup``) and run it (``run``) until the parent closes the pipe. No
+    student code is loaded here; the parent times every run from outside."""
+    chan = _Channel(int(job["result_fd"]), job["nonce"])
+    sys.path.insert(0, job["package_parent"])
+    try:
+        pkg = importlib.import_module(job["package"])
+    except BaseException as exc:  # noqa: BLE001 - a course-side problem, reported
+        chan.send("fatal", error=_describe(exc))
+        os._exit(3)
+    chan.send("ready")
+    requests = _requests(int(job["work_fd"]))
+    for req in requests:
+        if not _isinstance(req, dict) or req.get("op") != "setup":
+            continue
+        item = str(req.get("item"))
+        kind, _, name = item.partition(":")
+        try:
+            if kind == "case":
+                timing = t.cases[name.rpartition("@")[0] or name].timing
+                work = timing.baseline(pkg, t.decode(req["data"]))
+            else:
+                mid = name.partition("@")[0].partition("#")[0]
+                work = t.baseline_work[mid](pkg, t.decode(req["data"]))
+        except BaseException as exc:  # noqa: BLE001 - a course-side problem, reported
+            chan.send("setup_error", item=item, error=_describe(exc))
+            continue
+        chan.send("built", item=item)
+        _serve_work(chan, requests, item, work, t.decode, t.encode)
+    os._exit(0)
 
 
 def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear script
@@ -310,8 +407,11 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
     chan = _Channel(int(job["result_fd"]), job["nonce"])
     np = t.np
     isolation = t.isolation
-    cases, run_case, encode = t.cases, t.run_case, t.encode
+    cases, run_case, encode, decode, timed = t.cases, t.run_case, t.encode, t.decode, t.Timed
     trainers, to_params, ms_inputs, ms_work = t.trainers, t.to_params, t.ms_inputs, t.ms_work
+    timed_work = t.timed_work
+    work_fd = job.get("work_fd")
+    requests = _requests(int(work_fd)) if work_fd is not None else iter(())
     public = t.public
     seeds = {str(k): int(v) for k, v in (job.get("seeds") or {}).items()}
     cap = int(job["max_output_chars"])
@@ -411,8 +511,13 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
                 value = to_params(trainers[mid](pkg, int(seed), x, y, dict(ms_work[mid]),
                                                 on_step=progress))
                 progress.flush()
+                if mid in timed_work:
+                    value = timed(value, timed_work[mid](pkg, int(seed), x))
             else:
                 raise KeyError(item)
+            work = None
+            if _type(value) is timed:
+                value, work = value.value, value.work
             data = encode(value)
         except BaseException as exc:  # noqa: BLE001 - report, never die
             sys.stdout, sys.stderr = real_out, real_err
@@ -425,6 +530,12 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
                       blocked=list(blocker.attempts))
             continue
         sys.stdout, sys.stderr = real_out, real_err
+        if work is not None:
+            # commit first; the parent times the work from outside, then ends with "end"
+            chan.send("commit", item=item, data=data)
+            del data
+            _serve_work(chan, requests, item, work, decode, encode, out)
+            data = None
         chan.send("result", item=item, data=data, out=out.text(),
                   secs=round(_monotonic() - t0, 4), blocked=list(blocker.attempts))
     chan.send("done")

@@ -33,6 +33,7 @@ WALL_FACTOR = 5.0
 SAMPLE_EVERY_S = 0.2
 
 _TICK = float(os.sysconf("SC_CLK_TCK"))
+TICK = _TICK  #: clock ticks per second of /proc's utime, cutime...
 _WATCHED: set[Deadline] = set()
 _WATCHED_LOCK = threading.Lock()
 
@@ -192,6 +193,12 @@ class Deadline:
         self._mark = self.cpu if self.limit is not None else self._sample(force=True)
         self.limit = None
         return used
+
+    def resync(self) -> None:
+        """Forget the wall time since the last sample: the parent held the child (stopped it
+        while it timed something else, :mod:`autograder.harness.timing`), so that time was
+        neither the child's CPU nor its blocking."""
+        self._sample(force=True, phase_start=True)
 
     def _sample(self, force: bool = False, phase_start: bool = False) -> float:
         """CPU seconds of the tree now; updates the blocked time of the phase (not at a phase

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.harness import isolation, milestones, variants
+from autograder.harness import isolation, milestones, timing, variants
 from autograder.harness.goldens import (
     Expected,
     GoldensError,
@@ -61,7 +61,7 @@ from autograder.harness.supervisor import (
     RunSpec,
     SandboxUnavailable,
 )
-from autograder.suite import Case, Suite, compare
+from autograder.suite import Case, Suite, TimedResult, compare
 
 HARNESS_VERSION = "2.0"
 TOP_VISIBILITY = "after_due_date"
@@ -93,6 +93,8 @@ class Verdict:
     #: A case with ``publish``: ``(text, data)`` computed on arrival and checked (size, JSON),
     #: or the problem that stopped it; None when it published nothing.
     published: tuple[str, dict[str, Any]] | str | None = None
+    #: A timed case the grader itself could not time (course-side): why, for staff.
+    grader_error: str = ""
 
 
 class GraderError(RuntimeError):
@@ -400,6 +402,9 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
         hidden_paths.append(metadata)
     hidden_paths += [submission if submission.is_dir() else submission.parent]
     decide = _decider(suite, exp, jobs)
+    planner, twin = _timing(ctx, suite, exp, jobs, suite_path, reference, stubs, scratch,
+                            all_modules)
+    hidden_paths.append(scratch / "twinpkg")
     try:
         report = run_lanes(RunSpec(
             package_parent=pkg_parent, slug=info.slug, suite_file=suite_path, items=items,
@@ -412,7 +417,7 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
             public_tests=files, milestone_job=milestones.child_job(jobs),
             sandbox=True, hide=hidden_paths,
             seeds={f"case:{name}": seed for name, seed in exp.seeds.items()},
-            on_result=decide), ctx.lanes)
+            on_result=decide, timing=planner, twin=twin), ctx.lanes)
     except SandboxUnavailable as exc:
         raise GraderError(str(exc)) from exc
     ctx.isolation = report.isolation
@@ -424,6 +429,58 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
 
     # 6. decide, in this process, on plain data only
     return _decide(ctx, suite, exp, pub, jobs, report)
+
+
+def _timing(ctx: _Ctx, suite: Suite, exp: Any, jobs: list[milestones.MilestoneJob],
+            suite_path: Path, reference: Path, stubs: Path | None, scratch: Path,
+            all_modules: tuple[tuple[int, str], ...]
+            ) -> tuple[timing.Planner | None, timing.TwinJob | None]:
+    """How the parent times this run's timed items (:mod:`autograder.harness.timing`): each
+    timed case's plan gets its committed value and its expected value; each timed milestone's
+    plan (the provider's ``plan``) its committed result and its task. The twin's package is
+    the course's reference folder (in a Gradescope zip: the modules closed when it was
+    built), with the graded module and any module the folder lacks replaced by its release
+    stub: trusted code only, run outside the sandbox and kept root-only in the scratch (an
+    open module's reference there never reaches a sandbox)."""
+    cases = {c.name: c for c in suite.cases if c.timing is not None}
+    by_item = {i: j for j in jobs if j.file is not None and j.plan is not None
+               for i in j.items()}
+    if not cases and not by_item:
+        return None, None
+
+    def planner(item: str, value: Any) -> timing.PlanGen | None:
+        kind, _, name = item.partition(":")
+        if kind == "case" and name in cases:
+            spec = cases[name].timing
+            if spec is None or name not in exp.values:
+                return None
+            return spec.plan(value, exp.values[name], timing.plan_rng())
+        if kind == "milestone" and item in by_item:
+            return milestones.plan(by_item[item], item, value, timing.plan_rng())
+        return None
+
+    twin_parent = scratch / "twinpkg"
+    twin_parent.mkdir()
+    os.chmod(twin_parent, 0o700)
+    info = ctx.info
+    try:
+        stub = (stubs / f"{info.slug}.py") if stubs is not None else None
+        graded = (stub.read_text(encoding="utf-8") if stub is not None and stub.is_file()
+                  else None if (reference / f"{info.slug}.py").is_file()
+                  else f'"""Module {info.number:02d}: not in the grader\'s twin."""\n')
+        build_package(dest=twin_parent, reference=reference, module_number=info.number,
+                      slug=info.slug, all_modules=all_modules, stubs=stubs,
+                      student_source=graded,
+                      earlier={slug: None for n, slug in all_modules if n < info.number
+                               and not (reference / f"{slug}.py").is_file()})
+    except (FileNotFoundError, OSError) as exc:
+        ctx.grader_errors.append(f"timed work: no reference package for the baseline: {exc}"
+                                 [:300])
+        return planner, None
+    recipes = str(milestones.RECIPES) if by_item else ""
+    ids = sorted({j.info.id for j in by_item.values()})
+    return planner, timing.TwinJob(package_parent=twin_parent, suite_file=suite_path,
+                                   recipes=recipes, milestone_ids=ids)
 
 
 def _reference_usable(info: ModuleInfo, number: int, slug: str, now: dt.datetime) -> bool:
@@ -489,6 +546,13 @@ def _decider(suite: Suite, exp: Expected, jobs: list[milestones.MilestoneJob]) -
             c = cases[name]
             if name not in exp.values:
                 return Verdict(False, "no expected value")
+            if c.timing is not None and not isinstance(value, TimedResult):
+                return Verdict(False, "this test's work was not committed before it was timed "
+                                      "(tampering?)")
+            if isinstance(value, TimedResult) and value.problem:
+                return Verdict(False, "not scored: the grader could not time this test (an "
+                                      "autograder problem; course staff have the details)",
+                               grader_error=f"{name}: {value.problem}"[:400])
             passed, msg = compare(value, exp.values[name], c)
             board: list[Any] | str | None = None
             if suite.leaderboard is not None and name == suite.leaderboard[0]:
@@ -593,6 +657,9 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
                        "run this test). Please tell course staff.")
         elif o is None:
             verdict = "No result arrived for this test."
+        elif o.status == "result" and isinstance(o.value, Verdict) and o.value.grader_error:
+            verdict = o.value.message[0].upper() + o.value.message[1:] + "."
+            ctx.grader_errors.append(o.value.grader_error)
         elif o.status == "result" and isinstance(o.value, Verdict):
             passed = o.value.passed
             verdict = "Passed." if passed else f"Wrong result: {o.value.message}."
@@ -630,6 +697,8 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
         else:
             try:
                 pts, msg, extra = milestones.score(j, report.outcomes)
+                ctx.grader_errors += [f"milestone {j.info.id}: {e}"
+                                      for e in extra.pop("grader_errors", [])]
             except Exception as exc:  # noqa: BLE001 - a scoring bug is the course's problem
                 ctx.grader_errors.append(f"milestone {j.info.id}: scoring failed: "
                                          f"{type(exc).__name__}: {exc}"[:300])

@@ -1,21 +1,30 @@
-"""Read untrusted notebooks in a separate, memory-capped process (no student code runs here).
+"""Read untrusted notebooks in a separate, capped process (no student code runs here).
 
-The grading parent starts ``python -I -S export_worker.py`` with a JSON job on stdin::
+Every command that parses a student's file (the grader's export, ``tito integrity``'s
+fingerprints) starts ``python -I -S -B export_worker.py`` through
+:func:`autograder.harness.reader.read_untrusted`, with a JSON job on stdin::
 
-    {"root": HARNESS_ROOT, "memory_mb": 512,
-     "notebooks": [{"path": ".../01_tensor.ipynb", "slug": "tensor", "number": 1,
-                    "title": "Tensor"}, ...]}
+    {"root": HARNESS_ROOT, "memory_mb": 512, "cpu_s": 30,
+     "reader": null | "/path/to/a/stdlib-only/file.py", "function": "export_one",
+     "options": {...}, "items": [{"path": ".../01_tensor.ipynb", ...}, ...]}
 
-It caps its own address space first, then exports each notebook with the course's one
-exporter (``tito/export.py``, loaded by path) and looks for refused imports, and writes one
-JSON line to stdout::
+It caps its own address space (``RLIMIT_AS``), forbids core dumps and file writes
+(``RLIMIT_CORE`` = ``RLIMIT_FSIZE`` = 0), loads the course's one exporter (``tito/export.py``,
+by path) and, when ``reader`` is given, that file (by path: standard library only), and calls
+``function(exporter, item, **options)`` for each item in turn. Before each item it moves its
+CPU-time limit (``RLIMIT_CPU``) to ``cpu_s`` seconds past what it has used, so one item that
+parses forever ends the process with ``SIGXCPU``; the parent knows which item that was. After
+each item it writes one JSON line::
 
-    {"modules": {"tensor": {"source": "...", "forbidden": ["torch"]}
-                 | {"error": "what to fix", "kind": "submission"}}}
+    {"i": 0, ...the function's result...}            or
+    {"i": 0, "kind": "memory" | "recursion" | "error", "detail": "..."}
+
+(the parent turns the second form into one line naming the file).
 
 A notebook with one enormous literal can make CPython's parser use gigabytes; here that is a
-``MemoryError`` (or this process being killed), which the parent reports as the submission's
-problem while its own memory stays small. Standard library only.
+``MemoryError`` (or this process being killed), which the parent reports as that file's
+problem while its own memory stays small, and goes on with the next file in a fresh worker.
+Standard library only.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import math
 import resource
 import sys
 from pathlib import Path
@@ -60,17 +70,19 @@ def forbidden_imports(source: str) -> list[str]:
     return sorted(hits)
 
 
-def _exporter(root: Path) -> Any:
-    spec = importlib.util.spec_from_file_location("tt_export", root / "tito" / "export.py")
+def load_by_path(name: str, path: Path) -> Any:
+    """Import one file as module ``name`` (the worker has no site-packages nor repo path)."""
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise RuntimeError(f"the exporter is missing from {root}")
+        raise RuntimeError(f"{path} is missing")
     mod = importlib.util.module_from_spec(spec)
-    sys.modules["tt_export"] = mod
+    sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod
 
 
 def export_one(exporter: Any, nb: dict[str, Any]) -> dict[str, Any]:
+    """The grader's job: one notebook's ``#| export`` source and its refused imports."""
     path = Path(nb["path"])
     try:
         source = exporter.export_module(path, slug=nb["slug"], number=int(nb["number"]),
@@ -90,15 +102,53 @@ def export_one(exporter: Any, nb: dict[str, Any]) -> dict[str, Any]:
     return {"source": source, "forbidden": refused}
 
 
+def _cpu_used() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _cpu_budget(seconds: float) -> None:
+    """Let the next item use ``seconds`` of CPU time; past that the kernel sends SIGXCPU."""
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = math.ceil(_cpu_used() + seconds)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _line(out: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(out, ensure_ascii=False, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
 def main() -> None:
     job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     cap = int(job["memory_mb"]) * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    exporter = _exporter(Path(job["root"]))
-    out = {"modules": {nb["slug"]: export_one(exporter, nb) for nb in job["notebooks"]}}
-    sys.stdout.write(json.dumps(out))
-    sys.stdout.flush()
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    exporter = load_by_path("tt_export", Path(job["root"]) / "tito" / "export.py")
+    if job.get("reader"):
+        function = getattr(load_by_path("tt_reader", Path(job["reader"])), job["function"])
+    else:
+        function = export_one
+    options = job.get("options") or {}
+    for i, item in enumerate(job["items"]):
+        _cpu_budget(float(job["cpu_s"]))
+        try:
+            out = function(exporter, item, **options)
+        except MemoryError:
+            out = {"kind": "memory", "detail": ""}
+        except RecursionError:
+            out = {"kind": "recursion", "detail": ""}
+        except Exception as exc:  # noqa: BLE001 - a reader's bug is this item's failure
+            out = {"kind": "error", "detail": f"{type(exc).__name__}: {str(exc)[:200]}"}
+        try:
+            _line({"i": i, **out})
+        except MemoryError:
+            out = None
+        if out is None:
+            _line({"i": i, "kind": "memory", "detail": ""})
 
 
 if __name__ == "__main__":

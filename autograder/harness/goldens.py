@@ -40,7 +40,7 @@ from autograder.harness.limits import Limits
 from autograder.harness.package import build_package
 from autograder.harness.supervisor import RunSpec, run_items
 from autograder.harness.variants import salt_from_reference
-from autograder.suite import Suite
+from autograder.suite import Suite, TimedResult
 
 FORMAT = 2
 
@@ -101,7 +101,9 @@ def _reference_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str
     by_name = {c.name: c for c in suite.cases}
 
     def kept(item: str, value: Any) -> Any:
-        return value if whole else by_name[items[item][0]].kept(value)
+        if whole:  # a timed case's whole answer is what it committed (nothing is timed here)
+            return value.value if isinstance(value, TimedResult) else value
+        return by_name[items[item][0]].kept(value)
 
     scratch = Path(tempfile.mkdtemp(prefix="ttref-", dir=scratch_root))
     timeout = {c.name: float(c.timeout_s or limits.test_timeout_s) for c in suite.cases}

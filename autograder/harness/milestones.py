@@ -16,6 +16,12 @@ provider ``<providers dir>/<id>.py`` loaded in this trusted process only::
         accuracies, tokens, paired timings): the provider judges what the trainer returned,
         here, and the harness keeps the verdict only; k of n as for the others.'''
 
+    def plan(result, test_x, rng) -> generator                     # optional, with evaluate
+        '''Timed work (mlperf_2018: KV-cached generation): after the child committed
+        ``result``, the parent times the work of ``recipes.TIMED_WORK[id]`` in the child and of
+        ``recipes.BASELINE_WORK[id]`` in the trusted twin (:mod:`autograder.harness.timing`);
+        ``evaluate`` then gets a :class:`autograder.suite.TimedResult`.'''
+
 For each seed slot of course.yml the harness derives, from the submission, a training seed
 (sent to the child with the training split) and a data seed (kept here: which task variant,
 hence which held-out test split); see :func:`autograder.harness.variants.milestone_seeds`.
@@ -62,6 +68,12 @@ class MilestoneJob:
 
     def items(self) -> list[str]:
         return [f"milestone:{self.info.id}#{s.slot}@{s.train}" for s in self.seeds]
+
+    @property
+    def plan(self) -> Any:
+        """The provider's ``plan`` hook (timed work), or None."""
+        hook = getattr(self.provider, "plan", None)
+        return hook if callable(hook) else None
 
     def item_timeout(self) -> float:
         """The CPU-second cap of one slot: ``time_budget_s / len(seeds)``."""
@@ -126,11 +138,25 @@ def child_job(jobs: list[MilestoneJob]) -> dict[str, Any]:
             "work": {j.info.id: j.work() for j in ready}}
 
 
+def plan(job: MilestoneJob, item: str, result: Any, rng: np.random.Generator) -> Any:
+    """The provider's timing plan for one seed slot's committed ``result``."""
+    assert job.plan is not None
+    return job.plan(result, job.held_out[item][0], rng)
+
+
 def on_result(job: MilestoneJob, item: str, params: Any) -> dict[str, Any]:
     """Predictions of the returned parameters on the held-out split, or the provider's
-    ``evaluate`` verdict when it has the hook (what the child sent is dropped either way)."""
+    ``evaluate`` verdict when it has the hook (what the child sent is dropped either way).
+    A timed slot's ``params`` is a :class:`autograder.suite.TimedResult`; one the grader could
+    not time is a course-side problem (``grader_error``), never the student's 0."""
+    from autograder.suite import TimedResult  # noqa: PLC0415 - the suite API, parent side
+
     assert job.provider is not None
     test_x, test_y = job.held_out[item]
+    if job.plan is not None and not isinstance(params, TimedResult):
+        return {"invalid": "the work was not committed before it was timed (tampering?)"}
+    if isinstance(params, TimedResult) and params.problem:
+        return {"grader_error": params.problem[:300]}
     try:
         judge = getattr(job.provider, "evaluate", None)
         if callable(judge):
@@ -155,6 +181,7 @@ def score(job: MilestoneJob, outcomes: dict[str, Outcome]) -> tuple[float, str, 
     notes: list[str] = []
     steps: list[int | None] = []
     cpu: list[float | None] = []
+    grader_errors: list[str] = []
     for s, item in zip(job.seeds, job.items(), strict=True):
         labels[s.slot] = job.held_out[item][1]
         o = outcomes.get(item)
@@ -169,7 +196,11 @@ def score(job: MilestoneJob, outcomes: dict[str, Outcome]) -> tuple[float, str, 
             verdicts[s.slot] = got["verdict"]
             continue
         preds[s.slot] = verdicts[s.slot] = None
-        if isinstance(got, dict) and "invalid" in got:
+        if isinstance(got, dict) and "grader_error" in got:
+            grader_errors.append(f"seed {s.slot}: {got['grader_error']}")
+            notes.append(f"seed {s.slot}: not scored: the grader could not time it (an "
+                         "autograder problem; course staff will regrade it)")
+        elif isinstance(got, dict) and "invalid" in got:
             notes.append(f"seed {s.slot}: the trained parameters do not fit the model "
                          f"({got['invalid']})")
         elif o is not None and o.status == "timeout" and o.stopped_by == "cpu":
@@ -190,6 +221,8 @@ def score(job: MilestoneJob, outcomes: dict[str, Outcome]) -> tuple[float, str, 
              "work": dict(m.training or {}), "steps": steps,
              "total_steps": [job.total_steps.get(i, 0) for i in job.items()],
              "cpu_s": cpu, "cap_s": round(job.item_timeout(), 2)}
+    if grader_errors:
+        extra["grader_errors"] = grader_errors
     points = float(verdict.get("score", 0.0))
     return min(points, float(m.points)), msg, extra
 

@@ -25,11 +25,8 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
-import json
 import py_compile
 import shutil
-import subprocess
-import sys
 import tempfile
 import threading
 from collections import OrderedDict
@@ -37,16 +34,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.harness import isolation
 from autograder.harness.export_worker import FORBIDDEN_TOP, forbidden_imports
+from autograder.harness.reader import HARNESS_ROOT, read_untrusted
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
-#: Address-space cap of the process that reads untrusted notebooks.
+#: Address-space cap of the process that reads untrusted notebooks, and the CPU time each
+#: notebook may take there (:mod:`autograder.harness.reader`).
 EXPORT_MEMORY_MB = 512
-EXPORT_TIMEOUT_S = 30.0
-WORKER = Path(__file__).with_name("export_worker.py")
-HARNESS_ROOT = Path(__file__).resolve().parents[2]
-__all__ = ["FORBIDDEN_TOP", "forbidden_imports"]
+EXPORT_CPU_S = 30.0
+__all__ = ["FORBIDDEN_TOP", "HARNESS_ROOT", "forbidden_imports"]
 
 
 class SubmissionError(ValueError):
@@ -141,8 +137,10 @@ def _check_size(notebook: Path) -> str:
 
 def export_notebooks(notebooks: dict[str, tuple[Path, int, str]], *,
                      memory_mb: int = EXPORT_MEMORY_MB,
-                     timeout_s: float = EXPORT_TIMEOUT_S) -> dict[str, Exported]:
-    """Export ``{slug: (notebook, number, title)}`` in one memory-capped worker process.
+                     cpu_s: float = EXPORT_CPU_S) -> dict[str, Exported]:
+    """Export ``{slug: (notebook, number, title)}`` in a capped worker process
+    (:func:`autograder.harness.reader.read_untrusted`): a notebook that exhausts the worker's
+    memory or CPU time is that notebook's error; the others are still exported.
 
     Raises:
         RuntimeError: the worker itself is broken (a course-side problem).
@@ -155,41 +153,19 @@ def export_notebooks(notebooks: dict[str, tuple[Path, int, str]], *,
             out[slug] = Exported(None, problem)
         else:
             todo.append({"path": str(path), "slug": slug, "number": number, "title": title})
-    if not todo:
-        return out
-    job = json.dumps({"root": str(HARNESS_ROOT), "memory_mb": memory_mb, "notebooks": todo})
-    proc = isolation.spawn_tracked([sys.executable, "-I", "-S", "-B", str(WORKER)],
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, cwd="/")
-    try:
-        stdout, stderr = proc.communicate(job.encode(), timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        for nb in todo:
-            out[nb["slug"]] = Exported(None, f"{Path(nb['path']).name}: took longer than "
-                                       f"{timeout_s:g} s to read; is it unusually large?")
-        return out
-    finally:
-        isolation._LIVE.discard(proc.pid)
-    try:
-        modules = json.loads(stdout.decode("utf-8"))["modules"]
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
-        if proc.returncode and proc.returncode < 0 or b"MemoryError" in stderr:
-            for nb in todo:
-                out[nb["slug"]] = Exported(None, f"{Path(nb['path']).name}: is too large to "
-                                           "read (it needs more memory than grading allows); "
-                                           "clear the outputs and remove huge literals")
-            return out
-        raise RuntimeError("the notebook exporter failed: "
-                           + stderr.decode("utf-8", "replace")[-500:]) from None
-    for nb in todo:
-        m = modules.get(nb["slug"]) or {}
+    got = read_untrusted(todo, memory_mb=memory_mb, cpu_s=cpu_s)
+    for nb, m in zip(todo, got, strict=True):
         if isinstance(m.get("source"), str):
             out[nb["slug"]] = Exported(m["source"], "",
                                        [str(x) for x in m.get("forbidden") or []])
-        else:
-            out[nb["slug"]] = Exported(None, str(m.get("error") or "could not be read"))
+            continue
+        error = str(m.get("error") or "could not be read")
+        if m.get("kind") == "memory":
+            error += "; clear the outputs (Kernel > Restart & Clear Output) and remove huge " \
+                     "literals"
+        elif m.get("kind") == "time":
+            error += "; is it unusually large?"
+        out[nb["slug"]] = Exported(None, error)
     return out
 
 

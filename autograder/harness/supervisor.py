@@ -8,7 +8,10 @@ run. When the child dies or an
 item times out, the whole process tree is killed and a fresh child resumes at the next item,
 so one ``os._exit`` or infinite loop costs only the item that caused it. The parent never
 imports the package under test; it only reads framed JSON lines from a pipe and decodes them
-with :mod:`autograder.harness.wire`.
+with :mod:`autograder.harness.wire`. A timed item commits its value, then the parent's plan
+(``RunSpec.timing``) times its work from outside, run by run, with a trusted twin for the
+baseline (:mod:`autograder.harness.timing`); the item's value is then an
+:class:`autograder.suite.TimedResult`.
 """
 
 from __future__ import annotations
@@ -27,9 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from autograder.harness import isolation, wire
+from autograder.harness import isolation, timing, wire
 from autograder.harness.clock import Deadline
+from autograder.harness.timing import Planner, TwinJob
 from autograder.harness.zygote import Zygote, ZygoteChild
+from autograder.suite import Measured, TimedResult
 
 Status = Literal["result", "error", "timeout", "crashed", "not_run", "fatal", "protocol",
                  "skipped"]
@@ -103,6 +108,12 @@ class RunSpec:
     #: from instead of a fresh interpreter each: trusted code only (mutants of the
     #: reference), never with a student file.
     zygote: Zygote | None = None
+    #: ``(item, committed value) -> plan or None``: how the parent times a timed item's work
+    #: (:mod:`autograder.harness.timing`); None times nothing (the item's value is then
+    #: ``TimedResult(value)``: reference and mutation runs).
+    timing: Planner | None = None
+    #: The twin's package and code, for plans that time a baseline; None: no twin.
+    twin: TwinJob | None = None
 
 
 @dataclass
@@ -215,12 +226,14 @@ def run_items(spec: RunSpec) -> RunReport:
     raw = _Capped(spec.max_output_kb * 1024)
     deadline = t_start + spec.run_timeout_s
     start = 0
+    twins = (timing.TwinHost(spec.twin, spec.scratch, _child_env(spec.scratch))
+             if spec.twin is not None and spec.timing is not None else None)
     try:
         while start < len(spec.items):
             if time.monotonic() >= deadline or isolation.ABORT.is_set():
                 break
             before = len(report.outcomes)
-            nxt = _launch_once(spec, plan, uid, work, start, deadline, report, raw)
+            nxt = _launch_once(spec, plan, uid, work, start, deadline, report, raw, twins)
             report.launches += 1
             if nxt == _FALLBACK:
                 # the minimal root could not be built here: fall back for good, same items
@@ -250,6 +263,8 @@ def run_items(spec: RunSpec) -> RunReport:
                 nxt = start + 1
             start = nxt
     finally:
+        if twins is not None:
+            twins.close()
         if uid is not None:
             isolation.kill_uid(uid)
             if not plan.namespaces:
@@ -284,7 +299,7 @@ def _stops(spec: RunSpec, report: RunReport, item: str) -> bool:
 
 
 def _job(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path, start: int,
-         result_fd: int, nonce: str, deadline: float) -> dict[str, Any]:
+         result_fd: int, nonce: str, deadline: float, work_fd: int) -> dict[str, Any]:
     sandbox: dict[str, Any] = {}
     if spec.sandbox:
         remaining = max(1, int(deadline - time.monotonic()) + 5)
@@ -303,7 +318,8 @@ def _job(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path, start
             os.chmod(new_root, 0o700)
             sandbox["root"] = isolation.root_layout(spec.package_parent, new_root)
     return {
-        "nonce": nonce, "result_fd": result_fd, "harness_root": str(HARNESS_ROOT),
+        "nonce": nonce, "result_fd": result_fd, "work_fd": work_fd,
+        "harness_root": str(HARNESS_ROOT),
         "suite_file": str(spec.suite_file), "items": spec.items, "start": start,
         "seeds": spec.seeds,
         "package_parent": str(spec.package_parent), "package": spec.package, "slug": spec.slug,
@@ -316,15 +332,103 @@ def _job(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path, start
     }
 
 
+class _Timer:
+    """The submission's side of timed items in one launch: the work pipe's pending request,
+    the committed values, and the plan's session (:class:`timing.Session`)."""
+
+    def __init__(self, spec: RunSpec, twins: timing.TwinHost | None, fd: int) -> None:
+        self.spec, self.twins, self.fd = spec, twins, fd
+        self.out = bytearray()
+        self.committed: dict[str, Any] = {}
+        self.session: timing.Session | None = None
+        self.meter: timing.Meter | None = None
+        self.measuring = False
+        self.problem = ""  # a planner that could not start: course-side
+
+    def commit(self, item: str, value: Any, pid: int) -> None:
+        """The item committed ``value``: start its plan (or end at once without one)."""
+        self.committed[item] = value
+        plan: Any = None
+        problem = ""
+        if self.spec.timing is not None:
+            try:
+                plan = self.spec.timing(item, value)
+            except Exception as exc:  # noqa: BLE001 - a planner bug is the course's problem
+                problem = f"the timing plan could not start: {type(exc).__name__}: {exc}"[:300]
+        if plan is None:
+            self.session = None
+            self.meter = None
+            self._end(problem)
+            return
+        self.meter = timing.Meter(pid)
+        self.meter.hold()
+        self.session = timing.Session(item, plan, self.twins, self.meter)
+        self._next(self.session.advance(None))
+
+    def reply(self, kind: str, msg: dict[str, Any]) -> None:
+        """A ``work_done`` / ``work_error`` for the run being measured."""
+        assert self.session is not None and self.meter is not None
+        self.measuring = False
+        cpu, why = self.meter.end()
+        if kind == "work_error":
+            m = Measured(cpu, None, error=_text(msg.get("error"), 2000) or "raised")
+        else:
+            try:
+                m = Measured(cpu, wire.decode(msg.get("data")))
+            except Exception as exc:  # noqa: BLE001 - unreadable output: the run's failure
+                m = Measured(cpu, None, error=f"its output could not be read ({_why(exc)})")
+            finally:
+                msg.pop("data", None)
+        if why:
+            m = Measured(math.nan, m.output, m.error, implausible=why)
+        self._next(self.session.advance(m))
+
+    def _next(self, run: Any) -> None:
+        if run is None:
+            self._end("")
+            return
+        assert self.meter is not None
+        try:
+            line = timing.run_request(run)
+        except wire.WireError as exc:  # a plan that asks for something not plain data
+            assert self.session is not None
+            self.session.plan.close()
+            self.session.done, self.session.problem = True, f"the plan's input: {exc}"
+            self._end("")
+            return
+        self.meter.begin()  # the window opens before the request is written
+        self.measuring = True
+        self.out += line
+
+    def _end(self, problem: str) -> None:
+        if self.meter is not None:
+            self.meter.release()
+        self.problem = problem
+        self.out += timing.request_line("end")
+
+    def result(self, item: str) -> TimedResult | str:
+        """The item's value once its ``result`` arrived, or why it is a protocol failure."""
+        if item not in self.committed:
+            return ""
+        value = self.committed.pop(item)
+        s, self.session = self.session, None
+        if s is not None and not s.done:
+            return "the result arrived before the timing was over (tampering?)"
+        problem, self.problem = self.problem, ""
+        return TimedResult(value, s.summary if s else None, s.problem if s else problem)
+
+
 def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path,
-                 start: int, deadline: float, report: RunReport, raw: _Capped) -> int | None:
+                 start: int, deadline: float, report: RunReport, raw: _Capped,
+                 twins: timing.TwinHost | None = None) -> int | None:
     """One child process from item ``start``; returns the index to resume at, None when the
     run is over, or ``_FALLBACK`` when the child could not build its minimal root."""
     nonce = secrets.token_hex(16)
     rfd, wfd = os.pipe()
+    work_r, work_w = os.pipe()
     launch_plan = plan if spec.sandbox else isolation.Plan(False, False, False)
     cmd = [*isolation.launch_prefix(launch_plan), sys.executable, "-I", "-B", str(CHILD)]
-    job = _job(spec, plan, uid, work, start, wfd, nonce, deadline)
+    job = _job(spec, plan, uid, work, start, wfd, nonce, deadline, work_r)
     proc: subprocess.Popen[bytes] | ZygoteChild
     try:
         if spec.zygote is not None:
@@ -332,11 +436,15 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                                       namespaces=launch_plan.namespaces)
         else:
             proc = isolation.spawn_tracked(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                           stderr=subprocess.STDOUT, pass_fds=(wfd,),
+                                           stderr=subprocess.STDOUT, pass_fds=(wfd, work_r),
                                            cwd=str(work), env=_child_env(work),
                                            start_new_session=True)
+    except BaseException:
+        os.close(work_w)
+        raise
     finally:
         os.close(wfd)
+        os.close(work_r)
     assert proc.stdout is not None
     if proc.stdin is not None:
         try:
@@ -349,6 +457,9 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
     os.set_blocking(proc.stdout.fileno(), False)
     sel.register(rfd, selectors.EVENT_READ, "result")
     sel.register(proc.stdout.fileno(), selectors.EVENT_READ, "raw")
+    os.set_blocking(work_w, False)
+    timer = _Timer(spec, twins, work_w)
+    writing = False
     pending = bytearray()
     total = 0
     seq = 0
@@ -369,7 +480,21 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
             if clock.expired():
                 reason = "deadline"
                 break
+            if timer.out and not writing:
+                sel.register(work_w, selectors.EVENT_WRITE, "work")
+                writing = True
             for key, _ in sel.select(timeout=clock.wait_s()):
+                if key.data == "work":
+                    try:
+                        del timer.out[:os.write(work_w, timer.out)]
+                    except BlockingIOError:
+                        pass
+                    except OSError:  # the child closed its end: it will be charged anyway
+                        timer.out.clear()
+                    if not timer.out:
+                        sel.unregister(work_w)
+                        writing = False
+                    continue
                 try:
                     chunk = os.read(key.fd, 65536)
                 except BlockingIOError:
@@ -455,6 +580,28 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                         if item == current and type(done) is int and done >= 0:
                             report.progress[item] = done
                         continue
+                    if kind in ("commit", "work_done", "work_error"):
+                        if item != current or item in report.outcomes or (
+                                kind == "commit" and item in timer.committed) or (
+                                kind != "commit" and not timer.measuring):
+                            report.protocol_errors.append(f"{kind} for {item} out of order")
+                            report.outcomes[item] = Outcome(item, "protocol", message=(
+                                "this test's timed work reported out of order (tampering?)"))
+                            return resume
+                        if kind == "commit":
+                            try:
+                                value = wire.decode(msg.get("data"))
+                            except Exception as exc:  # noqa: BLE001 - the child's failure
+                                report.outcomes[item] = Outcome(item, "protocol", message=(
+                                    f"the result could not be read ({_why(exc)})"))
+                                return resume
+                            finally:
+                                msg.pop("data", None)
+                            timer.commit(item, value, proc.pid)
+                        else:
+                            timer.reply(kind, msg)
+                        clock.resync()  # the child was stopped while the parent worked
+                        continue
                     if kind in ("result", "error"):
                         if item != current:
                             report.protocol_errors.append(f"result for {item} out of order")
@@ -466,7 +613,15 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                                 "this test reported twice (tampering?)"))
                             continue
                         cpu = clock.idle()  # before deciding: the parent's time is not the item's
-                        report.outcomes[item] = _outcome(kind, item, msg, spec)
+                        timed = timer.result(item) if kind == "result" else ""
+                        if kind == "error":
+                            timer.committed.pop(item, None)
+                        if isinstance(timed, str) and timed:
+                            report.outcomes[item] = Outcome(item, "protocol", message=timed)
+                        else:
+                            report.outcomes[item] = _outcome(
+                                kind, item, msg, spec,
+                                timed if isinstance(timed, TimedResult) else None)
                         report.outcomes[item].cpu_s = cpu
                         report.outcomes[item].steps = report.progress.get(item)
                         current = None
@@ -511,6 +666,7 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
         clock.unwatch()
         sel.close()
         os.close(rfd)
+        os.close(work_w)
         isolation.kill_tree(proc, uid=uid)
         try:
             rest = proc.stdout.read() or b""
@@ -559,7 +715,10 @@ def _reject(name: str) -> Any:
     raise ValueError(name)
 
 
-def _outcome(kind: str, item: str, msg: dict[str, Any], spec: RunSpec) -> Outcome:
+def _outcome(kind: str, item: str, msg: dict[str, Any], spec: RunSpec,
+             timed: TimedResult | None = None) -> Outcome:
+    """The outcome of a ``result`` or ``error`` message; a timed item's value is ``timed``
+    (its committed value and what the parent measured), never data from this message."""
     out = _text(msg.get("out"), spec.max_output_kb * 1024)
     secs = msg.get("secs")
     secs_f = float(secs) if (type(secs) is int or type(secs) is float) and math.isfinite(
@@ -567,8 +726,10 @@ def _outcome(kind: str, item: str, msg: dict[str, Any], spec: RunSpec) -> Outcom
     if kind == "error":
         return Outcome(item, "error", message=_text(msg.get("error"), 2000),
                        where=_text(msg.get("where"), 4000), out=out, secs=secs_f)
+    value: Any = timed
     try:
-        value = wire.decode(msg.get("data"))
+        if timed is None:
+            value = wire.decode(msg.get("data"))
     except Exception as exc:  # noqa: BLE001 - whatever the child sent, it is its failure
         return Outcome(item, "protocol", message=f"the result could not be read ({_why(exc)})",
                        out=out, secs=secs_f)

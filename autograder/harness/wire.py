@@ -21,8 +21,11 @@ from typing import Any
 
 import numpy as np
 
-#: Dtypes that may cross the wire: bool, signed/unsigned ints, floats, complex, str, bytes.
-_DTYPE_RE = re.compile(r"^[<>|=]?[biufcUS][0-9]{1,3}$")
+#: Dtypes that may cross the wire: what NumPy models and the course's probes use (bool, 8- to
+#: 64-bit integers, float16/32/64, complex64/128) and str/bytes. Never float128 or complex256
+#: (``<f16``, ``<c32``): an extended-precision array would double a "bytes stored" count, and
+#: no model stores one.
+_DTYPE_RE = re.compile(r"^[<>|=]?(?:b1|[iu][1248]|f[248]|c(?:8|16)|[US][0-9]{1,3})$")
 MAX_DEPTH = 32
 MAX_ITEMS = 1_000_000
 
@@ -56,7 +59,7 @@ def encode(value: Any, _depth: int = 0) -> Any:
         return _encode_array(value)
     if isinstance(value, np.generic):
         arr = np.asarray(value)
-        if arr.dtype.kind not in "biufcUS":
+        if arr.dtype.kind not in "biufcUS" or not _DTYPE_RE.match(arr.dtype.str):
             raise WireError(f"a NumPy scalar of dtype {arr.dtype} is not plain data")
         return {"__np__": base64.b64encode(arr.tobytes()).decode("ascii"),
                 "dtype": arr.dtype.str}
@@ -81,9 +84,9 @@ def _float_out(x: float) -> Any:
 
 def _encode_array(arr: np.ndarray) -> dict[str, Any]:
     base = np.ndarray.view(arr, np.ndarray)  # drop any subclass behaviour
-    if base.dtype.kind not in "biufcUS":
+    if base.dtype.kind not in "biufcUS" or not _DTYPE_RE.match(base.dtype.str):
         raise WireError(f"an array of dtype {base.dtype} is not plain data "
-                        "(use a numeric, bool or string dtype)")
+                        "(use bool, an integer, float16/32/64, complex or a string dtype)")
     data = np.ascontiguousarray(base)
     return {"__nd__": base64.b64encode(data.tobytes()).decode("ascii"),
             "dtype": data.dtype.str, "shape": list(data.shape)}

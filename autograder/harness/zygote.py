@@ -12,8 +12,8 @@ rlimits, seccomp filter, uid, package import, items and messages.
 
 The forked child reproduces what the supervisor's command line gives a fresh child:
 ``start_new_session`` (``setsid``), the run's environment and working directory, stdin on
-``/dev/null``, stdout and stderr on the raw-output pipe, the result pipe as its only other
-file descriptor, and, with namespaces, what ``unshare --net --pid --fork --mount-proc
+``/dev/null``, stdout and stderr on the raw-output pipe, the result pipe and the work pipe
+(timed work's requests) as its only other file descriptors, and, with namespaces, what ``unshare --net --pid --fork --mount-proc
 --kill-child --propagation private`` does: the launched process unshares the network, mount
 and PID namespaces, blocks SIGINT and SIGTERM, forks the namespace's first process and waits
 for it, ending the way it ended; that process dies with its parent (``PR_SET_PDEATHSIG``),
@@ -32,8 +32,8 @@ the jobs of earlier launches. Student grading keeps one fresh interpreter per ru
 :class:`RunSpec <autograder.harness.supervisor.RunSpec>` with a student file refuses a zygote.
 
 Protocol on a Unix socket pair: each message is an 8-byte big-endian length and a JSON
-object; a ``spawn`` request carries the raw-output and result pipes' write ends as
-``SCM_RIGHTS`` with its first bytes. Requests are ``{"op": "spawn", "job", "env", "cwd",
+object; a ``spawn`` request carries the raw-output and result pipes' write ends and the work
+pipe's read end as ``SCM_RIGHTS`` with its first bytes. Requests are ``{"op": "spawn", "job", "env", "cwd",
 "namespaces"}`` (answer ``{"pid"}`` or ``{"error"}``) and ``{"op": "wait", "pid"}`` (answer
 ``{"status"}``: None while it runs, else the exit code, negative for a signal, as
 ``Popen.returncode``). End of input ends the server.
@@ -56,6 +56,7 @@ from typing import Any
 
 ZYGOTE = Path(__file__).resolve()
 RESULT_FD = 3  # the result pipe's number in a forked child
+WORK_FD = 4  # the work pipe's (timed work's requests)
 #: How long the grader waits for one answer of the fork server: a guard against a hang only
 #: (an answer takes milliseconds; starting the server, loading NumPy, about a second).
 ANSWER_TIMEOUT_S = 600.0
@@ -173,7 +174,7 @@ def _enter_namespaces() -> int | None:
     return None
 
 
-def _child(sock: socket.socket, req: dict[str, Any], raw_w: int, result_w: int,
+def _child(sock: socket.socket, req: dict[str, Any], raw_w: int, result_w: int, work_r: int,
            trusted: Any) -> None:
     """In the forked process: become what the supervisor's command line would have made,
     then serve the job. Never returns."""
@@ -184,11 +185,14 @@ def _child(sock: socket.socket, req: dict[str, Any], raw_w: int, result_w: int,
         os.dup2(null, 0)
         os.dup2(raw_w, 1)
         os.dup2(raw_w, 2)
+        work_r = os.dup(work_r) if work_r == RESULT_FD else work_r
         os.dup2(result_w, RESULT_FD)
-        for n in {null, raw_w, result_w, fd} - {0, 1, 2, RESULT_FD}:
+        os.dup2(work_r, WORK_FD)
+        for n in {null, raw_w, result_w, work_r, fd} - {0, 1, 2, RESULT_FD, WORK_FD}:
             os.close(n)
-        os.closerange(RESULT_FD + 1, os.sysconf("SC_OPEN_MAX"))
+        os.closerange(WORK_FD + 1, os.sysconf("SC_OPEN_MAX"))
         os.set_inheritable(RESULT_FD, True)
+        os.set_inheritable(WORK_FD, True)
         sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - input() sees EOF
         os.environ.clear()
         os.environ.update(req["env"])
@@ -199,6 +203,7 @@ def _child(sock: socket.socket, req: dict[str, Any], raw_w: int, result_w: int,
 
         job = req["job"]
         job["result_fd"] = RESULT_FD
+        job["work_fd"] = WORK_FD
         del req
         serve(job, trusted)
     except BaseException as exc:  # noqa: BLE001 - never back into the server loop
@@ -219,7 +224,7 @@ def serve_forks(control_fd: int, warm: dict[str, Any]) -> None:
     _send(sock, {"ready": True})
     while True:
         try:
-            req, fds = _recv(sock, max_fds=2)
+            req, fds = _recv(sock, max_fds=3)
         except (EOFError, ConnectionError):
             os._exit(0)
         if req.get("op") == "wait":
@@ -232,17 +237,18 @@ def serve_forks(control_fd: int, warm: dict[str, Any]) -> None:
                 status = -signal.SIGKILL  # not ours (never happens): reported as gone
             _send(sock, {"status": status})
             continue
-        if req.get("op") != "spawn" or len(fds) != 2:
+        if req.get("op") != "spawn" or len(fds) != 3:
             for n in fds:
                 os.close(n)
             _send(sock, {"error": "bad request"})
             continue
-        raw_w, result_w = fds
+        raw_w, result_w, work_r = fds
         pid = os.fork()
         if pid == 0:
-            _child(sock, req, raw_w, result_w, trusted)
+            _child(sock, req, raw_w, result_w, work_r, trusted)
         os.close(raw_w)
         os.close(result_w)
+        os.close(work_r)
         _send(sock, {"pid": pid})
 
 
@@ -354,7 +360,8 @@ class Zygote:
     def launch(self, job: dict[str, Any], *, env: dict[str, str], cwd: str,
                namespaces: bool) -> ZygoteChild:
         """Fork a child for ``job`` (whose ``result_fd`` is the result pipe's write end
-        here); it is registered like a spawned process (``isolation.spawn_tracked``)."""
+        here, ``work_fd`` the work pipe's read end); it is registered like a spawned process
+        (``isolation.spawn_tracked``)."""
         from autograder.harness import isolation  # noqa: PLC0415
 
         for k, v in self.trusted.items():
@@ -362,13 +369,14 @@ class Zygote:
                 raise ValueError(f"a job with another {k} than the fork server's")
         raw_r, raw_w = os.pipe()
         result_w = int(job["result_fd"])
+        work_r = int(job["work_fd"])
         per_launch = {k: v for k, v in job.items() if k not in self.trusted}
         try:
             with isolation.SPAWN_LOCK:
                 if isolation.ABORT.is_set():
                     raise isolation.Aborted("grading was interrupted: no new process is started")
                 answer = self._ask({"op": "spawn", "job": per_launch, "env": env, "cwd": cwd,
-                                    "namespaces": namespaces}, (raw_w, result_w))
+                                    "namespaces": namespaces}, (raw_w, result_w, work_r))
                 if "pid" not in answer:
                     raise RuntimeError(f"the mutation fork server refused: {answer}")
                 pid = int(answer["pid"])

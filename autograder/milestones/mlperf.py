@@ -1,17 +1,22 @@
 """The 2018 MLPerf-style milestone: the child measures, the parent decides.
 
 Graded with module 19 (course.yml ``mlperf_2018``), under the milestone contract of
-:mod:`autograder.milestones` with its one optional hook: the provider
-(``providers/mlperf_2018.py``) builds the task (:func:`task`: a digits variant, the parent's
-prompt), and its ``evaluate`` judges what the trainer returned (:func:`evaluate_seed`). Per seed
+:mod:`autograder.milestones` with its optional hooks: the provider (``providers/mlperf_2018.py``)
+builds the task (:func:`task`: a digits variant), times the generation (:func:`plan`) and
+judges what the trainer committed together with the timings (:func:`evaluate_seed`). Per seed
 slot the sandboxed child runs ``milestones/recipes.py`` ``TRAINERS["mlperf_2018"]``
-(``mlperf_run``) with the package under test and returns raw data only:
+(``mlperf_models``) with the package under test and commits raw data only:
 
 * ``float`` / ``int8`` / ``pruned``: the ``state_dict`` arrays of the trained 1986 digits MLP,
   its INT8 copy (module 15) and its 50%-pruned, fine-tuned copy (module 16);
-* ``gpt``: the parameters of the GPT whose generation was timed;
-* ``generation``: CPU seconds of paired runs generating ``new_tokens`` tokens greedily, uncached
-  and with module 17's ``CachedGPT`` (alternating which runs first), and the tokens of each run.
+* ``gpt``: the parameters of the GPT whose generation is timed.
+
+Then the parent times the generation itself (:mod:`autograder.harness.timing`): per pair, a
+prompt it draws after the commit, greedy generation of ``new_tokens`` tokens with module 17's
+``CachedGPT`` in the child (``recipes.TIMED_WORK``) and without a cache by the course's
+reference GPT holding the committed parameters in the trusted twin (``recipes.BASELINE_WORK``),
+alternating which runs first; each run's CPU time read from outside. Nothing the child measures
+counts: a patched clock or a wrapped ``single_stream`` changes nothing.
 
 The trusted parent (:func:`score`, with the NumPy scoring of ``milestones/mlperf_score.py``,
 which the student script shares) never trusts a number it can compute itself:
@@ -21,14 +26,15 @@ which the student script shares) never trusts a number it can compute itself:
   held-out digits, which only the parent holds (``min_float_accuracy``, ``int8_max_accuracy_drop``,
   ``pruned_max_accuracy_drop``, compared as counts);
 * sparsity is counted in the returned pruned weights (``pruned_min_sparsity``);
-* the generated tokens must be the same for every cached run and the uncached run, begin with
-  the parent's prompt, and each new token must be the greedy choice of the parent's own
-  forward pass of the returned GPT;
+* each pair's cached tokens must equal the reference's uncached ones, begin with the parent's
+  prompt, and each new token must be the greedy choice of the parent's own forward pass of the
+  returned GPT;
 * the speed-up is the median of the per-pair ratios ``uncached / cached``; its distribution-free
   confidence interval (order statistics of the ratios, binomial sign-test coverage) is
   evaluated after each pair from ``min_pairs`` on, and the seed's speed-up passes at the first
   pair count whose interval lies above ``threshold`` (it fails as soon as the interval lies
-  below, or when the pairs run out undecided).
+  below, or when the pairs run out undecided); a median above what a KV cache can physically
+  give (``mlperf_score.max_speedup``) is implausible and fails the seed.
 
 A seed passes when every check holds; the milestone when ``min_passing_seeds`` seeds pass.
 Every number is course.yml's (``threshold`` and ``criteria``).
@@ -48,6 +54,7 @@ from autograder.milestones import work as milestone_work
 from autograder.milestones.data import load_file, loaders, recipes
 from autograder.milestones.gpt_forward import BadParameters
 from autograder.milestones.grading import k_of_n
+from autograder.suite import Baseline, Run, TimedResult
 from tito import paths
 from tito.course import Course, Milestone, load_course
 
@@ -78,24 +85,15 @@ def milestone(course: Course | None = None) -> Milestone:
 
 def task(seed: int | None = None) -> tuple[Any, np.ndarray, Any, np.ndarray]:
     """The provider's ``task``: variant ``seed`` of the 1986 digits task (pixels and labels
-    permuted, ``datasets.loaders.milestone_task``) and the parent's prompt for it, as
-    ``({"images", "prompt", "new_tokens"}, train_y, {"images", "prompt"}, test_y)``; only the
-    first two reach the child. ``seed=None``: the plain digits split ``(train_x, train_y,
+    permuted, ``datasets.loaders.milestone_task``), as ``({"images", "new_tokens"}, train_y,
+    {"images"}, test_y)``; only the first two reach the child (the prompts are drawn by
+    :func:`plan`, after the commit). ``seed=None``: the plain digits split ``(train_x, train_y,
     test_x, test_y)`` (module 20's event)."""
     if seed is None:
         return tuple(loaders().milestone_data("mlp_1986"))
     train_x, train_y, test_x, test_y = loaders().milestone_task("mlp_1986", int(seed))
-    ids = prompt(int(seed))
     new_tokens = int(criteria(milestone())["new_tokens"])
-    return ({"images": train_x, "prompt": ids, "new_tokens": new_tokens}, train_y,
-            {"images": test_x, "prompt": ids}, test_y)
-
-
-def prompt(seed: int, length: int | None = None) -> np.ndarray:
-    """The parent's prompt for a seed: ``(1, P)`` int64 token ids (``P`` from the recipe)."""
-    cfg = recipes().MLPERF
-    n = int(cfg["prompt"] if length is None else length)
-    return scoring().prompt(seed, int(cfg["gpt"]["vocab_size"]), n)
+    return ({"images": train_x, "new_tokens": new_tokens}, train_y, {"images": test_x}, test_y)
 
 
 def work(ms: Milestone) -> dict[str, Any]:
@@ -166,12 +164,70 @@ def greedy_logits(gpt_params: Any) -> Callable[[np.ndarray], np.ndarray]:
 
 def score_seed(ms: Milestone, result: Any, test_x: Mapping[str, Any],
                test_y: np.ndarray) -> tuple[bool, float | None, list[str]]:
-    """``(passed, speed-up median or None, notes)`` for one seed's raw result, on the held-out
-    half of its variant (``task(seed)[2:]``)."""
+    """``(passed, speed-up median or None, notes)`` for one seed's raw result (the models and
+    the ``generation`` measurements), on the held-out half of its variant (``task(seed)[2:]``)."""
+    gpt = recipes().MLPERF["gpt"]
     return scoring().score_seed(result, recipes().digits_features(test_x["images"]), test_y,
-                                criteria(ms), ms.threshold, np.asarray(test_x["prompt"]),
-                                _hidden(), int(recipes().MLPERF["gpt"]["vocab_size"]),
-                                greedy_logits)
+                                criteria(ms), ms.threshold, _hidden(), int(gpt["vocab_size"]),
+                                int(gpt["context"]), greedy_logits)
+
+
+def plan(result: Any, test_x: Any, rng: np.random.Generator) -> Any:
+    """The provider's ``plan`` (:mod:`autograder.harness.timing`): after the child committed
+    ``result`` (the models and the GPT's parameters), pairs of greedy generation on a fresh
+    prompt each: uncached by the reference in the twin, cached by the submission in the child,
+    alternating which runs first, until the sequential rule decides or ``max_pairs`` run out
+    (or a cached run fails or gives other tokens: more pairs would not change the verdict).
+    Returns the ``generation`` measurements :func:`score_seed` reads."""
+    del test_x
+    cfg = recipes().MLPERF
+    crit = criteria(milestone())
+    new = int(crit["new_tokens"])
+    gpt = result.get("gpt") if isinstance(result, Mapping) else None
+    if not isinstance(gpt, Mapping):
+        return {"problem": "no GPT parameters were committed"}
+    try:
+        greedy_logits(gpt)(np.zeros((1, 1), dtype=np.int64))  # names, shapes, finite
+    except scoring().BadResult as exc:
+        return {"problem": str(exc)}
+    yield Baseline({"gpt": dict(gpt), "new_tokens": new})
+    vocab, plen = int(cfg["gpt"]["vocab_size"]), int(cfg["prompt"])
+    out: dict[str, list[Any]] = {k: [] for k in ("prompts", "uncached_tokens", "cached_tokens",
+                                                 "uncached_s", "cached_s")}
+    problem = ""
+    for i in range(int(cfg["max_pairs"])):
+        prompt = rng.integers(0, vocab, size=(1, plen)).astype(np.int64)
+        got = {}
+        for side in (("baseline", "submission") if i % 2 == 0 else ("submission", "baseline")):
+            got[side] = yield Run(side, "generate", prompt)
+        mine, ref = got["submission"], got["baseline"]
+        if mine.implausible:
+            problem = f"implausible measurement: {mine.implausible}"
+            break
+        if mine.error:
+            problem = f"your cached generation raised {mine.error}"
+            break
+        tokens = mine.output
+        if not isinstance(tokens, np.ndarray) or tokens.dtype.kind not in "iu" \
+                or tokens.shape != (1, plen + new):
+            problem = f"a cached run did not return (1, {plen + new}) token ids"
+            break
+        out["prompts"].append(prompt[0])
+        out["uncached_tokens"].append(np.asarray(ref.output, dtype=np.int64)[0])
+        out["cached_tokens"].append(tokens[0].astype(np.int64))
+        out["uncached_s"].append(ref.cpu_s)
+        out["cached_s"].append(mine.cpu_s)
+        if not np.array_equal(tokens[0], out["uncached_tokens"][-1]):
+            break  # wrong tokens: the seed fails on them, whatever the timings
+        n = len(out["cached_s"])
+        if n >= int(crit["min_pairs"]) and speedup_decision(
+                out["uncached_s"], out["cached_s"], milestone().threshold, crit["confidence"],
+                int(crit["min_pairs"]))["decided"]:
+            break
+    gen: dict[str, Any] = {k: np.asarray(v, dtype=np.float64 if k.endswith("_s") else np.int64)
+                           for k, v in out.items()}
+    gen["problem"] = problem
+    return gen
 
 
 def predict(params: Any, x: Any) -> np.ndarray:
@@ -190,7 +246,15 @@ def predict(params: Any, x: Any) -> np.ndarray:
 def evaluate_seed(result: Any, test_x: Mapping[str, Any], test_y: np.ndarray,
                   course: Course | None = None) -> dict[str, Any]:
     """The provider's ``evaluate`` hook: ``{"passed", "value", "message"}`` for what one seed
-    slot's trainer returned (the value is the speed-up's median, or None)."""
+    slot's trainer committed and the parent measured (a :class:`TimedResult`; the value is the
+    speed-up's median, or None)."""
+    if isinstance(result, TimedResult):
+        raw = dict(result.value) if isinstance(result.value, Mapping) else result.value
+        if isinstance(raw, dict):
+            raw.pop("generation", None)  # only the parent's own measurement counts
+            if result.timing is not None:
+                raw["generation"] = result.timing
+        result = raw
     ok, speed, notes = score_seed(milestone(course), result, test_x, test_y)
     return {"passed": ok, "value": speed, "message": "; ".join(notes)}
 
@@ -221,21 +285,31 @@ def run_in_process(package: Any, course: Course | None = None,
                    seeds: list[int] | None = None) -> dict[str, Any]:
     """Measure a TRUSTED package in this process and score it as the grader does (staff
     tools and tests): seed ``s`` trains with seed ``s`` on variant ``s`` with course.yml's
-    fixed work. Returns :func:`score`'s dict plus ``seconds`` (seed -> CPU seconds) and
-    ``results`` (seed -> the raw results); a seed that raises counts as None."""
+    fixed work, and the grader's :func:`plan` times the generation in this process
+    (``timing.drive_in_process``: the same prompts, pairs and checks; the package's own GPT
+    for the uncached baseline; the grader times it from outside, with the reference). Returns
+    :func:`score`'s dict plus ``seconds`` (seed -> CPU seconds) and ``results`` (seed -> the
+    raw results); a seed that raises counts as None."""
     ms = milestone(course)
     fixed = work(ms)
     if seeds is not None:
         ms = ms.model_copy(update={"seeds": seeds,
                                    "min_passing_seeds": min(ms.min_passing_seeds, len(seeds))})
-    train = recipes().TRAINERS[ID]
+    from autograder.harness import timing  # noqa: PLC0415 - staff tools only
+
+    rec = recipes()
     results: dict[int, Any] = {}
     seconds: dict[int, float] = {}
     for seed in ms.seeds:
-        train_x, train_y, _, _ = task(seed)
+        train_x, train_y, test_x, _ = task(seed)
         t0 = time.process_time()
         try:
-            results[seed] = recipes().parameters(train(package, seed, train_x, train_y, fixed))
+            result = rec.parameters(rec.TRAINERS[ID](package, seed, train_x, train_y, fixed))
+            result["generation"] = timing.drive_in_process(
+                plan(result, test_x, timing.plan_rng()),
+                rec.TIMED_WORK[ID](package, seed, train_x),
+                lambda data: rec.BASELINE_WORK[ID](package, data))
+            results[seed] = result
         except Exception:  # noqa: BLE001 - a broken package fails the seed, like a crash
             results[seed] = None
         seconds[seed] = time.process_time() - t0

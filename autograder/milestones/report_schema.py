@@ -5,9 +5,10 @@ text of the file module 19's ``save_report`` writes. The parent checks it agains
 ``tinytorch-benchmark/1`` with the **reference's** ``validate_report``, never the student's
 (which ran in the child and may be anything). The reference module imports the framework
 (``Tensor``, module 14's intervals); the parent runs none of that: :func:`extract` keeps, from
-the reference file's syntax tree, only the names in :data:`NAMES` and the standard-library
-imports they use, so what the parent executes is the reference's own code for exactly the
-schema, written once, in module 19.
+the reference file's syntax tree, only the names in :data:`NAMES`, the top-level definitions
+they use (``validate_report``'s helpers and rules) and the standard-library imports, so what
+the parent executes is the reference's own code for exactly the schema, written once, in
+module 19.
 
 Where the reference file comes from: in the repository, ``tinytorch_ref/benchmarking.py``; in a
 Gradescope zip of a suite with ``needs_report_schema``, :data:`ZIP_PATH`, extracted when the zip
@@ -41,7 +42,8 @@ class SchemaSourceError(RuntimeError):
 
 def extract(source: str, filename: str = "benchmarking.py") -> str:
     """The schema part of a ``benchmarking.py``: its standard-library imports and the
-    top-level definitions of :data:`NAMES`, in file order, as Python source.
+    top-level definitions of :data:`NAMES` and of every top-level name they use
+    (transitively), in file order, as Python source.
 
     Raises:
         SchemaSourceError: the file does not parse or lacks one of the names.
@@ -51,14 +53,14 @@ def extract(source: str, filename: str = "benchmarking.py") -> str:
     except SyntaxError as exc:
         raise SchemaSourceError(f"{filename}: does not parse ({exc.msg}, line {exc.lineno})"
                                 ) from None
-    keep: list[ast.stmt] = []
-    found: set[str] = set()
+    imports: list[ast.stmt] = []
+    defined: dict[str, ast.stmt] = {}  # top-level name -> the statement defining it
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             tops = ([a.name.split(".")[0] for a in node.names] if isinstance(node, ast.Import)
                     else [] if node.level else [(node.module or "").split(".")[0]])
             if tops and all(t == "__future__" or t in sys.stdlib_module_names for t in tops):
-                keep.append(node)
+                imports.append(node)
             continue
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names = [node.name]
@@ -68,9 +70,18 @@ def extract(source: str, filename: str = "benchmarking.py") -> str:
             names = [node.target.id]
         else:
             continue
-        if any(n in NAMES for n in names):
-            keep.append(node)
-            found.update(n for n in names if n in NAMES)
+        for n in names:
+            defined[n] = node
+    found = {n for n in NAMES if n in defined}
+    # NAMES and, transitively, every top-level definition they use (validate_report's helpers)
+    todo = sorted(found)
+    while todo:
+        for sub in ast.walk(defined[todo.pop()]):
+            if isinstance(sub, ast.Name) and sub.id in defined and sub.id not in found:
+                found.add(sub.id)
+                todo.append(sub.id)
+    used = {id(defined[n]) for n in found}
+    keep = [node for node in tree.body if node in imports or id(node) in used]
     missing = [n for n in NAMES if n not in found]
     if missing:
         raise SchemaSourceError(f"{filename}: defines no {', '.join(missing)} (the report "

@@ -101,8 +101,9 @@ import numpy as np
 #
 # A row with **no** allowed key (e.g. a query that only sees padding) has every score at
 # `-inf`: the textbook softmax computes `exp(-inf - (-inf)) = exp(nan)` and the NaN spreads
-# through the whole backward pass. PyTorch 2.x gives such rows **zero** weights (a zero output
-# and no gradient); we do the same, with a "safe" softmax.
+# through the whole backward pass. PyTorch's `scaled_dot_product_attention` gives such rows
+# **zero** weights (a zero output and no gradient) since version 2.5 (its `_safe_softmax`;
+# 2.0–2.4 returned NaN); we do the same, with a "safe" softmax.
 #
 # ## 3. A stable softmax with one fused backward
 #
@@ -466,7 +467,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         scale: defaults to ``1 / sqrt(E)``.
 
     Returns:
-        ``(..., L, Ev)``. Rows with no allowed key are 0 (PyTorch 2.x does the same).
+        ``(..., L, Ev)``. Rows with no allowed key are 0 (PyTorch does the same since 2.5).
 
     Raises:
         RuntimeError: ``query`` and ``key`` differ in ``E``, ``key`` and ``value`` in ``S``,
@@ -1046,26 +1047,31 @@ def test_multihead_forward_paths_and_masks(MultiheadAttention, Tensor, np):
 # backward, for causal self-attention with `B = 1`, `h = 4`, `hs = 16`.
 
 # %%
-def median_seconds(fn, repeat=5):
-    """Median wall-clock time of ``fn()`` over ``repeat`` runs (one warm-up run first)."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
+def median_cpu_ms(fn, warmup=1, repeats=5):
+    """Median CPU time of ``fn()`` in ms: ``warmup`` untimed calls, then ``repeats`` timed ones
+    on this thread's clock, which other programs on the machine do not inflate (module 14
+    explains why, and builds the full tool)."""
+    for _ in range(warmup):
         fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+    times = []
+    for _ in range(repeats):
+        start = time.thread_time_ns()
+        fn()
+        times.append(time.thread_time_ns() - start)
+    return float(np.median(times)) / 1e6
 
 
 rng = np.random.default_rng(0)
 heads, head_size = 4, 16
-# NOTE: a process's first large allocations get fresh pages from the OS (slow page faults);
-# the allocator keeps freed buffers up to the largest size it has seen (capped at 32 MB).
-# One big buffer, freed, warms it up so the timings measure attention, not the allocator.
+# NOTE: a process's first large allocations get fresh pages from the OS (slow page faults).
+# On Linux, glibc's malloc then keeps freed buffers for reuse up to the largest size it has
+# seen (at most 32 MB); other systems' allocators have their own rules. One big buffer, freed,
+# warms it up so the timings measure attention more than the allocator.
 warm_up = np.ones(7_500_000, dtype=np.float32)
 del warm_up
-print(f"{'T':>5} {'P = 4hT^2 MB':>13} {'peak fwd MB':>12} {'fwd+bwd ms':>11} {'x time':>7}")
-previous = None
+print(f"{'T':>5} {'P = 4hT^2 MB':>13} {'peak fwd MB':>12} {'peak / P':>9} {'fwd+bwd ms':>11} "
+      f"{'x time':>7}")
+previous, ratios = None, []
 for T in (64, 128, 256, 512, 1024):
     q, k, v = (Tensor(rng.standard_normal((1, heads, T, head_size)).astype(np.float32),
                       requires_grad=True) for _ in range(3))
@@ -1078,17 +1084,22 @@ for T in (64, 128, 256, 512, 1024):
     def step():
         scaled_dot_product_attention(q, k, v, is_causal=True).sum().backward()
 
-    seconds = median_seconds(step)
-    growth = "" if previous is None else f"{seconds / previous:.1f}x"
-    previous = seconds
-    print(f"{T:>5} {4 * heads * T * T / 1e6:>13.2f} {peak / 1e6:>12.2f} {1e3 * seconds:>11.2f} "
+    ms = median_cpu_ms(step)
+    growth = "" if previous is None else f"{ms / previous:.1f}x"
+    previous = ms
+    p_bytes = 4 * heads * T * T
+    ratios.append(peak / p_bytes)
+    print(f"{T:>5} {p_bytes / 1e6:>13.2f} {peak / 1e6:>12.2f} {peak / p_bytes:>9.2f} {ms:>11.2f} "
           f"{growth:>7}")
-# Expected shape: the peak memory is a small multiple (~3x) of the P column — the scores, the
-# shifted exponentials and the bias exist at the same time — and grows 4x per doubling of T.
-# The time grows by less than 4x per doubling at small T (Python's fixed cost per call
-# dominates), about 4x once the T x T work dominates, and by more than 4x when the T x T arrays
-# outgrow the CPU caches and every new array needs fresh pages from the OS (here from
-# T = 512 to 1024: a few MB per array). On a busy machine, run the cell twice.
+print(f"peak / P from T = 256 on: {min(ratios[2:]):.2f} to {max(ratios[2:]):.2f}")
+# Expected shape: the peak memory is a small multiple of the P column — 2.3 times P (from
+# T = 256 on, where the T x T arrays dominate): the scores and the shifted exponentials exist at
+# the same time — and grows like T². The time grows by less than 4x per doubling at small T
+# (between 1.5x and 3.5x at T = 128: Python's fixed cost per call dominates), about 4x once the
+# T x T work dominates (between 3x and 5x at T = 512), and by more when the T x T arrays
+# outgrow the CPU caches and every new array needs fresh pages from the OS (at least 4.5x at
+# T = 1024, where each array is several MB; your caches decide where). On the CPU clock a busy
+# machine does not change these ratios much.
 
 # %% [markdown]
 # PyTorch's fused CPU and GPU kernels (FlashAttention and its relatives) never store the
@@ -1153,7 +1164,7 @@ for T in (64, 128, 256, 512, 1024):
 # the weight exactly 0 in any dtype; `-1e9` overflows to `-inf` in float16 anyway, and with
 # large scores a finite penalty can still leak weight. A fully masked row has no valid
 # softmax: the textbook formula gives `NaN` (`-inf − (-inf)`), which spreads through the whole
-# backward pass; PyTorch 2.x (and our safe softmax) returns zeros for it instead.
+# backward pass; PyTorch's SDPA since 2.5 (and our safe softmax) returns zeros for it instead.
 
 # %% [raw]
 # # END SOLUTION

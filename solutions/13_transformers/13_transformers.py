@@ -466,7 +466,8 @@ def test_layer_norm_module(LayerNorm, Tensor, np):
 # eight arrays kept for backward. `_TanhGELUFn` below (provided) is the same formula as one
 # `Function` that keeps two arrays and updates its temporaries in place. Its constants are
 # Python floats: a NumPy `float64` constant such as `np.sqrt(2 / np.pi)` would silently turn the
-# whole float32 MLP into float64, three times slower.
+# whole float32 MLP into float64 — twice the bytes in every activation it keeps, and slower
+# matrix products.
 #
 # **A speed note on `Linear` with 3-D inputs.** `x @ W.T` with `x (B, T, C)` works, but its
 # weight gradient `xᵀ @ grad` then becomes `B` separate `(C, T) @ (T, 4C)` products plus a sum
@@ -1340,7 +1341,7 @@ def test_parameter_formula_matches_counting(gpt_parameter_counts, count_paramete
 # %% [markdown]
 # **Experiment 1 — parameters by component.** The course's milestone model, a model 4× wider,
 # and GPT-2 small (V = 50,257, context 1,024, C = 768, 12 layers, 12 heads: formula only —
-# building it would take 500 MB). Where do the parameters go at each scale?
+# building it would take 652 MB of float32 weights). Where do the parameters go at each scale?
 
 # %%
 configs = {"milestone (65, 32, 64, 2, 4)": (65, 32, 64, 2, 4),
@@ -1353,9 +1354,13 @@ for label, config in configs.items():
         assert count_parameters(GPT(*config)) == counts
     shares = "".join(f"{counts[c] / counts['total']:>12.1%}" for c in COMPONENTS)
     print(f"{label:<28}{shares}{counts['total']:>12,}")
-# Expected shape: at C = 64 the embeddings and the head (which grow with V·C) are a large
-# share; the blocks grow with C² and take over as C grows. GPT-2 small's famous 124 M is
-# 163 M here because its head is tied to tok_emb (38.6 M counted once instead of twice).
+gpt2 = gpt_parameter_counts(*configs["GPT-2 small"])
+print(f"GPT-2 small: {gpt2['total'] / 1e6:.1f} M parameters, {4 * gpt2['total'] / 1e6:.0f} MB in "
+      f"float32; with the head tied to tok_emb {(gpt2['total'] - gpt2['head']) / 1e6:.1f} M")
+# Expected: at C = 64 the embeddings and the head (which grow with V·C) are a large share; the
+# blocks grow with C² and take over as C grows. GPT-2 small is 163.0 M parameters here, 652 MB:
+# its famous 124.4 M ties the head to tok_emb (38.6 M counted once instead of twice); this
+# course counts it untied, as your GPT builds it.
 
 # %% [markdown]
 # **Experiment 2 — activation memory against the context length.** Training keeps every
@@ -1366,35 +1371,60 @@ for label, config in configs.items():
 # (`tracemalloc` sees NumPy's buffers), for one batch of 8 sequences:
 
 # %%
-def activation_megabytes(model, batch, length, rng):
+def activation_megabytes(model, idx):
     """MB of NumPy memory the graph of one forward pass + loss holds, before backward."""
-    idx = Tensor(rng.integers(0, model.vocab_size, size=(batch, length)))
     tracemalloc.start()
     before = tracemalloc.get_traced_memory()[0]
     logits = model(idx)
     loss = (logits * logits).mean()
     held = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
-    start = time.perf_counter()
     loss.backward()
-    seconds = time.perf_counter() - start
     model.zero_grad()
-    return held / 1e6, seconds
+    return held / 1e6
+
+
+def median_cpu_ms(fn, warmup=1, repeats=5):
+    """Median CPU time of ``fn()`` in ms: ``warmup`` untimed calls, then ``repeats`` timed ones
+    on this thread's clock, which other programs on the machine do not inflate (module 14
+    explains why, and builds the full tool)."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.thread_time_ns()
+        fn()
+        times.append(time.thread_time_ns() - start)
+    return float(np.median(times)) / 1e6
+
+
+def train_pass(model, idx):
+    logits = model(idx)
+    (logits * logits).mean().backward()
+    model.zero_grad()
 
 
 rng = np.random.default_rng(0)
 manual_seed(0)
 model = GPT(vocab_size=65, context_length=512, d_model=64, n_layers=2, n_heads=4)
-print(f"{'T':>5} {'activations MB':>15} {'MB per token':>13} {'backward ms':>12}")
-for length in (16, 32, 64, 128, 256, 512):
-    mb, seconds = activation_megabytes(model, 8, length, rng)
-    print(f"{length:>5} {mb:>15.2f} {mb / (8 * length):>13.4f} {1e3 * seconds:>12.1f}")
-# Expected shape: for short contexts the MB per token is almost flat (the T·C and T·4C arrays
-# dominate: memory linear in T, here ~20 KB per token, about 37·C floats per block); then it
+lengths, per_token = (16, 32, 64, 128, 256, 512), []
+print(f"{'T':>5} {'activations MB':>15} {'KB per token':>13} {'fwd+bwd ms':>11}")
+for length in lengths:
+    idx = Tensor(rng.integers(0, model.vocab_size, size=(8, length)))
+    mb = activation_megabytes(model, idx)
+    per_token.append(mb / (8 * length))
+    ms = median_cpu_ms(lambda: train_pass(model, idx), repeats=3 if length > 128 else 5)
+    print(f"{length:>5} {mb:>15.2f} {1e3 * per_token[-1]:>13.1f} {ms:>11.1f}")
+slope, flat = np.polyfit(lengths, per_token, 1)  # MB per token = flat + slope * T
+print(f"per token: {1e3 * flat:.1f} KB flat + {1e6 * slope:.1f} bytes x T; the T-part equals the "
+      f"flat part at T = {flat / slope:.0f}")
+print(f"formula 37·C/h: T = {37 * 64 / 4:.0f} for this model, {37 * 768 / 12:.0f} for GPT-2 small")
+# Expected: for short contexts the KB per token is almost flat (the T·C and T·4C arrays
+# dominate: memory linear in T, here 19.1 KB per token, about 37·C floats per block); then it
 # rises with T, because each block also keeps h·T attention weights per token (memory
-# quadratic in T). With C = 64 and h = 4 the quadratic part catches up near T ≈ 600; with
-# GPT-2's C = 768 and h = 12 only near T ≈ 2000. The backward time grows faster than the memory
-# once the T x T arrays outgrow the CPU caches.
+# quadratic in T). With C = 64 and h = 4 the quadratic part catches up near T = 603 (the
+# formula 37·C/h says 592); with GPT-2's C = 768 and h = 12 only near T = 2368. The time of a
+# training pass grows faster than the memory once the T × T arrays outgrow the CPU caches.
 
 # %% [markdown]
 # ## 7. ML systems thinking (graded by hand)
@@ -1476,10 +1506,10 @@ for length in (16, 32, 64, 128, 256, 512):
 # # BEGIN SOLUTION
 
 # %% [markdown]
-# At `T = 32` memory is dominated by the linear `T·C` and `T·4C` arrays (MB per token flat,
-# ~20 KB); the `h·T²` attention weights add `h·T` floats per token and block, a share that
-# doubles with every doubling of `T` and overtakes the linear part near `T ≈ 600` for this
-# model. GPT-2 small, per layer and token: ~37·C floats of linear activations plus ~h·T for
+# At `T = 32` memory is dominated by the linear `T·C` and `T·4C` arrays: 20.1 KB per token,
+# and almost the same at every short `T` (the table's KB per token is almost flat); the `h·T²` attention weights add
+# `h·T` floats per token and block, a share that doubles with every doubling of `T` and
+# overtakes the linear part near `T ≈ 600` for this model (where `h·T = 37·C`). GPT-2 small, per layer and token: ~37·C floats of linear activations plus ~h·T for
 # attention: `8·1024·12·(37·768 + 12·1024)·4 B ≈ 16 GB` — why real training uses activation
 # checkpointing and fused attention. `generate` runs 100 full forward passes of up to
 # `context` tokens each: the attention work per step is `O(T²)` and repeats the keys and values

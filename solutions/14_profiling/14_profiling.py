@@ -31,7 +31,8 @@
 #    convention — **a multiply-add is 2 FLOPs** — and check them against PyTorch's counter;
 # 3. **measure** the activation memory a forward pass keeps for backward by walking the
 #    autograd graph, and explain why it differs from the textbook formula;
-# 4. time code properly: warm-up, repeats, the **median** and the **interquartile range**,
+# 4. time code properly: on the **CPU clock** of the thread (not the wall clock), with
+#    warm-up, repeats, the **median** and the **interquartile range**,
 #    and the **paired ratio** of two alternating versions with a confidence interval — the
 #    measurement module 19's benchmarks and the 2018 milestone reuse;
 # 5. attach **forward hooks** to every layer and build a per-layer profile (parameters,
@@ -74,8 +75,9 @@ import numpy as np
 # | SGD with momentum | `momentum_buffer` | 4 |
 # | Adam / AdamW | `exp_avg`, `exp_avg_sq` | 8 |
 #
-# so Adam training needs **4× the weights** before a single activation is stored: a 124 M
-# parameter GPT-2 needs ~2 GB for weights, gradients and Adam state. Frozen parameters
+# so Adam training needs **4× the weights** before a single activation is stored: GPT-2 small
+# as published (124 M parameters, its head tied to the token embedding; module 13's untied GPT
+# counts 163 M) needs ~2 GB for weights, gradients and Adam state. Frozen parameters
 # (`requires_grad=False`) get no gradient and no state. The activations come on top (section
 # 3); they grow with the batch, the rest does not.
 
@@ -724,16 +726,17 @@ def test_graph_activation_bytes_counts_storage_once(graph_activation_bytes, Line
 # # END QUESTION
 
 # %% [markdown]
-# ## 4. Timing done right: warm-up, repeats, median, spread
+# ## 4. Timing done right: the right clock, warm-up, repeats, median, spread
 #
-# One `time.perf_counter()` around one call measures the noise as much as the code: the first
-# calls pay for allocating fresh memory pages and filling caches, and other processes take
-# the CPU at random moments. The rules every benchmark (module 19, the 2018 milestone) follows:
+# One clock reading before and one after one call measures the noise as much as the code:
+# the first calls pay for allocating fresh memory pages and filling caches, and other
+# processes take the CPU at random moments. The rules every benchmark (module 19, the 2018
+# milestone) follows:
 #
-# 1. **Warm up**: run the code a few times untimed.
-# 2. **Repeat**: time each of `repeats` calls separately with `time.perf_counter_ns()`
-#    (integer nanoseconds, the finest clock Python has).
-# 3. **Summarise robustly**: noise only ever *adds* time, in bursts, so the **median** (not
+# 1. **Use a CPU clock**: time with `time.thread_time_ns()` (below), not a wall clock.
+# 2. **Warm up**: run the code a few times untimed.
+# 3. **Repeat**: time each of `repeats` calls separately.
+# 4. **Summarise robustly**: noise only ever *adds* time, in bursts, so the **median** (not
 #    the mean) is the typical time and the **interquartile range** `IQR = Q3 − Q1` is the
 #    spread (quartiles by linear interpolation, `np.percentile`'s default).
 #
@@ -741,6 +744,35 @@ def test_graph_activation_bytes_counts_storage_once(graph_activation_bytes, Line
 #   samples (µs): 102 101 103 100 250 101 102      mean 122.7  (dragged by the 250)
 #   sorted:       100 101 101 102 102 103 250      median 102, Q1 101, Q3 102.5, IQR 1.5
 # ```
+#
+# **Wall clock or CPU clock?** Python has two kinds of clock:
+#
+# | clock | counts | when other processes share the cores |
+# |---|---|---|
+# | `time.perf_counter_ns()` | wall time: everything that happens, to anyone | counts the time the OS gave the other processes while yours waited |
+# | `time.thread_time_ns()` | CPU time this thread spent running | unchanged: a thread that waits is not charged |
+# | `time.process_time_ns()` | CPU time of every thread of the process | unchanged, but adds other threads' work (and their idle spinning) |
+#
+# On a shared machine — a lab server, Colab, the grader — other processes take turns on the
+# cores, a few milliseconds each. A call longer than such a turn is interrupted in nearly
+# every repeat, a short one mostly runs untouched, so the wall clock makes the long call
+# look slower *relative to the short one*: the ratio moves, not only the times. Pairing does
+# not help: it cancels a burst that hits both members of a pair alike, but another user's job
+# lasts longer than a pair and hits every pair the same way, so the median ratio moves and its
+# interval narrows around the wrong value. The experiment below measures it beside busy
+# processes. CPU time charges your thread only for the time it ran, so the course times
+# **single-threaded code with `time.thread_time_ns`**: it is the default clock of `measure`,
+# `compare` and the `Profiler`, and the grader's clock too.
+#
+# Two caveats. *Threads*: NumPy hands large matrix products to a BLAS library that may run
+# them on several threads; the calling thread's clock then misses the others' share. The
+# grader and the milestones run BLAS on one thread (`OPENBLAS_NUM_THREADS=1`, set before NumPy
+# is imported); do the same when you time matrix products, or pass
+# `timer=time.process_time_ns` (every thread, on a quiet machine). *Resolution*: on Linux and
+# macOS the thread clock ticks in nanoseconds to microseconds; on Windows it advances in steps
+# of about 15 ms, so there time a loop of many calls per sample. CPU time is not immune to
+# everything either: a neighbour on the same core (hyper-threading) or a cooler, slower clock
+# speed still changes it, just far less than sharing the core.
 #
 # **Comparing two versions.** "B is 1.8× faster than A" is a *ratio*, and a ratio measured
 # on one machine transfers to another far better than a time. Measure it in pairs: run A then
@@ -753,13 +785,13 @@ def test_graph_activation_bytes_counts_storage_once(graph_activation_bytes, Line
 # with too few samples (5 or fewer at 95 %) no `k` works and the honest answer is
 # `(-inf, inf)`: the data cannot support any claim.
 #
-# Every function here takes a `timer` argument (default `time.perf_counter_ns`): the checks
+# Every function here takes a `timer` argument (default `time.thread_time_ns`): the checks
 # pass a fake clock, so they test your statistics, never the speed of the machine.
 
 # %%
 #| export
 class Timing(NamedTuple):
-    """Summary of repeated timings, in the timer's unit (nanoseconds for perf_counter_ns)."""
+    """Summary of repeated timings, in the timer's unit (nanoseconds for thread_time_ns)."""
 
     samples: tuple[float, ...]
     median: float
@@ -819,7 +851,7 @@ def summarize(samples: Sequence[float]) -> Timing:
 
 
 def measure(fn: Callable[[], Any], warmup: int = 3, repeats: int = 20,
-            timer: Callable[[], float] = time.perf_counter_ns) -> Timing:
+            timer: Callable[[], float] = time.thread_time_ns) -> Timing:
     """Time ``fn()``: ``warmup`` untimed calls, then ``repeats`` timed ones.
 
     Args:
@@ -918,7 +950,7 @@ def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float,
 
 
 def compare(fn_a: Callable[[], Any], fn_b: Callable[[], Any], warmup: int = 3,
-            repeats: int = 20, timer: Callable[[], float] = time.perf_counter_ns,
+            repeats: int = 20, timer: Callable[[], float] = time.thread_time_ns,
             confidence: float = 0.95) -> Comparison:
     """Paired timing of two versions, alternating them: how many times slower is ``a``?
 
@@ -1067,6 +1099,61 @@ def test_median_ci_and_compare(median_ci, compare, np):
 # # END QUESTION
 
 # %% [markdown]
+# ### Experiment: two clocks beside busy processes
+#
+# Time a long call (a Python loop over 400,000 numbers: several milliseconds, longer than the
+# turns the OS hands out) against a short one (20,000 numbers: a fraction of a millisecond)
+# with your `compare`, on the wall clock and on the thread clock — first with the machine as it
+# is, then beside twice as many spinning processes as it has cores, like other people's jobs
+# on a shared server. The true ratio is about 20 (twenty times the numbers).
+
+# %%
+import os
+import subprocess
+import sys
+
+
+def long_call():
+    return sum(range(400_000))
+
+
+def short_call():
+    return sum(range(20_000))
+
+
+def both_clocks():
+    return {clock: compare(long_call, short_call, warmup=2, repeats=21, timer=timer)
+            for clock, timer in (("wall", time.perf_counter_ns), ("thread", time.thread_time_ns))}
+
+
+def busy_processes(n):
+    """``n`` processes that spin on the CPU until killed: other people's jobs."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
+
+
+as_is = both_clocks()
+spinners = busy_processes(2 * (os.cpu_count() or 1))
+try:
+    busy = both_clocks()
+finally:
+    for p in spinners:
+        p.kill()
+        p.wait()
+print(f"{'':30} {'long ms':>8} {'short ms':>9} {'ratio':>7}   95% interval")
+for label, runs in (("as is", as_is), ("busy", busy)):
+    for clock, c in runs.items():
+        print(f"{label + ', ' + clock + ' clock':<30} {c.a.median / 1e6:8.2f} {c.b.median / 1e6:9.3f} "
+              f"{c.ratio:7.1f}   [{c.low:.1f}, {c.high:.1f}]")
+print(f"thread-clock ratio, busy / as is: {busy['thread'].ratio / as_is['thread'].ratio:.2f}")
+print(f"busy: wall-clock ratio / thread-clock ratio: {busy['wall'].ratio / busy['thread'].ratio:.1f}")
+# Expected shape: beside the busy processes the wall clock charges the long call for every turn
+# the spinners took while it waited, the short call mostly runs between two turns: the
+# wall-clock ratio comes out several times too large (at least 1.5x the thread clock's), with
+# an interval that excludes the truth. The thread clock's ratio barely moves (busy / as is
+# between 0.8 and 1.2). On a quiet machine both clocks agree; on a shared one the wall clock
+# is already off before the spinners start.
+
+# %% [markdown]
 # ## 5. A per-layer profiler, with forward hooks
 #
 # To see every layer, the profiler must run code *around* each layer's `forward` without
@@ -1113,7 +1200,7 @@ class Profiler:
         [('', 0, (2, 3)), ('0', 144, (2, 8)), ('1', 16, (2, 8)), ('2', 102, (2, 3))]
     """
 
-    def __init__(self, model: Module, timer: Callable[[], float] = time.perf_counter_ns) -> None:
+    def __init__(self, model: Module, timer: Callable[[], float] = time.thread_time_ns) -> None:
         self.model = model
         self.timer = timer
         self.names: dict[int, str] = {id(m): name for name, m in model.named_modules()}
@@ -1447,10 +1534,10 @@ for batch in (64, 256):
 # points: 5
 
 # %% [markdown]
-# **Q2 · Training memory.** GPT-2 small has 124 M parameters. Estimate the memory of its
-# weights, gradients and Adam state in float32. Your measured activations were larger than
-# the formula: name the arrays the formula misses, and two ways frameworks shrink the
-# activations of a large model without changing its maths.
+# **Q2 · Training memory.** GPT-2 small as published has 124 M parameters (its head tied to the
+# token embedding). Estimate the memory of its weights, gradients and Adam state in float32.
+# Your measured activations were larger than the formula: name the arrays the formula misses,
+# and two ways frameworks shrink the activations of a large model without changing its maths.
 
 # %% [raw]
 # # BEGIN SOLUTION
@@ -1487,13 +1574,14 @@ for batch in (64, 256):
 
 # %% [markdown]
 # One sample includes one-time costs (first-call allocation, cold caches) and whatever noise
-# hit that moment; `time.time()` is a wall clock that can jump and has coarse resolution
-# (use `perf_counter_ns`); the two runs were at different moments, so machine load differs;
-# and one number has no spread, so 12 % cannot be told apart from noise. Instead: warm up,
-# then alternate A and B for many pairs, take each pair's ratio, and report the median ratio
-# with its confidence interval (and each version's median and IQR). Claim "B is faster" only
-# when the whole interval lies above 1 — and report a ratio, not a time, since it transfers
-# between machines.
+# hit that moment; `time.time()` is a wall clock that can jump, has coarse resolution and
+# counts every turn other processes took on the core (use the CPU time of the thread,
+# `thread_time_ns`, for single-threaded code); the two runs were at different moments, so
+# machine load differs; and one number has no spread, so 12 % cannot be told apart from noise.
+# Instead: warm up, then alternate A and B for many pairs on the thread clock, take each
+# pair's ratio, and report the median ratio with its confidence interval (and each version's
+# median and IQR). Claim "B is faster" only when the whole interval lies above 1 — and report
+# a ratio, not a time, since it transfers between machines.
 
 # %% [raw]
 # # END SOLUTION

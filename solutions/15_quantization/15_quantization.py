@@ -42,6 +42,14 @@
 # `python export.py 15` writes `tinytorch/quantization.py`. The PyTorch names are also
 # available where PyTorch keeps them: `tinytorch.quantize_per_tensor`, `tinytorch.qint8`, and
 # `tinytorch.ao.quantization` (observers, `quantize_dynamic`, `prepare`, `convert`).
+#
+# **A note on PyTorch's versions.** These are the APIs of PyTorch's *eager-mode* quantization,
+# which this module follows because its pieces are small and visible. PyTorch 2.13, the course's
+# reference for parity, deprecates creating quantized tensors (`torch.quantize_per_tensor`,
+# `torch.quantize_per_channel` and the `qint8`/`quint8`/`qint32` dtypes warn that they will be
+# removed), and PyTorch's quantization work now lives in the separate **torchao** library,
+# which quantizes ordinary tensors in place of a quantized dtype. The ideas — scales, zero
+# points, observers, per-channel grids, int32 accumulation — are the same there.
 
 # %%
 import time
@@ -392,12 +400,13 @@ def test_dequantize_per_tensor(quantize_per_tensor, quint8, Tensor, np):
 # row: most of their weights land on a handful of integers.
 #
 # ```
-#   weight (out=3, in=4)          per-tensor: one s = max|W| / 127.5
-#   row 0:  0.02 -0.01  0.03 ...  → q in [-1, 1]: three levels for the whole row!
-#   row 1:  0.01  0.02 -0.02 ...  → same
-#   row 2:  1.90 -2.10  0.70 ...  → q in [-127, 127]
+#   weight (out=3, in=3)       per-tensor: one s = max|W| / 127.5 = 2.10 / 127.5 ≈ 0.0165
+#   row 0:  0.02 -0.01  0.03   → q = [1, -1, 2]: a handful of levels for the whole row!
+#   row 1:  0.01  0.02 -0.02   → q = [1, 1, -1]: the same few
+#   row 2:  1.90 -2.10  0.80   → q = [115, -128, 49]: the full range [-128, 127]
 #
-#   per-channel (axis=0): s_i = max|W[i]| / 127.5   → every row uses all 255 levels
+#   per-channel (axis=0): s_i = max|W[i]| / 127.5   → row 0: q = [85, -42, 127]: every row
+#                                                     spans the whole grid
 # ```
 #
 # `torch.quantize_per_channel(input, scales, zero_points, axis, dtype)` gives every index
@@ -516,11 +525,18 @@ def test_quantize_per_channel_uses_one_scale_per_row(quantize_per_channel, qint8
 # # END QUESTION
 
 # %% [markdown]
-# See it on a weight matrix with one neuron whose weights are 20× larger: with one scale, that
-# row sets the grid for all of them. (`quantization_error`, given, is the root-mean-square
-# difference between a tensor and its dequantized version.)
+# First the diagram's matrix, then a weight matrix with one neuron whose weights are 20× larger:
+# with one scale, that row sets the grid for all of them. (`quantization_error`, given, is the
+# root-mean-square difference between a tensor and its dequantized version.)
 
 # %%
+diagram = np.array([[0.02, -0.01, 0.03], [0.01, 0.02, -0.02], [1.90, -2.10, 0.80]], np.float32)
+maxima = np.abs(diagram).max(axis=1)
+print("per-tensor q:", quantize_per_tensor(diagram, float(maxima.max() / 127.5), 0,
+                                           qint8).int_repr().numpy().tolist())
+print("per-channel q:", quantize_per_channel(diagram, maxima / 127.5, np.zeros(3, np.int64), 0,
+                                             qint8).int_repr().numpy().tolist())
+
 demo_rng = np.random.default_rng(0)
 weight = demo_rng.standard_normal((8, 64)).astype(np.float32) * np.float32(0.05)  # (out, in)
 weight[3] *= np.float32(20.0)
@@ -531,8 +547,10 @@ for name, q in (("per-tensor", per_tensor), ("per-channel", per_channel)):
     levels = [len(np.unique(q.int_repr().numpy()[i])) for i in (0, 3)]
     print(f"{name:12s} RMS error {quantization_error(weight, q):.5f}; distinct integers in "
           f"row 0: {levels[0]:3d}, in row 3: {levels[1]:3d}")
-# Expected: the per-channel error is about 3x smaller; per-tensor, row 0's 64 weights land on
-# about ten integers, per-channel on about as many distinct integers as the large row 3.
+ratio = quantization_error(weight, per_tensor) / quantization_error(weight, per_channel)
+print(f"per-channel error is {ratio:.1f}x smaller")
+# Expected: the per-channel error is 2.8x smaller; per-tensor, row 0's 64 weights land on 9
+# integers, per-channel on 53, about as many as the large row 3 (54).
 
 # %% [markdown]
 # ## 3. Calibration: choosing scale and zero point
@@ -1593,6 +1611,7 @@ from datasets.loaders import load_digits  # the course's shipped data (checksum 
 
 from tinytorch.losses import CrossEntropyLoss
 from tinytorch.optimizers import Adam
+from tinytorch.profiling import measure  # module 14: CPU time, warm-up, median
 from tinytorch.training import Trainer
 
 digits = load_digits()
@@ -1612,14 +1631,10 @@ def accuracy_of(model):
         return float((model(test_x).numpy().argmax(axis=1) == digits.test_y).mean())
 
 
-def ms_per_batch(model, repeats=20):
-    times = []
+def ms_per_batch(model, warmup=2, repeats=20):
+    """Median CPU time of one test batch in ms (this thread's clock, module 14's rules)."""
     with no_grad():
-        for _ in range(repeats):
-            start = time.perf_counter()
-            model(test_x)
-            times.append(time.perf_counter() - start)
-    return 1e3 * float(np.median(times))
+        return measure(lambda: model(test_x), warmup=warmup, repeats=repeats).median / 1e6
 
 
 calibration = [train_x[i:i + 32] for i in range(0, 8 * 32, 32)]
@@ -1633,13 +1648,21 @@ variants = {
 base_bytes, base_acc = model_bytes(float_model), accuracy_of(float_model)
 print(f"{'model':22s} {'bytes':>7s} {'smaller':>8s} {'accuracy':>9s} {'drop (pts)':>11s} "
       f"{'ms/batch':>9s}")
+rows = {}
 for name, model in variants.items():
-    size, acc = model_bytes(model), accuracy_of(model)
+    size, acc, ms = model_bytes(model), accuracy_of(model), ms_per_batch(model)
+    rows[name] = (base_bytes / size, 100 * (base_acc - acc), ms)
     print(f"{name:22s} {size:7,d} {base_bytes / size:7.2f}x {acc:9.2%} "
-          f"{100 * (base_acc - acc):11.2f} {ms_per_batch(model):9.3f}")
-# Expected shape (exact numbers depend on the run): the float model near 97%; every INT8
-# variant 3.5-3.8x smaller (per-channel pays a few hundred bytes for its scales) with an
-# accuracy drop well under 1 point; the integer matmul is *not* faster here.
+          f"{100 * (base_acc - acc):11.2f} {ms:9.3f}")
+int8 = [r for name, r in rows.items() if name != "float32"]
+slowest_ratio = min(r[2] for r in int8) / rows["float32"][2]
+print(f"INT8: {min(r[0] for r in int8):.2f}x to {max(r[0] for r in int8):.2f}x smaller, largest "
+      f"drop {max(r[1] for r in int8):.2f} points, at least {slowest_ratio:.1f}x the float "
+      f"model's time")
+# Expected shape (exact numbers depend on the run): the float model near 97% (between 95 % and
+# 98.5 %); every INT8 variant 3.5x to 3.9x smaller (per-channel pays a few hundred bytes for its
+# scales) with an accuracy drop of at most 1 point; the integer matmul is *not* faster here:
+# at least 1.0x the float model's time (several times more).
 
 # %% [markdown]
 # What the numbers say. The **size** ratio is set by arithmetic, not by training: 1 byte

@@ -183,7 +183,7 @@ def pareto_front(entries: Sequence[Entry]) -> list[int]:
 # # BEGIN TESTS
 
 # %%
-def test_dominance_and_front(dominates, pareto_front):
+def test_dominates_needs_better_somewhere_and_worse_nowhere(dominates):
     base = {"accuracy": 0.97, "latency_ms": 1.0, "bytes": 400.0}
     for key, worse in (("accuracy", 0.96), ("latency_ms", 2.0), ("bytes", 800.0)):
         other = dict(base, **{key: worse})
@@ -199,12 +199,23 @@ def test_dominance_and_front(dominates, pareto_front):
     assert both == (False, False), (
         "better accuracy but more bytes is a trade-off: neither dominates; got "
         f"dominates(base, trade), dominates(trade, base) = {both}")
+
+
+# %%
+def test_pareto_front_keeps_every_undominated_entry(pareto_front):
+    base = {"accuracy": 0.97, "latency_ms": 1.0, "bytes": 400.0}
+    trade = dict(base, accuracy=0.99, bytes=900.0)
     entries = [base, dict(base, latency_ms=3.0), trade, dict(base)]
     got = pareto_front(entries)
     assert got == [0, 2, 3], (
         f"front of [base, slower base, trade-off, copy of base] is [0, 2, 3], got {got}")
     empty = pareto_front([])
     assert empty == [], f"the front of no entries is empty, got {empty!r}"
+    chain = [dict(base, bytes=float(b)) for b in (300, 200, 100)]
+    got = pareto_front(chain)
+    assert got == [2], (
+        f"each entry is smaller than the one before and equal elsewhere: only the last (index 2) "
+        f"is on the front; got {got}")
 
 # %% [raw]
 # # END TESTS
@@ -337,7 +348,7 @@ def leaderboard(entry: Entry, baseline: Entry, max_accuracy_drop: float = 0.01
 # # BEGIN TESTS
 
 # %%
-def test_score_and_leaderboard(olympics_score, leaderboard):
+def test_olympics_score_gates_then_rewards(olympics_score):
     base = {"accuracy": 0.97, "latency_ms": 1.0, "bytes": 400.0}
     own = olympics_score(dict(base), base)
     assert abs(own - 1.0) < 1e-12, f"the baseline scores exactly 1 against itself, got {own!r}"
@@ -361,6 +372,11 @@ def test_score_and_leaderboard(olympics_score, leaderboard):
         pass
     else:
         raise AssertionError("a latency of 0 ms is not a measurement: raise ValueError")
+
+
+# %%
+def test_leaderboard_has_four_named_columns(leaderboard):
+    base = {"accuracy": 0.97, "latency_ms": 1.0, "bytes": 400.0}
     board = leaderboard({"accuracy": 0.965, "latency_ms": 2.0, "bytes": 1024.0},
                         dict(base, bytes=4096.0))
     names = [e["name"] for e in board]
@@ -608,8 +624,9 @@ def measure_entry(model: Module, x: np.ndarray, y: np.ndarray, repeats: int = 20
 # # BEGIN TESTS
 
 # %%
-def test_optimize_and_measure(optimize, measure_entry, storage_bytes, QuantizedLinear, Linear,
-                              ReLU, Sequential, Tensor, manual_seed, np):
+def test_optimize_prunes_tunes_and_quantizes_a_copy(optimize, QuantizedLinear, Linear, ReLU,
+                                                     Sequential, Tensor, no_grad, manual_seed,
+                                                     np):
     rng = np.random.default_rng(0)
     centers = rng.standard_normal((3, 16)).astype(np.float32) * 3
     y = rng.integers(0, 3, 600)
@@ -627,15 +644,35 @@ def test_optimize_and_measure(optimize, measure_entry, storage_bytes, QuantizedL
     assert len(layers) == 2, f"expected 2 QuantizedLinear layers, got {len(layers)}"
     zeros = sum(int((m.qweight.data == 0).sum()) for m in layers) / (16 * 32 + 32 * 3)
     assert zeros >= 0.5, f"half the weights were pruned: at least 50% zero qweights, got {zeros:.2f}"
+    with no_grad():
+        with_scores = (q(Tensor(x)).numpy().argmax(axis=1) == y).mean()
+    assert with_scores > 0.9, (
+        f"well-separated blobs, 5 epochs of fine-tuning: the pruned INT8 model should be >90% "
+        f"right, got {with_scores:.3f}")
+
+
+# %%
+def test_measure_entry_times_the_forward_pass(measure_entry, storage_bytes, Linear, ReLU,
+                                              Sequential, Tensor, manual_seed, np):
+    rng = np.random.default_rng(0)
+    centers = rng.standard_normal((3, 16)).astype(np.float32) * 3
+    y = rng.integers(0, 3, 600)
+    x = (centers[y] + rng.standard_normal((600, 16))).astype(np.float32)
+    manual_seed(0)
+    q = Sequential(Linear(16, 32), ReLU(), Linear(32, 3))
+    expected_acc = float((q(Tensor(x)).numpy().argmax(axis=1) == y).mean())
     ticks = iter(range(1000))
     entry = measure_entry(q, x, y, repeats=5, timer=lambda: 0.002 * next(ticks))
     assert set(entry) == {"accuracy", "latency_ms", "bytes"}, f"keys: {sorted(entry)}"
     assert abs(entry["latency_ms"] - 2.0) < 1e-9, (
         f"each timed run spans one 2 ms tick: the median is 2.0 ms, got {entry['latency_ms']}")
-    assert entry["accuracy"] > 0.9, (
-        f"well-separated blobs, 5 epochs of fine-tuning: the pruned INT8 model should be >90% "
-        f"right, got "
-        f"{entry['accuracy']:.3f}")
+    assert abs(entry["accuracy"] - expected_acc) < 1e-12, (
+        f"accuracy is the share of argmax(model(x)) == y: expected {expected_acc:.4f}, got "
+        f"{entry['accuracy']}")
+    readings = next(ticks)
+    assert readings == 10, (
+        f"two clock readings per timed run, 5 runs: 10 readings, got {readings} (time the "
+        "forward pass only, once per repeat)")
     assert entry["bytes"] == storage_bytes(q), (
         f"bytes are storage_bytes(model) = {storage_bytes(q)}; got {entry['bytes']}")
 

@@ -229,7 +229,7 @@ def attainable_gflops(intensity: float, peak_gflops: float, bandwidth_gbs: float
 
 
 def measure_bandwidth(n_bytes: int = 64 * 2**20, repeats: int = 10,
-                      timer: Callable[[], float] = time.perf_counter_ns) -> float:
+                      timer: Callable[[], float] = time.thread_time_ns) -> float:
     """Memory bandwidth in GB/s: copy ``n_bytes`` of float32 into another array.
 
     APPROACH:
@@ -245,13 +245,14 @@ def measure_bandwidth(n_bytes: int = 64 * 2**20, repeats: int = 10,
         >>> round(measure_bandwidth(16 * 2**20, repeats=3, timer=clock), 1)
         33.6
 
-    HINT: use an array far bigger than the caches (64 MB), or you measure the cache.
+    HINT: the size decides which level you measure: an array far bigger than the caches
+    (64 MB on most machines) gives the DRAM roof, one that fits in them a cache's roof.
     """
     raise NotImplementedError("module 18: implement measure_bandwidth (see its docstring)")
 
 
 def measure_gflops(n: int = 256, repeats: int = 10,
-                   timer: Callable[[], float] = time.perf_counter_ns) -> float:
+                   timer: Callable[[], float] = time.thread_time_ns) -> float:
     """Achieved GFLOP/s of an ``n × n`` float32 matrix product (BLAS): the practical peak.
 
     APPROACH:
@@ -272,9 +273,11 @@ def measure_gflops(n: int = 256, repeats: int = 10,
 
 
 def ascii_roofline(points: dict[str, tuple[float, float]], peak_gflops: float,
-                   bandwidth_gbs: float, width: int = 64, height: int = 16) -> str:
+                   bandwidth_gbs: float, width: int = 64, height: int = 16,
+                   cache_bandwidth_gbs: float | None = None) -> str:
     """A log-log text plot of the roofline with ``{name: (intensity, achieved GFLOP/s)}``
-    marked by their first letters (provided)."""
+    marked by their first letters (provided): ``-`` the DRAM roof (``bandwidth_gbs``), ``=``
+    a cache's roof (``cache_bandwidth_gbs``) where it lies above it."""
     lo_i, hi_i = 1e-2, 1e3
     lo_g = max(min([g for _, g in points.values() if g > 0] + [peak_gflops]) / 10, 1e-3)
     hi_g = peak_gflops * 2
@@ -292,10 +295,15 @@ def ascii_roofline(points: dict[str, tuple[float, float]], peak_gflops: float,
     grid = [[" "] * width for _ in range(height)]
     for c in range(width):
         i = 10 ** (math.log10(lo_i) + c / (width - 1) * (math.log10(hi_i) - math.log10(lo_i)))
+        if cache_bandwidth_gbs is not None:
+            grid[row(attainable_gflops(i, peak_gflops, cache_bandwidth_gbs))][c] = "="
         grid[row(attainable_gflops(i, peak_gflops, bandwidth_gbs))][c] = "-"
     for name, (i, g) in points.items():
         grid[row(g)][col(i)] = name[0]
     lines = ["".join(r) for r in grid]
+    ridges = f"ridge at {peak_gflops / bandwidth_gbs:.2f} FLOP/byte" + (
+        "" if cache_bandwidth_gbs is None
+        else f" (DRAM), {peak_gflops / cache_bandwidth_gbs:.2f} (cache)")
     lines.append(f"intensity {lo_i:g} .. {hi_i:g} FLOP/byte (log); GFLOP/s {lo_g:.3g} .. "
-                 f"{hi_g:.3g} (log); ridge at {peak_gflops / bandwidth_gbs:.2f} FLOP/byte")
+                 f"{hi_g:.3g} (log); {ridges}")
     return "\n".join(lines)

@@ -195,7 +195,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         scale: defaults to ``1 / sqrt(E)``.
 
     Returns:
-        ``(..., L, Ev)``. Rows with no allowed key are 0 (PyTorch 2.x does the same).
+        ``(..., L, Ev)``. Rows with no allowed key are 0 (PyTorch does the same since 2.5).
 
     Raises:
         RuntimeError: ``query`` and ``key`` differ in ``E``, ``key`` and ``value`` in ``S``,

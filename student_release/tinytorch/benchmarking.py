@@ -217,7 +217,7 @@ def bootstrap_ci(values: Sequence[float], statistic: Callable[..., Any] = np.med
     raise NotImplementedError("module 19: implement bootstrap_ci (see its docstring)")
 
 def single_stream(sut: Callable[[Any], Any], samples: Any, queries: int, warmup: int = 10,
-                  timer: Timer = time.perf_counter) -> list[float]:
+                  timer: Timer = time.thread_time) -> list[float]:
     """MLPerf's single-stream scenario: one sample per query, each query timed on its own.
 
     Args:
@@ -253,7 +253,7 @@ def single_stream(sut: Callable[[Any], Any], samples: Any, queries: int, warmup:
 
 
 def offline(sut: Callable[[Any], Any], samples: Any, batch_size: int, warmup: int = 1,
-            timer: Timer = time.perf_counter) -> float:
+            timer: Timer = time.thread_time) -> float:
     """MLPerf's offline scenario: every sample in one query, batched; returns samples/second.
 
     Args:
@@ -311,7 +311,7 @@ SCENARIOS = {"SingleStream": "p90_latency_ms", "Offline": "samples_per_second"}
 def run_scenario(sut: Callable[[Any], Any], samples: Any, labels: Any, scenario: str, *,
                  accuracy_target: float, runs: int = 5, queries: int = 256,
                  batch_size: int = 64, warmup: int = 10, confidence: float = 0.95,
-                 timer: Timer = time.perf_counter) -> dict[str, Any]:
+                 timer: Timer = time.thread_time) -> dict[str, Any]:
     """One accuracy-gated result of ``scenario`` over ``runs`` repeated runs.
 
     Args:
@@ -411,43 +411,195 @@ def _verdict(low: float, high: float, threshold: float) -> str:
     return "pass" if low >= threshold else "fail" if high < threshold else "inconclusive"
 
 
-def validate_report(report: Any) -> None:
-    """Check ``report`` against schema ``tinytorch-benchmark/1`` (the table above).
+def _need(ok: bool, field: str, problem: str) -> None:
+    """Raise ``ReportError(field, problem)`` unless ``ok`` (provided)."""
+    if not ok:
+        raise ReportError(field, problem)
+
+
+def _text(obj: dict, key: str, where: str) -> None:
+    """``obj[key]`` is a non-empty string (provided)."""
+    value = obj.get(key)
+    _need(isinstance(value, str) and value != "", where, "must be a non-empty string")
+
+
+def _number(value: Any, where: str, low: float, high: float, *, open_low: bool = False,
+            open_high: bool = False) -> None:
+    """``value`` is a finite number (never a bool) in ``[low, high]``; ``open_low`` /
+    ``open_high`` exclude the bound (provided)."""
+    ok = _is_number(value) and (value > low if open_low else value >= low) and (
+        value < high if open_high else value <= high)
+    lo, hi = ("(" if open_low else "[") + f"{low:g}", f"{high:g}" + (")" if open_high else "]")
+    _need(ok, where, f"must be a number in {lo}, {hi}, got {value!r}")
+
+
+def _integer(value: Any, where: str, low: int) -> None:
+    """``value`` is an int (never a bool) ``>= low`` (provided)."""
+    _need(isinstance(value, int) and not isinstance(value, bool) and value >= low, where,
+          f"must be an integer >= {low}, got {value!r}")
+
+
+def _pair(value: Any, where: str, *, finite: bool) -> tuple[float, float]:
+    """``value`` is ``[low, high]``, two numbers (infinities allowed unless ``finite``);
+    returns them (provided)."""
+    _need(isinstance(value, list) and len(value) == 2
+          and all(_is_number(v, finite=finite) for v in value), where,
+          "must be [low, high], two numbers")
+    return value[0], value[1]
+
+
+def check_gate(result: dict[str, Any], at: str) -> None:
+    """The accuracy gate: a result's ``status`` is what its accuracy and target say.
+
+    Args:
+        result: one result, whose ``accuracy`` and ``accuracy_target`` are already checked
+            numbers in [0, 1]; at: its path (``"results[1]"``).
 
     Raises:
-        ReportError: at the first problem, in the table's order (top-level fields, then each
-            result's fields in the table's order, then the comparisons), with the field's path
-            and what is wrong. Returns None for a valid report.
+        ReportError: on field ``f"{at}.status"`` unless ``result["status"]`` is ``"VALID"``
+            when ``accuracy >= accuracy_target`` and ``"INVALID"`` otherwise (a missing
+            status too); the problem names the status it must be and both numbers.
 
-    APPROACH:
-        1. ``report`` must be a dict (field ``"report"``); ``schema == SCHEMA``.
-        2. ``system``: a dict with non-empty strings ``name``, ``python``, ``numpy``,
-           ``machine`` (field ``"system.name"``...); ``model``: a non-empty string.
-        3. ``results``: a non-empty list; for each ``r`` (prefix ``f"results[{i}]"``): a dict;
-           ``scenario`` in ``SCENARIOS``; ``metric == SCENARIOS[scenario]``; ``value`` a
-           number > 0; ``ci`` a list of 2 numbers with ``low <= value <= high``;
-           ``confidence`` in (0, 1); ``runs`` an int (not bool) >= 2; ``accuracy`` and
-           ``accuracy_target`` numbers in [0, 1]; ``status`` equal to the gate's verdict;
-           ``latency_ms``: for SingleStream a dict of the seven keys (``count`` int >= 1, the
-           others numbers, ordered ``min <= p50 <= p90 <= p99 <= max`` — report the order
-           problem on ``latency_ms``), for Offline ``None``.
-        4. ``comparisons`` (if present): a list of dicts; ``name`` a non-empty string,
-           ``ratio`` > 0, ``ci`` two numbers (infinities allowed) with low <= high,
-           ``confidence`` in (0, 1), ``threshold`` > 0, ``pairs`` an int >= 1, and
-           ``verdict`` equal to ``_verdict(low, high, threshold)`` (given).
+    APPROACH: ``gate = "VALID" if result["accuracy"] >= result["accuracy_target"] else
+    "INVALID"``; ``_need(result.get("status") == gate, f"{at}.status", f"must be {gate!r}
+    (accuracy ... vs target ...), got ...")``.
 
     EXAMPLE:
+        >>> try:
+        ...     check_gate({"accuracy": 0.9, "accuracy_target": 0.95, "status": "VALID"}, "results[0]")
+        ... except ReportError as err:
+        ...     print(err)
+        results[0].status: must be 'INVALID' (accuracy 0.9 vs target 0.95), got 'VALID'
+
+    HINT: exactly at the target is VALID (``>=``), as ``run_scenario`` decides it. Never trust
+    the status a file carries: recompute it.
+    """
+    raise NotImplementedError("module 19: implement check_gate (see its docstring)")
+
+
+def check_latency(result: dict[str, Any], at: str) -> None:
+    """A result's ``latency_ms``: ``null`` for Offline; for SingleStream a summary of one run
+    whose percentiles are in order.
+
+    Args:
+        result: one result with a checked ``scenario``; at: its path (``"results[0]"``).
+
+    Raises:
+        ReportError: Offline with ``latency_ms`` not None (field ``f"{at}.latency_ms"``);
+            SingleStream with ``latency_ms`` not a dict (the same field), ``count`` not an
+            integer >= 1 (``f"{at}.latency_ms.count"``), one of ``mean``, ``p50``, ``p90``,
+            ``p99``, ``min``, ``max`` not a number >= 0 (``f"{at}.latency_ms.p90"``...), or
+            ``min <= p50 <= p90 <= p99 <= max`` broken (field ``f"{at}.latency_ms"``).
+
+    APPROACH:
+        1. ``lat = result.get("latency_ms")``. Offline: ``_need(lat is None, ...)`` and return.
+        2. ``_need(isinstance(lat, dict), ...)``; ``_integer(lat.get("count"), ..., 1)``; for
+           each of the six keys, in that order: ``_number(lat.get(key), ..., 0.0, math.inf)``.
+        3. ``order = [lat[k] for k in ("min", "p50", "p90", "p99", "max")]``;
+           ``_need(order == sorted(order), f"{at}.latency_ms", ...)``.
+
+    EXAMPLE:
+        >>> check_latency({"scenario": "Offline", "latency_ms": None}, "results[1]")
+        >>> lat = {"count": 3, "mean": 2.0, "p50": 2.0, "p90": 1.0, "p99": 3.0, "min": 1.0, "max": 3.0}
+        >>> try:
+        ...     check_latency({"scenario": "SingleStream", "latency_ms": lat}, "results[0]")
+        ... except ReportError as err:
+        ...     print(err)
+        results[0].latency_ms: must have min <= p50 <= p90 <= p99 <= max
+
+    HINT: ``_number`` already refuses bools and NaN. The order rule is what catches a summary
+    whose fields were swapped, or percentiles taken from different runs.
+    """
+    raise NotImplementedError("module 19: implement check_latency (see its docstring)")
+
+
+def check_verdict(comparison: dict[str, Any], at: str) -> None:
+    """A comparison's ``verdict`` is what its interval and threshold say.
+
+    Args:
+        comparison: one comparison whose ``ci`` (two numbers, low <= high, infinities allowed)
+            and ``threshold`` (> 0) are already checked; at: its path (``"comparisons[0]"``).
+
+    Raises:
+        ReportError: on field ``f"{at}.verdict"`` unless ``comparison["verdict"]`` equals
+            ``_verdict(low, high, threshold)`` (given: ``"pass"`` if ``low >= threshold``,
+            ``"fail"`` if ``high < threshold``, else ``"inconclusive"``).
+
+    APPROACH: ``low, high = comparison["ci"]``; ``want = _verdict(low, high,
+    comparison["threshold"])``; ``_need(comparison.get("verdict") == want, ...)``.
+
+    EXAMPLE:
+        >>> try:
+        ...     check_verdict({"ci": [4.0, 6.0], "threshold": 5.0, "verdict": "pass"}, "comparisons[0]")
+        ... except ReportError as err:
+        ...     print(err)
+        comparisons[0].verdict: must be 'inconclusive' for ci [4.0, 6.0] and threshold 5.0, got 'pass'
+
+    HINT: an interval that straddles the threshold supports no claim either way — the verdict
+    ``speedup_verdict`` would have written.
+    """
+    raise NotImplementedError("module 19: implement check_verdict (see its docstring)")
+
+
+def validate_report(report: Any) -> None:
+    """Check ``report`` against schema ``tinytorch-benchmark/1`` (the table above; provided).
+
+    Walks the report in the table's order and raises ``ReportError`` at the first problem:
+    top-level fields, then each result's fields (``check_gate`` for its status,
+    ``check_latency`` for its latency block), then the comparisons (``check_verdict`` last in
+    each). Returns None for a valid report.
+
+    Example:
         >>> try:
         ...     validate_report({"schema": "tinytorch-benchmark/0"})
         ... except ReportError as err:
         ...     print(err.field, "|", err)
         schema | schema: must be 'tinytorch-benchmark/1', got 'tinytorch-benchmark/0'
-
-    HINT: write small helpers (``need(cond, field, problem)``) — most rules are one line each.
-    Use ``_is_number`` for every number: ``json`` turns ``1`` into an int and ``1.0`` into a
-    float, and ``True`` would pass ``isinstance(x, int)``.
     """
-    raise NotImplementedError("module 19: implement validate_report (see its docstring)")
+    _need(isinstance(report, dict), "report", f"must be an object, got {type(report).__name__}")
+    _need(report.get("schema") == SCHEMA, "schema",
+          f"must be {SCHEMA!r}, got {report.get('schema')!r}")
+    system = report.get("system")
+    _need(isinstance(system, dict), "system", "must be an object")
+    for key in ("name", "python", "numpy", "machine"):
+        _text(system, key, f"system.{key}")
+    _text(report, "model", "model")
+    results = report.get("results")
+    _need(isinstance(results, list) and len(results) > 0, "results", "must be a non-empty list")
+    for i, r in enumerate(results):
+        at = f"results[{i}]"
+        _need(isinstance(r, dict), at, "must be an object")
+        scenario = r.get("scenario")
+        _need(isinstance(scenario, str) and scenario in SCENARIOS, f"{at}.scenario",
+              f"must be one of {sorted(SCENARIOS)}, got {scenario!r}")
+        _need(r.get("metric") == SCENARIOS[scenario], f"{at}.metric",
+              f"must be {SCENARIOS[scenario]!r} for {scenario}, got {r.get('metric')!r}")
+        value = r.get("value")
+        _number(value, f"{at}.value", 0.0, math.inf, open_low=True)
+        low, high = _pair(r.get("ci"), f"{at}.ci", finite=True)
+        _need(low <= value <= high, f"{at}.ci",
+              f"must be [low, high] with low <= value <= high, got {r.get('ci')} for {value}")
+        _number(r.get("confidence"), f"{at}.confidence", 0.0, 1.0, open_low=True,
+                open_high=True)
+        _integer(r.get("runs"), f"{at}.runs", 2)
+        _number(r.get("accuracy"), f"{at}.accuracy", 0.0, 1.0)
+        _number(r.get("accuracy_target"), f"{at}.accuracy_target", 0.0, 1.0)
+        check_gate(r, at)
+        check_latency(r, at)
+    comparisons = report.get("comparisons", [])
+    _need(isinstance(comparisons, list), "comparisons", "must be a list")
+    for i, c in enumerate(comparisons):
+        at = f"comparisons[{i}]"
+        _need(isinstance(c, dict), at, "must be an object")
+        _text(c, "name", f"{at}.name")
+        _number(c.get("ratio"), f"{at}.ratio", 0.0, math.inf, open_low=True)
+        low, high = _pair(c.get("ci"), f"{at}.ci", finite=False)
+        _need(low <= high, f"{at}.ci", f"must have low <= high, got {c.get('ci')}")
+        _number(c.get("confidence"), f"{at}.confidence", 0.0, 1.0, open_low=True,
+                open_high=True)
+        _number(c.get("threshold"), f"{at}.threshold", 0.0, math.inf, open_low=True)
+        _integer(c.get("pairs"), f"{at}.pairs", 1)
+        check_verdict(c, at)
 
 
 def system_info(name: str) -> dict[str, str]:

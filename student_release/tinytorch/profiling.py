@@ -332,7 +332,7 @@ def graph_activation_bytes(output: Tensor) -> int:
         "module 14: implement graph_activation_bytes (see its docstring)")
 
 class Timing(NamedTuple):
-    """Summary of repeated timings, in the timer's unit (nanoseconds for perf_counter_ns)."""
+    """Summary of repeated timings, in the timer's unit (nanoseconds for thread_time_ns)."""
 
     samples: tuple[float, ...]
     median: float
@@ -384,7 +384,7 @@ def summarize(samples: Sequence[float]) -> Timing:
 
 
 def measure(fn: Callable[[], Any], warmup: int = 3, repeats: int = 20,
-            timer: Callable[[], float] = time.perf_counter_ns) -> Timing:
+            timer: Callable[[], float] = time.thread_time_ns) -> Timing:
     """Time ``fn()``: ``warmup`` untimed calls, then ``repeats`` timed ones.
 
     Args:
@@ -452,7 +452,7 @@ def median_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float,
 
 
 def compare(fn_a: Callable[[], Any], fn_b: Callable[[], Any], warmup: int = 3,
-            repeats: int = 20, timer: Callable[[], float] = time.perf_counter_ns,
+            repeats: int = 20, timer: Callable[[], float] = time.thread_time_ns,
             confidence: float = 0.95) -> Comparison:
     """Paired timing of two versions, alternating them: how many times slower is ``a``?
 
@@ -501,7 +501,7 @@ class Profiler:
         [('', 0, (2, 3)), ('0', 144, (2, 8)), ('1', 16, (2, 8)), ('2', 102, (2, 3))]
     """
 
-    def __init__(self, model: Module, timer: Callable[[], float] = time.perf_counter_ns) -> None:
+    def __init__(self, model: Module, timer: Callable[[], float] = time.thread_time_ns) -> None:
         self.model = model
         self.timer = timer
         self.names: dict[int, str] = {id(m): name for name, m in model.named_modules()}

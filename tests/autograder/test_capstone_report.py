@@ -45,7 +45,7 @@ def event() -> dict[str, Any]:
     """The reference's event in the first variant whose float and INT8 models score
     differently on the report's digits (so a swapped or doubled report is visible)."""
     for i in range(12):
-        value = EVENT.fn(tinytorch_ref, np.random.default_rng(100 + i))
+        value = EVENT.fn(tinytorch_ref, np.random.default_rng(100 + i)).value  # committed
         accs = [r["accuracy"] for r in json.loads(value["report"])["results"]]
         if accs[0] != accs[1]:
             return value
@@ -206,7 +206,7 @@ def test_a_missing_or_malformed_report_file_is_refused(event, report, says):
 def test_another_variants_report_is_refused(event):
     """A report copied from another run (another seed's digits and models) does not match
     this variant's models on this variant's digits."""
-    other = EVENT.fn(tinytorch_ref, np.random.default_rng(7))
+    other = EVENT.fn(tinytorch_ref, np.random.default_rng(7)).value
     problem = _problem({**event, "report": other["report"]}, event)
     assert "accuracy" in problem, problem
 
@@ -299,6 +299,22 @@ def test_the_parent_validator_is_the_references_own_code():
                 validate(bad)
             fields.append(info.value.field)
         assert fields[0] == fields[1], fields
+
+
+def test_the_schema_keeps_what_its_names_use_transitively():
+    """validate_report's helpers come along (module 19 gives the traversal and its helpers,
+    the student writes three rules): every top-level name a kept definition uses, and only
+    those — never the framework."""
+    names = {n: f"def {n}(*a):\n    return None\n" for n in report_schema.NAMES}
+    names["validate_report"] = "def validate_report(r):\n    return _helper(r)\n"
+    src = ("import math\nimport numpy as np\nfrom .tensor import Tensor\n\n"
+           + "\n".join(names.values())
+           + "\ndef _helper(r):\n    return _deeper(r) + math.pi\n"
+           + "\ndef _deeper(r):\n    return 1\n"
+           + "\ndef unused(r):\n    return np.zeros(1)\n")
+    text = report_schema.extract(src)
+    assert "def _helper(" in text and "def _deeper(" in text and "import math" in text
+    assert "def unused(" not in text and "numpy" not in text and "Tensor" not in text
 
 
 def test_the_zip_copy_is_preferred_and_a_missing_name_is_a_course_error(tmp_path, monkeypatch):

@@ -56,24 +56,42 @@ def test_no_result_or_a_failing_scorer_publishes_nothing() -> None:
     assert got == [] and errors == ["leaderboard: ValueError: no arrays"]
 
 
+def _event() -> tuple[Any, Any]:
+    from autograder.harness.goldens import load_suite
+    from tito import paths
+
+    suite = load_suite(paths.SUITES / "20_capstone" / "suite.py")
+    event = next(c for c in suite.cases if c.name == "olympics_event")
+    return event, SimpleNamespace(**event.fn.__globals__)  # the suite module's namespace
+
+
+def _timed(event: Any, committed: Any, expected: Any) -> Any:
+    """The parent's view of a reference event: its committed value and its plan driven in this
+    process (the optimised model's work and the reference baseline's, as child and twin)."""
+    import tinytorch_ref
+    from autograder.harness import timing
+    from autograder.suite import TimedResult
+
+    summary = timing.drive_in_process(
+        event.timing.plan(committed.value, expected, timing.plan_rng()), committed.work,
+        lambda data: event.timing.baseline(tinytorch_ref, data))
+    return TimedResult(committed.value, summary)
+
+
 def test_the_olympics_event_is_tied_to_its_variant() -> None:
     """A precomputed event (the baseline of another seed, e.g. the public one) fails the check
     and publishes no leaderboard; the same variant's event is measured as usual."""
     import numpy as np
 
     import tinytorch_ref
-    from autograder.harness.goldens import load_suite
-    from tito import paths
+    from autograder.suite import TimedResult
 
-    suite_path = paths.SUITES / "20_capstone" / "suite.py"
-    suite = load_suite(suite_path)
-    event = next(c for c in suite.cases if c.name == "olympics_event")
-    module = SimpleNamespace(**event.fn.__globals__)  # the suite module's namespace
-    expected = event.fn(tinytorch_ref, np.random.default_rng(11))
-    same = event.fn(tinytorch_ref, np.random.default_rng(11))
-    other = event.fn(tinytorch_ref, np.random.default_rng(12))
-    assert module._baseline_distance(same, expected) == 0.0
-    assert module._baseline_distance(other, expected) > 1.0
+    event, module = _event()
+    expected = event.kept(event.fn(tinytorch_ref, np.random.default_rng(11)))
+    same = _timed(event, event.fn(tinytorch_ref, np.random.default_rng(11)), expected)
+    other = TimedResult(event.fn(tinytorch_ref, np.random.default_rng(12)).value, same.timing)
+    assert module._baseline_distance(same.value, expected) == 0.0
+    assert module._baseline_distance(other.value, expected) > 1.0
     passed, msg = event.check(other, expected)
     assert not passed and "baseline is not the model this variant trains" in msg, msg
     _, msg = event.check(same, expected)
@@ -83,3 +101,40 @@ def test_the_olympics_event_is_tied_to_its_variant() -> None:
     got, errors = _run(module.olympics_leaderboard, same, expected=expected)
     assert [e["name"] for e in got] == ["Olympics score", "Accuracy (%)", "Speed-up",
                                         "Size (KB)"] and errors == []
+    speed = next(e["value"] for e in got if e["name"] == "Speed-up")
+    assert 0.05 < speed < 2.0, got  # INT8 in NumPy is slower than float32, per query
+    size = next(e["value"] for e in got if e["name"] == "Size (KB)")
+    assert size == round(module._bytes(same.value["submitted"]) / 1024, 2)
+
+
+def test_the_leaderboard_publishes_only_plausible_measurements() -> None:
+    """No leaderboard entry without the parent's timing, with a run that failed or was refused,
+    with a query faster than any forward pass, or with a speed-up above course.yml's bound;
+    the event's points do not depend on the timing."""
+    import numpy as np
+
+    import tinytorch_ref
+    from autograder.suite import TimedResult
+
+    event, module = _event()
+    committed = event.fn(tinytorch_ref, np.random.default_rng(5))
+    expected = event.kept(committed)
+    good = _timed(event, committed, expected)
+    n = len(good.timing["baseline_s"])
+    bad = {
+        "not timed": TimedResult(good.value, None),
+        "a process started": TimedResult(good.value, {"problem": "implausible measurement: a "
+                                                      "process started (1) or ended (0)"}),
+        "faster than any forward pass": TimedResult(good.value, {
+            **good.timing, "submitted_s": [1e-5] * n}),
+        "above the plausible": TimedResult(good.value, {
+            **good.timing, "baseline_s": list(np.asarray(good.timing["baseline_s"]) * 30),
+            "submitted_s": good.timing["baseline_s"]}),
+    }
+    verdict = event.check(good, expected)
+    assert verdict[0], verdict
+    for why, value in bad.items():
+        got, errors = _run(module.olympics_leaderboard, value, expected=expected)
+        assert got == [] and errors and why in errors[0], (why, errors)
+        passed, msg = event.check(value, expected)
+        assert passed and "no leaderboard entry" in msg and why in msg, (why, msg)

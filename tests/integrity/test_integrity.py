@@ -17,7 +17,7 @@ from tito.cli import cli
 from tito.course import load_course
 from tito.integrity import IntegrityError, run_integrity
 from tito.integrity.corpus import attach_prints, provided_document, read_folder
-from tito.integrity.fingerprint import all_hashes, fingerprints, normalise
+from tito.integrity.fingerprint import fingerprints, normalise
 from tito.integrity.match import Settings, compare
 from tito.integrity.synthetic import DISGUISES, disguise
 from tito.samples import notebook_with_exports, solution_export_sources
@@ -114,16 +114,16 @@ def test_real_module_release_and_solution_are_not_flagged(tmp_path):
 
     (folder / "full.ipynb").write_text(dump_notebook(
         notebook_with_exports(m, solution_export_sources(m))))
-    docs = read_folder(folder, kind="current")
-    provided = provided_document(paths.RELEASE / m.name / f"{m.name}.ipynb")
-    attach_prints(docs, all_hashes(provided.units, k=S.k), k=S.k, w=S.window)
+    docs = read_folder(folder, kind="current", k=S.k, w=S.window)
+    provided = provided_document(paths.RELEASE / m.name / f"{m.name}.ipynb", k=S.k, w=S.window)
+    attach_prints(docs, provided.hashes)
     by = {d.label: d for d in docs}
     assert by["untouched"].prints == [] and len(by["full"].prints) > 50
     assert compare(docs, S) == []
     partial = solution_export_sources(m, "partial")
     (folder / "partial.ipynb").write_text(dump_notebook(notebook_with_exports(m, partial)))
-    docs = read_folder(folder, kind="current")
-    attach_prints(docs, all_hashes(provided.units, k=S.k), k=S.k, w=S.window)
+    docs = read_folder(folder, kind="current", k=S.k, w=S.window)
+    attach_prints(docs, provided.hashes)
     labels = [{docs[p.a].label, docs[p.b].label} for p in compare(docs, S)]
     assert labels == [{"full", "partial"}]  # the same code, so it is a match; nothing else
 
@@ -247,11 +247,20 @@ def test_bad_inputs_raise_one_line(tmp_path):
         _run(tmp_path, [empty])
     with pytest.raises(IntegrityError, match="at least one"):
         _run(tmp_path, [])
-    broken = tmp_path / "broken"
-    broken.mkdir()
-    (broken / "a.ipynb").write_text("{not json")
-    with pytest.raises(IntegrityError, match="a.ipynb"):
-        _run(tmp_path, [broken])
+
+
+def test_a_broken_notebook_is_listed_and_the_rest_compared(tmp_path):
+    """A notebook that is not JSON names itself in the report; it stops nobody's comparison."""
+    folder = _class(tmp_path, {"copy": "numpy_a"})
+    (folder / "a.ipynb").write_text("{not json")
+    res = _run(tmp_path, [folder])
+    broken = next(d for d in res.docs if d.label == "a")
+    assert "a.ipynb: is not valid notebook JSON" in broken.problem and broken.prints == []
+    assert [d.label for d in res.unreadable] == ["a"]
+    top = res.flagged[0]
+    assert {res.docs[top.a].label, res.docs[top.b].label} == {"copy", "numpy_a"}
+    html = res.html.read_text(encoding="utf-8")
+    assert "Inputs with notes" in html and "a.ipynb: is not valid notebook JSON" in html
 
 
 def test_syntax_errors_still_compare(tmp_path):

@@ -1,9 +1,10 @@
 """The 2018 MLPerf-style milestone: the parent's interval and speed-up rule on hand-made timings,
 its model checks on tampered results, the trainer as the sandbox runs it and the provider's
-evaluate hook as the parent runs it, the reference passing
+plan and evaluate hooks as the parent runs them, the reference passing
 every graded seed, plausible module 15-17 bugs failing (no real speed-up, wrong cached tokens,
 an accuracy drop over the bound, weights not stored in 8 bits, the wrong weights pruned), and
-the script idle and on a core shared with a busy loop."""
+the script idle and on a core shared with a busy loop. (The parent's own timing of the child,
+from outside, is tested in tests/autograder/test_adversarial_round3.py.)"""
 
 from __future__ import annotations
 
@@ -40,13 +41,10 @@ _ref: dict[str, Any] = {}
 
 
 def reference_seed0() -> dict[str, Any]:
-    """The reference's raw results for seed 0 (measured once per session)."""
+    """The reference's raw results for seed 0, with the generation timed by the grader's plan
+    in this process (measured once per session)."""
     if "r" not in _ref:
-        train_x, train_y, _, _ = mlperf.task(0)
-        recipes = mlperf.recipes()
-        model = recipes.TRAINERS["mlperf_2018"](tinytorch_ref, 0, train_x, train_y,
-                                                mlperf.work(MS))
-        _ref["r"] = recipes.parameters(model)
+        _ref["r"] = mlperf.run_in_process(tinytorch_ref, seeds=[0])["results"][0]
     return _ref["r"]
 
 
@@ -180,12 +178,20 @@ def test_the_reference_results_pass_and_each_tampering_fails_with_its_reason() -
     def int8_of_other_weights(r: Any) -> None:
         r["int8"]["2.qweight"] = np.roll(r["int8"]["2.qweight"], 1, axis=1)
 
+    def implausibly_fast(r: Any) -> None:
+        r["generation"]["cached_s"] = r["generation"]["cached_s"] / 1e6
+
+    def a_problem(r: Any) -> None:
+        r["generation"]["problem"] = "implausible measurement: a process started (1)"
+
     assert "0.bias differs from the float model's" in tampered(int8_bias_lost)
     assert "not the float model's weight quantized" in tampered(int8_of_other_weights)
     assert "run 3 at position 383" in tampered(one_cached_token)
     assert "not the greedy choice" in tampered(both_runs_wrong)
     assert "prompt" in tampered(other_prompt)
     assert "below 5" in tampered(swapped_clocks)
+    assert "more than a KV cache can give" in tampered(implausibly_fast)
+    assert "a process started" in tampered(a_problem)
     assert "not an 8-bit integer" in tampered(float_weights_in_int8)
     assert "needs 50%" in tampered(unpruned)
     assert "NaN" in tampered(nan_weights)
@@ -208,9 +214,26 @@ class _BlockAutograder(importlib.abc.MetaPathFinder):
         return None
 
 
+def _timed(provider: Any, result: Any, train_x: Any, test_x: Any, seed: int,
+           package: Any = tinytorch_ref) -> Any:
+    """The parent's view of one slot: the committed ``result`` and the provider's plan driven
+    in this process (the child's cached work and the reference's uncached work, as the harness
+    would run them in the child and the twin)."""
+    from autograder.harness import timing
+    from autograder.suite import TimedResult
+
+    rec = mlperf.recipes()
+    summary = timing.drive_in_process(provider.plan(result, test_x, timing.plan_rng()),
+                                      rec.TIMED_WORK["mlperf_2018"](package, seed, train_x),
+                                      lambda data: rec.BASELINE_WORK["mlperf_2018"](
+                                          tinytorch_ref, data))
+    return TimedResult(result, summary)
+
+
 def test_trainer_measures_as_the_sandboxed_child_runs_it_and_the_provider_judges() -> None:
-    """The child loads recipes.py by path with autograder imports blocked and trains on the
-    provider's training half; the provider (parent) judges the result on its held-out half."""
+    """The child loads recipes.py by path with autograder imports blocked, trains on the
+    provider's training half and commits the models; the provider's plan times the generation
+    and its evaluate (parent) judges both on its held-out half."""
     from autograder.harness.milestones import load_provider
 
     provider = load_provider(paths.REPO_ROOT / "autograder" / "milestones" / "providers"
@@ -232,25 +255,29 @@ def test_trainer_measures_as_the_sandboxed_child_runs_it_and_the_provider_judges
     finally:
         sys.meta_path.remove(blocker)
         sys.modules.update(saved)
-    assert set(result) == {"float", "int8", "pruned", "gpt", "generation"}
+    assert set(result) == {"float", "int8", "pruned", "gpt"}  # nothing timed in the child
     assert result["int8"]["0.qweight"].dtype == np.int8
-    assert np.array_equal(result["generation"]["uncached_tokens"][:, :train_x["prompt"].shape[1]],
-                          train_x["prompt"])
-    v = provider.evaluate(result, test_x, test_y)
+    timed = _timed(provider, result, train_x, test_x, 1)
+    gen = timed.timing
+    assert gen["problem"] == "" and len(gen["prompts"]) >= MS.criteria["min_pairs"]
+    assert len({row.tobytes() for row in gen["prompts"]}) == len(gen["prompts"])  # fresh
+    v = provider.evaluate(timed, test_x, test_y)
     assert v["passed"] and v["value"] >= MS.threshold, v["message"]
     acc = np.mean(provider.predict(result, test_x) == test_y)
     assert acc >= MS.criteria["min_float_accuracy"]
     _, _, other_x, other_y = provider.task(2)  # another variant: the same weights do not fit
     assert np.mean(provider.predict(result, other_x) == other_y) < 0.5
-    assert not provider.evaluate(result, other_x, other_y)["passed"]
+    assert not provider.evaluate(timed, other_x, other_y)["passed"]
+    untimed = provider.evaluate(result, test_x, test_y)  # no measurement: no speed-up
+    assert not untimed["passed"] and "no generation measurements" in untimed["message"]
 
 
-def test_the_child_gets_no_held_out_digit_and_the_prompt_is_the_parents() -> None:
+def test_the_child_gets_no_held_out_digit_and_no_prompt() -> None:
+    """The prompts are drawn by the parent's plan after the models are committed: the child's
+    task holds training digits and the token count only."""
     train_x, train_y, test_x, test_y = mlperf.task(3)
-    assert set(train_x) == {"images", "prompt", "new_tokens"} and set(test_x) == {"images",
-                                                                                  "prompt"}
+    assert set(train_x) == {"images", "new_tokens"} and set(test_x) == {"images"}
     assert train_x["new_tokens"] == MS.criteria["new_tokens"]
-    assert np.array_equal(train_x["prompt"], mlperf.prompt(3))
     seen = {row.tobytes() for row in np.asarray(train_x["images"])}
     assert len(test_y) == 360 and not any(row.tobytes() in seen for row in test_x["images"])
     assert not np.array_equal(mlperf.task(4)[0]["images"], train_x["images"])
@@ -258,7 +285,7 @@ def test_the_child_gets_no_held_out_digit_and_the_prompt_is_the_parents() -> Non
 
 def test_the_harness_runs_the_hook_per_slot_and_keeps_only_the_verdict() -> None:
     """prepare -> child_job -> (the child's trainer) -> on_result -> score, as in the zip: the
-    child gets training digits, the prompt and a training seed (no data seed, no held-out
+    child gets training digits and a training seed (no data seed, no prompt, no held-out
     digit); the parent's hook judges each slot on arrival; k of n over the slots."""
     from autograder.harness import milestones as harness_ms
     from autograder.harness import wire
@@ -275,7 +302,7 @@ def test_the_harness_runs_the_hook_per_slot_and_keeps_only_the_verdict() -> None
     items = job.items()
     for s, item in zip(job.seeds, items, strict=True):
         train_x, train_y = wire.decode(child["inputs"][item])
-        assert set(train_x) == {"images", "prompt", "new_tokens"}
+        assert set(train_x) == {"images", "new_tokens"}
         assert len(train_y) == len(train_x["images"]) == 1437
         assert str(s.data) not in json.dumps(child)
     first = items[0]
@@ -283,9 +310,16 @@ def test_the_harness_runs_the_hook_per_slot_and_keeps_only_the_verdict() -> None
     recipes = mlperf.recipes()
     result = recipes.parameters(recipes.TRAINERS["mlperf_2018"](
         tinytorch_ref, job.seeds[0].train, train_x, train_y, child["work"]["mlperf_2018"]))
-    good = harness_ms.on_result(job, first, wire.decode(wire.encode(result)))
+    result = wire.decode(wire.encode(result))
+    assert harness_ms.on_result(job, first, result) == {  # committed, never timed: refused
+        "invalid": "the work was not committed before it was timed (tampering?)"}
+    from autograder.suite import TimedResult
+    assert harness_ms.on_result(job, first, TimedResult(result, None, "the twin ended")) == {
+        "grader_error": "the twin ended"}
+    timed = _timed(job.provider, result, train_x, job.held_out[first][0], job.seeds[0].train)
+    good = harness_ms.on_result(job, first, timed)
     assert set(good) == {"verdict"} and good["verdict"]["passed"], good
-    bad = harness_ms.on_result(job, items[1], result)  # trained on another variant
+    bad = harness_ms.on_result(job, items[1], timed)  # trained on another variant
     assert not bad["verdict"]["passed"] and "accuracy" in bad["verdict"]["message"]
     outcomes = {first: Outcome(first, "result", value=good),
                 items[1]: Outcome(items[1], "result", value=bad)}

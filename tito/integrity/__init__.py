@@ -8,6 +8,11 @@ each into syntax-tree tokens per function (:mod:`tito.integrity.fingerprint`); w
 hashes into fingerprints, dropping every k-gram of the provided code; find pairs through an
 inverted index of rare fingerprints (:mod:`tito.integrity.match`); write a staff-only HTML and
 CSV report (:mod:`tito.integrity.report`); record this term's submissions in the store.
+
+Submissions are hostile input: every one is parsed and fingerprinted in capped reader processes
+(:mod:`autograder.harness.reader`, the grader's export worker: 512 MB, 60 s of CPU time each,
+iterative tree walks), never in this process. One that cannot be read is listed in the report
+with the reason, naming the file, and every other pair is still compared.
 """
 
 from __future__ import annotations
@@ -25,7 +30,6 @@ from tito.integrity.corpus import (
     read_folder,
     read_inputs,
 )
-from tito.integrity.fingerprint import all_hashes
 from tito.integrity.match import Pair, Settings, clusters, compare, explain, settings_of
 from tito.integrity.report import (
     Inputs,
@@ -58,6 +62,11 @@ class IntegrityResult:
     @property
     def flagged(self) -> list[Pair]:
         return [p for p in self.pairs if p.score >= self.settings.flag_score]
+
+    @property
+    def unreadable(self) -> list[Document]:
+        """Submissions that could not be read, so were compared with nothing."""
+        return [d for d in self.docs if d.problem]
 
 
 def _digest(path: Path) -> str:
@@ -101,12 +110,13 @@ def run_integrity(*, module: str, inputs: list[Path], course: Any = None,
     if not inputs:
         raise IntegrityError("give at least one Gradescope export or folder of notebooks")
     release = (release_root or paths.RELEASE) / m.name / f"{m.name}.ipynb"
-    provided = provided_document(release)
-    docs = read_inputs([Path(p) for p in inputs], m.name)
+    k, w = settings.k, settings.window
+    provided = provided_document(release, k=k, w=w)
+    docs = read_inputs([Path(p) for p in inputs], m.name, k=k, w=w)
     if public is not None:
         if not Path(public).is_dir():
             raise IntegrityError(f"{public}: not a folder of public solutions")
-        docs += read_folder(Path(public), kind="public")
+        docs += read_folder(Path(public), kind="public", k=k, w=w)
 
     opened = None
     if store is None or isinstance(store, (str, Path)):
@@ -117,10 +127,9 @@ def run_integrity(*, module: str, inputs: list[Path], course: Any = None,
     try:
         from tito.integrity.store import load_other_terms, save
 
-        past = load_other_terms(store, term=term, module=m.name)
+        past = load_other_terms(store, term=term, module=m.name, k=k, w=w)
         docs += past
-        attach_prints(docs, all_hashes(provided.units, k=settings.k), k=settings.k,
-                      w=settings.window)
+        attach_prints(docs, provided.hashes)
         pairs = compare(docs, settings)
         cache: dict = {}
         for rank, pair in enumerate(pairs):

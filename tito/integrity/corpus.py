@@ -23,14 +23,19 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from tito.export import Cell, ExportError, read_cells
-from tito.integrity.fingerprint import Print, Unit, fingerprints, normalise
+from tito.export import Cell
+from tito.integrity import fingerprint
+from tito.integrity.fingerprint import Print, Unit
 
 CELL_HEADER = "# ---- cell {index} ----"
 NOTEBOOK_SUFFIXES = (".ipynb", ".py")
-#: Read notebooks in worker processes from this many on.
-PARALLEL_FROM = 64
+#: Notebooks larger than this are not read (the grader refuses them too).
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+#: Address-space cap and CPU seconds per document of the processes that read submissions.
+READER_MEMORY_MB = 512
+READER_CPU_S = 60.0
 
 
 class IntegrityError(ValueError):
@@ -45,58 +50,132 @@ class Document:
     kind: str             # "current", "public" or "past"
     origin: str           # where it was read: export record, file, or "term <term>"
     code: str             # the code cells, joined, with a header line per cell
-    units: list[Unit]
+    units: list[Unit]     # names only (the tokens stay in the reader process)
     sha256: str           # of ``code``
     student: str = ""     # sid or email when known
     term: str = ""
     notes: list[str] = field(default_factory=list)
     prints: list[Print] = field(default_factory=list)
     cells: list[Cell] = field(default_factory=list)
+    #: why some or all of it could not be read (listed in the report); "" when read in full
+    problem: str = ""
+    #: every k-gram hash (the course-provided document only)
+    hashes: set[int] = field(default_factory=set)
 
     def unit_name(self, index: int) -> str:
         return self.units[index].name if 0 <= index < len(self.units) else "?"
 
 
-def code_cells(path: Path) -> list[Cell]:
-    """The code cells of a notebook, a percent-format ``.py`` or a plain ``.py`` file."""
-    try:
-        cells = read_cells(path)
-    except ExportError as exc:
-        raise IntegrityError(str(exc)) from None
-    if path.suffix == ".py" and not cells:
-        return [Cell("code", path.read_text(encoding="utf-8", errors="replace"), 1)]
-    return [c for c in cells if c.kind == "code" and c.source.strip()]
-
-
-def document_from_cells(cells: list[Cell], *, label: str, kind: str, origin: str,
-                        student: str = "", term: str = "") -> Document:
-    """Join the cells into one document, normalising each cell on its own line range."""
+def join_cells(cells: list[Cell]) -> str:
+    """The document's text: each cell after a header line (the lines prints refer to)."""
     lines: list[str] = []
-    units: list[Unit] = []
     for cell in cells:
         lines.append(CELL_HEADER.format(index=cell.index))
-        offset = len(lines)
         lines.extend(cell.source.splitlines())
-        units.extend(normalise(cell.source, line_offset=offset))
-    code = "\n".join(lines) + "\n"
-    return Document(label=label, kind=kind, origin=origin, code=code, units=units,
-                    sha256=hashlib.sha256(code.encode()).hexdigest(), student=student,
-                    term=term, cells=list(cells))
+    return "\n".join(lines) + "\n"
 
 
-def read_notebook(path: Path, *, label: str, kind: str, origin: str, student: str = "",
-                  term: str = "") -> Document:
-    return document_from_cells(code_cells(path), label=label, kind=kind, origin=origin,
-                               student=student, term=term)
+@dataclass(frozen=True)
+class Source:
+    """One document to read: a file, or cells kept in the gradebook store."""
+
+    label: str
+    kind: str
+    origin: str
+    path: str = ""
+    cells: tuple[tuple[int, str], ...] = ()
+    student: str = ""
+    term: str = ""
+    notes: tuple[str, ...] = ()
 
 
-def provided_document(release_notebook: Path) -> Document:
-    """The code the course gave students for the module (the released notebook)."""
+def _item(src: Source) -> tuple[dict[str, Any] | None, str]:
+    """The reader's job for one source, or why it is not read at all."""
+    if not src.path:
+        return {"cells": [list(c) for c in src.cells], "name": src.label}, ""
+    path = Path(src.path)
+    try:
+        st = path.lstat()
+    except OSError as exc:
+        return None, f"{path.name}: cannot be read ({exc.strerror})"
+    if not path.is_file() or path.is_symlink():
+        return None, f"{path.name}: not a regular file"
+    if st.st_size > MAX_NOTEBOOK_BYTES:
+        return None, (f"{path.name}: is {st.st_size / 2**20:.0f} MB, more than "
+                      f"{MAX_NOTEBOOK_BYTES // 2**20} MB (the grader refuses it too)")
+    return {"path": str(path)}, ""
+
+
+def read_sources(sources: list[Source], *, k: int, w: int, provided: bool = False
+                 ) -> list[Document]:
+    """Read and fingerprint every source in capped reader processes.
+
+    A source that cannot be read (not a notebook, too large, too slow, or its parser ran out
+    of memory) becomes an empty document whose ``problem`` says why, naming the file; every
+    other source is read. A cell too large to parse is left out of its document with a note.
+
+    Args:
+        k: tokens per k-gram; w: the winnowing window.
+        provided: the sources are the course's own code (also return every k-gram hash).
+    """
+    from autograder.harness.reader import read_untrusted
+
+    items: list[dict[str, Any]] = []
+    where: list[int] = []
+    problems = [""] * len(sources)
+    for i, src in enumerate(sources):
+        item, problem = _item(src)
+        if item is None:
+            problems[i] = problem
+        else:
+            items.append(item)
+            where.append(i)
+    # at most 4 readers: 4 x 512 MB stays within a 4 GB laptop when every one is attacked
+    workers = max(1, min(os.cpu_count() or 1, 4, -(-len(items) // 16)))
+    got: list[dict[str, Any]] = [{}] * len(sources)
+    for i, res in zip(where, read_untrusted(
+            items, reader=Path(fingerprint.__file__), function="read_document",
+            options={"k": k, "w": w, "hashes": provided}, memory_mb=READER_MEMORY_MB,
+            cpu_s=READER_CPU_S, workers=workers), strict=True):
+        got[i] = res
+    docs = []
+    for src, res, problem in zip(sources, got, problems, strict=True):
+        problem = problem or str(res.get("error") or "")
+        if problem and src.path and Path(src.path).name not in problem:
+            problem = f"{Path(src.path).name}: {problem}"
+        cells = [] if problem else [Cell("code", str(c[1]), int(c[0]))
+                                    for c in res.get("cells") or []]
+        code = join_cells(cells)
+        doc = Document(
+            label=src.label, kind=src.kind, origin=src.origin, code=code,
+            units=[Unit(str(n)) for n in res.get("units") or []],
+            sha256=hashlib.sha256(code.encode()).hexdigest(), student=src.student,
+            term=src.term, notes=list(src.notes), cells=cells,
+            prints=[Print(int(h), int(u), int(a), int(b))
+                    for h, u, a, b in res.get("prints") or []],
+            problem=problem,
+            hashes={int(h) for h in res.get("hashes") or []})
+        if problem:
+            doc.notes.append(f"not compared: {problem}")
+        doc.notes += [str(n) for n in res.get("notes") or []]
+        docs.append(doc)
+    return docs
+
+
+def provided_document(release_notebook: Path, *, k: int, w: int) -> Document:
+    """The code the course gave students for the module (the released notebook).
+
+    Raises:
+        IntegrityError: the release is missing or cannot be read.
+    """
     if not release_notebook.is_file():
         raise IntegrityError(f"{release_notebook}: the released notebook is missing; run "
                              "`tito release NN` first")
-    return read_notebook(release_notebook, label="course-provided code", kind="provided",
-                         origin=str(release_notebook))
+    doc = read_sources([Source("course-provided code", "provided", str(release_notebook),
+                               path=str(release_notebook))], k=k, w=w, provided=True)[0]
+    if doc.problem:
+        raise IntegrityError(f"{release_notebook}: {doc.problem}")
+    return doc
 
 
 def _notebooks_in(folder: Path) -> list[Path]:
@@ -105,38 +184,12 @@ def _notebooks_in(folder: Path) -> list[Path]:
                   and not p.name.startswith("."))
 
 
-Task = tuple[str, str, str, str, bool]  # path, label, kind, origin, tolerate a broken file
-
-
-def _read_task(task: Task) -> Document:
-    path, label, kind, origin, tolerant = task
-    try:
-        return read_notebook(Path(path), label=label, kind=kind, origin=origin)
-    except IntegrityError as exc:
-        if not tolerant:
-            raise
-        doc = document_from_cells([], label=label, kind=kind, origin=origin)
-        doc.notes.append(str(exc))
-        return doc
-
-
-def read_many(tasks: list[Task]) -> list[Document]:
-    """Read and normalise notebooks, in worker processes when there are many."""
-    workers = min(os.cpu_count() or 1, 8)
-    if len(tasks) < PARALLEL_FROM or workers < 2:
-        return [_read_task(t) for t in tasks]
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(workers) as pool:
-        return list(pool.map(_read_task, tasks, chunksize=16))
-
-
-def read_folder(folder: Path, *, kind: str) -> list[Document]:
+def read_folder(folder: Path, *, kind: str, k: int, w: int) -> list[Document]:
     """One document per notebook file in ``folder``, or per sub-folder holding one notebook."""
-    tasks: list[Task] = []
+    sources: list[Source] = []
     prefix = "public: " if kind == "public" else ""
     for path in _notebooks_in(folder):
-        tasks.append((str(path), f"{prefix}{path.stem}", kind, str(path), False))
+        sources.append(Source(f"{prefix}{path.stem}", kind, str(path), path=str(path)))
     for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()
                       and not p.name.startswith((".", "__"))):
         books = _notebooks_in(sub)
@@ -145,13 +198,14 @@ def read_folder(folder: Path, *, kind: str) -> list[Document]:
         if len(books) > 1:
             raise IntegrityError(f"{sub}: holds {len(books)} notebooks; keep one per "
                                  "submission folder")
-        tasks.append((str(books[0]), f"{prefix}{sub.name}", kind, str(books[0]), False))
-    if not tasks:
+        sources.append(Source(f"{prefix}{sub.name}", kind, str(books[0]), path=str(books[0])))
+    if not sources:
         raise IntegrityError(f"{folder}: no notebooks (.ipynb or .py) in it or its sub-folders")
-    return read_many(tasks)
+    return read_sources(sources, k=k, w=w)
 
 
-def read_export(path: Path, module_name: str, *, workdir: Path) -> list[Document]:
+def read_export(path: Path, module_name: str, *, workdir: Path, k: int, w: int
+                ) -> list[Document]:
     """One document per record of a Gradescope export (zip or folder)."""
     from autograder.regrade import RegradeError, locate_notebook, open_export
 
@@ -159,20 +213,19 @@ def read_export(path: Path, module_name: str, *, workdir: Path) -> list[Document
         export = open_export(path, workdir=workdir)
     except RegradeError as exc:
         raise IntegrityError(str(exc)) from None
-    tasks: list[Task] = []
-    extra: list[tuple[str, list[str]]] = []
+    sources: list[Source] = []
     for rec in export.records:
         who = ", ".join(f"{s.name} <{s.sid or s.email}>" for s in rec.students) or rec.key
         notebook, notes = locate_notebook(export.root / rec.key, module_name)
-        # a missing notebook reads as an empty document (tolerant task on a missing path)
-        tasks.append((str(notebook or export.root / rec.key / "(no notebook)"), who, "current",
-                      f"{path}: {rec.key}", True))
-        extra.append((";".join(s.sid or s.email for s in rec.students), list(notes)))
-    docs = read_many(tasks)
-    for doc, (student, notes) in zip(docs, extra, strict=True):
-        doc.student = student
-        doc.notes = notes + doc.notes
-    return docs
+        student = ";".join(s.sid or s.email for s in rec.students)
+        origin = f"{path}: {rec.key}"
+        if notebook is None:  # no readable notebook: an empty document, with the reason
+            sources.append(Source(who, "current", origin, cells=(), student=student,
+                                  notes=tuple(notes)))
+        else:
+            sources.append(Source(who, "current", origin, path=str(notebook), student=student,
+                                  notes=tuple(notes)))
+    return read_sources(sources, k=k, w=w)
 
 
 def is_export(path: Path) -> bool:
@@ -188,8 +241,8 @@ def is_export(path: Path) -> bool:
     return True
 
 
-def read_inputs(paths: list[Path], module_name: str, *, workdir: Path | None = None
-                ) -> list[Document]:
+def read_inputs(paths: list[Path], module_name: str, *, k: int, w: int,
+                workdir: Path | None = None) -> list[Document]:
     """Every submission in the given exports and folders (labels made unique)."""
     docs: list[Document] = []
     with tempfile.TemporaryDirectory(prefix="tt-integrity-") as tmp:
@@ -198,9 +251,10 @@ def read_inputs(paths: list[Path], module_name: str, *, workdir: Path | None = N
             if not path.exists():
                 raise IntegrityError(f"{path}: no such file or folder")
             if is_export(path):
-                docs += read_export(path, module_name, workdir=(workdir or Path(tmp)) / str(i))
+                docs += read_export(path, module_name, workdir=(workdir or Path(tmp)) / str(i),
+                                    k=k, w=w)
             elif path.is_dir():
-                docs += read_folder(path, kind="current")
+                docs += read_folder(path, kind="current", k=k, w=w)
             else:
                 raise IntegrityError(f"{path}: expected a Gradescope export (.zip or folder) "
                                      "or a folder of notebooks")
@@ -213,7 +267,7 @@ def read_inputs(paths: list[Path], module_name: str, *, workdir: Path | None = N
     return docs
 
 
-def attach_prints(docs: list[Document], provided: set[int], *, k: int, w: int) -> None:
-    """Fingerprint every document, dropping any fingerprint of course-provided code."""
+def attach_prints(docs: list[Document], provided: set[int]) -> None:
+    """Drop every fingerprint of course-provided code from the documents."""
     for doc in docs:
-        doc.prints = [p for p in fingerprints(doc.units, k=k, w=w) if p.hash not in provided]
+        doc.prints = [p for p in doc.prints if p.hash not in provided]

@@ -30,6 +30,8 @@ import tokenize
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 #: Names that keep their spelling: built-ins and the modules every solution imports.
 KEPT_NAMES = frozenset(dir(builtins)) | {"np", "numpy", "math", "self", "cls"}
@@ -93,7 +95,9 @@ def normalise(source: str, *, line_offset: int = 0) -> list[Unit]:
     source = _blank_magics(source)
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError):
+        # RecursionError: CPython refuses trees deeper than its recursion limit (a
+        # 10,000-term expression); such a cell is read statement by statement, else as tokens
         return _recover(source.splitlines(), line_offset)
     return _tree_units(tree, line_offset)
 
@@ -121,7 +125,7 @@ def _recover(lines: list[str], line_offset: int) -> list[Unit]:
         try:
             units += _tree_units(ast.parse(text), line_offset + start)
             continue
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError):
             pass
         header = lines[start].lstrip()
         body = lines[start + 1:end]
@@ -133,7 +137,7 @@ def _recover(lines: list[str], line_offset: int) -> list[Unit]:
                 offset = line_offset + start + 1 + a
                 try:
                     inner = _tree_units(ast.parse(chunk), offset)
-                except (SyntaxError, ValueError):
+                except (SyntaxError, ValueError, RecursionError):
                     inner = _lexical_units(chunk, offset)
                 for u in inner:
                     u.name = f"{cls}.{u.name}" if u.name != "<module>" else u.name
@@ -223,42 +227,49 @@ class _Emitter:
             if not _is_dead(stmt, self.loaded):
                 self.node(stmt, line)
 
-    def node(self, node: ast.AST, line: int) -> None:
-        line = getattr(node, "lineno", line)
-        if isinstance(node, ast.Name):
-            self.add(node.id if node.id in KEPT_NAMES else "N", line)
-        elif isinstance(node, ast.Constant):
-            v = node.value
-            self.add("S" if isinstance(v, (str, bytes)) else "0" if isinstance(v, (int, float,
-                     complex)) and not isinstance(v, bool) else repr(v), line)
-        elif isinstance(node, ast.Attribute):
-            self.add("." + node.attr, line)
-            self.node(node.value, line)
-        elif isinstance(node, ast.keyword):
-            self.add(f"{node.arg}=" if node.arg else "**", line)
-            self.node(node.value, line)
-        elif isinstance(node, ast.arg):
-            return  # argument names are renamable; their annotations are the scaffold's
-        elif isinstance(node, ast.AnnAssign):
-            self.add("Assign", line)
-            self.node(node.target, line)
-            if node.value is not None:
-                self.node(node.value, line)
-        else:
-            self.add(type(node).__name__, line)
-            for name in node._fields:
-                if name in _SKIPPED_FIELDS:
-                    continue
-                value = getattr(node, name, None)
-                if isinstance(value, list):
-                    if value and isinstance(value[0], ast.stmt):
-                        self.stmts(value, line)
-                    else:
-                        for item in value:
-                            if isinstance(item, ast.AST):
-                                self.node(item, line)
-                elif isinstance(value, ast.AST):
-                    self.node(value, line)
+    def node(self, root: ast.AST, line: int) -> None:
+        """Emit ``root``'s subtree in pre-order, with an explicit stack: a 1,500-term
+        ``1+1+...+1`` is 1,500 levels deep, beyond Python's recursion limit."""
+        stack: list[tuple[ast.AST, int]] = [(root, line)]
+        while stack:
+            node, line = stack.pop()
+            line = getattr(node, "lineno", line)
+            if isinstance(node, ast.Name):
+                self.add(node.id if node.id in KEPT_NAMES else "N", line)
+                continue
+            if isinstance(node, ast.Constant):
+                v = node.value
+                self.add("S" if isinstance(v, (str, bytes)) else "0" if isinstance(
+                    v, (int, float, complex)) and not isinstance(v, bool) else repr(v), line)
+                continue
+            if isinstance(node, ast.arg):
+                continue  # argument names are renamable; their annotations are the scaffold's
+            children: list[ast.AST] = []
+            if isinstance(node, ast.Attribute):
+                self.add("." + node.attr, line)
+                children.append(node.value)
+            elif isinstance(node, ast.keyword):
+                self.add(f"{node.arg}=" if node.arg else "**", line)
+                children.append(node.value)
+            elif isinstance(node, ast.AnnAssign):
+                self.add("Assign", line)
+                children.append(node.target)
+                if node.value is not None:
+                    children.append(node.value)
+            else:
+                self.add(type(node).__name__, line)
+                for name in node._fields:
+                    if name in _SKIPPED_FIELDS:
+                        continue
+                    value = getattr(node, name, None)
+                    if isinstance(value, list):
+                        if value and isinstance(value[0], ast.stmt):
+                            children += [s for s in value if not _is_dead(s, self.loaded)]
+                        else:
+                            children += [v for v in value if isinstance(v, ast.AST)]
+                    elif isinstance(value, ast.AST):
+                        children.append(value)
+            stack.extend((child, line) for child in reversed(children))
 
 
 def _tree_units(tree: ast.Module, line_offset: int) -> list[Unit]:
@@ -394,3 +405,82 @@ def fingerprints(units: list[Unit], *, k: int, w: int) -> list[Print]:
 def all_hashes(units: Iterable[Unit], *, k: int) -> set[int]:
     """Every k-gram hash of the units (for code the course provided: nothing of it may count)."""
     return {h for unit in units for h in kgram_hashes(unit.tokens, k)}
+
+
+# ----------------------------------------------------------------------------- the worker's job
+#: Fingerprints kept per document: a whole module's solution has a few thousand; past this a
+#: document is compared on its first ones, with a note.
+MAX_PRINTS = 100_000
+#: Places one fingerprint is kept in a document (a repeated k-gram is no more evidence; a
+#: literal of a million numbers is one k-gram a million times).
+MAX_REPEATS = 64
+
+
+def read_document(exporter: Any, item: dict[str, Any], *, k: int, w: int,
+                  hashes: bool = False) -> dict[str, Any]:
+    """One document's fingerprints, computed in the capped reader process.
+
+    :func:`autograder.harness.reader.read_untrusted` calls this for each submission (it is
+    loaded there by path: standard library only), never the command's own process.
+
+    Args:
+        exporter: ``tito/export.py`` as loaded by the worker (``read_cells``, ``ExportError``).
+        item: ``{"path": notebook}`` (``.ipynb``, percent-format or plain ``.py``) or
+            ``{"cells": [[index, source], ...]}`` (a document kept in the gradebook store).
+        k: tokens per k-gram; w: the winnowing window.
+        hashes: also return every k-gram hash (for the course-provided code).
+
+    Returns:
+        ``{"cells": [[index, source], ...], "units": [name, ...], "prints": [[hash, unit,
+        first_line, last_line], ...], "notes": [...]}`` (and ``"hashes"``), or ``{"error":
+        one line naming the file, "kind": "input"}``. A cell whose syntax tree does not fit in
+        the worker's memory (a huge literal) is left out with a note; the rest is read.
+    """
+    notes: list[str] = []
+    cells: list[tuple[int, str]]
+    if "cells" in item:
+        cells = [(int(i), str(src)) for i, src in item["cells"]]
+    else:
+        path = Path(str(item["path"]))
+        try:
+            read = exporter.read_cells(path)
+        except exporter.ExportError as exc:
+            return {"error": str(exc), "kind": "input"}
+        if path.suffix == ".py" and not read:
+            cells = [(1, path.read_text(encoding="utf-8", errors="replace"))]
+        else:
+            cells = [(c.index, c.source) for c in read if c.kind == "code" and c.source.strip()]
+    kept: list[list[Any]] = []
+    units: list[Unit] = []
+    lines = 0
+    for index, source in cells:
+        offset = lines + 1  # the cell's header line (see tito.integrity.corpus)
+        try:
+            got = normalise(source, line_offset=offset)
+        except MemoryError:
+            notes.append(f"cell {index} ({len(source):,} characters) is too large to read "
+                         "(a huge literal?): left out")
+            continue
+        kept.append([index, source])
+        units.extend(got)
+        lines = offset + len(source.splitlines())
+    prints: list[list[int]] = []
+    seen: dict[int, int] = {}
+    beyond = 0
+    for p in fingerprints(units, k=k, w=w):
+        n = seen.get(p.hash, 0)
+        if n >= MAX_REPEATS:
+            continue
+        if len(prints) >= MAX_PRINTS:
+            beyond += 1
+            continue
+        seen[p.hash] = n + 1
+        prints.append([p.hash, p.unit, p.first_line, p.last_line])
+    if beyond:
+        notes.append(f"has {MAX_PRINTS + beyond:,} fingerprints, more than {MAX_PRINTS:,}: "
+                     f"compared on its first {MAX_PRINTS:,}")
+    out: dict[str, Any] = {"cells": kept, "units": [u.name for u in units],
+                              "prints": prints, "notes": notes}
+    if hashes:
+        out["hashes"] = sorted(all_hashes(units, k=k))
+    return out

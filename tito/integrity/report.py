@@ -128,8 +128,22 @@ def render_html(*, title: str, pairs: list[Pair], docs: list[Document], settings
         f"<tr><th>pairs listed</th><td class=num>{len(pairs)}</td></tr>",
         f"<tr><th>flagged (similarity ≥ {settings.flag_score:.0%})</th><td class=num>"
         f"{len(flagged)}</td></tr>",
-        f"<tr><th>groups of three or more</th><td class=num>{len(groups)}</td></tr></table>",
+        f"<tr><th>groups of three or more</th><td class=num>{len(groups)}</td></tr>",
+        f"<tr><th>could not be read (compared with nothing)</th><td class=num>"
+        f"{sum(bool(d.problem) for d in docs)}</td></tr></table>",
     ]
+    noted = sorted((d for d in docs if d.notes), key=lambda d: (not d.problem, d.label))
+    if noted:
+        parts.append("<h2>Inputs with notes</h2><p class=muted>Submissions that could not be "
+                     "read are compared with nothing: read them yourself. Every other pair was "
+                     "compared.</p><table><tr><th>submission</th><th>read from</th><th>notes"
+                     "</th></tr>")
+        for d in noted:
+            cls = ' class="flag"' if d.problem else ""
+            notes = "<br>".join(e(n) for n in d.notes)
+            parts.append(f"<tr{cls}><td>{e(d.label)}</td><td>{e(d.origin)}</td>"
+                         f"<td>{notes}</td></tr>")
+        parts.append("</table>")
     if groups:
         parts.append("<h2>Groups</h2><table><tr><th>group</th><th>members</th></tr>")
         for gi, g in enumerate(groups, 1):

@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tito.export import Cell
-from tito.integrity.corpus import Document, document_from_cells
+from tito.integrity.corpus import Document, Source, read_sources
 
 
 def save(store: Any, docs: list[Document], *, term: str, module: str) -> int:
@@ -22,7 +21,7 @@ def save(store: Any, docs: list[Document], *, term: str, module: str) -> int:
     added = 0
     with store.transaction() as conn:
         for doc in docs:
-            if doc.kind != "current":
+            if doc.kind != "current" or doc.problem:
                 continue
             cells = json.dumps([[c.index, c.source] for c in doc.cells])
             cur = conn.execute(
@@ -35,15 +34,20 @@ def save(store: Any, docs: list[Document], *, term: str, module: str) -> int:
     return added
 
 
-def load_other_terms(store: Any, *, term: str, module: str) -> list[Document]:
-    """Every document of ``module`` recorded in a term other than ``term``, as ``past``."""
+def load_other_terms(store: Any, *, term: str, module: str, k: int, w: int
+                     ) -> list[Document]:
+    """Every document of ``module`` recorded in a term other than ``term``, as ``past``
+    (their code is fingerprinted in the capped reader processes, like this term's)."""
     rows = store.conn.execute(
         "SELECT term, label, student, origin, cells FROM integrity_documents "
         "WHERE module = ? AND term <> ? ORDER BY term, label, sha256", (module, term)).fetchall()
-    docs = []
+    sources = []
     for past_term, label, student, origin, cells in rows:
-        parsed = [Cell("code", src, int(i)) for i, src in json.loads(cells)]
-        docs.append(document_from_cells(parsed, label=f"{past_term}: {label}", kind="past",
-                                        origin=f"term {past_term}: {origin}", student=student,
-                                        term=past_term))
-    return docs
+        notes: tuple[str, ...] = ()
+        try:
+            parsed = tuple((int(i), str(src)) for i, src in json.loads(cells))
+        except (ValueError, TypeError, RecursionError):
+            parsed, notes = (), ("its cells in the gradebook store are not readable JSON",)
+        sources.append(Source(f"{past_term}: {label}", "past", f"term {past_term}: {origin}",
+                              cells=parsed, student=student, term=past_term, notes=notes))
+    return read_sources(sources, k=k, w=w)

@@ -9,10 +9,11 @@ and outcomes as exception names. Points sum to module 10's ``points`` (50).
 from __future__ import annotations
 
 import importlib
+import json
 import tempfile
 from pathlib import Path
 
-from autograder.suite import Suite, outcome
+from autograder.suite import Suite, compare_values, outcome
 
 suite = Suite(module="10_tokenization", version="2027.1")
 case = suite.case
@@ -261,18 +262,95 @@ def bpe_decode_ids(tt, rng):
     return [tok.decode(ids), tok.decode(euro[:1]), tok.decode(euro), tok.decode([])]
 
 
-@case(points=2, hint="decode(encode(t)) == t for every Unicode string; unknown ids raise "
-                     "ValueError.")
+#: Characters of a saved tokenizer file the parent reads (a file of this case is ~10 KB).
+MAX_FILE_CHARS = 200_000
+#: The pre-tokenizer of the files the suite writes itself (any regex is a valid field value).
+FILE_SPLIT = r" ?[a-z]+| ?[^a-z\s]+|\s+"
+
+
+def _suite_file(rng, specials, n_merges):
+    """A BPE tokenizer file the suite writes itself, in the documented format: random merges
+    of the lexicon's letters and of earlier merges, with their vocabulary. No tokenizer the
+    submission trained ever held these merges, so only a ``load`` that reads the file can
+    encode with them."""
+    k = len(specials)
+    base = k + 256
+    vocab = {i: tok.encode("utf-8") for i, tok in enumerate(specials)}
+    vocab.update({k + b: bytes([b]) for b in range(256)})
+    pool = [k + ord(c) for c in "abdeilnorst "]
+    merges: list[list[int]] = []
+    seen: set[tuple[int, int]] = set()
+    while len(merges) < n_merges:
+        a, b = int(rng.choice(pool)), int(rng.choice(pool))
+        if (a, b) in seen:
+            continue
+        seen.add((a, b))
+        idx = base + len(merges)
+        merges.append([a, b])
+        vocab[idx] = vocab[a] + vocab[b]
+        pool.append(idx)
+    return {"format": "tinytorch-tokenizer", "version": 1, "type": "bpe",
+            "special_tokens": {tok: i for i, tok in enumerate(specials)},
+            "split_pattern": FILE_SPLIT, "merges": merges,
+            "vocab": {str(i): vocab[i].hex() for i in range(base + n_merges)}}
+
+
+def _saved_file(text):
+    """The parent's reading of a saved tokenizer file: its JSON, or why it is not one."""
+    if text is None:
+        return None, "save wrote no file at the path it was given"
+    if not isinstance(text, str):
+        return None, f"no file text came back (got {type(text).__name__})"
+    if len(text) > MAX_FILE_CHARS:
+        return None, f"the saved file has {len(text)} characters (at most {MAX_FILE_CHARS})"
+    try:
+        return json.loads(text, parse_constant=_no_constant), ""
+    except (ValueError, RecursionError) as exc:
+        return None, f"the saved file is not JSON ({str(exc)[:100]})"
+
+
+def _no_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _round_trip_check(got, expected):
+    """The parent reads the file the submission's ``save`` wrote (its text came back) and
+    requires it to hold the reference's tokenizer field for field; every other part is compared
+    with the reference's answer as usual."""
+    if not isinstance(got, list) or len(got) != len(expected):
+        return compare_values(got, expected, where="result")
+    mine, problem = _saved_file(got[1])
+    if problem:
+        return False, f"result[1]: {problem}; save must write the tokenizer to the path it is given"
+    ref, _ = _saved_file(expected[1])
+    if mine != ref:
+        fields = sorted(k for k in set(mine) | set(ref) if mine.get(k) != ref.get(k)) \
+            if isinstance(mine, dict) and isinstance(ref, dict) else ["the whole file"]
+        return False, (f"result[1]: the file save wrote does not hold the tokenizer (fields "
+                       f"{fields[:4]} differ); save writes to_dict() as JSON to the path")
+    return compare_values(got[:1] + got[2:], expected[:1] + expected[2:], where="result")
+
+
+@case(points=2, hint="decode(encode(t)) == t for every Unicode string; save writes the "
+                     "tokenizer to the file (the grader reads that file) and load reads one "
+                     "back; unknown ids raise ValueError.", check=_round_trip_check)
 def bpe_round_trip_and_errors(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer(special_tokens=["<|endoftext|>"])
     tok.train(_words(rng, 150, unicode_share=0.5), vocab_size=280)
     texts = [_words(rng, 30, alphabet="abcXYZ019_-+!?", unicode_share=1.0),
-             "".join(str(c) for c in rng.choice(UNICODE + [" ", "\n", "\t", "a"], size=50))]
+             "".join(str(c) for c in rng.choice(UNICODE + [" ", "\n", "\t", "a"], size=50)),
+             _words(rng, 40)]
     round_trip = [tok.decode(tok.encode(t)) == t for t in texts]
     with tempfile.TemporaryDirectory() as tmp:
         tok.save(Path(tmp) / "tok.json")
-        back = m.Tokenizer.load(Path(tmp) / "tok.json")
-        reloaded = _ids(back.encode(texts[0])) == _ids(tok.encode(texts[0]))
-    return [round_trip, reloaded, outcome(tok.decode, [tok.vocab_size]),
+        # the file itself goes to the parent, which checks what it holds
+        path = Path(tmp) / "tok.json"
+        saved = path.read_bytes().decode("utf-8", errors="replace") if path.is_file() else None
+        other = Path(tmp) / "other.json"
+        other.write_text(json.dumps(_suite_file(rng, SPECIALS[:2], int(rng.integers(20, 40)))),
+                         encoding="utf-8")
+        loaded = m.Tokenizer.load(other)
+        loaded_ids = [_ids(loaded.encode(t)) for t in texts[1:]]
+    return [round_trip, saved, loaded_ids, outcome(tok.decode, [tok.vocab_size]),
             outcome(tok.decode, [-1]), [tok.decode(tok.encode(t)) for t in texts]]

@@ -6,12 +6,17 @@ name = "cached_attention"
 points = 0
 
 @test_case(points=None, hidden=False)
-def test_cached_attention_matches_full_causal_attention(KVCache, cached_causal_mask, cached_attention, MultiheadAttention, Tensor, manual_seed, np):
+def test_cached_causal_mask_sees_the_past_and_itself(cached_causal_mask, np):
     mask = cached_causal_mask(2, 3)
     assert mask.shape == (2, 5) and mask.dtype == bool, f'(query_len, past + query_len) booleans; got {mask.shape} {mask.dtype}'
     assert mask.astype(int).tolist() == [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]], f'query i (position past + i) sees keys j <= past + i; got {mask.astype(int).tolist()}'
     got = np.asarray(cached_causal_mask(4, 0))
     assert np.array_equal(got, np.tril(np.ones((4, 4), bool))), f'with nothing cached the mask is the ordinary causal (lower-triangular) mask, got {got.astype(int).tolist()}'
+    got = np.asarray(cached_causal_mask(1, 6))
+    assert got.shape == (1, 7) and bool(got.all()), f'one new token after 6 cached ones sees all 7 keys; got {got.astype(int).tolist()}'
+
+@test_case(points=None, hidden=False)
+def test_cached_attention_matches_full_causal_attention(KVCache, cached_attention, MultiheadAttention, Tensor, manual_seed, np):
     manual_seed(3)
     mha = MultiheadAttention(12, 3)
     rng = np.random.default_rng(1)

@@ -6,7 +6,7 @@ name = "confidence_intervals"
 points = 0
 
 @test_case(points=None, hidden=False)
-def test_t_interval_and_bootstrap(t_interval, bootstrap_ci, t_quantile, np):
+def test_t_interval_over_repeated_runs(t_interval, np):
     mean, low, high = t_interval([10.0, 12.0, 11.0, 13.0, 9.0])
     half = 2.7764451 * np.sqrt(2.5) / np.sqrt(5)
     assert abs(mean - 11.0) < 1e-12 and abs(high - (11.0 + half)) < 1e-06 and (abs(low - (11.0 - half)) < 1e-06), f'mean 11 ± t(0.975, 4 df) · s / sqrt(5) = ± {half:.4f}; got ({mean}, {low}, {high}) (n - 1 degrees of freedom, ddof=1)'
@@ -19,6 +19,9 @@ def test_t_interval_and_bootstrap(t_interval, bootstrap_ci, t_quantile, np):
             pass
         else:
             raise AssertionError('one value, or confidence 1, must raise ValueError')
+
+@test_case(points=None, hidden=False)
+def test_bootstrap_ci_resamples_with_its_own_seed(bootstrap_ci, np):
     values = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0]
     low, high = bootstrap_ci(values, np.mean, seed=0)
     idx = np.random.default_rng(0).integers(0, 8, size=(1000, 8))

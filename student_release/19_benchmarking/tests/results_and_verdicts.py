@@ -6,7 +6,7 @@ name = "results_and_verdicts"
 points = 0
 
 @test_case(points=None, hidden=False)
-def test_run_scenario_and_speedup_verdict(run_scenario, speedup_verdict, t_interval, np):
+def test_run_scenario_gates_on_accuracy(run_scenario, np):
 
     class Clock:
 
@@ -35,10 +35,16 @@ def test_run_scenario_and_speedup_verdict(run_scenario, speedup_verdict, t_inter
         pass
     else:
         raise AssertionError('an unknown scenario must raise ValueError')
+
+@test_case(points=None, hidden=False)
+def test_speedup_verdict_decides_from_the_interval(speedup_verdict):
     fast = speedup_verdict([6.1, 5.8, 6.4, 5.9, 6.0, 6.2, 6.3, 5.7], threshold=5)
     assert fast['verdict'] == 'pass' and fast['pairs'] == 8, f'every plausible median is above 5: pass; got {fast}'
     slow = speedup_verdict([3.1, 2.8, 3.4, 2.9, 3.0, 3.2, 3.3, 2.7], 5)
     assert slow['verdict'] == 'fail', f"the whole interval below the threshold 5: expected 'fail', got {slow}"
     few = speedup_verdict([6.1, 5.8, 6.4, 5.9, 6.0], 5)
     assert few['verdict'] == 'inconclusive', f"5 pairs cannot bound a median at 95 %: expected 'inconclusive', got {few}"
+    got = {k: fast[k] for k in ('ratio', 'ci', 'confidence', 'threshold')}
+    want = {'ratio': 6.05, 'ci': [5.7, 6.4], 'confidence': 0.95, 'threshold': 5}
+    assert got == want, f"the median ratio, median_ci's interval (module 14; [min, max] for 8 pairs), the confidence and the threshold: expected {want}, got {got}"
 

@@ -6,7 +6,7 @@ name = "scenarios"
 points = 0
 
 @test_case(points=None, hidden=False)
-def test_scenarios_on_a_fake_clock(single_stream, offline, evaluate_accuracy, np):
+def test_single_stream_times_each_query(single_stream, np):
 
     class Clock:
         """Moves only when the SUT runs: call k takes durations[k]."""
@@ -29,6 +29,23 @@ def test_scenarios_on_a_fake_clock(single_stream, offline, evaluate_accuracy, np
     seen = []
     single_stream(lambda x: seen.append(float(x[0, 0])), samples, queries=6, warmup=0, timer=lambda: 0.0)
     assert seen == [0.0, 3.0, 6.0, 9.0, 0.0, 3.0], f'query q sends sample q % n (cycling through 4 samples); got first features {seen}'
+
+@test_case(points=None, hidden=False)
+def test_offline_times_the_whole_query(offline, np):
+
+    class Clock:
+        """Moves only when the SUT runs: call k takes durations[k]."""
+
+        def __init__(self, durations):
+            self.now, self.durations, self.calls = (0.0, list(durations), [])
+
+        def __call__(self):
+            return self.now
+
+        def sut(self, batch):
+            self.calls.append(batch.shape)
+            self.now += self.durations.pop(0)
+            return np.zeros((len(batch), 2))
     clock = Clock([100.0, 1.0, 2.0, 2.0])
     rate = offline(clock.sut, np.zeros((10, 3)), batch_size=4, warmup=1, timer=clock)
     assert abs(rate - 2.0) < 1e-12, f'10 samples in batches of 4, 4, 2 taking 1 + 2 + 2 = 5 s: 2 samples/s; got {rate}'
@@ -39,7 +56,17 @@ def test_scenarios_on_a_fake_clock(single_stream, offline, evaluate_accuracy, np
         pass
     else:
         raise AssertionError('batch_size 0 must raise ValueError')
+
+@test_case(points=None, hidden=False)
+def test_evaluate_accuracy_sees_every_sample_once(evaluate_accuracy, Tensor, np):
     scores = np.eye(3)[[0, 2, 1, 1, 0]]
     acc = evaluate_accuracy(lambda x: x, scores, np.array([0, 2, 1, 0, 0]), batch_size=2)
-    assert abs(acc - 0.8) < 1e-12, f'4 of 5 right: 0.8; got {acc}'
+    assert abs(acc - 0.8) < 1e-12, f'4 of 5 right, in batches of 2, 2 and 1: 0.8; got {acc}'
+    seen = []
+
+    def sut(batch):
+        seen.append(len(batch))
+        return Tensor(batch)
+    acc = evaluate_accuracy(sut, scores, np.array([0, 2, 1, 1, 0]), batch_size=3)
+    assert seen == [3, 2] and abs(acc - 1.0) < 1e-12, f'every sample once in batches of 3 (a Tensor result is fine): expected batches [3, 2] and accuracy 1.0, got {seen} and {acc}'
 

@@ -6,7 +6,7 @@ name = "frontier"
 points = 0
 
 @test_case(points=None, hidden=False)
-def test_dominance_and_front(dominates, pareto_front):
+def test_dominates_needs_better_somewhere_and_worse_nowhere(dominates):
     base = {'accuracy': 0.97, 'latency_ms': 1.0, 'bytes': 400.0}
     for key, worse in (('accuracy', 0.96), ('latency_ms', 2.0), ('bytes', 800.0)):
         other = dict(base, **{key: worse})
@@ -17,9 +17,17 @@ def test_dominance_and_front(dominates, pareto_front):
     trade = dict(base, accuracy=0.99, bytes=900.0)
     both = (dominates(base, trade), dominates(trade, base))
     assert both == (False, False), f'better accuracy but more bytes is a trade-off: neither dominates; got dominates(base, trade), dominates(trade, base) = {both}'
+
+@test_case(points=None, hidden=False)
+def test_pareto_front_keeps_every_undominated_entry(pareto_front):
+    base = {'accuracy': 0.97, 'latency_ms': 1.0, 'bytes': 400.0}
+    trade = dict(base, accuracy=0.99, bytes=900.0)
     entries = [base, dict(base, latency_ms=3.0), trade, dict(base)]
     got = pareto_front(entries)
     assert got == [0, 2, 3], f'front of [base, slower base, trade-off, copy of base] is [0, 2, 3], got {got}'
     empty = pareto_front([])
     assert empty == [], f'the front of no entries is empty, got {empty!r}'
+    chain = [dict(base, bytes=float(b)) for b in (300, 200, 100)]
+    got = pareto_front(chain)
+    assert got == [2], f'each entry is smaller than the one before and equal elsewhere: only the last (index 2) is on the front; got {got}'
 

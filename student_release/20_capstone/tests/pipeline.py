@@ -6,7 +6,7 @@ name = "pipeline"
 points = 0
 
 @test_case(points=None, hidden=False)
-def test_optimize_and_measure(optimize, measure_entry, storage_bytes, QuantizedLinear, Linear, ReLU, Sequential, Tensor, manual_seed, np):
+def test_optimize_prunes_tunes_and_quantizes_a_copy(optimize, QuantizedLinear, Linear, ReLU, Sequential, Tensor, no_grad, manual_seed, np):
     rng = np.random.default_rng(0)
     centers = rng.standard_normal((3, 16)).astype(np.float32) * 3
     y = rng.integers(0, 3, 600)
@@ -21,10 +21,25 @@ def test_optimize_and_measure(optimize, measure_entry, storage_bytes, QuantizedL
     assert len(layers) == 2, f'expected 2 QuantizedLinear layers, got {len(layers)}'
     zeros = sum((int((m.qweight.data == 0).sum()) for m in layers)) / (16 * 32 + 32 * 3)
     assert zeros >= 0.5, f'half the weights were pruned: at least 50% zero qweights, got {zeros:.2f}'
+    with no_grad():
+        with_scores = (q(Tensor(x)).numpy().argmax(axis=1) == y).mean()
+    assert with_scores > 0.9, f'well-separated blobs, 5 epochs of fine-tuning: the pruned INT8 model should be >90% right, got {with_scores:.3f}'
+
+@test_case(points=None, hidden=False)
+def test_measure_entry_times_the_forward_pass(measure_entry, storage_bytes, Linear, ReLU, Sequential, Tensor, manual_seed, np):
+    rng = np.random.default_rng(0)
+    centers = rng.standard_normal((3, 16)).astype(np.float32) * 3
+    y = rng.integers(0, 3, 600)
+    x = (centers[y] + rng.standard_normal((600, 16))).astype(np.float32)
+    manual_seed(0)
+    q = Sequential(Linear(16, 32), ReLU(), Linear(32, 3))
+    expected_acc = float((q(Tensor(x)).numpy().argmax(axis=1) == y).mean())
     ticks = iter(range(1000))
     entry = measure_entry(q, x, y, repeats=5, timer=lambda: 0.002 * next(ticks))
     assert set(entry) == {'accuracy', 'latency_ms', 'bytes'}, f'keys: {sorted(entry)}'
     assert abs(entry['latency_ms'] - 2.0) < 1e-09, f"each timed run spans one 2 ms tick: the median is 2.0 ms, got {entry['latency_ms']}"
-    assert entry['accuracy'] > 0.9, f"well-separated blobs, 5 epochs of fine-tuning: the pruned INT8 model should be >90% right, got {entry['accuracy']:.3f}"
+    assert abs(entry['accuracy'] - expected_acc) < 1e-12, f"accuracy is the share of argmax(model(x)) == y: expected {expected_acc:.4f}, got {entry['accuracy']}"
+    readings = next(ticks)
+    assert readings == 10, f'two clock readings per timed run, 5 runs: 10 readings, got {readings} (time the forward pass only, once per repeat)'
     assert entry['bytes'] == storage_bytes(q), f"bytes are storage_bytes(model) = {storage_bytes(q)}; got {entry['bytes']}"
 

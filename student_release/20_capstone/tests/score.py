@@ -6,7 +6,7 @@ name = "score"
 points = 0
 
 @test_case(points=None, hidden=False)
-def test_score_and_leaderboard(olympics_score, leaderboard):
+def test_olympics_score_gates_then_rewards(olympics_score):
     base = {'accuracy': 0.97, 'latency_ms': 1.0, 'bytes': 400.0}
     own = olympics_score(dict(base), base)
     assert abs(own - 1.0) < 1e-12, f'the baseline scores exactly 1 against itself, got {own!r}'
@@ -25,6 +25,10 @@ def test_score_and_leaderboard(olympics_score, leaderboard):
         pass
     else:
         raise AssertionError('a latency of 0 ms is not a measurement: raise ValueError')
+
+@test_case(points=None, hidden=False)
+def test_leaderboard_has_four_named_columns(leaderboard):
+    base = {'accuracy': 0.97, 'latency_ms': 1.0, 'bytes': 400.0}
     board = leaderboard({'accuracy': 0.965, 'latency_ms': 2.0, 'bytes': 1024.0}, dict(base, bytes=4096.0))
     names = [e['name'] for e in board]
     assert names == ['Olympics score', 'Accuracy (%)', 'Latency (ms)', 'Size (KB)'], f'expected the four entries Olympics score, Accuracy (%), Latency (ms), Size (KB) in that order; got {names}'
