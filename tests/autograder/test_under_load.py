@@ -255,13 +255,15 @@ def test_the_students_script_prints_the_graders_accuracy_for_the_same_seeds(
 def test_a_seed_stopped_at_its_cap_fails_and_says_how_far_it_got(tmp_path: Path) -> None:
     """CPU time is only a cap, and hitting it is a result of its own: with mlp_1986's cap cut
     far below what its fixed training needs, every seed is stopped and fails with the steps it
-    did out of its work, instead of being scored on a model trained for less."""
+    did out of its work, instead of being scored on a model trained for less. (300 epochs,
+    13,500 steps, take about 5 CPU seconds here: no machine does them in 0.1; how many it
+    does, if any, is the one figure that depends on its speed.)"""
     from autograder.harness.core import grade_module
 
     data = yaml.safe_load(_lean_course(tmp_path / "lean.yml").read_text(encoding="utf-8"))
     for ms in data["milestones"]:
         if ms["id"] == "mlp_1986":
-            ms.update(training={"epochs": 30, "batch_size": 32}, time_budget_s=0.1)
+            ms.update(training={"epochs": 300, "batch_size": 32}, time_budget_s=0.1)
     (tmp_path / "capped.yml").write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
     course = load_course(tmp_path / "capped.yml")
     module = course.module("07_training")
@@ -272,11 +274,13 @@ def test_a_seed_stopped_at_its_cap_fails_and_says_how_far_it_got(tmp_path: Path)
     test = next(t for t in results["tests"] if "· mlp_1986 ·" in t["name"])
     extra = results["extra_data"]["milestones"]["mlp_1986"]
     assert test["score"] == 0 and test["status"] == "failed"
-    done = re.search(r"seed 0: your training did ([\d,]+) of 1,350 steps in the 0.1 CPU-s this "
-                     r"milestone allows per seed, and was stopped", test["output"])
-    assert done and 0 < int(done.group(1).replace(",", "")) < 1350, test["output"]
-    assert extra["values"] == {"0": None} and extra["total_steps"] == [1350]
-    assert 0 < extra["steps"][0] < 1350 and extra["cap_s"] == 0.1
+    done = re.search(r"seed 0: your training (did ([\d,]+)|did not finish one) of (its )?"
+                     r"13,500 steps in the 0.1 CPU-s this milestone allows per seed, and was "
+                     r"stopped", test["output"])
+    assert done, test["output"]
+    steps = int(done.group(2).replace(",", "")) if done.group(2) else 0
+    assert extra["values"] == {"0": None} and extra["total_steps"] == [13500]
+    assert (extra["steps"][0] or 0) == steps < 13500 and extra["cap_s"] == 0.1
     assert "grader_errors" not in results["extra_data"]
     xor = next(t for t in results["tests"] if "· xor_1969 ·" in t["name"])
     assert xor["status"] == "passed"  # the other milestone of the module is unaffected

@@ -335,8 +335,8 @@ def test_the_harness_runs_the_hook_per_slot_and_keeps_only_the_verdict() -> None
 def test_reference_passes_every_graded_seed() -> None:
     r = mlperf.run_in_process(tinytorch_ref)
     assert r["passed"] and r["passing_seeds"] == list(MS.seeds), r["message"]
-    for seed in MS.seeds:
-        assert r["seconds"][seed] < 0.5 * mlperf.work(MS)["cap_s"], r["seconds"]
+    # Its CPU seconds against the cap are no verdict here (a shared machine's speed must not
+    # decide one): docs/milestones.md has the measured figures.
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import json
-import statistics
 import time
 from pathlib import Path
 from types import ModuleType
@@ -34,11 +33,6 @@ from tito.course import load_course
 
 #: The classifiers (the 2017 GPTs train for minutes; tests/milestones/test_transformer.py).
 CLASSIFIERS = tuple(m for m in GRADED_MILESTONES if m not in TRANSFORMER_IDS)
-
-#: Per-seed training CPU seconds allowed for the reference (the clock the caps use, so a busy
-#: machine does not change the verdict; far below each milestone's cap).
-REFERENCE_SECONDS = {"perceptron_1957": 5.0, "xor_1969": 5.0, "mlp_1986": 20.0,
-                     "cnn_1998": 5.0, "cnn_fashion_1998": 15.0}
 
 #: Which plausible bug must fail which milestone (measured; a bug a milestone cannot see,
 #: e.g. a dropped input gradient in a one-layer perceptron, is not listed for it).
@@ -78,9 +72,16 @@ def test_reference_passes_on_every_graded_seed(ref: ModuleType, mid: str, course
 
 
 @pytest.mark.parametrize("mid", CLASSIFIERS)
-def test_reference_trains_fast_on_one_core(ref: ModuleType, mid: str) -> None:
-    secs = ref_result(ref, mid)["seconds"]
-    assert statistics.median(secs.values()) < REFERENCE_SECONDS[mid], secs
+def test_reference_trains_its_whole_fixed_work(ref: ModuleType, mid: str, course: Any) -> None:
+    """Every seed does every step of course.yml's training. How many CPU seconds that takes
+    is no test's verdict (a shared machine's speed must not decide one):
+    ``milestones/measure.py`` checks the reference against its caps, and docs/milestones.md
+    gives the figures."""
+    ms = next(m for m in course.milestones if m.id == mid)
+    r = ref_result(ref, mid)
+    assert r["steps"] == {s: recipes().total_steps(work(ms), len(task(mid, s)[1]))
+                          for s in ms.seeds}, r["steps"]
+    assert all(sec > 0 for sec in r["seconds"].values()), r["seconds"]
 
 
 @pytest.mark.parametrize("bug, mid", [(b, m) for b, ms in MUST_FAIL.items() for m in ms])

@@ -30,10 +30,6 @@ from tito import paths
 
 IDS = TR.IDS
 
-#: Per-seed training CPU seconds allowed for the reference: half the grader's cap per seed
-#: (30 and 120), several times what it uses on a loaded machine (docs/milestones.md).
-REFERENCE_SECONDS = {"transformer_reversal_2017": 15.0, "transformer_2017": 60.0}
-
 #: Which plausible bug must fail which task (measured on seed 0; docs/milestones.md lists the
 #: accuracies). Without a causal mask the reversal still passes (the model learns the real
 #: reversal, which the last position needs anyway) but the KJV model leans on the next
@@ -223,7 +219,9 @@ def test_reference_passes_on_every_graded_seed(mid: str) -> None:
     ms = next(m for m in _course().milestones if m.id == mid)
     r = ref_result(mid)
     assert r["passed"] and r["passing_seeds"] == ms.seeds, r["message"]
-    assert max(r["seconds"].values()) < REFERENCE_SECONDS[mid], r["seconds"]
+    # Every step of the fixed work; its CPU seconds are no verdict here (milestones/measure.py
+    # checks them against the cap, docs/milestones.md has the figures).
+    assert r["steps"] == dict.fromkeys(ms.seeds, ms.training.steps), r["steps"]
 
 
 @pytest.mark.parametrize("bug, mid", [(b, m) for b, ms in MUST_FAIL.items() for m in ms])
