@@ -76,7 +76,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "grading": ("test_demo.py", "test_sample_class.py", "test_roles.py", "autograder/test_adversarial",
                 "autograder/test_gradescope.py", "autograder/test_cifar_grading.py::test_gradescope",
                 "autograder/test_goldens_banks.py", "autograder/test_course_side.py",
-                "autograder/test_grade_command.py",
+                "autograder/test_grade_command.py", "autograder/test_under_load.py",
                 "regrade/"),
     "authoring": ("test_module_new.py",
                   "test_tiers.py::test_right_after_make_setup_pytest_collects_without_torch",
