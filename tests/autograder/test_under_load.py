@@ -201,14 +201,18 @@ def test_results_are_identical_quiet_on_dask_and_loaded_with_jobs(
 
 
 def test_run_facts_name_only_timing_and_the_sandbox_uid() -> None:
-    """What the comparison ignores is short and says why: nothing a score depends on."""
+    """What the comparison ignores is short and says why: nothing a score depends on (the
+    moment of grading is ignored; which modules it found closed is compared)."""
     assert RUN_FACTS == (("execution_time",), ("extra_data", "run", "elapsed_s"),
-                         ("extra_data", "sandbox"), ("extra_data", "milestones", "*", "cpu_s"))
+                         ("extra_data", "sandbox"), ("extra_data", "milestones", "*", "cpu_s"),
+                         ("extra_data", "schedule", "decided_at"))
     sample = {"score": 1.0, "execution_time": 3.0, "extra_data": {
         "run": {"elapsed_s": 2.0, "launches": 1}, "sandbox": ["euid=123"],
-        "milestones": {"a": {"cpu_s": [1.0], "values": {"0": 0.5}}}}}
+        "milestones": {"a": {"cpu_s": [1.0], "values": {"0": 0.5}}},
+        "schedule": {"decided_at": "2027-02-01T10:00:00+00:00", "clock": "machine"}}}
     assert without_run_facts(sample) == {"score": 1.0, "extra_data": {
-        "run": {"launches": 1}, "milestones": {"a": {"values": {"0": 0.5}}}}}
+        "run": {"launches": 1}, "milestones": {"a": {"values": {"0": 0.5}}},
+        "schedule": {"clock": "machine"}}}
     assert sample["execution_time"] == 3.0  # a copy: the results themselves are untouched
     assert _differences({"a": [1, {"b": 2}]}, {"a": [1, {"b": 3}]}) == [".a[1].b: 2 != 3"]
     assert _differences({"a": 1}, {}) == [".a: only in first"]
