@@ -1,4 +1,5 @@
-"""``--tier=affected`` (what ``make test`` and CI run): which slow tests a change needs.
+"""``--tier=affected`` (``make test-affected``, the quick local selection): which slow tests a
+change needs.
 
 Oracles: hand-made path lists with the scope each must give, a throwaway git repository for
 the record's every failure mode, and a real collection in a clone of this repository, compared
