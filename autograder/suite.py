@@ -61,6 +61,10 @@ Publisher = Callable[[Any, Any], "tuple[str, dict[str, Any]] | None"]
 #: ``expected(reference's value) -> what check, publish and the leaderboard need of it``: the
 #: expected value the goldens keep (and the variation check compares); None keeps it all.
 Keeper = Callable[[Any], Any]
+#: ``shortcut(tt, rng) -> what expected(fn(tt, rng)) keeps``, computed without the rest of the
+#: case's work: run instead of the case in reference runs and goldens builds only (never on a
+#: submission); every build checks it against the whole case in one variant.
+Shortcut = Callable[[Any, np.random.Generator], Any]
 
 
 # --------------------------------------------------------------------------- timed work
@@ -155,6 +159,7 @@ class Case:
     publish: Publisher | None = None
     expected: Keeper | None = None
     timing: Timing | None = None
+    shortcut: Shortcut | None = None
 
     def kept(self, value: Any) -> Any:
         """The part of the reference's ``value`` this case's check uses (all of it by
@@ -177,6 +182,10 @@ class Case:
         return int.from_bytes(hashlib.sha256(text).digest()[:8], "little")
 
 
+#: A leaderboard event: ``(case name, entries(value, expected))``.
+Board = tuple[str, Callable[[Any, Any], list[dict[str, Any]]]]
+
+
 @dataclass
 class Suite:
     """A module's hidden suite: an ordered, named collection of weighted cases."""
@@ -184,10 +193,12 @@ class Suite:
     module: str
     version: str
     cases: list[Case] = field(default_factory=list)
-    #: ``(case name, entries(value, expected) -> [{"name", "value", "order"}])``: the trusted
-    #: parent turns that case's decoded result (and the reference's for the same variant) into
-    #: results.json's Gradescope ``leaderboard``; raising publishes none.
-    leaderboard: tuple[str, Callable[[Any, Any], list[dict[str, Any]]]] | None = None
+    #: ``(case name, entries(value, expected) -> [{"name", "value", "order"}])``, or a tuple
+    #: of such pairs (one per event, each with its own columns): the trusted parent turns each
+    #: named case's decoded result (and the reference's for the same variant) into entries of
+    #: results.json's Gradescope ``leaderboard``, in this order; raising publishes none of that
+    #: case's entries.
+    leaderboard: Board | tuple[Board, ...] | None = None
     #: The suite reads the shipped datasets, ``autograder.milestones`` and course.yml (as
     #: milestone grading does): the Gradescope zip then carries them, as for a milestone.
     needs_course_data: bool = False
@@ -212,13 +223,17 @@ class Suite:
         publish: Publisher | None = None,
         expected: Keeper | None = None,
         timing: Timing | None = None,
+        shortcut: Shortcut | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register ``fn(tt, rng) -> plain data`` as a case worth ``points``; ``publish`` (run
         in the parent, like ``check``) adds what the student should see of the result;
         ``expected`` (with ``check``) keeps only what the check uses of the reference's answer
         (values that differ from run to run stay out of the goldens); ``timing`` makes it a
         timed case (``fn`` returns :class:`Timed`; it needs a ``check``, which gets a
-        :class:`TimedResult`)."""
+        :class:`TimedResult`); ``shortcut`` (with ``expected``) computes what ``expected``
+        keeps directly, for the reference's runs: the goldens of a case whose reference answer
+        costs work the check never reads (a trained and optimised model of which only the
+        baseline is kept)."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             case_name = name or fn.__name__
@@ -228,13 +243,24 @@ class Suite:
                 raise ValueError(f"{self.module}: case {case_name!r} has negative points")
             if timing is not None and check is None:
                 raise ValueError(f"{self.module}: timed case {case_name!r} needs a check")
+            if shortcut is not None and expected is None:
+                raise ValueError(f"{self.module}: case {case_name!r} has a shortcut but no "
+                                 "expected= keeper: the shortcut computes what it keeps")
             self.cases.append(
                 Case(case_name, fn, float(points), hint, visibility, rtol, atol, check_dtype,
-                     check, timeout_s, tuple(tags), publish, expected, timing)
+                     check, timeout_s, tuple(tags), publish, expected, timing, shortcut)
             )
             return fn
 
         return register
+
+    def boards(self) -> tuple[Board, ...]:
+        """The leaderboard's events, in order: ``((case name, entries), ...)``."""
+        if self.leaderboard is None:
+            return ()
+        if len(self.leaderboard) == 2 and isinstance(self.leaderboard[0], str):
+            return (self.leaderboard,)
+        return tuple(self.leaderboard)
 
     @property
     def total_points(self) -> float:
@@ -247,10 +273,13 @@ class Suite:
         raise KeyError(name)
 
 
-def run_case(case: Case, tt: Any, seed: int | None = None) -> Any:
+def run_case(case: Case, tt: Any, seed: int | None = None, *, shortcut: bool = False) -> Any:
     """Run one case against package ``tt`` with a generator seeded by ``seed`` (default: the
-    case's base seed)."""
+    case's base seed); with ``shortcut`` (the reference's runs only), a case that has one
+    runs its shortcut, whose answer is already what the case keeps."""
     rng = np.random.default_rng(case.seed() if seed is None else int(seed))
+    if shortcut and case.shortcut is not None:
+        return case.shortcut(tt, rng)
     return case.fn(tt, rng)
 
 

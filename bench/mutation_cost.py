@@ -23,16 +23,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import benchlib  # noqa: E402 - bench/benchlib.py
 
 from tito import paths  # noqa: E402
 from tito.course import load_course  # noqa: E402
@@ -47,78 +46,16 @@ _RUN = (
 )
 
 
-class _Group:
-    """A cgroup of its own for one run: its CPU usage covers every process started in it."""
-
-    def __init__(self) -> None:
-        self.path: Path | None = None
-        self.v2 = False
-        if os.geteuid() != 0:
-            return
-        name = f"tt-mutation-cost-{os.getpid()}-{time.monotonic_ns()}"
-        for base, v2 in ((Path("/sys/fs/cgroup/cpuacct"), False),
-                         (Path("/sys/fs/cgroup/unified"), True), (Path("/sys/fs/cgroup"), True)):
-            probe = base / ("cgroup.procs" if v2 else "cpuacct.usage")
-            if not probe.is_file():
-                continue
-            try:
-                (base / name).mkdir()
-            except OSError:
-                continue
-            self.path, self.v2 = base / name, v2
-            return
-
-    def enter(self) -> None:
-        """In the run's process before it starts (``preexec_fn``)."""
-        if self.path is not None:
-            (self.path / "cgroup.procs").write_text(str(os.getpid()))
-
-    def cpu_s(self) -> float | None:
-        if self.path is None:
-            return None
-        if self.v2:
-            stat = dict(line.split() for line in (self.path / "cpu.stat").read_text()
-                        .splitlines())
-            return int(stat["usage_usec"]) / 1e6
-        return int((self.path / "cpuacct.usage").read_text()) / 1e9
-
-    def remove(self) -> None:
-        if self.path is not None:
-            for _ in range(50):  # the last sandboxed children may still be exiting
-                try:
-                    self.path.rmdir()
-                    return
-                except OSError:
-                    time.sleep(0.1)
-
-
 def run_once(module: str, jobs: int) -> tuple[float, float, bool, dict]:
     """(cpu_s, wall_s, cpu is complete, report json) of one mutation run of ``module``."""
-    group = _Group()
     env = {**os.environ, "TT_MUTATION_CACHE": "off", "OPENBLAS_NUM_THREADS": "1",
            "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    try:
-        with tempfile.TemporaryFile() as out:
-            proc = subprocess.run([sys.executable, "-c", _RUN, module, str(jobs)], cwd=ROOT,
-                                  env=env, stdout=out, stderr=subprocess.PIPE,
-                                  preexec_fn=group.enter)  # noqa: PLW1509 - one thread here
-            wall = time.perf_counter() - t
-            if proc.returncode != 0:
-                raise SystemExit(f"{module}: the mutation run failed: "
-                                 f"{proc.stderr.decode(errors='replace')[-800:]}")
-            out.seek(0)
-            report = json.loads(out.read().decode())
-        time.sleep(0.2)  # let killed children finish exiting before reading the usage
-        cpu = group.cpu_s()
-    finally:
-        group.remove()
-    if cpu is not None:
-        return cpu, wall, True, report
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    return cpu, wall, False, report
+    usage = benchlib.run([sys.executable, "-c", _RUN, module, str(jobs)], cwd=ROOT, env=env,
+                          prefix="tt-mutation-cost")
+    if usage.returncode != 0:
+        raise SystemExit(f"{module}: the mutation run failed: "
+                         f"{usage.stderr.decode(errors='replace')[-800:]}")
+    return usage.cpu_s, usage.wall_s, usage.complete, json.loads(usage.stdout.decode())
 
 
 def _differences(old: dict, new: dict) -> list[str]:

@@ -28,8 +28,11 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from benchlib import closed_course  # noqa: E402 - bench/benchlib.py
 
 SECTION = "## Regrade throughput"
 NO_LOOP = {"correct": 0.55, "buggy": 0.2, "untouched": 0.1, "late": 0.1, "corrupt": 0.05}
@@ -43,29 +46,6 @@ def _cpu() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown CPU"
-
-
-def _closed_course(folder: Path) -> Path:
-    """A copy of course.yml with every date moved one year back: a TA regrades after the
-    windows have closed, so earlier modules come from the reference (before the term they are
-    still open, and a synthetic upload of module 07 alone would run on the release stubs and
-    train nothing)."""
-    import datetime as dt
-
-    import yaml
-
-    data = yaml.safe_load((REPO / "course.yml").read_text(encoding="utf-8"))
-
-    def back(text: str) -> str:
-        when = dt.datetime.strptime(text, "%Y-%m-%d %H:%M") - dt.timedelta(days=365)
-        return when.strftime("%Y-%m-%d %H:%M")
-
-    for module in data["modules"]:
-        for key in ("release", "due"):
-            module[key] = back(module[key])
-    out = folder / "course.yml"
-    out.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return out
 
 
 def _run(export: Path, *, jobs: int, scheduler: Any,
@@ -117,7 +97,7 @@ def main() -> int:
                               str(creds["client.pem"]), str(creds["client.key"]))
             configs += [("Dask, 2 workers", 1, standing),
                         ("Dask local:2 (incl. start)", 1, "local:2")]
-        course = _closed_course(Path(tmp))
+        course = closed_course(Path(tmp))
         if cluster is not None:  # warm the workers (imports), as a standing cluster is
             warm = synth_export(module="01", n=2, out=Path(tmp) / "w.zip", seed=1,
                                 mix={"correct": 1.0}).path

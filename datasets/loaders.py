@@ -9,7 +9,9 @@ Shipped (``datasets/MANIFEST.json`` holds sha256, source and license of each fil
 * :func:`load_fashion_mnist` — a class-balanced Fashion-MNIST subset (6,000 train / 1,000 test
   28x28 images) in the real IDX format, cut from Debian's ``dataset-fashion-mnist``;
 * :func:`load_kjv_chars` — Genesis to Ruth of the King James Bible (public domain, about 1 MB
-  of ASCII text, one verse a line) with a contiguous train/validation split.
+  of ASCII text, one verse a line) with a contiguous train/validation split;
+* :func:`load_tinygpt` — the capstone's TinyGPT: module 13's ``GPT`` trained by the course's
+  reference on that text's training part (``tinygpt_kjv/train_tinygpt.py``).
 
 Generated (deterministic by seed, nothing stored):
 
@@ -204,6 +206,46 @@ def load_kjv_chars(root: Path | None = None, validation_fraction: float = 0.1) -
         raise DataError(f"datasets/{rel}: no verse starts after {start} characters; "
                         "use a larger validation_fraction")
     return TextSplit(text[:cut], text[cut:])
+
+
+class TinyGPT(NamedTuple):
+    """A trained GPT as plain data: its architecture, vocabulary and parameters."""
+
+    config: dict[str, int]
+    """``vocab_size``, ``context``, ``d_model``, ``n_layers``, ``n_heads``: the arguments of
+    module 13's ``GPT(vocab_size, context, d_model, n_layers, n_heads)``."""
+    vocabulary: str
+    """The characters of the token ids, in id order (the KJV text's, sorted)."""
+    params: dict[str, np.ndarray]
+    """float32 arrays named as ``GPT.named_parameters()`` names them."""
+
+
+def load_tinygpt(root: Path | None = None) -> TinyGPT:
+    """The capstone's TinyGPT (checksum verified): a character-level GPT of the KJV text.
+
+    Module 13's ``GPT`` with a context of 128 characters, 64-wide, 2 blocks of 4 heads, trained
+    by ``datasets/tinygpt_kjv/train_tinygpt.py`` with the course's reference on the training
+    part of :func:`load_kjv_chars` (the validation part is unseen). Read with
+    ``allow_pickle=False``: the file holds arrays only.
+
+    Raises:
+        DataError: a missing or corrupt file, or one that does not hold a GPT, in one line.
+    """
+    rel = "tinygpt_kjv/tinygpt_kjv.npz"
+    path = verified_path(rel, root)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {name: np.array(npz[name]) for name in npz.files}
+        meta = json.loads(str(arrays.pop("__config__")))
+        vocabulary = str(meta.pop("vocabulary"))
+        config = {"vocab_size": len(vocabulary), **{k: int(meta[k]) for k in
+                                                    ("context", "d_model", "n_layers",
+                                                     "n_heads")}}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise DataError(f"datasets/{rel}: not the TinyGPT checkpoint ({exc})") from exc
+    if any(a.dtype != np.float32 for a in arrays.values()) or "tok_emb.weight" not in arrays:
+        raise DataError(f"datasets/{rel}: expected float32 GPT parameters")
+    return TinyGPT(config, vocabulary, arrays)
 
 
 # --------------------------------------------------------------------------- generators

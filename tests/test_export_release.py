@@ -156,6 +156,18 @@ def test_leak_scan_catches_a_copied_suite(course, release_copy):
     assert any("hidden-suite file" in p for p in scan(course, release_copy))
 
 
+def test_leak_scan_allows_shipped_data_only_as_the_manifest_lists_it(course, release_copy):
+    """The capstone's TinyGPT checkpoint is an .npz the datasets manifest lists: shipped on
+    purpose. An .npz anywhere else, or one whose bytes are not the manifest's, is refused."""
+    shipped = release_copy / "datasets" / "tinygpt_kjv" / "tinygpt_kjv.npz"
+    assert shipped.is_file() and scan(course, release_copy) == []
+    shutil.copy(shipped, release_copy / "20_capstone" / "goldens.npz")
+    shipped.write_bytes(shipped.read_bytes() + b"\0")
+    problems = scan(course, release_copy)
+    assert sorted(p.split(":")[0] for p in problems) == sorted(
+        [str(release_copy / "20_capstone" / "goldens.npz"), str(shipped)]), problems
+
+
 def test_written_answers_are_not_released():
     nb = json.loads((paths.RELEASE / "01_tensor" / "01_tensor.ipynb").read_text())
     text = "".join("".join(c["source"]) for c in nb["cells"])

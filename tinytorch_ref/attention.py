@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .autograd import gradcheck  # noqa: F401 - for checks
-from .layers import Linear, Module, Parameter
+from .layers import Linear, Module, Parameter, linear
 from .tensor import Context, Function, Tensor, default_generator, manual_seed  # noqa: F401
 
 
@@ -29,12 +29,13 @@ class _SafeSoftmaxFn(Function):
         A row whose entries are all ``-inf`` (nothing may be attended) gives zeros, not NaN.
 
         APPROACH:
-            1. ``m = np.max(x, axis=-1, keepdims=True)``; where ``m`` is ``-inf`` (a fully
-               masked row) use 0 instead: ``np.where(np.isneginf(m), 0.0, m)``.
+            1. ``m = x.max(axis=-1, keepdims=True)``; ``empty = m == -np.inf`` marks the fully
+               masked rows; if there are any (``empty.any()``), use 0 there instead:
+               ``m = np.where(empty, 0.0, m)``.
             2. ``e = np.exp(x - m)`` — every exponent is <= 0, nothing overflows.
-            3. ``s = e.sum(axis=-1, keepdims=True)``; divide by ``s`` where it is positive and
-               by 1 where it is 0 (then ``e`` is all zeros there): ``p = e / np.where(s > 0,
-               s, 1.0)``.
+            3. ``s = e.sum(axis=-1, keepdims=True)``; a fully masked row sums to 0 (its ``e``
+               is all zeros): divide by 1 there instead, ``np.where(empty, 1.0, s)``;
+               ``p = e / s``.
             4. ``ctx.save_for_backward(p)`` and return ``p``.
 
         EXAMPLE:
@@ -44,15 +45,22 @@ class _SafeSoftmaxFn(Function):
                    [0.    , 0.    , 0.    ]], dtype=float32)
 
         HINT: Python floats (``0.0``, ``1.0``) keep float32 arrays float32; ``keepdims=True``
-        makes ``m`` and ``s`` broadcast back over the row. (Speed NOTE: ``x - m`` is a new
+        makes ``m`` and ``s`` broadcast back over the row. (Speed NOTEs: ``x - m`` is a new
         array, so ``np.exp(e, out=e)`` and ``e /= ...`` can reuse it instead of allocating two
-        more ``(..., T, T)`` arrays.)
+        more ``(..., T, T)`` arrays; the ``np.where`` calls only run when a row is empty; and
+        ``x.max(...)`` is the array's own method, where ``np.max(x, ...)`` first runs a Python
+        wrapper: a few microseconds per call, which is all a one-token step has.)
         """
-        m = np.max(x, axis=-1, keepdims=True)
-        p = x - np.where(np.isneginf(m), 0.0, m)  # a new array: work on it in place
+        m = x.max(axis=-1, keepdims=True)
+        empty = m == -np.inf  # rows where nothing may be attended
+        if empty.any():
+            m = np.where(empty, 0.0, m)
+        p = x - m  # a new array (laid out like x): work on it in place
         np.exp(p, out=p)
-        s = np.sum(p, axis=-1, keepdims=True)
-        p /= np.where(s > 0.0, s, 1.0)
+        s = p.sum(axis=-1, keepdims=True)
+        if empty.any():
+            s = np.where(empty, 1.0, s)
+        p /= s
         ctx.save_for_backward(p)
         return p
 
@@ -60,7 +68,7 @@ class _SafeSoftmaxFn(Function):
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
         """``dL/dx = P * (grad - sum(grad * P, last axis))`` from the saved ``P``.
 
-        APPROACH: ``(p,) = ctx.saved``; ``dot = np.sum(grad * p, axis=-1, keepdims=True)``;
+        APPROACH: ``(p,) = ctx.saved``; ``dot = (grad * p).sum(axis=-1, keepdims=True)``;
         return ``(p * (grad - dot),)``.
 
         EXAMPLE: for ``P = [0.5, 0.5]`` and ``grad = [1, 0]``: ``dot = 0.5`` and
@@ -72,7 +80,7 @@ class _SafeSoftmaxFn(Function):
         """
         (p,) = ctx.saved
         gp = grad * p  # P * (G - rowsum(G * P)) = G * P - P * rowsum(G * P)
-        gp -= p * np.sum(gp, axis=-1, keepdims=True)
+        gp -= p * gp.sum(axis=-1, keepdims=True)
         return (gp,)
 
 
@@ -150,8 +158,10 @@ class _ScaledDotProductAttentionFn(Function):
             ``(..., L, Ev)``.
 
         APPROACH:
-            1. ``s = np.matmul(q, np.swapaxes(k, -1, -2)) * scale`` — shape ``(..., L, S)``.
-            2. If ``bias`` is not None: ``s = s + bias``.
+            1. ``s = np.swapaxes(np.matmul(k, np.swapaxes(q, -1, -2)), -1, -2)`` — shape
+               ``(..., L, S)``, stored key-major (see the speed note above); ``s *= scale``.
+            2. If ``bias`` is not None: ``s += bias`` (in place: it keeps the layout; ``s +
+               bias`` would make a new, query-major array).
             3. ``sm = Context()``; ``p = _SafeSoftmaxFn.forward(sm, s)`` (your softmax).
             4. Dropout: ``keep = None``; if ``dropout_p > 0``: ``keep = (default_generator()
                .random(p.shape) >= dropout_p).astype(p.dtype) / (1.0 - dropout_p)`` and
@@ -166,12 +176,13 @@ class _ScaledDotProductAttentionFn(Function):
             array([[12.689]], dtype=float32)
 
         HINT: ``np.matmul`` broadcasts the leading dims like ``@`` on tensors; the scale is a
-        Python float, so float32 stays float32.
+        Python float, so float32 stays float32. ``np.matmul(q, np.swapaxes(k, -1, -2))``
+        gives the same numbers, stored query-major (slower softmax).
         """
-        s = np.matmul(q, np.swapaxes(k, -1, -2))
+        s = np.matmul(k, q.swapaxes(-1, -2)).swapaxes(-1, -2)  # (..., L, S), key-major
         s *= scale
         if bias is not None:
-            s = s + bias
+            s += bias  # in place keeps the key-major layout (bias broadcasts to s's shape)
         sm = Context()
         p = _SafeSoftmaxFn.forward(sm, s)
         keep = None
@@ -190,7 +201,8 @@ class _ScaledDotProductAttentionFn(Function):
             1. ``q, k, v, sm, keep, scale = ctx.saved``; ``p = sm.saved[0]`` (the softmax
                output) and ``p_used = p if keep is None else p * keep``.
             2. ``dv = np.matmul(np.swapaxes(p_used, -1, -2), grad)``.
-            3. ``dp = np.matmul(grad, np.swapaxes(v, -1, -2))``; with dropout ``dp = dp * keep``.
+            3. ``dp = np.swapaxes(np.matmul(v, np.swapaxes(grad, -1, -2)), -1, -2)`` — ``G Vᵀ``
+               stored key-major like ``P``; with dropout ``dp = dp * keep``.
             4. ``(ds,) = _SafeSoftmaxFn.backward(sm, dp)``; then ``ds = ds * scale``.
             5. ``dq = np.matmul(ds, k)``; ``dk = np.matmul(np.swapaxes(ds, -1, -2), q)``.
             6. Return ``(dq, dk, dv)``.
@@ -206,7 +218,7 @@ class _ScaledDotProductAttentionFn(Function):
         p = sm.saved[0]
         p_used = p if keep is None else p * keep
         dv = np.matmul(np.swapaxes(p_used, -1, -2), grad)
-        dp = np.matmul(grad, np.swapaxes(v, -1, -2))
+        dp = np.matmul(v, grad.swapaxes(-1, -2)).swapaxes(-1, -2)  # key-major, like p
         if keep is not None:
             dp = dp * keep
         (ds,) = _SafeSoftmaxFn.backward(sm, dp)
@@ -399,20 +411,19 @@ class MultiheadAttention(Module):
                        packed: bool) -> tuple[Tensor, Tensor, Tensor]:
         """``q, k, v`` ``(N, L or S, E)`` from the packed weight (provided).
 
-        ``packed``: query, key and value are one tensor (self-attention): one matmul with the
-        whole ``(3E, E)`` weight, then ``narrow``. Otherwise each input gets its third.
+        ``packed``: query, key and value are one tensor (self-attention): one fused ``linear``
+        (module 03) with the whole ``(3E, E)`` weight, then ``narrow``. Otherwise each input
+        gets its third.
         """
         e = self.embed_dim
         w, b = self.in_proj_weight, self.in_proj_bias
         if packed:
-            qkv = query @ w.T  # (N, L, 3E)
-            if b is not None:
-                qkv = qkv + b
+            qkv = linear(query, w, b)  # (N, L, 3E)
             return narrow(qkv, -1, 0, e), narrow(qkv, -1, e, e), narrow(qkv, -1, 2 * e, e)
         out = []
         for i, x in enumerate((query, key, value)):
-            y = x @ narrow(w, 0, i * e, e).T  # (N, T, E)
-            out.append(y if b is None else y + narrow(b, 0, i * e, e))
+            out.append(linear(x, narrow(w, 0, i * e, e),  # (N, T, E)
+                              None if b is None else narrow(b, 0, i * e, e)))
         return out[0], out[1], out[2]
 
     def _merge_masks(self, key_padding_mask: Any, attn_mask: Any, batch: int, query_len: int,

@@ -17,7 +17,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .activations import Activation, RemovableHandle, _ForwardHooks  # noqa: F401
-from .tensor import Tensor, default_generator, manual_seed  # noqa: F401 - for examples
+from .tensor import (  # noqa: F401 - manual_seed for the examples
+    Context,
+    Function,
+    Tensor,
+    default_generator,
+    manual_seed,
+)
 
 # ----------------------------------------------------------------------------- provided
 
@@ -362,6 +368,84 @@ class Module(_ModuleTree, _ForwardHooks, abc.ABC):
 # Module 02's parameter-free activations are modules too (a virtual subclass, no rebinding).
 Module.register(Activation)
 
+class _LinearFn(Function):
+    """``y = x @ weight.T + bias`` as one operation on rows (``F.linear``)."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None,
+                needs_input_grad: bool = True) -> np.ndarray:
+        """``(*, in) -> (*, out)``: one matrix product over all rows, then the bias.
+
+        Args:
+            x: ``(*, in_features)``; weight: ``(out_features, in_features)``;
+            bias: ``(out_features,)`` or None.
+            needs_input_grad: whether backward must compute ``dx`` (saved for it).
+
+        APPROACH:
+            1. ``rows = x.reshape(-1, x.shape[-1])`` — ``(R, in)``, every leading dim merged
+               (a view when ``x`` is contiguous).
+            2. ``out = rows.dot(weight.T)`` — ``(R, out)``, the matrix product; when
+               ``bias`` is not None, ``out += bias`` (in place: ``out`` is a fresh array).
+            3. The given lines after yours save ``rows`` for backward and return ``out`` in
+               the shape ``(*, out_features)``.
+
+        EXAMPLE:
+            >>> w = np.array([[1.0, 0.0, -1.0], [0.5, 0.5, 0.5]], np.float32)
+            >>> _LinearFn.forward(Context(), np.ones((2, 1, 3), np.float32), w,
+            ...                   np.array([0.0, 1.0], np.float32))
+            array([[[0. , 2.5]],
+            <BLANKLINE>
+                   [[0. , 2.5]]], dtype=float32)
+
+        HINT: ``weight.T`` is a free view (module 01); BLAS reads it transposed without a
+        copy. ``x @ weight.T`` on the 3-D ``x`` would give the same numbers, as ``B``
+        products instead of one. For two 2-D arrays ``a.dot(b)`` is ``a @ b`` with less
+        dispatch: ``@`` is NumPy's general batched ``matmul``, a few microseconds more per
+        call, which is what a one-token step of a language model is made of.
+        """
+        rows = x.reshape(-1, x.shape[-1])  # (R, in)
+        out = rows.dot(weight.T)  # (R, out)
+        if bias is not None:
+            out += bias
+        ctx.save_for_backward(rows, weight, x.shape, bias is not None, needs_input_grad)
+        return out.reshape(*x.shape[:-1], weight.shape[0])
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray | None, ...]:
+        # provided: with g = dL/dy as rows (R, out): dx = g @ W (only when x needs it: a first
+        # layer's input never does, and that product costs as much as dW's), dW = g.T @ rows,
+        # db = the column sums of g; one gradient per input of apply.
+        rows, weight, shape, has_bias, needs_input_grad = ctx.saved
+        g = grad.reshape(rows.shape[0], weight.shape[0])  # (R, out)
+        dx = g.dot(weight).reshape(shape) if needs_input_grad else None
+        dweight = g.T.dot(rows)  # (out, in)
+        if has_bias:
+            return dx, dweight, g.sum(axis=0)
+        return dx, dweight
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
+    """``torch.nn.functional.linear``: ``input @ weight.T + bias`` as one operation (provided).
+
+    Raises:
+        RuntimeError: ``input``'s last dimension is not ``weight``'s second, or the dtypes
+            differ (PyTorch's checks).
+
+    Example:
+        >>> linear(Tensor(np.ones((2, 3), np.float32)), Tensor(np.ones((4, 3), np.float32))).shape
+        (2, 4)
+    """
+    if weight.ndim != 2 or input.ndim == 0 or input.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"linear: input of shape {input.shape} cannot be multiplied by "
+                           f"weight.T, weight of shape {weight.shape} (expected "
+                           f"(*, {weight.shape[-1] if weight.ndim else '?'}) inputs)")
+    if input.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):
+        raise RuntimeError(f"linear: expected input ({input.dtype}), weight ({weight.dtype}) "
+                           f"and bias to have the same dtype")
+    tensors = (input, weight) if bias is None else (input, weight, bias)
+    return _LinearFn.apply(*tensors, needs_input_grad=input.requires_grad)
+
+
 class Linear(Module):
     """Fully connected layer ``y = x @ weight.T + bias``.
 
@@ -409,21 +493,19 @@ class Linear(Module):
     def forward(self, x: Tensor) -> Tensor:
         """``x @ weight.T + bias`` for ``x`` of shape ``(*, in_features)``.
 
-        APPROACH: ``out = x @ self.weight.T``; add ``self.bias`` unless it is None
-        (broadcasting adds it to every row); return ``out``.
+        APPROACH: return ``linear(x, self.weight, self.bias)`` — the fused operation above
+        (``self.bias`` may be None).
 
         EXAMPLE:
             >>> lin = Linear(3, 2); lin.weight.data[...] = 1; lin.bias.data[...] = 0.5
             >>> lin(Tensor([[1.0, 2.0, 3.0]]))
             tensor([[6.5, 6.5]], requires_grad=True)
 
-        HINT: use Tensor operations (``@``, ``.T``, ``+``), not NumPy on ``.data``, so module
-        05 can send gradients to ``weight`` and ``bias``. Shapes: ``(B, in) @ (in, out)``.
+        HINT: go through ``linear`` (a Tensor operation), not NumPy on ``.data``, so module 05
+        can send gradients to ``weight`` and ``bias``. ``x @ self.weight.T + self.bias``
+        computes the same numbers, as three operations.
         """
-        out = x @ self.weight.T
-        if self.bias is not None:
-            out = out + self.bias
-        return out
+        return linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

@@ -8,6 +8,7 @@ broadcasting arithmetic, batched matmul and reductions, with PyTorch's names and
 
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 from typing import Any
 
@@ -328,9 +329,11 @@ class Tensor:
             >>> Tensor([[1, 2, 3], [4, 5, 6]]).shape
             (2, 3)
 
-        HINT: NumPy arrays have a ``.shape`` already; return it as a tuple.
+        HINT: NumPy arrays have a ``.shape`` already, and it is a tuple: return it as it is.
+        (Every operation reads shapes, so this property runs dozens of times per layer:
+        ``tuple(...)`` around it would copy the tuple each time.)
         """
-        return tuple(self.data.shape)
+        return self.data.shape
 
     @property
     def dtype(self) -> np.dtype:
@@ -352,7 +355,8 @@ class Tensor:
     def ndim(self) -> int:
         """The number of dimensions.
 
-        APPROACH: count the entries of ``self.shape``.
+        APPROACH: the number of entries of the shape; the NumPy array knows it as
+        ``self.data.ndim``.
 
         EXAMPLE:
             >>> Tensor(np.zeros((2, 3, 4))).ndim, Tensor(7.0).ndim
@@ -360,7 +364,7 @@ class Tensor:
 
         HINT: a scalar tensor has shape ``()`` and therefore 0 dimensions, not 1.
         """
-        return len(self.shape)
+        return self.data.ndim
 
     def numel(self) -> int:
         """The number of elements: the product of the shape (1 for a scalar tensor).
@@ -697,11 +701,15 @@ def _inplace(x: Tensor, other: Any, ufunc: Any) -> Tensor:
 
 def _shape_arg(shape: tuple[Any, ...]) -> tuple[int, ...]:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+        shape = shape[0]
+    return tuple([int(s) for s in shape])
 
 
 def _check_reshape(shape: tuple[int, ...], numel: int) -> None:
+    if -1 not in shape:  # NOTE: the common case: the sizes must multiply to numel
+        if math.prod(shape) != numel:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        return
     if sum(1 for s in shape if s == -1) > 1:
         raise RuntimeError("only one dimension can be inferred (-1)")
     known = 1
@@ -738,6 +746,8 @@ def _index_arg(x: Tensor, index: Any) -> tuple[Tensor, Any]:
       front: another shape, and silently transposed values. So when an index mixes integers
       with index arrays, the integers are applied first (a recorded view, no copy).
     """
+    if type(index) is slice and index.step is None:  # NOTE: the common case, x[a:b]
+        return x, (index, Ellipsis)
     items = tuple(_index_item(i) for i in (index if isinstance(index, tuple) else (index,)))
     for item in items:
         if isinstance(item, slice) and item.step is not None and item.step <= 0:
@@ -956,10 +966,11 @@ def _reshape(self: Tensor, *shape: Any) -> Tensor:
         >>> Tensor(np.arange(12)).reshape(3, -1).shape
         (3, 4)
 
-    HINT: the provided helpers ``_shape_arg`` and ``_check_reshape`` do steps 1 and 2.
+    HINT: the provided helpers ``_shape_arg`` and ``_check_reshape`` do steps 1 and 2;
+    ``self.data.size`` is the element count (``numel()`` counts it again in Python).
     """
     shape = _shape_arg(shape)
-    _check_reshape(shape, self.numel())
+    _check_reshape(shape, self.data.size)
     return _result(self.data.reshape(shape), "reshape", (self,))
 
 
@@ -1007,7 +1018,7 @@ def _view(self: Tensor, *shape: Any) -> Tensor:
 def _transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dimensions *without copying*: only the shape and strides change.
 
-    APPROACH: ``np.swapaxes(self.data, dim0, dim1)`` returns a view; wrap it with
+    APPROACH: ``self.data.swapaxes(dim0, dim1)`` returns a view; wrap it with
     ``_result(..., "transpose", (self,), dim0=dim0, dim1=dim1)``.
 
     EXAMPLE:
@@ -1019,7 +1030,7 @@ def _transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     if self.ndim == 0:  # nothing to swap: PyTorch accepts dims 0 and -1 for a 0-d tensor
         _dim_arg((dim0, dim1), 0)
         return self.reshape(())
-    return _result(np.swapaxes(self.data, dim0, dim1), "transpose", (self,),
+    return _result(self.data.swapaxes(dim0, dim1), "transpose", (self,),
                    dim0=dim0, dim1=dim1)
 
 

@@ -39,6 +39,12 @@ class GradingLimits(_Strict):
         700, gt=64, description="Address-space limit for student code (Gradescope gives 768 MB)."
     )
     max_output_kb: int = Field(64, gt=0, description="Student output kept per test case, in KiB.")
+    cpu_budget_s: float = Field(
+        60, gt=0,
+        description="What grading one correct submission of any module may cost: CPU seconds "
+                    "of every process of the run, milestone training included. Not a limit "
+                    "applied to students: the course's own guard (bench/grading_cpu.py) checks "
+                    "the reference and the alternative implementations against it.")
     variants: int = Field(
         64, ge=2, le=1024,
         description="Per-submission variants of every hidden case: each submission's probes "

@@ -387,6 +387,7 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
     requests = _requests(int(work_fd)) if work_fd is not None else iter(())
     public = t.public
     seeds = {str(k): int(v) for k, v in (job.get("seeds") or {}).items()}
+    shortcuts = bool(job.get("shortcuts"))
     cap = int(job["max_output_chars"])
 
     # ---- sandbox: nothing of the host beyond the minimal root, no sockets, not root
@@ -475,7 +476,8 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
                 tc.fn(*[env[p] for p in params])
                 value: Any = True
             elif kind == "case":
-                value = run_case(cases[name.rpartition("@")[0] or name], pkg, seeds.get(item))
+                value = run_case(cases[name.rpartition("@")[0] or name], pkg, seeds.get(item),
+                                 shortcut=shortcuts)
             elif kind == "milestone":
                 mid, _, seed = name.partition("@")
                 mid = mid.partition("#")[0]

@@ -530,6 +530,7 @@ def _decider(suite: Suite, exp: Expected, jobs: list[milestones.MilestoneJob]) -
     """The parent's on-arrival decision: compare a case's data with the expected value, or
     evaluate a milestone's parameters on its held-out split; the data itself is dropped."""
     cases = {c.name: c for c in suite.cases}
+    boards = suite.boards()
     by_item = {i: j for j in jobs for i in j.items()}
 
     def decide(item: str, value: Any) -> Any:
@@ -547,9 +548,11 @@ def _decider(suite: Suite, exp: Expected, jobs: list[milestones.MilestoneJob]) -
                                grader_error=f"{name}: {value.problem}"[:400])
             passed, msg = compare(value, exp.values[name], c)
             board: list[Any] | str | None = None
-            if suite.leaderboard is not None and name == suite.leaderboard[0]:
+            for board_case, entries in boards:
+                if name != board_case:
+                    continue
                 try:
-                    board = list(suite.leaderboard[1](value, exp.values[name]))
+                    board = list(entries(value, exp.values[name]))
                 except Exception as exc:  # noqa: BLE001 - odd data must not crash grading
                     board = f"{type(exc).__name__}: {exc}"
             published = _publish(c, value, exp.values[name]) if c.publish is not None else None
@@ -674,7 +677,7 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
             test["extra_data"] = published[1]
         tests.append(test)
 
-    if suite.leaderboard is not None and not integrity:
+    if suite.boards() and not integrity:
         ctx.leaderboard = _leaderboard(ctx, suite, report)
 
     ms_extra: dict[str, Any] = {}
@@ -726,22 +729,29 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
 
 
 def _leaderboard(ctx: _Ctx, suite: Suite, report: RunReport) -> list[dict[str, Any]]:
-    """Gradescope ``leaderboard`` entries from the suite's leaderboard case, computed here in
-    the parent; none when that case sent no result or the entries are malformed."""
-    assert suite.leaderboard is not None
-    o = report.outcomes.get(f"case:{suite.leaderboard[0]}")
-    if o is None or o.status != "result" or not isinstance(o.value, Verdict):
-        return []
-    if isinstance(o.value.board, str):
-        ctx.grader_errors.append(f"leaderboard: {o.value.board}")
-        return []
-    entries = o.value.board or []
-    good = [e for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)
-            and isinstance(e.get("value"), (int, float)) and not isinstance(e["value"], bool)
-            and math.isfinite(e["value"]) and e.get("order") in ("asc", "desc")]
-    if len(good) != len(entries):
-        ctx.grader_errors.append("leaderboard: malformed entries dropped")
-    return [{"name": e["name"], "value": float(e["value"]), "order": e["order"]} for e in good]
+    """Gradescope ``leaderboard`` entries from the suite's leaderboard cases, computed here in
+    the parent, in the suite's order; none of a case that sent no result, and no malformed
+    entry (a ``grader_errors`` note says why)."""
+    board: list[dict[str, Any]] = []
+    several = len(suite.boards()) > 1
+    for name, _ in suite.boards():
+        o = report.outcomes.get(f"case:{name}")
+        if o is None or o.status != "result" or not isinstance(o.value, Verdict):
+            continue
+        where = f"leaderboard ({name})" if several else "leaderboard"
+        if isinstance(o.value.board, str):
+            ctx.grader_errors.append(f"{where}: {o.value.board}")
+            continue
+        entries = o.value.board or []
+        good = [e for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)
+                and isinstance(e.get("value"), (int, float)) and not isinstance(e["value"], bool)
+                and math.isfinite(e["value"]) and e.get("order") in ("asc", "desc")
+                and all(e["name"] != b["name"] for b in board)]
+        if len(good) != len(entries):
+            ctx.grader_errors.append(f"{where}: malformed entries dropped")
+        board += [{"name": e["name"], "value": float(e["value"]), "order": e["order"]}
+                  for e in good]
+    return board
 
 
 def _submission_test(ctx: _Ctx, report: RunReport, integrity: list[str]) -> dict[str, Any]:

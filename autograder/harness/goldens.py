@@ -94,8 +94,9 @@ def _reference_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str
                    whole: bool = False) -> dict[str, Any]:
     """Run ``items`` ({item: (case name, seed)}) against the reference; item -> Outcome.
 
-    A result is what its case keeps of it (:meth:`autograder.suite.Case.kept`), or all of it
-    with ``whole`` (tests that replay a case's check on the reference's own answer).
+    A result is what its case keeps of it (:meth:`autograder.suite.Case.kept`; a case with a
+    ``shortcut`` runs that, which computes it directly), or all of it with ``whole`` (tests
+    that replay a case's check on the reference's own answer, and the shortcuts' check).
     """
     suite_path, reference = suite_path.absolute(), reference.absolute()
     by_name = {c.name: c for c in suite.cases}
@@ -103,7 +104,8 @@ def _reference_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str
     def kept(item: str, value: Any) -> Any:
         if whole:  # a timed case's whole answer is what it committed (nothing is timed here)
             return value.value if isinstance(value, TimedResult) else value
-        return by_name[items[item][0]].kept(value)
+        case = by_name[items[item][0]]
+        return value if case.shortcut is not None else case.kept(value)
 
     scratch = Path(tempfile.mkdtemp(prefix="ttref-", dir=scratch_root))
     timeout = {c.name: float(c.timeout_s or limits.test_timeout_s) for c in suite.cases}
@@ -118,7 +120,8 @@ def _reference_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str
             import_timeout_s=limits.import_timeout,
             run_timeout_s=max(limits.run_timeout_s, 1.0),
             memory_limit_mb=limits.memory_limit_mb, max_output_kb=limits.max_output_kb,
-            sandbox=False, seeds={i: s for i, (_, s) in items.items()}, on_result=kept))
+            sandbox=False, seeds={i: s for i, (_, s) in items.items()}, on_result=kept,
+            shortcuts=not whole))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return report.outcomes
@@ -286,15 +289,30 @@ def compute_bank(*, suite_path: Path, suite: Suite, reference: Path, slug: str, 
                                  limits=limits, salt=salt, variants=block, count=variants,
                                  whole=whole)
 
+    shortcut_cases = [c for c in suite.cases if c.shortcut is not None] if not whole else []
+
+    def whole_answers() -> dict[str, Any]:
+        """Variant 0 of every case with a shortcut, run whole: the shortcut's check."""
+        with slots or contextlib.nullcontext():
+            return _reference_run(
+                suite_path=suite_path, suite=suite, reference=reference, slug=slug,
+                number=number, all_modules=all_modules, limits=limits, whole=True,
+                items={f"case:{c.name}@0": (c.name, c.seed(0, salt)) for c in shortcut_cases})
+
     blocks = variant_blocks(variants, jobs)
     outcomes: dict[str, Any] = {}
-    if len(blocks) == 1:
+    checked: dict[str, Any] = {}
+    if len(blocks) == 1 and not shortcut_cases:
         outcomes = run(blocks[0])
     else:
-        pool = ThreadPoolExecutor(max_workers=len(blocks), thread_name_prefix="goldens")
+        pool = ThreadPoolExecutor(max_workers=len(blocks) + 1, thread_name_prefix="goldens")
         try:
-            for part in [pool.submit(run, b) for b in blocks]:
+            parts = [pool.submit(run, b) for b in blocks]
+            check = pool.submit(whole_answers) if shortcut_cases else None
+            for part in parts:
                 outcomes.update(part.result())
+            if check is not None:
+                checked = check.result()
         except KeyboardInterrupt:
             isolation.abort_all()  # the other blocks' children too; tito is exiting
             raise
@@ -309,6 +327,16 @@ def compute_bank(*, suite_path: Path, suite: Suite, reference: Path, slug: str, 
                                    f"({o.status}: {o.message}); fix the suite or the "
                                    "reference before packaging")
             cases[c.name].append(wire.encode(o.value))
+    for c in shortcut_cases:
+        o = checked[f"case:{c.name}@0"]
+        if o.status != "result":
+            raise GoldensError(f"the reference fails case {c.name!r} in variant 0 run whole "
+                               f"({o.status}: {o.message}); fix the suite or the reference "
+                               "before packaging")
+        if wire.encode(c.kept(o.value)) != cases[c.name][0]:
+            raise GoldensError(f"case {c.name!r}: its shortcut does not give what the case "
+                               "keeps of the reference's whole answer (variant 0); fix the "
+                               "shortcut in the suite")
     bank = Bank(salt=salt, count=variants, cases=cases, suite_sha256=sha256_file(suite_path))
     problems = check_variation(kept_bank(bank, suite) if whole else bank)
     if problems:

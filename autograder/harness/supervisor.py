@@ -85,6 +85,9 @@ class RunSpec:
     hide: list[Path] = field(default_factory=list)
     package: str = "tinytorch"
     seeds: dict[str, int] = field(default_factory=dict)
+    #: Trusted reference runs only: a case with a ``shortcut`` runs it instead of its work
+    #: (:func:`autograder.suite.run_case`); its value is then already what the case keeps.
+    shortcuts: bool = False
     student_files: list[Path] = field(default_factory=list)
     #: ``{"recipes": file, "ids": [...], "inputs": {item: wire data}, "budget_s": {id: s}}``
     milestone_job: dict[str, Any] = field(default_factory=dict)
@@ -311,7 +314,7 @@ def _job(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path, start
         "nonce": nonce, "result_fd": result_fd, "work_fd": work_fd,
         "harness_root": str(HARNESS_ROOT),
         "suite_file": str(spec.suite_file), "items": spec.items, "start": start,
-        "seeds": spec.seeds,
+        "seeds": spec.seeds, "shortcuts": bool(spec.shortcuts and not spec.sandbox),
         "package_parent": str(spec.package_parent), "package": spec.package, "slug": spec.slug,
         "student_file": str(spec.student_file) if spec.student_file else "",
         "student_files": [str(p) for p in spec.student_files],

@@ -90,6 +90,14 @@ import numpy as np
 # do to the gradient: a row's gradient sums to zero and is orthogonal to `x̂`. Composed from
 # tensor operations LayerNorm would record about ten graph nodes and keep ten arrays of the
 # input's size; as one `Function` it keeps two (`x̂` and `r`).
+#
+# **Speed: a row's sum is a matrix product.** The means above are over short rows (C = 64 in
+# the GPT below, one row per token). NumPy reduces along a short last axis one row at a time
+# (`x.mean(axis=-1)` of a `(16, 32, 64)` array: 512 small loops), while a product with a
+# column of `1/C`, `rows @ avg` with `rows (B·T, C)` and `avg (C, 1)`, is one BLAS call that
+# averages every row at once, several times faster. The forward and backward below compute all
+# four row means that way; the sums over tokens (for `dγ`, `dβ`) run down the columns,
+# `sum(axis=0)`, which NumPy already does a whole row at a time.
 
 # %%
 #| export
@@ -140,12 +148,15 @@ class _LayerNormFn(Function):
             axes: the trailing axes that form one row, e.g. ``(2,)`` for ``(B, T, C)``.
             eps: added to the variance (a Python float).
 
-        APPROACH:
-            1. ``mean = x.mean(axis=axes, keepdims=True)``; ``xc = x - mean``.
-            2. ``var = (xc * xc).mean(axis=axes, keepdims=True)`` — the *biased* variance.
-            3. ``rstd = 1.0 / np.sqrt(var + eps)``; ``xhat = xc * rstd``.
-            4. ``ctx.save_for_backward(xhat, rstd, weight, axes)``; return
-               ``xhat * weight + bias``.
+        APPROACH (one row per normalised group, each row's sum as one matrix product):
+            1. ``n`` = the numbers per row (the product of the last ``len(axes)`` sizes);
+               ``rows = x.reshape(-1, n)`` — ``(R, n)``; ``avg = np.full((n, 1), 1.0 / n,
+               x.dtype)``, a column that averages a row.
+            2. ``mean = rows.dot(avg)`` — ``(R, 1)``; ``xc = rows - mean``.
+            3. ``var = (xc * xc).dot(avg)`` — the *biased* variance.
+            4. ``rstd = 1.0 / np.sqrt(var + eps)``; ``xhat = xc * rstd``.
+            5. ``ctx.save_for_backward(xhat, rstd, weight, x.shape)``; return
+               ``(xhat * weight.reshape(n) + bias.reshape(n)).reshape(x.shape)``.
 
         EXAMPLE:
             >>> x = np.array([[1.0, 2.0, 3.0], [2.0, 2.0, 2.0]], np.float32)
@@ -154,20 +165,26 @@ class _LayerNormFn(Function):
             array([[-1.2247,  0.    ,  1.2247],
                    [ 0.    ,  0.    ,  0.    ]], dtype=float32)
 
-        HINT: ``keepdims=True`` keeps ``(B, T, 1)`` so the statistics broadcast back over the
-        row; ``eps`` is a Python float, so float32 stays float32. A constant row has variance
-        0: ``eps`` is what keeps the division finite.
+        HINT: ``(R, n) @ (n, 1)`` gives ``(R, 1)``, which broadcasts back over each row; so
+        would ``x.mean(axis=axes, keepdims=True)``, but NumPy reduces a short last axis one
+        row at a time, about 8x slower here than one BLAS product (see the speed note above).
+        ``a.dot(b)`` is ``a @ b`` for 2-D arrays, with less dispatch (module 03).
+        ``eps`` is a Python float, so float32 stays float32. A constant row has variance 0:
+        ``eps`` is what keeps the division finite.
         """
         # BEGIN SOLUTION NO PROMPT
-        mean = x.mean(axis=axes, keepdims=True)
-        xhat = x - mean  # a new array: normalise it in place
-        var = np.mean(xhat * xhat, axis=axes, keepdims=True)
+        n = math.prod(x.shape[x.ndim - len(axes):])
+        rows = x.reshape(-1, n)  # (R, n)
+        avg = np.full((n, 1), 1.0 / n, dtype=x.dtype)  # rows.dot(avg): each row's mean
+        mean = rows.dot(avg)  # (R, 1)
+        xhat = rows - mean  # a new array: normalise it in place
+        var = (xhat * xhat).dot(avg)
         rstd = 1.0 / np.sqrt(var + eps)
         xhat *= rstd
-        ctx.save_for_backward(xhat, rstd, weight, axes)
-        y = xhat * weight
-        y += bias
-        return y
+        ctx.save_for_backward(xhat, rstd, weight, x.shape)
+        y = xhat * weight.reshape(n)
+        y += bias.reshape(n)
+        return y.reshape(x.shape)
         # END SOLUTION
         raise NotImplementedError(  # STUB
             "module 13: implement _LayerNormFn.forward (see its docstring)")  # STUB
@@ -176,33 +193,37 @@ class _LayerNormFn(Function):
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(dL/dx, dL/dweight, dL/dbias)`` from ``grad = dL/dy`` (see the table above).
 
-        APPROACH:
-            1. ``xhat, rstd, weight, axes = ctx.saved``; the leading axes are
-               ``lead = tuple(range(grad.ndim - len(axes)))``.
-            2. ``dbias = grad.sum(axis=lead)``; ``dweight = (grad * xhat).sum(axis=lead)``.
-            3. ``g = grad * weight``; ``dx = rstd * (g - g.mean(axis=axes, keepdims=True)
-               - xhat * (g * xhat).mean(axis=axes, keepdims=True))``.
-            4. Return ``(dx, dweight, dbias)`` — one gradient per input of ``forward``.
+        APPROACH (rows as in ``forward``: ``xhat (R, n)``, ``rstd (R, 1)``):
+            1. ``xhat, rstd, weight, shape = ctx.saved``; ``n = xhat.shape[1]``;
+               ``gr = grad.reshape(xhat.shape)``; ``avg`` as in ``forward``.
+            2. ``dbias = gr.sum(axis=0)``; ``dweight = (gr * xhat).sum(axis=0)`` — both
+               reshaped to ``weight.shape``.
+            3. ``g = gr * weight.reshape(n)``; ``dx = rstd * (g - g.dot(avg)
+               - xhat * (g * xhat).dot(avg))`` — each row's two means as products.
+            4. Return ``(dx.reshape(shape), dweight, dbias)`` — one gradient per input.
 
         EXAMPLE: a row's ``dx`` always sums to 0: adding a constant to every feature of ``x``
         changes nothing after the mean is subtracted. For ``x (2, 3, 4)`` normalised over the
         last axis: ``dx (2, 3, 4)``, ``dweight (4,)``, ``dbias (4,)``.
 
-        HINT: ``lead`` is empty for an unbatched row ``(C,)`` (summing over no axes is the
-        identity). Check your formula against ``gradcheck`` in float64 — the check below does.
+        HINT: an unbatched row ``(C,)`` is one row (``R = 1``). ``sum(axis=0)`` adds whole
+        rows (fast: no per-row loop). Check your formula against ``gradcheck`` in float64 —
+        the check below does.
         """
         # BEGIN SOLUTION NO PROMPT
-        xhat, rstd, weight, axes = ctx.saved
-        lead = tuple(range(grad.ndim - len(axes)))
-        dbias = grad.sum(axis=lead)
-        gx = grad * xhat
-        dweight = gx.sum(axis=lead)
-        g = grad * weight
-        gx *= weight  # now g * xhat
-        dx = g - g.mean(axis=axes, keepdims=True)
-        dx -= xhat * gx.mean(axis=axes, keepdims=True)
+        xhat, rstd, weight, shape = ctx.saved
+        n = xhat.shape[1]
+        gr = grad.reshape(xhat.shape)  # (R, n)
+        avg = np.full((n, 1), 1.0 / n, dtype=xhat.dtype)
+        dbias = gr.sum(axis=0).reshape(weight.shape)
+        gx = gr * xhat
+        dweight = gx.sum(axis=0).reshape(weight.shape)
+        g = gr * weight.reshape(n)
+        gx *= weight.reshape(n)  # now g * xhat
+        dx = g - g.dot(avg)
+        dx -= xhat * gx.dot(avg)
         dx *= rstd
-        return dx, dweight, dbias
+        return dx.reshape(shape), dweight, dbias
         # END SOLUTION
         raise NotImplementedError(  # STUB
             "module 13: implement _LayerNormFn.backward (see its docstring)")  # STUB
@@ -469,10 +490,11 @@ def test_layer_norm_module(LayerNorm, Tensor, np):
 # whole float32 MLP into float64 — twice the bytes in every activation it keeps, and slower
 # matrix products.
 #
-# **A speed note on `Linear` with 3-D inputs.** `x @ W.T` with `x (B, T, C)` works, but its
-# weight gradient `xᵀ @ grad` then becomes `B` separate `(C, T) @ (T, 4C)` products plus a sum
-# over `B` (module 05's broadcasting rule). Reshaping to `(B·T, C)` first makes it one matrix
-# product: the MLP does that, and reshapes back at the end.
+# **A speed note on `Linear` with 3-D inputs.** `x @ W.T` with `x (B, T, C)` works, but it
+# multiplies `B` separate `(T, C)` matrices, and its weight gradient `xᵀ @ grad` becomes `B`
+# separate `(C, T) @ (T, 4C)` products plus a sum over `B` (module 05's broadcasting rule).
+# Module 03's `Linear` flattens `(B, T)` into `B·T` rows itself (one product forward, two
+# backward), so the MLP passes `(B, T, C)` tensors straight through.
 
 # %%
 #| export
@@ -485,31 +507,28 @@ class _TanhGELUFn(Function):
 
     @staticmethod
     def forward(ctx: Context, x: np.ndarray) -> np.ndarray:
-        t = x * x  # (..., H) work array, reused in place
-        t *= _GELU_A * _SQRT_2_OVER_PI
-        t += _SQRT_2_OVER_PI
-        t *= x  # u = √(2/π) (x + a x³)
-        np.tanh(t, out=t)
-        ctx.save_for_backward(x, t)
-        y = t + 1.0
-        y *= x
-        y *= 0.5
-        return y
+        h = x * x  # (..., H) work array, reused in place
+        h *= _GELU_A * _SQRT_2_OVER_PI
+        h += _SQRT_2_OVER_PI
+        h *= x  # u = √(2/π) (x + a x³)
+        np.tanh(h, out=h)
+        h += 1.0
+        h *= 0.5  # the gate h = (1 + tanh u) / 2: gelu(x) = x · h
+        ctx.save_for_backward(x, h)
+        return x * h
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
-        # d/dx = 0.5 (1 + t) + 0.5 x (1 - t²) · √(2/π) (1 + 3a x²), with t = tanh(u)
-        x, t = ctx.saved
-        du = x * x
-        du *= 3.0 * _GELU_A * _SQRT_2_OVER_PI
-        du += _SQRT_2_OVER_PI
-        du *= x  # x · du/dx
-        s = t * t
-        np.subtract(1.0, s, out=s)
-        s *= du
-        s += t
+        # d/dx = h + x · h' with h' = 2 h (1 - h) u' (as 1 - tanh² u = 4 h (1 - h)), so
+        # d/dx = h (1 + 2 x u' (1 - h)) and x u' = x √(2/π) (1 + 3a x²): nine passes
+        x, h = ctx.saved
+        s = x * x
+        s *= 6.0 * _GELU_A * _SQRT_2_OVER_PI
+        s += 2.0 * _SQRT_2_OVER_PI
+        s *= x  # 2 x u'
+        s *= 1.0 - h
         s += 1.0
-        s *= 0.5
+        s *= h
         s *= grad
         return (s,)
 
@@ -565,23 +584,20 @@ class MLP(Module):
     def forward(self, x: Tensor) -> Tensor:
         """``dropout(proj(gelu_tanh(fc(x))))`` for ``x (*, d_model)``.
 
-        APPROACH:
-            1. ``shape = x.shape``; ``h = x.reshape(-1, shape[-1])`` — ``(B·T, C)``.
-            2. ``h = self.proj(gelu_tanh(self.fc(h)))`` — ``(B·T, 4C)`` then ``(B·T, C)``.
-            3. Return ``self.dropout(h.reshape(*shape))``.
+        APPROACH: ``h = self.fc(x)`` — ``(*, 4C)``; ``h = self.proj(gelu_tanh(h))`` —
+        ``(*, C)``; return ``self.dropout(h)``.
 
         EXAMPLE:
             >>> MLP(8)(Tensor(np.ones((2, 5, 8), np.float32))).shape
             (2, 5, 8)
 
-        HINT: the reshapes are views, they copy nothing; they only turn the weight gradients
-        into one matrix product each (see the speed note above).
+        HINT: ``Linear`` acts on the last dimension of any input (module 03 makes it one
+        matrix product over all rows; see the speed note above), so no reshape is needed.
         """
         # BEGIN SOLUTION NO PROMPT
-        shape = x.shape
-        h = x.reshape(-1, shape[-1])  # (B*T, C)
-        h = self.proj(gelu_tanh(self.fc(h)))  # (B*T, 4C) -> (B*T, C)
-        return self.dropout(h.reshape(*shape))  # (B, T, C)
+        h = self.fc(x)  # (B, T, 4C)
+        h = self.proj(gelu_tanh(h))  # (B, T, C)
+        return self.dropout(h)
         # END SOLUTION
         raise NotImplementedError(  # STUB
             "module 13: implement MLP.forward (see its docstring)")  # STUB
@@ -683,7 +699,10 @@ def causal_mask(length: int) -> np.ndarray:
                [0, 0, 1],
                [0, 0, 0]])
     """
-    return np.triu(np.ones((length, length), dtype=bool), k=1)
+    positions = np.arange(length)
+    # key j is "not allowed" for query i when j > i: a row against a column, broadcast (the
+    # same mask as np.triu(np.ones(...), k=1), several times faster: no ones array, no copy)
+    return positions[None, :] > positions[:, None]
 
 
 class TransformerBlock(Module):
@@ -986,8 +1005,8 @@ class GPT(Module):
             2. ``x = self.drop(self.pos_emb(self.tok_emb(ids), offset))`` — ``(B, T, C)``.
             3. For each ``i, block in enumerate(self.blocks)``: ``x = block(x, None if cache
                is None else cache.layers[i])``.
-            4. ``x = self.ln_f(x)``; logits ``= self.head(x.reshape(B * T, C))`` reshaped to
-               ``(B, T, V)`` (one matrix product, as in the MLP).
+            4. Return the logits ``self.head(self.ln_f(x))`` — ``(B, T, V)`` (``Linear`` makes
+               them one matrix product over all ``B·T`` positions).
 
         EXAMPLE:
             >>> gpt = GPT(10, 8, 16, 1, 2)
@@ -1010,8 +1029,7 @@ class GPT(Module):
         for i, block in enumerate(self.blocks):
             x = block(x, None if cache is None else cache.layers[i])  # (B, T, C)
         x = self.ln_f(x)
-        logits = self.head(x.reshape(b * t, self.d_model))  # (B*T, V)
-        return logits.reshape(b, t, self.vocab_size)  # (B, T, V)
+        return self.head(x)  # (B, T, V)
         # END SOLUTION
         raise NotImplementedError(  # STUB
             "module 13: implement GPT.forward (see its docstring)")  # STUB
@@ -1039,7 +1057,7 @@ class GPT(Module):
                   ``kth = np.sort(logits, axis=-1)[:, [-k]]``;
                   ``logits = np.where(logits < kth, -np.inf, logits)``;
                c. ``p = np.exp(logits - logits.max(-1, keepdims=True))``; divide by its sum;
-               d. sample by inverting the CDF: ``c = np.cumsum(p, -1)``, ``c /= c[:, -1:]``,
+               d. sample by inverting the CDF: ``c = p.cumsum(-1)``, ``c /= c[:, -1:]``,
                   ``u = rng.random((B, 1))``, ``nxt = (c <= u).sum(-1, keepdims=True)``;
                e. ``out = np.concatenate([out, nxt], axis=1)``.
             3. Return ``Tensor(out)``.
@@ -1073,7 +1091,7 @@ class GPT(Module):
                     kth = np.sort(logits, axis=-1)[:, [-k]]  # (B, 1): the k-th largest
                     logits = np.where(logits < kth, -np.inf, logits)
                 p = np.exp(logits - logits.max(axis=-1, keepdims=True))  # (B, V)
-                c = np.cumsum(p, axis=-1)
+                c = p.cumsum(axis=-1)  # the method: np.cumsum(p) adds a Python wrapper
                 c /= c[:, -1:]
                 u = rng.random((out.shape[0], 1))
                 nxt = (c <= u).sum(axis=-1, keepdims=True)  # (B, 1)
@@ -1418,12 +1436,12 @@ for length in lengths:
 slope, flat = np.polyfit(lengths, per_token, 1)  # MB per token = flat + slope * T
 print(f"per token: {1e3 * flat:.1f} KB flat + {1e6 * slope:.1f} bytes x T; the T-part equals the "
       f"flat part at T = {flat / slope:.0f}")
-print(f"formula 37·C/h: T = {37 * 64 / 4:.0f} for this model, {37 * 768 / 12:.0f} for GPT-2 small")
+print(f"formula 28·C/h: T = {28 * 64 / 4:.0f} for this model, {28 * 768 / 12:.0f} for GPT-2 small")
 # Expected: for short contexts the KB per token is almost flat (the T·C and T·4C arrays
-# dominate: memory linear in T, here 19.1 KB per token, about 37·C floats per block); then it
+# dominate: memory linear in T, here 14.5 KB per token, about 28·C floats per block); then it
 # rises with T, because each block also keeps h·T attention weights per token (memory
-# quadratic in T). With C = 64 and h = 4 the quadratic part catches up near T = 603 (the
-# formula 37·C/h says 592); with GPT-2's C = 768 and h = 12 only near T = 2368. The time of a
+# quadratic in T). With C = 64 and h = 4 the quadratic part catches up near T = 457 (the
+# formula 28·C/h says 448); with GPT-2's C = 768 and h = 12 only near T = 1792. The time of a
 # training pass grows faster than the memory once the T × T arrays outgrow the CPU caches.
 
 # %% [markdown]
@@ -1506,11 +1524,11 @@ print(f"formula 37·C/h: T = {37 * 64 / 4:.0f} for this model, {37 * 768 / 12:.0
 # # BEGIN SOLUTION
 
 # %% [markdown]
-# At `T = 32` memory is dominated by the linear `T·C` and `T·4C` arrays: 20.1 KB per token,
+# At `T = 32` memory is dominated by the linear `T·C` and `T·4C` arrays: 15.5 KB per token,
 # and almost the same at every short `T` (the table's KB per token is almost flat); the `h·T²` attention weights add
 # `h·T` floats per token and block, a share that doubles with every doubling of `T` and
-# overtakes the linear part near `T ≈ 600` for this model (where `h·T = 37·C`). GPT-2 small, per layer and token: ~37·C floats of linear activations plus ~h·T for
-# attention: `8·1024·12·(37·768 + 12·1024)·4 B ≈ 16 GB` — why real training uses activation
+# overtakes the linear part near `T ≈ 450` for this model (where `h·T = 28·C`). GPT-2 small, per layer and token: ~28·C floats of linear activations plus ~h·T for
+# attention: `8·1024·12·(28·768 + 12·1024)·4 B ≈ 13 GB` — why real training uses activation
 # checkpointing and fused attention. `generate` runs 100 full forward passes of up to
 # `context` tokens each: the attention work per step is `O(T²)` and repeats the keys and values
 # of all earlier positions. A KV cache stores them, so each step projects only the new token and

@@ -589,10 +589,15 @@ def test_attention_and_module_flops(attention_flops, module_flops, MultiheadAtte
 # 05's `Node.inputs`), and a `Function` keeps what it saved in its `Context`.
 #
 # ```
-#   out ─ Node(add) ─┬─ (x @ W.T) ─ Node(matmul) ─┬─ x            leaf (input): not counted
-#                    │                            └─ W.T ─ Node(permute) ─ W   leaf (weight)
-#                    └─ b   leaf (parameter)
-#   kept for backward: out, x @ W.T       W.T is a *view* of W: no new memory
+#   out ─ Node(_LinearFn) ─┬─ x      leaf (input): not counted
+#                          ├─ W      leaf (weight)
+#                          └─ b      leaf (parameter)
+#   kept for backward: out, and the input rows x.reshape(-1, in): a *view* of x, no new memory
+#
+#   the same layer composed as x @ W.T + b (three tensor operations) keeps one array more:
+#   out ─ Node(add) ─┬─ (x @ W.T) ─ Node(matmul) ─┬─ x
+#                    └─ b                         └─ W.T ─ Node(transpose) ─ W
+#   kept for backward: out, x @ W.T       W.T is a view of W: no new memory
 # ```
 #
 # Count **storage**, not tensors: a reshape or a transpose is a view that shares its base's
@@ -712,9 +717,9 @@ def test_graph_activation_bytes_counts_storage_once(graph_activation_bytes, Line
     lin = Linear(6, 5)
     inp = Tensor(np.ones((3, 6), np.float32))
     got = graph_activation_bytes(lin(inp))
-    assert got == 2 * 3 * 5 * 4, (
-        f"Linear keeps x @ W.T (3x5 floats) and the output after + b (3x5): 120 bytes; the input, "
-        f"W, W.T (a view of W) and b are leaves; got {got}")
+    assert got == 3 * 5 * 4, (
+        f"Linear (one fused node, module 03) keeps its output (3x5 floats): 60 bytes; the rows "
+        f"it saves are a view of the input, a leaf like W and b; got {got}")
     got = graph_activation_bytes(x)
     assert got == 0, f"a leaf alone keeps no activations: expected 0 bytes, got {got}"
 
@@ -1488,10 +1493,11 @@ for batch in (64, 256):
     print(f"batch {batch:4d}: activations measured {measured / 1e3:8.1f} kB, formula "
           f"{formula / 1e3:8.1f} kB; parameters {mem['parameters'] / 1e3:.1f} kB, "
           f"total with Adam {mem['total'] / 1e6:.2f} MB")
-# Expected shape: the measured activations grow linearly with the batch and are larger than
-# the formula, by the output of every `x @ W.T` before its bias is added (our Linear records
-# two nodes, PyTorch's fused addmm one). The parameters, gradients and Adam state do not
-# depend on the batch.
+# Expected shape: the measured activations grow linearly with the batch and here match the
+# formula: each Linear is one fused node (module 03, like PyTorch's addmm) that keeps its
+# output, and the input rows it saves are the previous layer's output, already counted.
+# Written as `x @ W.T + b` with tensor operations, every layer would also keep its product
+# before the bias. The parameters, gradients and Adam state do not depend on the batch.
 
 # %% [markdown]
 # ## 7. ML systems thinking (graded by hand)
@@ -1536,8 +1542,9 @@ for batch in (64, 256):
 # %% [markdown]
 # **Q2 · Training memory.** GPT-2 small as published has 124 M parameters (its head tied to the
 # token embedding). Estimate the memory of its weights, gradients and Adam state in float32.
-# Your measured activations were larger than the formula: name the arrays the formula misses,
-# and two ways frameworks shrink the activations of a large model without changing its maths.
+# For the MLP your measurement matched the formula; for a transformer block it would not: name
+# the arrays the formula misses, and two ways frameworks shrink the activations of a large
+# model without changing its maths.
 
 # %% [raw]
 # # BEGIN SOLUTION
@@ -1545,8 +1552,9 @@ for batch in (64, 256):
 # %% [markdown]
 # 124 M × 4 B ≈ 0.5 GB of weights, 0.5 GB of gradients and 1 GB of Adam moments: about
 # 2 GB before activations. The formula counts one output per layer; the graph also keeps the
-# intermediate `x @ W.T` before the bias add, every element-wise intermediate of composed
-# operations, and arrays saved inside Functions (e.g. the attention weights `P`, masks).
+# arrays saved inside Functions (the attention weights `P`, LayerNorm's `x̂`, GELU's input,
+# masks), every element-wise intermediate of composed operations (a residual's sum, a
+# product before its bias when a layer is not fused).
 # Frameworks shrink them with fused operations that save only their inputs (addmm, fused
 # attention that recomputes `P`), activation checkpointing (keep some layer outputs,
 # recompute the rest in backward), and lower precision (bf16/fp16 activations).

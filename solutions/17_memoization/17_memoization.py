@@ -135,18 +135,14 @@ generates exactly the tokens of ``GPT.generate``. ``kv_cache_bytes`` is the memo
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from tinytorch.attention import (
-    MultiheadAttention,
-    merge_heads,
-    scaled_dot_product_attention,
-    split_heads,
-)
-from tinytorch.layers import Module
-from tinytorch.tensor import Tensor, manual_seed  # noqa: F401 - manual_seed for the examples
+from tinytorch.attention import MultiheadAttention, _ScaledDotProductAttentionFn
+from tinytorch.layers import Linear, Module, _LinearFn
+from tinytorch.tensor import Context, Tensor, manual_seed  # noqa: F401 - for the examples
 from tinytorch.transformers import GPT
 
 
@@ -496,6 +492,19 @@ def test_kv_cache_crop_keeps_a_prefix(KVCache, np):
 # **The positions.** The new tokens' position embeddings must be those of positions
 # `past ..`, not `0 ..`: module 13's `GPT.forward` reads `cache.offset` and passes it to module
 # 11's positional embedding. Your cache only has to report how many positions it holds.
+#
+# **Speed: inference skips the graph.** A generated token runs a few dozen operations on rows of
+# 64 numbers. Each `Tensor` operation pays a few microseconds of Python bookkeeping — argument
+# checks, a new `Tensor`, a `Context`, a recorded node — and for a one-token step that
+# bookkeeping costs more than the arithmetic. The cache is an inference tool: nothing trains
+# through it (keys and values are stored arrays), so `cached_attention` records no graph and
+# works on the arrays themselves. It runs the very code the tensor operations would run, by
+# calling the `forward` of module 03's `_LinearFn` and of module 12's
+# `_ScaledDotProductAttentionFn` directly on arrays (as module 12's attention calls its softmax's
+# `forward`), and cuts the packed projection into the heads of q, k and v with one reshape and
+# one transpose: `(B, T, 3C) -> (B, T, 3, h, hs) -> (3, B, h, T, hs)`. One new query may see
+# every cached key and itself, so decoding needs no mask at all. Section 6's experiment
+# measures the cache's speed-up; PyTorch's inference engines go further and compile the step.
 
 # %%
 #| export
@@ -526,6 +535,11 @@ def cached_causal_mask(query_len: int, past_len: int) -> np.ndarray:
     raise NotImplementedError("module 17: implement cached_causal_mask (see its docstring)")  # STUB
 
 
+def _data(t: Tensor | None) -> np.ndarray | None:
+    """A Tensor's array, or None for None (provided: an optional bias)."""
+    return None if t is None else t.data
+
+
 def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Tensor:
     """Attention of the new positions ``h (B, T_new, C)`` over every position in ``cache`` and
     themselves; appends their keys and values to ``cache``. Returns ``(B, T_new, C)``.
@@ -533,16 +547,28 @@ def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Ten
     ``KVCache.__call__`` is this function: module 13's ``TransformerBlock.forward(x, cache)``
     calls ``cache(self.attn, h)`` with its ``MultiheadAttention`` (``batch_first=True``).
 
-    APPROACH:
-        1. ``q, k, v = attn._in_projection(h, h, h, True)`` — ``(B, T_new, C)`` each (one
-           matrix product with the packed ``in_proj_weight``, module 12).
-        2. ``split_heads`` each with ``attn.num_heads`` -> ``(B, h, T_new, hs)``.
-        3. ``past = cache.size``; ``keys, values = cache.update(k, v)`` -> ``(B, h, past +
-           T_new, hs)``.
-        4. ``mask = cached_causal_mask(T_new, past)``; dropout ``p = attn.dropout if
-           attn.training else 0.0``; ``out = scaled_dot_product_attention(q, keys, values,
-           attn_mask=mask, dropout_p=p)`` — ``(B, h, T_new, hs)``, scaled by ``1/√hs``.
-        5. Return ``attn.out_proj(merge_heads(out))`` — ``(B, T_new, C)``.
+    APPROACH (on arrays, no graph: see the speed note above):
+        1. ``x = h.data``; ``b, t, c = x.shape``; ``heads = attn.num_heads``;
+           ``hs = c // heads``; ``_data(t)`` (given) is a Tensor's array, or None for None.
+        2. ``qkv = _LinearFn.forward(Context(), x, attn.in_proj_weight.data,
+           _data(attn.in_proj_bias))`` — ``(B, T_new, 3C)``, module 03's one product.
+        3. ``q, k, v = qkv.reshape(b, t, 3, heads, hs).transpose(2, 0, 3, 1, 4)`` — each
+           ``(B, h, T_new, hs)``: ``split_heads`` of all three at once.
+        4. ``past = cache.size``; ``keys, values = cache.update(k, v)`` -> ``(B, h, past +
+           T_new, hs)`` Tensors (their ``.data`` are views of the cache).
+        5. ``bias = None`` when ``t == 1`` (one new query may see every key, itself
+           included), else the additive form of ``cached_causal_mask(t, past)``:
+           ``np.where(allowed, 0.0, -np.inf).astype(x.dtype)`` (0 where a key may be seen,
+           ``-inf`` where not, as module 12's ``mask_to_bias``); dropout
+           ``p = attn.dropout if attn.training else 0.0``.
+        6. ``out = _ScaledDotProductAttentionFn.forward(Context(), q, keys.data,
+           values.data, bias=bias, scale=1.0 / math.sqrt(hs), dropout_p=p)`` —
+           ``(B, h, T_new, hs)``.
+        7. ``merged = out.transpose(0, 2, 1, 3).reshape(b, t, c)`` (``merge_heads``); when
+           ``type(attn.out_proj) is Linear``, return ``Tensor(_LinearFn.forward(Context(),
+           merged, attn.out_proj.weight.data, _data(attn.out_proj.bias)))`` —
+           ``(B, T_new, C)``; any other projection (module 20 swaps in INT8 layers that have
+           no ``weight``) runs as itself: ``attn.out_proj(Tensor(merged))``.
 
     EXAMPLE:
         >>> manual_seed(0); mha = MultiheadAttention(8, 2)
@@ -553,20 +579,32 @@ def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Ten
         >>> bool(np.allclose(np.concatenate([p.numpy() for p in parts], 1), full.numpy(), atol=1e-6))
         True
 
-    HINT: update the cache *before* attending: a new position must see its own key. Pass
-    ``True`` for ``packed`` (``h`` is query, key and value at once).
+    HINT: update the cache *before* attending: a new position must see its own key. The
+    same code with tensor operations (``attn._in_projection(h, h, h, True)``, ``split_heads``,
+    ``scaled_dot_product_attention``, ``merge_heads``, ``attn.out_proj``) gives the same
+    numbers, several times slower per token. Generation adds one token per step, so step 5's
+    ``None`` is the common case: no mask to build or add.
     """
     # BEGIN SOLUTION NO PROMPT
-    q, k, v = attn._in_projection(h, h, h, True)  # (B, T_new, C) each
-    q = split_heads(q, attn.num_heads)  # (B, h, T_new, hs)
-    k = split_heads(k, attn.num_heads)
-    v = split_heads(v, attn.num_heads)
+    x = h.data
+    b, t, c = x.shape
+    heads = attn.num_heads
+    hs = c // heads
+    qkv = _LinearFn.forward(Context(), x, attn.in_proj_weight.data,
+                            _data(attn.in_proj_bias))  # (B, T_new, 3C)
+    q, k, v = qkv.reshape(b, t, 3, heads, hs).transpose(2, 0, 3, 1, 4)  # (B, h, T_new, hs)
     past = cache.size
     keys, values = cache.update(k, v)  # (B, h, past + T_new, hs)
-    mask = cached_causal_mask(q.shape[2], past)  # (T_new, past + T_new)
+    allowed = None if t == 1 else cached_causal_mask(t, past)  # (T_new, past + T_new)
+    bias = None if allowed is None else np.where(allowed, 0.0, -np.inf).astype(x.dtype)
     p = attn.dropout if attn.training else 0.0
-    out = scaled_dot_product_attention(q, keys, values, attn_mask=mask, dropout_p=p)
-    return attn.out_proj(merge_heads(out))  # (B, T_new, C)
+    out = _ScaledDotProductAttentionFn.forward(Context(), q, keys.data, values.data, bias=bias,
+                                               scale=1.0 / math.sqrt(hs), dropout_p=p)
+    merged = out.transpose(0, 2, 1, 3).reshape(b, t, c)  # (B, T_new, C)
+    if type(attn.out_proj) is not Linear:  # a replaced projection (module 20's INT8 layers)
+        return attn.out_proj(Tensor(merged))
+    return Tensor(_LinearFn.forward(Context(), merged, attn.out_proj.weight.data,
+                                    _data(attn.out_proj.bias)))
     # END SOLUTION
     raise NotImplementedError("module 17: implement cached_attention (see its docstring)")  # STUB
 
@@ -1053,11 +1091,12 @@ for batch in (1, 8):
               f"{result.ratio:>8.1f}x {uncached_positions:>19} {bench_cached.positions_computed:>7}")
 # Expected shape: the cached path runs `new` positions, the uncached one new(new+1)/2, yet the
 # measured speed-up is far below that ratio and grows with `new`: each cached step still pays
-# the fixed cost of ~40 framework operations (Python and NumPy call overhead), which with one
-# sequence is most of the step. A batch of 8 multiplies the uncached work by 8 and leaves the
-# fixed cost alone, so its speed-up is several times larger. At 128 tokens, on the CPU clock:
-# one sequence between 1.5x and 3x (2.1x on the course's 2-core server), eight sequences
-# between 4x and 10x (6.8x there); your numbers depend on the machine, the shape does not.
+# the fixed cost of a few dozen framework operations (Python and NumPy call overhead), which
+# with one sequence is most of the step (section 3's speed note trims it: the cached attention
+# runs on arrays). A batch of 8 multiplies the uncached work by 8 and leaves the fixed cost
+# alone, so its speed-up is several times larger. At 128 tokens, on the CPU clock: one
+# sequence between 2x and 4.5x (3.2x on the course's 2-core server), eight sequences between
+# 5x and 14x (9.1x there); your numbers depend on the machine, the shape does not.
 # (Five pairs are too few for an interval of the median: the table shows medians, not claims.)
 
 # %% [markdown]

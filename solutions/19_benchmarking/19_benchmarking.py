@@ -1685,7 +1685,7 @@ print("wrote", out / "report.json", "and", out / "report.png")
 print(json.dumps(report["results"][0], indent=1)[:400])
 # Expected shape: the interval of the ratio lies well above 1 (its low end at least 2x);
 # whether it clears 5 depends on the machine (module 17 measured why: 64 tokens for 8 sequences
-# gave about 3.4x on the course's server). The saved report loads back unchanged; the PNG shows
+# gave about 4.6x on the course's server). The saved report loads back unchanged; the PNG shows
 # the single-stream percentiles and the offline throughputs, the INVALID one hatched.
 
 # %% [markdown]

@@ -11,18 +11,14 @@ generates exactly the tokens of ``GPT.generate``. ``kv_cache_bytes`` is the memo
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from .attention import (
-    MultiheadAttention,
-    merge_heads,
-    scaled_dot_product_attention,
-    split_heads,
-)
-from .layers import Module
-from .tensor import Tensor, manual_seed  # noqa: F401 - manual_seed for the examples
+from .attention import MultiheadAttention, _ScaledDotProductAttentionFn
+from .layers import Linear, Module, _LinearFn
+from .tensor import Context, Tensor, manual_seed  # noqa: F401 - for the examples
 from .transformers import GPT
 
 
@@ -200,6 +196,11 @@ def cached_causal_mask(query_len: int, past_len: int) -> np.ndarray:
     raise NotImplementedError("module 17: implement cached_causal_mask (see its docstring)")
 
 
+def _data(t: Tensor | None) -> np.ndarray | None:
+    """A Tensor's array, or None for None (provided: an optional bias)."""
+    return None if t is None else t.data
+
+
 def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Tensor:
     """Attention of the new positions ``h (B, T_new, C)`` over every position in ``cache`` and
     themselves; appends their keys and values to ``cache``. Returns ``(B, T_new, C)``.
@@ -207,16 +208,28 @@ def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Ten
     ``KVCache.__call__`` is this function: module 13's ``TransformerBlock.forward(x, cache)``
     calls ``cache(self.attn, h)`` with its ``MultiheadAttention`` (``batch_first=True``).
 
-    APPROACH:
-        1. ``q, k, v = attn._in_projection(h, h, h, True)`` — ``(B, T_new, C)`` each (one
-           matrix product with the packed ``in_proj_weight``, module 12).
-        2. ``split_heads`` each with ``attn.num_heads`` -> ``(B, h, T_new, hs)``.
-        3. ``past = cache.size``; ``keys, values = cache.update(k, v)`` -> ``(B, h, past +
-           T_new, hs)``.
-        4. ``mask = cached_causal_mask(T_new, past)``; dropout ``p = attn.dropout if
-           attn.training else 0.0``; ``out = scaled_dot_product_attention(q, keys, values,
-           attn_mask=mask, dropout_p=p)`` — ``(B, h, T_new, hs)``, scaled by ``1/√hs``.
-        5. Return ``attn.out_proj(merge_heads(out))`` — ``(B, T_new, C)``.
+    APPROACH (on arrays, no graph: see the speed note above):
+        1. ``x = h.data``; ``b, t, c = x.shape``; ``heads = attn.num_heads``;
+           ``hs = c // heads``; ``_data(t)`` (given) is a Tensor's array, or None for None.
+        2. ``qkv = _LinearFn.forward(Context(), x, attn.in_proj_weight.data,
+           _data(attn.in_proj_bias))`` — ``(B, T_new, 3C)``, module 03's one product.
+        3. ``q, k, v = qkv.reshape(b, t, 3, heads, hs).transpose(2, 0, 3, 1, 4)`` — each
+           ``(B, h, T_new, hs)``: ``split_heads`` of all three at once.
+        4. ``past = cache.size``; ``keys, values = cache.update(k, v)`` -> ``(B, h, past +
+           T_new, hs)`` Tensors (their ``.data`` are views of the cache).
+        5. ``bias = None`` when ``t == 1`` (one new query may see every key, itself
+           included), else the additive form of ``cached_causal_mask(t, past)``:
+           ``np.where(allowed, 0.0, -np.inf).astype(x.dtype)`` (0 where a key may be seen,
+           ``-inf`` where not, as module 12's ``mask_to_bias``); dropout
+           ``p = attn.dropout if attn.training else 0.0``.
+        6. ``out = _ScaledDotProductAttentionFn.forward(Context(), q, keys.data,
+           values.data, bias=bias, scale=1.0 / math.sqrt(hs), dropout_p=p)`` —
+           ``(B, h, T_new, hs)``.
+        7. ``merged = out.transpose(0, 2, 1, 3).reshape(b, t, c)`` (``merge_heads``); when
+           ``type(attn.out_proj) is Linear``, return ``Tensor(_LinearFn.forward(Context(),
+           merged, attn.out_proj.weight.data, _data(attn.out_proj.bias)))`` —
+           ``(B, T_new, C)``; any other projection (module 20 swaps in INT8 layers that have
+           no ``weight``) runs as itself: ``attn.out_proj(Tensor(merged))``.
 
     EXAMPLE:
         >>> manual_seed(0); mha = MultiheadAttention(8, 2)
@@ -227,8 +240,11 @@ def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Ten
         >>> bool(np.allclose(np.concatenate([p.numpy() for p in parts], 1), full.numpy(), atol=1e-6))
         True
 
-    HINT: update the cache *before* attending: a new position must see its own key. Pass
-    ``True`` for ``packed`` (``h`` is query, key and value at once).
+    HINT: update the cache *before* attending: a new position must see its own key. The
+    same code with tensor operations (``attn._in_projection(h, h, h, True)``, ``split_heads``,
+    ``scaled_dot_product_attention``, ``merge_heads``, ``attn.out_proj``) gives the same
+    numbers, several times slower per token. Generation adds one token per step, so step 5's
+    ``None`` is the common case: no mask to build or add.
     """
     raise NotImplementedError("module 17: implement cached_attention (see its docstring)")
 

@@ -1,6 +1,6 @@
-"""The Gradescope leaderboard: a suite names the case whose decoded result the trusted parent
-turns into results.json's ``leaderboard`` (module 20's Olympics event); malformed entries are
-dropped and a missing result publishes nothing."""
+"""The Gradescope leaderboard: a suite names the cases whose decoded results the trusted
+parent turns into results.json's ``leaderboard`` (module 20's two events); malformed entries
+are dropped and a missing result publishes nothing."""
 
 from __future__ import annotations
 
@@ -102,9 +102,66 @@ def test_the_olympics_event_is_tied_to_its_variant() -> None:
     assert [e["name"] for e in got] == ["Olympics score", "Accuracy (%)", "Speed-up",
                                         "Size (KB)"] and errors == []
     speed = next(e["value"] for e in got if e["name"] == "Speed-up")
-    assert 0.05 < speed < 2.0, got  # INT8 in NumPy is slower than float32, per query
+    assert 0.5 < speed < 2.0, got  # INT8 on float32 BLAS: about the float model's speed
     size = next(e["value"] for e in got if e["name"] == "Size (KB)")
     assert size == round(module._bytes(same.value["submitted"]) / 1024, 2)
+
+
+def test_doing_nothing_scores_below_the_default_recipe() -> None:
+    """Issue 29: the score ranks doing nothing below real optimisation. Submitting the float
+    baseline itself, timed by the parent like any entry, scores about 1 (and fails the size
+    target); the default recipe (INT8 on the BLAS engine) scores above 1, as measured here."""
+    import numpy as np
+
+    import tinytorch_ref
+    from autograder.suite import Timed
+
+    event, module = _event()
+    committed = event.fn(tinytorch_ref, np.random.default_rng(3))
+    expected = event.kept(committed)
+    recipe = _timed(event, committed, expected)
+    baseline = module._baseline(tinytorch_ref, committed.value["seed"])
+    nothing = _timed(event, Timed(dict(committed.value, submitted=committed.value["baseline"]),
+                                  {"queries": module._queries(tinytorch_ref, baseline)}),
+                     expected)
+    scores = {}
+    for name, got in (("recipe", recipe), ("nothing", nothing)):
+        board, errors = _run(module.olympics_leaderboard, got, expected=expected)
+        assert errors == [], (name, errors)
+        scores[name] = {e["name"]: e["value"] for e in board}
+    assert 0.7 < scores["nothing"]["Olympics score"] < 1.4, scores
+    assert scores["nothing"]["Size (KB)"] == round(19_240 / 1024, 2)
+    assert scores["recipe"]["Olympics score"] > 1.4, scores
+    assert scores["recipe"]["Olympics score"] > scores["nothing"]["Olympics score"], scores
+    passed, msg = event.check(nothing, expected)
+    assert not passed and "needs at least 3.5x smaller" in msg, msg
+
+
+def test_several_events_publish_their_columns_in_the_suites_order() -> None:
+    """Module 20 has two events: each case's entries, in the suite's order; one event's failure
+    is a note naming it and leaves the other's entries; a name an earlier event gave is
+    dropped."""
+    suite = Suite(module="20_capstone", version="t")
+    for name in ("a", "b", "c"):
+        suite.case(1, name=name, check=lambda got, exp: (True, ""))(lambda tt, rng: None)
+
+    def boom(v: Any, e: Any) -> list[dict[str, Any]]:
+        raise ValueError("not timed")
+
+    suite.leaderboard = (
+        ("b", lambda v, e: [{"name": "GPT tokens/s", "value": v, "order": "desc"},
+                            {"name": "Score", "value": 9, "order": "desc"}]),
+        ("a", lambda v, e: [{"name": "Score", "value": v, "order": "desc"}]),
+        ("c", boom))
+    decide = _decider(suite, SimpleNamespace(values={"a": None, "b": None, "c": None}), [])  # type: ignore[arg-type]
+    outcomes = {f"case:{n}": SimpleNamespace(status="result", value=decide(f"case:{n}", v))
+                for n, v in (("a", 2.0), ("b", 700), ("c", 1))}
+    ctx = SimpleNamespace(grader_errors=[])
+    board = _leaderboard(ctx, suite, SimpleNamespace(outcomes=outcomes))  # type: ignore[arg-type]
+    assert board == [{"name": "GPT tokens/s", "value": 700.0, "order": "desc"},
+                     {"name": "Score", "value": 9.0, "order": "desc"}], board
+    assert ctx.grader_errors == ["leaderboard (a): malformed entries dropped",
+                                 "leaderboard (c): ValueError: not timed"], ctx.grader_errors
 
 
 def test_the_leaderboard_publishes_only_plausible_measurements() -> None:

@@ -28,7 +28,7 @@ def _bench():
 
 
 BENCH = _bench()
-TRAINING = ["mlp", "cnn8", "cnn28", "gpt"]
+TRAINING = ["mlp", "cnn8", "cnn28", "cnn32", "gpt"]
 
 
 @pytest.mark.parametrize("name", TRAINING)
@@ -38,6 +38,7 @@ def test_training_workloads_take_the_same_first_step(name):
         import tinytorch_ref as tt
 
         needed = {"cnn8": hasattr(tt.nn, "Conv2d"), "cnn28": hasattr(tt.nn, "Conv2d"),
+                  "cnn32": hasattr(tt.nn, "Conv2d"),
                   "gpt": BENCH._gpt_class() is not None, "mlp": True}[name]
         assert not needed, f"{name}: its modules are built but the workload reports missing"
         return
@@ -74,3 +75,54 @@ def test_bench_refuses_unknown_workloads_and_too_few_steps():
         BENCH.main(["nope"])
     with pytest.raises(SystemExit):
         BENCH.main(["mlp", "--steps", "5"])
+
+
+def test_documented_ratios_are_one_table_with_every_workload():
+    recorded = BENCH.documented_ratios()
+    assert sorted(recorded) == sorted(BENCH.WORKLOADS), (
+        f"docs/performance.md's Framework speed table must record every workload of "
+        f"bench/framework.py once: {sorted(recorded)} vs {sorted(BENCH.WORKLOADS)}")
+    assert all(0 < r < 10 for r in recorded.values()), recorded
+
+
+def test_guard_reads_the_table_and_fails_a_regression(tmp_path, capsys, monkeypatch):
+    doc = tmp_path / "performance.md"
+    doc.write_text("# x\n\n## Framework speed\n\n| workload | ratio | met |\n|---|---|---|\n"
+                   "| `mlp` | 0.01 (0.01/0.01/0.01) | yes |\n\n## Next\n", encoding="utf-8")
+    assert BENCH.documented_ratios(doc) == {"mlp": 0.01}
+    # a recorded ratio of 0.01 cannot hold within 2x: the guard must say so and exit 1
+    assert BENCH.main(["mlp", "--runs", "1", "--steps", "5", "--warmup", "1", "--clock", "cpu",
+                       "--guard", "2", "--doc", str(doc)]) == 1
+    out = capsys.readouterr().out
+    assert "guard mlp" in out and "REGRESSED" in out and "FAIL mlp" in out
+
+
+def test_every_workload_stays_within_twice_its_documented_ratio():
+    """Issue 35: a 2x regression of any ratio fails. Same-run ratios of medians on the CPU
+    clock (both frameworks alternate step by step in one process, one thread each), so a busy
+    machine slows both alike; few steps keep it cheap, the factor of 2 absorbs the noise."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, str(paths.REPO_ROOT / "bench" / "framework.py"),
+                           "--runs", "1", "--steps", "7", "--warmup", "2", "--clock", "cpu",
+                           "--guard", "2"], capture_output=True, text=True, env=env,
+                          check=False)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("guard ")]
+    assert len(lines) == len(BENCH.documented_ratios()), proc.stdout + proc.stderr[-2000:]
+    assert proc.returncode == 0, proc.stdout
+
+
+def test_before_and_after_runs_two_checkouts_in_one_process(capsys):
+    spec = importlib.util.spec_from_file_location("bench_framework_ab",
+                                                  paths.REPO_ROOT / "bench" / "framework_ab.py")
+    assert spec and spec.loader
+    ab = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ab)
+    # this checkout against itself: both copies build the same workload and both time it
+    assert ab.main([str(paths.REPO_ROOT), "mlp", "--steps", "3", "--warmup", "1"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("mlp after_ms=") and "before/torch=" in line, line

@@ -112,9 +112,10 @@ def test_activation_bytes_of_an_mlp_by_hand():
     b = 16
     mlp = tt.nn.Sequential(tt.nn.Linear(10, 20), tt.nn.ReLU(), tt.nn.Linear(20, 5))
     got = P.graph_activation_bytes(mlp(tt.Tensor(np.ones((b, 10), np.float32))))
-    # each Linear keeps x @ W.T and the sum after + b (W.T is a view of the leaf W, the input
-    # is a leaf); ReLU (a clamp) keeps its output. torch's addmm would keep only its input.
-    assert got == 4 * b * (20 + 20) + 4 * b * 20 + 4 * b * (5 + 5)
+    # each Linear is one node (module 03's fused linear, like torch's addmm) keeping its output
+    # and its input rows: a view of the leaf input for the first, of ReLU's output (kept by
+    # ReLU already) for the second; ReLU keeps its output.
+    assert got == 4 * b * 20 + 4 * b * 20 + 4 * b * 5
 
 
 # ----------------------------------------------------------------------------- forward hooks

@@ -24,9 +24,23 @@ def test_optimize_prunes_tunes_and_quantizes_a_copy(optimize, QuantizedLinear, L
     with no_grad():
         with_scores = (q(Tensor(x)).numpy().argmax(axis=1) == y).mean()
     assert with_scores > 0.9, f'well-separated blobs, 5 epochs of fine-tuning: the pruned INT8 model should be >90% right, got {with_scores:.3f}'
+    kinds = [type(m).__name__ for m in q.modules()]
+    assert kinds == ['Sequential', 'BlasQuantizedLinear', 'Identity', 'BlasQuantizedLinear'], f"engine='blas' (the default) lowers the INT8 model with blas_engine; got {kinds}"
+    slow = optimize(model, x, y, amount=0.5, finetune_epochs=5, lr=0.01, calibration=64, engine='int32')
+    kinds = [type(m).__name__ for m in slow.modules()]
+    assert kinds == ['Sequential', 'QuantizedLinear', 'ReLU', 'QuantizedLinear'], f"engine='int32' keeps module 15's layers as quantize_model made them; got {kinds}"
+    with no_grad():
+        same = np.array_equal(slow(Tensor(x)).data, q(Tensor(x)).data)
+    assert same, 'the same seed gives the same pruned, fine-tuned model, and the two engines compute it bit for bit alike'
+    try:
+        optimize(model, x, y, engine='float16')
+    except ValueError:
+        pass
+    else:
+        raise AssertionError('an unknown engine must raise ValueError')
 
 @test_case(points=None, hidden=False)
-def test_measure_entry_times_the_forward_pass(measure_entry, storage_bytes, Linear, ReLU, Sequential, Tensor, manual_seed, np):
+def test_measure_entry_times_the_forward_pass(measure_entry, storage_bytes, Linear, ReLU, Module, Sequential, Tensor, manual_seed, np):
     rng = np.random.default_rng(0)
     centers = rng.standard_normal((3, 16)).astype(np.float32) * 3
     y = rng.integers(0, 3, 600)
@@ -42,4 +56,18 @@ def test_measure_entry_times_the_forward_pass(measure_entry, storage_bytes, Line
     readings = next(ticks)
     assert readings == 10, f'two clock readings per timed run, 5 runs: 10 readings, got {readings} (time the forward pass only, once per repeat)'
     assert entry['bytes'] == storage_bytes(q), f"bytes are storage_bytes(model) = {storage_bytes(q)}; got {entry['bytes']}"
+
+    class Rows(Module):
+
+        def __init__(self, inner):
+            super().__init__()
+            self.inner, self.rows = (inner, [])
+
+        def forward(self, t):
+            self.rows.append(t.shape[0])
+            return self.inner(t)
+    spy = Rows(q)
+    entry = measure_entry(spy, x, y, repeats=3, timer=lambda: 0.002 * next(ticks), batch=32)
+    assert spy.rows == [600, 32, 32, 32], f'one untimed pass over all 600 rows (the accuracy), then 3 timed queries of x[:32]; the model saw batches of {spy.rows}'
+    assert abs(entry['accuracy'] - expected_acc) < 1e-12, 'with batch=32 the accuracy is still over all of x'
 

@@ -31,8 +31,10 @@ def test_leaderboard_has_four_named_columns(leaderboard):
     base = {'accuracy': 0.97, 'latency_ms': 1.0, 'bytes': 400.0}
     board = leaderboard({'accuracy': 0.965, 'latency_ms': 2.0, 'bytes': 1024.0}, dict(base, bytes=4096.0))
     names = [e['name'] for e in board]
-    assert names == ['Olympics score', 'Accuracy (%)', 'Latency (ms)', 'Size (KB)'], f'expected the four entries Olympics score, Accuracy (%), Latency (ms), Size (KB) in that order; got {names}'
-    assert [e['order'] for e in board] == ['desc', 'desc', 'asc', 'asc'], f'higher score/accuracy first, lower latency/size first; got {board}'
+    assert names == ['Olympics score', 'Accuracy (%)', 'Speed-up', 'Size (KB)'], f'expected the four entries Olympics score, Accuracy (%), Speed-up, Size (KB) in that order; got {names}'
+    assert [e['order'] for e in board] == ['desc', 'desc', 'desc', 'asc'], f'higher score/accuracy/speed-up first, lower size first; got {board}'
     values = [e['value'] for e in board]
-    assert values == [1.4142, 96.5, 2.0, 1.0], f'expected [score rounded to 4 places, accuracy x 100, latency_ms, bytes / 1024] = [1.4142, 96.5, 2.0, 1.0]; got {values}'
+    assert values == [1.4142, 96.5, 0.5, 1.0], f'expected [score rounded to 4 places, accuracy x 100, baseline latency / latency, bytes / 1024] = [1.4142, 96.5, 0.5, 1.0]; got {values}'
+    fast = leaderboard({'accuracy': 0.97, 'latency_ms': 0.3, 'bytes': 400.0}, base)[2]['value']
+    assert fast == 3.3333, f'1.0 ms / 0.3 ms = 3.3333 (4 decimals); got {fast}'
 
