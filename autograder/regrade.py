@@ -171,6 +171,9 @@ class SubmissionDiff:
     timed_out: int = 0
     seconds: float = 0.0
     reused: bool = False
+    #: earlier modules that were still open and came from their release stub (the student
+    #: did not upload them): a drop may come from that, not from this module
+    stubs: list[str] = field(default_factory=list)
 
     @property
     def graded(self) -> bool:
@@ -184,6 +187,13 @@ class SubmissionDiff:
             return None
         return round(self.new_score - self.old_score, 6)
 
+    @property
+    def stub_drop(self) -> bool:
+        """A lower score graded with release stubs of open earlier modules: not recorded by
+        ``--apply`` unless the TA accepts such drops (``--accept-drops REASON``)."""
+        d = self.delta
+        return self.graded and bool(self.stubs) and d is not None and d < 0
+
     def to_json(self) -> dict[str, Any]:
         """Plain data for regrade_report.json (nothing that depends on timing)."""
         return {
@@ -193,7 +203,7 @@ class SubmissionDiff:
             "new_score": self.new_score, "max_score": self.max_score, "delta": self.delta,
             "outcome": self.outcome, "graded": self.graded, "timed_out_tests": self.timed_out,
             "changed_tests": [asdict(c) for c in self.changes], "notes": self.notes,
-            "results": self.results,
+            "stub_modules": self.stubs, "results": self.results,
         }
 
 
@@ -241,6 +251,7 @@ class RegradeReport:
             "zero": sum(1 for r in self.rows if r.outcome == "zero"),
             "not_graded": sum(1 for r in self.rows if not r.graded),
             "slow": sum(1 for r in self.rows if r.timed_out),
+            "stub_drops": sum(1 for r in self.rows if r.stub_drop),
             "test_changes": sum(len(r.changes) for r in self.rows),
         }
 
@@ -422,13 +433,6 @@ def detect_module(export: Export, course: Any) -> str:
     """
     ref = gs.export_module(export.records)
     if ref is None:
-        for rec in export.records:
-            title = str((rec.assignment or {}).get("title") or "")
-            m = re.search(r"\bmodule\s*0*(\d{1,2})\b", title, re.IGNORECASE)
-            if m:
-                ref = m.group(1)
-                break
-    if ref is None:
         raise RegradeError(f"{export.location}: cannot tell which module this export is for "
                            "(no record has results naming it); pass --module")
     try:
@@ -601,6 +605,9 @@ def build_row(unit: Unit, record: ExportRecord, results: dict[str, Any] | None,
     problem = _problem(results)
     if problem and problem not in notes:
         notes = [n for n in notes if n not in problem] + [problem]
+    stubs, stub_note = stub_modules(results)
+    if stub_note:
+        notes.append(stub_note)
     extra = results.get("extra_data") or {}
     top = _f(extra.get("max_score")) if isinstance(extra, dict) else None
     if top is None:
@@ -612,7 +619,22 @@ def build_row(unit: Unit, record: ExportRecord, results: dict[str, Any] | None,
         new_score=_f(results.get("score")) or 0.0, max_score=top,
         outcome="zero" if problem else "scored",
         changes=diff_tests(record.old_results, results), notes=notes, results=rel,
-        timed_out=timed_out_tests(results))
+        timed_out=timed_out_tests(results), stubs=stubs)
+
+
+def stub_modules(results: dict[str, Any]) -> tuple[list[str], str]:
+    """Earlier modules the harness took from their release stub (still open, not uploaded),
+    and a note for the TA saying so (empty when none)."""
+    early = (results.get("extra_data") or {}).get("earlier_modules") or {}
+    stubs = sorted(name for name, r in early.items()
+                   if isinstance(r, dict) and r.get("from") == "stub")
+    if not stubs:
+        return [], ""
+    closes = sorted({str(early[n].get("closes")) for n in stubs if early[n].get("closes")})
+    return stubs, (f"graded with the release stub of {', '.join(stubs)} (still open until "
+                   f"{'; '.join(closes) or '?'} and not in this submission): tests that need "
+                   "them fail, so a lower score may come from that; --apply holds such drops "
+                   "back unless --accept-drops")
 
 
 def _order(row: SubmissionDiff) -> tuple[int, float, str, int, str]:
@@ -695,6 +717,8 @@ def render(report: RegradeReport, console: Any, *, max_changes: int = 4) -> None
             delta = Text("not graded", style="bold yellow")
         else:
             delta = Text("new" if d is None else (f"{d:+g}" if d else "0"), style=style)
+            if row.stub_drop:
+                delta.append(" (stub)", style="bold yellow")
         labels = [c.label(row.module) for c in row.changes]
         if row.outcome == "zero" and len(labels) > 1:
             labels = [f"{len(labels)} scored tests changed (not run)"]
@@ -717,6 +741,12 @@ def render(report: RegradeReport, console: Any, *, max_changes: int = 4) -> None
         f"unchanged, {s['no_old_score']} without an old score; {s['zero']} unusable (zero "
         f"with a message); {s['not_graded']} not graded (course side, old score kept); "
         f"{s['test_changes']} test change(s)"))
+    if s["stub_drops"]:
+        stubs = sorted({m for r in report.rows if r.stub_drop for m in r.stubs})
+        console.print(Text(
+            f"{s['stub_drops']} drop(s) were graded with the release stub of "
+            f"{', '.join(stubs)} (still open, not uploaded): each row's note says so; --apply "
+            "holds them back unless --accept-drops REASON", style="bold yellow"))
     how = f"scheduler {report.scheduler}" if report.scheduler else f"{report.jobs} job(s)"
     console.print(Text(f"{report.elapsed_s:.1f} s with {how}: {report.graded_now} graded now, "
                        f"{report.reused} reused from an earlier run of this regrade"))
@@ -821,7 +851,9 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
             out: Path | None = None, dry_run: bool = False, apply: bool = False,
             store: str | Path | None = None, jobs: int = 1, scheduler: Any = None,
             on_start: Callable[[int], None] | None = None,
-            on_done: Callable[[SubmissionDiff], None] | None = None) -> RegradeReport:
+            on_done: Callable[[SubmissionDiff], None] | None = None,
+            accept_inconsistent: str | None = None, accept_drops: str | None = None,
+            now: dt.datetime | None = None) -> RegradeReport:
     """Regrade every active submission of one or more exports and compare with the old scores.
 
     Args:
@@ -845,6 +877,14 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
             None grades on this machine.
         on_start: called once with the number of submissions.
         on_done: called with each submission's diff as it finishes (also reused ones).
+        accept_inconsistent: a reason to record, with ``apply``, old scores (or new results)
+            that fail the gradebook's consistency checks anyway, as ``gradebook ingest
+            --accept-inconsistent`` does (audited in each such event).
+        accept_drops: a reason to record, with ``apply``, lower scores graded with release
+            stubs of still-open earlier modules (held back otherwise; audited in each
+            regrade event).
+        now: the time that decides which earlier modules are closed, for every submission of
+            the run (default: the clock when the regrade starts).
 
     Returns:
         The report (rows ordered: not graded, drops, rises, unchanged, no old score).
@@ -866,6 +906,13 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
                            "then run again with --apply")
     if jobs < 1:
         raise RegradeError(f"--jobs: {jobs} is not a positive number of workers")
+    for flag, reason in (("--accept-inconsistent", accept_inconsistent),
+                         ("--accept-drops", accept_drops)):
+        if reason is not None and not reason.strip():
+            raise RegradeError(f"{flag}: give the reason (it is recorded with each score)")
+        if reason is not None and not apply:
+            raise RegradeError(f"{flag} only matters with --apply")
+    when = now or dt.datetime.now(dt.timezone.utc)
     if scheduler is not None:
         from autograder.regrade_dask import check_scheduler
 
@@ -881,7 +928,8 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
     mods = [fixed or resolve_module(c, n) for n in names]
     for e, m in zip(exports, mods, strict=True):
         check_module(e, m.name, c)
-    preflight = _preflight(exports, mods, c, apply=apply, store=store)
+    preflight = _preflight(exports, mods, c, apply=apply, store=store,
+                           accept=accept_inconsistent)
 
     # 2. the output folder (0700) and a private work folder inside it
     if out is not None:
@@ -912,6 +960,7 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
         for unit in units:
             snap = module_snapshot(c, unit.module)
             grader = grader_fingerprint(snap)
+            schedule = decision(snap, when)
             dups = duplicate_students(unit.export.records)
             for rec in unit.export.records:
                 folder = _private_dir(unit.folder / rec.key)
@@ -932,7 +981,7 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
                 _atomic_json(folder / "submission_metadata.json", meta)
                 predicted = timed_out_tests(rec.old_results)
                 base = {"format": 1, "grader": grader, "module": snap, "key": rec.key,
-                        "metadata": meta, "lanes": lanes_for(predicted)}
+                        "metadata": meta, "lanes": lanes_for(predicted), **schedule}
                 fingerprint = payload_fingerprint({**base, "files": files})
                 del files  # read again when the task is sent: memory stays bounded
                 cost = estimate(rec.old_results, _read_record(folder),
@@ -975,7 +1024,8 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
         if keep:
             write_report(report, outdir)
         if apply:
-            report.ingest = _ingest(report, units, outdir=outdir, course=c, store=store)
+            report.ingest = _ingest(report, units, outdir=outdir, course=c, store=store,
+                                    accept=accept_inconsistent, accept_drops=accept_drops)
             write_report(report, outdir)
         report.elapsed_s = time.monotonic() - started
         _log_run(outdir if keep else None, report, stale)
@@ -985,6 +1035,18 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
         os.close(lock)
         if not keep:
             shutil.rmtree(outdir, ignore_errors=True)
+
+
+def decision(snapshot: dict[str, Any], now: dt.datetime) -> dict[str, Any]:
+    """What a task carries to decide its earlier modules: the run's decision time (one for
+    every submission, whatever worker grades it) and the earlier modules still open then (in
+    the task's fingerprint: a finished task is reused only while the same modules are open)."""
+    from autograder.harness.limits import ModuleInfo
+
+    info = ModuleInfo.from_any(snapshot)
+    open_now = [f"{n:02d}_{slug}" for n, slug in info.all_modules
+                if n < info.number and not info.closed(n, now)]
+    return {"now": now.astimezone(dt.timezone.utc).isoformat(), "open_earlier": open_now}
 
 
 def _units(sources: list[Path], exports: list[Export], mods: list[Any], outdir: Path,
@@ -1009,7 +1071,7 @@ def _units(sources: list[Path], exports: list[Export], mods: list[Any], outdir: 
 
 
 def _preflight(exports: list[Export], mods: list[Any], course: Any, *, apply: bool,
-               store: str | Path | None) -> list[str]:
+               store: str | Path | None, accept: str | None = None) -> list[str]:
     """Everything that would make ``--apply`` refuse, found before grading starts.
 
     With ``apply`` the first problem raises; otherwise each becomes a note ("--apply would
@@ -1024,7 +1086,8 @@ def _preflight(exports: list[Export], mods: list[Any], course: Any, *, apply: bo
     parsed = []
     for exp, mod in zip(exports, mods, strict=True):
         try:
-            parsed.append(parse_export(exp.source, course=course, module=mod.name))
+            parsed.append(parse_export(exp.source, course=course, module=mod.name,
+                                       accept=accept))
         except GradebookError as exc:
             problems.append(str(exc))
     if apply and not problems:
@@ -1056,24 +1119,37 @@ def _log_run(outdir: Path | None, report: RegradeReport, stale: list[str]) -> No
 
 
 def _ingest(report: RegradeReport, units: list[Unit], *, outdir: Path, course: Any,
-            store: str | Path | None) -> dict[str, Any]:
+            store: str | Path | None, accept: str | None = None,
+            accept_drops: str | None = None) -> dict[str, Any]:
     """Record the old scores (the exports themselves) and then the new results.
 
     Two transactions, each all-or-nothing and idempotent: an export's rows are skipped when it
     was ingested before, and a new result equal to the recorded one is skipped, so running
     ``--apply`` twice records nothing the second time. A changed score becomes a ``regrade``
     event whose details hold the previous event and the diff. Submissions not graded (course
-    side) are left out: their old score stays.
+    side) are left out: their old score stays. So are drops graded with release stubs of
+    open earlier modules, unless ``accept_drops`` names why they are right: then each such
+    event's details hold ``accepted_drop`` (reason, user, the stub modules).
     """
     from gradebook.api import open_store
     from gradebook.ingest import parse_export, parse_results_file, record
-    from gradebook.store import store_label
+    from gradebook.store import current_user, store_label
 
-    old_sources = [parse_export(u.export.source.absolute(), course=course, module=u.module.name)
-                   for u in units]
-    new_sources = [parse_results_file(outdir / r.results, course=course, module=r.module)
-                   for r in sorted(report.rows, key=lambda r: (r.module, r.key))
-                   if r.results and r.graded]
+    old_sources = [parse_export(u.export.source.absolute(), course=course,
+                                module=u.module.name, accept=accept) for u in units]
+    held = [r for r in report.rows if r.stub_drop] if accept_drops is None else []
+    held_keys = {(r.module, r.key) for r in held}
+    new_sources = []
+    for r in sorted(report.rows, key=lambda r: (r.module, r.key)):
+        if not (r.results and r.graded) or (r.module, r.key) in held_keys:
+            continue
+        src = parse_results_file(outdir / r.results, course=course, module=r.module,
+                                 accept=accept)
+        if r.stub_drop:
+            for row in src.rows:
+                row.details["accepted_drop"] = {"reason": accept_drops, "by": current_user(),
+                                                "stub_modules": r.stubs}
+        new_sources.append(src)
     counts = ("new", "regrades", "unchanged", "duplicates")
     with open_store(store, course) as st:
         old = record(st, old_sources)
@@ -1090,4 +1166,9 @@ def _ingest(report: RegradeReport, units: list[Unit], *, outdir: Path, course: A
         "results": {k: sum(getattr(f, k) for f in new.files) for k in counts},
         "regrade_events": new.regrades,
         "not_applied": [r.key for r in report.rows if not r.graded],
+        "held_back": [{"module": r.module, "submission": r.key, "old": r.old_score,
+                       "new": r.new_score, "stub_modules": r.stubs} for r in held],
+        "accepted_drops": None if accept_drops is None else {
+            "reason": accept_drops, "rows": sum(1 for r in report.rows if r.stub_drop)},
+        "pending": new.pending,
     }

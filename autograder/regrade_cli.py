@@ -1,8 +1,9 @@
 """``tito regrade EXPORT --module MODULE``: the click command over :mod:`autograder.regrade`.
 
 Register with ``cli.add_command(regrade, "regrade")``. Exit codes: 0 done (broken
-submissions are graded zero with a message, which is not an error); 2 bad input, one line on
-stderr naming the file and the field; 128 + the signal (130 for Ctrl-C, 143 for kill) when
+submissions are graded zero with a message, which is not an error); 1 ``--apply`` recorded
+everything except drops graded with release stubs, which it held back (one line says so); 2
+bad input, one line on stderr naming the file and the field; 128 + the signal (130 for Ctrl-C, 143 for kill) when
 interrupted, with one line saying what was kept.
 """
 
@@ -32,6 +33,12 @@ def _course_from(ctx: click.Context) -> Any:
     return None
 
 
+class RegradeHeldBack(RegradeUsageError):
+    """``--apply`` recorded everything but drops it must not record unasked: exit code 1."""
+
+    exit_code = 1
+
+
 @click.command("regrade")
 @click.argument("exports", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-m", "--module", "module", default=None,
@@ -48,6 +55,18 @@ def _course_from(ctx: click.Context) -> Any:
                    "(idempotent; changed scores become regrade events).")
 @click.option("--store", default=None,
               help="Gradebook store path or sqlite:/// URL (default: course.yml's).")
+@click.option("--accept-inconsistent", "accept_inconsistent", default=None, metavar="REASON",
+              help="With --apply: record old scores (and new results) outside [0, max] or "
+                   "whose totals disagree anyway, as `gradebook ingest` does; the reason and "
+                   "the problems are kept with each such score (audited).")
+@click.option("--accept-drops", "accept_drops", default=None, metavar="REASON",
+              help="With --apply: also record lower scores graded with the release stub of "
+                   "an earlier module still open (held back otherwise); the reason is kept "
+                   "with each such regrade event (audited).")
+@click.option("--as-of", "as_of", default=None,
+              help="Decide which earlier modules are closed as of this time ('YYYY-MM-DD "
+                   "HH:MM' in the course time zone) for every submission; default: when the "
+                   "regrade starts.")
 @click.option("-j", "--jobs", type=int, default=1, show_default=True,
               help="Submissions graded at once on this machine.")
 @click.option("--scheduler", default=None, metavar="ADDRESS|local:N",
@@ -66,7 +85,8 @@ def _course_from(ctx: click.Context) -> Any:
                    "reach the scheduler can run code on it. Only on a network you control.")
 @click.pass_context
 def regrade(ctx: click.Context, exports: tuple[Path, ...], module: str | None, dry_run: bool,
-            out: Path | None, apply: bool, store: str | None, jobs: int,
+            out: Path | None, apply: bool, store: str | None, accept_inconsistent: str | None,
+            accept_drops: str | None, as_of: str | None, jobs: int,
             scheduler: str | None, tls_ca_file: str | None, tls_cert: str | None,
             tls_key: str | None, insecure: bool) -> None:
     """TA: regrade Gradescope "Export Submissions" EXPORTS (.zip files, their folders, or a
@@ -110,7 +130,9 @@ def regrade(ctx: click.Context, exports: tuple[Path, ...], module: str | None, d
         with progress:
             report = run_regrade(export=list(exports), module=module, course=_course_from(ctx),
                                  out=out, dry_run=dry_run, apply=apply, store=store, jobs=jobs,
-                                 scheduler=target, on_start=started, on_done=done)
+                                 scheduler=target, on_start=started, on_done=done,
+                                 accept_inconsistent=accept_inconsistent,
+                                 accept_drops=accept_drops, now=_as_of(ctx, as_of))
     except (RegradeError, GradebookError, CourseError) as exc:
         raise RegradeUsageError(str(exc)) from None
     except RegradeInterrupted as stop:
@@ -133,9 +155,33 @@ def regrade(ctx: click.Context, exports: tuple[Path, ...], module: str | None, d
                    f"{ex['duplicates'] + ex['unchanged']} already recorded; new results: "
                    f"{res['regrades']} regrade event(s), {res['new']} new, "
                    f"{res['unchanged'] + res['duplicates']} unchanged")
+        if ing.get("accepted_drops"):
+            click.echo(f"recorded {ing['accepted_drops']['rows']} drop(s) graded with release "
+                       f"stubs, as accepted: {ing['accepted_drops']['reason']}")
+        held = ing.get("held_back") or []
+        if held:
+            stubs = sorted({m for h in held for m in h["stub_modules"]})
+            raise RegradeHeldBack(
+                f"held back {len(held)} lower score(s) graded with the release stub of "
+                f"{', '.join(stubs)} (still open: the students did not upload them); their "
+                "old scores stay and everything else was recorded. Regrade after those "
+                "modules close, or pass --accept-drops REASON to record them (audited)")
     elif not report.dry_run:
         click.echo("not applied: review the diff, then run again with --apply to record it "
                    "in the gradebook")
+
+
+def _as_of(ctx: click.Context, text: str | None) -> Any:
+    """``--as-of`` as an aware time in the course's zone (None: the regrade's start)."""
+    if text is None:
+        return None
+    from tito.course import CourseError, resolve_course
+    from tito.publish import parse_as_of
+
+    try:
+        return parse_as_of(resolve_course(_course_from(ctx)), text)
+    except CourseError as exc:
+        raise RegradeUsageError(str(exc)) from None
 
 
 @click.command("synth-export")
@@ -143,7 +189,7 @@ def regrade(ctx: click.Context, exports: tuple[Path, ...], module: str | None, d
 @click.option("-n", "--submissions", "n", type=int, default=30, show_default=True,
               help="Records in the export.")
 @click.option("-o", "--out", type=click.Path(path_type=Path, dir_okay=False), required=True,
-              help="The export .zip to write (roster.csv goes beside it).")
+              help="The export .zip to write (NAME-roster.csv goes beside it).")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--looping", type=int, default=0, show_default=True,
               help="Exactly this many submissions with an infinite loop.")

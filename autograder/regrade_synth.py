@@ -6,7 +6,9 @@ format:
 * ``export.zip`` holding ``assignment_<5000+NN>_export/submission_metadata.yml`` (Ruby-symbol
   keys, ``!ruby/object:BigDecimal`` scores, bare timestamps, ``:history:`` for some) and one
   ``submission_<id>/`` folder per record with the uploaded notebook;
-* ``roster.csv`` beside it (Canvas format) for the students who are on the course roster.
+* ``export-roster.csv`` beside it (``<name>-roster.csv`` for an export named ``<name>.zip``,
+  so two exports in one folder keep their own rosters; Canvas format) for the students who
+  are on the course roster.
 
 Each record is one of these kinds (``kinds()`` lists them; a seeded RNG mixes them):
 
@@ -191,8 +193,8 @@ def synth_export(*, module: str, n: int, out: Path, seed: int = 0, course: Any =
     Args:
         module: ``01``, ``tensor``, ``01_tensor``...
         n: records in the export (each one active submission).
-        out: the zip to write (or, with ``as_zip=False``, the folder); ``roster.csv`` goes
-            beside it.
+        out: the zip to write (or, with ``as_zip=False``, the folder); its roster goes beside
+            it as ``<name>-roster.csv`` (:func:`roster_path`).
         seed: the RNG seed (the same seed gives the same bytes).
         mix: weights of correct, buggy, untouched, late, corrupt, off_roster (default
             :data:`DEFAULT_MIX`).
@@ -287,13 +289,19 @@ def synth_export(*, module: str, n: int, out: Path, seed: int = 0, course: Any =
         for name, data in files.items():
             (out / name).parent.mkdir(parents=True, exist_ok=True)
             (out / name).write_bytes(data)
-    roster = out.parent / "roster.csv"
+    roster = roster_path(out)
     rows = [[f"{p['name'].split(' ', 1)[-1]}, {p['name'].split(' ', 1)[0]}", 60000 + k,
              p["sid"], p["email"].split("@")[0], "CS 249 LEC 001", "full", p["email"]]
             for k, p in enumerate(people)]
     csvsafe.write_rows(roster, ["Student", "ID", "SIS User ID", "SIS Login ID", "Section",
                                 "Track", "Email"], rows)
     return SynthExport(path=out, roster=roster, module=mod.name, records=records)
+
+
+def roster_path(export: Path) -> Path:
+    """The roster written beside the export ``export``: ``<name>-roster.csv``."""
+    name = export.name[:-4] if export.name.endswith(".zip") else export.name
+    return export.with_name(f"{name}-roster.csv")
 
 
 def _stamp(when: dt.datetime) -> str:

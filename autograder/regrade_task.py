@@ -13,7 +13,9 @@ payload holds only what one submission's grading needs:
   never followed when they were read);
 * ``metadata``: its ``submission_metadata.json`` (submitters' names, SIDs and emails);
 * ``lanes``: children to run its tests in side by side (2-3 for a submission whose old results
-  timed out, see :mod:`autograder.harness.lanes`).
+  timed out, see :mod:`autograder.harness.lanes`);
+* ``now`` and ``open_earlier``: the regrade's decision time (one for the whole run, so a
+  worker's clock never decides) and the earlier modules still open then.
 
 The worker writes them into a private (0700) staging folder, grades it with the harness
 (sandboxed child, trusted parent) and returns ``{"results": {...}}``: the results.json as JSON
@@ -23,6 +25,7 @@ the worker or in the sandbox.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import hashlib
 import json
@@ -90,7 +93,8 @@ def payload_fingerprint(payload: dict[str, Any]) -> str:
     same fingerprint need not be graded again)."""
     files = {k: hashlib.sha256(v).hexdigest() for k, v in sorted(payload["files"].items())}
     doc = {"format": payload["format"], "grader": payload["grader"], "files": files,
-           "metadata": payload["metadata"], "lanes": payload.get("lanes", 1)}
+           "metadata": payload["metadata"], "lanes": payload.get("lanes", 1),
+           "open_earlier": payload.get("open_earlier")}
     return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
 
 
@@ -170,10 +174,12 @@ def grade_payload(payload: dict[str, Any], *, hide: tuple[str, ...] = ()) -> dic
             meta.write_text(json.dumps(payload["metadata"], indent=1) + "\n", encoding="utf-8")
             from autograder.harness.core import grade_module
 
+            now = payload.get("now")
             results = grade_module(course=None, module=payload["module"], submission=sub,
                                    out=stage / "out" / "results.json", metadata=meta,
                                    hide=[Path(h) for h in hide],
-                                   lanes=int(payload.get("lanes", 1)), reference_bank=True)
+                                   lanes=int(payload.get("lanes", 1)), reference_bank=True,
+                                   now=None if now is None else dt.datetime.fromisoformat(now))
         finally:
             shutil.rmtree(stage, ignore_errors=True)
     except Exception as exc:  # noqa: BLE001 - a task never raises: the parent records why
@@ -187,17 +193,24 @@ def course_side_failure(results: dict[str, Any]) -> str | None:
     """Why ``results`` is not a score the student earned, if the course side failed.
 
     The harness marks its own failures (``extra_data.grader_error``: a crash, a full disk, a
-    misconfigured suite) and tests it could not score (``extra_data.grader_errors``: the
-    reference failed a case, a milestone has no provider). Such results are never recorded:
-    the regrade reports the submission as not graded and ``--apply`` keeps its old score.
+    misconfigured suite) and the tests it could not score for a course-side reason
+    (``extra_data.pending``: the reference failed a case, a milestone has no provider, its
+    test data is missing; each such test is tagged ``pending``). Such results are never
+    recorded: the regrade reports the submission as not graded and ``--apply`` keeps its old
+    score. Results of an older harness (no ``pending`` list) count any ``grader_errors``.
     """
     extra = results.get("extra_data")
     if not isinstance(extra, dict):
         return "results.json has no extra_data (not written by this autograder)"
     if extra.get("grader_error"):
         return f"autograder error: {str(extra['grader_error']).splitlines()[0][:300]}"
+    pending = extra.get("pending")
+    if isinstance(pending, list) and pending:
+        first = pending[0] if isinstance(pending[0], dict) else {}
+        return (f"pending (course side): {len(pending)} test(s) not scored; "
+                f"{str(first.get('why') or first.get('test') or '')[:300]}")
     errors = extra.get("grader_errors")
-    if isinstance(errors, list) and errors:
+    if "pending" not in extra and isinstance(errors, list) and errors:
         return f"autograder error: {str(errors[0])[:300]}"
     tests = results.get("tests")
     if not isinstance(tests, list) or not tests:

@@ -123,9 +123,39 @@ def problems(frames: Frames, sources: pd.DataFrame) -> list[Problem]:
             if int(cell(items, r.item, "module")) not in frames.policy.track_modules[track]:
                 out.append(Problem("warning", str(r.source_path), "item",
                                    f"override of {r.item} for {r.student}: not in track {track}"))
-    # 7. what sources skipped on purpose
+    # 7. pending items: the autograder could not score them (course side); never a 0
+    out += _pending(ev)
+    # 8. what sources skipped on purpose
     notes = {(str(r.path), note) for r in sources.itertuples(index=False)
              if isinstance(r.note, str) and r.note for note in r.note.split("; ")}
     out += [Problem("note", path, "rows", note) for path, note in sorted(notes)]
     rank = {"error": 0, "warning": 1, "note": 2}
     return sorted(out, key=lambda p: (rank[p.level], p.source, p.field, p.message))
+
+
+def _pending(ev: pd.DataFrame) -> list[Problem]:
+    """Every pending event no later score replaced: an error when the item has no score at
+    all (it does not count until regraded), a warning when an earlier score still counts."""
+    last_pending: dict[tuple[str, str], Any] = {}
+    scored: dict[tuple[str, str], int] = {}
+    r: Any  # itertuples rows: one attribute per column
+    for r in ev.sort_values("event_id").itertuples(index=False):
+        key = (str(r.student if isinstance(r.student, str) else r.student_ref), str(r.item))
+        if r.kind == pol.PENDING:
+            last_pending[key] = r
+        elif r.kind != "override" and not pd.isna(r.score):
+            scored[key] = int(r.event_id)
+    out = []
+    for key, r in sorted(last_pending.items()):
+        if scored.get(key, -1) > int(r.event_id):
+            continue
+        why = pol.details_of(r.details).get("pending") or ["not scored"]
+        has_score = key in scored
+        out.append(Problem(
+            "warning" if has_score else "error", str(r.source_path), "pending",
+            f"{key[0]} {key[1]}: submission {r.submission_id or '?'} could not be scored "
+            f"(course side: {'; '.join(str(w) for w in why[:3])}); "
+            + ("the earlier score still counts" if has_score else
+               "it counts as nothing, not 0, until it is regraded")
+            + " — fix the cause, then regrade (tito regrade ... --apply)"))
+    return out

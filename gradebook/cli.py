@@ -31,12 +31,24 @@ def _common(fn: F) -> F:
                   help="Store: a path, sqlite:/// URL or postgresql:// URL (default: course.gradebook_store).")
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("course") is None:
+            kwargs["course"] = _root_course()
         try:
             return fn(*args, **kwargs)
         except GradebookError as exc:
             raise UserError(str(exc)) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _root_course() -> Any:
+    """The course ``tito --course FILE`` (or ``$TITO_COURSE``) chose, when the subcommand's
+    own ``--course`` is not given: the loaded course, its path, or None (the default)."""
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    if isinstance(obj, dict):
+        return obj.get("course") or obj.get("course_path")
+    return None
 
 
 def _as_of(fn: F) -> F:
@@ -51,8 +63,9 @@ def _print_ingest(report: IngestReport) -> None:
     verb = "would add" if report.dry_run else "added"
     for f in report.files:
         click.echo(
-            f"{f.path}: {verb} {f.new} new, {f.regrades} regrade(s); "
-            f"{f.unchanged} unchanged, {f.duplicates} already ingested"
+            f"{f.path}: {verb} {f.new} new, {f.regrades} regrade(s)"
+            + (f", {f.pending} pending" if f.pending else "")
+            + f"; {f.unchanged} unchanged, {f.duplicates} already ingested"
         )
         for note in f.notes:
             click.echo(f"  note: {note}")
@@ -61,6 +74,12 @@ def _print_ingest(report: IngestReport) -> None:
         for r in report.regrades:
             click.echo(f"  {r['student_ref']:<28} {r['item']:<24} {r['old']:g} -> {r['new']:g}"
                        f" / {r['max']:g}  (submission {r['submission_id']})")
+    if report.pending:
+        click.echo("pending (course side: not scored, never a 0; fix the cause, then regrade):")
+        for r in report.pending:
+            kept = ("no score yet" if r["kept"] is None
+                    else f"the recorded {r['kept']:g} stays")
+            click.echo(f"  {r['student_ref']:<28} {r['item']:<24} {kept}: {r['why']}")
     click.echo(f"total: {report.added} event(s) {verb}" + (" (dry run: nothing written)"
                                                         if report.dry_run else ""))
 
@@ -122,6 +141,10 @@ def extensions_cmd(file: Path, store: str | None, course: Path | None) -> None:
     """Import extensions/accommodations (student, module, due | hours, reason)."""
     n = api.extensions(file, store=store, course=course)
     click.echo(f"{file}: {n} extension(s) added")
+    if n:
+        click.echo("note: an extension keeps its module open longer for later modules' grading "
+                   "too: rebuild their autograder zips with `tito autograder --all "
+                   f"--extensions {file}` and upload them before the extended students submit")
 
 
 @gradebook.command("manual")
@@ -214,7 +237,8 @@ def canvas_ids_cmd(canvas_export: Path, output: Path, course: Path | None) -> No
     Example: tito gradebook canvas-ids canvas_gradebook.csv -o canvas_assignments.csv
     """
     try:
-        ids = api.canvas_ids(source=canvas_export, output=output, course=course)
+        ids = api.canvas_ids(source=canvas_export, output=output,
+                             course=course if course is not None else _root_course())
     except GradebookError as exc:
         raise UserError(str(exc)) from None
     click.echo(f"wrote {output}: {len(ids)} item(s) with a Canvas assignment id")

@@ -371,9 +371,15 @@ def read_records(path: Path) -> tuple[list[ExportRecord], str]:
 
 
 def export_module(records: list[ExportRecord]) -> str | None:
-    """The module the export's old results name (``extra_data.module``), if any says one."""
+    """The module an export is for: what its old results name (``extra_data.module``), else
+    the number in its assignment title ("Module 03 · Layers"), else None."""
     for rec in records:
         extra = (rec.old_results or {}).get("extra_data")
         if isinstance(extra, dict) and extra.get("module"):
             return str(extra["module"])
+    for rec in records:
+        title = str((rec.assignment or {}).get("title") or "")
+        m = re.search(r"\bmodule\s*0*(\d{1,2})\b", title, re.IGNORECASE)
+        if m:
+            return m.group(1)
     return None

@@ -12,7 +12,11 @@ the store and written in ONE transaction:
 - ``new``: recorded with the source's kind.
 
 A results.json test tagged ``milestone:<id>`` scores the milestone item; every other test
-scores the module's autograded item (``public`` tests carry 0 points).
+scores the module's autograded item (``public`` tests carry 0 points). An item one of whose
+tests is tagged ``pending`` (the autograder could not score it for a course-side reason), and
+every item of a results.json whose ``extra_data.grader_error`` says the run itself failed, is
+recorded as ``pending``: no score, never a 0, listed by ``check`` until a regrade scores it
+(DESIGN invariant 12).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ GRADE_CSV_REQUIRED = ["SID", "Email", "Total Score", "Max Points", "Status", "Su
 MAX_JSON_BYTES = 64 * 1024 * 1024
 SLOW_HOOK = "GRADEBOOK_TEST_ROW_DELAY"  # seconds to sleep between written rows (tests only)
 TOLERANCE = 1e-6  # scores are rounded to 6 decimals by the harness
+PENDING = "pending"  # the event kind of a course-side failure (gradebook.policy.PENDING)
 
 
 @dataclass
@@ -95,6 +100,7 @@ class FileResult:
     regrades: int = 0
     unchanged: int = 0
     duplicates: int = 0
+    pending: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -105,11 +111,13 @@ class IngestReport:
     files: list[FileResult]
     regrades: list[dict[str, Any]]
     dry_run: bool = False
+    #: items recorded as pending (course side, no score): student_ref, item, why, source
+    pending: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def added(self) -> int:
         """Events written (or, in a dry run, that would be written)."""
-        return sum(f.new + f.regrades for f in self.files)
+        return sum(f.new + f.regrades + f.pending for f in self.files)
 
 
 # ----------------------------------------------------------------------- parsing
@@ -187,7 +195,8 @@ def results_rows(
     problems: list[str] = []
     if results is None:
         if module is None:
-            raise GradebookError(f"{what}: no results and no module given (use --module)")
+            raise GradebookError(f"{what}: no :results: to tell the module from, and the "
+                                 "export names none; pass --module (e.g. --module 03)")
         mod = course.module(module)
         per_item: dict[str, list[float]] = {mod.name: [fallback_score or 0.0, float(mod.points)]}
         if not 0 <= (fallback_score or 0.0) <= mod.points + TOLERANCE:
@@ -211,7 +220,8 @@ def results_rows(
         name = extra.get("module") or module or only_tag
         if not name:
             raise GradebookError(
-                f"{what}: extra_data.module: missing (and tests carry no module tag)"
+                f"{what}: extra_data.module: missing and no test carries a module tag; pass "
+                "--module to say which module these results are for"
             )
         mod = course.module(_module_name(course, name, f"{what}: extra_data.module"))
         suite = extra.get("suite_version")
@@ -265,6 +275,9 @@ def results_rows(
                 problems.append(f"{what}: :score: {declared_score:g} but its :results: give "
                                 f"{total:g} (a score changed by hand in Gradescope?)")
         note = ""
+        pending = _pending_items(results, extra, per_item, course, mod)
+    if results is None:
+        pending = {}
     if not users:
         raise GradebookError(f"{what}: users: no submitter")
     details: dict[str, Any] = {"note": note} if note else {}
@@ -276,15 +289,51 @@ def results_rows(
     rows: list[ScoreRow] = []
     for user in users:
         for item, (score, max_score) in per_item.items():
+            why = pending.get(item)
             rows.append(ScoreRow(
-                kind=kind, item=item, score=score, max_score=max_score,
+                kind=PENDING if why else kind, item=item, score=None if why else score,
+                max_score=max_score,
                 sid=user.get("sid") or None, login=user.get("login") or None,
                 email=user.get("email") or None, name=user.get("name") or None,
                 submitted_at=submitted_at, submission_id=submission_id, suite_version=suite,
-                details=dict(details),
+                details={**details, "pending": why, "source_kind": kind} if why
+                else dict(details),
                 tests=tests if item == mod.name else [],
             ))
     return rows
+
+
+def _pending_items(results: dict[str, Any], extra: Any, per_item: dict[str, list[float]],
+                   course: Any, mod: Any) -> dict[str, list[str]]:
+    """Items of ``results`` that are pending (course side), each with why.
+
+    Tests tagged ``pending`` make their item pending; ``extra_data.grader_error`` (the run
+    itself failed) makes every item of the module pending (its milestones included); results
+    of an older harness, without ``extra_data.pending``, with ``grader_errors`` too.
+    """
+    extra = extra if isinstance(extra, dict) else {}
+    if extra.get("grader_error"):
+        why = [f"autograder error: {str(extra['grader_error']).splitlines()[0][:300]}"]
+        per_item.clear()
+        per_item[mod.name] = [0.0, float(mod.points)]
+        for m in course.milestones_graded_with(mod.number):
+            per_item[f"milestone:{m.id}"] = [0.0, float(m.points)]
+        return {item: why for item in per_item}
+    errors = extra.get("grader_errors")
+    if "pending" not in extra and isinstance(errors, list) and errors:
+        return {item: [str(e)[:300] for e in errors[:5]] for item in per_item}
+    reasons = {str(p.get("test")): str(p.get("why") or "") for p in extra.get("pending") or []
+               if isinstance(p, dict)}
+    out: dict[str, list[str]] = {}
+    for test in results.get("tests") or []:
+        tags = [str(t) for t in (test.get("tags") or [])] if isinstance(test, dict) else []
+        if "pending" not in tags:
+            continue
+        ms = next((t.split(":", 1)[1] for t in tags if t.startswith("milestone:")), None)
+        item = f"milestone:{ms}" if ms else mod.name
+        name = str(test.get("name") or "")
+        out.setdefault(item, []).append(f"{name}: {reasons.get(name) or 'not scored'}"[:300])
+    return out
 
 
 def _users(raw: Any, what: str) -> list[dict[str, Any]]:
@@ -613,6 +662,7 @@ def record(
     delay = float(os.environ.get(SLOW_HOOK, "0") or 0)
     files: list[FileResult] = []
     regrades: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
     recorded_at, recorded_by = now_utc(), current_user()
 
     def run(conn: Any) -> None:
@@ -649,10 +699,21 @@ def record(
                 kind = row.kind
                 details = dict(row.details)
                 if any(_same(e["score"], row.score) and _same(e["max_score"], row.max_score)
-                       and _same(e["suite_version"], row.suite_version) for e in same_sub):
+                       and _same(e["suite_version"], row.suite_version)
+                       and (e["kind"] == PENDING) == (row.kind == PENDING) for e in same_sub):
                     res.unchanged += 1
                     continue
-                if same_sub:
+                # a pending event is not a score: it is no "previous score" to regrade from
+                same_sub = [e for e in same_sub if e["kind"] != PENDING]
+                if row.kind == PENDING:
+                    res.pending += 1
+                    pending.append({"student_ref": row.student_ref, "name": row.name,
+                                    "item": row.item, "submission_id": row.submission_id,
+                                    "why": (row.details.get("pending") or [""])[0],
+                                    "kept": next((e["score"] for e in reversed(past)
+                                                  if e["kind"] != PENDING), None),
+                                    "source": src.path})
+                elif same_sub:
                     prev = same_sub[-1]
                     details.update(previous_event=int(prev["event_id"]),
                                    previous_score=prev["score"], previous_max=prev["max_score"],
@@ -692,7 +753,8 @@ def record(
                     progress(handled)
             if conn is not None:
                 store.insert_source(conn, path=src.path, sha256=src.sha256, kind=src.kind,
-                                    added=res.new + res.regrades, note="; ".join(res.notes))
+                                    added=res.new + res.regrades + res.pending,
+                                    note="; ".join(res.notes))
             files.append(res)
 
     if dry_run:
@@ -700,4 +762,4 @@ def record(
     else:
         with store.transaction() as conn:
             run(conn)
-    return IngestReport(files, regrades, dry_run)
+    return IngestReport(files, regrades, dry_run, pending)

@@ -31,6 +31,9 @@ from gradebook.items import LateRules, Policy, track_items
 from gradebook.tables import cell, records
 
 EPS = 1e-9
+#: Event kind of a result the autograder could not score for a course-side reason (missing
+#: test data, a broken reference): never a score, never a 0 (DESIGN invariant 12).
+PENDING = "pending"
 
 
 # --------------------------------------------------------------------------- 1
@@ -60,7 +63,9 @@ def current_scores(events: pd.DataFrame) -> pd.DataFrame:
     one unless both carry a submission time and the new one's is earlier (an older
     submission ingested late never replaces a newer one). Regrades of a submission share its
     time, so the latest regrade wins. The latest ``override`` event is kept apart; an
-    override with no score (cleared) means no override.
+    override with no score (cleared) means no override. A ``pending`` event (the autograder
+    could not score it, a course-side failure) never replaces a score; a pair whose only
+    events are pending is ``pending`` (it does not count until it is regraded).
 
     Args:
         events: resolved events (``student`` not null), with ``event_id, kind, item, score,
@@ -73,13 +78,17 @@ def current_scores(events: pd.DataFrame) -> pd.DataFrame:
     """
     cols = ["student", "item", "score", "max_score", "submitted_at", "submission_id",
             "event_id", "event_kind", "source_path", "suite_version", "override",
-            "override_reason", "override_by", "override_event"]
+            "override_reason", "override_by", "override_event", "pending"]
     current: dict[tuple[str, str], dict[str, Any]] = {}
     overrides: dict[tuple[str, str], dict[str, Any]] = {}
+    pending: set[tuple[str, str]] = set()
     for ev in records(events.sort_values("event_id")):
         key = (ev["student"], ev["item"])
         if ev["kind"] == "override":
             overrides[key] = ev
+            continue
+        if ev["kind"] == PENDING:
+            pending.add(key)
             continue
         cur = current.get(key)
         if cur is not None and not pd.isna(cur["submitted_at"]) and not pd.isna(
@@ -88,7 +97,7 @@ def current_scores(events: pd.DataFrame) -> pd.DataFrame:
             continue
         current[key] = ev
     rows = []
-    for key in sorted(set(current) | set(overrides)):
+    for key in sorted(set(current) | set(overrides) | pending):
         event = current.get(key)
         ov = overrides.get(key)
         rows.append({
@@ -105,6 +114,7 @@ def current_scores(events: pd.DataFrame) -> pd.DataFrame:
             "override_reason": None if ov is None else ov["reason"],
             "override_by": None if ov is None else ov["recorded_by"],
             "override_event": np.nan if ov is None else ov["event_id"],
+            "pending": event is None and key in pending,
         })
     frame = pd.DataFrame(rows, columns=cols)
     frame["submitted_at"] = pd.to_datetime(frame["submitted_at"], utc=True)
@@ -432,6 +442,8 @@ def score_rows(grid: pd.DataFrame, current: pd.DataFrame) -> pd.DataFrame:
         ``grid`` plus the current-score columns, ``missing`` and ``raw_points``.
     """
     out = grid.merge(current, on=["student", "item"], how="left")
+    pending = out["pending"] if "pending" in out else pd.Series(False, index=out.index)
+    out["pending"] = pending.astype("boolean").fillna(False).astype(bool)
     out["missing"] = out["score"].isna()
     ratio = (out["score"] / out["max_score"]).where(out["max_score"] > 0, 0.0)
     out["raw_points"] = (ratio.fillna(0.0) * out["points"]).astype("float64")
@@ -451,6 +463,9 @@ def build_track(
     """Run steps 3-11 for students in the tracks given by ``roster.track``."""
     grid = counted_items(roster, items, policy, as_of)
     frame = score_rows(grid, current)
+    # a pending item (course-side failure, no score yet) does not count until it is regraded:
+    # never a 0 (``check`` lists it)
+    frame = frame[~(frame["pending"] & frame["missing"] & frame["override"].isna())]
     frame = effective_due(frame, extensions)
     frame = lateness(frame)
     at_stake = frame["raw_points"].where(frame["override"].isna(), 0.0)
@@ -527,7 +542,7 @@ def default_as_of(
     Returns:
         The cut-off (UTC).
     """
-    scored = events[events["student"].notna() & (events["kind"] != "override")]
+    scored = events[events["student"].notna() & ~events["kind"].isin(["override", PENDING])]
     counts = scored.groupby("item")["student"].nunique()
     graded = set(counts[2 * counts >= max(roster_size, 1)].index)
     dues = items.loc[items["item"].isin(graded), "due"]

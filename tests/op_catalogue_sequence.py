@@ -66,7 +66,7 @@ def _mha(dtype, num_heads: int = 2):
     if key not in _MHA_CACHE:
         from tinytorch_ref import manual_seed, nn
         manual_seed(11)
-        m = nn.MultiheadAttention(8, num_heads)
+        m = nn.MultiheadAttention(8, num_heads, batch_first=True)
         rng = np.random.default_rng(11)
         for p in m.parameters():
             p.data = (p.data + 0.1 * rng.standard_normal(p.shape)).astype(dtype)
@@ -148,15 +148,15 @@ SEQUENCE_OPS: list[Op] = [
            q, k, v, key_padding_mask=np.array([[False] * 5, [False, False, True, False, True]]),
            need_weights=False)[0], None),
     Op("layer_norm_last_dim", ((2, 3, 5), (5,), (5,)), "any",
-       lambda x, w, b: _F().layer_norm(x, 5, w, b),
+       lambda x, w, b: _F().layer_norm(x, (5,), w, b),
        lambda x, w, b: _their_ln(x, w, b, shape=(5,))),
     Op("layer_norm_two_dims_eps", ((3, 2, 4), (2, 4), (2, 4)), "any",
        lambda x, w, b: _F().layer_norm(x, (2, 4), w, b, eps=1e-2),
        lambda x, w, b: _their_ln(x, w, b, shape=(2, 4), eps=1e-2)),
     Op("layer_norm_no_affine", ((4, 6),), "any",
-       lambda x: _F().layer_norm(x, 6), lambda x: _their_ln(x, shape=(6,))),
+       lambda x: _F().layer_norm(x, (6,)), lambda x: _their_ln(x, shape=(6,))),
     Op("layer_norm_unbatched_row", ((7,), (7,), (7,)), "any",
-       lambda x, w, b: _F().layer_norm(x, 7, w, b),
+       lambda x, w, b: _F().layer_norm(x, (7,), w, b),
        lambda x, w, b: _their_ln(x, w, b, shape=(7,))),
     Op("gelu_tanh", ((3, 5),), "any", lambda x: _tf().gelu_tanh(x),
        lambda x: _torch().nn.functional.gelu(x, approximate="tanh")),

@@ -66,7 +66,11 @@ def _mutate(path: list, value):
     (["milestones", 1, "min_passing_seeds"], 9, "min_passing_seeds is larger"),
     (["course", "timezone"], "Mars/Olympus", "course.timezone: unknown time zone"),
     (["milestones", 2, "requires"], [1, 2, 42], "milestones[2].requires: unknown module 42"),
-    (["milestones", 2, "time_budget_s"], 600, "graded with module 7 add up to 660 s"),
+    (["milestones", 2, "time_budget_s"], 600, "graded with module 7 add up to 660 CPU s"),
+    (["tracks", 0, "id"], "Foundation Track", "tracks[0].id: String should match pattern"),
+    (["milestones", 2, "training"], None, "milestones[2]: training: required"),
+    (["milestones", 2, "training"], {"epochs": 3, "steps": 9}, "milestones[2].training: give either epochs or steps"),
+    (["milestones", 2, "training", "batch_size"], 0, "milestones[2].training.batch_size"),
 ])
 def test_invalid_course_gives_one_line_naming_the_field(tmp_path, path, value, expected):
     p = _write(tmp_path, _mutate(path, value))
@@ -121,3 +125,40 @@ def test_grade_with_a_broken_course_still_writes_results_json(tmp_path):
     res = json.loads(out.read_text())
     assert res["score"] == 0 and res["tests"][0]["status"] == "failed"
     assert "modules[0].points" in res["output"]
+
+
+def test_a_drop_that_empties_a_category_is_a_check_problem(tmp_path):
+    """``drop_lowest: 25`` (issue 34): the policy would quietly count one item; course check
+    names the category, the track, its item count and the largest sensible value."""
+    from tito.check import _drop_problems
+
+    data = _mutate(["grading", "categories", 0, "drop_lowest"], 25)
+    problems = _drop_problems(load_course(_write(tmp_path, data)))
+    assert problems == [
+        "course.yml: grading.categories[0].drop_lowest: 25 would drop every item of 'modules' "
+        "in track foundation (7 item(s)); at most 6",
+        "course.yml: grading.categories[0].drop_lowest: 25 would drop every item of 'modules' "
+        "in track full (19 item(s)); at most 18"]
+    assert _drop_problems(load_course(_write(tmp_path, _mutate(
+        ["grading", "categories", 0, "drop_lowest"], 6)))) == []  # one module still counts
+    assert _drop_problems(load_course(REPO_ROOT / "course.yml")) == []
+
+
+def test_a_misspelt_track_id_is_a_check_problem(tmp_path):
+    """A track id the rosters do not know (issue 34): the sample term's roster and the
+    gradebook store's roster put students on 'foundation'."""
+    from gradebook import api
+    from tito.check import _roster_track_problems
+
+    store = tmp_path / "gb.sqlite"
+    api.roster(REPO_ROOT / "samples" / "term" / "roster.csv", store=store)
+    data = _mutate(["tracks", 0, "id"], "foundaton")
+    data["course"]["gradebook_store"] = str(store)
+    problems = _roster_track_problems(load_course(_write(tmp_path, data)))
+    assert [p.split(" puts ")[0] for p in problems] == [
+        "course.yml: tracks: samples/term/roster.csv", f"course.yml: tracks: the gradebook "
+        f"store {store}"]
+    assert all("12 student(s) on track 'foundation'" in p and "misspelt" in p
+               for p in problems)
+    ok = _mutate(["course", "gradebook_store"], str(store))
+    assert _roster_track_problems(load_course(_write(tmp_path, ok))) == []

@@ -286,7 +286,20 @@ def test_dataloader_argument_rules():
     with pytest.raises(ValueError, match="batch_sampler option is mutually exclusive"):
         data.DataLoader(ds, batch_size=2, batch_sampler=[[0, 1]])
     with pytest.raises(ValueError, match="batch_size=None"):
-        data.DataLoader(ds, batch_size=None)
+        data.DataLoader(ds, batch_size=None, drop_last=True)
+    with pytest.raises(ValueError, match="num_workers=2: .* use num_workers=0"):
+        data.DataLoader(ds, num_workers=2)
+    for bad in ({"num_workers": -1}, {"timeout": -1}, {"prefetch_factor": 2},
+                {"persistent_workers": True}, {"multiprocessing_context": "spawn"}):
+        with pytest.raises(ValueError):
+            data.DataLoader(ds, **bad)
+    with pytest.warns(UserWarning, match="pin_memory"):
+        pinned = data.DataLoader(ds, batch_size=2, pin_memory=True)
+    assert [b[0].tolist() for b in pinned] == [[0, 1], [2, 3], [4]]
+    # PyTorch's positional order: dataset, batch_size, shuffle, sampler, batch_sampler,
+    # num_workers, collate_fn, pin_memory, drop_last
+    positional = data.DataLoader(ds, 2, False, None, None, 0, None, False, True)
+    assert (positional.batch_size, positional.drop_last, len(positional)) == (2, True, 2)
     with pytest.raises(ValueError, match="Size mismatch"):
         data.TensorDataset(tt.Tensor(np.zeros(3)), tt.Tensor(np.zeros(4)))
     loader = data.DataLoader(ds, batch_size=2)

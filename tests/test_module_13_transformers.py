@@ -99,3 +99,32 @@ def test_sampling_is_reproducible_and_temperature_sharpens():
     hot = gpt.generate(prompt, 1, temperature=3.0).numpy()[:, -1]
     top = np.argmax(gpt(prompt[:1]).numpy()[0, -1])
     assert (cold == top).mean() > (hot == top).mean()
+
+
+def test_layer_norm_of_rows_whose_squares_overflow_is_the_true_value():
+    """Issue 30: float32 rows beyond ~1.8e19 (float64: 1.3e154) square to inf; the output is
+    still the ordinary normalised row, and so is the gradient (PyTorch's Welford sums give NaN
+    or 0 here, pytorch/pytorch#162489; docs/conformance.md, layer-norm-overflowing-variance).
+    The oracle: the same rows scaled down by ``s`` in float64, where ``LN(x) = LN'(x / s)``
+    with ``eps / s²`` and ``dLN/dx = dLN'/dx' / s``."""
+    rows = [[2e19, 2e19, 2e19, 2e19], [3e19, 1e19, 0.0, -5e18], [1e20, -1e20, 5e19, 0.0],
+            [1e36, 2e36, -3e36, 1.0]]
+    upstream = np.array([1.0, -2.0, 0.5, 0.25])
+    for dtype, scale in (("float32", 1.0), ("float64", 1e135)):
+        x = np.array(rows, dtype=np.float64) * scale
+        s = np.abs(x - x.mean(axis=1, keepdims=True)).max(axis=1, keepdims=True)
+        s[s == 0] = 1.0
+        small = tt.Tensor(x / s, requires_grad=True)
+        with np.errstate(over="ignore"):
+            eps = tt.Tensor(1e-5 / s[:, 0] ** 2)  # per row (0 when s² overflows: negligible)
+        xc = small - small.mean(dim=1, keepdim=True)
+        want = xc / ((xc * xc).mean(dim=1, keepdim=True) + eps.reshape(-1, 1)).sqrt()
+        want.backward(tt.Tensor(np.tile(upstream, (len(rows), 1))))
+        ours = tt.Tensor(x.astype(dtype), requires_grad=True)
+        out = T.layer_norm(ours, (4,))
+        out.backward(tt.Tensor(np.tile(upstream, (len(rows), 1)).astype(dtype)))
+        assert np.isfinite(out.numpy()).all() and np.isfinite(ours.grad.numpy()).all(), dtype
+        np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-5, atol=1e-6,
+                                   err_msg=dtype)
+        np.testing.assert_allclose(ours.grad.numpy() * s, small.grad.numpy(), rtol=1e-4,
+                                   atol=1e-6, err_msg=dtype)

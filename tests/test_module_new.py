@@ -77,6 +77,56 @@ def test_scaffold_passes_the_module_checks(scaffolded):
     assert " passed" in proc.stdout and "failed" not in proc.stdout
 
 
+def test_scaffold_builds_its_autograder_zip(scaffolded):
+    """``tito autograder NN`` right after the scaffold: every case's expected value differs
+    across the 64 variants (the build refuses a case a constant answer could pass)."""
+    root, _, tito = scaffolded
+    proc = tito("autograder", str(NUMBER), "-o", str(root / "build" / f"{NAME}.zip"))
+    assert proc.returncode == 0, proc.stderr
+    assert (root / "build" / f"{NAME}.zip").is_file()
+
+
+def test_publish_runs_the_course_checks_first(scaffolded):
+    """Issue 34: publishing a module that `course check` rejects is refused, one line per
+    problem, nothing written; a module with a solution but no suite is not held back
+    silently; before its release the same problem is a note, not a refusal."""
+    import yaml
+
+    root, _, tito = scaffolded
+    course = yaml.safe_load((root / "course.yml").read_text(encoding="utf-8"))
+    entry = next(m for m in course["modules"] if m["number"] == NUMBER)
+    after, before = entry["release"], course["modules"][-2]["release"]
+    buggy = root / "tests" / "fixtures" / "buggy" / f"{NAME}.py"
+    suite = root / "autograder" / "suites" / NAME / "suite.py"
+    saved = buggy.read_bytes(), suite.read_bytes()
+    student = root.parent / "student-repo"
+    try:
+        buggy.unlink()
+        refused = tito("publish", "--to", str(student), "--as-of", after)
+        assert refused.returncode == 1
+        lines = refused.stderr.strip().splitlines()
+        assert lines[0] == (f"tito: tests/fixtures/buggy/{NAME}.py: missing (at least five "
+                            "plausible bugs the hidden suite must catch)")
+        assert "nothing was published" in lines[-1] and len(lines) == 2
+        assert not student.exists()
+        early = tito("publish", "--to", str(student), "--as-of", before)
+        assert early.returncode == 0, early.stderr
+        assert f"note: not released yet, fix before it is: tests/fixtures/buggy/{NAME}.py" \
+            in early.stdout
+        buggy.write_bytes(saved[0])
+        suite.unlink()
+        half = tito("publish", "--to", str(student), "--as-of", after)
+        assert half.returncode == 1
+        assert (f"tito: {NAME}: half built: autograder/suites/{NAME}/suite.py is missing"
+                in half.stderr.splitlines())
+    finally:
+        buggy.write_bytes(saved[0])
+        suite.write_bytes(saved[1])
+    ok = tito("publish", "--to", str(student), "--as-of", after)
+    assert ok.returncode == 0, ok.stderr
+    assert (student / NAME / f"{NAME}.ipynb").is_file()
+
+
 def test_scaffold_suite_kills_its_mutants(scaffolded):
     _, _, tito = scaffolded
     proc = tito("suite-strength", str(NUMBER))

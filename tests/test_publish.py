@@ -92,3 +92,32 @@ def test_cli_publish(tmp_path):
     assert res.exit_code == 0, res.output
     assert f"published modules {BUILT[0].number:02d} as of" in res.output
     assert f"next: {BUILT[1].name}" in res.output
+
+
+def test_publish_refuses_what_course_check_rejects_one_line_each(tmp_path, monkeypatch):
+    """Issue 34: the course checks run first; a problem of a module that would be published,
+    or of the course, refuses the publish (nothing written, exit 1, one line per problem); a
+    problem of a module released later is a note."""
+    import tito.check
+    from tito.check import CheckReport
+
+    third, fourth = BUILT[2], BUILT[3]
+    rep = CheckReport(findings=[
+        (third.name, f"tests/fixtures/buggy/{third.name}.py: missing (at least five plausible "
+                     "bugs the hidden suite must catch)"),
+        (fourth.name, f"{fourth.name}: half built: autograder/suites/{fourth.name}/suite.py "
+                      "is missing"),
+        (None, "course.yml: grading.categories[0].drop_lowest: 25 would drop every item")])
+    monkeypatch.setattr(tito.check, "check_course", lambda course: rep)
+    to = tmp_path / "student"
+    as_of = f"{_as_of_third_release():%Y-%m-%d %H:%M}"
+    res = CliRunner().invoke(cli, ["publish", "--to", str(to), "--as-of", as_of])
+    assert res.exit_code == 1
+    lines = res.output.strip().splitlines()
+    assert lines[:2] == [f"tito: {rep.findings[0][1]}", f"tito: {rep.findings[2][1]}"]
+    assert lines[2].startswith("tito: 2 course check problem(s) in what would be published")
+    assert len(lines) == 3 and not to.exists()
+    rep.findings = rep.findings[1:2]  # only the module released later
+    ok = CliRunner().invoke(cli, ["publish", "--to", str(to), "--as-of", as_of])
+    assert ok.exit_code == 0, ok.output
+    assert f"note: not released yet, fix before it is: {fourth.name}: half built" in ok.output

@@ -103,7 +103,8 @@ def test_ta_regrades_an_export_with_bigdecimal_scores_and_a_duplicate(tmp_path: 
         meta = next(n for n in zf.namelist() if n.endswith("submission_metadata.yml"))
         assert "!ruby/object:BigDecimal" in zf.read(meta).decode()
     store = tmp_path / "gb.sqlite"
-    code, out = _tito("gradebook", "roster", str(tmp_path / "roster.csv"), "--store", str(store))
+    code, out = _tito("gradebook", "roster", str(tmp_path / "export-roster.csv"), "--store",
+                      str(store))
     assert code == 0, out
 
     work = tmp_path / "regrade"

@@ -24,11 +24,24 @@ from .tensor import Context, Function, Tensor
 
 
 def _check_matmul(a: np.ndarray, b: np.ndarray) -> tuple[int, int, int]:
-    """``(m, k, n)`` of ``a (m, k) @ b (k, n)``; ValueError naming both shapes otherwise."""
+    """``(m, k, n)`` of ``a (m, k) @ b (k, n)``; ValueError naming both shapes otherwise, and
+    TypeError for two different dtypes or bool matrices (PyTorch's ``matmul`` refuses both)."""
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
         raise ValueError(f"matmul: shapes {a.shape} and {b.shape} cannot be multiplied "
                          "(need (m, k) and (k, n))")
+    if a.dtype != b.dtype:
+        raise TypeError(f"matmul: expected both matrices to have the same dtype, got {a.dtype} "
+                        f"and {b.dtype}")
+    if a.dtype == np.bool_:
+        raise TypeError("matmul: bool matrices are not supported (PyTorch has no bool matmul)")
     return a.shape[0], a.shape[1], b.shape[1]
+
+
+def _accumulator(dtype: np.dtype) -> np.dtype:
+    """The dtype a product is summed in: the dtype itself for floats (float32 stays float32),
+    int64 for integers; the result is cast back to ``dtype`` at the end, so integer products
+    wrap around exactly as PyTorch's integer ``matmul`` does."""
+    return np.dtype(dtype) if np.dtype(dtype).kind == "f" else np.dtype(np.int64)
 
 
 def matmul_loops(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -38,17 +51,18 @@ def matmul_loops(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a: ``(m, k)``; b: ``(k, n)``.
 
     Returns:
-        ``(m, n)`` in ``np.result_type(a, b)``.
+        ``(m, n)`` in the inputs' dtype (integers wrap around, as in PyTorch).
 
     Raises:
-        ValueError: the shapes do not fit (``_check_matmul`` raises it for you).
+        ValueError: the shapes do not fit; TypeError: two dtypes, or bool
+            (``_check_matmul`` raises both for you).
 
     APPROACH:
-        1. ``m, k, n = _check_matmul(a, b)``; ``out = np.zeros((m, n),
-           dtype=np.result_type(a, b))``.
-        2. For every ``i`` and ``j``: ``acc = 0.0``; for every ``p``: ``acc += a[i, p] *
-           b[p, j]``; then ``out[i, j] = acc``.
-        3. Return ``out``.
+        1. ``m, k, n = _check_matmul(a, b)``; ``wide = _accumulator(a.dtype)``;
+           ``a, b = a.astype(wide), b.astype(wide)``; ``out = np.zeros((m, n), dtype=wide)``.
+        2. For every ``i`` and ``j``: ``acc = wide.type(0)``; for every ``p``:
+           ``acc += a[i, p] * b[p, j]``; then ``out[i, j] = acc``.
+        3. Return ``out.astype(dtype)`` with the inputs' original ``dtype``.
 
     EXAMPLE:
         >>> matmul_loops(np.array([[1.0, 2.0]]), np.array([[3.0], [4.0]]))
@@ -58,14 +72,16 @@ def matmul_loops(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     the order ``p = 0, 1, ...`` (the checks compare to this order's rounding).
     """
     m, k, n = _check_matmul(a, b)
-    out = np.zeros((m, n), dtype=np.result_type(a, b))
+    dtype, wide = a.dtype, _accumulator(a.dtype)
+    a, b = a.astype(wide), b.astype(wide)
+    out = np.zeros((m, n), dtype=wide)
     for i in range(m):
         for j in range(n):
-            acc = 0.0
+            acc = wide.type(0)
             for p in range(k):
                 acc += a[i, p] * b[p, j]
             out[i, j] = acc
-    return out
+    return out.astype(dtype)
 
 
 def matmul_broadcast(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -75,10 +91,11 @@ def matmul_broadcast(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a: ``(m, k)``; b: ``(k, n)``.
 
     Returns:
-        ``(m, n)`` in ``np.result_type(a, b)``.
+        ``(m, n)`` in the inputs' dtype (integers wrap around, as in PyTorch).
 
-    APPROACH: check the shapes with ``_check_matmul``; ``a[:, :, None] * b[None, :, :]`` has
-    shape ``(m, k, n)``; sum it over axis 1.
+    APPROACH: check the shapes with ``_check_matmul``; cast both to ``_accumulator(a.dtype)``;
+    ``a[:, :, None] * b[None, :, :]`` has shape ``(m, k, n)``; sum it over axis 1 and cast the
+    sum back to the inputs' dtype.
 
     EXAMPLE:
         >>> matmul_broadcast(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32))
@@ -89,7 +106,9 @@ def matmul_broadcast(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     use it on tiles (``matmul_blocked``) or small inputs only.
     """
     _check_matmul(a, b)
-    return (a[:, :, None] * b[None, :, :]).sum(axis=1)
+    wide = _accumulator(a.dtype)
+    products = a.astype(wide)[:, :, None] * b.astype(wide)[None, :, :]  # (m, k, n)
+    return products.sum(axis=1).astype(a.dtype)
 
 
 def matmul_blocked(a: np.ndarray, b: np.ndarray, block_size: int = 64,
@@ -103,19 +122,20 @@ def matmul_blocked(a: np.ndarray, b: np.ndarray, block_size: int = 64,
         kernel: multiplies two tiles (``np.matmul`` by default, or ``matmul_broadcast``).
 
     Returns:
-        ``(m, n)`` in ``np.result_type(a, b)``.
+        ``(m, n)`` in the inputs' dtype (integers wrap around, as in PyTorch).
 
     Raises:
-        ValueError: the shapes do not fit, or ``block_size < 1``.
+        ValueError: the shapes do not fit, or ``block_size < 1``; TypeError: two dtypes, or
+            bool.
 
     APPROACH:
-        1. ``m, k, n = _check_matmul(a, b)``; refuse ``block_size < 1``;
-           ``out = np.zeros((m, n), dtype=np.result_type(a, b))``.
+        1. ``m, k, n = _check_matmul(a, b)``; refuse ``block_size < 1``; cast ``a`` and ``b``
+           to ``wide = _accumulator(a.dtype)``; ``out = np.zeros((m, n), dtype=wide)``.
         2. For ``i`` in ``range(0, m, block_size)``, ``j`` in ``range(0, n, block_size)``:
            ``tile = out[i:i + block_size, j:j + block_size]`` (a view); for ``p`` in
            ``range(0, k, block_size)``: ``tile += kernel(a[i:i + bs, p:p + bs],
            b[p:p + bs, j:j + bs])``.
-        3. Return ``out``.
+        3. Return ``out.astype(dtype)`` with the inputs' original ``dtype``.
 
     EXAMPLE:
         >>> a = np.arange(15.0).reshape(3, 5); b = np.arange(10.0).reshape(5, 2)
@@ -130,13 +150,15 @@ def matmul_blocked(a: np.ndarray, b: np.ndarray, block_size: int = 64,
     if block_size < 1:
         raise ValueError(f"matmul_blocked: block_size must be >= 1, got {block_size}")
     bs = int(block_size)
-    out = np.zeros((m, n), dtype=np.result_type(a, b))
+    dtype, wide = a.dtype, _accumulator(a.dtype)
+    a, b = a.astype(wide), b.astype(wide)
+    out = np.zeros((m, n), dtype=wide)
     for i in range(0, m, bs):
         for j in range(0, n, bs):
             tile = out[i:i + bs, j:j + bs]
             for p in range(0, k, bs):
                 tile += kernel(a[i:i + bs, p:p + bs], b[p:p + bs, j:j + bs])
-    return out
+    return out.astype(dtype)
 
 _GELU_C = math.sqrt(2.0 / math.pi)  # a Python float: float32 stays float32
 _GELU_A = 0.044715
@@ -153,7 +175,8 @@ class _BiasGELUFn(Function):
             1. ``h = x + bias`` (a new array, kept for backward).
             2. ``t = h * h``; then in place: ``t *= _GELU_A``; ``t += 1.0``; ``t *= h``;
                ``t *= _GELU_C``; ``np.tanh(t, out=t)`` — now ``t = tanh(c·(h + a·h³))``.
-            3. ``y = t + 1.0``; ``y *= h``; ``y *= 0.5``.
+            3. ``y = h * 0.5``; ``y *= t + 1.0`` (halve first, as PyTorch: ``2·h`` overflows
+               for ``h`` near float32's largest value, ``h / 2`` does not).
             4. ``ctx.save_for_backward(h, t)``; return ``y``.
 
         EXAMPLE:
@@ -171,9 +194,8 @@ class _BiasGELUFn(Function):
         t *= h
         t *= _GELU_C
         np.tanh(t, out=t)
-        y = t + 1.0
-        y *= h
-        y *= 0.5
+        y = h * 0.5
+        y *= t + 1.0
         ctx.save_for_backward(h, t)
         return y
 

@@ -339,21 +339,25 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
     APPROACH:
         1. ``'none'``: ``return _GELUFn.apply(input)`` (your Function from above).
         2. ``'tanh'``: build the formula from Tensor operations — ``inner = (x + 0.044715 ·
-           x ** 3) · _SQRT_2_OVER_PI`` (defined above), then ``0.5 · x · (inner.tanh() + 1)``.
+           x·x·x) · _SQRT_2_OVER_PI`` (defined above), then ``0.5 · x · (inner.tanh() + 1)``.
         3. Anything else: ``raise ValueError`` naming the bad value (PyTorch does the same).
 
     EXAMPLE:
         >>> gelu(Tensor([-1.0, 0.0, 1.0])), gelu(Tensor([1.0]), approximate="tanh")
         (tensor([-0.1587,  0.    ,  0.8413]), tensor([0.8412]))
 
-    HINT: multiplying a float32 Tensor by a Python float keeps float32.
+    HINT: multiplying a float32 Tensor by a Python float keeps float32. Write the cube as
+    ``x * x * x``, as PyTorch's kernel does, not ``x ** 3``: at a huge ``x`` (float32:
+    1.1e19 to 1.8e19) the gradient of ``x ** 3``, ``3x²``, overflows while ``x²`` does not,
+    and the saturated tanh's gradient 0 times that ``inf`` is NaN; through ``x * x * x`` it
+    stays 0.
     """
     if input.dtype.kind != "f":
         raise RuntimeError(f"gelu is not implemented for {input.dtype} tensors (as in PyTorch)")
     if approximate == "none":
         return _GELUFn.apply(input)
     if approximate == "tanh":
-        inner = (input + input ** 3 * 0.044715) * _SQRT_2_OVER_PI
+        inner = (input + input * input * input * 0.044715) * _SQRT_2_OVER_PI
         return input * 0.5 * (inner.tanh() + 1.0)
     raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
 

@@ -19,6 +19,7 @@ import os
 import tarfile
 import tempfile
 import urllib.request
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -376,23 +377,56 @@ def default_collate(batch: Sequence[Any]) -> Any:
         return [default_collate(field) for field in zip(*batch, strict=True)]
     raise TypeError(_COLLATE_ERROR.format(type(elem)))
 
+def default_convert(data: Any) -> Any:
+    """What ``DataLoader(batch_size=None)`` does to each sample (provided; PyTorch's
+    ``default_convert``): NumPy arrays and scalars of numbers become Tensors, dicts, namedtuples
+    and lists are converted entry by entry (a tuple becomes a list, as in PyTorch), anything
+    else is returned unchanged."""
+    if isinstance(data, (np.ndarray, np.generic)) and data.dtype.kind not in "USO":
+        return Tensor(np.asarray(data))
+    if isinstance(data, cabc.Mapping):
+        return {key: default_convert(value) for key, value in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, (tuple, list)):
+        return [default_convert(d) for d in data]
+    return data
+
+
 class DataLoader:
     """Iterate over a dataset in batches, as ``torch.utils.data.DataLoader``.
 
     Args:
         dataset: a map-style dataset (``__getitem__`` and ``__len__``).
-        batch_size: samples per batch (a positive int).
+        batch_size: samples per batch (a positive int), or None: no automatic batching —
+            each sample on its own, through ``collate_fn`` (default: :func:`default_convert`,
+            which turns NumPy arrays into Tensors), and no ``batch_sampler``.
         shuffle: a new random order every epoch (``RandomSampler``) instead of ``0..n-1``.
-        drop_last: drop the last batch if it is smaller than ``batch_size``.
-        collate_fn: merges a list of samples into a batch (default: :func:`default_collate`).
-        generator: the :class:`Generator` the shuffle draws from (None: the global generator,
-            which ``tinytorch.manual_seed`` seeds).
         sampler: a custom index sampler (mutually exclusive with ``shuffle``).
         batch_sampler: a custom sampler of index lists (mutually exclusive with
             ``batch_size``, ``shuffle``, ``sampler`` and ``drop_last``).
+        num_workers: 0, loading in the main process (the only choice here: worker processes
+            raise a ValueError, see below).
+        collate_fn: merges a list of samples into a batch (default: :func:`default_collate`).
+        pin_memory: accepted; with no accelerator it changes nothing (PyTorch warns the
+            same on a CPU-only machine).
+        drop_last: drop the last batch if it is smaller than ``batch_size``.
+        timeout, worker_init_fn, multiprocessing_context, prefetch_factor,
+            persistent_workers, pin_memory_device, in_order: the worker-process options, with
+            PyTorch's checks; without workers they change nothing.
+        generator: the :class:`Generator` the shuffle draws from (None: the global generator,
+            which ``tinytorch.manual_seed`` seeds).
+
+    The arguments come in PyTorch's order, so positional calls mean the same in both.
+
+    Raises:
+        ValueError: ``num_workers > 0`` — worker processes (multiprocessing, shared memory)
+            are not part of the course; the batches are the same with ``num_workers=0``.
+            Also PyTorch's own checks of the options above.
 
     Attributes:
-        dataset, batch_size, drop_last, generator, sampler, batch_sampler, collate_fn.
+        dataset, batch_size, drop_last, generator, sampler, batch_sampler, collate_fn,
+        num_workers, pin_memory, timeout, worker_init_fn, prefetch_factor, ...
 
     Example:
         >>> ds = TensorDataset(Tensor(np.arange(10.0)), Tensor(np.arange(10)))
@@ -400,11 +434,23 @@ class DataLoader:
         [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
     """
 
-    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = False,
-                 drop_last: bool = False, collate_fn: Callable[[list[Any]], Any] | None = None,
-                 generator: Generator | np.random.Generator | None = None, *,
+    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = None,
                  sampler: Iterable[int] | None = None,
-                 batch_sampler: Iterable[list[int]] | None = None) -> None:
+                 batch_sampler: Iterable[list[int]] | None = None, num_workers: int = 0,
+                 collate_fn: Callable[[list[Any]], Any] | None = None,
+                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn: Callable[[int], None] | None = None,
+                 multiprocessing_context: Any = None,
+                 generator: Generator | np.random.Generator | None = None, *,
+                 prefetch_factor: int | None = None, persistent_workers: bool = False,
+                 pin_memory_device: str = "", in_order: bool = True) -> None:
+        self._check_workers(num_workers, timeout, prefetch_factor, persistent_workers,
+                            multiprocessing_context, pin_memory)
+        self.num_workers, self.timeout, self.worker_init_fn = num_workers, timeout, worker_init_fn
+        self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
+        self.multiprocessing_context = multiprocessing_context
+        self.pin_memory, self.pin_memory_device, self.in_order = (pin_memory, pin_memory_device,
+                                                                  in_order)
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -412,28 +458,59 @@ class DataLoader:
                 raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
                                  "shuffle, sampler, and drop_last")
             batch_size, drop_last = None, False
-        elif batch_size is None:
-            raise ValueError("batch_size=None (no automatic batching) is not supported; use "
-                             "batch_size=1 or iterate the dataset itself")
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                             "exclusive with drop_last")
         if sampler is None:
             sampler = (RandomSampler(dataset, generator=generator) if shuffle
                        else SequentialSampler(dataset))
-        if batch_sampler is None:
-            assert batch_size is not None
+        if batch_sampler is None and batch_size is not None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        if collate_fn is None:  # one sample at a time without batching: only converted
+            collate_fn = default_collate if batch_sampler is not None else default_convert
         self.dataset = dataset
         self.batch_size = batch_size
         self.drop_last = drop_last
         self.generator = generator
         self.sampler = sampler
         self.batch_sampler = batch_sampler
-        self.collate_fn = collate_fn if collate_fn is not None else default_collate
+        self.collate_fn = collate_fn
+
+    @staticmethod
+    def _check_workers(num_workers: int, timeout: float, prefetch_factor: int | None,
+                       persistent_workers: bool, multiprocessing_context: Any,
+                       pin_memory: bool) -> None:
+        """PyTorch's checks of the worker-process options (provided); ``num_workers > 0``
+        itself is refused: everything loads in the main process here."""
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
+                             "disable multiprocessing.")
+        if num_workers > 0:
+            raise ValueError(f"num_workers={num_workers}: tinytorch loads every batch in the "
+                             "main process (worker processes are not part of the course); use "
+                             "num_workers=0, which gives the same batches")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in "
+                             "multiprocessing. let num_workers > 0 to enable multiprocessing, "
+                             "otherwise set prefetch_factor to None.")
+        if persistent_workers:
+            raise ValueError("persistent_workers option needs num_workers > 0")
+        if multiprocessing_context is not None:
+            raise ValueError("multiprocessing_context can only be used with multi-process "
+                             "loading (num_workers > 0), but got num_workers=0")
+        if pin_memory:
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                          "then device pinned memory won't be used.", stacklevel=3)
 
     def __iter__(self) -> Iterator[Any]:
         """One epoch: for each list of indices, fetch those samples and collate them.
 
         APPROACH: for every ``indices`` in ``self.batch_sampler``: build the list
         ``[self.dataset[i] for i in indices]`` and yield ``self.collate_fn(that list)``.
+        Without batching (``self.batch_sampler is None``, from ``batch_size=None``): for every
+        index ``i`` of ``self.sampler`` yield ``self.collate_fn(self.dataset[i])``.
 
         EXAMPLE: 10 samples, ``batch_size=4`` -> three batches with 4, 4 and 2 samples;
         with ``shuffle=True`` every epoch visits all 10 in a new order.
@@ -442,6 +519,10 @@ class DataLoader:
         fresh pass over ``self.batch_sampler`` — which is what draws a new permutation. Call
         ``self.collate_fn``, not ``default_collate``: users pass their own.
         """
+        if self.batch_sampler is None:
+            for i in self.sampler:
+                yield self.collate_fn(self.dataset[i])
+            return
         for indices in self.batch_sampler:
             yield self.collate_fn([self.dataset[i] for i in indices])
         return
@@ -449,12 +530,15 @@ class DataLoader:
     def __len__(self) -> int:
         """The number of batches in one epoch: ``len(self.batch_sampler)``.
 
-        APPROACH: delegate to the batch sampler, which knows about ``drop_last``.
+        APPROACH: delegate to the batch sampler, which knows about ``drop_last``; without
+        batching (no batch sampler) it is ``len(self.sampler)``.
 
         EXAMPLE: 10 samples, ``batch_size=4`` -> ``3`` (``2`` with ``drop_last=True``).
 
         HINT: this counts batches, not samples: ``len(loader.dataset)`` counts samples.
         """
+        if self.batch_sampler is None:
+            return len(self.sampler)  # type: ignore[arg-type]
         return len(self.batch_sampler)  # type: ignore[arg-type]
 
 
@@ -647,6 +731,12 @@ def pad(img: Any, padding: int | Sequence[int], fill: float = 0,
                          f"{len(p)} element tuple")
     if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
         raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
+    h, w = x.shape[-2:]
+    limit = {"reflect": (h - 1, w - 1), "symmetric": (h, w)}.get(padding_mode)
+    if limit is not None and (max(top, bottom) > limit[0] or max(left, right) > limit[1]):
+        raise ValueError(f"padding ({left}, {top}, {right}, {bottom}) is too large for "
+                         f"padding_mode={padding_mode!r} on a {h}x{w} image (as in PyTorch: at "
+                         "most the size - 1 for reflect, the size for symmetric)")
     widths = [(0, 0)] * (x.ndim - 2) + [(top, bottom), (left, right)]
     if padding_mode == "constant":
         out = np.pad(x, widths, mode="constant", constant_values=np.asarray(fill, dtype=x.dtype))

@@ -257,7 +257,7 @@ def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Ten
            no ``weight``) runs as itself: ``attn.out_proj(Tensor(merged))``.
 
     EXAMPLE:
-        >>> manual_seed(0); mha = MultiheadAttention(8, 2)
+        >>> manual_seed(0); mha = MultiheadAttention(8, 2, batch_first=True)
         >>> x = Tensor(np.random.default_rng(0).standard_normal((1, 5, 8)).astype(np.float32))
         >>> cache = KVCache(1, 5, 2, 4)
         >>> parts = [cache(mha, x[:, :3]), cache(mha, x[:, 3:4]), cache(mha, x[:, 4:5])]

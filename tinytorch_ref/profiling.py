@@ -233,7 +233,7 @@ def multihead_attention_flops(module: MultiheadAttention, query_shape: Sequence[
     ``out_proj`` is a child ``Linear``, counted on its own row.
 
     Example:
-        >>> mha = MultiheadAttention(16, 4)
+        >>> mha = MultiheadAttention(16, 4, batch_first=True)
         >>> multihead_attention_flops(mha, (2, 5, 16), (2, 5, 16))
         20040
     """

@@ -25,8 +25,14 @@ import numpy as np
 
 from .activations import ReLU  # noqa: F401 - for checks
 from .layers import Linear, Module, Parameter, Sequential  # noqa: F401 - for checks
-from .spatial import Conv2d, _pair, im2col, out_size
-from .tensor import Tensor, manual_seed, no_grad  # noqa: F401 - for checks
+from .spatial import PADDING_MODES, Conv2d, _conv_padding, _pair, im2col, out_size
+from .tensor import (  # noqa: F401 - manual_seed and no_grad for checks
+    Context,
+    Function,
+    Tensor,
+    manual_seed,
+    no_grad,
+)
 
 
 class QDtype(NamedTuple):
@@ -60,6 +66,16 @@ def _as_float32(x: Any, what: str) -> np.ndarray:
     if data.dtype.kind != "f":
         raise RuntimeError(f"{what}: quantize only works on float tensors, got {data.dtype}")
     return data.astype(np.float32, copy=False)
+
+
+def _float32_only(x: Any, what: str) -> np.ndarray:
+    """The values of a float32 Tensor or array; any other dtype is refused, as
+    ``torch.quantize_per_tensor`` refuses float64 ("Quantize only works on Float Tensor")."""
+    data = x.data if isinstance(x, Tensor) else np.asarray(x)
+    if data.dtype != np.float32:
+        raise RuntimeError(f"{what}: quantize only works on float32 tensors, got {data.dtype} "
+                           "(convert with .float() first)")
+    return data
 
 
 def _check_zero_points(zero_point: np.ndarray, dtype: QDtype, what: str) -> None:
@@ -183,8 +199,8 @@ def quantize_per_tensor(input: Any, scale: float, zero_point: int,  # noqa: A002
     """Quantize a float tensor with one scale and zero point (``torch.quantize_per_tensor``).
 
     Args:
-        input: a float Tensor (or array) of any shape.
-        scale: the grid step, > 0.
+        input: a float32 Tensor (or array) of any shape.
+        scale: the grid step (normally > 0; PyTorch computes with whatever it is given).
         zero_point: the integer that stands for 0.0, inside ``[dtype.qmin, dtype.qmax]``.
         dtype: ``qint8`` or ``quint8``.
 
@@ -192,16 +208,21 @@ def quantize_per_tensor(input: Any, scale: float, zero_point: int,  # noqa: A002
         A ``QTensor`` of the same shape, storage ``dtype.storage``.
 
     Raises:
-        ValueError: ``scale <= 0`` (PyTorch accepts it; a non-positive grid step is a bug).
-        RuntimeError: a zero point outside the dtype's range, or a non-float input (as
-            PyTorch).
+        RuntimeError: a zero point outside the dtype's range, or an input that is not
+            float32 (as PyTorch).
 
     APPROACH:
-        1. ``x = _as_float32(input, "quantize_per_tensor")`` (refuses integer input).
-        2. Refuse ``scale <= 0`` with a ValueError; check the zero point with
-           ``_check_zero_points(np.asarray(zero_point), dtype, "quantize_per_tensor")``.
-        3. ``inv = np.float32(1.0) / np.float32(scale)`` (float32, once).
-        4. ``q = np.rint(x * inv + np.float32(zero_point))`` — round half to even.
+        1. ``x = _float32_only(input, "quantize_per_tensor")`` (given: refuses other dtypes);
+           check the zero point with ``_check_zero_points(np.asarray(zero_point), dtype,
+           "quantize_per_tensor")``.
+        2. ``inv = np.float32(1.0) / np.float32(scale)`` (float32, once; a scale of 0 gives
+           ``inf`` — wrap it in ``np.errstate(divide="ignore")``).
+        3. ``x·inv + zero_point`` rounded **once** to float32, as the CPU's fused multiply-add
+           does in PyTorch's kernel: ``t = (x.astype(np.float64) * np.float64(inv) +
+           zero_point).astype(np.float32)`` (the float64 product of two float32 numbers is
+           exact), then ``q = np.rint(t)`` — round half to even.
+        4. NaN becomes the top of the range, as in PyTorch: ``q = np.where(np.isnan(q),
+           dtype.qmax, q)``.
         5. Clamp with ``np.clip(q, dtype.qmin, dtype.qmax)``, cast to ``dtype.storage`` and
            return ``QTensor(q, scale, zero_point, dtype)``.
 
@@ -210,16 +231,59 @@ def quantize_per_tensor(input: Any, scale: float, zero_point: int,  # noqa: A002
         tensor([   0,    2,    2,  127, -128])
 
     HINT: 0.05 / 0.1 = 0.5 rounds to 0 and 0.25 / 0.1 = 2.5 rounds to 2 (half to even);
-    ``astype(np.int8)`` *before* ``np.clip`` wraps 200 around to -56 — clamp first.
+    ``astype(np.int8)`` *before* ``np.clip`` wraps 200 around to -56 — clamp first. Rounding
+    ``x·inv`` to float32 and then adding the zero point rounds twice: a value just above a
+    tie can land on it (and go to the even neighbour) where PyTorch's one rounding does not.
     """
-    x = _as_float32(input, "quantize_per_tensor")
-    if not scale > 0:
-        raise ValueError(f"quantize_per_tensor: scale must be positive, got {scale}")
+    x = _float32_only(input, "quantize_per_tensor")
     _check_zero_points(np.asarray(zero_point), dtype, "quantize_per_tensor")
-    inv = np.float32(1.0) / np.float32(scale)
-    q = np.rint(x * inv + np.float32(zero_point))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        inv = np.float32(1.0) / np.float32(scale)
+        t = (x.astype(np.float64) * np.float64(inv) + zero_point).astype(np.float32)
+    q = np.rint(t)
+    q = np.where(np.isnan(q), dtype.qmax, q)  # NaN -> the top of the range, as in PyTorch
     q = np.clip(q, dtype.qmin, dtype.qmax).astype(dtype.storage)
     return QTensor(q, scale, zero_point, dtype)
+
+
+class _FakeQuantizeFn(Function):
+    """Quantize and dequantize in one step, with the straight-through gradient (provided)."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, *, scale: float, zero_point: int,
+                quant_min: int, quant_max: int) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            inv = x.dtype.type(np.float32(1.0) / np.float32(scale))
+            q = np.rint(x * inv) + zero_point  # rounds, then adds the zero point (PyTorch)
+        ctx.inside = (q >= quant_min) & (q <= quant_max)  # NaN is outside: no gradient
+        q = np.clip(np.where(np.isnan(q), quant_min, q), quant_min, quant_max)
+        return ((q - zero_point) * x.dtype.type(np.float32(scale))).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
+        return (grad * ctx.inside,)
+
+
+def fake_quantize_per_tensor_affine(input: Tensor, scale: float, zero_point: int,  # noqa: A002
+                                    quant_min: int, quant_max: int) -> Tensor:
+    """``torch.fake_quantize_per_tensor_affine`` (provided): the float value the integer grid
+    gives back, ``(clamp(rint(x / scale) + zero_point, quant_min, quant_max) - zero_point) ·
+    scale``, with the gradient passed straight through inside the range (0 outside it): the
+    building block of quantization-aware training.
+
+    Example:
+        >>> fake_quantize_per_tensor_affine(Tensor([0.05, 0.14, 9.0]), 0.1, 0, 0, 15)
+        tensor([0. , 0.1, 1.5])
+    """
+    if quant_min > quant_max:
+        raise RuntimeError("`quant_min` should be less than or equal to `quant_max`.")
+    if not quant_min <= zero_point <= quant_max:
+        raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"fake_quantize_per_tensor_affine: a float input is needed, got "
+                           f"{input.dtype}")
+    return _FakeQuantizeFn.apply(input, scale=scale, zero_point=int(zero_point),
+                                 quant_min=int(quant_min), quant_max=int(quant_max))
 
 
 def quantization_error(x: Any, q: QTensor) -> float:
@@ -244,18 +308,19 @@ def quantize_per_channel(input: Any, scales: Any, zero_points: Any, axis: int,  
 
     Raises:
         RuntimeError: a bad ``axis``, a wrong number of scales or zero points, a zero point
-            out of range, or a non-float input (PyTorch's checks).
-        ValueError: a scale ``<= 0``.
+            out of range, or an input that is not float32 (PyTorch's checks).
 
     APPROACH:
-        1. ``x = _as_float32(input, ...)``; ``s`` = the scales as a float64 1-D array, ``z`` =
+        1. ``x = _float32_only(input, ...)``; ``s`` = the scales as a float64 1-D array, ``z`` =
            the zero points as an int64 1-D array (``np.asarray(getattr(v, "data", v))``).
-        2. Check ``0 <= axis < x.ndim``, ``len(s) == len(z) == x.shape[axis]`` and every
-           scale ``> 0``; ``_check_zero_points(z, dtype, ...)``.
+        2. Check ``0 <= axis < x.ndim`` and ``len(s) == len(z) == x.shape[axis]``;
+           ``_check_zero_points(z, dtype, ...)``.
         3. ``shape = [1] * x.ndim; shape[axis] = -1``; ``inv = np.float32(1.0) /
            s.astype(np.float32)`` reshaped to ``shape``, and the zero points (float32)
            reshaped the same way.
-        4. ``q = np.rint(x * inv + zf)``, clamp to the dtype's range, cast, and return
+        4. ``q = np.rint(x * inv + zf)`` (float32, in this order: PyTorch's per-channel kernel
+           rounds twice), NaN to 0 (``np.where(np.isnan(q), 0, q)``, as that kernel does),
+           clamp to the dtype's range, cast, and return
            ``QTensor(q, s, z, dtype, axis=axis)``.
 
     EXAMPLE:
@@ -268,7 +333,7 @@ def quantize_per_channel(input: Any, scales: Any, zero_points: Any, axis: int,  
     ``(out, in)`` weight uses ``scales[i]``, so with ``axis=0`` the scales need shape
     ``(out, 1)``, not ``(out,)`` (which would broadcast along the *columns*).
     """
-    x = _as_float32(input, "quantize_per_channel")
+    x = _float32_only(input, "quantize_per_channel")
     s = np.asarray(getattr(scales, "data", scales), dtype=np.float64).reshape(-1)
     z = np.asarray(getattr(zero_points, "data", zero_points), dtype=np.int64).reshape(-1)
     if not 0 <= axis < x.ndim:
@@ -277,14 +342,14 @@ def quantize_per_channel(input: Any, scales: Any, zero_points: Any, axis: int,  
     if len(s) != x.shape[axis] or len(z) != x.shape[axis]:
         raise RuntimeError(f"quantize_per_channel: expected {x.shape[axis]} scales and zero "
                            f"points (dimension {axis}), got {len(s)} and {len(z)}")
-    if np.any(s <= 0):
-        raise ValueError(f"quantize_per_channel: scales must be positive, got {s.tolist()}")
     _check_zero_points(z, dtype, "quantize_per_channel")
     shape = [1] * x.ndim
     shape[axis] = -1
-    inv = (np.float32(1.0) / s.astype(np.float32)).reshape(shape)
-    zf = z.astype(np.float32).reshape(shape)
-    q = np.clip(np.rint(x * inv + zf), dtype.qmin, dtype.qmax).astype(dtype.storage)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        inv = (np.float32(1.0) / s.astype(np.float32)).reshape(shape)
+        q = np.rint(x * inv + z.astype(np.float32).reshape(shape))
+    q = np.where(np.isnan(q), 0, q)  # PyTorch's per-channel kernel turns NaN into 0
+    q = np.clip(q, dtype.qmin, dtype.qmax).astype(dtype.storage)
     return QTensor(q, s, z, dtype, axis=axis)
 
 def determine_qparams(min_val: Any, max_val: Any, quant_min: int, quant_max: int,
@@ -359,7 +424,7 @@ def _qmin_qmax(dtype: QDtype, reduce_range: bool, quant_min: int | None,
             raise ValueError("the quantization range must include 0")
         if quant_min >= quant_max:
             raise ValueError("quant_min must be strictly less than quant_max")
-        if quant_max - quant_min + 1 > 256:
+        if dtype is qint8 and quant_max - quant_min + 1 > 256:  # PyTorch checks qint8 only
             raise ValueError("the quantization range must not exceed 256 values")
         return (quant_min // 2, quant_max // 2) if reduce_range else (quant_min, quant_max)
     if reduce_range:
@@ -392,6 +457,8 @@ class ObserverBase(Module):
             raise NotImplementedError(f"{type(self).__name__} only supports {kind} qschemes")
         if dtype not in (qint8, quint8):
             raise ValueError(f"observers support qint8 and quint8, got {dtype!r}")
+        if reduce_range and dtype is quint8 and "symmetric" in qscheme:
+            raise ValueError("Cannot reduce range for symmetric quantization for quint8")
         self.dtype = dtype
         self.qscheme = qscheme
         self.reduce_range = reduce_range
@@ -405,8 +472,10 @@ class ObserverBase(Module):
         return functools.partial(cls, **kwargs)
 
     def calculate_qparams(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(scales, zero_points)`` from the observed range: float32 and int64, ``(1,)`` or
-        ``(C,)``. Before any observation: scale 1.0 and zero point 0, with a warning."""
+        """``(scales, zero_points)`` from the observed range, ``(1,)`` or ``(C,)``: float32
+        scales; zero points int32 for the affine qschemes and int64 for the symmetric ones
+        (PyTorch's dtypes). Before any observation: scale 1.0 and zero point 0 (int64), with a
+        warning."""
         lo, hi = self.min_val.data, self.max_val.data
         if lo.size == 0 or (np.all(lo == np.inf) and np.all(hi == -np.inf)):
             warnings.warn("must run observer before calling calculate_qparams; returning "
@@ -414,9 +483,11 @@ class ObserverBase(Module):
             return np.ones(1, dtype=np.float32), np.zeros(1, dtype=np.int64)
         scale, zero_point = determine_qparams(lo, hi, self.quant_min, self.quant_max,
                                               self.qscheme, self.eps)
-        if "symmetric" in self.qscheme and self.dtype is quint8:  # PyTorch's unsigned middle
+        if "symmetric" in self.qscheme:  # PyTorch: 0 for qint8, the middle for quint8
             middle = (self.quant_min + self.quant_max) // 2 if self.has_customized_qrange else 128
-            zero_point = np.full_like(zero_point, middle)
+            zero_point = np.full_like(zero_point, middle if self.dtype is quint8 else 0)
+        if "affine" in self.qscheme:
+            zero_point = zero_point.astype(np.int32)
         return scale.reshape(-1), zero_point.reshape(-1)
 
     def extra_repr(self) -> str:
@@ -753,19 +824,27 @@ class QuantizedConv2d(Module):
 
     Buffers as :class:`QuantizedLinear`, with ``qweight`` ``(O, C, kh, kw)``.
     Shapes: input ``(N, C, H, W)`` (or ``(C, H, W)``) float32 -> ``(N, O, H_out, W_out)``.
+    ``padding_mode`` is the float layer's: the quantized input is padded the same way (zeros
+    are the integer 0; PyTorch's quantized convolution has only ``'zeros'`` and ``'reflect'``,
+    here every mode of ``Conv2d`` converts).
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, bias: bool = True, dtype: QDtype = qint8) -> None:
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 dtype: QDtype = qint8, padding_mode: str = "zeros") -> None:
         super().__init__()
+        Conv2d._check(in_channels, out_channels, groups, padding, stride, padding_mode)
+        self.padding_mode = padding_mode
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = _pair(kernel_size, "kernel_size")
-        self.stride, self.padding = _pair(stride, "stride"), _pair(padding, "padding")
+        self.stride = _pair(stride, "stride")
+        self.padding = padding if isinstance(padding, str) else _pair(padding, "padding")
+        self.dilation, self.groups = _pair(dilation, "dilation"), groups
         self.weight_dtype = dtype
         self.per_channel = False
         kh, kw = self.kernel_size
-        self.register_buffer("qweight", Tensor(np.zeros((out_channels, in_channels, kh, kw),
-                                                        dtype=dtype.storage)))
+        self.register_buffer("qweight", Tensor(np.zeros(
+            (out_channels, in_channels // groups, kh, kw), dtype=dtype.storage)))
         self.register_buffer("weight_scale", Tensor(np.ones(1, dtype=np.float32)))
         self.register_buffer("weight_zero_point", Tensor(np.zeros(1, dtype=dtype.storage)))
         self.register_buffer("bias", Tensor(np.zeros(out_channels, dtype=np.float32))
@@ -780,7 +859,8 @@ class QuantizedConv2d(Module):
         flattened weight ``(O, C·kh·kw)`` (one scale per output channel by default)."""
         flat = QuantizedLinear.from_float(_flat_linear(mod), weight_observer, input_qparams)
         q = cls(mod.in_channels, mod.out_channels, mod.kernel_size, mod.stride, mod.padding,
-                mod.bias is not None, flat.weight_dtype)
+                mod.dilation, mod.groups, mod.bias is not None, flat.weight_dtype,
+                mod.padding_mode)
         q.per_channel = flat.per_channel
         q.qweight = Tensor(flat.qweight.data.reshape(mod.weight.shape))
         for name in ("weight_scale", "weight_zero_point", "bias", "input_scale",
@@ -793,26 +873,34 @@ class QuantizedConv2d(Module):
         if data.ndim == 3:
             return Tensor(self.forward(Tensor(data[None])).data[0])
         n, _, h, w = data.shape
-        (kh, kw), (sh, sw), (ph, pw) = self.kernel_size, self.stride, self.padding
+        (kh, kw), (sh, sw), (dh, dw) = self.kernel_size, self.stride, self.dilation
+        (ph, pw), (eh, ew) = _conv_padding(self.padding, self.kernel_size, self.stride,
+                                           self.dilation)
         s, z = _input_qparams(self, data)
         qx = quantize_per_tensor(data, s, z, quint8).int_repr().data       # (N, C, H, W) uint8
         xi = qx.astype(np.int32) - np.int32(z)           # integer 0 is the real 0.0 now
-        xi = np.pad(xi, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-        cols = im2col(xi, (kh, kw), (sh, sw))                               # (N, C*kh*kw, L)
-        o = self.out_channels
+        xi = np.pad(xi, ((0, 0), (0, 0), (ph, ph + eh), (pw, pw + ew)),
+                    mode=PADDING_MODES[self.padding_mode])
+        cols = im2col(xi, (kh, kw), (sh, sw), (dh, dw))                     # (N, C*kh*kw, L)
+        o, g = self.out_channels, self.groups
+        cols = cols.reshape(n, g, -1, cols.shape[-1])                       # (N, G, K, L)
         wz = self.weight_zero_point.data.astype(np.int32).reshape(-1, 1)
-        wi = self.qweight.data.reshape(o, -1).astype(np.int32) - wz         # (O, C*kh*kw)
-        acc = np.matmul(wi, cols)                                           # (N, O, L) int32
+        wi = self.qweight.data.reshape(o, -1).astype(np.int32) - wz         # (O, K)
+        acc = np.matmul(wi.reshape(g, o // g, -1), cols).reshape(n, o, -1)  # (N, O, L) int32
         out = acc.astype(np.float32) * (np.float32(s) * self.weight_scale.data).reshape(1, -1, 1)
         if self.bias is not None:
             out = out + self.bias.data.reshape(1, -1, 1)
-        return Tensor(out.reshape(n, o, out_size(h, kh, sh, ph), out_size(w, kw, sw, pw)))
+        ho, wo = out_size(h + eh, kh, sh, ph, dh), out_size(w + ew, kw, sw, pw, dw)
+        return Tensor(out.reshape(n, o, ho, wo))
 
     def extra_repr(self) -> str:
         mode = "dynamic" if self.input_scale is None else "static"
         scheme = "per_channel" if self.per_channel else "per_tensor"
+        groups = f", groups={self.groups}" if self.groups != 1 else ""
+        if self.padding_mode != "zeros":
+            groups += f", padding_mode={self.padding_mode}"
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}, qscheme={scheme}, "
+                f"stride={self.stride}, padding={self.padding}{groups}, qscheme={scheme}, "
                 f"activations={mode}")
 
 

@@ -27,7 +27,7 @@ def _pair(value: Any, name: str = "argument") -> IntPair:
     """``3 -> (3, 3)``; ``(3, 2) -> (3, 2)``: PyTorch's "int or pair" arguments.
 
     Raises:
-        ValueError: anything else (e.g. PyTorch's ``padding='same'``, not supported here).
+        ValueError: anything else (``padding='same'`` is handled by ``conv2d`` itself).
     """
     items = tuple(value) if isinstance(value, (tuple, list)) else (value, value)
     if len(items) != 2 or not all(isinstance(v, (int, np.integer)) for v in items):
@@ -35,46 +35,54 @@ def _pair(value: Any, name: str = "argument") -> IntPair:
     return int(items[0]), int(items[1])
 
 
-def out_size(size: int, kernel: int, stride: int, padding: int) -> int:
-    """Output length along one axis: ``(size + 2 * padding - kernel) // stride + 1``."""
-    return (size + 2 * padding - kernel) // stride + 1
+def out_size(size: int, kernel: int, stride: int, padding: int, dilation: int = 1) -> int:
+    """Output length along one axis:
+    ``(size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1``."""
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
 
 
-def _pad(x: np.ndarray, padding: IntPair, value: float = 0.0) -> np.ndarray:
-    """Pad the two spatial axes of ``(N, C, H, W)`` by ``padding`` on each side (no copy
-    when there is nothing to pad)."""
-    ph, pw = padding
-    if ph == 0 and pw == 0:
+def _pad(x: np.ndarray, padding: IntPair, value: float = 0.0,
+         extra: IntPair = (0, 0)) -> np.ndarray:
+    """Pad the two spatial axes of ``(N, C, H, W)`` by ``padding`` on each side, plus
+    ``extra`` rows and columns at the bottom and right (pooling's ``ceil_mode``), with
+    ``value`` (no copy when there is nothing to pad)."""
+    (ph, pw), (eh, ew) = padding, extra
+    if ph == pw == eh == ew == 0:
         return x
-    return np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=value)
+    return np.pad(x, ((0, 0), (0, 0), (ph, ph + eh), (pw, pw + ew)), constant_values=value)
 
 
-def _crop(x: np.ndarray, padding: IntPair) -> np.ndarray:
-    """Undo ``_pad``: drop ``padding`` rows and columns on each side."""
-    ph, pw = padding
-    return x[:, :, ph:x.shape[2] - ph, pw:x.shape[3] - pw]
+def _crop(x: np.ndarray, padding: IntPair, extra: IntPair = (0, 0)) -> np.ndarray:
+    """Undo ``_pad``: drop ``padding`` rows and columns on each side (and the ``extra``)."""
+    (ph, pw), (eh, ew) = padding, extra
+    return x[:, :, ph:x.shape[2] - ph - eh, pw:x.shape[3] - pw - ew]
 
 def conv2d_loops(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None,
-                 stride: Any = 1, padding: Any = 0) -> np.ndarray:
+                 stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+                 groups: int = 1) -> np.ndarray:
     """2-D convolution by its definition, with Python loops (the slow comparison point).
 
     Args:
         x: input ``(N, C, H, W)``.
-        weight: filters ``(O, C, kh, kw)``.
+        weight: filters ``(O, C // groups, kh, kw)``.
         bias: ``(O,)`` or None.
-        stride, padding: an int or a pair ``(along H, along W)``.
+        stride, padding, dilation: an int or a pair ``(along H, along W)``.
+        groups: split the channels and the filters into this many independent convolutions.
 
     Returns:
-        ``(N, O, H_out, W_out)`` with ``H_out = out_size(H, kh, sh, ph)`` (same for W), in
-        ``x``'s dtype.
+        ``(N, O, H_out, W_out)`` with ``H_out = out_size(H, kh, sh, ph, dh)`` (same for W),
+        in ``x``'s dtype.
 
     APPROACH:
-        1. ``(sh, sw), (ph, pw) = _pair(stride), _pair(padding)``; read the shapes; compute
-           ``ho``, ``wo`` with ``out_size``; ``xp = _pad(x, (ph, pw))``.
-        2. ``out = np.zeros((n, o, ho, wo), dtype=x.dtype)``.
+        1. ``(sh, sw), (ph, pw), (dh, dw) = _pair(stride), _pair(padding), _pair(dilation)``;
+           read the shapes (``o, cg, kh, kw = weight.shape``: ``cg`` channels per group);
+           compute ``ho``, ``wo`` with ``out_size``; ``xp = _pad(x, (ph, pw))``.
+        2. ``out = np.zeros((n, o, ho, wo), dtype=x.dtype)``; ``per_group = o // groups``.
         3. Loop over ``b`` in the batch, ``k`` over the filters, ``i`` over ``ho`` and ``j``
-           over ``wo``: ``patch = xp[b, :, i*sh : i*sh + kh, j*sw : j*sw + kw]`` (shape
-           ``(C, kh, kw)``) and ``out[b, k, i, j] = np.sum(patch * weight[k])``.
+           over ``wo``: filter ``k`` reads channels ``g*cg : (g+1)*cg`` with ``g = k //
+           per_group``; ``patch = xp[b, g*cg:(g+1)*cg, i*sh : i*sh + dh*(kh-1) + 1 : dh,
+           j*sw : j*sw + dw*(kw-1) + 1 : dw]`` (shape ``(cg, kh, kw)``) and
+           ``out[b, k, i, j] = np.sum(patch * weight[k])``.
         4. Add ``bias[k]`` to every output of filter ``k`` (``out += bias.reshape(1, o, 1, 1)``)
            when a bias is given.
 
@@ -84,76 +92,94 @@ def conv2d_loops(x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = No
         array([[ 5.,  7.,  9.],
                [13., 15., 17.],
                [21., 23., 25.]], dtype=float32)
+        >>> conv2d_loops(x, np.array([[[[1.0, 0.0], [0.0, 1.0]]]], dtype=np.float32),
+        ...              dilation=2)[0, 0]               # taps (0, 0) and (2, 2) of each window
+        array([[10., 12.],
+               [18., 20.]], dtype=float32)
 
     HINT: the window of output ``(i, j)`` starts at ``(i*sh, j*sw)`` in the *padded* input,
-    not at ``(i, j)``; a stride of 2 skips every other position.
+    not at ``(i, j)``; a stride of 2 skips every other position. A slice with step ``dh``
+    picks the dilated taps: its stop is one past the last tap, ``i*sh + dh*(kh-1) + 1``.
     """
     (sh, sw), (ph, pw) = _pair(stride, "stride"), _pair(padding, "padding")
+    dh, dw = _pair(dilation, "dilation")
     n, c, h, w = x.shape
-    o, _, kh, kw = weight.shape
-    ho, wo = out_size(h, kh, sh, ph), out_size(w, kw, sw, pw)
+    o, cg, kh, kw = weight.shape
+    ho, wo = out_size(h, kh, sh, ph, dh), out_size(w, kw, sw, pw, dw)
     xp = _pad(x, (ph, pw))
     out = np.zeros((n, o, ho, wo), dtype=x.dtype)
+    per_group = o // groups
     for b in range(n):
         for k in range(o):
+            g = k // per_group
             for i in range(ho):
                 for j in range(wo):
-                    patch = xp[b, :, i * sh:i * sh + kh, j * sw:j * sw + kw]
+                    patch = xp[b, g * cg:(g + 1) * cg,
+                               i * sh:i * sh + dh * (kh - 1) + 1:dh,
+                               j * sw:j * sw + dw * (kw - 1) + 1:dw]
                     out[b, k, i, j] = np.sum(patch * weight[k])
     if bias is not None:
         out += bias.reshape(1, o, 1, 1)
     return out
 
-def sliding_windows(x: np.ndarray, kernel_size: IntPair, stride: IntPair) -> np.ndarray:
+def sliding_windows(x: np.ndarray, kernel_size: IntPair, stride: IntPair,
+                    dilation: IntPair = (1, 1)) -> np.ndarray:
     """A read-only view of every ``kh × kw`` window of ``x``, without copying.
 
     Args:
         x: ``(N, C, H, W)`` (already padded).
         kernel_size: ``(kh, kw)``.
         stride: ``(sh, sw)``.
+        dilation: ``(dh, dw)``, the distance between two taps of a window.
 
     Returns:
         A view of shape ``(N, C, kh, kw, H_out, W_out)`` with
-        ``view[n, c, u, v, i, j] == x[n, c, i*sh + u, j*sw + v]``.
+        ``view[n, c, u, v, i, j] == x[n, c, i*sh + u*dh, j*sw + v*dw]``.
 
     APPROACH:
-        1. ``n, c, h, w = x.shape``; ``ho = (h - kh) // sh + 1``, ``wo = (w - kw) // sw + 1``.
+        1. ``n, c, h, w = x.shape``; ``ho = (h - dh*(kh - 1) - 1) // sh + 1`` (the same for
+           ``wo``).
         2. ``s_n, s_c, s_h, s_w = x.strides`` (in bytes).
-        3. Return ``as_strided(x, shape=(n, c, kh, kw, ho, wo), strides=(s_n, s_c, s_h, s_w,
-           s_h * sh, s_w * sw), writeable=False)``.
+        3. Return ``as_strided(x, shape=(n, c, kh, kw, ho, wo), strides=(s_n, s_c, s_h * dh,
+           s_w * dw, s_h * sh, s_w * sw), writeable=False)``.
 
     EXAMPLE:
         >>> x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
         >>> win = sliding_windows(x, (2, 2), (2, 2))
         >>> win.shape, win[0, 0, :, :, 1, 0].tolist(), bool(np.shares_memory(win, x))
         ((1, 1, 2, 2, 2, 2), [[8.0, 9.0], [12.0, 13.0]], True)
+        >>> sliding_windows(x, (2, 2), (1, 1), (2, 2))[0, 0, :, :, 0, 1].tolist()
+        [[1.0, 3.0], [9.0, 11.0]]
 
     HINT: strides are in *bytes* in NumPy; taking them from ``x.strides`` keeps the view
     right for any dtype and for inputs that are themselves views.
     """
     kh, kw = kernel_size
     sh, sw = stride
+    dh, dw = dilation
     n, c, h, w = x.shape
-    ho, wo = (h - kh) // sh + 1, (w - kw) // sw + 1
+    ho, wo = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
     s_n, s_c, s_h, s_w = x.strides
     return as_strided(x, shape=(n, c, kh, kw, ho, wo),
-                      strides=(s_n, s_c, s_h, s_w, s_h * sh, s_w * sw), writeable=False)
+                      strides=(s_n, s_c, s_h * dh, s_w * dw, s_h * sh, s_w * sw),
+                      writeable=False)
 
 
-def im2col(x: np.ndarray, kernel_size: IntPair, stride: IntPair) -> np.ndarray:
+def im2col(x: np.ndarray, kernel_size: IntPair, stride: IntPair,
+           dilation: IntPair = (1, 1)) -> np.ndarray:
     """Every window of ``x`` as a column: ``(N, C, H, W) -> (N, C*kh*kw, H_out*W_out)``.
 
     Args:
         x: ``(N, C, H, W)`` (already padded).
-        kernel_size, stride: pairs, as in ``sliding_windows``.
+        kernel_size, stride, dilation: pairs, as in ``sliding_windows``.
 
     Returns:
-        ``cols`` with ``cols[n, (c*kh + u)*kw + v, i*W_out + j] == x[n, c, i*sh + u, j*sw + v]``
-        (a new, contiguous array).
+        ``cols`` with ``cols[n, (c*kh + u)*kw + v, i*W_out + j] ==
+        x[n, c, i*sh + u*dh, j*sw + v*dw]`` (a new, contiguous array).
 
     APPROACH:
-        1. ``win = sliding_windows(x, kernel_size, stride)`` — ``(N, C, kh, kw, H_out,
-           W_out)``.
+        1. ``win = sliding_windows(x, kernel_size, stride, dilation)`` — ``(N, C, kh, kw,
+           H_out, W_out)``.
         2. Return ``win.reshape(n, c * kh * kw, ho * wo)``: merging the axes copies each
            window into its column.
 
@@ -166,19 +192,19 @@ def im2col(x: np.ndarray, kernel_size: IntPair, stride: IntPair) -> np.ndarray:
     HINT: the axes are already in the right order; one ``reshape`` does it (NumPy copies
     because the view is not contiguous).
     """
-    win = sliding_windows(x, kernel_size, stride)
+    win = sliding_windows(x, kernel_size, stride, dilation)
     n, c, kh, kw, ho, wo = win.shape
     return win.reshape(n, c * kh * kw, ho * wo)
 
 
 def col2im(cols: np.ndarray, x_shape: tuple[int, ...], kernel_size: IntPair,
-           stride: IntPair) -> np.ndarray:
+           stride: IntPair, dilation: IntPair = (1, 1)) -> np.ndarray:
     """The adjoint of ``im2col``: add every column entry back into the pixel it came from.
 
     Args:
         cols: ``(N, C*kh*kw, H_out*W_out)``, e.g. the gradient of ``im2col``'s output.
         x_shape: ``(N, C, H, W)``, the shape of the (padded) image ``im2col`` read.
-        kernel_size, stride: as in ``im2col``.
+        kernel_size, stride, dilation: as in ``im2col``.
 
     Returns:
         ``(N, C, H, W)`` in ``cols``' dtype; a pixel covered by ``k`` windows is the sum of
@@ -188,8 +214,9 @@ def col2im(cols: np.ndarray, x_shape: tuple[int, ...], kernel_size: IntPair,
         1. Compute ``ho``, ``wo`` from ``x_shape`` as in ``sliding_windows``.
         2. ``win = cols.reshape(n, c, kh, kw, ho, wo)``; ``out = np.zeros(x_shape,
            dtype=cols.dtype)``.
-        3. For every kernel offset ``(u, v)``:
-           ``out[:, :, u:u + sh*ho:sh, v:v + sw*wo:sw] += win[:, :, u, v]``.
+        3. For every kernel offset ``(u, v)``, whose taps start at row ``u*dh`` and column
+           ``v*dw``: ``out[:, :, u*dh : u*dh + sh*ho : sh, v*dw : v*dw + sw*wo : sw] +=
+           win[:, :, u, v]``.
         4. Return ``out``.
 
     EXAMPLE:
@@ -207,32 +234,38 @@ def col2im(cols: np.ndarray, x_shape: tuple[int, ...], kernel_size: IntPair,
     n, c, h, w = x_shape
     kh, kw = kernel_size
     sh, sw = stride
-    ho, wo = (h - kh) // sh + 1, (w - kw) // sw + 1
+    dh, dw = dilation
+    ho, wo = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
     win = cols.reshape(n, c, kh, kw, ho, wo)
     out = np.zeros(x_shape, dtype=cols.dtype)
     for u in range(kh):
         for v in range(kw):
-            out[:, :, u:u + sh * ho:sh, v:v + sw * wo:sw] += win[:, :, u, v]
+            out[:, :, u * dh:u * dh + sh * ho:sh, v * dw:v * dw + sw * wo:sw] += win[:, :, u, v]
     return out
 
 class _Conv2dFn(Function):
-    """2-D convolution (im2col + one matmul) with its own backward (col2im)."""
+    """2-D convolution (im2col + one matmul per group) with its own backward (col2im)."""
 
     @staticmethod
     def forward(ctx: Context, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None = None,
                 stride: IntPair = (1, 1), padding: IntPair = (0, 0),
+                dilation: IntPair = (1, 1), groups: int = 1,
                 needs_input_grad: bool = True) -> np.ndarray:
-        """``(N, C, H, W) * (O, C, kh, kw) -> (N, O, H_out, W_out)`` via im2col and a matmul.
+        """``(N, C, H, W) * (O, C/G, kh, kw) -> (N, O, H_out, W_out)`` via im2col and a matmul.
 
         APPROACH:
-            1. ``xp = _pad(x, padding)``; ``o, c, kh, kw = weight.shape``; ``n = x.shape[0]``.
-            2. ``cols = im2col(xp, (kh, kw), stride)`` — ``(N, C*kh*kw, L)``; ``ho``, ``wo``
+            1. ``xp = _pad(x, padding)``; ``o, cg, kh, kw = weight.shape``; ``n = x.shape[0]``;
+               ``k = cg * kh * kw`` (the length of one group's window).
+            2. ``cols = im2col(xp, (kh, kw), stride, dilation)`` — ``(N, C*kh*kw, L)`` —, then
+               ``cols = cols.reshape(n, groups, k, -1)`` — ``(N, G, K, L)``; ``ho``, ``wo``
                from ``out_size`` (so that ``L = ho * wo``).
-            3. ``out = np.matmul(weight.reshape(o, -1), cols)`` — ``(N, O, L)``; if ``bias``
-               is not None: ``out += bias.reshape(1, o, 1)``.
+            3. ``out = np.matmul(weight.reshape(groups, o // groups, k), cols)`` —
+               ``(N, G, O/G, L)`` —, reshaped to ``(N, O, L)``; if ``bias`` is not None:
+               ``out += bias.reshape(1, o, 1)``.
             4. Save for backward: ``ctx.save_for_backward(cols, weight)`` and, as attributes,
                ``ctx.x_pad_shape = xp.shape``, ``ctx.stride``, ``ctx.padding``,
-               ``ctx.has_bias = bias is not None``, ``ctx.needs_input_grad``.
+               ``ctx.dilation``, ``ctx.groups``, ``ctx.has_bias = bias is not None``,
+               ``ctx.needs_input_grad``.
             5. Return ``out.reshape(n, o, ho, wo)``.
 
         EXAMPLE:
@@ -241,21 +274,24 @@ class _Conv2dFn(Function):
             >>> _Conv2dFn.forward(Context(), x, w, np.array([0.5], np.float32))[0, 0, 0]
             array([5.5, 7.5, 9.5], dtype=float32)
 
-        HINT: ``np.matmul`` of ``(O, K)`` with ``(N, K, L)`` broadcasts the weight over the
-        batch and gives ``(N, O, L)`` — already channels-first, so the final reshape is free.
+        HINT: ``np.matmul`` of ``(G, O/G, K)`` with ``(N, G, K, L)`` broadcasts the weight over
+        the batch and pairs the groups: ``(N, G, O/G, L)`` is already channels-first, so the
+        final reshapes are free.
         """
         xp = _pad(x, padding)
-        o, c, kh, kw = weight.shape
-        n = x.shape[0]
-        ho = out_size(x.shape[2], kh, stride[0], padding[0])
-        wo = out_size(x.shape[3], kw, stride[1], padding[1])
-        cols = im2col(xp, (kh, kw), stride)                        # (N, C*kh*kw, L)
-        out = np.matmul(weight.reshape(o, c * kh * kw), cols)      # (N, O, L)
+        o, cg, kh, kw = weight.shape
+        n, k = x.shape[0], cg * kh * kw
+        ho = out_size(x.shape[2], kh, stride[0], padding[0], dilation[0])
+        wo = out_size(x.shape[3], kw, stride[1], padding[1], dilation[1])
+        cols = im2col(xp, (kh, kw), stride, dilation)                  # (N, C*kh*kw, L)
+        cols = cols.reshape(n, groups, k, ho * wo)                     # (N, G, K, L)
+        out = np.matmul(weight.reshape(groups, o // groups, k), cols)  # (N, G, O/G, L)
+        out = out.reshape(n, o, ho * wo)                               # (N, O, L)
         if bias is not None:
             out += bias.reshape(1, o, 1)
         ctx.save_for_backward(cols, weight)
         ctx.x_pad_shape = xp.shape
-        ctx.stride, ctx.padding = stride, padding
+        ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, padding, dilation, groups
         ctx.has_bias, ctx.needs_input_grad = bias is not None, needs_input_grad
         return out.reshape(n, o, ho, wo)
 
@@ -264,16 +300,19 @@ class _Conv2dFn(Function):
         """Gradients ``(dx, dweight)``, plus ``dbias`` when the forward had a bias.
 
         APPROACH:
-            1. ``cols, weight = ctx.saved``; ``n, o, ho, wo = grad.shape``;
-               ``g = grad.reshape(n, o, ho * wo)`` — ``(N, O, L)``.
-            2. ``dw = np.matmul(g, cols.transpose(0, 2, 1)).sum(axis=0)`` — ``(O, C*kh*kw)``,
-               reshaped to ``weight.shape``.
+            1. ``cols, weight = ctx.saved`` (``cols`` is ``(N, G, K, L)``);
+               ``n, o, ho, wo = grad.shape``; ``groups = ctx.groups``;
+               ``g = grad.reshape(n, groups, o // groups, ho * wo)`` — ``(N, G, O/G, L)``.
+            2. ``dw = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0)`` —
+               ``(G, O/G, K)`` —, reshaped to ``weight.shape``.
             3. ``dx = None`` unless ``ctx.needs_input_grad``: then
-               ``dcols = np.matmul(weight.reshape(o, c * kh * kw).T, g)`` —
-               ``(N, C*kh*kw, L)`` —,
-               ``dx = _crop(col2im(dcols, ctx.x_pad_shape, (kh, kw), ctx.stride),
-               ctx.padding)``.
-            4. Return ``(dx, dw)``, or ``(dx, dw, g.sum(axis=(0, 2)))`` when ``ctx.has_bias``.
+               ``dcols = np.matmul(w2.transpose(0, 2, 1), g)`` with
+               ``w2 = weight.reshape(groups, o // groups, -1)`` — ``(N, G, K, L)`` —,
+               reshaped to ``(N, C*kh*kw, L)``, and
+               ``dx = _crop(col2im(dcols, ctx.x_pad_shape, (kh, kw), ctx.stride,
+               ctx.dilation), ctx.padding)``.
+            4. Return ``(dx, dw)``, or ``(dx, dw, grad.sum(axis=(0, 2, 3)))`` when
+               ``ctx.has_bias``.
 
         EXAMPLE: for ``x`` of ones ``(1, 1, 3, 3)``, a ``(1, 1, 2, 2)`` kernel and ``grad`` of
         ones ``(1, 1, 2, 2)``: ``dw`` is all 4 (each weight meets 4 pixels), ``db = [4.]``,
@@ -285,88 +324,238 @@ class _Conv2dFn(Function):
         """
         cols, weight = ctx.saved
         n, o, ho, wo = grad.shape
-        c, kh, kw = weight.shape[1:]
-        g = grad.reshape(n, o, ho * wo)                                # (N, O, L)
-        dw = np.matmul(g, cols.transpose(0, 2, 1)).sum(axis=0).reshape(weight.shape)
+        groups = ctx.groups
+        kh, kw = weight.shape[2:]
+        g = grad.reshape(n, groups, o // groups, ho * wo)              # (N, G, O/G, L)
+        dw = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(weight.shape)
         dx = None
         if ctx.needs_input_grad:
-            dcols = np.matmul(weight.reshape(o, c * kh * kw).T, g)     # (N, C*kh*kw, L)
-            dx = _crop(col2im(dcols, ctx.x_pad_shape, (kh, kw), ctx.stride), ctx.padding)
+            w2 = weight.reshape(groups, o // groups, -1)               # (G, O/G, K)
+            dcols = np.matmul(w2.transpose(0, 2, 1), g)                # (N, G, K, L)
+            dcols = dcols.reshape(n, -1, ho * wo)                      # (N, C*kh*kw, L)
+            dx = _crop(col2im(dcols, ctx.x_pad_shape, (kh, kw), ctx.stride, ctx.dilation),
+                       ctx.padding)
         if ctx.has_bias:
-            return dx, dw, g.sum(axis=(0, 2))
+            return dx, dw, grad.sum(axis=(0, 2, 3))
         return dx, dw
 
 
+def _conv_padding(padding: Any, kernel_size: IntPair, stride: IntPair,
+                  dilation: IntPair) -> tuple[IntPair, IntPair]:
+    """``(padding on each side, extra rows and columns at the bottom and right)``.
+
+    An int or a pair pads symmetrically; ``'valid'`` is no padding; ``'same'`` pads
+    ``dilation * (kernel - 1)`` in all: half on each side, and the odd one out (when the
+    total is odd) at the bottom or right, as PyTorch does.
+    """
+    if not isinstance(padding, str):
+        return _pair(padding, "padding"), (0, 0)
+    if padding == "valid":
+        return (0, 0), (0, 0)
+    if padding != "same":
+        raise ValueError(f"Invalid padding string '{padding}', should be one of "
+                         "{'valid', 'same'}")
+    if stride != (1, 1):
+        raise ValueError("padding='same' is not supported for strided convolutions")
+    total = (dilation[0] * (kernel_size[0] - 1), dilation[1] * (kernel_size[1] - 1))
+    return (total[0] // 2, total[1] // 2), (total[0] % 2, total[1] % 2)
+
+
+Pad4 = tuple[int, int, int, int]
+
+#: ``Conv2d``'s padding modes, and the ``np.pad`` mode each one is.
+PADDING_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge",
+                 "circular": "wrap"}
+
+
+def _check_pad(shape: tuple[int, ...], pad: Pad4, mode: str) -> None:
+    """PyTorch's limits of ``F.pad`` for the modes that copy pixels: reflecting needs fewer
+    padded rows than the image has (one image row is the mirror), wrapping at most as many,
+    and both need a non-empty image."""
+    for (before, after), size in (((pad[2], pad[3]), shape[-2]), ((pad[0], pad[1]), shape[-1])):
+        if mode == "reflect" and max(before, after) >= size:
+            raise RuntimeError(f"Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({before}, {after}) for a "
+                               f"dimension of size {size} (padding_mode='reflect')")
+        if mode == "circular" and (max(before, after) > size or size == 0):
+            raise RuntimeError(f"Padding value causes wrapping around more than once: "
+                               f"padding ({before}, {after}) for a dimension of size {size}")
+        if mode == "replicate" and size == 0 and before + after > 0:
+            raise RuntimeError("padding_mode='replicate' needs a non-empty input")
+
+
+class _PadFn(Function):
+    """Pad the last two axes by ``pad = (left, right, top, bottom)`` (provided): with zeros,
+    or with the image's own pixels — mirrored (``'reflect'``), repeated (``'replicate'``) or
+    wrapped around (``'circular'``)."""
+
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, *, pad: Pad4, mode: str = "zeros") -> np.ndarray:
+        left, right, top, bottom = pad
+        ctx.pad, ctx.mode, ctx.shape = pad, mode, x.shape
+        if mode == "zeros":
+            return np.pad(x, [(0, 0)] * (x.ndim - 2) + [(top, bottom), (left, right)])
+        # which image row (column) each padded row (column) copies
+        ctx.rows = np.pad(np.arange(x.shape[-2]), (top, bottom), mode=PADDING_MODES[mode])
+        ctx.cols = np.pad(np.arange(x.shape[-1]), (left, right), mode=PADDING_MODES[mode])
+        return x[..., ctx.rows[:, None], ctx.cols]
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
+        left, right, top, bottom = ctx.pad
+        if ctx.mode == "zeros":
+            h, w = grad.shape[-2:]
+            return (np.ascontiguousarray(grad[..., top:h - bottom, left:w - right]),)
+        dx = np.zeros(ctx.shape, dtype=grad.dtype)
+        np.add.at(dx, (Ellipsis, ctx.rows[:, None], ctx.cols), grad)  # a copied pixel adds up
+        return (dx,)
+
+
+def _pad2d(input: Tensor, pad: Pad4, mode: str = "zeros") -> Tensor:  # noqa: A002
+    """Pad the last two axes of ``input`` by ``pad = (left, right, top, bottom)``, as
+    ``F.pad(input, pad, mode)`` does for 2-D padding (``mode``: one of ``PADDING_MODES``;
+    PyTorch calls zeros ``'constant'``). Differentiable (provided)."""
+    if mode not in PADDING_MODES:
+        raise ValueError(f"padding mode must be one of {sorted(PADDING_MODES)}, got {mode!r}")
+    if mode != "zeros":
+        _check_pad(input.shape, pad, mode)
+    return _PadFn.apply(input, pad=tuple(int(p) for p in pad), mode=mode)
+
+
+def _reading_outputs(size: int, before: int, stride: int, offset: int,
+                     n_out: int) -> tuple[int, int]:
+    """The outputs ``i0 <= i < i1`` whose tap at ``offset`` (in the padded input) reads a
+    real pixel: ``0 <= i * stride + offset - before < size`` (``i0 == i1``: none does)."""
+    first = min(n_out, max(0, -((offset - before) // stride)))
+    last = min(n_out, (size - 1 + before - offset) // stride + 1)
+    return first, max(first, last)
+
+
+def _conv2d_by_taps(x: Tensor, weight: Tensor, bias: Tensor | None, stride: IntPair,
+                    pad: Pad4, dilation: IntPair, groups: int) -> Tensor:
+    """``conv2d`` with zero padding ``pad = (left, right, top, bottom)``, one kernel tap at a
+    time, each kept only in the outputs where it reads a real pixel (provided).
+
+    Zero padding is not part of the image: a weight that lands on it adds nothing. The im2col
+    product multiplies it by 0 all the same, which is NaN when the weight is infinite or NaN
+    (``0 · inf``); ``conv2d`` takes this slower path for such weights only. Tap ``(u, v)`` is a
+    1×1 convolution of the pixels it reads; the outputs where those are padding are dropped.
+    """
+    left, right, top, bottom = pad
+    n, _, h, w = x.shape
+    o, _, kh, kw = weight.shape
+    (sh, sw), (dh, dw) = stride, dilation
+    ho = out_size(h + top + bottom, kh, sh, 0, dh)
+    wo = out_size(w + left + right, kw, sw, 0, dw)
+    padded = _PadFn.apply(x, pad=pad)
+    out = Tensor(np.zeros((n, o, ho, wo), dtype=x.dtype))
+    for u in range(kh):
+        i0, i1 = _reading_outputs(h, top, sh, u * dh, ho)
+        for v in range(kw):
+            j0, j1 = _reading_outputs(w, left, sw, v * dw, wo)
+            pixels = padded[:, :, u * dh:u * dh + (ho - 1) * sh + 1:sh,
+                            v * dw:v * dw + (wo - 1) * sw + 1:sw]     # (N, C, H_out, W_out)
+            tap = _Conv2dFn.apply(pixels, weight[:, :, u:u + 1, v:v + 1], stride=(1, 1),
+                                  padding=(0, 0), dilation=(1, 1), groups=groups,
+                                  needs_input_grad=pixels.requires_grad)  # (N, O, H_out, W_out)
+            out = out + _PadFn.apply(tap[:, :, i0:i1, j0:j1], pad=(j0, wo - j1, i0, ho - i1))
+    if bias is not None:
+        out = out + bias.reshape(1, o, 1, 1)
+    return out
+
+
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,  # noqa: A002
-           stride: Any = 1, padding: Any = 0) -> Tensor:
+           stride: Any = 1, padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """2-D convolution, ``torch.nn.functional.conv2d`` (provided: checks, then your Function).
 
     Args:
         input: ``(N, C, H, W)``, or ``(C, H, W)`` for one unbatched image.
-        weight: ``(O, C, kh, kw)``.
+        weight: ``(O, C // groups, kh, kw)``.
         bias: ``(O,)`` or None.
-        stride, padding: an int or a pair.
+        stride, dilation: an int or a pair.
+        padding: an int, a pair, ``'valid'`` (none) or ``'same'`` (``H_out = H``; stride 1).
+        groups: split channels and filters into this many independent convolutions.
 
     Returns:
         ``(N, O, H_out, W_out)`` (or ``(O, H_out, W_out)`` for an unbatched input).
 
     Raises:
-        RuntimeError: wrong number of dimensions, channel mismatch, a kernel larger than
-            the padded input, or a weight or bias of another dtype (PyTorch's messages).
+        RuntimeError: wrong number of dimensions, channel or group mismatch, a kernel larger
+            than the padded input, or a weight or bias of another dtype (PyTorch's messages).
+        ValueError: an unknown padding string, or ``'same'`` with a stride.
     """
     if input.ndim == 3:
-        out = conv2d(input.reshape(1, *input.shape), weight, bias, stride, padding)
+        out = conv2d(input.reshape(1, *input.shape), weight, bias, stride, padding, dilation,
+                     groups)
         return out.reshape(*out.shape[1:])
     if input.ndim != 4:
         raise RuntimeError("Expected 3D (unbatched) or 4D (batched) input to conv2d, but got "
                            f"input of size: {list(input.shape)}")
-    s, p = _pair(stride, "stride"), _pair(padding, "padding")
-    if min(s) < 1 or min(p) < 0:
-        raise RuntimeError(f"conv2d: stride must be positive and padding non-negative, got "
-                           f"stride={s}, padding={p}")
-    if weight.ndim != 4 or input.shape[1] != weight.shape[1]:
-        raise RuntimeError(f"Given groups=1, weight of size {list(weight.shape)}, expected "
-                           f"input{list(input.shape)} to have "
-                           f"{weight.shape[1] if weight.ndim > 1 else '?'} channels, but got "
-                           f"{input.shape[1]} channels instead")
-    hp, wp = input.shape[2] + 2 * p[0], input.shape[3] + 2 * p[1]
-    if weight.shape[2] > hp or weight.shape[3] > wp:
+    s, d = _pair(stride, "stride"), _pair(dilation, "dilation")
+    if weight.ndim != 4:
+        raise RuntimeError(f"weight should have 4 dimensions, got {list(weight.shape)}")
+    p, extra = _conv_padding(padding, (weight.shape[2], weight.shape[3]), s, d)
+    if min(s) < 1 or min(p) < 0 or min(d) < 1 or groups < 1:
+        raise RuntimeError(f"conv2d: stride, dilation and groups must be positive and padding "
+                           f"non-negative, got stride={s}, padding={p}, dilation={d}, "
+                           f"groups={groups}")
+    if input.shape[1] != weight.shape[1] * groups or weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, "
+                           f"expected input{list(input.shape)} to have "
+                           f"{weight.shape[1] * groups} channels, but got {input.shape[1]} "
+                           f"channels instead (and out_channels divisible by groups)")
+    hp, wp = input.shape[2] + 2 * p[0] + extra[0], input.shape[3] + 2 * p[1] + extra[1]
+    kh, kw = d[0] * (weight.shape[2] - 1) + 1, d[1] * (weight.shape[3] - 1) + 1
+    if kh > hp or kw > wp:
         raise RuntimeError(f"Calculated padded input size per channel: ({hp} x {wp}). Kernel "
-                           f"size: ({weight.shape[2]} x {weight.shape[3]}). Kernel size can't "
-                           "be greater than actual input size")
+                           f"size: ({kh} x {kw}). Kernel size can't be greater than actual "
+                           "input size")
     if weight.dtype != input.dtype or (bias is not None and bias.dtype != input.dtype):
         raise RuntimeError(f"Input type ({input.dtype}) and weight type ({weight.dtype}) "
                            "should be the same (and the bias's)")
-    tensors = (input, weight) if bias is None else (input, weight, bias)
-    return _Conv2dFn.apply(*tensors, stride=s, padding=p,
-                           needs_input_grad=input.requires_grad)
+    pad = (p[1], p[1] + extra[1], p[0], p[0] + extra[0])  # (left, right, top, bottom)
+    if any(pad) and not np.isfinite(weight.data).all():
+        return _conv2d_by_taps(input, weight, bias, s, pad, d, groups)
+    x = _PadFn.apply(input, pad=(0, extra[1], 0, extra[0])) if extra != (0, 0) else input
+    tensors = (x, weight) if bias is None else (x, weight, bias)
+    return _Conv2dFn.apply(*tensors, stride=s, padding=p, dilation=d, groups=groups,
+                           needs_input_grad=x.requires_grad)
 
 
 class Conv2d(Module):
-    """2-D convolution layer, ``torch.nn.Conv2d`` (no groups or dilation).
+    """2-D convolution layer, ``torch.nn.Conv2d``.
 
     Args:
-        in_channels, out_channels: ``C`` and ``O``.
+        in_channels, out_channels: ``C`` and ``O`` (both divisible by ``groups``).
         kernel_size: an int or ``(kh, kw)``.
-        stride, padding: an int or a pair.
+        stride, dilation: an int or a pair.
+        padding: an int, a pair, ``'valid'`` or ``'same'``.
+        groups: independent channel groups (``groups = C`` is a depthwise convolution).
         bias: whether to learn a per-filter bias (``self.bias`` is None otherwise).
+        padding_mode: what the padding holds: ``'zeros'`` (PyTorch's default), or the image's
+            own pixels, ``'reflect'`` (mirrored, without repeating the edge), ``'replicate'``
+            (the edge repeated) or ``'circular'`` (wrapped around from the other side).
 
     Shapes:
         input ``(N, C, H, W)`` -> output ``(N, O, H_out, W_out)``; ``weight``
-        ``(O, C, kh, kw)``, ``bias`` ``(O,)``.
+        ``(O, C // groups, kh, kw)``, ``bias`` ``(O,)``.
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, bias: bool = True) -> None:
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros") -> None:
         """Store the configuration and create ``weight`` and ``bias`` with PyTorch's init.
 
         APPROACH:
-            1. ``super().__init__()``; store ``in_channels``, ``out_channels`` and
-               ``kernel_size``, ``stride``, ``padding`` as pairs (``_pair``).
-            2. ``fan_in = in_channels * kh * kw``; ``bound = 1 / math.sqrt(fan_in)``;
+            1. ``super().__init__()``; ``self._check(in_channels, out_channels, groups,
+               padding, stride, padding_mode)`` (given: PyTorch's errors).
+               Store ``in_channels``, ``out_channels``, ``groups``, ``padding_mode`` and
+               ``kernel_size``, ``stride``, ``dilation`` as pairs (``_pair``); ``padding``
+               as a pair too, or as given when it is a string (``'same'``, ``'valid'``).
+            2. ``fan_in = in_channels // groups * kh * kw``; ``bound = 1 / math.sqrt(fan_in)``;
                ``rng = default_generator()``.
             3. ``self.weight = Parameter(rng.uniform(-bound, bound, (out_channels,
-               in_channels, kh, kw)).astype(np.float32))``.
+               in_channels // groups, kh, kw)).astype(np.float32))``.
             4. With ``bias``: ``(out_channels,)`` from the same distribution, drawn *after*
                the weight; otherwise ``self.register_parameter("bias", None)``.
 
@@ -376,48 +565,159 @@ class Conv2d(Module):
             ((8, 3, 3, 3), (8,), (3, 3), (1, 1))
             >>> bool(np.abs(conv.weight.data).max() <= 1 / np.sqrt(27))
             True
+            >>> Conv2d(4, 6, 3, groups=2, padding="same").weight.shape
+            (6, 2, 3, 3)
 
-        HINT: ``fan_in`` counts every weight one output sums over: all input channels times
-        the kernel area, not just ``in_channels``.
+        HINT: ``fan_in`` counts every weight one output sums over: the input channels of its
+        group times the kernel area, not just ``in_channels``.
         """
         super().__init__()
+        self._check(in_channels, out_channels, groups, padding, stride, padding_mode)
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = _pair(kernel_size, "kernel_size")
         self.stride = _pair(stride, "stride")
-        self.padding = _pair(padding, "padding")
+        self.padding = padding if isinstance(padding, str) else _pair(padding, "padding")
+        self.dilation = _pair(dilation, "dilation")
+        self.groups = groups
+        self.padding_mode = padding_mode
         kh, kw = self.kernel_size
-        fan_in = in_channels * kh * kw
+        fan_in = in_channels // groups * kh * kw
         bound = 1.0 / math.sqrt(fan_in)
         rng = default_generator()
-        self.weight = Parameter(
-            rng.uniform(-bound, bound, (out_channels, in_channels, kh, kw)).astype(np.float32))
+        self.weight = Parameter(rng.uniform(
+            -bound, bound, (out_channels, in_channels // groups, kh, kw)).astype(np.float32))
         if bias:
             self.bias = Parameter(rng.uniform(-bound, bound, (out_channels,)).astype(np.float32))
         else:
             self.register_parameter("bias", None)
 
+    @staticmethod
+    def _check(in_channels: int, out_channels: int, groups: int, padding: Any, stride: Any,
+               padding_mode: str) -> None:
+        """PyTorch's checks of the layer's arguments (provided)."""
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 "{'valid', 'same'}")
+            if padding == "same" and _pair(stride, "stride") != (1, 1):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        if padding_mode not in PADDING_MODES:
+            raise ValueError(f"padding_mode must be one of {set(PADDING_MODES)}, but got "
+                             f"padding_mode={padding_mode!r}")
+
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return conv2d(input, self.weight, self.bias, self.stride, self.padding)
+        return self._conv_forward(input, self.weight, self.bias)
+
+    def _conv_forward(self, input: Tensor, weight: Tensor,  # noqa: A002
+                      bias: Tensor | None) -> Tensor:
+        """``conv2d`` with this layer's geometry (PyTorch's ``_conv_forward``): a padding mode
+        other than zeros pads the input first (the odd one out of ``'same'`` at the bottom and
+        right), then convolves without padding."""
+        if self.padding_mode == "zeros":
+            return conv2d(input, weight, bias, self.stride, self.padding, self.dilation,
+                          self.groups)
+        (ph, pw), (eh, ew) = _conv_padding(self.padding, self.kernel_size, self.stride,
+                                           self.dilation)
+        padded = _pad2d(input, (pw, pw + ew, ph, ph + eh), self.padding_mode)
+        return conv2d(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
 
     def extra_repr(self) -> str:
         text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
                 f"stride={self.stride}")
         if self.padding != (0, 0):
             text += f", padding={self.padding}"
+        if self.dilation != (1, 1):
+            text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
         if self.bias is None:
             text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
         return text
 
-def _pool_args(kernel_size: Any, stride: Any, padding: Any) -> tuple[IntPair, IntPair, IntPair]:
+def _pool_args(kernel_size: Any, stride: Any, padding: Any,
+               dilation: Any = 1) -> tuple[IntPair, IntPair, IntPair, IntPair]:
     """Pairs for pooling; ``stride=None`` means ``stride = kernel_size`` (PyTorch's default)."""
     k = _pair(kernel_size, "kernel_size")
-    s = k if stride is None else _pair(stride, "stride")
-    p = _pair(padding, "padding")
+    s = k if stride is None or (isinstance(stride, (tuple, list)) and not stride) \
+        else _pair(stride, "stride")
+    p, d = _pair(padding, "padding"), _pair(dilation, "dilation")
+    if min(k) < 1 or min(s) < 1 or min(d) < 1 or min(p) < 0:
+        raise RuntimeError(f"pooling: kernel_size, stride and dilation must be positive and "
+                           f"padding non-negative, got kernel_size={k}, stride={s}, "
+                           f"padding={p}, dilation={d}")
     if p[0] > k[0] // 2 or p[1] > k[1] // 2:
         raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
-                           f"pad={p}, kernel_size={k}")
-    return k, s, p
+                           f"pad={p}, kernel_size={k} and dilation={d}")
+    return k, s, p, d
+
+
+def pool_out_size(size: int, kernel: int, stride: int, padding: int, dilation: int = 1,
+                  ceil_mode: bool = False) -> int:
+    """Pooling's output length along one axis (PyTorch's ``pooling_output_shape``): the
+    convolution formula, rounded up with ``ceil_mode``, except that a window must start
+    inside the input or its left padding."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out
+
+
+def pool_geometry(x_shape: tuple[int, ...], kernel_size: IntPair, stride: IntPair,
+                  padding: IntPair, dilation: IntPair = (1, 1),
+                  ceil_mode: bool = False) -> tuple[int, int, IntPair]:
+    """``(H_out, W_out, extra)``: the output size and the rows and columns to pad at the
+    bottom and right (beyond ``padding``) so that the last window fits (``ceil_mode``)."""
+    h, w = x_shape[-2:]
+    ho = pool_out_size(h, kernel_size[0], stride[0], padding[0], dilation[0], ceil_mode)
+    wo = pool_out_size(w, kernel_size[1], stride[1], padding[1], dilation[1], ceil_mode)
+    need_h = (ho - 1) * stride[0] + dilation[0] * (kernel_size[0] - 1) + 1
+    need_w = (wo - 1) * stride[1] + dilation[1] * (kernel_size[1] - 1) + 1
+    extra = (max(0, need_h - h - 2 * padding[0]), max(0, need_w - w - 2 * padding[1]))
+    return ho, wo, extra
+
+
+def _lowest(dtype: Any) -> float:
+    """The value max pooling pads with: ``-inf``, or an integer dtype's smallest value."""
+    return float(-np.inf) if np.dtype(dtype).kind == "f" else int(np.iinfo(dtype).min)
+
+
+def _avg_divisor(x_shape: tuple[int, ...], kernel_size: IntPair, stride: IntPair,
+                 padding: IntPair, extra: IntPair, count_include_pad: bool,
+                 divisor_override: int | None, dtype: Any) -> Any:
+    """What average pooling divides each window's sum by: ``divisor_override``, or
+    ``kh * kw``, or — when some window is cut short — ``(H_out, W_out)`` counts of the
+    pixels each window may count (the real ones, plus the padding with
+    ``count_include_pad``; never the ``ceil_mode`` extra), in ``dtype`` for float inputs."""
+    if divisor_override is not None:
+        return divisor_override
+    kh, kw = kernel_size
+    if extra == (0, 0) and (count_include_pad or padding == (0, 0)):
+        return kh * kw
+    h, w = x_shape[-2:]
+    inside = _pad(np.ones((1, 1, h, w)), padding, value=float(count_include_pad))
+    inside = _pad(inside, (0, 0), extra=extra)  # the extra rows never count
+    win = sliding_windows(inside, kernel_size, stride)
+    counts = win.sum(axis=(2, 3))[0, 0]
+    return counts.astype(dtype) if np.dtype(dtype).kind == "f" else counts.astype(np.int64)
+
+
+def _divide(total: np.ndarray, divisor: Any) -> np.ndarray:
+    """``total / divisor`` in ``total``'s dtype; integers are truncated towards zero (C's
+    integer division, which PyTorch uses)."""
+    if total.dtype.kind == "f":
+        return total / divisor if np.ndim(divisor) else total / total.dtype.type(divisor)
+    floor = total // divisor  # rounds down; C rounds towards zero (the divisor is positive)
+    return (floor + ((floor * divisor != total) & (total < 0))).astype(total.dtype)
 
 
 class _MaxPool2dFn(Function):
@@ -425,16 +725,19 @@ class _MaxPool2dFn(Function):
 
     @staticmethod
     def forward(ctx: Context, x: np.ndarray, kernel_size: IntPair = (2, 2),
-                stride: IntPair = (2, 2), padding: IntPair = (0, 0)) -> np.ndarray:
+                stride: IntPair = (2, 2), padding: IntPair = (0, 0),
+                dilation: IntPair = (1, 1), ceil_mode: bool = False) -> np.ndarray:
         """``(N, C, H, W) -> (N, C, H_out, W_out)``: the largest value of every window.
 
         APPROACH:
-            1. ``xp = _pad(x, padding, value=-np.inf)``;
-               ``win = sliding_windows(xp, kernel_size, stride)``.
+            1. ``ho, wo, extra = pool_geometry(x.shape, kernel_size, stride, padding,
+               dilation, ceil_mode)``; ``xp = _pad(x, padding, value=_lowest(x.dtype),
+               extra=extra)``; ``win = sliding_windows(xp, kernel_size, stride, dilation)``.
             2. ``out = win[:, :, 0, 0].copy()``; for every offset ``(u, v)``:
                ``np.maximum(out, win[:, :, u, v], out=out)``.
             3. Save ``win`` and ``out`` (``ctx.save_for_backward(win, out)``) and
-               ``ctx.x_pad_shape``, ``ctx.stride``, ``ctx.padding``; return ``out``.
+               ``ctx.x_pad_shape``, ``ctx.stride``, ``ctx.padding``, ``ctx.dilation``,
+               ``ctx.extra``; return ``out``.
 
         EXAMPLE:
             >>> x = np.array([[[[1, 3, 2, 0], [5, 4, 1, 1], [0, 2, 7, 6], [1, 0, 3, 4]]]],
@@ -442,18 +745,24 @@ class _MaxPool2dFn(Function):
             >>> _MaxPool2dFn.forward(Context(), x, (2, 2), (2, 2), (0, 0))[0, 0]
             array([[5., 2.],
                    [2., 7.]], dtype=float32)
+            >>> _MaxPool2dFn.forward(Context(), x, (3, 3), (2, 2), (0, 0), (1, 1), True)[0, 0]
+            array([[7., 7.],
+                   [7., 7.]], dtype=float32)
 
         HINT: ``.copy()`` the first slice: ``np.maximum(..., out=out)`` writes into ``out``,
         and the windows view is read-only.
         """
-        xp = _pad(x, padding, value=-np.inf)
-        win = sliding_windows(xp, kernel_size, stride)            # (N, C, kh, kw, Ho, Wo)
+        ho, wo, extra = pool_geometry(x.shape, kernel_size, stride, padding, dilation,
+                                      ceil_mode)
+        xp = _pad(x, padding, value=_lowest(x.dtype), extra=extra)
+        win = sliding_windows(xp, kernel_size, stride, dilation)  # (N, C, kh, kw, Ho, Wo)
         out = win[:, :, 0, 0].copy()
         for u in range(kernel_size[0]):
             for v in range(kernel_size[1]):
                 np.maximum(out, win[:, :, u, v], out=out)
         ctx.save_for_backward(win, out)
         ctx.x_pad_shape, ctx.stride, ctx.padding = xp.shape, stride, padding
+        ctx.dilation, ctx.extra = dilation, extra
         return out
 
     @staticmethod
@@ -474,7 +783,8 @@ class _MaxPool2dFn(Function):
                np.isnan(win[:, :, u, v])``, keeping what is there elsewhere:
                ``np.where(hit, grad, dwin[:, :, u, v])``.
             4. ``dxp = col2im(dwin.reshape(n, c * kh * kw, ho * wo), ctx.x_pad_shape,
-               (kh, kw), ctx.stride)``; return ``(_crop(dxp, ctx.padding),)``.
+               (kh, kw), ctx.stride, ctx.dilation)``; return
+               ``(_crop(dxp, ctx.padding, ctx.extra),)``.
 
         EXAMPLE: for the 4×4 example of ``forward`` and ``grad`` of ones, ``dx`` is 1 at the
         four maxima (the 5 at row 1, column 0; the 2s at (0, 2) and (2, 1); the 7 at (2, 2))
@@ -502,8 +812,8 @@ class _MaxPool2dFn(Function):
                 dwin[:, :, u, v] = np.where(hit, grad, dwin[:, :, u, v])
                 won |= hit
         dxp = col2im(dwin.reshape(n, c * kh * kw, ho * wo), ctx.x_pad_shape, (kh, kw),
-                     ctx.stride)
-        return (_crop(dxp, ctx.padding),)
+                     ctx.stride, ctx.dilation)
+        return (_crop(dxp, ctx.padding, ctx.extra),)
 
 
 class _AvgPool2dFn(Function):
@@ -511,16 +821,23 @@ class _AvgPool2dFn(Function):
 
     @staticmethod
     def forward(ctx: Context, x: np.ndarray, kernel_size: IntPair = (2, 2),
-                stride: IntPair = (2, 2), padding: IntPair = (0, 0)) -> np.ndarray:
+                stride: IntPair = (2, 2), padding: IntPair = (0, 0), ceil_mode: bool = False,
+                count_include_pad: bool = True,
+                divisor_override: int | None = None) -> np.ndarray:
         """``(N, C, H, W) -> (N, C, H_out, W_out)``: the mean of every window.
 
         APPROACH:
-            1. ``xp = _pad(x, padding)`` (zeros); ``win = sliding_windows(xp, kernel_size,
-               stride)``.
+            1. ``ho, wo, extra = pool_geometry(x.shape, kernel_size, stride, padding,
+               (1, 1), ceil_mode)``; ``xp = _pad(x, padding, extra=extra)`` (zeros);
+               ``win = sliding_windows(xp, kernel_size, stride)``.
             2. ``out = win[:, :, 0, 0].copy()``; add every other offset's slice
-               ``win[:, :, u, v]`` into it; then divide by ``kh * kw``.
-            3. Save ``ctx.x_pad_shape``, ``ctx.kernel_size``, ``ctx.stride``, ``ctx.padding``
-               (the backward needs no values); return ``out``.
+               ``win[:, :, u, v]`` into it.
+            3. ``divisor = _avg_divisor(x.shape, kernel_size, stride, padding, extra,
+               count_include_pad, divisor_override, x.dtype)`` (given: ``kh * kw`` unless
+               a window is cut short) and ``out = _divide(out, divisor)``.
+            4. Save ``ctx.x_pad_shape``, ``ctx.kernel_size``, ``ctx.stride``, ``ctx.padding``,
+               ``ctx.extra`` and ``ctx.divisor`` (the backward needs no values); return
+               ``out``.
 
         EXAMPLE:
             >>> x = np.array([[[[1, 3, 2, 0], [5, 4, 1, 1], [0, 2, 7, 6], [1, 0, 3, 4]]]],
@@ -528,11 +845,15 @@ class _AvgPool2dFn(Function):
             >>> _AvgPool2dFn.forward(Context(), x, (2, 2), (2, 2), (0, 0))[0, 0]
             array([[3.25, 1.  ],
                    [0.75, 5.  ]], dtype=float32)
+            >>> _AvgPool2dFn.forward(Context(), x, (3, 3), (3, 3), (0, 0), True)[0, 0]
+            array([[2.7777777, 2.3333333],
+                   [1.3333334, 4.       ]], dtype=float32)
 
         HINT: start from a copy of the first slice and add the others in place (``+=``); the
-        divisor is the window area even where the window covers padding.
+        divisor is the window area even where the window covers padding (PyTorch's default).
         """
-        xp = _pad(x, padding)
+        ho, wo, extra = pool_geometry(x.shape, kernel_size, stride, padding, (1, 1), ceil_mode)
+        xp = _pad(x, padding, extra=extra)
         win = sliding_windows(xp, kernel_size, stride)            # (N, C, kh, kw, Ho, Wo)
         kh, kw = kernel_size
         out = win[:, :, 0, 0].copy()
@@ -540,100 +861,282 @@ class _AvgPool2dFn(Function):
             for v in range(kw):
                 if u or v:
                     out += win[:, :, u, v]
-        out /= kh * kw
+        divisor = _avg_divisor(x.shape, kernel_size, stride, padding, extra, count_include_pad,
+                               divisor_override, x.dtype)
+        out = _divide(out, divisor)
         ctx.x_pad_shape, ctx.kernel_size = xp.shape, kernel_size
-        ctx.stride, ctx.padding = stride, padding
+        ctx.stride, ctx.padding, ctx.extra, ctx.divisor = stride, padding, extra, divisor
         return out
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
-        """``dx``: every entry of a window receives ``grad / (kh * kw)``.
+        """``dx``: every entry of a window receives ``grad / divisor``.
 
         APPROACH:
             1. ``kh, kw = ctx.kernel_size``; ``n, c, ho, wo = grad.shape``.
-            2. ``dwin = np.broadcast_to((grad / (kh * kw))[:, :, None, None],
+            2. ``dwin = np.broadcast_to(_divide(grad, ctx.divisor)[:, :, None, None],
                (n, c, kh, kw, ho, wo))`` — the same share for every window entry.
             3. ``dxp = col2im(dwin.reshape(n, c * kh * kw, ho * wo), ctx.x_pad_shape,
-               (kh, kw), ctx.stride)``; return ``(_crop(dxp, ctx.padding),)``.
+               (kh, kw), ctx.stride)``; return ``(_crop(dxp, ctx.padding, ctx.extra),)``.
 
         EXAMPLE: 2×2 windows with stride 2 and ``grad`` of ones: every pixel gets ``0.25``;
         with stride 1 (overlapping windows) an interior pixel gets ``4 × 0.25 = 1``.
 
-        HINT: dividing by the window area once, before spreading, is cheaper than after.
+        HINT: dividing by the divisor once, before spreading, is cheaper than after.
         """
         kh, kw = ctx.kernel_size
         n, c, ho, wo = grad.shape
-        dwin = np.broadcast_to((grad / (kh * kw))[:, :, None, None], (n, c, kh, kw, ho, wo))
+        share = _divide(grad, ctx.divisor)
+        dwin = np.broadcast_to(share[:, :, None, None], (n, c, kh, kw, ho, wo))
         dxp = col2im(dwin.reshape(n, c * kh * kw, ho * wo), ctx.x_pad_shape, (kh, kw),
                      ctx.stride)
-        return (_crop(dxp, ctx.padding),)
+        return (_crop(dxp, ctx.padding, ctx.extra),)
 
 
 def _pool(fn: type[Function], name: str, input: Tensor, kernel_size: Any,  # noqa: A002
-          stride: Any, padding: Any) -> Tensor:
-    """Shared checks of the pooling functions (unbatched input, output size)."""
+          stride: Any, padding: Any, dilation: Any = 1, ceil_mode: bool = False,
+          **options: Any) -> Tensor:
+    """Shared checks of the pooling functions (unbatched input, dtype, output size)."""
     if input.ndim == 3:
-        out = _pool(fn, name, input.reshape(1, *input.shape), kernel_size, stride, padding)
+        out = _pool(fn, name, input.reshape(1, *input.shape), kernel_size, stride, padding,
+                    dilation, ceil_mode, **options)
         return out.reshape(*out.shape[1:])
     if input.ndim != 4:
         raise RuntimeError(f"{name}: expected 3D or 4D input, got {list(input.shape)}")
-    k, s, p = _pool_args(kernel_size, stride, padding)
-    ho, wo = out_size(input.shape[2], k[0], s[0], p[0]), out_size(input.shape[3], k[1], s[1], p[1])
-    if ho < 1 or wo < 1 or min(s) < 1:
+    if input.dtype == np.bool_ or (fn is _AvgPool2dFn and input.dtype.kind in "iu"
+                                   and input.dtype != np.int64):
+        raise RuntimeError(f'"{name}" not implemented for {input.dtype.name!r} (use float, '
+                           "or int64 for the average)")
+    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation)
+    ho = pool_out_size(input.shape[2], k[0], s[0], p[0], d[0], ceil_mode)
+    wo = pool_out_size(input.shape[3], k[1], s[1], p[1], d[1], ceil_mode)
+    if ho < 1 or wo < 1:
         raise RuntimeError(f"Given input size: ({'x'.join(map(str, input.shape[1:]))}). "
                            f"Calculated output size: ({input.shape[1]}x{ho}x{wo}). "
                            "Output size is too small")
-    return fn.apply(input, kernel_size=k, stride=s, padding=p)
+    if fn is _MaxPool2dFn:
+        options["dilation"] = d
+    return fn.apply(input, kernel_size=k, stride=s, padding=p, ceil_mode=ceil_mode, **options)
+
+
+def _max_pool_indices(x: np.ndarray, kernel_size: IntPair, stride: IntPair,
+                      padding: IntPair, dilation: IntPair, ceil_mode: bool) -> np.ndarray:
+    """Where each window's maximum is, as PyTorch's ``return_indices`` gives it (provided):
+    ``(N, C, H_out, W_out)`` int64 flat indices ``row * W + col`` into the input plane.
+
+    PyTorch's loop over a window's *real* pixels, in row-major order: it starts from the first
+    one and moves on to a pixel that is larger than the best so far, or NaN — so ties go to
+    the first maximum, a NaN to the last NaN, and the padding never wins (not even over a real
+    ``-inf``). A window of padding only gets -1.
+    """
+    h, w = x.shape[-2:]
+    _, _, extra = pool_geometry(x.shape, kernel_size, stride, padding, dilation, ceil_mode)
+    win = sliding_windows(_pad(x, padding, value=_lowest(x.dtype), extra=extra), kernel_size,
+                          stride, dilation)                           # (N, C, kh, kw, Ho, Wo)
+    plane = np.arange(h * w, dtype=np.int64).reshape(1, 1, h, w)
+    where = sliding_windows(_pad(plane, padding, value=-1, extra=extra), kernel_size, stride,
+                            dilation)[0, 0]                           # (kh, kw, Ho, Wo)
+    best = np.full(win.shape[:2] + win.shape[4:], _lowest(x.dtype), dtype=x.dtype)
+    index = np.full(best.shape, -1, dtype=np.int64)
+    for u in range(kernel_size[0]):
+        for v in range(kernel_size[1]):
+            tap, real = win[:, :, u, v], where[u, v] >= 0
+            index = np.where(real & (index < 0), where[u, v], index)  # the first real pixel
+            take = real & ((tap > best) | np.isnan(tap))
+            best = np.where(take, tap, best)
+            index = np.where(take, where[u, v], index)
+    return index
 
 
 def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
-               padding: Any = 0) -> Tensor:
-    """Max pooling, ``torch.nn.functional.max_pool2d`` (no dilation, no ceil mode).
+               padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """Max pooling, ``torch.nn.functional.max_pool2d``.
 
     ``stride`` defaults to ``kernel_size``; ``padding`` (at most half the kernel) pads with
-    ``-inf``. Input ``(N, C, H, W)`` or ``(C, H, W)``.
+    ``-inf``; ``dilation`` spreads the taps; ``ceil_mode`` rounds the output size up.
+    Input ``(N, C, H, W)`` or ``(C, H, W)``, float or integer.
+
+    Returns:
+        The pooled tensor; with ``return_indices=True`` the pair ``(pooled, indices)``, where
+        ``indices`` (int64, the same shape) holds the flat position ``row * W + col`` of each
+        window's maximum in its input plane (``MaxUnpool2d`` puts the values back there).
     """
-    return _pool(_MaxPool2dFn, "max_pool2d", input, kernel_size, stride, padding)
+    out = _pool(_MaxPool2dFn, "max_pool2d", input, kernel_size, stride, padding, dilation,
+                ceil_mode)
+    if not return_indices:
+        return out
+    k, s, p, d = _pool_args(kernel_size, stride, padding, dilation)
+    x = input.data if input.ndim == 4 else input.data[None]
+    index = _max_pool_indices(x, k, s, p, d, ceil_mode)
+    return out, Tensor(index if input.ndim == 4 else index[0])
 
 
 def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None,  # noqa: A002
-               padding: Any = 0) -> Tensor:
-    """Average pooling, ``torch.nn.functional.avg_pool2d`` with ``count_include_pad=True``.
+               padding: Any = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """Average pooling, ``torch.nn.functional.avg_pool2d``.
 
-    ``stride`` defaults to ``kernel_size``; zero padding counts in the mean.
+    ``stride`` defaults to ``kernel_size``; zero padding counts in the mean unless
+    ``count_include_pad=False``; ``divisor_override`` replaces the divisor; ``ceil_mode``
+    rounds the output size up (the cut-short windows divide by what they cover). The mean of
+    integers is truncated towards zero.
     """
-    return _pool(_AvgPool2dFn, "avg_pool2d", input, kernel_size, stride, padding)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    return _pool(_AvgPool2dFn, "avg_pool2d", input, kernel_size, stride, padding, 1,
+                 ceil_mode, count_include_pad=count_include_pad,
+                 divisor_override=divisor_override)
 
 
-class _Pool2d(Module):
-    """What both pooling layers store: the arguments as given (``stride`` defaults to
-    ``kernel_size``), as PyTorch does."""
+class MaxPool2d(Module):
+    """``torch.nn.MaxPool2d(kernel_size, stride=None, padding=0, dilation=1,
+    return_indices=False, ceil_mode=False)``; the arguments are stored as given (``stride``
+    defaults to ``kernel_size``), as PyTorch does."""
 
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False,
+                 ceil_mode: bool = False) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = kernel_size if stride is None else stride
         self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Tensor | tuple[Tensor, Tensor]:  # noqa: A002
+        return max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                          self.ceil_mode, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+                f", dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool2d(Module):
+    """``torch.nn.AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False,
+    count_include_pad=True, divisor_override=None)``; arguments stored as given."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                          self.count_include_pad, self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class MaxPool2d(_Pool2d):
-    """``torch.nn.MaxPool2d(kernel_size, stride=None, padding=0)``."""
+class _MaxUnpool2dFn(Function):
+    """Scatter each value to its flat index in a zero plane; the gradient gathers it back."""
 
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return max_pool2d(input, self.kernel_size, self.stride, self.padding)
+    @staticmethod
+    def forward(ctx: Context, x: np.ndarray, *, indices: np.ndarray,
+                size: IntPair) -> np.ndarray:
+        n, c = x.shape[:2]
+        flat = indices.reshape(n, c, -1)                                # (N, C, H_in*W_in)
+        out = np.zeros((n, c, size[0] * size[1]), dtype=x.dtype)
+        if out.size:  # (an empty plane holds nothing: PyTorch checks no index then)
+            np.put_along_axis(out, flat, x.reshape(n, c, -1), axis=2)
+        ctx.flat, ctx.shape = flat, x.shape
+        return out.reshape(n, c, *size)
+
+    @staticmethod
+    def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
+        n, c = grad.shape[:2]
+        if grad.size == 0:  # an empty plane: nothing to gather, unless an index points in
+            if ctx.flat.size:  # (PyTorch's gather fails then, as it does here)
+                raise RuntimeError(f"max_unpool2d backward: index {int(ctx.flat.flat[0])} is "
+                                   "out of bounds for dimension 2 with size 0 (the output "
+                                   "plane is empty)")
+            return (np.zeros(ctx.shape, dtype=grad.dtype),)
+        return (np.take_along_axis(grad.reshape(n, c, -1), ctx.flat, axis=2)
+                .reshape(ctx.shape),)
+
+
+def _unpool_size(in_size: tuple[int, ...], kernel_size: IntPair, stride: IntPair,
+                 padding: IntPair, output_size: Any) -> IntPair:
+    """The output plane of ``max_unpool2d``: the size max pooling came from,
+    ``(H_in - 1) * stride - 2 * padding + kernel`` (same for W), or ``output_size`` (the last
+    two numbers), which must lie strictly within one stride of it."""
+    default = tuple((in_size[i] - 1) * stride[i] + kernel_size[i] - 2 * padding[i]
+                    for i in (0, 1))
+    if output_size is None:
+        return default[0], default[1]
+    size = tuple(int(v) for v in output_size)
+    if len(size) == 4:
+        size = size[2:]
+    if len(size) != 2:
+        raise ValueError(f"output_size should be a sequence containing 2 or 4 elements, but "
+                         f"it has a length of '{len(size)}'")
+    for i in (0, 1):
+        low, high = default[i] - stride[i], default[i] + stride[i]
+        if not low < size[i] < high:
+            raise ValueError(f'invalid output_size "{size}" (dim {i} must be between {low} '
+                             f"and {high})")
+    return size[0], size[1]
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any,  # noqa: A002
+                 stride: Any = None, padding: Any = 0, output_size: Any = None) -> Tensor:
+    """The partial inverse of ``max_pool2d``, ``torch.nn.functional.max_unpool2d``
+    (provided): every value goes back to the position ``indices`` (from ``max_pool2d(...,
+    return_indices=True)``) names; everything else is 0. Float input ``(N, C, H, W)`` or
+    ``(C, H, W)`` with int64 ``indices`` of the same shape."""
+    k = _pair(kernel_size, "kernel_size")
+    s = k if stride is None else _pair(stride, "stride")
+    p = _pair(padding, "padding")
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"max_unpool2d: expected 3D or 4D input, got {list(input.shape)}")
+    if input.dtype.kind != "f":
+        raise RuntimeError(f'"max_unpool2d" not implemented for {input.dtype.name!r}')
+    if indices.dtype != np.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{indices.dtype.name}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    size = _unpool_size(input.shape[-2:], k, s, p, output_size)
+    index = indices.data
+    bad = (index < 0) | (index >= size[0] * size[1])
+    if bad.any() and size[0] * size[1] > 0:
+        raise RuntimeError(f"Found an invalid max index: {int(index[bad].flat[0])} (output "
+                           f"volumes are of size {size[0]}x{size[1]})")
+    if input.ndim == 3:
+        out = _MaxUnpool2dFn.apply(input.reshape(1, *input.shape), indices=index[None],
+                                   size=size)
+        return out.reshape(*out.shape[1:])
+    return _MaxUnpool2dFn.apply(input, indices=index, size=size)
+
+
+class MaxUnpool2d(Module):
+    """``torch.nn.MaxUnpool2d(kernel_size, stride=None, padding=0)``: ``forward(input,
+    indices, output_size=None)`` is :func:`max_unpool2d` (provided)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.stride = self.kernel_size if stride is None else _pair(stride, "stride")
+        self.padding = _pair(padding, "padding")
+
+    def forward(self, input: Tensor, indices: Tensor,  # noqa: A002
+                output_size: Any = None) -> Tensor:
+        return max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding,
+                            output_size)
 
     def extra_repr(self) -> str:
-        return super().extra_repr() + ", dilation=1, ceil_mode=False"
-
-
-class AvgPool2d(_Pool2d):
-    """``torch.nn.AvgPool2d(kernel_size, stride=None, padding=0)`` (zero padding counted)."""
-
-    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
-        return avg_pool2d(input, self.kernel_size, self.stride, self.padding)
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 def _channel_shape(x: np.ndarray) -> list[int]:
     """``[1, C, 1, 1]`` (one per dimension): how a per-channel ``(C,)`` array broadcasts."""

@@ -127,6 +127,26 @@ MaxResult = namedtuple("MaxResult", ["values", "indices"])
 _DEFAULT_FLOAT = np.float32
 
 
+def _holds_numpy_float64(data: Any) -> bool:
+    """Whether nested lists or tuples contain a NumPy float64 number (PyTorch keeps float64
+    then, where Python floats alone give float32)."""
+    if isinstance(data, (list, tuple)):
+        return any(_holds_numpy_float64(d) for d in data)
+    return isinstance(data, np.floating) and data.dtype == np.float64
+
+
+def _holds_float(data: Any) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_holds_float(d) for d in data)
+    return isinstance(data, (float, np.floating))
+
+
+def _holds_big_int(data: Any) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_holds_big_int(d) for d in data)
+    return isinstance(data, int) and not -2**63 <= data < 2**63
+
+
 def _to_array(data: Any, dtype: Any = None) -> np.ndarray:
     if isinstance(data, Tensor):
         data = data.data
@@ -136,8 +156,10 @@ def _to_array(data: Any, dtype: Any = None) -> np.ndarray:
         arr = np.asarray(data)
     else:
         arr = np.asarray(data)
-        if arr.dtype == np.float64:
-            arr = arr.astype(_DEFAULT_FLOAT)
+        if arr.dtype == np.float64 and not _holds_numpy_float64(data):
+            arr = arr.astype(_DEFAULT_FLOAT)  # Python floats; a NumPy float64 stays float64
+        if _holds_big_int(data) and not _holds_float(data):  # ints only: int64 overflows
+            raise RuntimeError("Overflow when unpacking long: a Python int beyond int64")
     if dtype is not None:
         arr = arr.astype(dtype, copy=False)
     return arr
@@ -536,6 +558,10 @@ class Tensor:
         """Element-wise absolute value."""
         return _abs(self)
 
+    def __abs__(self) -> Tensor:
+        """``abs(x)``, Python's builtin: the same as ``x.abs()``."""
+        return _abs(self)
+
     def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
         """Limit every element to ``[min, max]``; either bound may be None (torch.clamp)."""
         return _clamp(self, min, max)
@@ -724,6 +750,15 @@ def _check_reshape(shape: tuple[int, ...], numel: int) -> None:
         raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
 
 
+def _sequence_as_tuple(index: Any) -> bool:
+    """PyTorch's (and old NumPy's) rule for a *list* index: shorter than 32 and holding a
+    tensor, a sequence, a slice, ``...`` or None, it means the same as a tuple
+    (``x[[[0, 1]]]`` is ``x[[0, 1]]``, ``x[[0, slice(None)]]`` is ``x[0, :]``)."""
+    return isinstance(index, list) and len(index) < 32 and any(
+        isinstance(i, (Tensor, list, tuple, np.ndarray, slice)) or i is None or i is Ellipsis
+        for i in index)
+
+
 def _index_item(item: Any) -> Any:
     if isinstance(item, Tensor):
         item = item.data
@@ -748,6 +783,8 @@ def _index_arg(x: Tensor, index: Any) -> tuple[Tensor, Any]:
     """
     if type(index) is slice and index.step is None:  # NOTE: the common case, x[a:b]
         return x, (index, Ellipsis)
+    if _sequence_as_tuple(index):
+        index = tuple(index)
     items = tuple(_index_item(i) for i in (index if isinstance(index, tuple) else (index,)))
     for item in items:
         if isinstance(item, slice) and item.step is not None and item.step <= 0:

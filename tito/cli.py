@@ -8,14 +8,21 @@ stderr.
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
 
-import click
+# NOTE: before NumPy loads (BLAS reads it once): the trusted parent's own NumPy work (scoring
+# milestones on held-out data, in `tito grade`, a regrade and its local Dask workers) runs BLAS
+# on one thread, as the sandboxed children and the Gradescope image do.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from tito.course import Course, CourseError, Module, load_course
-from tito.errors import UserError
+import click  # noqa: E402
+
+from tito.course import Course, CourseError, Module, load_course  # noqa: E402
+from tito.errors import Interrupted, UserError  # noqa: E402
 
 
 def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -53,6 +60,20 @@ class _TitoGroup(click.Group):
     LAZY = {"gradebook": ("gradebook.cli", "gradebook"),
             "regrade": ("autograder.regrade_cli", "regrade"),
             "synth-export": ("autograder.regrade_cli", "synth_export_cmd")}
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Ctrl-C: stop every child process this command started and say so in one line
+        (``tito: interrupted (Ctrl-C) ...``, exit 130), never a traceback."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            stopped = 0
+            harness = sys.modules.get("autograder.harness.isolation")
+            if harness is not None:
+                stopped = harness.abort_all()
+            raise Interrupted(
+                "interrupted (Ctrl-C)" + (f"; stopped {stopped} child process(es)"
+                                          if stopped else "")) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.LAZY})
@@ -230,19 +251,32 @@ def publish(ctx: click.Context, to: Path, as_of: str | None, commit: bool) -> No
     """Publish the modules released by a date into the student repository.
 
     Modules whose release time has not come appear only as placeholders in the student
-    package. Run `tito release --all` first; the leak scan runs on what is published.
+    package. Run `tito release --all` first. The course checks run first: a problem in a
+    module that would be published (or in the course) refuses the publish, one line per
+    problem, exit 1; the leak scan runs on what is published.
 
     Example: tito publish --to ../cs249-student --as-of "2027-02-03 09:00" --commit
     """
-    from tito.publish import parse_as_of
+    from tito.publish import PublishRefused, parse_as_of
     from tito.publish import publish as do_publish
     from tito.release import span_text
 
     c = _course(ctx)
-    res = do_publish(c, to=to, as_of=parse_as_of(c, as_of), commit=commit)
+    try:
+        res = do_publish(c, to=to, as_of=parse_as_of(c, as_of), commit=commit)
+    except PublishRefused as refused:
+        for problem in refused.problems:
+            click.echo(f"tito: {problem}", err=True)
+        click.echo(f"tito: {refused}", err=True)
+        sys.exit(1)
     click.echo(f"published modules {span_text([m.number for m in res.released])} as of "
                f"{res.as_of:%Y-%m-%d %H:%M} to {res.target}: {len(res.changed)} file(s) changed"
                + ("; committed" if res.committed else ""))
+    for m in res.not_built:
+        click.echo(f"note: {m.name} was to be released on {m.release} but is not built "
+                   "(no solution module and no hidden suite): not published")
+    for problem in res.later:
+        click.echo(f"note: not released yet, fix before it is: {problem}")
     if res.upcoming is not None:
         click.echo(f"next: {res.upcoming.name} on {res.upcoming.release}")
 
@@ -289,8 +323,8 @@ def export(ctx: click.Context, module: str, notebook: Path | None, package: Path
 @click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
               help="Zip path (default: build/autograder/NN_slug.zip).")
 @click.option("--extensions", type=click.Path(path_type=Path, exists=True), default=None,
-              help="Extensions CSV (the gradebook's): an extended module stays open, so its "
-                   "reference is left out of later modules' zips until the extension passes.")
+              help="Extensions CSV (the gradebook's): an extended module stays open until the "
+                   "extension passes, so later modules keep grading on the student's own copy.")
 @click.option("--jobs", type=click.IntRange(min=1), default=2, show_default=True,
               help="Reference processes at once: with --all, modules built side by side; "
                    "a single module's goldens bank (and the last one's) split into blocks of "
@@ -299,11 +333,12 @@ def export(ctx: click.Context, module: str, notebook: Path | None, package: Path
 @_friendly
 def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | None,
                extensions: Path | None, jobs: int) -> None:
-    """Build the Gradescope autograder zip for MODULE.
+    """Build the Gradescope autograder zip for MODULE: one zip serves the whole term.
 
-    Earlier modules whose submission window has closed (due + grace + late window, after any
-    extension) are graded on the course's reference; open ones on the student's own upload.
-    Rebuild after a module closes.
+    Each submission is graded with the earlier modules whose window has closed by then (due +
+    grace + late window, after any extension) on the course's reference, and open ones on the
+    student's own upload (or the release stub): decided at grading time, from the dates the zip
+    carries. Rebuild only when the course changes (suite, reference, course.yml, extensions).
     """
     from tito import paths
     from tito.grading import AutograderError, build_autograders
@@ -330,12 +365,29 @@ def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | N
               help="A submission_metadata.json to record (lateness is the gradebook's job).")
 @click.option("--extensions", type=click.Path(path_type=Path, exists=True), default=None,
               help="Extensions CSV (the gradebook's): extended modules stay open longer.")
+@click.option("--as-of", "as_of", default=None,
+              help="Decide which earlier modules are closed as of this time ('YYYY-MM-DD "
+                   "HH:MM' in the course time zone; default: now), e.g. when the submission "
+                   "was graded on Gradescope.")
 @click.pass_context
 @_friendly
 def grade(ctx: click.Context, module: str, submission: Path, out: Path,
-          metadata: Path | None, extensions: Path | None) -> None:
-    """Grade one student notebook; always writes a valid results.json."""
-    from tito.grading import grade_submission, write_config_failure
+          metadata: Path | None, extensions: Path | None, as_of: str | None) -> None:
+    """Grade one student notebook as Gradescope would; always writes a valid results.json.
+
+    SUBMISSION is the notebook, or the folder of a submission. Earlier modules still open for
+    late work come from the student's notebooks uploaded with it: those in the folder, or
+    beside the notebook (the lines after the score say which were used and why). Exit 1 when
+    part of the result is pending because of a course-side failure (e.g. missing test data).
+    """
+    from tito.errors import CourseSideProblem
+    from tito.grading import (
+        earlier_module_lines,
+        grade_submission,
+        pending_problem,
+        write_config_failure,
+    )
+    from tito.publish import parse_as_of
     from tito.release import require_built
 
     try:
@@ -347,10 +399,16 @@ def grade(ctx: click.Context, module: str, submission: Path, out: Path,
                                       else exc))
         raise UserError(str(exc.format_message() if isinstance(exc, UserError) else exc)
                         ) from None
+    when = None if as_of is None else parse_as_of(c, as_of)
     results = grade_submission(course=c, module=mod, submission=submission, out=out,
-                               metadata=metadata, extensions=extensions)
+                               metadata=metadata, extensions=extensions, now=when)
     total = sum(t["max_score"] for t in results.get("tests", []))
     click.echo(f"{submission.name}: {results['score']:g} / {total:g} -> {out}")
+    for line in earlier_module_lines(results):
+        click.echo(line)
+    problem = pending_problem(results)
+    if problem:
+        raise CourseSideProblem(problem)
 
 
 @cli.command()

@@ -86,6 +86,11 @@ class Module(_Strict):
     category: str = Field("modules", description="Grading category its autograded score counts in.")
     points: float = Field(gt=0, description="Autograded points: the hidden suite's weights sum to it.")
     written_points: float = Field(0, ge=0, description="Hand-graded points of its written questions.")
+    hours: float = Field(
+        8, gt=0, le=60,
+        description="Estimated hours of student work (lesson, code, written questions, its "
+                    "milestones): the same in every track; the syllabus adds them up against "
+                    "the track's credit hours.")
     release: str = Field(description="Release time, 'YYYY-MM-DD HH:MM' in the course time zone.")
     due: str = Field(description="Due time, 'YYYY-MM-DD HH:MM' in the course time zone.")
     targets: dict[str, float] = Field(
@@ -119,6 +124,33 @@ class TestData(_Strict):
                         description="The file taken from the archive (a relative path).")
 
 
+class Training(_Strict):
+    """The fixed amount of training the grader runs for one seed of a milestone, and the
+    milestone scripts run too (docs/milestones.md). Work, never time: a busy machine trains
+    exactly as much as an idle one; ``time_budget_s`` only caps the CPU time it may take."""
+
+    epochs: int | None = Field(
+        None, ge=1, description="Passes over the training split (give this or `steps`).")
+    steps: int | None = Field(
+        None, ge=1, description="Optimizer steps, each on one batch (give this or `epochs`).")
+    batch_size: int | None = Field(
+        None, ge=1, description="Examples per optimizer step; omitted: the whole training "
+                                "split in every step (full batch).")
+    finetune_epochs: int | None = Field(
+        None, ge=1, description="mlperf_2018: epochs of fine-tuning the pruned model with its "
+                                "masks in place, after the `epochs` of the float model.")
+
+    @model_validator(mode="after")
+    def _one_unit(self) -> Training:
+        if (self.epochs is None) == (self.steps is None):
+            raise ValueError("give either epochs or steps (the unit of the fixed work)")
+        return self
+
+    def work(self) -> dict[str, int]:
+        """The fields that are set, as the plain mapping the trainers read."""
+        return {k: int(v) for k, v in self.model_dump(exclude_none=True).items()}
+
+
 class Milestone(_Strict):
     id: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="Identifier, e.g. 'xor_1969'.")
     year: int = Field(description="Year of the result being recreated.")
@@ -130,8 +162,15 @@ class Milestone(_Strict):
     threshold: float = Field(description="Minimum metric value to pass.")
     seeds: list[int] = Field(min_length=1, description="Seeds trained; recorded in results.")
     min_passing_seeds: int = Field(ge=1, description="Seeds that must pass (k of n).")
-    time_budget_s: float = Field(gt=0, description="CPU-second budget for all seeds together.")
+    time_budget_s: float = Field(
+        gt=0, description="CPU-second cap for all seeds together (each seed may use its "
+                          "share, time_budget_s / len(seeds)); a seed that reaches it fails "
+                          "with how far it got. Only a cap: the work is `training`.")
     points: float = Field(gt=0, description="Points when the milestone passes.")
+    training: Training | None = Field(
+        None, description="The fixed training per seed (epochs or steps, batch size) the "
+                          "grader and the scripts run; required unless the milestone grades "
+                          "submitted `weights`.")
     criteria: dict[str, float] = Field(
         default_factory=dict,
         description="Further named thresholds a milestone checks besides `threshold` (e.g. "
@@ -155,6 +194,12 @@ class Milestone(_Strict):
                              f"for the metric {self.metric!r} (write 0.97, not 97)")
         if self.threshold <= 0:
             raise ValueError(f"threshold: {self.threshold:g} must be positive")
+        if self.weights is None and self.training is None:
+            raise ValueError("training: required (the epochs or steps and batch size the "
+                             "grader trains each seed for)")
+        if self.weights is not None and self.training is not None:
+            raise ValueError("training: a milestone scored from submitted weights trains "
+                             "nothing in the grader; remove training")
         if self.min_passing_seeds > len(self.seeds):
             raise ValueError("min_passing_seeds is larger than the number of seeds")
         if len(set(self.seeds)) != len(self.seeds):
@@ -165,6 +210,17 @@ class Milestone(_Strict):
 def _is_fraction_metric(metric: str) -> bool:
     """Metrics measured as a fraction of examples (accuracy, exact match): thresholds in (0, 1]."""
     return "accuracy" in metric or metric.endswith("match")
+
+
+class Outcome(_Strict):
+    id: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_.-]*$", description="Outcome id, e.g. 'CO1'.")
+    text: str = Field(min_length=10, description="What a student who passes can do.")
+    modules: list[int] = Field(default_factory=list,
+                               description="Modules whose graded work assesses it.")
+    milestones: list[str] = Field(default_factory=list,
+                                  description="Milestones (ids) that assess it.")
+    written: bool = Field(False, description="The modules' written questions assess it (else "
+                                             "their autograded code).")
 
 
 class Category(_Strict):
@@ -225,7 +281,9 @@ class Grading(_Strict):
 
 
 class Track(_Strict):
-    id: str = Field(description="Track id, e.g. 'foundation' or 'full'.")
+    id: str = Field(pattern=r"^[a-z][a-z0-9_-]*$",
+                   description="Track id, e.g. 'foundation' or 'full' (lower case; roster "
+                               "files name it in their Track column).")
     title: str = Field(description="Track title.")
     credits: int = Field(ge=1, description="Credit hours.")
     modules: list[int] = Field(min_length=1, description="Module numbers in this track.")
@@ -255,6 +313,10 @@ class Course(_Strict):
                                         description="Historical milestones and thresholds.")
     grading: Grading = Field(description="Categories, late policy, letters, defaults.")
     tracks: list[Track] = Field(min_length=1, description="Tracks a department can adopt.")
+    outcomes: list[Outcome] = Field(
+        default_factory=list,
+        description="Course learning outcomes, each mapped to the modules and milestones that "
+                    "assess it (the syllabus's outcome table; curriculum review).")
     integrity: Integrity = Field(default_factory=Integrity,
                                  description="Settings of the code-similarity review (tito "
                                              "integrity); it flags, it never grades.")
@@ -296,8 +358,8 @@ class Course(_Strict):
             budget = sum(ms.time_budget_s for ms in self.milestones if ms.graded_with == n)
             if budget >= limit:
                 raise ValueError(f"milestones: the time budgets graded with module {n} add up "
-                                 f"to {budget:g} s, not under course.grading.run_timeout_s "
-                                 f"({limit:g} s)")
+                                 f"to {budget:g} CPU s, not under "
+                                 f"course.grading.run_timeout_s ({limit:g} s)")
         if "milestones" not in cats and self.milestones:
             raise ValueError("grading.categories: milestones exist but no 'milestones' category")
         if self.grading.default_track not in {t.id for t in self.tracks}:
@@ -312,6 +374,18 @@ class Course(_Strict):
             total = sum(t.weights.values())
             if abs(total - 1.0) > 1e-9:
                 raise ValueError(f"tracks[{i}].weights: sum to {total:g}, not 1")
+        _unique("outcomes", [o.id for o in self.outcomes])
+        milestone_ids = {ms.id for ms in self.milestones}
+        for i, o in enumerate(self.outcomes):
+            if not o.modules and not o.milestones:
+                raise ValueError(f"outcomes[{i}]: {o.id} names no module or milestone that "
+                                 "assesses it")
+            for n in o.modules:
+                if n not in known:
+                    raise ValueError(f"outcomes[{i}].modules: unknown module {n}")
+            for mid in o.milestones:
+                if mid not in milestone_ids:
+                    raise ValueError(f"outcomes[{i}].milestones: unknown milestone {mid!r}")
         return self
 
     # ----------------------------------------------------------------- lookups

@@ -20,3 +20,22 @@ class UserError(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         click.echo(f"tito: {' '.join(self.format_message().split())}", err=True)
+
+
+class CourseSideProblem(click.ClickException):
+    """The work ran but the course side failed (missing data, a broken reference): ``tito:
+    <one line>`` on stderr, exit code 1. The result it wrote is pending, never a score."""
+
+    exit_code = 1
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"tito: {' '.join(self.format_message().split())}", err=True)
+
+
+class Interrupted(click.ClickException):
+    """Ctrl-C: ``tito: interrupted (Ctrl-C) ...`` on stderr, exit code 130 (128 + SIGINT)."""
+
+    exit_code = 130
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"tito: {' '.join(self.format_message().split())}", err=True)

@@ -7,6 +7,7 @@ The CLI never imports student or reference code itself: grading goes through
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -16,14 +17,56 @@ from tito.course import Course, Module
 
 
 def grade_submission(*, course: Course, module: Module, submission: Path, out: Path,
-                     metadata: Path | None = None, extensions: Path | None = None
-                     ) -> dict[str, Any]:
+                     metadata: Path | None = None, extensions: Path | None = None,
+                     now: dt.datetime | None = None) -> dict[str, Any]:
     """Grade one notebook (or a folder with it and the student's open earlier modules) with
-    the repository's suite and reference; writes ``out``."""
+    the repository's suite and reference; writes ``out``. ``now``: the time that decides
+    which earlier modules are closed (default: the clock)."""
     from autograder.harness.core import grade_module
 
     return grade_module(course=course, module=module, submission=Path(submission),
-                        out=Path(out), metadata=metadata, extensions=extensions)
+                        out=Path(out), metadata=metadata, extensions=extensions, now=now)
+
+
+def earlier_module_lines(results: dict[str, Any]) -> list[str]:
+    """What each earlier module was graded with, for ``tito grade``'s output (results.json
+    ``extra_data.earlier_modules``): the course's reference (closed), the student's notebook
+    submitted with this one, or the release stub and why."""
+    early = (results.get("extra_data") or {}).get("earlier_modules") or {}
+    closed = [name for name, r in early.items() if r.get("from") == "reference"]
+    lines = []
+    if closed:
+        lines.append(f"earlier modules on the course's reference (closed): {', '.join(closed)}")
+    for name, r in early.items():
+        if r.get("from") == "yours":
+            lines.append(f"{name}: the student's own {name}.ipynb (open until {r.get('closes')})")
+        elif r.get("from") == "stub":
+            lines.append(f"{name}: its release stub, because {r.get('why')} (open until "
+                         f"{r.get('closes')}); put the student's {name}.ipynb beside the "
+                         "notebook, as on Gradescope, to grade with it")
+    return lines
+
+
+def pending_problem(results: dict[str, Any]) -> str | None:
+    """One line saying why ``results`` is not (wholly) a score, or None when it is: the run
+    failed on the course's side (``extra_data.grader_error``) or tests are pending
+    (``extra_data.pending``), with what to do when the cause is known."""
+    extra = results.get("extra_data") or {}
+    if extra.get("grader_error"):
+        return ("not graded, a course-side failure: "
+                + str(extra["grader_error"]).splitlines()[0][:400])
+    pending = [p for p in extra.get("pending") or [] if isinstance(p, dict)]
+    if not pending:
+        return None
+    whys = "; ".join(str(p.get("why") or p.get("test")) for p in pending[:3])
+    line = (f"pending, not a score: {len(pending)} test(s) could not be scored on the course's "
+            f"side ({whys})")
+    if any("not installed" in str(p.get("why")) or "test-data folder" in str(p.get("why"))
+           for p in pending):
+        line += ("; install the held-out test data with `python -m "
+                 "autograder.gradescope.fetch_data --dest build/grader-data` (or set "
+                 "TINYTORCH_GRADER_DATA) and grade again")
+    return line
 
 
 def write_config_failure(out: Path, reason: str) -> None:

@@ -12,6 +12,12 @@ of a time (default: now, in the course's time zone) writes a student repository 
 The folder is then made to match exactly (files that are no longer published are removed;
 ``.git`` is left alone), the leak scan runs on it, and with ``commit`` a folder that is a git
 work tree gets one commit. Publishing the same date twice changes nothing.
+
+Before anything is written, the course checks run (``tito course check``): a problem of a
+module that would be published (half built, no plausible bugs, stale reference, not
+released...) or of the course as a whole refuses the publish with one line per problem
+(:class:`PublishRefused`); a module whose release time has come but that is not built at all
+is named in the result (``not_built``), never skipped silently.
 """
 
 from __future__ import annotations
@@ -42,6 +48,20 @@ class PublishResult:
     target: Path
     changed: list[str] = field(default_factory=list)   # relative paths added, changed or removed
     committed: bool = False
+    #: modules whose release time has come but that are not built (nothing to publish)
+    not_built: list[Module] = field(default_factory=list)
+    #: course check problems of modules not released yet (published later, once fixed)
+    later: list[str] = field(default_factory=list)
+
+
+class PublishRefused(ReleaseError):
+    """The course checks found problems in what would be published: nothing was written.
+    ``problems`` holds one line each."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__(f"{len(problems)} course check problem(s) in what would be published; "
+                         "nothing was published (fix them, or run `tito course check`)")
 
 
 def parse_as_of(course: Course, text: str | None) -> dt.datetime:
@@ -130,11 +150,25 @@ def _sync(src: Path, dst: Path) -> list[str]:
     return changed
 
 
-def publish(course: Course, *, to: Path, as_of: dt.datetime, commit: bool = False
-            ) -> PublishResult:
+def check_before_publishing(course: Course, as_of: dt.datetime) -> tuple[list[str], list[str]]:
+    """``tito course check``'s problems that block publishing as of ``as_of`` (those of the
+    modules released by then, and of the course as a whole), and the others (modules released
+    later: they do not block this week's release)."""
+    from tito.check import check_course
+
+    rep = check_course(course)
+    due = {m.name for m in course.modules if course.local_time(m.release) <= as_of}
+    blocking = rep.about(due)
+    return blocking, [p for p in rep.problems if p not in blocking]
+
+
+def publish(course: Course, *, to: Path, as_of: dt.datetime, commit: bool = False,
+            check: bool = True) -> PublishResult:
     """Publish what students may see at ``as_of`` into the folder ``to``.
 
     Raises:
+        PublishRefused: the course checks found problems in what would be published (one line
+            each; nothing was written). ``check=False`` skips them (tests of the tree only).
         ReleaseError: the leak scan found something, or git refused the commit.
         CourseError: ``to`` is inside the course repository (a student repository is separate).
     """
@@ -144,6 +178,11 @@ def publish(course: Course, *, to: Path, as_of: dt.datetime, commit: bool = Fals
     if to == paths.REPO_ROOT or paths.REPO_ROOT in to.parents:
         raise CourseError(f"--to {to}: the student repository must be outside the course "
                           "repository")
+    later: list[str] = []
+    if check:
+        blocking, later = check_before_publishing(course, as_of)
+        if blocking:
+            raise PublishRefused(blocking)
     with tempfile.TemporaryDirectory(prefix="tt-publish-") as tmp:
         tree = Path(tmp) / "student"
         tree.mkdir()
@@ -154,7 +193,10 @@ def publish(course: Course, *, to: Path, as_of: dt.datetime, commit: bool = Fals
         changed = _sync(tree, to)
     upcoming = next((m for m in built_modules(course)
                      if course.local_time(m.release) > as_of), None)
-    result = PublishResult(as_of, released, upcoming, to, changed)
+    not_built = [m for m in course.modules if course.local_time(m.release) <= as_of
+                 and m not in built_modules(course)]
+    result = PublishResult(as_of, released, upcoming, to, changed, not_built=not_built,
+                           later=later)
     if commit:
         result.committed = _commit(to, as_of, released)
     return result

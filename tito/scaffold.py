@@ -42,7 +42,7 @@ def _course_entry(course: Course, number: int, slug: str, title: str) -> str:
     fmt = "%Y-%m-%d %H:%M"
     return (f"  - number: {number}\n    slug: {slug}\n    title: {title!r}\n"
             f"    tier: {last.tier}\n    points: {last.points:g}\n"
-            f"    written_points: {last.written_points:g}\n"
+            f"    written_points: {last.written_points:g}\n    hours: {last.hours:g}\n"
             f"    release: \"{release.strftime(fmt)}\"\n    due: \"{due.strftime(fmt)}\"\n")
 
 

@@ -1,8 +1,10 @@
 """`tito course syllabus`: the syllabus of a track, written from course.yml and the lessons.
 
 Everything a department reviews comes from one source: the weekly schedule and the grading
-policy from course.yml, each module's learning outcomes from its lesson's "Learning
-objectives", its prerequisites from the module docstring's ``depends on:``, the workload from
+policy from course.yml, the course learning outcomes and what assesses each (course.yml
+``outcomes``), each module's learning outcomes from its lesson's "Learning objectives", its
+prerequisites from the module docstring's ``depends on:``, the workload from each module's
+estimated hours (course.yml ``hours``: the same module costs the same in every track) against
 the track's credit hours (the US federal definition: one credit is 45 hours of work in a term,
 in and out of class), and the compute students need from what the grader enforces. Policies a
 department must write itself (academic integrity, the use of AI assistants, accommodations)
@@ -15,6 +17,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tito.course import Course, Module, Track
 from tito.export import read_cells
@@ -93,12 +96,14 @@ def syllabus_markdown(course: Course, track: Track) -> str:
                 "points are set in course.yml; outcomes appear here once the lessons exist.",
                 ""]
 
-    out += ["## Weekly schedule", "", "| week | module | released | due | prerequisites |",
-            "|---|---|---|---|---|"]
+    out += ["## Weekly schedule", "",
+            "| week | module | released | due | hours | prerequisites |",
+            "|---|---|---|---|---|---|"]
     for i in infos:
         m = i.module
         out.append(f"| {_week(course, start, m.release)} | {m.name} · {m.title} | {m.release} | "
-                   f"{m.due} | {i.depends_on or ('—' if i.built else 'not built yet')} |")
+                   f"{m.due} | {m.hours:g} | "
+                   f"{i.depends_on or ('—' if i.built else 'not built yet')} |")
     out.append("")
     if milestones:
         out += ["### Milestones", "", "| milestone | unlocked by | passes at | due with |",
@@ -110,7 +115,8 @@ def syllabus_markdown(course: Course, track: Track) -> str:
                        f"{len(ms.seeds)} seeds | module {ms.graded_with:02d}, {due} |")
         out.append("")
 
-    out += ["## Learning outcomes", ""]
+    out += course_outcomes(course, track, milestones)
+    out += ["## Learning outcomes by module", ""]
     for i in infos:
         out.append(f"### {i.module.name} · {i.module.title}")
         out.append("")
@@ -135,13 +141,7 @@ def syllabus_markdown(course: Course, track: Track) -> str:
             "it helps most.", "", "**Letters.** " + ", ".join(
                 f"{letter} ≥ {cut:g} %" for letter, cut in g.letters.items()), ""]
 
-    hours = track.credits * HOURS_PER_CREDIT
-    out += ["## Workload", "",
-            f"{track.credits} credit hours are about {hours} hours of work over the term "
-            f"({HOURS_PER_CREDIT} hours per credit), about {hours / weeks:.1f} hours a week over "
-            f"{weeks} weeks: {len(mods)} modules at roughly {hours / max(len(mods), 1):.0f} hours "
-            "each, lectures or sections included. The modules are sized for that budget; a "
-            "department that adds lectures should count them in it.", ""]
+    out += workload(track, mods, weeks)
 
     lim = c.grading
     out += ["## What students need", "",
@@ -165,6 +165,56 @@ def syllabus_markdown(course: Course, track: Track) -> str:
             "generated solutions no) and how it must be acknowledged._",
             "* **Accommodations.** _Placeholder: your institution's statement._", ""]
     return "\n".join(out)
+
+
+def workload(track: Track, mods: list[Module], weeks: int) -> list[str]:
+    """The workload section: each module's estimated hours (the same in every track) added up
+    against the track's credit hours; what is left is lectures, sections and reading."""
+    budget = track.credits * HOURS_PER_CREDIT
+    work = sum(m.hours for m in mods)
+    rest = budget - work
+    lines = ["## Workload", "",
+             f"{track.credits} credit hours are about {budget} hours of work over the term "
+             f"({HOURS_PER_CREDIT} hours per credit), about {budget / weeks:.1f} hours a week "
+             f"over {weeks} weeks. The {len(mods)} modules take an estimated {work:g} hours "
+             "(each module's hours are in the schedule, and are the same in every track: "
+             "lesson, code, written questions and its milestones)"]
+    if rest >= 0:
+        lines[-1] += (f"; the other {rest:g} hours are lectures or sections, reading and "
+                      "review.")
+    else:
+        lines[-1] += (f", {-rest:g} more than the credit hours allow: drop modules from the "
+                      "track or add credits.")
+    return [*lines, ""]
+
+
+def course_outcomes(course: Course, track: Track, milestones: list[Any]) -> list[str]:
+    """The course learning outcomes this track assesses, each with the graded work that
+    assesses it (course.yml ``outcomes``)."""
+    if not course.outcomes:
+        return []
+    in_track = set(track.modules)
+    ms_ids = {ms.id: ms for ms in milestones}
+    out = ["## Course learning outcomes", "",
+           "| outcome | a student who passes can | assessed by (graded work) |", "|---|---|---|"]
+    left = []
+    for o in course.outcomes:
+        kind = "written questions" if o.written else "autograded code"
+        mods = [course.module(n) for n in o.modules if n in in_track]
+        parts = []
+        if mods:
+            parts.append(f"{kind} of module{'s' if len(mods) > 1 else ''} "
+                         f"{', '.join(f'{m.number:02d}' for m in mods)}")
+        parts += [f"milestone {ms_ids[mid].title} ({ms_ids[mid].year})" for mid in o.milestones
+                  if mid in ms_ids]
+        if not parts:
+            left.append(o.id)
+            continue
+        out.append(f"| {o.id} | {o.text} | {'; '.join(parts)} |")
+    out.append("")
+    if left:
+        out += [f"Assessed only in modules outside this track: {', '.join(left)}.", ""]
+    return out
 
 
 def markdown_to_html(markdown: str, title: str) -> str:

@@ -5,32 +5,37 @@ Zip layout (reproducible: sorted entries, fixed timestamps)::
     setup.sh, run_autograder     from templates/ (run_autograder -> autograder/gradescope/run.py)
     requirements.txt             NumPy pinned as in the repository's requirements.txt
     course.json                  course snapshot: module, points, limits, milestones, when
-                                 each module closes, which earlier references are shipped
+                                 each module closes (open/closed is decided at grading time)
     goldens.json                 the bank: expected values of every hidden case in every
                                  variant, and the variant salt (wire-format JSON)
     manifest.json                every file with its SHA-256, versions, build facts
     autograder/                  suite API, harness, this package, the module's hidden suite,
                                  milestone providers graded with the module
     tito/export.py               the one exporter (+ an empty tito/__init__.py)
-    reference/                   the package minus the graded module: earlier modules from
-                                 tinytorch_ref once closed when the zip is built, release stubs
-                                 for earlier modules still open and for later modules
-    stubs/                       the release stubs of the earlier modules (open ones without
-                                 an upload of the student's own copy use them) and of the
-                                 graded module (the timing twin's package uses it)
+    reference/                   the package minus the graded module: every earlier module's
+                                 reference (read by the trusted parent and the timing twin
+                                 only), release stubs for later modules
+    stubs/                       the release stubs of the earlier modules (an earlier module
+                                 still open at grading time, without an upload of the
+                                 student's own copy, uses its stub) and of the graded module
+                                 (the timing twin's package uses it)
     public_tests/                the release's public tests (0-point feedback)
     report_schema/benchmarking.py  a suite with ``needs_report_schema`` only (module 20): module
                                  19's report schema extracted from the reference, read by the
                                  trusted parent only (``autograder.milestones.report_schema``)
 
-The graded module's reference file is not shipped (goldens replace it), nor the reference of
-any module still open for late work when the zip is built: rebuild the zip after a module
-closes so later modules are graded on its reference.
+The graded module's reference file is not shipped (goldens replace it). One zip serves the
+whole term: which earlier modules are graded on their reference is decided when each
+submission is graded, from the close times in ``course.json`` and the grading machine's clock
+(:func:`autograder.harness.core.grade`); an earlier module still open for late work is built
+from the student's own notebook or its release stub, and its reference never reaches the
+sandbox, which sees only the package the harness builds in a scratch folder. Rebuild a zip only
+when the course changes (a suite, the reference, course.yml, an extension that moves a close
+time).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import io
 import json
@@ -91,7 +96,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
               reference: Path | None = None, public_tests: Path | None = None,
               stubs: Path | None = None, requirements: Path | None = None,
               milestone_dir: Path | None = None, extensions: Path | None = None,
-              now: dt.datetime | None = None, jobs: int = 1,
+              jobs: int = 1,
               slots: threading.Semaphore | None = None) -> Path:
     """Build the Gradescope autograder zip for ``module``; returns ``out_zip``.
 
@@ -103,7 +108,6 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
         suite_path, reference, public_tests, stubs, requirements, milestone_dir: override the
             repository locations (tests use stand-ins).
         extensions: the gradebook's extensions CSV (extended modules close later).
-        now: the build time that decides which earlier references ship (default: now).
         jobs: reference children computing the goldens bank at once (the zip is the same).
         slots: shared by zips built at once, each reference child holds one while it runs.
 
@@ -122,10 +126,8 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
             course = load_course()
         extended = course.extension_dues(Path(extensions)) if extensions is not None else None
         snap = module_snapshot(course, module, extended)
+    snap.pop("reference_modules", None)  # decided at grading time, from the close times
     info = ModuleInfo.from_any(snap)
-    when = now or dt.datetime.now(dt.timezone.utc)
-    shipped = [slug for n, slug in info.all_modules if n < info.number and info.closed(n, when)]
-    snap["reference_modules"] = shipped
     name = info.name
     repo = Path(__file__).resolve().parents[2]
     suite_path = suite_path or repo / "autograder" / "suites" / name / "suite.py"
@@ -177,7 +179,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
     files["tito/export.py"] = (repo / "tito" / "export.py").read_bytes()
     if course_data and (repo / "autograder" / "milestones" / "__init__.py").is_file():
         files.update(_milestone_files(repo))
-    files.update(_reference_files(reference, stubs, info, set(shipped)))
+    files.update(_reference_files(reference, stubs, info))
     if suite.needs_report_schema:
         from autograder.milestones.report_schema import ZIP_PATH, SchemaSourceError, extract
 
@@ -215,11 +217,11 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
     return out_zip
 
 
-def _reference_files(reference: Path, stubs: Path, info: Any, closed: set[str]
-                     ) -> dict[str, bytes]:
-    """reference/: infrastructure + earlier modules that are closed; release stubs for open
-    earlier modules and for later ones; the graded module: none. stubs/: the release stubs of
-    the earlier modules and of the graded one (the twin's package uses it, see
+def _reference_files(reference: Path, stubs: Path, info: Any) -> dict[str, bytes]:
+    """reference/: infrastructure + every earlier module's reference; release stubs for later
+    modules; the graded module: none. stubs/: the release stubs of the earlier modules (used
+    for an earlier module that is still open when a submission is graded) and of the graded
+    module (the trusted twin that times baselines imports it in place of the solution, see
     :mod:`autograder.harness.timing`)."""
     numbers = {slug: n for n, slug in info.all_modules}
     out: dict[str, bytes] = {}
@@ -235,15 +237,14 @@ def _reference_files(reference: Path, stubs: Path, info: Any, closed: set[str]
             if stub.is_file():
                 out[f"stubs/{p.name}"] = stub.read_bytes()
             continue
-        if n is not None and n < info.number and stub.is_file():
-            out[f"stubs/{p.name}"] = stub.read_bytes()
-        if n is not None and (n > info.number or p.stem not in closed):
+        if n is not None and n < info.number:
             if not stub.is_file():
-                if n < info.number:
-                    raise PackagingError(f"module {p.stem} is still open but its release stub "
-                                         f"{stub} is missing: run tito release first")
-                continue
-            out[f"reference/{rel}"] = stub.read_bytes()
+                raise PackagingError(f"module {p.stem} has no release stub {stub} for the "
+                                     "weeks it is still open: run tito release first")
+            out[f"stubs/{p.name}"] = stub.read_bytes()
+        elif n is not None and n > info.number:
+            if stub.is_file():
+                out[f"reference/{rel}"] = stub.read_bytes()
             continue
         out[f"reference/{rel}"] = p.read_bytes()
     return out

@@ -3,11 +3,18 @@
 Reads the zip's course snapshot, grades ``<root>/submission`` with the zip's goldens, suite,
 reference modules and public tests, and writes ``<root>/results/results.json``. Any failure
 still leaves a valid results.json. Standard library + NumPy only.
+
+Which earlier modules are graded on the course's reference is decided now, at grading time,
+from the close times in ``course.json`` and this machine's clock (Gradescope's container).
+``--now`` replaces the clock for a simulated run (``run_autograder --now 2027-02-22T12:00Z``);
+Gradescope never passes it, and nothing the student uploads can set it: the submission's own
+``submission_metadata.json`` time is recorded, never used for the decision.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import sys
@@ -38,17 +45,32 @@ def _fallback(out: Path, why: str, started: float) -> None:
         pass
 
 
+def _parse_now(text: str | None) -> dt.datetime | None:
+    """``--now``: an ISO 8601 time with its offset (``Z`` for UTC), or None for the clock."""
+    if text is None:
+        return None
+    when = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    if when.tzinfo is None:
+        raise ValueError(f"--now {text!r}: give the UTC offset (e.g. 2027-02-22T12:00+00:00)")
+    return when
+
+
 def main(argv: list[str] | None = None) -> int:
     """Grade the submission under ``--root``; returns 0 whenever results.json was written."""
     started = time.monotonic()
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--root", default=os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+    ap.add_argument("--now", default=None, metavar="ISO-TIME",
+                    help="grade as of this time (with its UTC offset) instead of the clock: "
+                         "a simulation of another day of the term")
     ns = ap.parse_args(argv)
     root = Path(ns.root).absolute()
     out = root / "results" / "results.json"
     try:
         sys.path.insert(0, str(SOURCE))
         from autograder.harness.core import grade  # noqa: PLC0415 - after sys.path is set
+
+        now = _parse_now(ns.now)
 
         snap = json.loads((SOURCE / "course.json").read_text(encoding="utf-8"))
         name = f"{int(snap['module']['number']):02d}_{snap['module']['slug']}"
@@ -60,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
             expected=SOURCE / "goldens.json", stubs=SOURCE / "stubs",
             metadata=metadata if metadata.is_file() else None,
             milestone_dirs=[SOURCE / "autograder" / "milestones" / "providers"],
-            hide=[root, SOURCE], data_dir=SOURCE / "data")
+            hide=[root, SOURCE], data_dir=SOURCE / "data", now=now)
         print(f"{name}: {results['score']:g} points -> {out}")
     except BaseException as exc:  # noqa: BLE001 - the last line of defence
         traceback.print_exc()

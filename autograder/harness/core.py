@@ -71,6 +71,14 @@ RESERVE_BYTES = 4 * 1024 * 1024
 #: What a case's ``publish`` may add to one test: characters of output, bytes of extra_data JSON.
 MAX_PUBLISHED_TEXT = 4000
 MAX_PUBLISHED_BYTES = 64 * 1024
+#: The results.json fields that say how a run went rather than what it graded: wall-clock and
+#: CPU seconds, and the uid the sandbox ran as (``*`` is any key). Everything else (scores,
+#: statuses, outputs, metrics, seeds, steps) is a function of the submission, its variant and
+#: the course only, the same under any load and on any worker (docs/grading.md, "What can and
+#: cannot change a grade"); tests/autograder/test_under_load.py checks it.
+RUN_FACTS: tuple[tuple[str, ...], ...] = (
+    ("execution_time",), ("extra_data", "run", "elapsed_s"), ("extra_data", "sandbox"),
+    ("extra_data", "milestones", "*", "cpu_s"), ("extra_data", "schedule", "decided_at"))
 
 
 @dataclass(frozen=True)
@@ -106,6 +114,8 @@ class _Ctx:
     submission_file: str = ""
     expected_source: str = ""
     grader_errors: list[str] = field(default_factory=list)
+    #: tests that could not be scored for a course-side reason: ``{"test", "why"}`` each
+    pending: list[dict[str, str]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     seeds: dict[str, int] = field(default_factory=dict)
     lanes: int = 1
@@ -145,7 +155,10 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         course: the parsed course, when ``module`` is a ``tito.course.Module``.
         hide: paths the sandbox must not see; with a minimal root it sees nothing of the host
             anyway, without one they are recorded when other users could read them.
-        now: the time that decides which earlier modules are closed (default: now).
+        now: the time that decides which earlier modules are closed (aware; default: this
+            machine's clock). Only a trusted caller gives one (``tito regrade`` fixes one time
+            for its whole run; ``run.py --now`` simulates a date); nothing of the submission
+            or its metadata can move it. Recorded in ``extra_data.schedule``.
         lanes: sandboxed children run side by side, the items dealt round-robin
             (:mod:`autograder.harness.lanes`; ``tito regrade`` uses 2+ for a submission
             whose earlier results timed out).
@@ -163,6 +176,8 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
     started = time.monotonic()
     out = Path(out)
     when = now or dt.datetime.now(dt.timezone.utc)
+    if when.tzinfo is None:
+        raise ValueError("grade(now=...): give an aware time (with its UTC offset)")
     try:
         info = ModuleInfo.from_any(module, course)
     except Exception as exc:  # noqa: BLE001 - still write results
@@ -172,6 +187,8 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
     lim = Limits.from_any(limits).within(info.limits) if limits is not None else info.limits
     ctx = _Ctx(info=info, limits=lim, started=started, lanes=max(1, int(lanes)),
                reference_bank=reference_bank, data_dir=_abs(data_dir))
+    if any(n < info.number for n, _ in info.all_modules):
+        ctx.extra["schedule"] = _schedule_record(when, now is not None)
     reserve = _provisional(out, ctx)
     scratch = Path(tempfile.mkdtemp(prefix="ttgrade-"))
     try:
@@ -184,9 +201,13 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
     except GraderError as exc:
         results = _grader_failure(ctx, str(exc), started)
     except Exception as exc:  # noqa: BLE001 - fail closed with a valid results.json
-        tb = traceback.format_exc(limit=8)
-        print(tb, file=sys.stderr)
-        results = _grader_failure(ctx, f"internal error: {type(exc).__name__}: {exc}", started)
+        if isinstance(exc, isolation.Aborted) or isolation.ABORT.is_set():
+            # interrupted (Ctrl-C, kill): the caller says so in one line and discards this
+            results = _grader_failure(ctx, f"interrupted: {exc}", started)
+        else:
+            print(traceback.format_exc(limit=8), file=sys.stderr)
+            results = _grader_failure(ctx, f"internal error: {type(exc).__name__}: {exc}",
+                                      started)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     _write(out, results, reserve)
@@ -430,10 +451,12 @@ def _timing(ctx: _Ctx, suite: Suite, exp: Any, jobs: list[milestones.MilestoneJo
     """How the parent times this run's timed items (:mod:`autograder.harness.timing`): each
     timed case's plan gets its committed value and its expected value; each timed milestone's
     plan (the provider's ``plan``) its committed result and its task. The twin's package is
-    the course's reference folder (in a Gradescope zip: the modules closed when it was
-    built), with the graded module and any module the folder lacks replaced by its release
-    stub: trusted code only, run outside the sandbox and kept root-only in the scratch (an
-    open module's reference there never reaches a sandbox)."""
+    the course's reference folder (a Gradescope zip ships every earlier module's reference),
+    with the graded module and any module the folder lacks replaced by its release stub:
+    every earlier module is the reference's whether or not it is still open for late work,
+    so the baseline is the same on every date. Trusted code only, run outside the sandbox and
+    kept root-only in the scratch (hidden from the sandbox: an open module's reference there
+    never reaches student code)."""
     cases = {c.name: c for c in suite.cases if c.timing is not None}
     by_item = {i: j for j in jobs if j.file is not None and j.plan is not None
                for i in j.items()}
@@ -476,12 +499,21 @@ def _timing(ctx: _Ctx, suite: Suite, exp: Any, jobs: list[milestones.MilestoneJo
 
 
 def _reference_usable(info: ModuleInfo, number: int, slug: str, now: dt.datetime) -> bool:
-    """An earlier module's reference may reach the sandbox only once its window has closed.
-    A Gradescope zip decided that when it was built (it carries only closed references, and
-    time only moves on); in the repository it is decided now."""
-    if info.reference_modules is not None:
-        return slug in info.reference_modules
+    """An earlier module's reference may reach the sandbox only once its window has closed,
+    decided here at grading time from the close times the course facts carry and ``now`` (the
+    grading machine's clock, or a time the trusted caller gives; never anything of the
+    submission). An old zip that lists the references it ships is also held to that list."""
+    if info.reference_modules is not None and slug not in info.reference_modules:
+        return False
     return info.closed(number, now)
+
+
+def _schedule_record(now: dt.datetime, given: bool) -> dict[str, str]:
+    """``extra_data.schedule``: the time that decided which earlier modules were closed."""
+    return {"decided_at": now.astimezone(dt.timezone.utc).isoformat(timespec="seconds"),
+            "clock": "given by the grading command" if given else "grading machine's clock",
+            "rule": "an earlier module is graded on the course's reference once it no longer "
+                    "accepts late work (its close time in course.yml, after extensions)"}
 
 
 def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
@@ -492,12 +524,14 @@ def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
     earlier: dict[str, str | None] = {}
     mine: list[str] = []
     record: dict[str, Any] = {}
+    closed: list[str] = []
     for n, slug in ((n, s) for n, s in (info.all_modules or ()) if n < info.number):
         name = f"{n:02d}_{slug}"
-        if (n, slug) not in open_earlier:
-            record[name] = {"from": "reference"}
-            continue
         closes = info.closes_text(n)
+        if (n, slug) not in open_earlier:
+            record[name] = {"from": "reference", "closed": closes}
+            closed.append(f"{n:02d}")
+            continue
         got = exported.get(slug)
         if got is not None and got.source is not None and not got.forbidden:
             earlier[slug] = got.source
@@ -521,6 +555,11 @@ def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
             f"unfinished release stub was used: tests that need module {n:02d} may fail. "
             f"Upload {name}.ipynb together with this notebook, or wait until module {n:02d} "
             "closes, when the course's reference is used.")
+    if closed:
+        ctx.notes.append(
+            f"Module{'s' if len(closed) > 1 else ''} {', '.join(closed)} no longer accept"
+            f"{'' if len(closed) > 1 else 's'} late work, so this module was graded with the "
+            "course's reference of them: an earlier bug is not charged twice.")
     if record:
         ctx.extra["earlier_modules"] = record
     return earlier, mine
@@ -648,8 +687,7 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
             verdict = ("Not scored: the graded code must come from your own module "
                        f"({'; '.join(integrity[:3])}).")
         elif c.name not in exp.values:
-            verdict = ("Not scored because of an autograder problem (the reference could not "
-                       "run this test). Please tell course staff.")
+            verdict = PENDING_TEXT
         elif o is None:
             verdict = "No result arrived for this test."
         elif o.status == "result" and isinstance(o.value, Verdict) and o.value.grader_error:
@@ -675,6 +713,9 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
         }
         if isinstance(published, tuple):
             test["extra_data"] = published[1]
+        if not integrity and c.name not in exp.values:
+            _pend(ctx, test, f"the reference could not run case {c.name}: "
+                             f"{exp.errors.get(c.name, 'no expected value')}")
         tests.append(test)
 
     if suite.boards() and not integrity:
@@ -682,11 +723,14 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
 
     ms_extra: dict[str, Any] = {}
     for j in jobs:
+        problem = ""
         if j.file is None:
-            if not any(e.startswith(f"milestone {j.info.id}:") for e in ctx.grader_errors):
-                ctx.grader_errors.append(f"milestone {j.info.id}: no provider file")
-            pts, msg, extra = 0.0, ("This milestone is not graded by this autograder yet; "
-                                    "course staff will grade it."), {"seeds": list(j.info.seeds)}
+            problem = next((e for e in ctx.grader_errors
+                            if e.startswith(f"milestone {j.info.id}:")), "")
+            if not problem:
+                problem = f"milestone {j.info.id}: no provider file"
+                ctx.grader_errors.append(problem)
+            pts, msg, extra = 0.0, PENDING_TEXT, {"seeds": list(j.info.seeds)}
         elif integrity:
             pts, msg, extra = 0.0, "Not scored: the graded code must come from your module.", {}
         else:
@@ -695,37 +739,58 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
                 ctx.grader_errors += [f"milestone {j.info.id}: {e}"
                                       for e in extra.pop("grader_errors", [])]
             except Exception as exc:  # noqa: BLE001 - a scoring bug is the course's problem
-                ctx.grader_errors.append(f"milestone {j.info.id}: scoring failed: "
-                                         f"{type(exc).__name__}: {exc}"[:300])
-                pts, msg, extra = 0.0, ("This milestone could not be scored because of an "
-                                        "autograder problem; course staff will grade it."), {}
+                problem = (f"milestone {j.info.id}: scoring failed: "
+                           f"{type(exc).__name__}: {exc}"[:300])
+                ctx.grader_errors.append(problem)
+                pts, msg, extra = 0.0, PENDING_TEXT, {}
         ms_extra[j.info.id] = extra
-        tests.append({"name": f"milestone · {j.info.id} · {j.info.title}", "score": pts,
-                      "max_score": j.info.points, "status": "passed" if pts else "failed",
-                      "visibility": "after_due_date", "output": msg,
-                      "tags": [*tags_base, f"milestone:{j.info.id}"]})
+        tests.append(_milestone_test(ctx, j.info, pts, msg, problem))
     for m in info.milestones:
         if not m.weights:
             continue
+        problem = ""
         if integrity:
             pts, msg, extra = 0.0, "Not scored: the graded code must come from your module.", {}
         else:
             assert ctx.submission_dir is not None
-            pts, msg, extra, problem = milestones.score_submitted(m, ctx.submission_dir,
-                                                                 ctx.data_dir)
-            if problem:
-                ctx.grader_errors.append(f"milestone {m.id}: {problem}")
+            pts, msg, extra, why = milestones.score_submitted(m, ctx.submission_dir,
+                                                             ctx.data_dir)
+            if why:
+                problem = f"milestone {m.id}: {why}"
+                ctx.grader_errors.append(problem)
         ms_extra[m.id] = extra
-        tests.append({"name": f"milestone · {m.id} · {m.title}", "score": pts,
-                      "max_score": m.points, "status": "passed" if pts else "failed",
-                      "visibility": "after_due_date", "output": msg,
-                      "tags": [*tags_base, f"milestone:{m.id}"]})
+        tests.append(_milestone_test(ctx, m, pts, msg, problem))
     if ms_extra:
         ctx.extra["milestones"] = ms_extra
     ctx.extra["run"] = {"launches": report.launches, "elapsed_s": round(report.elapsed_s, 3),
                         "protocol_errors": report.protocol_errors[:20],
                         "child_numpy": report.child_numpy}
     return _results(ctx, tests, _summary(ctx, tests, report, integrity))
+
+
+PENDING_TEXT = ("Not scored yet: a problem on the course's side (not yours) stopped this test; "
+                "course staff have been told and will grade it. This is not a zero.")
+
+
+def _pend(ctx: _Ctx, test: dict[str, Any], why: str) -> None:
+    """Mark ``test`` as pending: it failed for a course-side reason, so it is not a score
+    (tag ``pending``; the gradebook records its item as pending, never as 0)."""
+    test["tags"] = [*test["tags"], "pending"]
+    test["status"] = "failed"
+    test["score"] = 0.0
+    if not test["output"].startswith(PENDING_TEXT):
+        test["output"] = PENDING_TEXT + "\n" + test["output"]
+    ctx.pending.append({"test": test["name"], "why": why[:300]})
+
+
+def _milestone_test(ctx: _Ctx, m: Any, pts: float, msg: str, problem: str) -> dict[str, Any]:
+    """A milestone's test: scored, or pending when ``problem`` (a course-side failure)."""
+    test = {"name": f"milestone · {m.id} · {m.title}", "score": pts, "max_score": m.points,
+            "status": "passed" if pts else "failed", "visibility": "after_due_date",
+            "output": msg, "tags": [f"module:{ctx.info.name}", f"milestone:{m.id}"]}
+    if problem:
+        _pend(ctx, test, problem)
+    return test
 
 
 def _leaderboard(ctx: _Ctx, suite: Suite, report: RunReport) -> list[dict[str, Any]]:
@@ -798,9 +863,14 @@ def _summary(ctx: _Ctx, tests: list[dict[str, Any]], report: RunReport,
     elif failed:
         lines.append(f"{len(failed)} graded test(s) did not pass; each one says why and what "
                      "to try. Start with the public tests in your notebook.")
-    if ctx.grader_errors:
-        lines.append("Some tests could not be scored because of an autograder problem; course "
-                     "staff have the details.")
+    if ctx.pending:
+        points = sum(t["max_score"] for t in tests if "pending" in t["tags"])
+        lines.insert(0, f"PENDING: {len(ctx.pending)} test(s) worth {points:g} points could not "
+                        "be scored because of a problem on the course's side (not yours); "
+                        "course staff will grade them. The score below is not final.")
+    elif ctx.grader_errors:
+        lines.append("Part of this feedback could not be produced because of an autograder "
+                     "problem; course staff have the details (your score is not affected).")
     if ctx.notes:
         lines += ctx.notes
     return "\n".join(lines)
@@ -870,6 +940,9 @@ def _results(ctx: _Ctx, tests: list[dict[str, Any]], summary: str) -> dict[str, 
     }
     if ctx.grader_errors:
         extra["grader_errors"] = ctx.grader_errors[:20]
+    # always present (empty when nothing is pending): a reader can tell this harness's
+    # results, whose pending tests are tagged, from older ones
+    extra["pending"] = ctx.pending[:50]
     for t in tests:
         t["score"] = float(t["score"])
         t["max_score"] = float(t["max_score"])
@@ -879,6 +952,26 @@ def _results(ctx: _Ctx, tests: list[dict[str, Any]], summary: str) -> dict[str, 
     if ctx.leaderboard:
         results["leaderboard"] = ctx.leaderboard
     return results
+
+
+def without_run_facts(results: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``results`` without its :data:`RUN_FACTS`: what two gradings of the same
+    submission must agree on exactly."""
+    out = json.loads(json.dumps(results))
+
+    def drop(node: Any, path: tuple[str, ...]) -> None:
+        if not isinstance(node, dict) or not path:
+            return
+        keys = list(node) if path[0] == "*" else [path[0]]
+        for key in keys:
+            if len(path) == 1:
+                node.pop(key, None)
+            else:
+                drop(node.get(key), path[1:])
+
+    for path in RUN_FACTS:
+        drop(out, path)
+    return out
 
 
 def _packages(child_numpy: str | None) -> dict[str, str]:

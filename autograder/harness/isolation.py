@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from autograder.harness import lifeline
 from autograder.harness.clock import proc_text, stat_fields
 
 UID_BASE = 2_000_000  # per-run uids come from [UID_BASE, UID_BASE + UID_SPAN): no passwd entry
@@ -288,6 +289,8 @@ def new_run_uid() -> int:
     """
     slot = next(_UID_SEQ) % UID_SLOTS
     uid = UID_BASE + (os.getpid() * UID_SLOTS + slot) % UID_SPAN
+    if uid not in USED_UIDS:
+        lifeline.watch_uid(uid)
     USED_UIDS.append(uid)
     return uid
 
@@ -344,7 +347,7 @@ def kill_tree(proc: Killable, *, uid: int | None) -> None:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:  # pragma: no cover - a D-state process
         pass
-    _LIVE.discard(proc.pid)
+    untrack(proc.pid)
     if uid is not None:
         kill_uid(uid)
     for _ in range(5):
@@ -423,12 +426,14 @@ SPAWN_LOCK = threading.RLock()
 
 
 def spawn_tracked(cmd: list[str], **kwargs: object) -> subprocess.Popen[bytes]:
-    """``subprocess.Popen`` whose pid is registered before any orphan sweep can see it."""
+    """``subprocess.Popen`` whose pid is registered before any orphan sweep can see it (and,
+    when it leads a new session, with the reaper that outlives a killed grader:
+    :mod:`autograder.harness.lifeline`)."""
     with SPAWN_LOCK:
         if ABORT.is_set():
             raise Aborted("grading was interrupted: no new process is started")
         proc: subprocess.Popen[bytes] = subprocess.Popen(cmd, **kwargs)  # type: ignore[call-overload]
-        _LIVE.add(proc.pid)
+        track(proc.pid, group=bool(kwargs.get("start_new_session")))
     return proc
 
 
@@ -442,7 +447,7 @@ def run_tracked(cmd: list[str], *, timeout: float, **kwargs: object) -> int:
         proc.wait()
         raise
     finally:
-        _LIVE.discard(proc.pid)
+        untrack(proc.pid)
 
 
 def adopt_orphans() -> None:
@@ -458,8 +463,19 @@ def adopt_orphans() -> None:
         _SUBREAPER = True
 
 
-def track(pid: int) -> None:
+def track(pid: int, *, group: bool = False) -> None:
+    """Register a child this process launched; ``group``: it leads its own process group,
+    which the reaper kills if this process dies first."""
     _LIVE.add(pid)
+    if group:
+        lifeline.watch_group(pid)
+
+
+def untrack(pid: int) -> None:
+    """The child ``pid`` has been reaped (or is being): forget it everywhere."""
+    if pid in _LIVE:
+        _LIVE.discard(pid)
+        lifeline.forget_group(pid)
 
 
 def _adopted() -> list[int]:
@@ -470,7 +486,7 @@ def _adopted() -> list[int]:
     out = []
     for pid in _proc_entries():
         st = _stat(pid)
-        if st is not None and st[0] == me and pid not in _LIVE:
+        if st is not None and st[0] == me and pid not in _LIVE and pid not in lifeline.REAPERS:
             out.append(pid)
     return out
 
@@ -739,6 +755,22 @@ def no_new_privs() -> None:
         _lib().prctl(38, 1, 0, 0, 0)
     except (OSError, AttributeError):  # pragma: no cover
         pass
+
+
+def die_with_parent(result_fd: int) -> None:
+    """prctl(PR_SET_PDEATHSIG, SIGKILL), again after a uid change cleared it, then exit at
+    once if the grader is already gone (the result pipe's read end closed: POLLERR)."""
+    import select  # noqa: PLC0415
+
+    try:
+        _lib().prctl(1, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover
+        pass
+    poller = select.poll()
+    poller.register(result_fd, 0)
+    if any(ev & (select.POLLERR | select.POLLHUP | select.POLLNVAL)
+           for _, ev in poller.poll(0)):
+        os._exit(3)
 
 
 def become_subreaper() -> None:

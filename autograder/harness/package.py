@@ -95,13 +95,20 @@ def find_notebook(submission: Path, module_name: str) -> tuple[Path, list[str]]:
 
 def earlier_notebooks(submission: Path, module_number: int,
                       all_modules: tuple[tuple[int, str], ...]) -> dict[int, Path]:
-    """The student's notebooks of earlier modules in a submission folder, by exact release
-    name (``01_tensor.ipynb``, anywhere in the folder; symlinks are never followed)."""
-    if not submission.is_dir():
+    """The student's notebooks of earlier modules submitted with this one, by exact release
+    name (``01_tensor.ipynb``): anywhere in a submission folder, or beside a notebook given
+    as a file (what a Gradescope upload of those files together holds; ``tito grade NN
+    notebook.ipynb``). Symlinks are never followed."""
+    if submission.is_file() and not submission.is_symlink():
+        candidates = sorted(submission.parent.glob("*.ipynb"))
+        submission = submission.parent
+    elif submission.is_dir():
+        candidates = sorted(submission.rglob("*.ipynb"))
+    else:
         return {}
     wanted = {f"{n:02d}_{slug}.ipynb": n for n, slug in all_modules if n < module_number}
     found: dict[int, Path] = {}
-    for p in sorted(submission.rglob("*.ipynb")):
+    for p in candidates:
         n = wanted.get(p.name)
         if n is None or n in found or ".ipynb_checkpoints" in p.parts:
             continue

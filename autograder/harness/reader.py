@@ -149,7 +149,7 @@ class _Worker:
         self._watch_stop.set()
         self._drain.join(timeout=5)
         self._feeder.join(timeout=5)
-        isolation._LIVE.discard(self.proc.pid)
+        isolation.untrack(self.proc.pid)
         rc = self.proc.returncode
         if rc == 0:
             return ""

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from autograder.harness import isolation, timing, wire
+from autograder.harness import isolation, lifeline, timing, wire
 from autograder.harness.clock import Deadline
 from autograder.harness.timing import Planner, TwinJob
 from autograder.harness.zygote import Zygote, ZygoteChild
@@ -62,6 +62,14 @@ class Outcome:
     where: str = ""
     out: str = ""
     secs: float = 0.0
+    #: CPU seconds the child's process tree used on this item, measured here (a timing fact:
+    #: never part of a verdict); None when the item never started
+    cpu_s: float | None = None
+    #: training steps the child reported done (milestone items, ``progress`` messages)
+    steps: int | None = None
+    #: for a timeout, which limit stopped it: ``cpu`` (the item's CPU seconds), ``blocked``
+    #: (the wall-clock backstop for code that does not compute) or ``run`` (the whole run's)
+    stopped_by: str = ""
 
 
 @dataclass
@@ -89,7 +97,7 @@ class RunSpec:
     #: (:func:`autograder.suite.run_case`); its value is then already what the case keeps.
     shortcuts: bool = False
     student_files: list[Path] = field(default_factory=list)
-    #: ``{"recipes": file, "ids": [...], "inputs": {item: wire data}, "budget_s": {id: s}}``
+    #: ``{"recipes": file, "ids": [...], "inputs": {item: wire data}, "work": {id: {...}}}``
     milestone_job: dict[str, Any] = field(default_factory=dict)
     #: Called in the parent with (item, decoded value) as each result arrives; what it
     #: returns is kept instead of the value (compare and drop: memory stays bounded). An
@@ -130,6 +138,8 @@ class RunReport:
     protocol_errors: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
     child_numpy: str | None = None
+    #: item -> the last count of training steps the child reported for it (``progress``)
+    progress: dict[str, int] = field(default_factory=dict)
 
 
 class _Capped:
@@ -420,7 +430,8 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
     rfd, wfd = os.pipe()
     work_r, work_w = os.pipe()
     launch_plan = plan if spec.sandbox else isolation.Plan(False, False, False)
-    cmd = [*isolation.launch_prefix(launch_plan), sys.executable, "-I", "-B", str(CHILD)]
+    cmd = [*lifeline.launch_prefix(), *isolation.launch_prefix(launch_plan), sys.executable,
+           "-I", "-B", str(CHILD)]
     job = _job(spec, plan, uid, work, start, wfd, nonce, deadline, work_r)
     proc: subprocess.Popen[bytes] | ZygoteChild
     try:
@@ -568,6 +579,11 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                         resume = index[item] + 1
                         clock.start(spec.item_timeout_s.get(item, 10.0))
                         continue
+                    if kind == "progress":
+                        done = msg.get("done")
+                        if item == current and type(done) is int and done >= 0:
+                            report.progress[item] = done
+                        continue
                     if kind in ("commit", "work_done", "work_error"):
                         if item != current or item in report.outcomes or (
                                 kind == "commit" and item in timer.committed) or (
@@ -600,6 +616,7 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                             report.outcomes[item] = Outcome(item, "protocol", message=(
                                 "this test reported twice (tampering?)"))
                             continue
+                        cpu = clock.idle()  # before deciding: the parent's time is not the item's
                         timed = timer.result(item) if kind == "result" else ""
                         if kind == "error":
                             timer.committed.pop(item, None)
@@ -609,8 +626,9 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                             report.outcomes[item] = _outcome(
                                 kind, item, msg, spec,
                                 timed if isinstance(timed, TimedResult) else None)
+                        report.outcomes[item].cpu_s = cpu
+                        report.outcomes[item].steps = report.progress.get(item)
                         current = None
-                        clock.idle()
                         if _stops(spec, report, item):
                             return None
                         continue
@@ -631,7 +649,9 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                 report.outcomes[current] = Outcome(current, "timeout", message=(
                     f"stopped after {clock.describe()}" if not run_over else
                     f"stopped: the whole submission used up its {spec.run_timeout_s:g} s"
-                    " time limit") + " (an infinite loop, or far too slow?)")
+                    " time limit") + " (an infinite loop, or far too slow?)",
+                    cpu_s=clock.used(), steps=report.progress.get(current),
+                    stopped_by="run" if run_over else clock.reason)
                 if _stops(spec, report, current):
                     return None
             return None if time.monotonic() >= deadline else resume
@@ -642,7 +662,7 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
         if current is not None and current not in report.outcomes:
             code = _exit_code(proc)
             report.outcomes[current] = Outcome(current, "crashed", message=_ended_message(
-                code, "during this test"))
+                code, "during this test"), steps=report.progress.get(current))
             if _stops(spec, report, current):
                 return None
         return resume

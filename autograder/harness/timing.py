@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.harness import clock, isolation, wire
+from autograder.harness import clock, isolation, lifeline, wire
 from autograder.suite import Baseline, Measured, Run
 
 #: CPU seconds a frozen submission tree may gain while the twin or the parent works: signals in
@@ -269,8 +269,10 @@ class Twin:
         rfd, self._result_w = os.pipe()
         self._work_r, wfd = os.pipe()
         try:
+            # like every child: dies with the grader, even after kill -9 (lifeline)
             self.proc = isolation.spawn_tracked(
-                [sys.executable, "-I", "-B", str(CHILD), "--twin"], stdin=subprocess.PIPE,
+                [*lifeline.launch_prefix(), sys.executable, "-I", "-B", str(CHILD), "--twin"],
+                stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 pass_fds=(self._result_w, self._work_r), cwd=str(cwd), env=env,
                 start_new_session=True)
@@ -278,18 +280,25 @@ class Twin:
             os.close(self._result_w)
             os.close(self._work_r)
         self._rfd, self._wfd = rfd, wfd
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({
-            "nonce": self.nonce, "result_fd": self._result_w, "work_fd": self._work_r,
-            "harness_root": str(HARNESS_ROOT), "suite_file": str(job.suite_file),
-            "milestones": {"recipes": job.recipes, "ids": job.milestone_ids} if job.recipes
-            else {}, "public_tests": [], "package_parent": str(job.package_parent),
-            "package": job.package}).encode())
-        self.proc.stdin.close()
         self._buf = bytearray()
-        self.meter = Meter(self.proc.pid)
-        self._reply("ready", None)
-        self.meter.hold()
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(json.dumps({
+                "nonce": self.nonce, "result_fd": self._result_w, "work_fd": self._work_r,
+                "harness_root": str(HARNESS_ROOT), "suite_file": str(job.suite_file),
+                "milestones": {"recipes": job.recipes, "ids": job.milestone_ids}
+                if job.recipes else {}, "public_tests": [],
+                "package_parent": str(job.package_parent), "package": job.package}).encode())
+            self.proc.stdin.close()
+            self.meter = Meter(self.proc.pid)
+            self._reply("ready", None)
+            self.meter.hold()
+        except BaseException:
+            # a twin that never became ready is reaped here, and forgotten by the lifeline
+            # (a process group left watched could be a stranger's number by the time the
+            # grader exits)
+            self.close()
+            raise
 
     def setup(self, item: str, data: Any) -> None:
         """Build the baseline work of ``item`` (its case's or milestone's builder) from

@@ -380,7 +380,7 @@ class Zygote:
                 if "pid" not in answer:
                     raise RuntimeError(f"the mutation fork server refused: {answer}")
                 pid = int(answer["pid"])
-                isolation.track(pid)
+                isolation.track(pid, group=True)
         except BaseException:
             os.close(raw_r)
             raise
@@ -400,7 +400,7 @@ class Zygote:
                 self.proc.wait()
             from autograder.harness import isolation  # noqa: PLC0415
 
-            isolation._LIVE.discard(self.proc.pid)
+            isolation.untrack(self.proc.pid)
 
 
 if __name__ == "__main__":

@@ -134,7 +134,10 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor: 
         1. Wrap ``target`` with ``_as_tensor``; if the shapes differ, ``warnings.warn(...)``
            (a ``UserWarning``) saying that the target size differs from the input size and
            will broadcast — then carry on, as PyTorch does.
-        2. ``diff = input - target``; return ``_reduce(diff * diff, reduction)``.
+        2. If exactly one of them is 0-d, give it one dimension (``.reshape(1)``): PyTorch
+           broadcasts both before subtracting, so a 0-d float64 target makes a float32 loss
+           float64 (module 01's rule keeps a 0-d operand from widening the dtype).
+        3. ``diff = input - target``; return ``_reduce(diff * diff, reduction)``.
 
     EXAMPLE:
         >>> mse_loss(Tensor([1.0, 2.0, 3.0]), Tensor([1.5, 2.0, 1.0]))
@@ -149,7 +152,12 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor: 
         warnings.warn(f"Using a target size ({tuple(target.shape)}) that is different to the "
                       f"input size ({tuple(input.shape)}). This will likely lead to incorrect "
                       "results due to broadcasting.", stacklevel=2)
-    diff = input - target
+    pred = input
+    if target.ndim == 0 and pred.ndim:  # PyTorch broadcasts both first: a 0-d operand
+        target = target.reshape(1)      # then promotes like one with dimensions
+    elif pred.ndim == 0 and target.ndim:
+        pred = pred.reshape(1)
+    diff = pred - target
     return _reduce(diff * diff, reduction)
     # END SOLUTION
     raise NotImplementedError("module 04: implement mse_loss (see its docstring)")  # STUB
@@ -255,6 +263,9 @@ def _class_coefficients(input: Tensor, target: Tensor, weight: Tensor | None,  #
                          f"{tuple(input.shape)}, got {tuple(t.shape)}")
     if t.dtype.kind not in "iu":
         raise TypeError(f"class-index targets must be integers (int64), got {t.dtype}")
+    if t.dtype not in (np.int64, np.uint8) or (t.dtype == np.uint8 and input.ndim > 2):
+        raise RuntimeError(f"expected target dtype to be Long (or Byte for (N, C) inputs), "
+                           f"but got {t.dtype} (use .long())")
     valid = t != ignore_index
     counted = t if valid.all() else t[valid]
     if counted.size and (counted.min() < 0 or counted.max() >= n_classes):
@@ -265,6 +276,10 @@ def _class_coefficients(input: Tensor, target: Tensor, weight: Tensor | None,  #
     labels = t if counted is t else np.where(valid, t, -1)
     onehot = (labels[..., None] == np.arange(n_classes)).astype(dtype)
     w = None if weight is None else np.asarray(_as_tensor(weight).data, dtype=dtype)
+    if w is not None and w.shape != (n_classes,):
+        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} "
+                           f"classes or no classes but got weight tensor of shape: "
+                           f"{list(w.shape)}")
     picked = onehot if w is None else onehot * w
     coef = picked
     if label_smoothing:
@@ -608,6 +623,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     _check_same_shape(input, target)
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction!r} is not a valid value for reduction")
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {target.dtype} but expected {input.dtype}: "
+                           "binary_cross_entropy needs the target in the input's dtype")
     # ``not (0 <= x <= 1)`` rather than ``x < 0 or x > 1``: NaN is not a probability either
     if not np.all((input.data >= 0) & (input.data <= 1)):
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -635,6 +653,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A00
     loss = _BCEWithLogitsFn.apply(input, target, pos_weight=pw)
     if weight is not None:
         loss = loss * _as_tensor(weight)
+    if loss.dtype != target.dtype:  # PyTorch builds the loss in place in a target-sized buffer
+        loss = loss.double() if target.dtype == np.float64 else loss.float()
     return _reduce(loss, reduction)
 
 

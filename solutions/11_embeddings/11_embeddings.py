@@ -440,15 +440,14 @@ class Embedding(Module):
     @classmethod
     def from_pretrained(cls, embeddings: Any, freeze: bool = True,
                         padding_idx: int | None = None) -> Embedding:
-        """A module holding a copy of ``embeddings`` ``(V, D)`` (provided; as in PyTorch, the
-        padding row is *not* zeroed and ``freeze`` turns off its gradient)."""
-        data = np.array(embeddings.data if isinstance(embeddings, Tensor) else embeddings,
-                        dtype=np.float32)
+        """A module holding a copy of ``embeddings`` ``(V, D)`` in its own dtype (provided; as
+        in PyTorch, the padding row is *not* zeroed and ``freeze`` turns off its gradient)."""
+        table = embeddings if isinstance(embeddings, Tensor) else Tensor(embeddings)
+        data = np.array(table.data, copy=True)  # float64 stays float64, as in PyTorch
         if data.ndim != 2:
             raise ValueError("Embeddings parameter is expected to be 2-dimensional")
         module = cls(data.shape[0], data.shape[1], padding_idx=padding_idx)
-        module.weight.data[...] = data
-        module.weight.requires_grad = not freeze
+        module.weight = Parameter(data, requires_grad=not freeze)
         return module
 
     def extra_repr(self) -> str:

@@ -125,7 +125,7 @@ import numpy as np
 
 ``scaled_dot_product_attention`` (PyTorch's masks, ``is_causal``, ``scale`` and dropout, with a
 fused backward) and ``MultiheadAttention`` with PyTorch's parameter layout (``in_proj_weight``,
-``in_proj_bias``, ``out_proj``), ``batch_first=True`` by default.
+``in_proj_bias``, ``out_proj``) and defaults (``batch_first=False``).
 """
 
 from __future__ import annotations
@@ -135,9 +135,17 @@ from typing import Any
 
 import numpy as np
 
+from tinytorch.activations import softmax
 from tinytorch.autograd import gradcheck  # noqa: F401 - for checks
 from tinytorch.layers import Linear, Module, Parameter, linear
-from tinytorch.tensor import Context, Function, Tensor, default_generator, manual_seed  # noqa: F401
+from tinytorch.tensor import (  # noqa: F401
+    Context,
+    Function,
+    Tensor,
+    default_generator,
+    is_grad_enabled,
+    manual_seed,
+)
 
 
 class _SafeSoftmaxFn(Function):
@@ -156,7 +164,8 @@ class _SafeSoftmaxFn(Function):
             2. ``e = np.exp(x - m)`` — every exponent is <= 0, nothing overflows.
             3. ``s = e.sum(axis=-1, keepdims=True)``; a fully masked row sums to 0 (its ``e``
                is all zeros): divide by 1 there instead, ``np.where(empty, 1.0, s)``;
-               ``p = e / s``.
+               ``p = e / s``. (A NaN sum — a NaN or ``+inf`` score — stays NaN, as in
+               PyTorch: only the empty rows divide by 1.)
             4. ``ctx.save_for_backward(p)`` and return ``p``.
 
         EXAMPLE:
@@ -271,6 +280,61 @@ def generate_square_subsequent_mask(sz: int) -> Tensor:
     ``(sz, sz)`` float32, 0 on and below the diagonal, ``-inf`` above. Being additive, it means
     the same in ``scaled_dot_product_attention`` and in ``MultiheadAttention``."""
     return Tensor(np.triu(np.full((sz, sz), -np.inf, dtype=np.float32), k=1))
+
+
+def _check_attn_mask(attn_mask: Any, query: Tensor, key: Tensor, value: Tensor) -> Any:
+    """PyTorch's checks of ``scaled_dot_product_attention``'s inputs and mask (provided);
+    returns the mask to use (None when the result is empty: PyTorch then ignores it).
+
+    * query, key and value have at least 2 dimensions;
+    * the mask is boolean, float32 or the query's own dtype;
+    * unless the result is empty, the mask broadcasts *to* the scores ``(..., L, S)`` (it is
+      added in place), and with 4-D inputs — which PyTorch's fused CPU kernel takes unless the
+      mask requires grad — it has at least the two dimensions ``(L, S)``.
+
+    Raises:
+        RuntimeError: naming what did not fit.
+    """
+    if min(query.ndim, key.ndim, value.ndim) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be at least 2 dimensional, "
+                           f"but got query.dim: {query.ndim} key.dim: {key.ndim} and "
+                           f"value.dim: {value.ndim} instead.")
+    if attn_mask is None:
+        return None
+    mask = attn_mask.data if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
+    if mask.dtype not in (np.bool_, np.float32, query.dtype):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {mask.dtype} and query.dtype: "
+                           f"{query.dtype} instead.")
+    lead = np.broadcast_shapes(query.shape[:-2], key.shape[:-2])
+    scores = (*lead, query.shape[-2], key.shape[-2])
+    if int(np.prod(scores)) == 0:
+        return None
+    learned = isinstance(attn_mask, Tensor) and attn_mask.requires_grad  # not for the kernel
+    if query.ndim == key.ndim == value.ndim == 4 and mask.ndim < 2 and not learned:
+        raise RuntimeError(f"attn_mask of shape {mask.shape}: 4-D inputs need a mask with at "
+                           "least the two dimensions (L, S)")
+    try:
+        fits = np.broadcast_shapes(mask.shape, scores) == scores
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"attn_mask of shape {mask.shape} does not broadcast to the scores' "
+                           f"shape {scores}")
+    return attn_mask
+
+
+def _composed_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor,
+                        scale: float, dropout_p: float) -> Tensor:
+    """The same attention from Tensor operations (provided), for a float ``attn_mask`` that
+    requires grad (a learned bias): the engine then gives the mask its gradient, which the
+    fused Function (whose inputs are ``q, k, v``) does not compute."""
+    scores = (query @ key.transpose(-2, -1)) * scale + attn_mask
+    p = _SafeSoftmaxFn.apply(scores)
+    if dropout_p > 0.0:
+        keep = (default_generator().random(p.shape) >= dropout_p).astype(p.dtype)
+        p = p * Tensor(keep / (1.0 - dropout_p))
+    return p @ value
 
 
 # %% [raw]
@@ -484,7 +548,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         query: ``(..., L, E)``; key: ``(..., S, E)``; value: ``(..., S, Ev)`` (leading dims
             broadcast).
         attn_mask: None, boolean (True = takes part) or float (added), broadcastable to
-            ``(..., L, S)``. A float mask is a constant here (no gradient).
+            ``(..., L, S)``; float32 or the query's dtype. A float mask that requires grad
+            gets its gradient (a learned attention bias).
         dropout_p: dropout on the attention weights (applied whenever it is > 0, as in
             PyTorch's functional form: pass 0.0 in evaluation).
         is_causal: top-left causal mask; not together with ``attn_mask``.
@@ -495,13 +560,18 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 
     Raises:
         RuntimeError: ``query`` and ``key`` differ in ``E``, ``key`` and ``value`` in ``S``,
-            or ``attn_mask`` is given with ``is_causal=True``.
+            ``attn_mask`` is given with ``is_causal=True``, or has another dtype than bool,
+            float32 or the query's.
 
     APPROACH:
         1. Check ``query.shape[-1] == key.shape[-1]`` and ``key.shape[-2] ==
-           value.shape[-2]``; raise ``RuntimeError`` naming the shapes otherwise.
+           value.shape[-2]``; raise ``RuntimeError`` naming the shapes otherwise; then
+           ``attn_mask = _check_attn_mask(attn_mask, query, key, value)`` (given: PyTorch's
+           other checks).
         2. ``scale = 1.0 / math.sqrt(query.shape[-1])`` when it is None.
-        3. ``bias = mask_to_bias(attn_mask, is_causal, L, S, query.dtype)``.
+        3. A float mask that requires grad (a ``Tensor`` with ``requires_grad``): return
+           ``_composed_attention(query, key, value, attn_mask, scale, dropout_p)`` (given).
+           Otherwise ``bias = mask_to_bias(attn_mask, is_causal, L, S, query.dtype)``.
         4. Return ``_ScaledDotProductAttentionFn.apply(query, key, value, bias=bias,
            scale=scale, dropout_p=dropout_p)``.
 
@@ -518,8 +588,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         raise RuntimeError(f"scaled_dot_product_attention: query {query.shape}, key {key.shape} "
                            f"and value {value.shape} do not fit (..., L, E), (..., S, E), "
                            f"(..., S, Ev)")
+    attn_mask = _check_attn_mask(attn_mask, query, key, value)
     if scale is None:
         scale = 1.0 / math.sqrt(query.shape[-1])
+    if isinstance(attn_mask, Tensor) and attn_mask.requires_grad:
+        return _composed_attention(query, key, value, attn_mask, scale, dropout_p)
     bias = mask_to_bias(attn_mask, is_causal, query.shape[-2], key.shape[-2], query.dtype)
     return _ScaledDotProductAttentionFn.apply(query, key, value, bias=bias, scale=scale,
                                               dropout_p=dropout_p)
@@ -614,11 +687,12 @@ def test_sdpa_backward_matches_finite_differences(scaled_dot_product_attention, 
 # self-attention (`query is key is value`) one `(N, L, E) @ (E, 3E)` product computes `q, k, v`
 # at once; `narrow` (given, like `torch.narrow`) cuts it into three views.
 #
-# **`batch_first`.** PyTorch's default is `batch_first=False`: inputs `(L, N, E)`, sequence
-# first. This course's default is **`batch_first=True`**, inputs `(N, L, E)` — the layout every
-# other module uses. Both are supported; **pass `batch_first` explicitly** when you move code
-# between tinytorch and PyTorch. (It is keyword-only here: PyTorch's fifth positional
-# argument is `add_bias_kv`.)
+# **`batch_first`.** The default is PyTorch's, `batch_first=False`: inputs `(L, N, E)`,
+# sequence first (the layout of the original Transformer code). Every other module of this
+# course puts the batch first, `(N, L, E)`, so the course's models **pass `batch_first=True`
+# explicitly** — write it every time, and code moves unchanged between tinytorch and PyTorch.
+# (It is keyword-only here: PyTorch's fifth positional argument is `add_bias_kv`.) A 2-D input
+# `(L, E)` is one unbatched sequence whatever `batch_first` says.
 #
 # **Masks — the convention flips!** In `MultiheadAttention`, a *boolean* mask means
 # **True = ignore** (the opposite of `scaled_dot_product_attention`):
@@ -633,8 +707,18 @@ def test_sdpa_backward_matches_finite_differences(scaled_dot_product_attention, 
 # `forward` returns `(output, weights)`. With `need_weights=True` (PyTorch's default) the
 # weights are computed explicitly — `(N, L, S)` averaged over heads, or `(N, h, L, S)` with
 # `average_attn_weights=False` — and differentiable; with `need_weights=False` the fused
-# function runs (faster: use it in training) and `weights` is None. Fully masked rows give
-# zero weights on both paths here (PyTorch's explicit-weights path gives NaN there).
+# function runs (faster: use it in training) and `weights` is None.
+#
+# **A query that may attend to nothing** (every key masked) differs between the paths, exactly
+# as in PyTorch:
+#
+# | path | what a fully masked query row gives |
+# |---|---|
+# | `scaled_dot_product_attention`, and `MultiheadAttention(need_weights=False)` in training or when a gradient is needed | zeros (the safe softmax of section 2) |
+# | `MultiheadAttention(need_weights=True)` | NaN output and NaN weights: a plain softmax (module 02's `softmax`) of a row of `-inf` |
+# | PyTorch's fused inference kernel — evaluation mode, nothing needing a gradient, batched self-attention (`query is key is value`) with `batch_first=True`, an even number of heads, biases and no float mask — even with `need_weights=False` | NaN, as the explicit path (`_uses_fused_inference`, given, says when) |
+#
+# NaN spreads: mask so that every query keeps at least one key (a causal mask always does).
 #
 # **Plugging in a KV cache (module 17).** The pieces are separate on purpose: a cached
 # attention projects only the new token (`_in_projection`), appends its keys and values to a
@@ -729,12 +813,12 @@ class MultiheadAttention(Module):
         num_heads: ``h``; must divide ``E`` (``head_dim = E // h``).
         dropout: dropout on the attention weights, in training mode only.
         bias: add ``in_proj_bias`` and ``out_proj.bias``.
-        batch_first: inputs are ``(N, L, E)`` when True (**this course's default**) and
-            ``(L, N, E)`` when False (**PyTorch's default**). Keyword-only.
+        batch_first: inputs are ``(N, L, E)`` when True and ``(L, N, E)`` when False
+            (PyTorch's default). Keyword-only; the course's models pass True.
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
-                 *, batch_first: bool = True) -> None:
+                 *, batch_first: bool = False) -> None:
         """Create the parameters in PyTorch's layout, order and initialisation.
 
         APPROACH:
@@ -881,23 +965,27 @@ class MultiheadAttention(Module):
                ``split_heads`` each -> ``(N, h, L or S, hs)``.
             4. ``bias = self._merge_masks(key_padding_mask, attn_mask, N, L, S, q.dtype)``;
                ``p = self.dropout if self.training else 0.0``; ``scale = 1 / sqrt(hs)``.
-            5. ``need_weights``: ``scores = (q @ k.transpose(2, 3)) * scale`` (+
-               ``Tensor(bias)``); ``weights = _SafeSoftmaxFn.apply(scores)``; with ``p > 0``
-               multiply by ``Tensor(keep)``, ``keep = (default_generator().random(shape) >=
-               p).astype(dtype) / (1 - p)``; ``out = weights @ v``. Otherwise ``out =
-               _ScaledDotProductAttentionFn.apply(q, k, v, bias=bias, scale=scale,
-               dropout_p=p)`` and ``weights = None``.
+            5. ``need_weights`` or ``fused`` (``fused = self._uses_fused_inference(...)``,
+               asked before step 2 changes the inputs): ``scores = (q @ k.transpose(2, 3)) *
+               scale`` (+ ``Tensor(bias)``); ``weights = softmax(scores, dim=-1)`` (module 02:
+               a fully masked row is NaN, as in PyTorch); with ``p > 0`` multiply by
+               ``Tensor(keep)``, ``keep = (default_generator().random(shape) >=
+               p).astype(dtype) / (1 - p)``; ``out = weights @ v``; keep ``weights`` only if
+               ``need_weights``. Otherwise ``out = _ScaledDotProductAttentionFn.apply(q, k, v,
+               bias=bias, scale=scale, dropout_p=p)`` and ``weights = None``.
             6. ``out = self.out_proj(merge_heads(out))`` -> ``(N, L, E)``; undo step 2 (drop
                the batch axis, or ``transpose(0, 1)``). Average the weights over heads
                (``mean(dim=1)``) if ``average_attn_weights``; drop the batch axis of the
                weights when unbatched.
 
         EXAMPLE:
-            >>> mha = MultiheadAttention(8, 2)
+            >>> mha = MultiheadAttention(8, 2, batch_first=True)
             >>> x = Tensor(np.ones((3, 5, 8), np.float32))
             >>> out, w = mha(x, x, x)
             >>> out.shape, w.shape
             ((3, 5, 8), (3, 5, 5))
+            >>> MultiheadAttention(8, 2)(x, x, x)[1].shape     # (L, N, E): 5 sequences of 3
+            (5, 3, 3)
 
         HINT: the explicit-weights path and the fused path must give the same output; compare
         them in a check. Use Tensor operations so every parameter gets its gradient.
@@ -905,6 +993,7 @@ class MultiheadAttention(Module):
         # BEGIN SOLUTION NO PROMPT
         if is_causal and attn_mask is None:
             raise RuntimeError("Need attn_mask if specifying the is_causal hint")
+        fused = self._uses_fused_inference(query, key, value, attn_mask, key_padding_mask)
         packed = query is key and key is value
         unbatched = query.ndim == 2
         if unbatched:
@@ -922,15 +1011,17 @@ class MultiheadAttention(Module):
         p = self.dropout if self.training else 0.0
         scale = 1.0 / math.sqrt(self.head_dim)
         weights = None
-        if need_weights:
+        if need_weights or fused:
             scores = (q @ k.transpose(2, 3)) * scale  # (N, h, L, S)
             if bias is not None:
                 scores = scores + Tensor(bias)
-            weights = _SafeSoftmaxFn.apply(scores)
+            weights = softmax(scores, dim=-1)  # a fully masked row is NaN, as in PyTorch
             if p > 0.0:
                 keep = (default_generator().random(weights.shape) >= p).astype(weights.dtype)
                 weights = weights * Tensor(keep / (1.0 - p))
             out = weights @ v  # (N, h, L, hs)
+            if not need_weights:
+                weights = None
         else:
             out = _ScaledDotProductAttentionFn.apply(q, k, v, bias=bias, scale=scale,
                                                      dropout_p=p)
@@ -948,6 +1039,24 @@ class MultiheadAttention(Module):
         # END SOLUTION
         raise NotImplementedError(  # STUB
             "module 12: implement MultiheadAttention.forward (see its docstring)")  # STUB
+
+    def _uses_fused_inference(self, query: Tensor, key: Tensor, value: Tensor, attn_mask: Any,
+                              key_padding_mask: Any) -> bool:
+        """Whether PyTorch would run this call through its fused inference kernel
+        (``torch._native_multi_head_attention``, provided): evaluation mode, a batched
+        self-attention (``query is key is value``) with ``batch_first``, an even number of
+        heads, biases, no float mask, and no gradient needed (``no_grad()``, or nothing
+        requires grad). That kernel computes a plain softmax, so a fully masked query row is
+        NaN there even with ``need_weights=False``."""
+        masks = [_as_mask_array(m) for m in (attn_mask, key_padding_mask) if m is not None]
+        tensors = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
+                   self.out_proj.bias)
+        needs_grad = is_grad_enabled() and any(t is not None and t.requires_grad
+                                               for t in tensors)
+        return (not self.training and query.ndim == 3 and query is key and key is value
+                and self.batch_first and self.num_heads % 2 == 0
+                and self.in_proj_bias is not None and query.dtype == self.in_proj_weight.dtype
+                and all(m.dtype == np.bool_ for m in masks) and not needs_grad)
 
     def extra_repr(self) -> str:
         return (f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, "
@@ -1000,7 +1109,8 @@ def test_multihead_parameters_and_init(MultiheadAttention, manual_seed, np):
     nob = MultiheadAttention(8, 2, bias=False).in_proj_bias
     assert nob is None, f"bias=False: no biases, got in_proj_bias {type(nob).__name__}"
     bf = MultiheadAttention(8, 2).batch_first
-    assert bf, f"this course's default is batch_first=True, got {bf!r}"
+    assert bf is False, (
+        f"the default is PyTorch's, batch_first=False (inputs (L, N, E)); got {bf!r}")
     try:
         MultiheadAttention(10, 3)
     except ValueError:
@@ -1012,7 +1122,7 @@ def test_multihead_parameters_and_init(MultiheadAttention, manual_seed, np):
 # %%
 def test_multihead_forward_paths_and_masks(MultiheadAttention, Tensor, np):
     rng = np.random.default_rng(2)
-    mha = MultiheadAttention(8, 2)
+    mha = MultiheadAttention(8, 2, batch_first=True)
     mha.in_proj_bias.data[...] = rng.standard_normal(24).astype(np.float32)
     x = Tensor(rng.standard_normal((3, 5, 8)).astype(np.float32))
     out, w = mha(x, x, x)
@@ -1049,6 +1159,19 @@ def test_multihead_forward_paths_and_masks(MultiheadAttention, Tensor, np):
     assert out_t.shape == (5, 3, 8) and np.allclose(out_t.numpy().transpose(1, 0, 2), out.numpy(),
                                                     atol=1e-5), (
         f"batch_first=False takes and returns (L, N, E) = (5, 3, 8), got {out_t.shape}")
+    none = np.ones((5, 5), dtype=bool)
+    none[1:, 0] = False  # query 0 may attend to nothing, the others to key 0
+    o1, w1 = mha(x, x, x, attn_mask=none)
+    o0, _ = mha(x, x, x, attn_mask=none, need_weights=False)
+    assert np.isnan(o1.numpy()[:, 0]).all() and np.isnan(w1.numpy()[:, 0]).all() and (
+        not np.isnan(o1.numpy()[:, 1:]).any()), (
+        f"need_weights=True: a query with no allowed key is NaN (a plain softmax of -inf, as "
+        f"in PyTorch), the others are not; got {int(np.isnan(o1.numpy()).sum())} NaN in the "
+        f"output")
+    assert np.allclose(o0.numpy()[:, 0], mha.out_proj.bias.numpy()) and not np.isnan(
+            o0.numpy()).any(), (
+        f"need_weights=False (training, the fused path): that query's attention is zeros, so "
+        f"its output is out_proj's bias; got {o0.numpy()[0, 0, :3].round(3).tolist()}...")
 
 
 # %% [raw]
@@ -1188,7 +1311,9 @@ print(f"peak / P from T = 256 on: {min(ratios[2:]):.2f} to {max(ratios[2:]):.2f}
 # the weight exactly 0 in any dtype; `-1e9` overflows to `-inf` in float16 anyway, and with
 # large scores a finite penalty can still leak weight. A fully masked row has no valid
 # softmax: the textbook formula gives `NaN` (`-inf − (-inf)`), which spreads through the whole
-# backward pass; PyTorch's SDPA since 2.5 (and our safe softmax) returns zeros for it instead.
+# backward pass. PyTorch's `scaled_dot_product_attention` since 2.5 (and our safe softmax)
+# returns zeros for it instead; `MultiheadAttention(need_weights=True)` keeps the plain softmax
+# and its NaN (section 5's table says which path does what).
 
 # %% [raw]
 # # END SOLUTION

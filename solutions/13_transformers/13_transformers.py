@@ -77,6 +77,13 @@ import numpy as np
 # row). The statistics are per row, so a token's output never depends on the other tokens or
 # the batch size — the same in training and in generation.
 #
+# **Huge rows.** `σ²` squares the centred values, and in float32 a square overflows to `inf`
+# beyond about 1.8e19: `1/sqrt(inf)` is 0 and the row would come out as all zeros, though its
+# normalised values are perfectly ordinary (`[3e19, 1e19, 0]` normalises like `[3, 1, 0]`).
+# The given helper `_rstd` computes `1/sqrt(σ² + eps)` and redoes such rows from `x̂`'s
+# scaled-down values, the way a stable softmax subtracts the maximum first. (PyTorch's own
+# kernel gives NaN or zeros there: `docs/conformance.md`.)
+#
 # **Backward.** Write `N` for the number of normalised elements per row, `r = 1/sqrt(σ² + eps)`
 # and `g = dL/dy · γ`. Then (the derivation is the same one as BatchNorm's, per row):
 #
@@ -134,6 +141,25 @@ from tinytorch.tensor import (
 )
 
 
+def _rstd(xc: np.ndarray, var: np.ndarray, eps: float, axes: tuple[int, ...]) -> np.ndarray:
+    """``1 / sqrt(var + eps)``, also for rows whose squares overflow (provided).
+
+    In a row of float32 values beyond about 1.8e19 (float64: 1.3e154) ``xc * xc`` is ``inf``,
+    so ``var`` is too and ``1 / sqrt(var + eps)`` is 0: the row would normalise to all zeros
+    where the true answer is an ordinary normalised row. Such rows are computed again from
+    ``xc / s``, with ``s`` the row's largest ``|xc|``: ``1 / (s * sqrt(mean((xc / s)²) +
+    eps / s²))`` — the same number, without squaring anything large.
+    """
+    rstd = 1.0 / np.sqrt(var + eps)
+    over = np.isinf(var) & np.isfinite(xc).all(axis=axes, keepdims=True)
+    if not over.any():
+        return rstd
+    s = np.where(over, np.abs(xc).max(axis=axes, keepdims=True), 1)
+    scaled = xc / s
+    std = s * np.sqrt(np.mean(scaled * scaled, axis=axes, keepdims=True) + eps / s / s)
+    return np.where(over, 1.0 / std, rstd).astype(rstd.dtype, copy=False)
+
+
 class _LayerNormFn(Function):
     """``(x - mean) / sqrt(var + eps) * weight + bias`` over the trailing ``axes``, fused."""
 
@@ -154,7 +180,8 @@ class _LayerNormFn(Function):
                x.dtype)``, a column that averages a row.
             2. ``mean = rows.dot(avg)`` — ``(R, 1)``; ``xc = rows - mean``.
             3. ``var = (xc * xc).dot(avg)`` — the *biased* variance.
-            4. ``rstd = 1.0 / np.sqrt(var + eps)``; ``xhat = xc * rstd``.
+            4. ``rstd = _rstd(xc, var, eps, (1,))`` (given: ``1.0 / np.sqrt(var + eps)``,
+               and right for rows so large that ``xc * xc`` overflows); ``xhat = xc * rstd``.
             5. ``ctx.save_for_backward(xhat, rstd, weight, x.shape)``; return
                ``(xhat * weight.reshape(n) + bias.reshape(n)).reshape(x.shape)``.
 
@@ -179,7 +206,7 @@ class _LayerNormFn(Function):
         mean = rows.dot(avg)  # (R, 1)
         xhat = rows - mean  # a new array: normalise it in place
         var = (xhat * xhat).dot(avg)
-        rstd = 1.0 / np.sqrt(var + eps)
+        rstd = _rstd(xhat, var, eps, (1,))
         xhat *= rstd
         ctx.save_for_backward(xhat, rstd, weight, x.shape)
         y = xhat * weight.reshape(n)
@@ -236,6 +263,18 @@ def _shape_tuple(normalized_shape: int | Sequence[int]) -> tuple[int, ...]:
     return tuple(int(s) for s in normalized_shape)
 
 
+def _check_layer_norm_args(input: Tensor, normalized_shape: Any) -> None:  # noqa: A002
+    """PyTorch's argument checks of ``F.layer_norm`` (provided): ``normalized_shape`` is a
+    sequence (``nn.LayerNorm`` turns an int into one, the function does not), and the input
+    is floating point."""
+    if isinstance(normalized_shape, (int, np.integer)):
+        raise TypeError("layer_norm(): argument 'normalized_shape' must be tuple of ints, not "
+                        "int (write (C,))")
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"layer_norm is not implemented for {input.dtype} inputs: "
+                           "convert to float first")
+
+
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],  # noqa: A002
                weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
@@ -243,7 +282,8 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],  # noqa: A0
 
     Args:
         input: a float tensor of shape ``(*, *normalized_shape)``.
-        normalized_shape: an int or a sequence of ints — the trailing dims of one row.
+        normalized_shape: a sequence of ints — the trailing dims of one row (PyTorch's
+            functional form refuses a bare int; ``LayerNorm(4)`` accepts one).
         weight, bias: ``normalized_shape`` tensors, or None (scale 1, shift 0).
         eps: added to the variance.
 
@@ -251,21 +291,24 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],  # noqa: A0
         A tensor of ``input``'s shape and dtype.
 
     Raises:
+        TypeError: ``normalized_shape`` is an int (PyTorch: "must be tuple of ints").
+        RuntimeError: an integer or bool input (PyTorch has no integer layer norm).
         RuntimeError: the trailing dims of ``input`` are not ``normalized_shape`` (PyTorch:
             ``"Given normalized_shape=[4], expected input with shape [*, 4], but got input of
             size[2, 3]"``).
 
     APPROACH:
-        1. ``shape = _shape_tuple(normalized_shape)`` (given); ``k = len(shape)``. If
-           ``input.shape[input.ndim - k:] != shape`` (or ``input.ndim < k``): raise the
-           ``RuntimeError``.
+        1. ``_check_layer_norm_args(input, normalized_shape)`` (given: the TypeError, and the
+           RuntimeError for an integer input); ``shape = _shape_tuple(normalized_shape)`` (given);
+           ``k = len(shape)``. If ``input.shape[input.ndim - k:] != shape`` (or
+           ``input.ndim < k``): raise the ``RuntimeError``.
         2. Missing ``weight``/``bias``: use ``Tensor(np.ones(shape, input.dtype))`` /
            ``Tensor(np.zeros(shape, input.dtype))`` (constants: they get no gradient).
         3. ``axes = tuple(range(input.ndim - k, input.ndim))``.
         4. Return ``_LayerNormFn.apply(input, weight, bias, axes=axes, eps=eps)``.
 
     EXAMPLE:
-        >>> y = layer_norm(Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)), 3)
+        >>> y = layer_norm(Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)), (3,))
         >>> y.numpy().round(4)
         array([[-1.2247,  0.    ,  1.2247],
                [-1.2247,  0.    ,  1.2247]], dtype=float32)
@@ -274,6 +317,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],  # noqa: A0
     ``(2,)``; for ``(T, C)`` they are ``(1, 2)``.
     """
     # BEGIN SOLUTION NO PROMPT
+    _check_layer_norm_args(input, normalized_shape)
     shape = _shape_tuple(normalized_shape)
     k = len(shape)
     if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
@@ -391,18 +435,25 @@ def test_layer_norm_forward_normalises_each_row(layer_norm, Tensor, np):
         "normalized_shape (4, 5) normalises the last TWO dims together, with the biased "
         f"variance (divide by N, not N - 1); first values {y.numpy().ravel()[:3]} vs "
         f"{expected.ravel()[:3]}")
-    plain = layer_norm(Tensor(x), 5).numpy()
+    plain = layer_norm(Tensor(x), (5,)).numpy()
     assert np.allclose(plain.mean(-1), 0.0, atol=1e-5) and np.allclose(plain.std(-1), 1.0,
                                                                         atol=1e-3), (
         f"without weight and bias every row of the output has mean 0 and standard deviation ~1; "
         f"got means up to {np.abs(plain.mean(-1)).max():.3g}, deviations "
         f"{plain.std(-1).min():.3f} to {plain.std(-1).max():.3f}")
     try:
-        layer_norm(Tensor(x), 4)
+        layer_norm(Tensor(x), (4,))
     except RuntimeError:
         pass
     else:
-        raise AssertionError("normalized_shape 4 does not match the last dim 5: RuntimeError")
+        raise AssertionError("normalized_shape (4,) does not match the last dim 5: RuntimeError")
+    try:
+        layer_norm(Tensor(x), 5)
+    except TypeError:
+        pass
+    else:
+        raise AssertionError("F.layer_norm takes normalized_shape as a tuple, as PyTorch does: "
+                             "an int (5) is a TypeError (nn.LayerNorm(5) accepts the int)")
 
 
 # %%
@@ -410,13 +461,13 @@ def test_layer_norm_backward_matches_finite_differences(layer_norm, Tensor, grad
     rng = np.random.default_rng(1)
     x, w, b = rng.standard_normal((3, 2, 4)), rng.standard_normal(4), rng.standard_normal(4)
     try:
-        gradcheck(lambda a, c, d: layer_norm(a, 4, c, d) * Tensor(np.arange(24.0).reshape(
+        gradcheck(lambda a, c, d: layer_norm(a, (4,), c, d) * Tensor(np.arange(24.0).reshape(
             3, 2, 4)), [x, w, b], eps=1e-6, atol=1e-6, rtol=1e-5)
     except AssertionError as err:
         raise AssertionError(f"dL/dx, dL/dweight and dL/dbias must match central differences: "
                              f"{err}") from None
     t = Tensor(x.astype(np.float32), requires_grad=True)
-    layer_norm(t, 4).sum().backward()
+    layer_norm(t, (4,)).sum().backward()
     assert t.grad is not None and np.allclose(t.grad.numpy(), 0.0, atol=1e-5), (
         "the gradient of sum(layer_norm(x)) is 0: every row of the output sums to 0 whatever "
         f"x is; got values up to {np.abs(t.grad.numpy()).max() if t.grad is not None else None}")

@@ -425,7 +425,7 @@ def multihead_attention_flops(module: MultiheadAttention, query_shape: Sequence[
     ``out_proj`` is a child ``Linear``, counted on its own row.
 
     Example:
-        >>> mha = MultiheadAttention(16, 4)
+        >>> mha = MultiheadAttention(16, 4, batch_first=True)
         >>> multihead_attention_flops(mha, (2, 5, 16), (2, 5, 16))
         20040
     """
@@ -564,7 +564,7 @@ def test_attention_and_module_flops(attention_flops, module_flops, MultiheadAtte
     assert got == 21, f"ReLU: 1 FLOP per element, expected 21 for (3, 7), got {got}"
     got = module_flops(Softmax(dim=-1), (x,), x)
     assert got == 105, f"softmax: 5 FLOPs per element, expected 105 for (3, 7), got {got}"
-    mha = MultiheadAttention(16, 4)
+    mha = MultiheadAttention(16, 4, batch_first=True)
     q = Tensor(np.zeros((2, 5, 16), np.float32))
     got = module_flops(mha, (q, q, q), mha(q, q, q))
     assert got == 20_040, (
@@ -1455,7 +1455,7 @@ class AttentionBlock(Module):
 
     def __init__(self, d_model, n_heads):
         super().__init__()
-        self.attn = MultiheadAttention(d_model, n_heads)
+        self.attn = MultiheadAttention(d_model, n_heads, batch_first=True)
         self.fc = Linear(d_model, 4 * d_model)
         self.act = ReLU()
         self.proj = Linear(4 * d_model, d_model)

@@ -571,7 +571,7 @@ def cached_attention(cache: KVCache, attn: MultiheadAttention, h: Tensor) -> Ten
            no ``weight``) runs as itself: ``attn.out_proj(Tensor(merged))``.
 
     EXAMPLE:
-        >>> manual_seed(0); mha = MultiheadAttention(8, 2)
+        >>> manual_seed(0); mha = MultiheadAttention(8, 2, batch_first=True)
         >>> x = Tensor(np.random.default_rng(0).standard_normal((1, 5, 8)).astype(np.float32))
         >>> cache = KVCache(1, 5, 2, 4)
         >>> parts = [cache(mha, x[:, :3]), cache(mha, x[:, 3:4]), cache(mha, x[:, 4:5])]
@@ -640,7 +640,7 @@ def test_cached_attention_matches_full_causal_attention(KVCache, cached_attentio
                                                         MultiheadAttention, Tensor,
                                                         manual_seed, np):
     manual_seed(3)
-    mha = MultiheadAttention(12, 3)
+    mha = MultiheadAttention(12, 3, batch_first=True)
     rng = np.random.default_rng(1)
     x = Tensor(rng.standard_normal((2, 7, 12)).astype(np.float32))
     full, _ = mha(x, x, x, attn_mask=np.triu(np.ones((7, 7), bool), 1), need_weights=False)

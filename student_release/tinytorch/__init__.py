@@ -17,6 +17,7 @@ from . import (
 )
 from .dataloader import Generator
 from .quantization import (
+    fake_quantize_per_tensor_affine,
     per_channel_affine,
     per_channel_symmetric,
     per_tensor_affine,
@@ -44,7 +45,8 @@ from .tensor import (
 )
 
 __all__ = [
-    "Function", "Generator", "Tensor", "arange", "full", "is_grad_enabled", "manual_seed",
+    "Function", "Generator", "Tensor", "arange", "fake_quantize_per_tensor_affine", "full",
+    "is_grad_enabled", "manual_seed",
     "no_grad", "ones", "ones_like", "per_channel_affine", "per_channel_symmetric",
     "per_tensor_affine", "per_tensor_symmetric", "qint8", "quantize_per_channel",
     "quantize_per_tensor", "quint8", "rand", "randn", "result_type", "zeros", "zeros_like",

@@ -22,7 +22,7 @@ import numpy as np
 from .activations import ReLU, log_softmax  # noqa: F401 - ReLU for checks
 from .layers import Linear, Module, Parameter, Sequential
 from .losses import cross_entropy
-from .spatial import BatchNorm2d, Conv2d, conv2d
+from .spatial import BatchNorm2d, Conv2d
 from .tensor import Context, Function, Tensor, manual_seed, no_grad  # noqa: F401
 
 
@@ -112,7 +112,7 @@ def _bare(cls: type, weight: Parameter, bias: Parameter | None) -> Any:
 
 
 def _param(values: np.ndarray | None) -> Parameter | None:
-    return None if values is None else Parameter(np.ascontiguousarray(values, dtype=np.float32))
+    return None if values is None else Parameter(np.ascontiguousarray(values))
 
 
 def _new_linear(cls: type, weight: np.ndarray, bias: np.ndarray | None) -> Any:
@@ -126,17 +126,19 @@ def _new_conv(like: Conv2d, weight: np.ndarray, bias: np.ndarray | None) -> Conv
     """A Conv2d with ``like``'s stride and padding holding these arrays, without drawing
     random numbers."""
     layer = _bare(Conv2d, _param(weight), _param(bias))
-    layer.out_channels, layer.in_channels = weight.shape[:2]
+    layer.out_channels, layer.in_channels = weight.shape[0], weight.shape[1] * like.groups
     layer.kernel_size = tuple(weight.shape[2:])
-    layer.stride, layer.padding = like.stride, like.padding
+    for name in ("stride", "padding", "dilation", "groups", "padding_mode"):
+        setattr(layer, name, getattr(like, name))
     return layer
 
 
 def _add_masks(layer: Module) -> None:
-    """Register all-ones float32 ``weight_mask`` and ``bias_mask`` (None without a bias)."""
-    layer.register_buffer("weight_mask", Tensor(np.ones(layer.weight.shape, np.float32)))
+    """Register all-ones ``weight_mask`` and ``bias_mask`` (None without a bias) in their
+    parameter's dtype, as ``torch.nn.utils.prune`` does (``ones_like``)."""
+    layer.register_buffer("weight_mask", Tensor(np.ones_like(layer.weight.data)))
     layer.register_buffer("bias_mask", None if layer.bias is None else
-                          Tensor(np.ones(layer.bias.shape, np.float32)))
+                          Tensor(np.ones_like(layer.bias.data)))
 
 
 class MaskedLinear(Linear):
@@ -187,26 +189,30 @@ class MaskedLinear(Linear):
 
 
 class MaskedConv2d(Conv2d):
-    """A ``Conv2d`` (module 09) with the same masks as :class:`MaskedLinear` (given):
-    ``conv2d(x, weight * weight_mask, bias * bias_mask, stride, padding)``."""
+    """A ``Conv2d`` (module 09) with the same masks as :class:`MaskedLinear` (given): the
+    layer's convolution (``_conv_forward``: its stride, padding and padding mode, dilation and
+    groups) of ``weight * weight_mask`` and ``bias * bias_mask``."""
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, bias: bool = True) -> None:
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, bias)
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros") -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode)
         _add_masks(self)
 
     @classmethod
     def from_conv(cls, conv: Conv2d) -> MaskedConv2d:
         """A MaskedConv2d sharing ``conv``'s Parameters (same objects), masks all ones."""
         layer = _bare(cls, conv.weight, conv.bias)
-        for name in ("in_channels", "out_channels", "kernel_size", "stride", "padding"):
+        for name in ("in_channels", "out_channels", "kernel_size", "stride", "padding",
+                     "dilation", "groups", "padding_mode"):
             setattr(layer, name, getattr(conv, name))
         _add_masks(layer)
         return layer
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         bias = None if self.bias is None else self.bias * self.bias_mask
-        return conv2d(input, self.weight * self.weight_mask, bias, self.stride, self.padding)
+        return self._conv_forward(input, self.weight * self.weight_mask, bias)
 
     def extra_repr(self) -> str:
         kept = int(np.count_nonzero(self.weight_mask.data))
@@ -252,6 +258,7 @@ def l1_unstructured(module: Any, name: str, amount: Any) -> Any:
     (``torch.nn.utils.prune.l1_unstructured``); returns ``module``."""
     param, mask = _masked(module, name)
     mask.data[...] = l1_unstructured_mask(param.data, amount, default_mask=mask.data)
+    _mark_pruned(module, name)
     return module
 
 
@@ -259,9 +266,19 @@ def remove(module: Any, name: str) -> Any:
     """Make the pruning of ``module.<name>`` permanent (``torch.nn.utils.prune.remove``):
     ``param ← param · mask`` and the mask back to ones; returns ``module``."""
     param, mask = _masked(module, name)
+    if name not in module.__dict__.get("_pruned", set()):
+        raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before "
+                         "pruning can be removed")
     param.data *= mask.data.astype(param.data.dtype)
     mask.data[...] = 1
+    module.__dict__["_pruned"].discard(name)
     return module
+
+
+def _mark_pruned(module: Any, name: str) -> None:
+    """Remember that ``module.<name>`` was pruned: ``remove`` refuses a parameter that was
+    not (as PyTorch, whose ``remove`` needs the pruning hook)."""
+    module.__dict__.setdefault("_pruned", set()).add(name)
 
 
 def is_pruned(module: Module) -> bool:
@@ -295,11 +312,12 @@ def global_unstructured_masks(tensors: list[Any], amount: Any,
         One mask per tensor, each of its tensor's shape.
 
     APPROACH:
-        1. ``flat = np.concatenate([values.ravel() for each tensor])`` (as float32) and the
-           same for the default masks (ones where None).
+        1. ``flat = np.concatenate([values.ravel() for each tensor])`` and the same for the
+           default masks (ones where None), in ``flat``'s dtype.
         2. ``mask = l1_unstructured_mask(flat, amount, flat_default)``.
         3. Cut ``mask`` back into pieces of each tensor's size (``np.cumsum`` of the sizes
-           gives the split points, ``np.split``) and reshape each to its tensor's shape.
+           gives the split points, ``np.split``), reshape each to its tensor's shape and give
+           it its tensor's dtype (float32 for a non-float tensor), as PyTorch's masks have.
 
     EXAMPLE:
         >>> a = np.array([0.01, 0.02, 0.03, 0.5], np.float32)
@@ -318,11 +336,14 @@ def global_unstructured_masks(tensors: list[Any], amount: Any,
 def global_unstructured(parameters: Iterable[tuple[Any, str]], amount: Any) -> None:
     """Prune ``amount`` of all still-kept entries of the ``(module, name)`` pairs together, in
     place (``torch.nn.utils.prune.global_unstructured`` with ``L1Unstructured``)."""
+    parameters = list(parameters)  # walked twice below
     pairs = [_masked(module, name) for module, name in parameters]
     masks = global_unstructured_masks([p.data for p, _ in pairs], amount,
                                       [m.data for _, m in pairs])
     for (_, mask), new in zip(pairs, masks, strict=True):
         mask.data[...] = new
+    for module, name in parameters:
+        _mark_pruned(module, name)
 
 
 def prune_model(model: Module, amount: Any, scope: str = "global",
@@ -438,6 +459,7 @@ def ln_structured(module: Any, name: str, amount: Any, n: float, dim: int) -> An
     (``torch.nn.utils.prune.ln_structured``); returns ``module``."""
     param, mask = _masked(module, name)
     mask.data[...] = ln_structured_mask(param.data, amount, n, dim, default_mask=mask.data)
+    _mark_pruned(module, name)
     return module
 
 
@@ -524,6 +546,9 @@ def prune_channels(model: Sequential, amount: Any, n: float = 2) -> Sequential:
     for i, j in zip(layer_at, layer_at[1:], strict=False):
         between = [names[k] for k in range(i + 1, j)]
         layer, nxt = model._modules[names[i]], model._modules[names[j]]
+        if any(getattr(m, "groups", 1) != 1 for m in (layer, nxt)):
+            raise ValueError("prune_channels: grouped convolutions (groups > 1) tie their "
+                             "channels together and cannot be pruned channel by channel")
         for k in between:
             m = model._modules[k]
             if list(m.parameters()) and not isinstance(m, BatchNorm2d):

@@ -155,6 +155,23 @@ class _ModuleTree:
             p.requires_grad = requires_grad
         return self
 
+    def double(self) -> Any:
+        """Cast every floating-point parameter and buffer to float64, in place (PyTorch's
+        ``Module.double()``); returns ``self``."""
+        return self._cast_floats(np.float64)
+
+    def float(self) -> Any:
+        """Cast every floating-point parameter and buffer to float32, in place."""
+        return self._cast_floats(np.float32)
+
+    def _cast_floats(self, dtype: Any) -> Any:
+        for _, t in list(self.named_parameters()) + list(self.named_buffers()):
+            if t.data.dtype.kind == "f":
+                t.data = t.data.astype(dtype)
+                if t.grad is not None:
+                    t.grad = Tensor(t.grad.data.astype(dtype))
+        return self
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear every parameter's gradient (``p.grad = None``, PyTorch's default).
 

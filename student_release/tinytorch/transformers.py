@@ -33,6 +33,25 @@ from .tensor import (
 )
 
 
+def _rstd(xc: np.ndarray, var: np.ndarray, eps: float, axes: tuple[int, ...]) -> np.ndarray:
+    """``1 / sqrt(var + eps)``, also for rows whose squares overflow (provided).
+
+    In a row of float32 values beyond about 1.8e19 (float64: 1.3e154) ``xc * xc`` is ``inf``,
+    so ``var`` is too and ``1 / sqrt(var + eps)`` is 0: the row would normalise to all zeros
+    where the true answer is an ordinary normalised row. Such rows are computed again from
+    ``xc / s``, with ``s`` the row's largest ``|xc|``: ``1 / (s * sqrt(mean((xc / s)²) +
+    eps / s²))`` — the same number, without squaring anything large.
+    """
+    rstd = 1.0 / np.sqrt(var + eps)
+    over = np.isinf(var) & np.isfinite(xc).all(axis=axes, keepdims=True)
+    if not over.any():
+        return rstd
+    s = np.where(over, np.abs(xc).max(axis=axes, keepdims=True), 1)
+    scaled = xc / s
+    std = s * np.sqrt(np.mean(scaled * scaled, axis=axes, keepdims=True) + eps / s / s)
+    return np.where(over, 1.0 / std, rstd).astype(rstd.dtype, copy=False)
+
+
 class _LayerNormFn(Function):
     """``(x - mean) / sqrt(var + eps) * weight + bias`` over the trailing ``axes``, fused."""
 
@@ -53,7 +72,8 @@ class _LayerNormFn(Function):
                x.dtype)``, a column that averages a row.
             2. ``mean = rows.dot(avg)`` — ``(R, 1)``; ``xc = rows - mean``.
             3. ``var = (xc * xc).dot(avg)`` — the *biased* variance.
-            4. ``rstd = 1.0 / np.sqrt(var + eps)``; ``xhat = xc * rstd``.
+            4. ``rstd = _rstd(xc, var, eps, (1,))`` (given: ``1.0 / np.sqrt(var + eps)``,
+               and right for rows so large that ``xc * xc`` overflows); ``xhat = xc * rstd``.
             5. ``ctx.save_for_backward(xhat, rstd, weight, x.shape)``; return
                ``(xhat * weight.reshape(n) + bias.reshape(n)).reshape(x.shape)``.
 
@@ -106,6 +126,18 @@ def _shape_tuple(normalized_shape: int | Sequence[int]) -> tuple[int, ...]:
     return tuple(int(s) for s in normalized_shape)
 
 
+def _check_layer_norm_args(input: Tensor, normalized_shape: Any) -> None:  # noqa: A002
+    """PyTorch's argument checks of ``F.layer_norm`` (provided): ``normalized_shape`` is a
+    sequence (``nn.LayerNorm`` turns an int into one, the function does not), and the input
+    is floating point."""
+    if isinstance(normalized_shape, (int, np.integer)):
+        raise TypeError("layer_norm(): argument 'normalized_shape' must be tuple of ints, not "
+                        "int (write (C,))")
+    if input.dtype.kind != "f":
+        raise RuntimeError(f"layer_norm is not implemented for {input.dtype} inputs: "
+                           "convert to float first")
+
+
 def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],  # noqa: A002
                weight: Tensor | None = None, bias: Tensor | None = None,
                eps: float = 1e-5) -> Tensor:
@@ -113,7 +145,8 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],  # noqa: A0
 
     Args:
         input: a float tensor of shape ``(*, *normalized_shape)``.
-        normalized_shape: an int or a sequence of ints — the trailing dims of one row.
+        normalized_shape: a sequence of ints — the trailing dims of one row (PyTorch's
+            functional form refuses a bare int; ``LayerNorm(4)`` accepts one).
         weight, bias: ``normalized_shape`` tensors, or None (scale 1, shift 0).
         eps: added to the variance.
 
@@ -121,21 +154,24 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],  # noqa: A0
         A tensor of ``input``'s shape and dtype.
 
     Raises:
+        TypeError: ``normalized_shape`` is an int (PyTorch: "must be tuple of ints").
+        RuntimeError: an integer or bool input (PyTorch has no integer layer norm).
         RuntimeError: the trailing dims of ``input`` are not ``normalized_shape`` (PyTorch:
             ``"Given normalized_shape=[4], expected input with shape [*, 4], but got input of
             size[2, 3]"``).
 
     APPROACH:
-        1. ``shape = _shape_tuple(normalized_shape)`` (given); ``k = len(shape)``. If
-           ``input.shape[input.ndim - k:] != shape`` (or ``input.ndim < k``): raise the
-           ``RuntimeError``.
+        1. ``_check_layer_norm_args(input, normalized_shape)`` (given: the TypeError, and the
+           RuntimeError for an integer input); ``shape = _shape_tuple(normalized_shape)`` (given);
+           ``k = len(shape)``. If ``input.shape[input.ndim - k:] != shape`` (or
+           ``input.ndim < k``): raise the ``RuntimeError``.
         2. Missing ``weight``/``bias``: use ``Tensor(np.ones(shape, input.dtype))`` /
            ``Tensor(np.zeros(shape, input.dtype))`` (constants: they get no gradient).
         3. ``axes = tuple(range(input.ndim - k, input.ndim))``.
         4. Return ``_LayerNormFn.apply(input, weight, bias, axes=axes, eps=eps)``.
 
     EXAMPLE:
-        >>> y = layer_norm(Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)), 3)
+        >>> y = layer_norm(Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)), (3,))
         >>> y.numpy().round(4)
         array([[-1.2247,  0.    ,  1.2247],
                [-1.2247,  0.    ,  1.2247]], dtype=float32)

@@ -93,6 +93,9 @@ def _grade(module, notebook, tmp_path, *, milestones: bool = True) -> dict:
         data = yaml.safe_load((paths.REPO_ROOT / "course.yml").read_text(encoding="utf-8"))
         data["milestones"] = [m for m in data.get("milestones", [])
                               if m["graded_with"] != module.number]
+        kept = {m["id"] for m in data["milestones"]}
+        for outcome in data.get("outcomes", []):  # they may name only milestones that exist
+            outcome["milestones"] = [i for i in outcome.get("milestones", []) if i in kept]
         lean = tmp_path / "course-without-milestones.yml"
         lean.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
         course_args = ["--course", str(lean)]

@@ -133,7 +133,9 @@ def test_a_closed_earlier_module_is_graded_on_the_reference(tmp_path, later_gold
                        {"02_later.ipynb": notebook_bytes(LATER_REF),
                         "01_mini.ipynb": notebook_bytes(broken)})
     assert res["score"] == 3
-    assert res["extra_data"]["earlier_modules"] == {"01_mini": {"from": "reference"}}
+    assert res["extra_data"]["earlier_modules"] == {
+        "01_mini": {"from": "reference", "closed": "2000-01-01 00:00 UTC"}}
+    assert "Module 01 no longer accepts late work" in outputs(res)["submission"]
 
 
 def _planted_clone() -> Path:

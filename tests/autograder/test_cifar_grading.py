@@ -163,11 +163,18 @@ def test_malformed_weights_score_zero_and_the_module_still_grades(tmp_path: Path
     assert res["score"] == 5
 
 
-def test_missing_test_data_is_reported_as_a_grader_problem(tmp_path: Path) -> None:
+def test_missing_test_data_makes_the_milestone_pending_not_zero(tmp_path: Path) -> None:
     res = _grade(tmp_path, CORRECT, _trained_npz(), None)
     t = _milestone_test(res)
-    assert t["score"] == 0 and "course-side problem" in t["output"]
+    assert "pending" in t["tags"] and t["status"] == "failed" and t["score"] == 0
+    assert t["output"].startswith("Not scored yet") and "This is not a zero" in t["output"]
     assert any("cnn_cifar_1998" in e for e in res["extra_data"]["grader_errors"])
+    [pending] = res["extra_data"]["pending"]
+    assert pending["test"] == t["name"] and "no test-data folder" in pending["why"]
+    assert res["output"].startswith("PENDING: 1 test(s) worth 10 points")
+    # the module's own tests are scored as usual
+    assert res["score"] == 5 and not [x for x in res["tests"] if "pending" in x["tags"]
+                                      and x is not t]
 
 
 def test_an_unusable_notebook_scores_the_weights_milestone_zero_too(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
@@ -49,9 +50,11 @@ def _container(tmp_path: Path, zip_path: Path, notebook: bytes, name: str,
     return root
 
 
-def _run(root: Path, python: str = sys.executable) -> dict:
+def _run(root: Path, python: str = sys.executable, now: str | None = None) -> dict:
+    """run_autograder as Gradescope starts it (no arguments), or simulating the date ``now``."""
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": python}
-    proc = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env,
+    args = [] if now is None else ["--now", now]
+    proc = subprocess.run(["bash", str(root / "source" / "run_autograder"), *args], env=env,
                           capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stderr
     res = json.loads((root / "results" / "results.json").read_text())
@@ -151,8 +154,7 @@ def _full_notebooks(course, upto: int) -> dict[str, bytes]:
 def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
     """Module 07's zip carries the XOR and MLP milestones: trained in the sandbox, scored by
     k of n seeds in the parent from the zip's own data (test labels never reach the child).
-    Built after modules 01-06 closed, it grades them on their reference."""
-    import datetime as dt
+    Graded after modules 01-06 closed, it grades them on their reference."""
 
     from tito import paths
     from tito.course import load_course
@@ -161,8 +163,8 @@ def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
 
     course = load_course()
     module = course.module("07")
-    after = dt.datetime(2027, 7, 1, tzinfo=dt.timezone.utc)
-    zip_path = build_zip(module, tmp_path / "07_training.zip", course=course, now=after)
+    after = "2027-07-01T00:00:00+00:00"
+    zip_path = build_zip(module, tmp_path / "07_training.zip", course=course)
     with zipfile.ZipFile(zip_path) as zf:
         names = zf.namelist()
         tensor = zf.read("reference/tensor.py").decode()
@@ -171,9 +173,9 @@ def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
     assert "datasets/digits_8x8/digits.csv.gz" in names and "course.yml" in names
     assert "reference/training.py" not in names
     assert tensor == (paths.REFERENCE / "tensor.py").read_text(encoding="utf-8")
-    assert course_json["reference_modules"] == [m.slug for m in course.modules if m.number < 7]
+    assert "reference_modules" not in course_json, "decided at grading time, not at build"
     full = dump_notebook(build_notebook(module, "full")).encode()
-    res = _run(_container(tmp_path / "full", zip_path, full, "07_training.ipynb"))
+    res = _run(_container(tmp_path / "full", zip_path, full, "07_training.ipynb"), now=after)
     check_results_schema(res)
     ms = [t for t in res["tests"] if any(g.startswith("milestone:") for g in t["tags"])]
     assert {t["tags"][-1] for t in ms} == {"milestone:xor_1969", "milestone:mlp_1986"}
@@ -182,9 +184,10 @@ def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
     mlp = res["extra_data"]["milestones"]["mlp_1986"]
     assert mlp["seeds"] == [0, 1, 2] and len(set(mlp["train_seeds"])) == 3
     early = res["extra_data"]["earlier_modules"]
-    assert len(early) == 6 and all(v == {"from": "reference"} for v in early.values())
+    assert len(early) == 6 and all(v["from"] == "reference" for v in early.values())
+    assert res["extra_data"]["schedule"]["decided_at"] == after
     stub = (paths.RELEASE / module.name / f"{module.name}.ipynb").read_bytes()
-    res2 = _run(_container(tmp_path / "stub", zip_path, stub, "07_training.ipynb"))
+    res2 = _run(_container(tmp_path / "stub", zip_path, stub, "07_training.ipynb"), now=after)
     assert res2["score"] == 0
     assert all(t["score"] == 0 for t in res2["tests"]
                if any(g.startswith("milestone:") for g in t["tags"]))
@@ -194,9 +197,8 @@ def test_module_20_zip_grades_the_olympics_and_publishes_a_leaderboard(tmp_path)
     """The capstone's zip carries the data and course.yml its event needs, and module 19's
     report schema extracted from the reference for the parent; the parent measures the
     submitted model, checks its benchmark report, shows the checked report in the event's
-    test and writes Gradescope's leaderboard; an untouched release gets neither. Built after
+    test and writes Gradescope's leaderboard; an untouched release gets neither. Graded after
     modules 01-19 closed, it grades them on their reference."""
-    import datetime as dt
 
     from autograder.milestones.report_schema import SOURCE, ZIP_PATH, extract
     from tito import paths
@@ -206,8 +208,8 @@ def test_module_20_zip_grades_the_olympics_and_publishes_a_leaderboard(tmp_path)
 
     course = load_course()
     module = course.module(20)
-    after = dt.datetime(2027, 7, 1, tzinfo=dt.timezone.utc)
-    zip_path = build_zip(module, tmp_path / "20_capstone.zip", course=course, now=after)
+    after = "2027-07-01T00:00:00+00:00"
+    zip_path = build_zip(module, tmp_path / "20_capstone.zip", course=course)
     with zipfile.ZipFile(zip_path) as zf:
         names = zf.namelist()
         schema = zf.read(ZIP_PATH).decode()
@@ -215,7 +217,7 @@ def test_module_20_zip_grades_the_olympics_and_publishes_a_leaderboard(tmp_path)
     assert "reference/capstone.py" not in names
     assert schema == extract(SOURCE.read_text(encoding="utf-8"), SOURCE.name)
     full = dump_notebook(build_notebook(module, "full")).encode()
-    res = _run(_container(tmp_path / "full", zip_path, full, "20_capstone.ipynb"))
+    res = _run(_container(tmp_path / "full", zip_path, full, "20_capstone.ipynb"), now=after)
     check_results_schema(res)
     assert res["score"] == module.points, [t["output"] for t in res["tests"] if t["score"] == 0]
     board = res["leaderboard"]
@@ -234,18 +236,20 @@ def test_module_20_zip_grades_the_olympics_and_publishes_a_leaderboard(tmp_path)
     assert "Your benchmark report (autograder sandbox" in event["output"]
     assert "grader_errors" not in res["extra_data"]
     stub = (paths.RELEASE / module.name / f"{module.name}.ipynb").read_bytes()
-    res2 = _run(_container(tmp_path / "stub", zip_path, stub, "20_capstone.ipynb"))
+    res2 = _run(_container(tmp_path / "stub", zip_path, stub, "20_capstone.ipynb"), now=after)
     assert res2["score"] == 0 and "leaderboard" not in res2
     event2 = next(t for t in res2["tests"] if t["name"].endswith("olympics_event"))
     assert "extra_data" not in event2 and "benchmark report" not in event2["output"]
 
 
-def test_open_modules_reference_never_ships_and_the_students_own_copy_is_used(tmp_path):
-    """Built while modules 01-06 are still open for late work: their references stay out of
-    the zip (release stubs instead); a student who uploads their earlier notebooks with this
-    one is graded on them, and told so; one who does not gets the stubs, and told why."""
-    import datetime as dt
-
+def test_one_zip_grades_the_term_deciding_open_modules_at_grading_time(tmp_path):
+    """Issue 34 item 1: one module-03 zip, built once (today, before the term), grades the
+    same notebook before module 01 is due, in its late window, after it closed while module 02
+    is still open, and after both closed: each earlier module comes from the student's upload
+    or the release stub while open and from the course's reference once closed, decided from
+    the close times the zip carries and the grading time, and every run says so in
+    results.json. The zip carries every earlier reference, but the sandbox sees only the
+    package built for the run: an open module's reference never reaches it."""
     from tito import paths
     from tito.course import load_course
     from tito.release import dump_notebook
@@ -253,27 +257,85 @@ def test_open_modules_reference_never_ships_and_the_students_own_copy_is_used(tm
 
     course = load_course()
     module = course.module("03")
-    before = dt.datetime(2027, 1, 20, tzinfo=dt.timezone.utc)  # module 01 is still open
-    zip_path = build_zip(module, tmp_path / "03_layers.zip", course=course, now=before)
+    zip_path = build_zip(module, tmp_path / "03_layers.zip", course=course)
     with zipfile.ZipFile(zip_path) as zf:
         for slug in ("tensor", "activations"):
-            shipped = zf.read(f"reference/{slug}.py").decode()
-            assert shipped == (paths.RELEASE / "tinytorch" / f"{slug}.py").read_text(
-                encoding="utf-8"), f"the open module {slug}'s reference was shipped"
-            assert zf.read(f"stubs/{slug}.py").decode() == shipped
-        assert json.loads(zf.read("course.json"))["reference_modules"] == []
+            assert zf.read(f"reference/{slug}.py").decode() == (
+                paths.REFERENCE / f"{slug}.py").read_text(encoding="utf-8")
+            assert zf.read(f"stubs/{slug}.py").decode() == (
+                paths.RELEASE / "tinytorch" / f"{slug}.py").read_text(encoding="utf-8")
+        assert "reference/layers.py" not in zf.namelist()
+        # the graded module's release stub ships for the trusted twin that times baselines
+        assert zf.read("stubs/layers.py").decode() == (
+            paths.RELEASE / "tinytorch" / "layers.py").read_text(encoding="utf-8")
     full = dump_notebook(build_notebook(module, "full")).encode()
-    res = _run(_container(tmp_path / "with", zip_path, full, "03_layers.ipynb",
-                          extra=_full_notebooks(course, 3)))
-    assert res["score"] == module.points, [t["output"][:200] for t in res["tests"]
-                                           if t["status"] == "failed"]
-    early = res["extra_data"]["earlier_modules"]
-    assert {k: v["from"] for k, v in early.items()} == {"01_tensor": "yours",
-                                                        "02_activations": "yours"}
-    sub = next(t for t in res["tests"] if t["name"].endswith("submission"))
-    assert "still open for late work" in sub["output"] and "your own 01_tensor" in sub["output"]
-    alone = _run(_container(tmp_path / "alone", zip_path, full, "03_layers.ipynb"))
-    assert alone["score"] < module.points
-    assert alone["extra_data"]["earlier_modules"]["01_tensor"]["from"] == "stub"
-    sub = next(t for t in alone["tests"] if t["name"].endswith("submission"))
-    assert "you did not upload 01_tensor.ipynb" in sub["output"]
+    closes = {m: course.closes_at(course.module(m)) for m in ("01", "02")}
+    assert closes["01"] < closes["02"]
+    dates = {  # (01, 02) as each date finds them
+        "before 01 is due": ("2027-01-20T12:00:00+00:00", "open", "open"),
+        "01 late, not closed": ("2027-01-30T12:00:00+00:00", "open", "open"),
+        "01 closed, 02 open": ("2027-02-06T12:00:00+00:00", "closed", "open"),
+        "both closed": ("2027-02-22T12:00:00+00:00", "closed", "closed"),
+    }
+    alone, uploaded = {}, {}
+    for label, (when, m1, m2) in dates.items():
+        t = dt.datetime.fromisoformat(when)
+        assert (t >= closes["01"], t >= closes["02"]) == (m1 == "closed", m2 == "closed"), label
+        key = label.replace(" ", "_").replace(",", "")
+        alone[label] = _run(_container(tmp_path / f"a_{key}", zip_path, full, "03_layers.ipynb"),
+                            now=when)
+        uploaded[label] = _run(_container(tmp_path / f"u_{key}", zip_path, full,
+                                          "03_layers.ipynb", extra=_full_notebooks(course, 3)),
+                               now=when)
+    for label, (when, m1, m2) in dates.items():
+        for res, own in ((alone[label], "stub"), (uploaded[label], "yours")):
+            check_results_schema(res)
+            extra = res["extra_data"]
+            assert extra["schedule"]["decided_at"] == when
+            assert extra["schedule"]["clock"] == "given by the grading command"
+            early = extra["earlier_modules"]
+            want = {"01_tensor": "reference" if m1 == "closed" else own,
+                    "02_activations": "reference" if m2 == "closed" else own}
+            assert {k: v["from"] for k, v in early.items()} == want, label
+            sub = next(t for t in res["tests"] if t["name"].endswith("submission"))
+            for name, source in want.items():
+                n = name[:2]
+                assert early[name].get("closes") or early[name].get("closed"), (label, name)
+                if source == "reference":
+                    line = next(x for x in sub["output"].splitlines() if "no longer accept" in x)
+                    assert n in line.split("no longer")[0], (label, line)
+                elif source == "stub":
+                    assert early[name]["why"] == f"you did not upload {name}.ipynb with this " \
+                                                 "notebook"
+                    assert f"Module {n} is still open for late work" in sub["output"]
+                else:
+                    assert f"your own {name}.ipynb" in sub["output"], sub["output"]
+        assert uploaded[label]["score"] == module.points, label
+    assert alone["both closed"]["score"] == module.points
+    for label in ("before 01 is due", "01 late, not closed", "01 closed, 02 open"):
+        assert alone[label]["score"] < module.points, label  # the open stubs cost points
+    # the same module source (one variant) and the same zip: only the grading time moved it
+    key = {r["extra_data"]["variant"]["key"] for r in [*alone.values(), *uploaded.values()]}
+    assert len(key) == 1
+
+
+def test_the_grading_clock_decides_when_no_time_is_given(tmp_path):
+    """Gradescope passes no --now: the container's clock decides, recorded as such; the
+    submission's metadata time (which it could not choose anyway) is recorded, not used."""
+    from tito.course import load_course
+
+    course = load_course()
+    module = course.module("02")
+    zip_path = build_zip(module, tmp_path / "02.zip", course=course)
+    nb = notebook_bytes("x = 1\n")
+    res = _run(_container(tmp_path / "c", zip_path, nb, "02_activations.ipynb"))
+    sched = res["extra_data"]["schedule"]
+    assert sched["clock"] == "grading machine's clock"
+    decided = dt.datetime.fromisoformat(sched["decided_at"])
+    assert abs((decided - dt.datetime.now(dt.timezone.utc)).total_seconds()) < 600
+    closed = decided >= course.closes_at(course.module("01"))
+    assert res["extra_data"]["earlier_modules"]["01_tensor"]["from"] == (
+        "reference" if closed else "stub")
+    bad = _run(_container(tmp_path / "bad", zip_path, nb, "02_activations.ipynb"),
+               now="2027-02-22 12:00")
+    assert bad["score"] == 0 and "UTC offset" in bad["extra_data"]["grader_error"]

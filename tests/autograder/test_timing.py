@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from autograder.harness import timing
+from autograder.harness import isolation, lifeline, timing
 from autograder.harness.core import Verdict, _decider
 from autograder.harness.goldens import load_suite
 from autograder.harness.package import build_package
@@ -160,8 +160,16 @@ def test_the_twins_failure_is_the_graders_not_the_students(monkeypatch: pytest.M
         return real(**{**kw, "package": "no_such_package"})
 
     monkeypatch.setattr(timing, "TwinJob", broken)
+    before = set(isolation._LIVE)
+    watched: list[int] = []
+    forgotten: list[int] = []
+    monkeypatch.setattr(lifeline, "watch_group", watched.append)
+    monkeypatch.setattr(lifeline, "forget_group", forgotten.append)
     t = measure(CORRECT)
     assert "the baseline process could not start" in t.problem and t.timing is None, t
+    # the twin that never became ready was reaped, and the reaper told to forget its group
+    assert isolation._LIVE == before
+    assert watched and sorted(watched) == sorted(forgotten), (watched, forgotten)
 
 
 # ----------------------------------------------------------------------------- the meter

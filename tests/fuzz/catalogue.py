@@ -91,7 +91,8 @@ def inplace_op(g: Gen) -> Case:
 def unary_op(g: Gen) -> Case:
     a = g.tensor()
     fn = g.choice(["a.exp()", "a.log()", "a.sqrt()", "a.tanh()", "a.abs()", "-a",
-                   "a.float()", "a.double()", "a.long()", "a.detach()", "a.contiguous()", "~a"])
+                   "a.float()", "a.double()", "a.long()", "a.detach()", "a.contiguous()", "~a",
+                   "abs(a)"])
     return g.case(f"out = {fn}", a=a)
 
 
@@ -231,6 +232,16 @@ def getitem(g: Gen) -> Case:
     a = g.tensor(g.shape(1, 4, zero=0.03))
     inputs: dict[str, Input] = {"a": a}
     expr = _index_expr(g, a.value.shape, inputs)
+    r = g.rng.random()
+    if r < 0.06:  # a list index holding lists, slices or None: read as a tuple (PyTorch)
+        expr = "[" + g.choice(["[0]", "[0, 1]", "[[0], [0]]", "0, slice(None)", "None, 0",
+                               "[0], 0", "slice(1, None)"]) + "]"
+    elif r < 0.1:  # Python bools as indices
+        expr = g.choice(["True", "False", "0, True", "..., False", "True, 0", "[True, False]",
+                         "None, True"])
+    elif r < 0.13:  # too many indices, out of range
+        expr = g.choice([", ".join(["0"] * (a.value.ndim + 1)), str(max(a.value.shape) + 2),
+                         f"-{a.value.shape[0] + 1}"])
     return g.case(f"out = a[{expr}]", **inputs)
 
 
@@ -260,6 +271,24 @@ def factory(g: Gen) -> Case:
         f"lib.zeros({shape!r}, requires_grad=True)",
     ])
     return g.case(f"out = {form}", a=a, v=value)
+
+
+@entry("01_tensor", weight=0.7)
+def tensor_from_data(g: Gen) -> Case:
+    """``Tensor(data)`` (ours) against ``torch.tensor(data)``: the dtype it infers."""
+    atoms = ["1", "2.5", "True", "np.float64(1.5)", "np.float32(2)", "np.int32(3)", "np.int8(1)",
+             "np.bool_(True)", "-0.0", "nan", "2**63 - 1", "2**63", "-2**63"]
+    form = g.choice(["atom", "list", "list", "nested", "array"])
+    if form == "atom":
+        data = g.choice(atoms)
+    elif form == "list":
+        data = "[" + ", ".join(g.choice(atoms) for _ in range(g.int(0, 3))) + "]"
+    elif form == "nested":
+        row = ", ".join(g.choice(atoms) for _ in range(g.int(1, 2)))
+        data = f"[[{row}], [{row}]]"
+    else:
+        data = f"np.array([1, 2], dtype='{g.dtype('fiub')}')"
+    return g.case(f"out = tensor_of({data}); no_backward = True")
 
 
 @entry("01_tensor")
@@ -301,7 +330,8 @@ ACTIVATIONS = [("F.relu(a)", "nn.ReLU()(a)"), ("F.sigmoid(a)", "nn.Sigmoid()(a)"
 
 @entry("02_activations", weight=2)
 def pointwise_activation(g: Gen) -> Case:
-    a = g.tensor(dtype=g.dtype("fiub") if g.p(0.25) else g.dtype("f"))
+    a = g.tensor(dtype=g.dtype("fiub") if g.p(0.25) else g.dtype("f"),
+                 domain="huge" if g.p(0.08) else None)
     fn, mod = g.choice(ACTIVATIONS)
     return g.case(f"out = {mod if g.p(0.3) else fn}", a=a)
 
@@ -394,6 +424,7 @@ def module_state(g: Gen) -> Case:
 # ============================================================================ 04 losses
 def _class_target(g: Gen, shape: tuple[int, ...], n_classes: int, ignore: int) -> Input:
     t = g.values(shape, "int64", f"index:{max(n_classes, 1)}")
+    narrow = g.choice(["int32", "uint8", "int16", "int8"]) if g.p(0.08) else None
     if g.p(0.2) and t.size:
         t = t.copy()
         flat = t.reshape(-1)
@@ -403,6 +434,9 @@ def _class_target(g: Gen, shape: tuple[int, ...], n_classes: int, ignore: int) -
     if g.p(0.02) and t.size:
         t = t.copy()
         t.reshape(-1)[0] = n_classes
+    if narrow is not None:  # PyTorch takes int64 (and uint8 for (N, C) inputs) only
+        with np.errstate(over="ignore"):
+            t = t.astype(narrow)
     return Input("tensor", t)
 
 
@@ -463,7 +497,8 @@ def regression_and_binary_loss(g: Gen) -> Case:
         x = g.tensor(shape, dt, domain="prob" if g.p(0.9) else "special")
     else:
         x = g.tensor(shape, dt)
-    t = Input("tensor", g.values(tshape, dt, "prob" if g.p(0.7) else "coarse"), g.p(0.3))
+    tdt = dt if g.p(0.85) else g.dtype("f")
+    t = Input("tensor", g.values(tshape, tdt, "prob" if g.p(0.7) else "coarse"), g.p(0.3))
     inputs = {"x": x, "t": t}
     kw = f"reduction={red!r}"
     if fn in ("binary_cross_entropy", "binary_cross_entropy_with_logits") and g.p(0.3):
@@ -519,7 +554,10 @@ def composite_graph(g: Gen) -> Case:
 
 @entry("05_autograd")
 def shared_subgraph(g: Gen) -> Case:
-    a = g.tensor((g.int(1, 3), g.int(1, 3)), "float32", grad=True)
+    # moderate values, as composite_graph: this entry tests how a reused node's gradients
+    # add up, not how infinities meet (exp(88.5) overflows float32)
+    a = g.tensor((g.int(1, 3), g.int(1, 3)), "float32", grad=True,
+                 domain=g.choice(["fine", "coarse"]))
     form = g.choice(["y = a * 2; out = y * y + y", "y = a.exp(); out = (y + y).sum() * y",
                      "y = a[0]; out = y + a", "y = a.T; out = y @ a",
                      "y = a.reshape(-1); out = y[0] * y"])
@@ -622,48 +660,102 @@ def clip_grad_norm(g: Gen) -> Case:
 # ============================================================================ 09 spatial
 # Convolutions and norms sum many products: values stay finite (special values belong to the
 # element-wise entries; here they would compare the order of a BLAS sum).
-@entry("09_spatial", weight=2)
+def _conv_geometry(g: Gen) -> tuple[int, int, tuple[int, int], str, str, str]:
+    """Groups, channels, kernel, and the stride, padding and dilation arguments as text."""
+    groups = g.choice([1, 1, 1, 2, 3])
+    k = (g.int(1, 3), g.int(1, 3)) if g.p(0.3) else (g.int(1, 3),) * 2
+    stride = g.choice(["1", "1", "2", "(2, 1)", "(1, 3)"])
+    dilation = g.choice(["1", "1", "1", "2", "(1, 2)", "(3, 1)"])
+    padding = g.choice(["0", "0", "1", "2", "(1, 0)", "(0, 2)", "'same'", "'same'",
+                        "'valid'"])
+    if padding == "'same'" and g.p(0.9):
+        stride = "1"
+    return groups, k[0] if k[0] == k[1] else k, k, stride, padding, dilation
+
+
+@entry("09_spatial", weight=3)
 def conv2d(g: Gen) -> Case:
-    n, cin, cout, k = g.int(1, 2), g.int(1, 3), g.int(1, 3), g.int(1, 3)
-    stride, pad = g.int(1, 2), g.int(0, 2)
-    h, w = g.int(max(1, k - 2 * pad), 6), g.int(max(1, k - 2 * pad), 6)
-    shape = (n, cin if g.p(0.96) else cin + 1, h, w)
-    x = g.tensor(shape, "float32" if g.p(0.95) else "float64", domain="fine")
-    wt, b = g.array((cout, cin, k, k)), g.array((cout,))
-    if g.p(0.5):
+    groups, ktext, (kh, kw), stride, padding, dilation = _conv_geometry(g)
+    n, cin, cout = g.int(1, 2), groups * g.int(1, 2), groups * g.int(1, 2)
+    h, w = g.int(1, 7), g.int(1, 7)
+    batch = (n,) if g.p(0.9) else ()
+    shape = batch + (cin if g.p(0.96) else cin + 1, h, w)
+    dt = "float32" if g.p(0.85) else "float64"
+    # mostly finite values (a convolution sums many products: special values would compare
+    # the order of a BLAS sum); now and then an infinity or NaN in the weight or the input
+    x = g.tensor(shape, dt, domain="special" if g.p(0.05) else "fine")
+    wt = g.array((cout, cin // groups, kh, kw), domain="special" if g.p(0.05) else "fine")
+    b = g.array((cout,))
+    conf = f"stride={stride}, padding={padding}, dilation={dilation}, groups={groups}"
+    if g.p(0.1):  # the image's own pixels in the padding (reflect needs padding < size)
+        conf += f", padding_mode='{g.choice(['reflect', 'replicate', 'circular', 'zeros'])}'"
+    if g.p(0.5) or "padding_mode" in conf:
         bias = g.p(0.7)
         params = "weight=wt, bias=b" if bias else "weight=wt"
-        return g.case(f"m = load(nn.Conv2d({cin}, {cout}, {k}, stride={stride}, padding={pad}, "
-                      f"bias={bias}), {params}); out = m(x); leaves = list(m.parameters())",
-                      x=x, wt=wt, b=b)
-    wg = Input("tensor", wt.value.astype(x.value.dtype), True)
-    bg = Input("tensor", b.value.astype(x.value.dtype), g.p(0.7))
-    args = g.choice(["wg, bg", "wg", f"wg, bg, {stride}, {pad}", f"wg, None, ({stride}, 1)"])
+        tail = g.choice(["out = m(x)", "out = m(x)", "out = m(x)", "out = repr(m)",
+                         "out = [m.padding, m.dilation, m.groups, tuple(m.weight.shape)]"])
+        return g.case(f"m = load(nn.Conv2d({cin}, {cout}, {ktext}, {conf}, bias={bias}), "
+                      f"{params}); {tail}; leaves = list(m.parameters())", x=x, wt=wt, b=b)
+    wg = Input("tensor", wt.value.astype(dt), True)
+    bg = Input("tensor", b.value.astype(dt), g.p(0.7))
+    args = g.choice(["wg, bg", "wg", f"wg, bg, {conf}", f"wg, None, {conf}",
+                     f"wg, bg, {stride}, {padding}, {dilation}, {groups}"])
     return g.case(f"out = F.conv2d(x, {args})", x=x, wg=wg, bg=bg)
 
 
-@entry("09_spatial", weight=2)
+@entry("09_spatial", weight=3)
 def pool2d(g: Gen) -> Case:
-    k = g.int(1, 3)
-    stride = g.choice([None, 1, 2, 3])
-    pad = g.int(0, k // 2) if g.p(0.95) else k // 2 + 1
-    batch = (g.int(1, 2),) if g.p(0.85) else ()
-    shape = batch + (g.int(1, 3), g.int(k, 6), g.int(k, 6))
-    x = g.tensor(shape, g.dtype("f"), domain=g.choice(["fine", "coarse", "coarse", "special"]))
+    k = (g.int(1, 3), g.int(1, 3)) if g.p(0.25) else (g.int(1, 3),) * 2
+    ktext = k[0] if k[0] == k[1] else k
+    stride = g.choice([None, 1, 2, 3, (2, 1)])
     kind = g.choice(["max", "avg"])
+    dil = g.choice([1, 1, 1, 2, (1, 2)]) if kind == "max" else 1
+    dpair = dil if isinstance(dil, tuple) else (dil, dil)
+    eff = (dpair[0] * (k[0] - 1) + 1, dpair[1] * (k[1] - 1) + 1)
+    pad = g.int(0, min(k) // 2) if g.p(0.95) else min(k) // 2 + 1
+    ceil = g.p(0.3)
+    batch = (g.int(1, 2),) if g.p(0.85) else ()
+    shape = batch + (g.int(1, 3), g.int(max(1, eff[0] - 2 * pad), 6),
+                     g.int(max(1, eff[1] - 2 * pad), 6))
+    dt = g.dtype("f") if g.p(0.85) else g.dtype("fiub")
+    x = g.tensor(shape, dt, domain=g.choice(["fine", "coarse", "coarse", "special"]))
+    if kind == "max":
+        opts = f"stride={stride}, padding={pad}, dilation={dil!r}, ceil_mode={ceil}"
+        if g.p(0.12):  # where each maximum is, and MaxUnpool2d putting them back
+            pool = g.choice([f"F.max_pool2d(x, {ktext!r}, {opts}, return_indices=True)",
+                             f"nn.MaxPool2d({ktext!r}, {opts}, return_indices=True)(x)"])
+            if x.value.dtype.kind != "f" or g.p(0.3):
+                return g.case(f"out = {pool}", x=x)
+            unpool = g.choice([f"F.max_unpool2d(p, i, {ktext!r}, {stride}, {pad})",
+                               f"nn.MaxUnpool2d({ktext!r}, {stride}, {pad})(p, i)",
+                               f"F.max_unpool2d(p, i, {ktext!r}, {stride}, {pad}, "
+                               "output_size=x.shape)",
+                               f"F.max_unpool2d(p, i, {ktext!r}, {stride}, {pad}, "
+                               "output_size=x.shape[-2:])"])
+            return g.case(f"p, i = {pool}; out = {unpool}", x=x)
+        if g.p(0.5):
+            return g.case(f"out = nn.MaxPool2d({ktext!r}, {opts})(x)", x=x)
+        if g.p(0.3):
+            return g.case(f"out = F.max_pool2d(x, {ktext!r}, {stride}, {pad})", x=x)
+        return g.case(f"out = F.max_pool2d(x, {ktext!r}, {opts})", x=x)
+    include = g.p(0.6)
+    divisor = g.choice([None, None, None, None, 1, 3])
+    opts = (f"stride={stride}, padding={pad}, ceil_mode={ceil}, count_include_pad={include}, "
+            f"divisor_override={divisor}")
     if g.p(0.5):
-        cls = {"max": "MaxPool2d", "avg": "AvgPool2d"}[kind]
-        return g.case(f"out = nn.{cls}({k}, stride={stride}, padding={pad})(x)", x=x)
-    return g.case(f"out = F.{kind}_pool2d(x, {k}, {stride}, {pad})", x=x)
+        return g.case(f"out = nn.AvgPool2d({ktext!r}, {opts})(x)", x=x)
+    if g.p(0.3):
+        return g.case(f"out = F.avg_pool2d(x, {ktext!r}, {stride}, {pad})", x=x)
+    return g.case(f"out = F.avg_pool2d(x, {ktext!r}, {opts})", x=x)
 
 
 @entry("09_spatial", weight=2)
 def batch_norm2d(g: Gen) -> Case:
     c = g.int(1, 3)
     shape = (g.int(1, 3), c, g.int(1, 3), g.int(1, 3))
-    # fine values: a channel of equal values (var 0) normalises to exactly 0 here, and to
+    # distinct values: a channel of equal values (var 0) normalises to exactly 0 here, and to
     # rounding noise scaled by 1/sqrt(eps) in PyTorch's kernel
-    x = g.tensor(shape, "float32", domain="fine")
+    x = Input("tensor", _distinct(g, shape, "float32", ties=0.0).value)
     wt, b = g.array((c,), domain="coarse"), g.array((c,))
     rm, rv = g.array((c,)), g.array((c,), domain="pos")
     affine, track = g.p(0.8), g.p(0.8)
@@ -711,7 +803,22 @@ def embedding(g: Gen) -> Case:
 
 
 # ============================================================================ 12 attention
-@entry("12_attention", weight=2)
+def _mask_shape(g: Gen, lead: tuple[int, ...], q_len: int, k_len: int) -> tuple[int, ...]:
+    """A mask shape that broadcasts against ``lead + (q_len, k_len)`` (rarely one that does
+    not): 2-D, 1-D over the keys, with leading dims, or size-1 axes."""
+    form = g.choice(["2d", "2d", "2d", "1d", "lead", "ones", "bad"])
+    if form == "1d":
+        return (k_len if g.p(0.8) else 1,)
+    if form == "lead":
+        return tuple(d if g.p(0.6) else 1 for d in lead) + (q_len, k_len)
+    if form == "ones":
+        return (1 if g.p(0.5) else q_len, 1 if g.p(0.5) else k_len)
+    if form == "bad" and g.p(0.3):
+        return (q_len + 1, k_len)
+    return (q_len, k_len)
+
+
+@entry("12_attention", weight=3)
 def sdpa(g: Gen) -> Case:
     batch = g.shape(0, 2, max_side=2)
     q_len, k_len, e, ev = g.int(1, 4), g.int(1, 4), g.int(1, 4), g.int(1, 3)
@@ -719,36 +826,85 @@ def sdpa(g: Gen) -> Case:
     q = g.tensor(batch + (q_len, e), dt, domain="fine")
     k = g.tensor(batch + (k_len, e), dt, domain="fine")
     v = g.tensor(batch + (k_len, ev), dt, domain="fine")
-    mask = g.choice(["None", "None", "bool", "float"])
+    mask = g.choice(["None", "None", "bool", "bool", "float", "other"])
     inputs = {"q": q, "k": k, "v": v}
     kw = [f"is_causal={g.p(0.3) and mask == 'None'}"]
+    mshape = _mask_shape(g, batch, q_len, k_len)
     if mask == "bool":
-        inputs["m"] = Input("tensor", g.values((q_len, k_len), "bool"))
+        inputs["m"] = Input("tensor", g.values(mshape, "bool"))
         kw.append("attn_mask=m")
     elif mask == "float":
-        inputs["m"] = Input("tensor", g.values((q_len, k_len), dt, "fine"))
+        mdt = dt if g.p(0.8) else g.choice(["float32", "float64"])
+        inputs["m"] = Input("tensor", g.values(mshape, mdt, g.choice(["fine", "fine",
+                                                                      "special"])), g.p(0.3))
+        kw.append("attn_mask=m")
+    elif mask == "other":
+        inputs["m"] = Input("tensor", g.values(mshape, g.choice(["int64", "uint8", "int32"]),
+                                               "coarse"))
         kw.append("attn_mask=m")
     if g.p(0.3):
         kw.append(f"scale={g.choice([0.5, 1.0, 2.0])}")
     return g.case(f"out = F.scaled_dot_product_attention(q, k, v, {', '.join(kw)})", **inputs)
 
 
-@entry("12_attention")
+@entry("12_attention", weight=3)
 def multihead_attention(g: Gen) -> Case:
     heads = g.choice([1, 2])
     e = heads * g.int(1, 2)
     n, length = g.int(1, 2), g.int(1, 3)
-    x = g.tensor((n, length, e), "float32", domain="fine")
-    wi, bi = g.array((3 * e, e)), g.array((3 * e,))
-    wo, bo = g.array((e, e)), g.array((e,))
-    causal = g.p(0.4)
-    cm = Input("tensor", np.triu(np.ones((length, length), dtype=bool), 1))
-    mask = "attn_mask=cm, is_causal=True" if causal else "attn_mask=None"
-    return g.case(
-        f"m = load(nn.MultiheadAttention({e}, {heads}, batch_first=True), in_proj_weight=wi, "
-        "in_proj_bias=bi, out_proj__weight=wo, out_proj__bias=bo); "
-        f"y, att = m(x, x, x, {mask}, need_weights={not causal}); out = [y, att]; "
-        "leaves = list(m.parameters())", x=x, wi=wi, bi=bi, wo=wo, bo=bo, cm=cm)
+    src = length if g.p(0.6) else g.int(1, 3)
+    batched = g.p(0.85)
+    bf = g.choice([True, False, None])  # None: the default (batch_first=False)
+    dt = "float32" if g.p(0.9) else "float64"
+
+    def shape(t: int) -> tuple[int, ...]:
+        if not batched:
+            return (t, e)
+        return (n, t, e) if bf else (t, n, e)
+
+    x = g.tensor(shape(length), dt, domain="fine")
+    self_attention = g.p(0.6)
+    inputs = {"x": x}
+    if not self_attention:
+        inputs["kv"] = g.tensor(shape(src), dt, domain="fine")
+    else:
+        src = length
+    bias = g.p(0.85)
+    wi, bi = g.array((3 * e, e), dt), g.array((3 * e,), dt)
+    wo, bo = g.array((e, e), dt), g.array((e,), dt)
+    inputs.update(wi=wi, bi=bi, wo=wo, bo=bo)
+    loads = "in_proj_weight=wi, out_proj__weight=wo"
+    if bias:
+        loads += ", in_proj_bias=bi, out_proj__bias=bo"
+    kw = []
+    mask_kind = g.choice(["none", "none", "causal", "bool", "float", "kpm", "kpm", "both"])
+    if mask_kind == "causal":
+        inputs["cm"] = Input("tensor", np.triu(np.ones((length, src), dtype=bool), 1))
+        kw.append("attn_mask=cm" + (", is_causal=True" if g.p(0.5) and src == length else ""))
+    if mask_kind in ("bool", "float", "both"):
+        mdt = "bool" if mask_kind != "float" else dt
+        mshape = (length, src) if g.p(0.8) or not batched else (n * heads, length, src)
+        inputs["am"] = Input("tensor", g.values(mshape, mdt, "fine"))
+        kw.append("attn_mask=am")
+    if mask_kind in ("kpm", "both"):
+        kshape = (n, src) if batched else (src,)
+        kdt = "bool" if g.p(0.85) or mask_kind == "both" else dt
+        inputs["kpm"] = Input("tensor", g.values(kshape, kdt, "fine"))
+        kw.append("key_padding_mask=kpm")
+    need = g.choice([True, True, False])
+    kw.append(f"need_weights={need}")
+    if need and g.p(0.3):
+        kw.append("average_attn_weights=False")
+    ctor = f"nn.MultiheadAttention({e}, {heads}, bias={bias}"
+    ctor += ")" if bf is None else f", batch_first={bf})"
+    mode = g.choice(["", "", ".eval()"])
+    cast = ".double()" if dt == "float64" else ""
+    call = "m(x, x, x" if self_attention else "m(x, kv, kv"
+    body = f"y, att = {call}, {', '.join(kw)}); out = [y, att]"
+    if mode and g.p(0.5):
+        body = f"with no_grad():\n    {body}"
+    return g.case(f"m = load({ctor}{cast}, {loads}){mode}\n{body}\n"
+                  "leaves = list(m.parameters())", **inputs)
 
 
 # ============================================================================ 13 transformers
@@ -759,7 +915,10 @@ def layer_norm(g: Gen) -> Case:
     shape = g.shape(0, 2, zero=0.0) + (g.int(3, 5),)
     last = g.int(1, min(2, len(shape)))
     normalized = shape[-last:]
-    x = g.tensor(shape, "float32" if g.p(0.8) else "float64", domain="fine")
+    x = g.tensor(shape, "float32" if g.p(0.8) else "float64",
+                 domain="huge" if g.p(0.04) else "fine")
+    if g.p(0.03):
+        x = g.tensor(shape, g.dtype("iub"), grad=False)
     wt, b = g.array(normalized, domain="coarse"), g.array(normalized)
     eps = g.choice([1e-5, 1e-5, 1e-3, 0.1])
     if g.p(0.5):
@@ -771,5 +930,263 @@ def layer_norm(g: Gen) -> Case:
     wg = Input("tensor", wt.value.astype(x.value.dtype), g.p(0.6))
     bg = Input("tensor", b.value.astype(x.value.dtype), g.p(0.6))
     args = g.choice(["", ", wg", ", wg, bg", ", None, bg"])
-    return g.case(f"out = F.layer_norm(x, {list(normalized)}{args}, eps={eps})", x=x, wg=wg,
+    shape_arg = normalized[0] if len(normalized) == 1 and g.p(0.1) else list(normalized)
+    return g.case(f"out = F.layer_norm(x, {shape_arg}{args}, eps={eps})", x=x, wg=wg,
                   bg=bg)
+
+
+# ============================================================================ 08 dataloader
+@entry("08_dataloader", weight=2)
+def dataloader(g: Gen) -> Case:
+    n = g.int(0, 7) if g.p(0.9) else g.int(0, 1)
+    a = g.tensor((n,) + g.shape(0, 2, max_side=3), g.dtype("fiub"), grad=False)
+    b = Input("tensor", g.values((n,), "int64", "coarse"))
+    batch = g.choice([1, 2, 3, 4, 8, None, None])
+    drop = g.p(0.3)
+    form = g.choice(["tensors", "tensors", "dicts", "tuples", "arrays"])
+    if form == "tensors":
+        ds = "ds = data.TensorDataset(a, b)"
+    elif form == "dicts":
+        ds = "ds = [{'x': a[i], 'y': int(b[i]), 'name': str(i)} for i in range(len(a))]"
+    elif form == "tuples":
+        ds = "ds = [(float(b[i]), (int(b[i]), bool(b[i] > 0))) for i in range(len(b))]"
+    else:
+        ds = "ds = [a.numpy()[i] for i in range(len(a))]"
+    tail = g.choice(["out = [batch for batch in dl]", "out = [len(dl), dl.batch_size, "
+                     "dl.drop_last, dl.batch_sampler is None]", "out = [batch for batch in dl]"])
+    loader = g.choice([
+        f"data.DataLoader(ds, batch_size={batch}, drop_last={drop})",
+        # PyTorch's positional order: dataset, batch_size, shuffle, sampler, batch_sampler,
+        # num_workers, collate_fn, pin_memory, drop_last
+        f"data.DataLoader(ds, {batch}, False, None, None, 0, None, False, {drop})",
+        f"data.DataLoader(ds, {batch}, drop_last={drop}, num_workers=0, pin_memory="
+        f"{g.p(0.5)}, timeout=0, worker_init_fn=None, prefetch_factor=None, "
+        "persistent_workers=False, in_order=True)",
+        g.choice([f"data.DataLoader(ds, {batch}, num_workers=-1)",
+                  f"data.DataLoader(ds, {batch}, timeout=-1)",
+                  f"data.DataLoader(ds, {batch}, prefetch_factor=2)",
+                  f"data.DataLoader(ds, {batch}, persistent_workers=True)",
+                  f"data.DataLoader(ds, {batch}, multiprocessing_context='spawn')",
+                  f"data.DataLoader(ds, {batch}, num_workers={g.int(1, 4)})"])
+        if g.p(0.3) else f"data.DataLoader(ds, batch_size={batch}, drop_last={drop})"])
+    return g.case(f"{ds}\ndl = {loader}\n{tail}\nno_backward = True", a=a, b=b)
+
+
+@entry("08_dataloader")
+def transforms(g: Gen) -> Case:
+    c, h, w = g.int(1, 3), g.int(1, 4), g.int(1, 4)
+    kind = g.choice(["to_tensor", "normalize", "pad", "compose"])
+    if kind == "to_tensor":
+        img = Input("array", g.values((h, w, c) if g.p(0.7) else (h, w),
+                                      g.choice(["uint8", "uint8", "float32", "float64"]), "coarse"
+                                      if g.p(0.5) else "fine"))
+        if img.value.dtype == np.uint8:
+            img = Input("array", g.rng.integers(0, 256, img.value.shape).astype(np.uint8))
+        return g.case("out = tv.ToTensor()(img); no_backward = True", img=img)
+    # coarse values: torchvision pads integer images through float32 (exact below 2**24)
+    x = g.tensor((c, h, w) if g.p(0.9) else (g.int(1, 2), c, h, w),
+                 g.dtype("f") if g.p(0.9) else g.dtype("iu"), grad=False, domain="coarse")
+    mean = [float(v) for v in g.values((c,), "float64", "coarse")]
+    std = [float(v) for v in g.values((c,), "float64", "pos" if g.p(0.95) else "coarse")]
+    if g.p(0.2):
+        mean, std = mean[:1], std[:1]
+    if kind == "normalize":
+        return g.case(f"out = tv.Normalize({mean!r}, {std!r})(x); no_backward = True", x=x)
+    padding = g.choice([1, 2, (1, 2), (0, 1, 2, 1), (1, 0, 0, 0)])
+    mode = g.choice(["constant", "constant", "edge", "reflect", "symmetric"])
+    fill = g.choice([0, 1, 0.5])
+    if kind == "pad":
+        return g.case(f"out = tv.pad(x, {padding!r}, fill={fill}, padding_mode='{mode}'); "
+                      "no_backward = True", x=x)
+    return g.case(f"t = tv.Compose([tv.Normalize({mean!r}, {std!r})]); out = t(x); "
+                  "no_backward = True", x=x)
+
+
+# ============================================================================ 11 embeddings
+@entry("11_embeddings")
+def positional_encoding(g: Gen) -> Case:
+    d, positions = g.int(1, 6), g.int(1, 8)
+    kind = g.choice(["table", "add", "learned"])
+    if kind == "table":
+        return g.case(f"out = PE.sinusoidal({positions}, {d})")
+    t = g.int(1, positions)
+    offset = g.int(0, positions - t) if g.p(0.9) else positions - t + 1
+    x = g.tensor(g.shape(0, 1, max_side=2) + (t, d), "float32", domain="fine")
+    if kind == "add":
+        return g.case(f"out = PE.add_sinusoidal(x, {offset}, {positions})", x=x)
+    table = Input("tensor", g.values((positions, d), "float32", "fine"))
+    return g.case(f"out, w = PE.add_learned(x, table, {offset}); leaves = [w]", x=x,
+                  table=table)
+
+
+@entry("11_embeddings", weight=0.5)
+def embedding_from_pretrained(g: Gen) -> Case:
+    v, d = g.int(1, 4), g.int(1, 3)
+    table = g.tensor((v, d), g.dtype("fi"), grad=False)
+    ids = Input("tensor", g.values(g.shape(1, 2, max_side=3), "int64", f"index:{v}"))
+    freeze = g.p(0.5)
+    pad = g.choice([None, 0, v - 1])
+    return g.case(f"m = nn.Embedding.from_pretrained(table, freeze={freeze}, padding_idx={pad}); "
+                  "out = [m(ids), m.weight.dtype == table.dtype, m.weight.requires_grad]; "
+                  "leaves = [m.weight] if m.weight.requires_grad else []", table=table, ids=ids)
+
+
+# ============================================================================ 15 quantization
+@entry("15_quantization", weight=2)
+def quantize_tensor(g: Gen) -> Case:
+    x = g.tensor(g.shape(0, 2, max_side=4), "float32" if g.p(0.9) else g.dtype("fi"),
+                 grad=False, domain=g.choice(["fine", "fine", "coarse", "special"]))
+    dtype = g.choice(["qint8", "quint8"])
+    scale = g.choice([0.1, 0.25, 0.5, 1 / 64, 3.0, 0.0, -0.5]) if g.p(0.95) else 1e-30
+    zp = g.choice([0, 0, 1, 3, -1, 10, 127, 128, -128]) if g.p(0.95) else 300
+    tail = g.choice(["out = [q.int_repr(), q.dequantize(), q.q_scale(), q.q_zero_point()]",
+                     "out = q.int_repr()", "out = q.dequantize()"])
+    return g.case(f"q = lib.quantize_per_tensor(x, {scale}, {zp}, lib.{dtype}); {tail}", x=x)
+
+
+@entry("15_quantization")
+def quantize_channels(g: Gen) -> Case:
+    shape = (g.int(1, 3), g.int(1, 3)) + g.shape(0, 1, max_side=2)
+    axis = g.int(0, len(shape) - 1) if g.p(0.95) else len(shape)
+    x = g.tensor(shape, "float32", grad=False, domain=g.choice(["fine", "coarse", "special"]))
+    n = shape[min(axis, len(shape) - 1)]
+    scales = Input("tensor", g.values((n,), "float64", "pos"))
+    zps = Input("tensor", g.values((n,), "int64", "coarse"))
+    dtype = g.choice(["qint8", "quint8"])
+    return g.case(f"q = lib.quantize_per_channel(x, s, z, {axis}, lib.{dtype}); "
+                  "out = [q.int_repr(), q.dequantize()]", x=x, s=scales, z=zps)
+
+
+@entry("15_quantization", weight=0.7)
+def fake_quantize(g: Gen) -> Case:
+    x = g.tensor(g.shape(0, 2, max_side=4), "float32", domain=g.choice(["fine", "coarse",
+                                                                        "special"]))
+    scale = g.choice([0.1, 0.25, 0.5, 1 / 64, 3.0])
+    qmin, qmax = g.choice([(0, 255), (-128, 127), (0, 15), (-8, 7)])
+    zp = g.int(qmin, qmax) if g.p(0.9) else qmax + 1
+    return g.case(f"out = lib.fake_quantize_per_tensor_affine(x, {scale}, {zp}, {qmin}, {qmax})",
+                  x=x)
+
+
+@entry("15_quantization", weight=2)
+def observer(g: Gen) -> Case:
+    kind = g.choice(["MinMaxObserver", "MovingAverageMinMaxObserver", "PerChannelMinMaxObserver"])
+    per_channel = kind.startswith("PerChannel")
+    scheme = g.choice(["affine", "symmetric"])
+    qscheme = f"lib.{'per_channel' if per_channel else 'per_tensor'}_{scheme}"
+    if g.p(0.03):
+        qscheme = f"lib.{'per_tensor' if per_channel else 'per_channel'}_{scheme}"
+    dtype = g.choice(["quint8", "qint8"])
+    kw = [f"dtype=lib.{dtype}", f"qscheme={qscheme}", f"reduce_range={g.p(0.3)}"]
+    if g.p(0.15):
+        lo = g.choice([0, -8, -128, 1])
+        kw += [f"quant_min={lo}", f"quant_max={g.choice([15, 7, 127, 255])}"]
+    if kind == "MovingAverageMinMaxObserver" and g.p(0.5):
+        kw.append(f"averaging_constant={g.choice([0.01, 0.5, 1.0])}")
+    if per_channel and g.p(0.5):
+        kw.append("ch_axis=1")
+    steps = g.int(0, 3)
+    xs = {f"x{i}": g.tensor((g.int(1, 3), g.int(1, 3)), "float32", grad=False,
+                            domain=g.choice(["fine", "coarse"])) for i in range(steps)}
+    feed = "".join(f"o({name}); " for name in xs)
+    return g.case(f"o = obs.{kind}({', '.join(kw)}); {feed}"
+                  "s, z = o.calculate_qparams(); out = [s, z]; no_backward = True", **xs)
+
+
+# ============================================================================ 16 compression
+def _distinct(g: Gen, shape: tuple[int, ...], dtype: str, ties: float = 0.1) -> Input:
+    """Values of distinct magnitudes (with probability ``ties`` not): which of several equal
+    magnitudes PyTorch prunes depends on its ``topk`` (row ``prune-ties``)."""
+    n = int(np.prod(shape))
+    if g.p(ties):
+        return g.array(shape, dtype, "coarse")
+    mags = g.rng.permutation(np.arange(1, n + 1)) / 16.0
+    signs = np.where(g.rng.random(n) < 0.5, -1.0, 1.0)
+    return Input("array", (mags * signs).astype(dtype).reshape(shape))
+
+
+@entry("16_compression", weight=2)
+def pruning(g: Gen) -> Case:
+    fin, fout = g.int(1, 4), g.int(1, 4)
+    dt = "float32" if g.p(0.8) else "float64"
+    w, b = _distinct(g, (fout, fin), dt), _distinct(g, (fout,), dt)
+    x = g.tensor((g.int(1, 2), fin), dt, grad=False)
+    amount = g.choice([0.0, 0.25, 0.5, 1, 2, 0.99, 1.0, 3])
+    kind = g.choice(["l1", "l1", "ln", "l1_twice", "remove"])
+    cast = ".double()" if dt == "float64" else ""
+    head = f"m = PR.prunable(load(nn.Linear({fin}, {fout}){cast}, weight=w, bias=b))\n"
+    if kind == "ln":
+        n, dim = g.choice([1, 2, "inf"]), g.choice([0, 1, -1])
+        body = f"PR.ln_structured(m, 'weight', {amount}, n={n}, dim={dim})"
+    elif kind == "l1_twice":
+        body = (f"PR.l1_unstructured(m, 'weight', {amount}); "
+                f"PR.l1_unstructured(m, 'weight', {g.choice([0.5, 1])})")
+    else:
+        name = g.choice(["weight", "weight", "bias"])
+        body = f"PR.l1_unstructured(m, '{name}', {amount})"
+    if kind == "remove":
+        body += "; PR.remove(m, 'weight')"
+        tail = "out = [m.weight, m(x)]"
+    elif kind == "l1" and name == "bias":
+        tail = "out = [m.bias_mask, m(x)]"
+    else:
+        tail = "out = [PR.weight(m), m.weight_mask, m(x)]"
+    return g.case(f"{head}{body}\n{tail}\nno_backward = True", w=w, b=b, x=x)
+
+
+@entry("16_compression")
+def pruning_masks(g: Gen) -> Case:
+    t = Input("tensor", _distinct(g, g.shape(1, 3, max_side=4), "float32" if g.p(0.85)
+                                  else "float64").value)
+    amount = g.choice([0.0, 0.3, 0.5, 1.0, 1, 2, 0.99, -0.1, 1.5])
+    kind = g.choice(["l1", "ln", "global"])
+    if kind == "l1":
+        return g.case(f"out = PR.l1_mask(t, {amount})", t=t)
+    if kind == "ln":
+        n, dim = g.choice([1, 2, "inf", "-inf"]), g.dim(t.value.ndim)
+        return g.case(f"out = PR.ln_mask(t, {amount}, {n}, {dim})", t=t)
+    u = Input("tensor", _distinct(g, g.shape(1, 2, max_side=3), t.value.dtype.name).value
+              * np.asarray(1.03, t.value.dtype))
+    return g.case(f"out = PR.global_masks([t, u], {amount})", t=t, u=u)
+
+
+# ============================================================================ 17 memoization
+@entry("17_memoization")
+def kv_cache(g: Gen) -> Case:
+    heads = g.choice([1, 2])
+    e = heads * g.int(1, 3)
+    b, t = g.int(1, 2), g.int(1, 5)
+    prompt = g.int(1, t)
+    x = g.tensor((b, t, e), "float32" if g.p(0.85) else "float64", grad=False, domain="fine")
+    dt = x.value.dtype.name
+    wi, bi = g.array((3 * e, e), dt), g.array((3 * e,), dt)
+    wo, bo = g.array((e, e), dt), g.array((e,), dt)
+    cast = ".double()" if dt == "float64" else ""
+    return g.case(f"m = load(nn.MultiheadAttention({e}, {heads}, batch_first=True){cast}, "
+                  "in_proj_weight=wi, in_proj_bias=bi, out_proj__weight=wo, out_proj__bias=bo)"
+                  f".eval()\nwith no_grad():\n    out = KV.attend(m, x, {prompt})\n"
+                  "no_backward = True", x=x, wi=wi, bi=bi, wo=wo, bo=bo)
+
+
+# ============================================================================ 18 acceleration
+@entry("18_acceleration", weight=2)
+def matmul_kernels(g: Gen) -> Case:
+    m, k, n = g.int(1, 4), g.int(0, 4) if g.p(0.1) else g.int(1, 4), g.int(1, 4)
+    da = g.choice(["float32", "float32", "float64", "int8", "int32", "int64", "uint8", "bool"])
+    db = da if g.p(0.9) else g.dtype("fiub")
+    a = g.tensor((m, k), da, grad=False, domain="coarse" if da != "int8" else "special")
+    b = g.tensor((k if g.p(0.95) else k + 1, n), db, grad=False,
+                 domain="coarse" if db != "int8" else "special")
+    form = g.choice(["K.loops(a, b)", "K.broadcast(a, b)",
+                     f"K.blocked(a, b, {g.choice([1, 2, 3, 64, 0])})",
+                     f"K.blocked(a, b, {g.choice([1, 2])}, kernel='broadcast')"])
+    return g.case(f"out = {form}; no_backward = True", a=a, b=b)
+
+
+@entry("18_acceleration", weight=1.5)
+def bias_gelu(g: Gen) -> Case:
+    shape = g.shape(1, 3)
+    dt = g.dtype("f")
+    x = g.tensor(shape, dt, domain=g.choice(["fine", "coarse", "special", "huge"]))
+    b = g.tensor(shape[-1:], dt, domain=g.choice(["fine", "fine", "huge"]))
+    return g.case("out = K.bias_gelu(x, b)", x=x, b=b)

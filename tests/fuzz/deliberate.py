@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -66,6 +67,13 @@ def _bool_power_gradient(case: Case) -> bool:
             or (exp.kind == "scalar" and isinstance(exp.value, bool) and base.grad))
 
 
+class _Key:
+    """``_Key()[expr]`` gives back the index ``expr`` itself (slices and all)."""
+
+    def __getitem__(self, key: object) -> object:
+        return key
+
+
 def _out_of_range_index_into_empty_result(case: Case) -> bool:
     """``x[...]`` with an out-of-range index array where the selection is empty: PyTorch
     checks index values only for the elements it gathers (none), NumPy checks them all."""
@@ -79,11 +87,19 @@ def _out_of_range_index_into_empty_result(case: Case) -> bool:
 
     def select(arrays: dict[str, np.ndarray]) -> np.ndarray:
         scope: dict[str, object] = {"a": np.zeros(a.shape), **arrays}
-        return eval(f"a[{m.group(1)}]", {"__builtins__": {}}, scope)  # noqa: S307
+        index = eval(f"K[{m.group(1)}]", {"__builtins__": {"slice": slice}},  # noqa: S307
+                     {**scope, "K": _Key()})
+        if isinstance(index, list) and any(  # PyTorch reads such a list as a tuple
+                isinstance(i, (list, tuple, np.ndarray, slice)) or i is None or i is Ellipsis
+                for i in index):
+            index = tuple(index)
+        return scope["a"][index]
 
     real = {k: v.value for k, v in ins.items() if k != "a"}
     try:
         select(real)
+        return False
+    except (TypeError, ValueError):  # not NumPy's business (e.g. a list read as a tuple)
         return False
     except IndexError as exc:
         if "out of bounds" not in str(exc):
@@ -137,11 +153,40 @@ def _inplace_on_graph(case: Case) -> bool:
 
 
 def _empty_matmul_mixed_dtypes(case: Case) -> bool:
-    if case.entry != "matmul":
+    """``a @ b`` (module 01) or module 18's kernels with two dtypes — or bool, which no
+    ``matmul`` of PyTorch computes — where an operand is empty: PyTorch skips its checks."""
+    if case.entry not in ("matmul", "matmul_kernels"):
         return False
     ins = _inputs(case)
     a, b = ins["a"].value, ins["b"].value
-    return a.dtype != b.dtype and (a.size == 0 or b.size == 0)
+    odd = a.dtype != b.dtype or (case.entry == "matmul_kernels" and a.dtype == np.bool_)
+    return odd and (a.size == 0 or b.size == 0)
+
+
+def _prune_ties(case: Case) -> bool:
+    """Pruning where several entries (or, structured, several slices' norms) are equal: which
+    of them PyTorch prunes depends on the order its ``topk`` returns ties in (unspecified);
+    ours prunes the first."""
+    if case.entry not in ("pruning", "pruning_masks"):
+        return False
+    ins = _inputs(case)
+    arrays = [np.abs(np.asarray(ins[k].value, dtype=np.float64)).ravel()
+              for k in ("w", "b", "t", "u") if k in ins]
+    if "global_masks" in case.code:
+        arrays = [np.concatenate(arrays)]
+    m = (re.search(r"ln_structured\(m, 'weight', [^,]+, n=([^,]+), dim=(-?\d+)\)", case.code)
+         or re.search(r"ln_mask\(t, [^,]+, ([^,]+), (-?\d+)\)", case.code))
+    if m is not None:  # structured: ties among the norms of the slices
+        values = np.asarray((ins["w"] if "w" in ins else ins["t"]).value, dtype=np.float64)
+        n = {"inf": np.inf, "-inf": -np.inf}.get(m.group(1).strip(), None)
+        n = float(m.group(1)) if n is None else n
+        d = int(m.group(2)) % max(values.ndim, 1)
+        if values.ndim < 2 or values.size == 0:
+            return False
+        rows = np.moveaxis(values, d, 0).reshape(values.shape[d], -1)
+        norms = np.linalg.norm(rows, ord=n, axis=1)
+        return np.unique(norms).size < norms.size
+    return any(np.unique(a).size < a.size for a in arrays)
 
 
 def _bce_logits_target_grad_at_inf(case: Case) -> bool:
@@ -154,9 +199,152 @@ def _bce_logits_target_grad_at_inf(case: Case) -> bool:
 
 
 def _gelu_at_inf(case: Case) -> bool:
+    """GELU of ±inf, or of a float32 value so large that ``x·(1 + erf)`` overflows in
+    PyTorch's vectorised kernel (its scalar path, for the last few elements, does not)."""
     return "gelu" in case.code.lower() and any(
-        inp.kind == "tensor" and inp.value.dtype.kind == "f" and np.isinf(inp.value).any()
+        inp.kind == "tensor" and inp.value.dtype.kind == "f" and (
+            np.isinf(inp.value).any() or (inp.value.dtype == np.float32
+                                          and (np.abs(inp.value) > 1.7e38).any()))
         for _, inp in case.inputs)
+
+
+def _max_pool_minus_inf_beside_padding(case: Case) -> bool:
+    """Max pooling of an input holding ``-inf`` where windows reach padding (``padding``
+    above 0, or the extra rows of ``ceil_mode``)."""
+    if case.entry != "pool2d" or "max" not in case.code.lower():
+        return False
+    if not np.isneginf(_inputs(case)["x"].value).any():
+        return False
+    m = re.search(r"padding=(\d+)", case.code) or re.search(r", (\d+)\)\(?", case.code)
+    return (m is not None and m.group(1) != "0") or "ceil_mode=True" in case.code
+
+
+def _max_pool_window_of_padding_only(case: Case) -> bool:
+    """Max pooling with a dilation whose taps skip every real pixel of some window: PyTorch
+    returns ``-inf`` there and an index outside the input, which its backward writes to (a
+    PyTorch bug: it corrupts memory). The generator writes these calls with keywords:
+    ``max_pool2d(x, K, stride=S, padding=P, dilation=D, ceil_mode=C)``."""
+    if case.entry != "pool2d" or "dilation=" not in case.code:
+        return False
+    m = re.search(r"(?:MaxPool2d\(|max_pool2d\(x, )(\(\d+, \d+\)|\d+), stride=(.*?), "
+                  r"padding=(\d+), dilation=(\(\d+, \d+\)|\d+), ceil_mode=(True|False)",
+                  case.code)
+    if m is None:
+        return False
+
+    def pair(text: str) -> tuple[int, int]:
+        nums = [int(v) for v in re.findall(r"\d+", text)]
+        return (nums[0], nums[0]) if len(nums) == 1 else (nums[0], nums[1])
+
+    k = pair(m.group(1))
+    s = k if m.group(2) == "None" else pair(m.group(2))
+    p, d, ceil = int(m.group(3)), pair(m.group(4)), m.group(5) == "True"
+    size = _inputs(case)["x"].value.shape[-2:]
+    for axis in (0, 1):
+        n, kk, ss, dd = size[axis], k[axis], s[axis], d[axis]
+        out = (n + 2 * p - dd * (kk - 1) - 1 + (ss - 1 if ceil else 0)) // ss + 1
+        if ceil and (out - 1) * ss >= n + p:
+            out -= 1
+        if any(not any(0 <= i * ss - p + u * dd < n for u in range(kk)) for i in range(out)):
+            return True
+    return False
+
+
+class _Called(Exception):
+    """Raised by the recorders of ``_conv_call`` once they have the arguments."""
+
+
+def _conv_call(case: Case) -> dict | None:
+    """The convolution's arguments (``x``, ``weight``, ``stride``, ``padding``,
+    ``dilation``, ``mode``), read by running the case's code against recorders."""
+    got: dict = {}
+
+    def conv2d(x: object, weight: object, bias: object = None, stride: object = 1,
+               padding: object = 0, dilation: object = 1, groups: object = 1) -> None:
+        got.update(x=x, weight=weight, stride=stride, padding=padding, dilation=dilation,
+                   mode="zeros")
+        raise _Called
+
+    def conv_layer(cin: object, cout: object, kernel_size: object, stride: object = 1,
+                   padding: object = 0, dilation: object = 1, groups: object = 1,
+                   bias: object = True, padding_mode: str = "zeros") -> None:
+        got.update(stride=stride, padding=padding, dilation=dilation, mode=padding_mode)
+        raise _Called
+
+    scope = {name: inp.value for name, inp in case.inputs}
+    scope.update(F=SimpleNamespace(conv2d=conv2d), nn=SimpleNamespace(Conv2d=conv_layer),
+                 load=lambda m, **_: m)
+    try:
+        exec(case.code, scope)  # noqa: S102 - the catalogue's own code
+    except _Called:
+        pass
+    except Exception:  # noqa: BLE001 - not a convolution this can read
+        return None
+    if not got:
+        return None
+    ins = _inputs(case)
+    got.setdefault("x", ins["x"].value)
+    got.setdefault("weight", (ins["wt"] if "wt" in ins else ins["wg"]).value)
+    return got
+
+
+def _zeros_outside_the_sum(size: int, kernel: int, stride: int, dilation: int, before: int,
+                           after: int) -> bool:
+    """Along one axis: does some window tap land on zero padding, or some pixel lie in no
+    window (a stride that skips it, rows left over at the end)?"""
+    span = size + before + after
+    n_out = (span - dilation * (kernel - 1) - 1) // stride + 1
+    if n_out < 1:
+        return False
+    read = {i * stride + u * dilation for i in range(n_out) for u in range(kernel)}
+    return any(r < before or r >= before + size for r in read) or any(
+        before + r not in read for r in range(size))
+
+
+def _conv_non_finite_weight_times_zero(case: Case) -> bool:
+    """A convolution with an infinite or NaN weight and zeros that are not part of the sum:
+    zero padding some tap lands on (forward), or pixels no window reads (backward). Ours
+    leaves them out; PyTorch multiplies them in (``0 · inf``) or not, depending on the
+    kernel it picks for the shapes."""
+    if case.entry != "conv2d":
+        return False
+    call = _conv_call(case)
+    if call is None or np.isfinite(np.asarray(call["weight"], dtype=np.float64)).all():
+        return False
+    weight, x = np.asarray(call["weight"]), np.asarray(call["x"])
+    if weight.ndim != 4 or x.ndim < 2:
+        return False
+
+    def pair(v: object) -> tuple[int, int]:
+        return (int(v[0]), int(v[1])) if isinstance(v, (tuple, list)) else (int(v), int(v))
+
+    kernel, stride, dilation = weight.shape[2:], pair(call["stride"]), pair(call["dilation"])
+    padding = call["padding"]
+    if padding == "same":
+        total = [dilation[i] * (kernel[i] - 1) for i in (0, 1)]
+        pads = [(t // 2, t - t // 2) for t in total]
+    elif padding == "valid":
+        pads = [(0, 0), (0, 0)]
+    else:
+        pads = [(p, p) for p in pair(padding)]
+    size = x.shape[-2:]
+    if call["mode"] != "zeros":  # the padding holds real pixels: a larger image, no padding
+        size = (size[0] + sum(pads[0]), size[1] + sum(pads[1]))
+        pads = [(0, 0), (0, 0)]
+    return any(_zeros_outside_the_sum(size[i], kernel[i], stride[i], dilation[i], *pads[i])
+               for i in (0, 1))
+
+
+def _layer_norm_overflowing_variance(case: Case) -> bool:
+    """Layer norm of values whose squares overflow (float32: |x| > 1.8e19, float64: 1.3e154):
+    ours is the true value; PyTorch's Welford sums overflow and give NaN, 0 or the right value
+    depending on the values (pytorch/pytorch#162489)."""
+    if case.entry != "layer_norm":
+        return False
+    limits = {np.dtype(np.float32): 1.8e19, np.dtype(np.float64): 1.3e154}
+    x = _inputs(case)["x"].value
+    limit = limits.get(x.dtype)
+    return limit is not None and bool((np.abs(x.astype(np.float64)) > limit).any())
 
 
 DELIBERATE: list[Deliberate] = [
@@ -164,7 +352,7 @@ DELIBERATE: list[Deliberate] = [
     Deliberate("no-complex", lambda c: any(d.startswith("complex") for d in _dtypes(c))),
     Deliberate("tensor-is-a-module", lambda c: "lib.tensor(" in c.code),
     Deliberate("inplace-on-graph", _inplace_on_graph),
-    Deliberate("numpy-bool-operand", lambda c: any(
+    Deliberate("numpy-bool-operand", lambda c: "np.bool_(" in c.code or any(
         inp.kind == "npscalar" and np.asarray(inp.value).dtype == np.bool_
         for _, inp in c.inputs)),
     Deliberate("float32-rounded-exponent", _exponent_rounding_changes_power_rule),
@@ -194,9 +382,16 @@ DELIBERATE: list[Deliberate] = [
         inp.grad for _, inp in c.inputs)),
     Deliberate("layer-norm-mixed-dtypes", lambda c: c.entry == "layer_norm" and len(
         {d for d in _dtypes(c) if d.startswith("float")}) > 1),
-    Deliberate("max-pool-minus-inf-beside-padding", lambda c: c.entry == "pool2d"
-               and "max" in c.code.lower() and not re.search(r"(, 0\)|padding=0\))", c.code)
-               and bool(np.isneginf(_inputs(c)["x"].value).any())),
+    Deliberate("max-pool-minus-inf-beside-padding", _max_pool_minus_inf_beside_padding),
+    Deliberate("max-pool-window-of-padding-only", _max_pool_window_of_padding_only),
+    Deliberate("conv-non-finite-weight-times-zero", _conv_non_finite_weight_times_zero),
+    Deliberate("prune-ties", _prune_ties),
+    Deliberate("uint8-target-weight-smoothing-mean", lambda c: c.entry == "class_loss"
+               and _inputs(c)["t"].value.dtype == np.uint8 and "weight=w" in c.code
+               and "label_smoothing" in c.code and "reduction='mean'" in c.code),
+    Deliberate("layer-norm-overflowing-variance", _layer_norm_overflowing_variance),
+    Deliberate("dataloader-worker-processes", lambda c: c.entry == "dataloader"
+               and bool(re.search(r"num_workers=[1-9]", c.code))),
     Deliberate("tanh-saturation-ulp", lambda c: c.entry == "composite_graph"
                and ".tanh()" in c.code and "float32" in _dtypes(c) and any(
                    inp.kind == "tensor" and bool((np.abs(inp.value) >= 3).any())

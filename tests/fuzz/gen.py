@@ -65,7 +65,7 @@ class Gen:
         return tuple(out)
 
     def values(self, shape: tuple[int, ...], dtype: str, domain: str | None = None) -> np.ndarray:
-        """An array of ``shape``; ``domain``: fine, coarse, special, pos, prob, index:N."""
+        """An array of ``shape``; ``domain``: fine, coarse, special, huge, pos, prob, index:N."""
         n = int(np.prod(shape)) if shape else 1
         kind = _kind(dtype)
         if domain is None:
@@ -93,6 +93,11 @@ class Gen:
         elif domain == "special":
             pool = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, 100.0, -100.0,
                              0.5, 88.5, -88.5, 1000.0])
+            arr = self.rng.choice(pool, n)
+        elif domain == "huge":  # magnitudes where squares and cubes overflow (float32, float64)
+            # (1.5e19, 1.25e154: the cube's gradient 3x² overflows where x² does not)
+            pool = np.array([1e15, -1e15, 3e15, 1e19, 1.5e19, -2e19, 1e20, -1e30, 3e38, 1e103,
+                             -1e155, 1.25e154, 1e200, 2.5, -1.5, 0.0])
             arr = self.rng.choice(pool, n)
         else:  # fine
             arr = self.rng.integers(-256, 257, n) / 64.0

@@ -126,6 +126,7 @@ class Ours(Lib):
             "load": load, "np": np, "math": math, "nan": math.nan, "inf": math.inf,
             "IS_TORCH": False,
         }
+        self.names.update(_ours_extras(package, tensor))
 
     def tensor(self, arr: np.ndarray, grad: bool) -> Any:
         return self.pkg.Tensor(arr, requires_grad=grad)
@@ -172,6 +173,7 @@ class Torch(Lib):
             "load": load, "np": np, "math": math, "nan": math.nan, "inf": math.inf,
             "IS_TORCH": True,
         }
+        self.names.update(_torch_extras(torch))
 
     def tensor(self, arr: np.ndarray, grad: bool) -> Any:
         return self.torch.tensor(arr, requires_grad=grad)
@@ -199,6 +201,277 @@ class Torch(Lib):
 
     def is_grad_leaf(self, t: Any) -> bool:
         return bool(t.requires_grad) and t.is_leaf
+
+
+# ----------------------------------------------------------------------------- modules 08-18
+# Names for the APIs whose PyTorch counterpart has another name or shape, one binding per
+# library (the case code is the same on both sides):
+#
+# * ``tensor_of(data)``: ``Tensor(data)`` / ``torch.tensor(data)`` (PyTorch's ``torch.Tensor``
+#   is its legacy float32-only constructor);
+# * ``data``: ``tinytorch.data`` / ``torch.utils.data``; ``tv``: the image transforms
+#   (``tinytorch.data.transforms`` / the same operations written with torch ops, as
+#   torchvision documents them: torchvision is not installed);
+# * ``obs``: the observers (``tinytorch.ao`` / ``torch.ao.quantization``);
+# * ``PR``: pruning — ``PR.prunable(m)`` (ours: the masked layer sharing ``m``'s parameters;
+#   torch: ``m``), ``PR.l1_unstructured(m, name, amount)``, ``PR.remove``,
+#   ``PR.weight(m)`` (the effective weight), ``PR.l1_mask(t, amount)``,
+#   ``PR.ln_mask(t, amount, n, dim)``, ``PR.global_masks(tensors, amount)``;
+# * ``K``: module 18's kernels on tensors (``K.loops``, ``K.broadcast``, ``K.blocked``; torch:
+#   ``torch.matmul``) and ``K.bias_gelu`` (torch: ``gelu(x + b, approximate="tanh")``);
+# * ``PE``: positional encodings (``PE.sinusoidal(P, D)``, ``PE.add_sinusoidal(x, offset,
+#   max_len)``, ``PE.add_learned(x, table, offset)``; torch: the formulas with torch ops);
+# * ``KV.attend(mha, x, prompt)``: causal self-attention of ``x (B, T, E)``, ours through a
+#   ``KVCache`` (the prompt, then one token at a time), torch with the full causal mask.
+
+
+def _ours_extras(package: Any, tensor: Any) -> dict[str, Any]:
+    from importlib import import_module
+
+    acc = import_module(f"{package.__name__}.acceleration")
+    comp = import_module(f"{package.__name__}.compression")
+    emb = import_module(f"{package.__name__}.embeddings")
+    memo = import_module(f"{package.__name__}.memoization")
+
+    def on_arrays(fn: Any) -> Any:
+        return lambda a, b, *rest, **kw: package.Tensor(fn(a.data, b.data, *rest, **kw))
+
+    class K:
+        loops = staticmethod(on_arrays(acc.matmul_loops))
+        broadcast = staticmethod(on_arrays(acc.matmul_broadcast))
+
+        @staticmethod
+        def blocked(a: Any, b: Any, block_size: int = 64, kernel: str = "matmul") -> Any:
+            k = np.matmul if kernel == "matmul" else acc.matmul_broadcast
+            return package.Tensor(acc.matmul_blocked(a.data, b.data, block_size, kernel=k))
+
+        bias_gelu = staticmethod(acc.bias_gelu)
+
+    class PR:
+        @staticmethod
+        def prunable(m: Any) -> Any:
+            return comp.make_prunable(package.nn.Sequential(m), inplace=True)[0]
+
+        l1_unstructured = staticmethod(comp.l1_unstructured)
+        ln_structured = staticmethod(comp.ln_structured)
+        remove = staticmethod(comp.remove)
+
+        @staticmethod
+        def weight(m: Any) -> Any:
+            return m.weight * m.weight_mask
+
+        @staticmethod
+        def l1_mask(t: Any, amount: Any) -> Any:
+            return package.Tensor(comp.l1_unstructured_mask(t, amount))
+
+        @staticmethod
+        def ln_mask(t: Any, amount: Any, n: Any, dim: int) -> Any:
+            return package.Tensor(comp.ln_structured_mask(t, amount, n, dim))
+
+        @staticmethod
+        def global_masks(tensors: list[Any], amount: Any) -> Any:
+            return [package.Tensor(m) for m in comp.global_unstructured_masks(tensors, amount)]
+
+    class PE:
+        @staticmethod
+        def sinusoidal(positions: int, dim: int) -> Any:
+            return emb.sinusoidal_positional_encoding(positions, dim)
+
+        @staticmethod
+        def add_sinusoidal(x: Any, offset: int, max_len: int) -> Any:
+            return emb.SinusoidalPositionalEncoding(x.shape[-1], max_len)(x, offset)
+
+        @staticmethod
+        def add_learned(x: Any, table: Any, offset: int) -> Any:
+            layer = emb.LearnedPositionalEmbedding(table.shape[0], table.shape[1])
+            layer.weight.data[...] = table.data
+            return layer(x, offset), layer.weight
+
+    class KV:
+        @staticmethod
+        def attend(mha: Any, x: Any, prompt: int) -> Any:
+            b, t, e = x.shape
+            cache = memo.KVCache(b, t, mha.num_heads, e // mha.num_heads, dtype=x.dtype)
+            parts = [memo.cached_attention(cache, mha, x[:, :prompt])]
+            parts += [cache(mha, x[:, i:i + 1]) for i in range(prompt, t)]
+            return package.Tensor(np.concatenate([p.data for p in parts], axis=1))
+
+    return {"tensor_of": package.Tensor,
+            "data": package.data, "tv": package.data.transforms, "obs": package.ao.quantization,
+            "PR": PR, "K": K, "PE": PE, "KV": KV}
+
+
+def _torch_extras(torch: Any) -> dict[str, Any]:
+    import torch.nn.utils.prune as prune
+    from torch.ao import quantization as tq
+
+    tF = torch.nn.functional
+
+    class K:
+        @staticmethod
+        def loops(a: Any, b: Any) -> Any:
+            return torch.matmul(a, b)
+
+        broadcast = loops
+
+        @staticmethod
+        def blocked(a: Any, b: Any, block_size: int = 64, kernel: str = "matmul") -> Any:
+            if block_size < 1:
+                raise ValueError("block_size must be >= 1")
+            return torch.matmul(a, b)
+
+        @staticmethod
+        def bias_gelu(x: Any, b: Any) -> Any:
+            return tF.gelu(x + b, approximate="tanh")
+
+    class PR:
+        @staticmethod
+        def prunable(m: Any) -> Any:
+            return m
+
+        @staticmethod
+        def l1_unstructured(m: Any, name: str, amount: Any) -> Any:
+            return prune.l1_unstructured(m, name, amount)
+
+        @staticmethod
+        def ln_structured(m: Any, name: str, amount: Any, n: Any, dim: int) -> Any:
+            return prune.ln_structured(m, name, amount, n, dim)
+
+        @staticmethod
+        def remove(m: Any, name: str) -> Any:
+            return prune.remove(m, name)
+
+        @staticmethod
+        def weight(m: Any) -> Any:
+            return m.weight
+
+        @staticmethod
+        def l1_mask(t: Any, amount: Any) -> Any:
+            return prune.L1Unstructured(amount).compute_mask(t, torch.ones_like(t))
+
+        @staticmethod
+        def ln_mask(t: Any, amount: Any, n: Any, dim: int) -> Any:
+            return prune.LnStructured(amount, n, dim).compute_mask(t, torch.ones_like(t))
+
+        @staticmethod
+        def global_masks(tensors: list[Any], amount: Any) -> Any:
+            holders = []
+            for t in tensors:
+                holder = torch.nn.Module()
+                holder.weight = torch.nn.Parameter(t.detach().clone(), requires_grad=False)
+                holders.append(holder)
+            prune.global_unstructured([(h, "weight") for h in holders],
+                                      pruning_method=prune.L1Unstructured, amount=amount)
+            return [h.weight_mask for h in holders]
+
+    class PE:
+        @staticmethod
+        def sinusoidal(positions: int, dim: int) -> Any:
+            pos = torch.arange(positions, dtype=torch.float64)[:, None]
+            freq = torch.exp(-math.log(10000.0) * torch.arange(0, dim, 2, dtype=torch.float64)
+                             / dim)
+            table = torch.zeros(positions, dim, dtype=torch.float64)
+            table[:, 0::2] = torch.sin(pos * freq)
+            table[:, 1::2] = torch.cos(pos * freq)[:, :dim // 2]
+            return table.float()
+
+        @staticmethod
+        def add_sinusoidal(x: Any, offset: int, max_len: int) -> Any:
+            if offset < 0 or offset + x.shape[-2] > max_len:
+                raise ValueError("positions outside max_len")
+            return x + PE.sinusoidal(max_len, x.shape[-1])[offset:offset + x.shape[-2]]
+
+        @staticmethod
+        def add_learned(x: Any, table: Any, offset: int) -> Any:
+            if offset < 0 or offset + x.shape[-2] > table.shape[0]:
+                raise ValueError("positions outside max_len")
+            weight = torch.nn.Parameter(table.detach().clone())
+            return x + weight[offset:offset + x.shape[-2]], weight
+
+    class KV:
+        @staticmethod
+        def attend(mha: Any, x: Any, prompt: int) -> Any:
+            t = x.shape[1]
+            mask = torch.triu(torch.ones(t, t, dtype=torch.bool), 1)
+            return mha(x, x, x, attn_mask=mask, need_weights=False)[0].detach()
+
+    class TV:
+        """torchvision's documented semantics, with torch ops (torchvision is not installed)."""
+
+        class ToTensor:
+            def __call__(self, pic: Any) -> Any:
+                arr = np.asarray(pic)
+                if arr.ndim not in (2, 3):
+                    raise ValueError(f"pic should be 2/3 dimensional. Got {arr.ndim} dimensions.")
+                if arr.ndim == 2:
+                    arr = arr[:, :, None]
+                img = torch.from_numpy(np.ascontiguousarray(arr)).permute(2, 0, 1).contiguous()
+                return img.to(torch.float32).div(255) if img.dtype == torch.uint8 else img
+
+        class Normalize:
+            def __init__(self, mean: Any, std: Any, inplace: bool = False) -> None:
+                self.mean, self.std, self.inplace = mean, std, inplace
+
+            def __call__(self, t: Any) -> Any:
+                if not t.is_floating_point():
+                    raise TypeError(f"Input tensor should be a float tensor. Got {t.dtype}.")
+                if t.ndim < 3:
+                    raise ValueError("Expected tensor to be a tensor image of size (..., C, H, "
+                                     f"W). Got {tuple(t.shape)}.")
+                mean = torch.as_tensor(self.mean, dtype=t.dtype)
+                std = torch.as_tensor(self.std, dtype=t.dtype)
+                if (std == 0).any():
+                    raise ValueError("std evaluated to zero after conversion to "
+                                     f"{t.dtype}, leading to division by zero.")
+                if mean.ndim == 1:
+                    mean = mean.view(-1, 1, 1)
+                if std.ndim == 1:
+                    std = std.view(-1, 1, 1)
+                out = (t - mean) / std
+                if self.inplace:
+                    t.copy_(out)
+                    return t
+                return out
+
+        class Compose:
+            def __init__(self, transforms: Any) -> None:
+                self.transforms = list(transforms)
+
+            def __call__(self, img: Any) -> Any:
+                for t in self.transforms:
+                    img = t(img)
+                return img
+
+        @staticmethod
+        def pad(img: Any, padding: Any, fill: float = 0, padding_mode: str = "constant") -> Any:
+            p = [padding] if isinstance(padding, int) else list(padding)
+            if len(p) == 1:
+                left = top = right = bottom = p[0]
+            elif len(p) == 2:
+                left, top, right, bottom = p[0], p[1], p[0], p[1]
+            elif len(p) == 4:
+                left, top, right, bottom = p
+            else:
+                raise ValueError("Padding must be an int or a 1, 2, or 4 element tuple")
+            if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
+                raise ValueError("Padding mode should be constant, edge, reflect or symmetric")
+            h, w = img.shape[-2:]
+            if padding_mode == "symmetric" and (max(top, bottom) > h or max(left, right) > w):
+                raise IndexError("torchvision's symmetric padding indexes past the image")
+            if padding_mode == "symmetric":
+                rows = [min(max(i, -i - 1), 2 * h - i - 1) for i in range(-top, h + bottom)]
+                cols = [min(max(j, -j - 1), 2 * w - j - 1) for j in range(-left, w + right)]
+                return img[..., rows, :][..., cols]
+            mode = {"edge": "replicate"}.get(padding_mode, padding_mode)
+            x = img if img.ndim >= 3 or mode == "constant" else img[None]
+            kw = {"value": fill} if mode == "constant" else {}
+            out = tF.pad(x if mode == "constant" or x.is_floating_point() else x.double(),
+                         (left, right, top, bottom), mode=mode, **kw)
+            out = out.to(img.dtype)
+            return out if out.ndim == img.ndim else out[0]
+
+    return {"tensor_of": torch.tensor, "data": torch.utils.data, "tv": TV, "obs": tq, "PR": PR,
+            "K": K, "PE": PE, "KV": KV}
 
 
 @cache

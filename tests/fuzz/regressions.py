@@ -151,6 +151,111 @@ ROOT_CAUSES: list[tuple[str, str]] = [
      "x = T([[[1.0, 1.0], [0.0, 0.0]]], 'float32', grad=True); out = F.max_pool2d(x, 2) * inf"),
     ("conv2d: an input and weights of different dtypes raise",
      "x = T([[[[1.0]]]], 'float64'); w = T([[[[1.0]]]], 'float32'); out = F.conv2d(x, w)"),
+    # issue 30 (modules 01-18; each differed from PyTorch, or was missing, at commit af88ff3)
+    ("abs(t), Python's builtin", "a = T([1.0, -2.0], 'float32', grad=True); out = abs(a)"),
+    ("a list index holding lists is read as a tuple",
+     "a = T([[1.0, 2.0], [3.0, 4.0]], 'float32', grad=True); out = a[[[0, 1]]]"),
+    ("Tensor(data) keeps NumPy float64 numbers float64",
+     "out = tensor_of([np.float64(1.5), 2]); no_backward = True"),
+    ("Tensor(data) refuses an int beyond int64", "out = tensor_of([1, 2**63]); no_backward = True"),
+    ("class-index targets must be int64 (or uint8 for (N, C) inputs)",
+     "x = T([[1.0, 2.0]], 'float32'); t = T([0], 'int32'); out = F.cross_entropy(x, t)"),
+    ("BCE refuses a target of another dtype",
+     "x = T([0.5], 'float32'); t = T([1.0], 'float64'); out = F.binary_cross_entropy(x, t)"),
+    ("BCE with logits returns the target's dtype",
+     "x = T([0.5], 'float64', grad=True); t = T([1.0], 'float32'); "
+     "out = F.binary_cross_entropy_with_logits(x, t)"),
+    ("MSE promotes a 0-d target as if broadcast first",
+     "x = T([0.5], 'float32', grad=True); t = T(1.0, 'float64'); out = F.mse_loss(x, t)"),
+    ("DataLoader(batch_size=None): no batching",
+     "ds = data.TensorDataset(T([1.0, 2.0], 'float32'), T([3, 4], 'int64')); "
+     "out = [b for b in data.DataLoader(ds, batch_size=None)]; no_backward = True"),
+    ("transforms.pad refuses a reflect padding as wide as the image",
+     "x = T([[[1.0]]], 'float32'); out = tv.pad(x, 1, padding_mode='reflect'); no_backward = True"),
+    ("conv2d: dilation and groups",
+     "x = T([[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]], [[0.5, 1.0, 1.5], [2.0, 2.5, "
+     "3.0], [3.5, 4.0, 4.5]]]], 'float32', grad=True); w = T([[[[1.0, -1.0], [2.0, 0.5]]], "
+     "[[[0.25, 1.0], [-1.0, 2.0]]]], 'float32', grad=True); "
+     "out = F.conv2d(x, w, None, 1, 0, 2, 2)"),
+    ("conv2d: padding='same' pads the odd extra row at the bottom",
+     "x = T([[[[1.0, 2.0], [3.0, 4.0]]]], 'float32', grad=True); "
+     "w = T([[[[1.0, 2.0], [3.0, 4.0]]]], 'float32'); out = F.conv2d(x, w, padding='same')"),
+    ("max pooling: ceil_mode and dilation",
+     "x = T([[[1.0, 5.0, 2.0, 4.0, 3.0]]], 'float32', grad=True); "
+     "out = F.max_pool2d(x, (1, 2), 2, 0, (1, 2), True)"),
+    ("average pooling: count_include_pad=False, ceil_mode, divisor_override",
+     "x = T([[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]], 'float32', grad=True); "
+     "out = [F.avg_pool2d(x, 2, 2, 1, True, False), F.avg_pool2d(x, 2, 1, divisor_override=3)]"),
+    ("integer pooling", "x = T([[[-7, 0], [0, 0]]], 'int64'); out = [F.avg_pool2d(x, 2), "
+     "F.max_pool2d(x, 2, 1, 1)]"),
+    ("MultiheadAttention defaults to batch_first=False", "out = nn.MultiheadAttention(4, 2).batch_first"),
+    ("MultiheadAttention: a query with no allowed key is NaN with need_weights=True",
+     "x = T([[[1.0, 0.0], [0.0, 1.0]]], 'float32'); m = T([[True, True], [False, True]], 'bool');"
+     " a = nn.MultiheadAttention(2, 1, batch_first=True); "
+     "load(a, in_proj_weight=A([[1.0, 0.0], [0.0, 1.0]] * 3, 'float32'), "
+     "out_proj__weight=A([[1.0, 0.0], [0.0, 1.0]], 'float32')); "
+     "out = [a(x, x, x, attn_mask=m)[0], a(x, x, x, attn_mask=m, need_weights=False)[0]]; "
+     "no_backward = True"),
+    ("SDPA: a float mask that requires grad gets its gradient",
+     "q = T([[1.0, 0.0], [0.0, 1.0]], 'float32'); m = T([[0.0, 0.5], [1.0, 0.0]], 'float32', "
+     "grad=True); out = F.scaled_dot_product_attention(q, q, q, attn_mask=m)"),
+    ("SDPA: a float64 mask with float32 queries raises",
+     "q = T([[1.0, 0.0]], 'float32'); m = T([[0.0]], 'float64'); "
+     "out = F.scaled_dot_product_attention(q, q, q, attn_mask=m)"),
+    ("SDPA: a NaN or +inf score makes its row NaN",
+     "q = T([[1.0]], 'float32'); k = T([[1.0], [1.0]], 'float32'); m = T([[0.0, inf]], "
+     "'float32'); out = F.scaled_dot_product_attention(q, k, k, attn_mask=m)"),
+    ("F.layer_norm refuses an int normalized_shape and integer inputs",
+     "x = T([[1.0, 2.0]], 'float32'); out = F.layer_norm(x, 2)"),
+    ("Embedding.from_pretrained keeps the table's dtype",
+     "w = T([[1.0, 2.0]], 'float64'); out = nn.Embedding.from_pretrained(w).weight"),
+    ("quantize_per_tensor rounds x/s + z once (fused multiply-add)",
+     "x = T([0.05, 0.15, 0.25, 0.35], 'float32'); "
+     "out = lib.quantize_per_tensor(x, 0.1, 3, lib.quint8).int_repr()"),
+    ("quantize_per_tensor: NaN to the top of the range, any scale, float32 only",
+     "x = T([nan, 1.0], 'float32'); out = [lib.quantize_per_tensor(x, 0.0, 0, lib.qint8)"
+     ".int_repr(), lib.quantize_per_tensor(x, -0.5, 0, lib.qint8).int_repr()]"),
+    ("observers: int32 zero points for affine schemes",
+     "o = obs.MinMaxObserver(); o(T([-1.0, 2.0], 'float32')); out = list(o.calculate_qparams()); "
+     "no_backward = True"),
+    ("fake_quantize_per_tensor_affine: rounds, then adds the zero point; straight-through grad",
+     "x = T([0.05, 0.15, 9.0, nan], 'float32', grad=True); "
+     "out = lib.fake_quantize_per_tensor_affine(x, 0.1, 3, 0, 15)"),
+    ("pruning masks have the parameter's dtype",
+     "m = PR.prunable(nn.Linear(2, 2).double()); PR.l1_unstructured(m, 'weight', 1); "
+     "out = m.weight_mask.dtype; no_backward = True"),
+    ("module 18 kernels keep the dtype; integers wrap",
+     "a = T([[100, 100]], 'int8'); b = T([[2], [1]], 'int8'); "
+     "out = [K.loops(a, b), K.broadcast(a, b), K.blocked(a, b, 1)]; no_backward = True"),
+    ("bias_gelu halves before multiplying (no overflow near float32's maximum)",
+     "x = T([[-2.0]], 'float32', grad=True); b = T([3e38], 'float32'); out = K.bias_gelu(x, b)"),
+    ("gelu_tanh's cube is x * x * x: no NaN gradient where 3x² overflows but x² does not",
+     "a = T([1.5e19, -1.5e19], 'float32', grad=True); out = F.gelu(a, approximate='tanh')"),
+    ("Conv2d padding_mode: reflect, replicate and circular pad with the image's pixels",
+     "x = T([[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]], 'float32', grad=True); "
+     "w = A([[[[1.0, 2.0], [3.0, 4.0]]]], 'float32'); "
+     "out = [load(nn.Conv2d(1, 1, 2, padding=1, padding_mode=m, bias=False), weight=w)(x) "
+     "for m in ('reflect', 'replicate', 'circular')]; no_backward = True"),
+    ("Conv2d padding_mode with padding='same' pads the odd extra row at the bottom",
+     "x = T([[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]], 'float32', grad=True); "
+     "w = A([[[[1.0, 2.0], [3.0, 4.0]]]], 'float32'); "
+     "out = load(nn.Conv2d(1, 1, 2, padding='same', padding_mode='reflect', bias=False), "
+     "weight=w)(x)"),
+    ("max_pool2d return_indices: the padding never wins over a real -inf; NaN to the last NaN",
+     "x = T([[[-inf, -inf, 1.0], [nan, 2.0, nan]]], 'float32'); "
+     "out = list(F.max_pool2d(x, 2, 1, 1, return_indices=True))"),
+    ("max_unpool2d puts each value back where max_pool2d found it",
+     "x = T([[[1.0, 5.0, 2.0, 0.0], [3.0, 4.0, 8.0, 7.0]]], 'float32', grad=True); "
+     "p, i = F.max_pool2d(x, 2, return_indices=True); out = F.max_unpool2d(p, i, 2)"),
+    ("max_unpool2d into an empty plane: the forward is empty, the backward's gather fails "
+     "(found by the long run, seed 20261206)",
+     "x = T([[[0.0, 1.0, 2.0]]], 'float32', grad=True); "
+     "p, i = F.max_pool2d(x, 2, 2, 1, ceil_mode=True, return_indices=True); "
+     "out = F.max_unpool2d(p, i, 2, None, 1)"),
+    ("DataLoader takes PyTorch's positional order (drop_last is the ninth)",
+     "ds = data.TensorDataset(T([1, 2, 3], 'int64')); "
+     "out = [b for b in data.DataLoader(ds, 2, False, None, None, 0, None, False, True)]; "
+     "no_backward = True"),
 ]
 
 #: (edge case, reproduction line): agreed before the fixes; must keep agreeing.

@@ -82,3 +82,32 @@ def test_course_option_reads_another_course(tmp_path):
     bad.write_text("course: {}\n")
     r = run("build", "--course", bad, "--store", tmp_path / "s.sqlite")
     assert r.exit_code == 2 and r.output.startswith("tito: course.yml: course.name")
+
+
+def test_tito_course_file_reaches_every_gradebook_subcommand(tmp_path):
+    """``tito --course FILE gradebook ...`` uses FILE (issue 34): its store, its policy; an
+    invalid FILE is reported by each subcommand instead of the repository's course.yml
+    being used silently."""
+    import yaml
+
+    from tito.cli import cli
+    from tito.paths import REPO_ROOT
+
+    data = yaml.safe_load((REPO_ROOT / "course.yml").read_text(encoding="utf-8"))
+    store = tmp_path / "other.sqlite"
+    data["course"]["gradebook_store"] = str(store)
+    other = tmp_path / "other.yml"
+    other.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    r = CliRunner().invoke(cli, ["--course", str(other), "gradebook", "load-sample"],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert store.is_file(), "the other course's store was not used"
+    bad = tmp_path / "bad.yml"
+    bad.write_text("course: {}\n")
+    for args in (["build"], ["check"], ["report", "-o", str(tmp_path / "r.html")],
+                 ["explain", "S1001"], ["roster", str(SAMPLE / "roster.csv")],
+                 ["canvas-ids", str(SAMPLE / "roster.csv"), "-o", str(tmp_path / "i.csv")]):
+        r = CliRunner().invoke(cli, ["--course", str(bad), "gradebook", *args,
+                                     *(["--store", str(store)] if args[0] != "canvas-ids"
+                                       else [])])
+        assert r.exit_code == 2 and "bad.yml: course.name" in r.output, (args, r.output)

@@ -24,7 +24,7 @@ from tito import paths
 
 pytestmark = pytest.mark.parity
 
-FAST_CASES = 5000
+FAST_CASES = 8000
 FAST_SEED = 20270119
 
 

@@ -196,6 +196,174 @@ def test_pool_padding_larger_than_half_the_kernel_is_an_error():
         TF.max_pool2d(torch.zeros((1, 1, 4, 4)), 2, padding=2)
 
 
+PADDED_CONVS = [
+    # (mode, kernel, padding, stride, dilation, groups, (H, W))
+    ("reflect", 3, 1, 1, 1, 1, (5, 6)),
+    ("reflect", (2, 3), "same", 1, 1, 2, (4, 5)),
+    ("replicate", 3, (2, 1), 2, 1, 1, (5, 4)),
+    ("replicate", 2, 3, 1, (1, 2), 1, (3, 3)),
+    ("circular", 3, (1, 2), 1, 1, 2, (4, 4)),
+    ("circular", 4, "same", 1, 1, 1, (5, 6)),
+    ("zeros", 3, "same", 1, 2, 1, (6, 5)),
+]
+
+
+@pytest.mark.parametrize("case", PADDED_CONVS, ids=[str(c) for c in PADDED_CONVS])
+def test_conv2d_padding_modes_match_torch(case):
+    """``padding_mode`` pads with the image's own pixels (mirrored, repeated, wrapped), then
+    convolves without padding: values, every gradient and the repr as PyTorch's."""
+    mode, k, p, s, d, groups, (h, w) = case
+    rng = _rng("padmode", case)
+    ours = tt.nn.Conv2d(2, 4, k, stride=s, padding=p, dilation=d, groups=groups,
+                        padding_mode=mode).double()
+    theirs = torch.nn.Conv2d(2, 4, k, stride=s, padding=p, dilation=d, groups=groups,
+                             padding_mode=mode).double()
+    with torch.no_grad():
+        theirs.weight.copy_(torch.from_numpy(ours.weight.numpy()))
+        theirs.bias.copy_(torch.from_numpy(ours.bias.numpy()))
+    assert repr(ours) == repr(theirs)
+    xo, xt = _pair_of_tensors(rng.standard_normal((2, 2, h, w)))
+    yo, yt = ours(xo), theirs(xt)
+    _close(yo.numpy(), yt, f"{case} forward", 1e-12, 1e-12)
+    g = rng.standard_normal(yo.shape)
+    yo.backward(tt.Tensor(g))
+    yt.backward(torch.from_numpy(g))
+    _close(xo.grad.numpy(), xt.grad, f"{case} dx", 1e-12, 1e-12)
+    _close(ours.weight.grad.numpy(), theirs.weight.grad, f"{case} dweight", 1e-12, 1e-12)
+
+
+def test_conv2d_padding_mode_errors_like_torch():
+    x = np.zeros((1, 1, 2, 2), dtype=np.float32)
+    for mode, p in (("reflect", 2), ("circular", 3)):
+        with pytest.raises(RuntimeError):
+            torch.nn.Conv2d(1, 1, 1, padding=p, padding_mode=mode)(torch.from_numpy(x))
+        with pytest.raises(RuntimeError, match="(?i)padding"):
+            tt.nn.Conv2d(1, 1, 1, padding=p, padding_mode=mode)(tt.Tensor(x))
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        tt.nn.Conv2d(1, 1, 1, padding_mode="mirror")
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        torch.nn.Conv2d(1, 1, 1, padding_mode="mirror")
+
+
+def _conv_leaving_padding_out(x: np.ndarray, w: np.ndarray, b: np.ndarray, s: int, p: int,
+                              d: int) -> np.ndarray:
+    """The oracle: every output sums weight * pixel over the taps that land on the image;
+    a tap on the padding adds nothing, whatever its weight."""
+    n, _, h, wd = x.shape
+    o, _, k, _ = w.shape
+    ho, wo = (h + 2 * p - d * (k - 1) - 1) // s + 1, (wd + 2 * p - d * (k - 1) - 1) // s + 1
+    out = np.zeros((n, o, ho, wo)) + b.reshape(1, o, 1, 1)
+    for i in range(ho):
+        for j in range(wo):
+            for u in range(k):
+                for v in range(k):
+                    r, c = i * s + u * d - p, j * s + v * d - p
+                    if 0 <= r < h and 0 <= c < wd:
+                        out[:, :, i, j] += np.einsum("oc,nc->no", w[:, :, u, v], x[:, :, r, c])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_conv2d_with_a_non_finite_weight_leaves_the_padding_out(seed):
+    """An infinite or NaN weight that lands on zero padding adds nothing (the padding is not
+    part of the image): the oracle above, and PyTorch wherever it picks its oneDNN kernel
+    for a kernel larger than 1×1 — its im2col kernel (batch 1, float64) computes ``0 · inf``
+    instead (docs/conformance.md, ``conv-non-finite-weight-times-zero``)."""
+    rng = _rng("nonfinite", seed)
+    k, p, s, d = int(rng.integers(2, 4)), 1, int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    h, w_ = (int(v) for v in rng.integers(d * (k - 1) + 1, 7, 2))
+    x = rng.standard_normal((2, 2, h, w_)).astype(np.float32)
+    w = rng.standard_normal((3, 2, k, k)).astype(np.float32)
+    w.flat[rng.choice(w.size, 2, replace=False)] = [np.inf, -np.inf] if seed % 2 else [np.nan,
+                                                                                        np.inf]
+    b = rng.standard_normal(3).astype(np.float32)
+    xo, wo, bo = (tt.Tensor(a.copy(), requires_grad=True) for a in (x, w, b))
+    yo = F.conv2d(xo, wo, bo, s, p, d)
+    with np.errstate(invalid="ignore"):
+        oracle = _conv_leaving_padding_out(x.astype(np.float64), w.astype(np.float64),
+                                           b.astype(np.float64), s, p, d)
+    np.testing.assert_allclose(yo.numpy(), oracle, rtol=1e-5, atol=1e-5)
+    g = rng.standard_normal(yo.shape).astype(np.float32)
+    yo.backward(tt.Tensor(g))
+    xt, wt, bt = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    backend = torch._C._select_conv_backend(xt, wt, bt, (s, s), (p, p), (d, d), False, (0, 0),
+                                            1, None)
+    if backend.name == "Mkldnn":
+        yt = TF.conv2d(xt, wt, bt, s, p, d)
+        _close(yo.numpy(), yt, f"seed {seed} forward", 1e-4, 1e-4)
+        yt.backward(torch.from_numpy(g))
+        for name, ours, theirs in (("dx", xo, xt), ("dweight", wo, wt), ("dbias", bo, bt)):
+            if name != "dx" or (h + 2 * p - d * (k - 1) - 1) % s == 0:  # every pixel read
+                _close(ours.grad.numpy(), theirs.grad, f"seed {seed} {name}", 1e-4, 1e-4)
+    assert np.isfinite(bo.grad.numpy()).all()
+
+
+# ----------------------------------------------------------------------------- indices
+def test_max_pool2d_return_indices_match_torch():
+    """Ties go to the first maximum, a NaN to the last NaN, and the padding never wins, not
+    even over a real ``-inf`` (or an integer dtype's smallest value)."""
+    rng = _rng("indices")
+    checked = 0
+    for trial in range(300):
+        k, s, d = int(rng.integers(1, 4)), int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        p, ceil = int(rng.integers(0, k // 2 + 1)), bool(rng.integers(0, 2))
+        h, w = (int(v) for v in rng.integers(max(1, d * (k - 1) + 1 - 2 * p), 7, 2))
+        dt = ["float32", "float64", "int64", "int32"][trial % 4]
+        pool = ([np.iinfo(dt).min, 0, 1, 2] if dt.startswith("int")
+                else [-np.inf, np.nan, 0.0, 1.0, np.inf])
+        x = rng.choice(pool, (2, 2, h, w)).astype(dt)
+        theirs = TF.max_pool2d(torch.tensor(x), k, s, p, d, ceil, True)
+        if (theirs[1] < 0).any() or (theirs[1] >= h * w).any():
+            continue  # a window of padding only (PyTorch's own bug, pytorch/pytorch#114216)
+        ours = F.max_pool2d(tt.Tensor(x), k, s, p, d, ceil, True)
+        what = f"k={k} s={s} p={p} d={d} ceil={ceil} {dt} {h}x{w}"
+        np.testing.assert_array_equal(ours[0].numpy(), theirs[0].numpy(), err_msg=what)
+        np.testing.assert_array_equal(ours[1].numpy(), theirs[1].numpy(), err_msg=what)
+        assert ours[1].dtype == np.int64
+        checked += 1
+    assert checked > 200
+    layer = tt.nn.MaxPool2d(2, return_indices=True)
+    assert repr(layer) == repr(torch.nn.MaxPool2d(2, return_indices=True))
+    out, idx = layer(tt.Tensor(np.arange(16.0).reshape(1, 4, 4)))  # unbatched
+    assert idx.tolist() == [[[5, 7], [13, 15]]] and out.tolist() == [[[5.0, 7.0], [13.0, 15.0]]]
+
+
+@pytest.mark.parametrize("output_size", [None, (5, 5), (1, 1, 5, 4)])
+def test_max_unpool2d_matches_torch(output_size):
+    rng = _rng("unpool", output_size)
+    x = rng.standard_normal((2, 3, 4, 4 if output_size is None else 5))
+    po, io = F.max_pool2d(tt.Tensor(x), 2, return_indices=True)
+    pt, it = TF.max_pool2d(torch.tensor(x), 2, return_indices=True)
+    vo = tt.Tensor(po.numpy(), requires_grad=True)
+    vt = torch.tensor(pt.numpy(), requires_grad=True)
+    yo = tt.nn.MaxUnpool2d(2)(vo, io, output_size)
+    yt = torch.nn.MaxUnpool2d(2)(vt, it, output_size)
+    _close(yo.numpy(), yt, f"unpool {output_size}", 0, 0)
+    g = rng.standard_normal(yo.shape)
+    yo.backward(tt.Tensor(g))
+    yt.backward(torch.from_numpy(g))
+    _close(vo.grad.numpy(), vt.grad, "unpool gradient", 0, 0)
+    assert repr(tt.nn.MaxUnpool2d((2, 3), 1, 1)) == repr(torch.nn.MaxUnpool2d((2, 3), 1, 1))
+
+
+def test_max_unpool2d_errors_like_torch():
+    po, io = F.max_pool2d(tt.Tensor(np.arange(16.0).reshape(1, 1, 4, 4)), 2,
+                          return_indices=True)
+    pt, it = TF.max_pool2d(torch.arange(16.0).reshape(1, 1, 4, 4), 2, return_indices=True)
+    for kwargs in ({"output_size": (6, 5)}, {"output_size": (4, 4, 4)}):
+        with pytest.raises(ValueError):
+            TF.max_unpool2d(pt, it, 2, **kwargs)
+        with pytest.raises(ValueError):
+            F.max_unpool2d(po, io, 2, **kwargs)
+    for bad_index in (io + 100, -io - 1):
+        with pytest.raises(RuntimeError, match="invalid max index"):
+            F.max_unpool2d(po, bad_index, 2)
+    with pytest.raises(RuntimeError, match="int64"):
+        F.max_unpool2d(po, tt.Tensor(io.numpy().astype(np.int32)), 2)
+    with pytest.raises(RuntimeError):
+        TF.max_unpool2d(pt, it.int(), 2)
+
+
 # ----------------------------------------------------------------------------- batch norm
 def _copy_bn(ours: tt.nn.BatchNorm2d, theirs: torch.nn.BatchNorm2d, rng) -> None:
     for name in ("weight", "bias"):

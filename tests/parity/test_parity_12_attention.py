@@ -277,7 +277,7 @@ def test_mha_unbatched_and_no_bias_match_torch():
 
 def test_mha_loads_a_torch_state_dict_and_dropout_is_off_in_eval():
     theirs = torch.nn.MultiheadAttention(16, 4, dropout=0.5, batch_first=True).eval()
-    ours = tt.nn.MultiheadAttention(16, 4, dropout=0.5).eval()
+    ours = tt.nn.MultiheadAttention(16, 4, dropout=0.5, batch_first=True).eval()
     ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
     x = np.random.default_rng(7).standard_normal((2, 5, 16)).astype(np.float32)
     ya, wa = ours(tt.Tensor(x), tt.Tensor(x), tt.Tensor(x))

@@ -84,9 +84,13 @@ def test_layer_norm_module_matches_torch(shape, normalized, affine, bias, dtype)
 def test_layer_norm_errors_like_torch():
     x = np.zeros((2, 3), np.float32)
     with pytest.raises(RuntimeError, match="normalized_shape"):
-        tt.nn.functional.layer_norm(tt.Tensor(x), 4)
+        tt.nn.functional.layer_norm(tt.Tensor(x), (4,))
     with pytest.raises(RuntimeError, match="normalized_shape"):
         torch.nn.functional.layer_norm(torch.from_numpy(x), (4,))
+    with pytest.raises(TypeError, match="normalized_shape"):  # the function wants a tuple
+        tt.nn.functional.layer_norm(tt.Tensor(x), 3)
+    with pytest.raises(TypeError, match="normalized_shape"):
+        torch.nn.functional.layer_norm(torch.from_numpy(x), 3)
     for kwargs in ({}, {"elementwise_affine": False}, {"bias": False}, {"eps": 1e-3}):
         assert repr(tt.nn.LayerNorm(4, **kwargs)) == repr(nn.LayerNorm(4, **kwargs))
 

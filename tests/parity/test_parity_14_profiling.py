@@ -68,7 +68,7 @@ def test_multihead_attention_flops_match_torch(e, h, n, length, source, bias):
     q, kv = torch.randn(n, length, e), torch.randn(n, source, e)
     # need_weights=True runs the explicit bmm path, which torch's counter sees
     theirs = torch_flops(lambda: theirs_mha(q, kv, kv, need_weights=True))
-    ours_mha = tt.nn.MultiheadAttention(e, h, bias=bias)
+    ours_mha = tt.nn.MultiheadAttention(e, h, bias=bias, batch_first=True)
     tq, tkv = tt.Tensor(q.numpy()), tt.Tensor(kv.numpy())
     ours = (P.module_flops(ours_mha, (tq, tkv, tkv), ours_mha(tq, tkv, tkv))
             + P.linear_flops((n, length, e), e, bias))  # out_proj, a child row

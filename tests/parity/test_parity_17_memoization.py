@@ -27,8 +27,8 @@ TOL = {np.float32: (2e-5, 2e-6), np.float64: (1e-10, 1e-12)}
 
 def _pair_mha(e: int, h: int, dtype, rng) -> tuple[tt.nn.MultiheadAttention,
                                                     torch.nn.MultiheadAttention]:
-    ours, theirs = tt.nn.MultiheadAttention(e, h), torch.nn.MultiheadAttention(e, h,
-                                                                                batch_first=True)
+    ours = tt.nn.MultiheadAttention(e, h, batch_first=True)
+    theirs = torch.nn.MultiheadAttention(e, h, batch_first=True)
     state = {}
     for name, p in ours.named_parameters():
         p.data = (rng.standard_normal(p.shape) * 0.4).astype(dtype)

@@ -102,7 +102,7 @@ def test_interrupt_stops_every_child_at_once_and_says_what_was_kept(
                         looping=1)
     loop = next(r for r in made.records if r.kind == "looping")
     out = tmp_path / "out"
-    proc = _start([str(made.path), "-o", str(out), "-j", "1"])
+    proc = _start([str(made.path), "-o", str(out), "-j", "2"])
 
     def sandboxed(pid: int) -> bool:  # a child.py that dropped to its run uid (not a
         try:                            # reference run, which stays root and ends quickly)
@@ -128,6 +128,9 @@ def test_interrupt_stops_every_child_at_once_and_says_what_was_kept(
     assert proc.returncode == code, err
     assert not left, f"children still running after the regrade exited: {left}"
     assert "interrupted" in err and "kept" in err and "run the same command again" in err
+    # one line, no traceback (a grading that could not start a child after the abort was
+    # printed as an internal error: issue 34)
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     assert not (out / f"submission_{loop.submission_id}" / "regrade.json").exists()
 
 

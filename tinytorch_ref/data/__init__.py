@@ -4,7 +4,7 @@ Hand-written infrastructure over module 08 (``dataloader.py``). PyTorch's layout
 
 * ``tinytorch.data``: ``Dataset``, ``TensorDataset``, ``Subset``, ``random_split``,
   ``Sampler``/``SequentialSampler``/``RandomSampler``/``BatchSampler``, ``DataLoader``,
-  ``default_collate`` (``torch.utils.data``);
+  ``default_collate``, ``default_convert`` (``torch.utils.data``);
 * ``tinytorch.data.transforms``: ``Compose``, ``ToTensor``, ``Normalize``, ``RandomCrop``,
   ``RandomHorizontalFlip``, ``pad`` (``torchvision.transforms``);
 * ``tinytorch.data.datasets``: ``MNIST``, ``FashionMNIST``, ``CIFAR10`` and the file readers
@@ -24,6 +24,7 @@ from ..dataloader import (
     Subset,
     TensorDataset,
     default_collate,
+    default_convert,
     random_split,
 )
 from . import datasets, transforms
@@ -31,5 +32,5 @@ from . import datasets, transforms
 __all__ = [
     "BatchSampler", "DataLoader", "Dataset", "Generator", "RandomSampler", "Sampler",
     "SequentialSampler", "Subset", "TensorDataset", "datasets", "default_collate",
-    "random_split", "transforms",
+    "default_convert", "random_split", "transforms",
 ]

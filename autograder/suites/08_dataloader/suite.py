@@ -25,7 +25,7 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values, outcome
 
-suite = Suite(module="08_dataloader", version="2027.1")
+suite = Suite(module="08_dataloader", version="2027.2")
 case = suite.case
 
 
@@ -215,7 +215,8 @@ def _dataset(tt, rng, n):
 
 
 @case(points=3, hint="Batches follow the batch sampler; the last one is short unless drop_last; "
-                     "len(loader) counts batches.")
+                     "len(loader) counts batches; batch_size=None yields single samples "
+                     "(default_convert) and len is the sampler's.")
 def loader_sequential_batches_and_len(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(9, 25))
@@ -228,6 +229,8 @@ def loader_sequential_batches_and_len(tt, rng):
         out[f"drop={drop}"] = {"len": len(loader), "x": [_plain(xb) for xb, _ in batches],
                                "y": _labels(batches), "type": type(batches[0]).__name__}
     out["default_bs"] = [len(dl.DataLoader(ds)), _labels(list(dl.DataLoader(ds)))[:3]]
+    single = dl.DataLoader(ds, batch_size=None, sampler=rng.permutation(n).tolist())
+    out["unbatched"] = [len(single), [_plain(s) for s in single], single.batch_sampler is None]
     return out
 
 

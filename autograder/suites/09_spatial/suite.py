@@ -14,7 +14,7 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="09_spatial", version="2027.1")
+suite = Suite(module="09_spatial", version="2027.2")
 case = suite.case
 
 # Sums over windows and batches may be ordered differently by a correct implementation.
@@ -46,14 +46,16 @@ def _relu_ties(rng, *shape):
 
 
 # ----------------------------------------------------------------------------- loops (5)
-@case(points=3, hint="out[b, k, i, j] = sum(x_pad[b, :, i*sh:i*sh+kh, j*sw:j*sw+kw] * w[k]) "
-                     "+ bias[k]; stride and padding may differ along H and W.", rtol=RTOL, atol=ATOL)
+@case(points=3, hint="out[b, k, i, j] = sum(x_pad[b, group of k, i*sh + u*dh, j*sw + v*dw] * "
+                     "w[k]) + bias[k]; stride, padding and dilation may differ along H and W; "
+                     "filter k reads the channels of group k // (O / groups).", rtol=RTOL, atol=ATOL)
 def conv2d_loops_values(tt, rng):
     sp = _spatial(tt)
     x, w, b = _f32(rng, 2, 3, 6, 5), _f32(rng, 4, 3, 3, 2), _f32(rng, 4)
     return [sp.conv2d_loops(x, w, b, stride=(2, 1), padding=(1, 0)),
             sp.conv2d_loops(x, w),
-            sp.conv2d_loops(x[:1], w[:2], None, 1, 1)]
+            sp.conv2d_loops(x[:1], w[:2], None, 1, 1),
+            sp.conv2d_loops(x, _f32(rng, 6, 1, 2, 2), None, 1, (1, 0), (2, 1), 3)]
 
 
 @case(points=2, hint="H_out = (H + 2p - kh) // s + 1; pad with zeros first; keep the dtype "
@@ -68,7 +70,7 @@ def conv2d_loops_stride_padding_float64(tt, rng):
 
 # ----------------------------------------------------------------------------- windows (9)
 @case(points=3, hint="as_strided with shape (N, C, kh, kw, H_out, W_out) and strides (sN, sC, "
-                     "sH, sW, sH*sh, sW*sw) taken from x.strides (bytes); writeable=False.")
+                     "sH*dh, sW*dw, sH*sh, sW*sw) taken from x.strides (bytes); writeable=False.")
 def sliding_windows_view(tt, rng):
     sp = _spatial(tt)
     x = _f32(rng, 2, 3, 7, 6)
@@ -76,9 +78,10 @@ def sliding_windows_view(tt, rng):
     base = rng.standard_normal((2, 3, 6, 9))
     tview = base.transpose(0, 1, 3, 2)[:, :, ::2]  # a non-contiguous float64 view (2, 3, 5, 6)
     win2 = sp.sliding_windows(tview, (2, 3), (1, 3))
+    dil = sp.sliding_windows(x, (2, 2), (1, 2), (3, 2))
     return [tuple(win.shape), np.array(win), bool(np.shares_memory(win, x)),
             bool(win.flags.writeable), tuple(win2.shape), np.array(win2),
-            bool(np.shares_memory(win2, base))]
+            bool(np.shares_memory(win2, base)), tuple(dil.shape), np.array(dil)]
 
 
 @case(points=3, hint="Reshape the windows view to (N, C*kh*kw, H_out*W_out): column "
@@ -100,40 +103,45 @@ def col2im_values(tt, rng):
     ones = np.ones((1, 9, 16), dtype=np.float32)
     return [sp.col2im(c, shape, (3, 2), (2, 3)),
             sp.col2im(ones, (1, 1, 6, 6), (3, 3), (1, 1)),
-            sp.col2im(_f32(rng, 1, 4, 9), (1, 1, 4, 4), (2, 2), (1, 1))]
+            sp.col2im(_f32(rng, 1, 4, 9), (1, 1, 4, 4), (2, 2), (1, 1)),
+            sp.col2im(_f32(rng, 1, 8, 15), (1, 2, 7, 6), (2, 2), (1, 2), (2, 1))]
 
 
 # ----------------------------------------------------------------------------- conv2d (15)
-CONV_CONFIGS = [  # (x shape, w shape, stride, padding, bias)
-    ((2, 3, 7, 6), (4, 3, 3, 3), 1, 0, True),
-    ((2, 3, 8, 7), (5, 3, 3, 2), 2, 1, True),
-    ((1, 2, 9, 6), (3, 2, 2, 3), (2, 1), (1, 0), False),
-    ((3, 1, 5, 5), (2, 1, 5, 5), 1, 2, True),
+CONV_CONFIGS = [  # (x shape, w shape, stride, padding, bias, dilation, groups)
+    ((2, 3, 7, 6), (4, 3, 3, 3), 1, 0, True, 1, 1),
+    ((2, 3, 8, 7), (5, 3, 3, 2), 2, 1, True, 1, 1),
+    ((1, 2, 9, 6), (3, 2, 2, 3), (2, 1), (1, 0), False, 1, 1),
+    ((2, 4, 7, 6), (6, 2, 3, 2), 1, "same", True, (2, 1), 2),
+    ((1, 3, 8, 7), (3, 1, 2, 3), 2, 1, False, 2, 3),
+    ((3, 1, 5, 5), (2, 1, 5, 5), 1, 2, True, 1, 1),
 ]
 
 
-@case(points=4, hint="cols = im2col(padded x); out = weight.reshape(O, -1) @ cols (+ bias) -> "
-                     "(N, O, L) -> (N, O, H_out, W_out).", rtol=RTOL, atol=ATOL)
+@case(points=4, hint="cols = im2col(padded x) reshaped to (N, G, K, L); out = "
+                     "weight.reshape(G, O/G, K) @ cols (+ bias) -> (N, O, L) -> (N, O, H_out, "
+                     "W_out); dilation goes to im2col.", rtol=RTOL, atol=ATOL)
 def conv2d_forward_configs(tt, rng):
     F = tt.nn.functional
     outs = []
-    for xs, ws, s, p, bias in CONV_CONFIGS:
+    for xs, ws, s, p, bias, d, g in CONV_CONFIGS:
         x, w = tt.Tensor(_f32(rng, *xs)), tt.Tensor(_f32(rng, *ws))
         b = tt.Tensor(_f32(rng, ws[0])) if bias else None
-        outs.append(F.conv2d(x, w, b, stride=s, padding=p).numpy())
+        outs.append(F.conv2d(x, w, b, stride=s, padding=p, dilation=d, groups=g).numpy())
     unbatched = F.conv2d(tt.Tensor(_f32(rng, 3, 5, 5)), tt.Tensor(_f32(rng, 2, 3, 3, 3)))
     return outs + [unbatched.numpy()]
 
 
-@case(points=5, hint="dw = sum over n of g @ cols^T; dcols = W2^T @ g, then col2im and crop "
-                     "the padding; db = g summed over n and positions.", rtol=RTOL, atol=ATOL)
+@case(points=5, hint="dw = sum over n of g @ cols^T; dcols = W2^T @ g, then col2im (with the "
+                     "dilation) and crop the padding; group by group; db = g summed over n and "
+                     "positions.", rtol=RTOL, atol=ATOL)
 def conv2d_backward_grads(tt, rng):
     F = tt.nn.functional
     out = []
-    for xs, ws, s, p, bias in CONV_CONFIGS[:3]:
+    for xs, ws, s, p, bias, d, g in CONV_CONFIGS[:5]:
         arrays = [_f32(rng, *xs), _f32(rng, *ws)] + ([_f32(rng, ws[0])] if bias else [])
-        out.append(_grads(tt, rng, lambda *t, s=s, p=p: F.conv2d(*t, stride=s, padding=p),
-                          *arrays))
+        out.append(_grads(tt, rng, lambda *t, s=s, p=p, d=d, g=g: F.conv2d(
+            *t, stride=s, padding=p, dilation=d, groups=g), *arrays))
     return out
 
 
@@ -149,8 +157,9 @@ def conv2d_weight_grad_without_input_grad(tt, rng):
     return [x.grad is None, w.grad.numpy(), b.grad.numpy()]
 
 
-@case(points=3, hint="fan_in = in_channels*kh*kw, bound = 1/sqrt(fan_in); weight "
-                     "(O, C, kh, kw) then bias (O,) drawn from default_generator(); float32.")
+@case(points=3, hint="fan_in = in_channels // groups * kh * kw, bound = 1/sqrt(fan_in); "
+                     "weight (O, C // groups, kh, kw) then bias (O,) drawn from "
+                     "default_generator(); float32.")
 def conv2d_layer_init(tt, rng):
     nn = tt.nn
     tt.manual_seed(int(rng.integers(2**31)))
@@ -161,10 +170,13 @@ def conv2d_layer_init(tt, rng):
     b = nn.Conv2d(int(rng.integers(1, 4)), int(rng.integers(2, 6)), (kh, kw), stride=sh,
                   padding=ph, bias=False)
     big = nn.Conv2d(int(rng.integers(8, 17)), 32, 3)
+    groups = int(rng.integers(2, 4))
+    grouped = nn.Conv2d(2 * groups, 3 * groups, 3, groups=groups, dilation=2, padding="same")
     return [a.weight.numpy(), a.bias.numpy(), tuple(b.weight.shape), b.bias is None,
             [n for n, _ in b.named_parameters()], b.kernel_size, b.stride, b.padding,
             float(np.abs(big.weight.numpy()).max()), str(a.weight.dtype),
-            bool(a.weight.requires_grad)]
+            bool(a.weight.requires_grad), grouped.weight.numpy(), grouped.bias.numpy(),
+            grouped.padding, grouped.dilation, grouped.groups]
 
 
 @case(points=1, hint="Conv2d.forward calls conv2d with the layer's weight, bias, stride and "
@@ -178,22 +190,28 @@ def conv2d_layer_forward_and_errors(tt, rng):
 
 
 # ----------------------------------------------------------------------------- pooling (10)
-POOL_CONFIGS = [  # (x shape, kernel, stride, padding)
-    ((2, 3, 8, 8), 2, None, 0),
-    ((2, 2, 7, 9), 3, 2, 1),
-    ((1, 2, 6, 6), 3, 1, 0),
-    ((1, 2, 8, 7), (2, 3), (2, 1), (1, 1)),
+POOL_CONFIGS = [  # (x shape, kernel, stride, padding, ceil_mode)
+    ((2, 3, 8, 8), 2, None, 0, False),
+    ((2, 2, 7, 9), 3, 2, 1, False),
+    ((1, 2, 6, 6), 3, 1, 0, False),
+    ((1, 2, 8, 7), (2, 3), (2, 1), (1, 1), False),
+    ((2, 2, 7, 8), 3, 2, 1, True),
 ]
 
 
-@case(points=3, hint="Max over each window (stride defaults to kernel_size; padding counts as "
-                     "-inf): np.maximum over the kh*kw offsets of the windows view.")
+@case(points=3, hint="Max over each window (stride defaults to kernel_size; padding and the "
+                     "ceil_mode extra count as -inf, or the dtype's minimum for integers): "
+                     "np.maximum over the kh*kw offsets of the (dilated) windows view.")
 def max_pool_forward(tt, rng):
     F = tt.nn.functional
-    outs = [F.max_pool2d(tt.Tensor(_f32(rng, *xs)), k, s, p).numpy()
-            for xs, k, s, p in POOL_CONFIGS]
+    outs = [F.max_pool2d(tt.Tensor(_f32(rng, *xs)), k, s, p, ceil_mode=c).numpy()
+            for xs, k, s, p, c in POOL_CONFIGS]
     layer = tt.nn.MaxPool2d(2)
-    return outs + [layer(tt.Tensor(_f32(rng, 1, 3, 5, 5))).numpy()]
+    dilated = tt.nn.MaxPool2d(3, 2, 1, dilation=2, ceil_mode=True)
+    ints = F.max_pool2d(tt.Tensor(rng.integers(-9, 9, (1, 2, 5, 5))), 2, 2, 1)
+    return outs + [layer(tt.Tensor(_f32(rng, 1, 3, 5, 5))).numpy(),
+                   dilated(tt.Tensor(_f32(rng, 1, 2, 7, 8))).numpy(), ints.numpy(),
+                   str(ints.dtype)]
 
 
 @case(points=4, hint="The whole gradient of a window goes to its FIRST maximum in row-major "
@@ -201,20 +219,30 @@ def max_pool_forward(tt, rng):
 def max_pool_backward(tt, rng):
     F = tt.nn.functional
     out = []
-    for xs, k, s, p in POOL_CONFIGS:
+    for xs, k, s, p, c in POOL_CONFIGS:
         for make in (_f32, _relu_ties):
-            out.append(_grads(tt, rng, lambda t, k=k, s=s, p=p: F.max_pool2d(t, k, s, p),
-                              make(rng, *xs)))
+            out.append(_grads(tt, rng, lambda t, k=k, s=s, p=p, c=c: F.max_pool2d(
+                t, k, s, p, ceil_mode=c), make(rng, *xs)))
+    out.append(_grads(tt, rng, lambda t: F.max_pool2d(t, 3, 2, 1, dilation=(2, 1)),
+                      _relu_ties(rng, 1, 2, 7, 8)))
     return out
 
 
-@case(points=3, hint="Mean of each window (zero padding counts, divide by kh*kw); backward "
-                     "spreads grad / (kh*kw) to every entry, then col2im.", rtol=RTOL, atol=ATOL)
+@case(points=3, hint="Mean of each window (zero padding counts, divide by kh*kw, or by the "
+                     "pixels counted with count_include_pad=False or ceil_mode, or by "
+                     "divisor_override); backward spreads grad / divisor to every entry, then "
+                     "col2im.", rtol=RTOL, atol=ATOL)
 def avg_pool_forward_backward(tt, rng):
     F = tt.nn.functional
-    out = [_grads(tt, rng, lambda t, k=k, s=s, p=p: F.avg_pool2d(t, k, s, p), _f32(rng, *xs))
-           for xs, k, s, p in POOL_CONFIGS]
-    return out + [tt.nn.AvgPool2d(2)(tt.Tensor(_f32(rng, 2, 1, 4, 6))).numpy()]
+    out = [_grads(tt, rng, lambda t, k=k, s=s, p=p, c=c: F.avg_pool2d(t, k, s, p, c),
+                  _f32(rng, *xs)) for xs, k, s, p, c in POOL_CONFIGS]
+    out.append(_grads(tt, rng, lambda t: F.avg_pool2d(t, 3, 2, 1, True, False),
+                      _f32(rng, 1, 2, 6, 7)))
+    out.append(_grads(tt, rng, lambda t: F.avg_pool2d(t, 2, 1, 1, divisor_override=3),
+                      _f32(rng, 1, 1, 4, 5)))
+    ints = F.avg_pool2d(tt.Tensor(rng.integers(-9, 9, (1, 2, 4, 6))), 2, ceil_mode=True)
+    return out + [tt.nn.AvgPool2d(2)(tt.Tensor(_f32(rng, 2, 1, 4, 6))).numpy(), ints.numpy(),
+                  str(ints.dtype)]
 
 
 # ----------------------------------------------------------------------------- batch norm (10)

@@ -13,7 +13,7 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values, outcome
 
-suite = Suite(module="12_attention", version="2027.1")
+suite = Suite(module="12_attention", version="2027.2")
 case = suite.case
 GRAD_RTOL, GRAD_ATOL = 1e-4, 1e-5  # gradients: other summation orders are fine
 
@@ -41,8 +41,10 @@ def _grads(tt, rng, out, leaves):
 
 
 def _mha(tt, rng, embed_dim, num_heads, **kwargs):
-    """A seeded MultiheadAttention with random (non-zero) biases."""
+    """A seeded MultiheadAttention with random (non-zero) biases; ``(N, L, E)`` inputs unless
+    ``batch_first=False`` is given (the layer's default is PyTorch's, False)."""
     _seed(tt, rng)
+    kwargs.setdefault("batch_first", True)
     m = tt.nn.MultiheadAttention(embed_dim, num_heads, **kwargs)
     for p in m.parameters():
         if p.ndim == 1:
@@ -136,7 +138,8 @@ def sdpa_masks_forward(tt, rng):
 
 
 @case(points=4, hint="dV = P^T G; dP = G V^T; dS = P * (dP - rowsum(dP * P)); dQ = dS K * scale; "
-                     "dK = dS^T Q * scale (swap the last two axes, never .T).",
+                     "dK = dS^T Q * scale (swap the last two axes, never .T); a float mask that "
+                     "requires grad goes through _composed_attention.",
       rtol=GRAD_RTOL, atol=GRAD_ATOL)
 def sdpa_backward(tt, rng):
     F = tt.nn.functional
@@ -144,6 +147,10 @@ def sdpa_backward(tt, rng):
     for kwargs in ({}, {"is_causal": True}, {"attn_mask": _mask(rng, 4, 6)}):
         q, k, v = _leaves(tt, rng, (2, 2, 4, 5), (2, 2, 6, 5), (2, 2, 6, 3))
         out.append(_grads(tt, rng, F.scaled_dot_product_attention(q, k, v, **kwargs), [q, k, v]))
+    q, k, v = _leaves(tt, rng, (2, 4, 5), (2, 6, 5), (2, 6, 3))
+    bias = tt.Tensor(_f32(rng, 4, 6), requires_grad=True)  # a learned bias gets its gradient
+    out.append(_grads(tt, rng, F.scaled_dot_product_attention(q, k, v, attn_mask=bias),
+                      [q, k, v, bias]))
     return out
 
 
@@ -304,7 +311,9 @@ def mha_merge_masks(tt, rng):
 
 @case(points=3, hint="Self-attention: project with in_proj, split heads, attend with scale "
                      "1/sqrt(head_dim), merge, out_proj; weights averaged over heads unless "
-                     "average_attn_weights=False; need_weights=False gives (out, None).",
+                     "average_attn_weights=False; need_weights=False gives (out, None). A query "
+                     "with no allowed key: NaN with need_weights=True (plain softmax) and in "
+                     "PyTorch's fused inference path, zeros on the SDPA path.",
       rtol=GRAD_RTOL, atol=GRAD_ATOL)
 def mha_self_attention_forward(tt, rng):
     m = _mha(tt, rng, 8, 2)
@@ -312,7 +321,15 @@ def mha_self_attention_forward(tt, rng):
     out, w = m(x, x, x)
     _, per_head = m(x, x, x, average_attn_weights=False)
     fused, none = m(x, x, x, need_weights=False)
-    return [out.numpy(), w.numpy(), per_head.numpy(), fused.numpy(), none is None]
+    blind = _mask(rng, 5, 5, p=0.5)
+    blind[int(rng.integers(5))] = True  # that query may attend to nothing
+    nan_out, nan_w = m(x, x, x, attn_mask=blind)
+    zero_out, _ = m(x, x, x, attn_mask=blind, need_weights=False)
+    m.eval()
+    with tt.no_grad():
+        inference, _ = m(x, x, x, attn_mask=blind, need_weights=False)
+    return [out.numpy(), w.numpy(), per_head.numpy(), fused.numpy(), none is None,
+            nan_out.numpy(), nan_w.numpy(), zero_out.numpy(), inference.numpy()]
 
 
 @case(points=3, hint="Cross-attention (query != key): each input gets its third of "

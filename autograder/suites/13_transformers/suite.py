@@ -19,7 +19,7 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values, outcome
 
-suite = Suite(module="13_transformers", version="2027.1")
+suite = Suite(module="13_transformers", version="2027.2")
 case = suite.case
 RTOL, ATOL = 1e-7, 1e-9  # most cases run in float64: any summation order passes
 
@@ -95,9 +95,9 @@ def layer_norm_forward(tt, rng):
     two = _f64(rng, 4, 2, c) * 2.0
     w2, b2 = tt.Tensor(_f64(rng, 2, c)), tt.Tensor(_f64(rng, 2, c))
     x32 = _f32(rng, 3, c) * np.float32(4.0)
-    y32 = F.layer_norm(tt.Tensor(x32), c, tt.Tensor(np.ones(c, np.float32)),
+    y32 = F.layer_norm(tt.Tensor(x32), (c,), tt.Tensor(np.ones(c, np.float32)),
                        tt.Tensor(np.zeros(c, np.float32)))
-    return [F.layer_norm(tt.Tensor(x), c, w, b).numpy(),
+    return [F.layer_norm(tt.Tensor(x), [c], w, b).numpy(),
             F.layer_norm(tt.Tensor(x), (c,), w, b, eps=eps).numpy(),
             F.layer_norm(tt.Tensor(two), (2, c), w2, b2).numpy(),
             np.asarray(y32.numpy(), dtype=np.float64), str(y32.dtype)]
@@ -120,18 +120,21 @@ def layer_norm_backward(tt, rng):
 
 @case(points=3, hint="Without weight/bias use scale 1 and shift 0 (no gradient for them); a "
                      "1-D row works too; a constant row gives 0 (not NaN); trailing dims that "
-                     "do not match normalized_shape raise RuntimeError.", rtol=RTOL, atol=ATOL)
+                     "do not match normalized_shape raise RuntimeError; an int normalized_shape "
+                     "or an integer input raise as in PyTorch.", rtol=RTOL, atol=ATOL)
 def layer_norm_defaults_and_errors(tt, rng):
     F = tt.nn.functional
     c = int(rng.integers(3, 7))
     x = tt.Tensor(_f64(rng, 4, c) * 3.0, requires_grad=True)
-    y = F.layer_norm(x, c)
+    y = F.layer_norm(x, (c,))
     grads = _grads(tt, rng, y, [x])
     row = F.layer_norm(tt.Tensor(_f64(rng, c)), [c]).numpy()
-    flat = F.layer_norm(tt.Tensor(np.full((2, c), float(rng.uniform(-3, 3)))), c).numpy()
+    flat = F.layer_norm(tt.Tensor(np.full((2, c), float(rng.uniform(-3, 3)))), (c,)).numpy()
     return [y.numpy(), grads, row, flat,
-            outcome(F.layer_norm, tt.Tensor(_f64(rng, 2, c)), c + 1),
-            outcome(F.layer_norm, tt.Tensor(_f64(rng, 2, c)), (3, c))]
+            outcome(F.layer_norm, tt.Tensor(_f64(rng, 2, c)), (c + 1,)),
+            outcome(F.layer_norm, tt.Tensor(_f64(rng, 2, c)), (3, c)),
+            outcome(F.layer_norm, tt.Tensor(_f64(rng, 2, c)), c),
+            outcome(F.layer_norm, tt.Tensor(rng.integers(0, 5, (2, c))), (c,))]
 
 
 @case(points=3, hint="LayerNorm(shape, eps=1e-5, elementwise_affine=True, bias=True): weight "

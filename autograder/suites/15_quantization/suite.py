@@ -16,7 +16,7 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="15_quantization", version="2027.1")
+suite = Suite(module="15_quantization", version="2027.2")
 case = suite.case
 
 
@@ -44,7 +44,8 @@ def _qt(qt):
 
 
 # ----------------------------------------------------------------------------- per tensor (10)
-@case(points=4, hint="q = clamp(rint(x * (1/s) + z), qmin, qmax) in float32: round half to even, "
+@case(points=4, hint="q = clamp(rint(x * (1/s) + z), qmin, qmax): x * (1/s) + z rounded to "
+                     "float32 once (in float64, then cast), round half to even, NaN to qmax, "
                      "saturate before the cast, int8 for qint8 and uint8 for quint8.")
 def quantize_per_tensor_values(tt, rng):
     m = _q(tt)
@@ -59,13 +60,16 @@ def quantize_per_tensor_values(tt, rng):
         ties = _ties(rng, 24, pow2)
         zt = 2 * int(rng.integers(-2, 2)) + 1 if dtype is m.qint8 else 2 * int(rng.integers(50, 70)) + 1
         out.append(_qt(m.quantize_per_tensor(tt.Tensor(ties), pow2, zt, dtype)))
-        far = np.array([1e3, -1e3, 300 * s, -300 * s], dtype=np.float32)
+        far = np.array([1e3, -1e3, 300 * s, -300 * s, np.nan, np.inf], dtype=np.float32)
         out.append(_qt(m.quantize_per_tensor(tt.Tensor(far), s, z, dtype)))
+        near = (rng.integers(-80, 80, 24) * np.float32(0.1) / 2).astype(np.float32)
+        out.append(_qt(m.quantize_per_tensor(tt.Tensor(near), 0.1, zt, dtype)))
     return out
 
 
-@case(points=2, hint="A zero point outside [qmin, qmax] or an integer input: RuntimeError (as "
-                     "PyTorch); a scale <= 0: ValueError.")
+@case(points=2, hint="A zero point outside [qmin, qmax], an integer or a float64 input: "
+                     "RuntimeError (as PyTorch); a scale of 0 or below is computed with, as "
+                     "PyTorch does (1/0 is inf: everything positive saturates).")
 def quantize_per_tensor_refuses_bad_arguments(tt, rng):
     m = _q(tt)
     x = tt.Tensor(_f32(rng, 5))
@@ -73,7 +77,10 @@ def quantize_per_tensor_refuses_bad_arguments(tt, rng):
     return [outcome(m.quantize_per_tensor, x, 0.1, int(rng.integers(128, 300)), m.qint8),
             outcome(m.quantize_per_tensor, x, 0.1, -int(rng.integers(1, 50)), m.quint8),
             outcome(m.quantize_per_tensor, ints, 0.1, 0, m.qint8),
-            outcome(m.quantize_per_tensor, x, 0.0, 0, m.qint8),
+            _qt(m.quantize_per_tensor(x, 0.0, 0, m.qint8)),
+            _qt(m.quantize_per_tensor(x, -float(rng.uniform(0.05, 0.5)), 0, m.qint8)),
+            outcome(m.quantize_per_tensor, tt.Tensor(_f32(rng, 3).astype(np.float64)), 0.1, 0,
+                    m.qint8),
             outcome(m.quantize_per_tensor, x, 0.1, 127, m.qint8),
             # the same input accepted at a drawn scale and zero point (a value per variant)
             _qt(m.quantize_per_tensor(x, float(rng.uniform(0.005, 0.05)),
@@ -141,7 +148,8 @@ def dequantize_per_channel(tt, rng):
 
 
 @case(points=2, hint="quantize_per_channel checks: 0 <= axis < ndim, one scale and zero point "
-                     "per channel, zero points in range (RuntimeError); scales > 0 (ValueError).")
+                     "per channel, zero points in range (RuntimeError); a scale of 0 is computed "
+                     "with (inf), NaN becomes 0, as in PyTorch's per-channel kernel.")
 def quantize_per_channel_refuses_bad_arguments(tt, rng):
     m = _q(tt)
     x = tt.Tensor(_f32(rng, 3, 4))
@@ -153,7 +161,10 @@ def quantize_per_channel_refuses_bad_arguments(tt, rng):
             outcome(m.quantize_per_channel, x, s3, z3, 2, m.qint8),
             outcome(m.quantize_per_channel, x, s3, z3, -1, m.qint8),
             outcome(m.quantize_per_channel, x, s3, np.array([0, 300, 0]), 0, m.qint8),
-            outcome(m.quantize_per_channel, x, np.array([0.1, 0.0, 0.1]), z3, 0, m.qint8),
+            _qt(m.quantize_per_channel(x, np.array([0.1, 0.0, 0.1]), z3, 0, m.qint8)),
+            _qt(m.quantize_per_channel(tt.Tensor(np.array([[np.nan, 1.0], [np.inf, -np.inf]],
+                                                          np.float32)), s3[:2], z3[:2], 0,
+                                       m.quint8)),
             _qt(m.quantize_per_channel(x, s3 / 20.0, z3, 0, m.qint8))]  # accepted: varies
 
 

@@ -65,7 +65,7 @@ def _gpt(tt, rng, *, context=None):
 def _mha(tt, rng):
     _seed(tt, rng)
     heads = _int(rng, 1, 3)
-    mha = tt.nn.MultiheadAttention(heads * _int(rng, 2, 4), heads)
+    mha = tt.nn.MultiheadAttention(heads * _int(rng, 2, 4), heads, batch_first=True)
     return _set_params(mha, rng)
 
 

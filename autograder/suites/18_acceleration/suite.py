@@ -14,7 +14,7 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="18_acceleration", version="2027.1")
+suite = Suite(module="18_acceleration", version="2027.2")
 case = suite.case
 
 
@@ -43,25 +43,35 @@ class _Clock:
 
 
 # ----------------------------------------------------------------------------- matmul (20)
-@case(points=5, hint="C[i, j] = sum over p of a[i, p] * b[p, j] (p in order), in "
-                     "np.result_type(a, b); mismatched shapes raise ValueError.")
+@case(points=5, hint="C[i, j] = sum over p of a[i, p] * b[p, j] (p in order), summed in "
+                     "_accumulator(dtype) and returned in the inputs' dtype (integers wrap); "
+                     "mismatched shapes raise ValueError, two dtypes or bool TypeError.")
 def matmul_loops_values(tt, rng):
     A = _a(tt)
     m, k, n = _int(rng, 1, 6), _int(rng, 1, 7), _int(rng, 1, 6)
     out = [A.matmul_loops(_mat(rng, m, k), _mat(rng, k, n)),
            A.matmul_loops(_mat(rng, k, m, np.float32), _mat(rng, m, n, np.float32)),
            A.matmul_loops(_mat(rng, 1, k), _mat(rng, k, 1))]
-    return out + [str(out[1].dtype), outcome(A.matmul_loops, _mat(rng, m, k), _mat(rng, k + 1, n))]
+    ints = rng.integers(-128, 128, (m, k)).astype(np.int8), rng.integers(-128, 128, (k, n))
+    return out + [str(out[1].dtype), outcome(A.matmul_loops, _mat(rng, m, k), _mat(rng, k + 1, n)),
+                  A.matmul_loops(ints[0], ints[1].astype(np.int8)),
+                  A.matmul_loops(ints[0].astype(np.int32), ints[1].astype(np.int32)),
+                  outcome(A.matmul_loops, ints[0], ints[1].astype(np.int16)),
+                  outcome(A.matmul_loops, ints[0] > 0, ints[1] > 0)]
 
 
-@case(points=5, hint="a[:, :, None] * b[None, :, :] is (m, k, n); sum it over axis 1; keep the "
-                     "dtype; mismatched shapes raise ValueError.", rtol=1e-5, atol=1e-5)
+@case(points=5, hint="a[:, :, None] * b[None, :, :] is (m, k, n) in _accumulator(dtype); sum "
+                     "it over axis 1 and cast back to the inputs' dtype; mismatched shapes raise "
+                     "ValueError, two dtypes TypeError.", rtol=1e-5, atol=1e-5)
 def matmul_broadcast_values(tt, rng):
     A = _a(tt)
     m, k, n = _int(rng, 1, 9), _int(rng, 1, 9), _int(rng, 1, 9)
     f32 = A.matmul_broadcast(_mat(rng, m, k, np.float32), _mat(rng, k, n, np.float32))
+    ints = rng.integers(0, 256, (m, k)).astype(np.uint8), rng.integers(0, 256, (k, n))
     return [A.matmul_broadcast(_mat(rng, m, k), _mat(rng, k, n)), f32, str(f32.dtype),
-            outcome(A.matmul_broadcast, _mat(rng, m, k), _mat(rng, m + k, n))]
+            outcome(A.matmul_broadcast, _mat(rng, m, k), _mat(rng, m + k, n)),
+            A.matmul_broadcast(ints[0], ints[1].astype(np.uint8)),
+            outcome(A.matmul_broadcast, _mat(rng, m, k), _mat(rng, k, n, np.float32))]
 
 
 @case(points=8, hint="Tiles: for i, j over the output in steps of block_size, add "
@@ -76,7 +86,9 @@ def matmul_blocked_any_size_and_block(tt, rng):
     a32, b32 = _mat(rng, k, m, np.float32), _mat(rng, m, n, np.float32)
     with_bcast = A.matmul_blocked(a32, b32, _int(rng, 2, 5), kernel=A.matmul_broadcast)
     out += [A.matmul_blocked(a32, b32, _int(rng, 2, 5)), with_bcast, str(with_bcast.dtype)]
-    return out + [outcome(A.matmul_blocked, a, b, 0), outcome(A.matmul_blocked, a, a.T.copy()[:1])]
+    i8 = rng.integers(-128, 128, (m, k)).astype(np.int8), rng.integers(-128, 128, (k, n))
+    return out + [outcome(A.matmul_blocked, a, b, 0), outcome(A.matmul_blocked, a, a.T.copy()[:1]),
+                  A.matmul_blocked(i8[0], i8[1].astype(np.int8), _int(rng, 2, 5))]
 
 
 @case(points=2, hint="Loop order i (rows of C), then j (columns of C), then p (the shared "

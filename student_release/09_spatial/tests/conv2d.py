@@ -19,6 +19,18 @@ def test_conv2d_matches_the_loops(conv2d, conv2d_loops, Tensor, np):
         assert got.dtype == np.float32, f'float32 in, float32 out; got {got.dtype}'
 
 @test_case(points=None, hidden=False)
+def test_conv2d_dilation_groups_and_same_padding(conv2d, conv2d_loops, Tensor, np):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 4, 7, 6)).astype(np.float32)
+    w = rng.standard_normal((6, 2, 3, 2)).astype(np.float32)
+    got = conv2d(Tensor(x), Tensor(w), None, 2, 1, (2, 1), 2).numpy()
+    want = conv2d_loops(x, w, None, 2, 1, (2, 1), 2)
+    assert got.shape == want.shape and np.allclose(got, want, atol=0.0001), f'stride 2, padding 1, dilation (2, 1), groups 2: expected shape {want.shape}, got {got.shape}' + (f', largest difference {np.abs(got - want).max():.3g}' if got.shape == want.shape else '') + ': reshape cols to (N, G, K, L) and the weight to (G, O/G, K)'
+    same = conv2d(Tensor(x), Tensor(w), None, 1, 'same', 1, 2).numpy()
+    want = conv2d_loops(np.pad(x, ((0, 0), (0, 0), (1, 1), (0, 1))), w, None, 1, 0, 1, 2)
+    assert same.shape == (2, 6, 7, 6) and np.allclose(same, want, atol=0.0001), f"padding='same' keeps 7x6 and pads a 3x2 kernel by (1, 1) rows and (0, 1) columns (the odd one at the right); got shape {same.shape}"
+
+@test_case(points=None, hidden=False)
 def test_conv2d_gradients_match_finite_differences(conv2d, gradcheck, np):
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 2, 5, 4))
@@ -28,6 +40,12 @@ def test_conv2d_gradients_match_finite_differences(conv2d, gradcheck, np):
         ok = gradcheck(lambda a, k, c: conv2d(a, k, c, stride=2, padding=1), [x, w, b])
     except AssertionError as err:
         raise AssertionError(f'conv2d backward disagrees with finite differences (stride 2, padding 1): {err}') from None
+    assert ok, f'gradcheck returned {ok!r} instead of True'
+    w = rng.standard_normal((4, 1, 2, 3))
+    try:
+        ok = gradcheck(lambda a, k, c: conv2d(a, k, c, padding=(1, 2), dilation=(2, 1), groups=2), [x, w, b[:1].repeat(4)])
+    except AssertionError as err:
+        raise AssertionError(f'conv2d backward disagrees with finite differences (dilation (2, 1), groups 2): {err}') from None
     assert ok, f'gradcheck returned {ok!r} instead of True'
 
 @test_case(points=None, hidden=False)
@@ -42,4 +60,8 @@ def test_conv2d_layer_init_and_shapes(Conv2d, Tensor, manual_seed, np):
     assert nobias is None, f'bias=False sets bias to None, got {type(nobias).__name__}: a zero bias would still be trained and saved'
     out = conv(Tensor(np.ones((2, 3, 5, 5), dtype=np.float32)))
     assert out.shape == (2, 8, 5, 5), f'padding=1 keeps 5x5 for a 3x3 kernel, got {out.shape}'
+    depthwise = Conv2d(4, 8, (3, 2), groups=4, dilation=2)
+    assert depthwise.weight.shape == (8, 1, 3, 2), f'groups=4: each filter sees in_channels / groups = 1 channel, so the weight is (8, 1, 3, 2); got {depthwise.weight.shape}'
+    wmax = float(np.abs(depthwise.weight.numpy()).max())
+    assert wmax <= 1 / np.sqrt(6), f'fan_in of a grouped convolution is in_channels / groups * kh * kw = 6, so the bound is {1 / np.sqrt(6):.3f}; max |w| is {wmax:.3f}'
 

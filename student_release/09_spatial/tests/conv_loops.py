@@ -25,3 +25,12 @@ def test_conv2d_loops_stride_padding_bias(conv2d_loops, np):
     assert np.isclose(out[0, 0, 0, 0], 12.0), f'the corner window overlaps 2x2 real pixels (the rest is zero padding): 3 x 4 = 12, got {out[0, 0, 0, 0]}'
     assert np.isclose(out[1, 3, 1, 1], 30.0), f'filter 3 adds its bias 3.0 to every output: expected 30, got {out[1, 3, 1, 1]}'
 
+@test_case(points=None, hidden=False)
+def test_conv2d_loops_dilation_and_groups(conv2d_loops, np):
+    x = np.arange(2 * 4 * 5 * 5, dtype=np.float64).reshape(2, 4, 5, 5)
+    w = np.arange(6 * 2 * 2 * 2, dtype=np.float64).reshape(6, 2, 2, 2) / 10
+    out = conv2d_loops(x, w, dilation=(2, 1), groups=2)
+    assert out.shape == (2, 6, 3, 4), f'dilation 2 spreads a 2-row kernel over 3 rows: H_out = 5 - 2 = 3, W_out = 4; expected (2, 6, 3, 4), got {out.shape}'
+    want = np.sum(x[1, 2:4, 1:4:2, 2:4] * w[4])
+    assert np.isclose(out[1, 4, 1, 2], want), f'filter 4 is in group 4 // 3 = 1, so it reads channels 2 and 3, taps 2 rows apart: expected {want:.2f}, got {out[1, 4, 1, 2]:.2f}'
+

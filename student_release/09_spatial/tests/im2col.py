@@ -13,6 +13,10 @@ def test_sliding_windows_is_a_view(sliding_windows, np):
     assert np.shares_memory(win, x), f'expected a view of x, got a copy (win.base is {type(win.base).__name__}): build the windows with as_strided, or a large image is copied kh*kw times'
     got, want = (win[1, 2, 2, 1, 1, 2], x[1, 2, 1 * 2 + 2, 2 * 2 + 1])
     assert got == want, f'view[1, 2, 2, 1, 1, 2] must be x[1, 2, 1*2 + 2, 2*2 + 1] = {want}, got {got}: view[n, c, u, v, i, j] is x[n, c, i*sh + u, j*sw + v]; check the strides of the last two axes (the window moves by the stride)'
+    dil = sliding_windows(x, (2, 2), (1, 2), (3, 2))
+    assert dil.shape == (2, 3, 2, 2, 2, 2), f'dilation (3, 2) makes a 2x2 kernel span 4x3 pixels: H_out = 5 - 3 = 2, W_out = (6 - 3) // 2 + 1 = 2; expected (2, 3, 2, 2, 2, 2), got {dil.shape}'
+    got, want = (dil[0, 1, 1, 1, 1, 1], x[0, 1, 1 + 1 * 3, 1 * 2 + 1 * 2])
+    assert got == want, f'view[0, 1, 1, 1, 1, 1] must be x[0, 1, i*sh + u*dh, j*sw + v*dw] = x[0, 1, 4, 4] = {want}, got {got}: the window axes step by the dilation'
 
 @test_case(points=None, hidden=False)
 def test_im2col_columns_are_flattened_windows(im2col, np):

@@ -27,7 +27,7 @@ def test_multihead_parameters_and_init(MultiheadAttention, manual_seed, np):
     nob = MultiheadAttention(8, 2, bias=False).in_proj_bias
     assert nob is None, f'bias=False: no biases, got in_proj_bias {type(nob).__name__}'
     bf = MultiheadAttention(8, 2).batch_first
-    assert bf, f"this course's default is batch_first=True, got {bf!r}"
+    assert bf is False, f"the default is PyTorch's, batch_first=False (inputs (L, N, E)); got {bf!r}"
     try:
         MultiheadAttention(10, 3)
     except ValueError:
@@ -38,7 +38,7 @@ def test_multihead_parameters_and_init(MultiheadAttention, manual_seed, np):
 @test_case(points=None, hidden=False)
 def test_multihead_forward_paths_and_masks(MultiheadAttention, Tensor, np):
     rng = np.random.default_rng(2)
-    mha = MultiheadAttention(8, 2)
+    mha = MultiheadAttention(8, 2, batch_first=True)
     mha.in_proj_bias.data[...] = rng.standard_normal(24).astype(np.float32)
     x = Tensor(rng.standard_normal((3, 5, 8)).astype(np.float32))
     out, w = mha(x, x, x)
@@ -61,4 +61,10 @@ def test_multihead_forward_paths_and_masks(MultiheadAttention, Tensor, np):
     seq.load_state_dict(mha.state_dict())
     out_t, _ = seq(x.transpose(0, 1), x.transpose(0, 1), x.transpose(0, 1))
     assert out_t.shape == (5, 3, 8) and np.allclose(out_t.numpy().transpose(1, 0, 2), out.numpy(), atol=1e-05), f'batch_first=False takes and returns (L, N, E) = (5, 3, 8), got {out_t.shape}'
+    none = np.ones((5, 5), dtype=bool)
+    none[1:, 0] = False
+    o1, w1 = mha(x, x, x, attn_mask=none)
+    o0, _ = mha(x, x, x, attn_mask=none, need_weights=False)
+    assert np.isnan(o1.numpy()[:, 0]).all() and np.isnan(w1.numpy()[:, 0]).all() and (not np.isnan(o1.numpy()[:, 1:]).any()), f'need_weights=True: a query with no allowed key is NaN (a plain softmax of -inf, as in PyTorch), the others are not; got {int(np.isnan(o1.numpy()).sum())} NaN in the output'
+    assert np.allclose(o0.numpy()[:, 0], mha.out_proj.bias.numpy()) and (not np.isnan(o0.numpy()).any()), f"need_weights=False (training, the fused path): that query's attention is zeros, so its output is out_proj's bias; got {o0.numpy()[0, 0, :3].round(3).tolist()}..."
 

@@ -17,25 +17,31 @@ def test_layer_norm_forward_normalises_each_row(layer_norm, Tensor, np):
     var = x.var(axis=(2, 3), keepdims=True)
     expected = (x - mu) / np.sqrt(var + 1e-05) * w + b
     assert np.allclose(y.numpy(), expected, atol=0.0001), f'normalized_shape (4, 5) normalises the last TWO dims together, with the biased variance (divide by N, not N - 1); first values {y.numpy().ravel()[:3]} vs {expected.ravel()[:3]}'
-    plain = layer_norm(Tensor(x), 5).numpy()
+    plain = layer_norm(Tensor(x), (5,)).numpy()
     assert np.allclose(plain.mean(-1), 0.0, atol=1e-05) and np.allclose(plain.std(-1), 1.0, atol=0.001), f'without weight and bias every row of the output has mean 0 and standard deviation ~1; got means up to {np.abs(plain.mean(-1)).max():.3g}, deviations {plain.std(-1).min():.3f} to {plain.std(-1).max():.3f}'
     try:
-        layer_norm(Tensor(x), 4)
+        layer_norm(Tensor(x), (4,))
     except RuntimeError:
         pass
     else:
-        raise AssertionError('normalized_shape 4 does not match the last dim 5: RuntimeError')
+        raise AssertionError('normalized_shape (4,) does not match the last dim 5: RuntimeError')
+    try:
+        layer_norm(Tensor(x), 5)
+    except TypeError:
+        pass
+    else:
+        raise AssertionError('F.layer_norm takes normalized_shape as a tuple, as PyTorch does: an int (5) is a TypeError (nn.LayerNorm(5) accepts the int)')
 
 @test_case(points=None, hidden=False)
 def test_layer_norm_backward_matches_finite_differences(layer_norm, Tensor, gradcheck, np):
     rng = np.random.default_rng(1)
     x, w, b = (rng.standard_normal((3, 2, 4)), rng.standard_normal(4), rng.standard_normal(4))
     try:
-        gradcheck(lambda a, c, d: layer_norm(a, 4, c, d) * Tensor(np.arange(24.0).reshape(3, 2, 4)), [x, w, b], eps=1e-06, atol=1e-06, rtol=1e-05)
+        gradcheck(lambda a, c, d: layer_norm(a, (4,), c, d) * Tensor(np.arange(24.0).reshape(3, 2, 4)), [x, w, b], eps=1e-06, atol=1e-06, rtol=1e-05)
     except AssertionError as err:
         raise AssertionError(f'dL/dx, dL/dweight and dL/dbias must match central differences: {err}') from None
     t = Tensor(x.astype(np.float32), requires_grad=True)
-    layer_norm(t, 4).sum().backward()
+    layer_norm(t, (4,)).sum().backward()
     assert t.grad is not None and np.allclose(t.grad.numpy(), 0.0, atol=1e-05), f'the gradient of sum(layer_norm(x)) is 0: every row of the output sums to 0 whatever x is; got values up to {(np.abs(t.grad.numpy()).max() if t.grad is not None else None)}'
 
 @test_case(points=None, hidden=False)

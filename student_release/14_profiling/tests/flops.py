@@ -30,7 +30,7 @@ def test_attention_and_module_flops(attention_flops, module_flops, MultiheadAtte
     assert got == 21, f'ReLU: 1 FLOP per element, expected 21 for (3, 7), got {got}'
     got = module_flops(Softmax(dim=-1), (x,), x)
     assert got == 105, f'softmax: 5 FLOPs per element, expected 105 for (3, 7), got {got}'
-    mha = MultiheadAttention(16, 4)
+    mha = MultiheadAttention(16, 4, batch_first=True)
     q = Tensor(np.zeros((2, 5, 16), np.float32))
     got = module_flops(mha, (q, q, q), mha(q, q, q))
     assert got == 20040, f'3 projections (2*10*16*16 + 10*16 = 5,280 each) + attention over b = 2*4 heads (2*8*5*5*(4 + 4) = 3,200) + softmax (5*8*5*5 = 1,000) = 20,040; got {got}'

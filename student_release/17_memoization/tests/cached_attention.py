@@ -18,7 +18,7 @@ def test_cached_causal_mask_sees_the_past_and_itself(cached_causal_mask, np):
 @test_case(points=None, hidden=False)
 def test_cached_attention_matches_full_causal_attention(KVCache, cached_attention, MultiheadAttention, Tensor, manual_seed, np):
     manual_seed(3)
-    mha = MultiheadAttention(12, 3)
+    mha = MultiheadAttention(12, 3, batch_first=True)
     rng = np.random.default_rng(1)
     x = Tensor(rng.standard_normal((2, 7, 12)).astype(np.float32))
     full, _ = mha(x, x, x, attn_mask=np.triu(np.ones((7, 7), bool), 1), need_weights=False)

@@ -20,6 +20,10 @@ def test_matmul_loops_and_broadcast(matmul_loops, matmul_broadcast, np):
         pass
     else:
         raise AssertionError('(3, 5) @ (3, 5) does not fit: raise ValueError')
+    i8 = np.array([[100, 100], [3, -4]], np.int8)
+    for fn in (matmul_loops, matmul_broadcast):
+        got = fn(i8, np.array([[2, 1], [1, 1]], np.int8))
+        assert got.dtype == np.int8 and got.tolist() == [[44, -56], [2, -1]], f"{fn.__name__}: int8 @ int8 is int8 and wraps around as PyTorch's does (300 -> 44, 200 -> -56); got {got.dtype} {got.tolist()}"
 
 @test_case(points=None, hidden=False)
 def test_matmul_blocked_any_size_any_block(matmul_blocked, matmul_broadcast, np):

@@ -11,13 +11,13 @@ from ..compression import KLDivLoss
 from ..embeddings import Embedding
 from ..layers import Dropout, Flatten, Linear, Module, Parameter, Sequential
 from ..losses import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, MSELoss, NLLLoss
-from ..spatial import AvgPool2d, BatchNorm2d, Conv2d, MaxPool2d
+from ..spatial import AvgPool2d, BatchNorm2d, Conv2d, MaxPool2d, MaxUnpool2d
 from ..transformers import LayerNorm
 from . import functional, utils
 
 __all__ = [
     "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm2d", "Conv2d", "CrossEntropyLoss",
     "Dropout", "Embedding", "Flatten", "GELU", "KLDivLoss", "LayerNorm", "Linear", "LogSoftmax",
-    "MSELoss", "MaxPool2d", "Module", "MultiheadAttention", "NLLLoss", "Parameter", "ReLU",
-    "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "utils",
+    "MSELoss", "MaxPool2d", "MaxUnpool2d", "Module", "MultiheadAttention", "NLLLoss",
+    "Parameter", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "utils",
 ]
