@@ -8,7 +8,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MPLBACKEND ?= Agg
 
-.PHONY: setup setup-dev demo test test-all prove test-fast test-slow test-serial test-stress lint release \
+.PHONY: setup setup-dev demo test test-all test-affected prove test-fast test-slow test-serial test-stress lint release \
 	autograder gradebook sync lock clean fuzz fuzz-long bench
 
 # Tests run in parallel (pytest-xdist, one worker per core; TEST_WORKERS=3 to override).
@@ -37,18 +37,21 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 demo: setup
 	$(TITO) demo
 
-# What CI runs: the fast and parity tiers whole, and of the other slow tiers the tests whose
-# inputs changed since the last commit proven on every tier (.ci/proven; tests/impact.py says
-# how, docs/testing.md why). Slowest tests listed at the end.
+# What CI runs (.ci/run): every tier, whatever changed. Slowest tests listed at the end.
 test: setup-dev
-	$(PYTEST_PAR) --tier=affected --durations=25 --durations-min=1
-
-# Every tier, whatever changed.
-test-all: setup-dev
 	$(PYTEST_PAR) --durations=25 --durations-min=1
 
-# Every tier in a clean clone of HEAD (CI_SCOPE=all bash .ci/run); on a pass, HEAD goes into
-# .ci/proven (commit it): from then on `make test` runs only what later changes need.
+# The same as `make test` (its name before `make test` ran every tier).
+test-all: test
+
+# A quick local check: the fast and parity tiers whole, and of the other slow tiers the tests
+# whose inputs changed since the last commit proven on every tier (.ci/proven; tests/impact.py
+# says how, docs/testing.md why).
+test-affected: setup-dev
+	$(PYTEST_PAR) --tier=affected --durations=25 --durations-min=1
+
+# Every tier in a clean clone of HEAD (bash .ci/run); on a pass, HEAD goes into .ci/proven
+# (commit it): from then on `make test-affected` runs only what later changes need.
 prove:
 	bash .ci/prove
 
@@ -65,7 +68,7 @@ test-serial: setup-dev
 	$(PY) -m pytest -q --durations=25 --durations-min=1
 
 # Two clean clones of HEAD running `make test` at once (ROUNDS=5 for five rounds;
-# STRESS_CMD='CI_SCOPE=all bash .ci/run' for every tier).
+# STRESS_CMD='make test-affected' for the quick selection).
 test-stress:
 	bash .ci/stress
 

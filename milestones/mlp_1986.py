@@ -17,8 +17,7 @@ from __future__ import annotations
 import sys
 
 from _runner import main
-from recipes import MLP, train_mlp
+from recipes import train_mlp
 
 if __name__ == "__main__":
-    sys.exit(main("mlp_1986", train_mlp,
-                  epochs=MLP["epochs"]))
+    sys.exit(main("mlp_1986", train_mlp))

@@ -15,8 +15,7 @@ from __future__ import annotations
 import sys
 
 from _runner import main
-from recipes import PERCEPTRON, train_perceptron
+from recipes import train_perceptron
 
 if __name__ == "__main__":
-    sys.exit(main("perceptron_1957", train_perceptron,
-                  epochs=PERCEPTRON["epochs"]))
+    sys.exit(main("perceptron_1957", train_perceptron))

@@ -18,8 +18,8 @@ import sys
 from types import ModuleType
 
 import numpy as np
-from _runner import History, main, train_with_progress
-from recipes import XOR, predict, train_xor
+from _runner import History, fixed_work, main, milestone_config, train_with_progress
+from recipes import predict, total_steps, train_xor
 
 from datasets.loaders import milestone_data
 
@@ -33,10 +33,12 @@ def single_layer_cannot(tt: ModuleType, args: argparse.Namespace,
 
     x, y, _, _ = milestone_data("xor_1969")
     seed = (args.seeds or [0])[0]
+    work = fixed_work(milestone_config("xor_1969"))
     try:
         model, hist, _ = train_with_progress(
-            "single layer", XOR["steps"] // XOR["epochs_per_report"], args.quiet,
-            lambda cb: train_xor(tt, seed, x, y, 30.0, on_epoch=cb, hidden=0))
+            "single layer", total_steps(work, len(y)), args.quiet,
+            lambda cb, step: train_xor(tt, seed, x, y, work, on_epoch=cb, on_step=step,
+                                       hidden=0))
         pred = predict(tt, model, x)
     except Exception as exc:  # noqa: BLE001 - report, fail
         Console().print(f"  single layer: [red]crashed[/red]: {type(exc).__name__}: {exc}")
@@ -51,5 +53,4 @@ def single_layer_cannot(tt: ModuleType, args: argparse.Namespace,
 
 
 if __name__ == "__main__":
-    sys.exit(main("xor_1969", train_xor, epochs=XOR["steps"] // XOR["epochs_per_report"],
-                  extra=single_layer_cannot))
+    sys.exit(main("xor_1969", train_xor, extra=single_layer_cannot))

@@ -1,10 +1,11 @@
-"""Which slow tests a change needs (``pytest --tier=affected``, what ``make test`` and CI run).
+"""Which slow tests a change needs (``pytest --tier=affected``, ``make test-affected``: the
+quick local selection; CI's ``make test`` runs every tier).
 
 The fast tier always runs whole: it holds the module contracts (DESIGN.md invariant 2), the
 leak scan, the harness, the gradebook. Of the slow tiers, a run keeps the tests whose inputs
 changed since the last commit on which *every* tier passed in a clean clone, recorded in
-``.ci/proven`` by ``make prove`` (docs/testing.md, *What CI runs*). The rules only ever widen:
-whatever they cannot place runs everything.
+``.ci/proven`` by ``make prove`` (docs/testing.md, *The quick local selection*). The rules
+only ever widen: whatever they cannot place runs everything.
 
 * No usable record (missing, unreadable, another Python, a commit this clone does not have or
   that is not an ancestor of HEAD, no git): every test runs.

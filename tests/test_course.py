@@ -66,8 +66,11 @@ def _mutate(path: list, value):
     (["milestones", 1, "min_passing_seeds"], 9, "min_passing_seeds is larger"),
     (["course", "timezone"], "Mars/Olympus", "course.timezone: unknown time zone"),
     (["milestones", 2, "requires"], [1, 2, 42], "milestones[2].requires: unknown module 42"),
-    (["milestones", 2, "time_budget_s"], 600, "graded with module 7 add up to 660 s"),
+    (["milestones", 2, "time_budget_s"], 600, "graded with module 7 add up to 660 CPU s"),
     (["tracks", 0, "id"], "Foundation Track", "tracks[0].id: String should match pattern"),
+    (["milestones", 2, "training"], None, "milestones[2]: training: required"),
+    (["milestones", 2, "training"], {"epochs": 3, "steps": 9}, "milestones[2].training: give either epochs or steps"),
+    (["milestones", 2, "training", "batch_size"], 0, "milestones[2].training.batch_size"),
 ])
 def test_invalid_course_gives_one_line_naming_the_field(tmp_path, path, value, expected):
     p = _write(tmp_path, _mutate(path, value))

@@ -124,6 +124,33 @@ class TestData(_Strict):
                         description="The file taken from the archive (a relative path).")
 
 
+class Training(_Strict):
+    """The fixed amount of training the grader runs for one seed of a milestone, and the
+    milestone scripts run too (docs/milestones.md). Work, never time: a busy machine trains
+    exactly as much as an idle one; ``time_budget_s`` only caps the CPU time it may take."""
+
+    epochs: int | None = Field(
+        None, ge=1, description="Passes over the training split (give this or `steps`).")
+    steps: int | None = Field(
+        None, ge=1, description="Optimizer steps, each on one batch (give this or `epochs`).")
+    batch_size: int | None = Field(
+        None, ge=1, description="Examples per optimizer step; omitted: the whole training "
+                                "split in every step (full batch).")
+    finetune_epochs: int | None = Field(
+        None, ge=1, description="mlperf_2018: epochs of fine-tuning the pruned model with its "
+                                "masks in place, after the `epochs` of the float model.")
+
+    @model_validator(mode="after")
+    def _one_unit(self) -> Training:
+        if (self.epochs is None) == (self.steps is None):
+            raise ValueError("give either epochs or steps (the unit of the fixed work)")
+        return self
+
+    def work(self) -> dict[str, int]:
+        """The fields that are set, as the plain mapping the trainers read."""
+        return {k: int(v) for k, v in self.model_dump(exclude_none=True).items()}
+
+
 class Milestone(_Strict):
     id: str = Field(pattern=r"^[a-z][a-z0-9_]*$", description="Identifier, e.g. 'xor_1969'.")
     year: int = Field(description="Year of the result being recreated.")
@@ -135,8 +162,15 @@ class Milestone(_Strict):
     threshold: float = Field(description="Minimum metric value to pass.")
     seeds: list[int] = Field(min_length=1, description="Seeds trained; recorded in results.")
     min_passing_seeds: int = Field(ge=1, description="Seeds that must pass (k of n).")
-    time_budget_s: float = Field(gt=0, description="CPU-second budget for all seeds together.")
+    time_budget_s: float = Field(
+        gt=0, description="CPU-second cap for all seeds together (each seed may use its "
+                          "share, time_budget_s / len(seeds)); a seed that reaches it fails "
+                          "with how far it got. Only a cap: the work is `training`.")
     points: float = Field(gt=0, description="Points when the milestone passes.")
+    training: Training | None = Field(
+        None, description="The fixed training per seed (epochs or steps, batch size) the "
+                          "grader and the scripts run; required unless the milestone grades "
+                          "submitted `weights`.")
     criteria: dict[str, float] = Field(
         default_factory=dict,
         description="Further named thresholds a milestone checks besides `threshold` (e.g. "
@@ -160,6 +194,12 @@ class Milestone(_Strict):
                              f"for the metric {self.metric!r} (write 0.97, not 97)")
         if self.threshold <= 0:
             raise ValueError(f"threshold: {self.threshold:g} must be positive")
+        if self.weights is None and self.training is None:
+            raise ValueError("training: required (the epochs or steps and batch size the "
+                             "grader trains each seed for)")
+        if self.weights is not None and self.training is not None:
+            raise ValueError("training: a milestone scored from submitted weights trains "
+                             "nothing in the grader; remove training")
         if self.min_passing_seeds > len(self.seeds):
             raise ValueError("min_passing_seeds is larger than the number of seeds")
         if len(set(self.seeds)) != len(self.seeds):
@@ -318,8 +358,8 @@ class Course(_Strict):
             budget = sum(ms.time_budget_s for ms in self.milestones if ms.graded_with == n)
             if budget >= limit:
                 raise ValueError(f"milestones: the time budgets graded with module {n} add up "
-                                 f"to {budget:g} s, not under course.grading.run_timeout_s "
-                                 f"({limit:g} s)")
+                                 f"to {budget:g} CPU s, not under "
+                                 f"course.grading.run_timeout_s ({limit:g} s)")
         if "milestones" not in cats and self.milestones:
             raise ValueError("grading.categories: milestones exist but no 'milestones' category")
         if self.grading.default_track not in {t.id for t in self.tracks}:
@@ -479,7 +519,10 @@ def load_course(path: Path | str | None = None) -> Course:
 
     p = Path(path or os.environ.get("TITO_COURSE") or COURSE_FILE)
     try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+        # libyaml's safe loader when PyYAML has it: 8x faster, and every test and grading
+        # subprocess parses course.yml
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        raw = yaml.load(p.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - safe
     except FileNotFoundError as exc:
         raise CourseError(f"{p}: file not found") from exc
     except yaml.YAMLError as exc:

@@ -382,7 +382,8 @@ def write_student_milestones(course: Course, release_dir: Path, released: list[M
                                                       ")"), encoding="utf-8")
     table = [ms.model_dump(include={"id", "year", "title", "metric", "threshold", "seeds",
                                     "min_passing_seeds", "time_budget_s", "requires",
-                                    "graded_with", "weights", "criteria"}, exclude_none=True)
+                                    "graded_with", "weights", "criteria", "training"},
+                           exclude_none=True)
              for ms in ready]
     (out / "milestones.json").write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
     data = release_dir / "datasets"

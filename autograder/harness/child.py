@@ -52,6 +52,8 @@ _dumps = json.dumps
 _loads = json.loads
 
 FORBIDDEN = ("torch", "jax", "jaxlib", "tensorflow", "tinytorch_ref", "autograder", "otter")
+#: Wall seconds between two progress messages of a milestone item (see :class:`_Progress`).
+PROGRESS_EVERY_S = 0.25
 
 
 class _Channel:
@@ -73,6 +75,31 @@ class _Channel:
             except OSError:
                 return  # the pipe is gone: the parent will score what never arrived as 0
             view = view[written:]
+
+
+class _Progress:
+    """A milestone trainer's ``on_step``: tells the parent how many training steps are done,
+    at most every :data:`PROGRESS_EVERY_S` (the parent only needs the last count, to say how
+    far a seed got when its CPU cap stopped it)."""
+
+    def __init__(self, chan: _Channel, item: str) -> None:
+        self._chan = chan
+        self._item = item
+        self._done = 0
+        self._sent = -1
+        self._at = _monotonic()
+
+    def __call__(self, done: int) -> None:
+        self._done = int(done)
+        now = _monotonic()
+        if self._sent < 0 or now - self._at >= PROGRESS_EVERY_S:  # the first step at once
+            self._at = now
+            self.flush()
+
+    def flush(self) -> None:
+        if self._done != self._sent:
+            self._sent = self._done
+            self._chan.send("progress", item=self._item, done=self._done)
 
 
 class _CappedText(io.TextIOBase):
@@ -284,7 +311,7 @@ class Trusted:
             self.to_params = rmod.parameters
             self.ms_inputs = {item: wire.decode(data)
                               for item, data in ms_job.get("inputs", {}).items()}
-        self.ms_budget = {str(k): float(v) for k, v in (ms_job.get("budget_s") or {}).items()}
+        self.ms_work = {str(k): dict(v) for k, v in (ms_job.get("work") or {}).items()}
         self.public = _load_public_tests(job.get("public_tests", []))
 
 
@@ -398,7 +425,7 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
     np = t.np
     isolation = t.isolation
     cases, run_case, encode, decode, timed = t.cases, t.run_case, t.encode, t.decode, t.Timed
-    trainers, to_params, ms_inputs, ms_budget = t.trainers, t.to_params, t.ms_inputs, t.ms_budget
+    trainers, to_params, ms_inputs, ms_work = t.trainers, t.to_params, t.ms_inputs, t.ms_work
     timed_work = t.timed_work
     work_fd = job.get("work_fd")
     requests = _requests(int(work_fd)) if work_fd is not None else iter(())
@@ -511,7 +538,10 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
                 mid, _, seed = name.partition("@")
                 mid = mid.partition("#")[0]
                 x, y = ms_inputs[item]
-                value = to_params(trainers[mid](pkg, int(seed), x, y, ms_budget[mid]))
+                progress = _Progress(chan, item)
+                value = to_params(trainers[mid](pkg, int(seed), x, y, dict(ms_work[mid]),
+                                                on_step=progress))
+                progress.flush()
                 if mid in timed_work:
                     value = timed(value, timed_work[mid](pkg, int(seed), x))
             else:

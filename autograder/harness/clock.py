@@ -144,6 +144,12 @@ class Deadline:
 
     ``start(limit)`` opens a phase (the import, an item); ``idle()`` closes it (between items
     only the run's wall-clock deadline applies). ``expired()`` says whether to stop the child.
+
+    A phase counts from the end of the one before it, not from when this process reads the
+    child's "start": the child goes on to its next item while the parent decides the last
+    result (a milestone's held-out evaluation takes seconds), and that CPU time belongs to
+    the next item. So neither the cap nor the CPU seconds recorded for an item depend on how
+    fast the parent was.
     """
 
     def __init__(self, pid: int, run_deadline: float) -> None:
@@ -157,6 +163,7 @@ class Deadline:
         self._sampled = 0.0
         self._wanted: dict[tuple[int, str], int] = {}  # last seen per task; gone tasks stay
         self._wanted_total = 0
+        self._mark: float | None = None  # CPU of the tree when the last phase ended
         self.computing = True  # until a sample shows otherwise
 
     def watch(self) -> None:
@@ -174,11 +181,18 @@ class Deadline:
             self.cpu0 = 0.0
             self._sampled = time.monotonic()
         else:
-            self.cpu0 = self._sample(force=True, phase_start=True)
+            now = self._sample(force=True, phase_start=True)
+            self.cpu0 = now if self._mark is None else min(self._mark, now)
+        self._mark = None
         self.blocked = 0.0
 
-    def idle(self) -> None:
+    def idle(self) -> float:
+        """Close the phase; returns the CPU seconds it used (0 when none was open). The next
+        phase counts from now."""
+        used = self.used() if self.limit is not None else 0.0
+        self._mark = self.cpu if self.limit is not None else self._sample(force=True)
         self.limit = None
+        return used
 
     def resync(self) -> None:
         """Forget the wall time since the last sample: the parent held the child (stopped it
@@ -209,6 +223,10 @@ class Deadline:
         self.computing = runnable or self.cpu > cpu_before
         self._sampled = now
         return self.cpu
+
+    def used(self) -> float:
+        """CPU seconds the tree has used in the current phase so far (rounded to 0.01)."""
+        return round(max(0.0, self._sample(force=True) - self.cpu0), 2)
 
     def expired(self) -> bool:
         if time.monotonic() >= self.run_deadline:

@@ -74,6 +74,14 @@ RESERVE_BYTES = 4 * 1024 * 1024
 #: What a case's ``publish`` may add to one test: characters of output, bytes of extra_data JSON.
 MAX_PUBLISHED_TEXT = 4000
 MAX_PUBLISHED_BYTES = 64 * 1024
+#: The results.json fields that say how a run went rather than what it graded: wall-clock and
+#: CPU seconds, and the uid the sandbox ran as (``*`` is any key). Everything else (scores,
+#: statuses, outputs, metrics, seeds, steps) is a function of the submission, its variant and
+#: the course only, the same under any load and on any worker (docs/grading.md, "What can and
+#: cannot change a grade"); tests/autograder/test_under_load.py checks it.
+RUN_FACTS: tuple[tuple[str, ...], ...] = (
+    ("execution_time",), ("extra_data", "run", "elapsed_s"), ("extra_data", "sandbox"),
+    ("extra_data", "milestones", "*", "cpu_s"), ("extra_data", "schedule", "decided_at"))
 
 
 @dataclass(frozen=True)
@@ -1028,6 +1036,26 @@ def _results(ctx: _Ctx, tests: list[dict[str, Any]], summary: str) -> dict[str, 
     if ctx.leaderboard:
         results["leaderboard"] = ctx.leaderboard
     return results
+
+
+def without_run_facts(results: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``results`` without its :data:`RUN_FACTS`: what two gradings of the same
+    submission must agree on exactly."""
+    out = json.loads(json.dumps(results))
+
+    def drop(node: Any, path: tuple[str, ...]) -> None:
+        if not isinstance(node, dict) or not path:
+            return
+        keys = list(node) if path[0] == "*" else [path[0]]
+        for key in keys:
+            if len(path) == 1:
+                node.pop(key, None)
+            else:
+                drop(node.get(key), path[1:])
+
+    for path in RUN_FACTS:
+        drop(out, path)
+    return out
 
 
 def _packages(child_numpy: str | None) -> dict[str, str]:

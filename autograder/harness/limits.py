@@ -77,6 +77,9 @@ class MilestoneInfo:
     #: nothing runs in the sandbox for it, the parent scores the file (``test_data``).
     weights: str = ""
     test_data: dict[str, Any] | None = None
+    #: the fixed work per seed (course.yml ``training``: ``epochs`` or ``steps``,
+    #: ``batch_size``, ...), what the child's trainer runs; ``time_budget_s`` only caps it
+    training: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,9 @@ class ModuleInfo:
             min_passing_seeds=int(m["min_passing_seeds"]),
             time_budget_s=float(m["time_budget_s"]), points=float(m["points"]),
             dataset=m.get("dataset", ""), weights=m.get("weights") or "",
-            test_data=dict(m["test_data"]) if m.get("test_data") else None)
+            test_data=dict(m["test_data"]) if m.get("test_data") else None,
+            training={str(k): int(v) for k, v in m["training"].items() if v is not None}
+            if m.get("training") else None)
             for m in d.get("milestones", []))
         refs = d.get("reference_modules")
         return cls(number=int(mod["number"]), slug=str(mod["slug"]),

@@ -25,10 +25,13 @@ provider ``<providers dir>/<id>.py`` loaded in this trusted process only::
 For each seed slot of course.yml the harness derives, from the submission, a training seed
 (sent to the child with the training split) and a data seed (kept here: which task variant,
 hence which held-out test split); see :func:`autograder.harness.variants.milestone_seeds`.
-One item ``milestone:<id>#<slot>@<training seed>`` runs per slot with ``time_budget_s /
-len(seeds)`` seconds; the child returns the trained parameters, :func:`on_result` turns them
-into predictions on the held-out split at once (the parameters are dropped), and
-:func:`score` applies the k-of-n rule. Thresholds, slots and points come from course.yml only.
+One item ``milestone:<id>#<slot>@<training seed>`` runs per slot: the trainer runs the fixed
+work of course.yml ``training`` (epochs or steps, batch size) in full, and reports its steps
+as it goes; ``time_budget_s / len(seeds)`` CPU seconds are only its cap. A slot stopped at
+the cap fails with how far it got ("did 1,240 of 3,000 steps"); it never trains less. The
+child returns the trained parameters, :func:`on_result` turns them into predictions on the
+held-out split at once (the parameters are dropped), and :func:`score` applies the k-of-n
+rule. Thresholds, slots, work and points come from course.yml only.
 """
 
 from __future__ import annotations
@@ -47,8 +50,6 @@ from autograder.harness.limits import MilestoneInfo
 from autograder.harness.supervisor import HARNESS_ROOT, Outcome
 from autograder.harness.variants import MilestoneSeed, milestone_seeds
 
-#: Share of a seed's slot spent training; the rest covers a slow import and the reply.
-TRAIN_SHARE = 0.6
 RECIPES = HARNESS_ROOT / "milestones" / "recipes.py"
 
 
@@ -63,6 +64,7 @@ class MilestoneJob:
     provider: ModuleType | None = None
     inputs: dict[str, Any] = field(default_factory=dict)     # item -> wire data (to the child)
     held_out: dict[str, tuple[Any, np.ndarray]] = field(default_factory=dict)
+    total_steps: dict[str, int] = field(default_factory=dict)  # item -> steps its work takes
 
     def items(self) -> list[str]:
         return [f"milestone:{self.info.id}#{s.slot}@{s.train}" for s in self.seeds]
@@ -74,10 +76,13 @@ class MilestoneJob:
         return hook if callable(hook) else None
 
     def item_timeout(self) -> float:
+        """The CPU-second cap of one slot: ``time_budget_s / len(seeds)``."""
         return self.info.time_budget_s / max(1, len(self.info.seeds))
 
-    def train_budget(self) -> float:
-        return TRAIN_SHARE * self.item_timeout()
+    def work(self) -> dict[str, Any]:
+        """What the child's trainer runs: course.yml ``training``, and the slot's cap
+        (``cap_s``, which no trainer waits for)."""
+        return {**(self.info.training or {}), "cap_s": self.item_timeout()}
 
 
 def find_jobs(milestones: tuple[MilestoneInfo, ...], folders: list[Path]) -> list[MilestoneJob]:
@@ -105,11 +110,17 @@ def load_provider(file: Path) -> ModuleType:
 def prepare(job: MilestoneJob, *, key: str, salt: str) -> None:
     """This submission's seeds, the training split of each variant (for the child) and the
     held-out split (kept here). Raises whatever the provider raises (a course-side error)."""
+    from autograder.milestones.data import recipes  # noqa: PLC0415 - milestone zips only
+
     assert job.file is not None
+    if not job.info.training:
+        raise ValueError(f"course.yml milestones {job.info.id}: no training (the fixed work "
+                         "the grader runs)")
     job.provider = load_provider(job.file)
     job.seeds = milestone_seeds(key, salt, job.info.id, job.info.seeds)
     for s, item in zip(job.seeds, job.items(), strict=True):
         train_x, train_y, test_x, test_y = job.provider.task(s.data)
+        job.total_steps[item] = recipes().total_steps(job.info.training, len(train_y))
         # a task may hand the child more than one array (mlperf_2018: images and a prompt)
         job.inputs[item] = wire.encode([train_x if isinstance(train_x, dict)
                                         else np.asarray(train_x), np.asarray(train_y)])
@@ -124,7 +135,7 @@ def child_job(jobs: list[MilestoneJob]) -> dict[str, Any]:
         return {}
     return {"recipes": str(RECIPES), "ids": [j.info.id for j in ready],
             "inputs": {i: d for j in ready for i, d in j.inputs.items()},
-            "budget_s": {j.info.id: j.train_budget() for j in ready}}
+            "work": {j.info.id: j.work() for j in ready}}
 
 
 def plan(job: MilestoneJob, item: str, result: Any, rng: np.random.Generator) -> Any:
@@ -168,11 +179,16 @@ def score(job: MilestoneJob, outcomes: dict[str, Outcome]) -> tuple[float, str, 
     preds: dict[int, Any] = {}
     labels: dict[int, np.ndarray] = {}
     notes: list[str] = []
+    steps: list[int | None] = []
+    cpu: list[float | None] = []
     grader_errors: list[str] = []
     for s, item in zip(job.seeds, job.items(), strict=True):
         labels[s.slot] = job.held_out[item][1]
         o = outcomes.get(item)
         got = o.value if o is not None and o.status == "result" else None
+        total = job.total_steps.get(item, 0)
+        steps.append(total if got is not None else o.steps if o is not None else None)
+        cpu.append(o.cpu_s if o is not None else None)
         if isinstance(got, dict) and "pred" in got:
             preds[s.slot] = got["pred"]
             continue
@@ -187,6 +203,8 @@ def score(job: MilestoneJob, outcomes: dict[str, Outcome]) -> tuple[float, str, 
         elif isinstance(got, dict) and "invalid" in got:
             notes.append(f"seed {s.slot}: the trained parameters do not fit the model "
                          f"({got['invalid']})")
+        elif o is not None and o.status == "timeout" and o.stopped_by == "cpu":
+            notes.append(f"seed {s.slot}: " + capped_message(job, total, o.steps))
         else:
             notes.append(f"seed {s.slot}: " + ((o.message or o.status) if o else "no result"))
     verdict = (k_of_n(_as_course_milestone(m), verdicts) if judged
@@ -199,11 +217,28 @@ def score(job: MilestoneJob, outcomes: dict[str, Outcome]) -> tuple[float, str, 
              "data_seeds": [s.data for s in job.seeds], "metric": m.metric,
              "threshold": m.threshold, "values": per_seed,
              "passing": len(verdict.get("passing_seeds", [])),
-             "needed": m.min_passing_seeds, "passed": bool(verdict.get("passed", False))}
+             "needed": m.min_passing_seeds, "passed": bool(verdict.get("passed", False)),
+             "work": dict(m.training or {}), "steps": steps,
+             "total_steps": [job.total_steps.get(i, 0) for i in job.items()],
+             "cpu_s": cpu, "cap_s": round(job.item_timeout(), 2)}
     if grader_errors:
         extra["grader_errors"] = grader_errors
     points = float(verdict.get("score", 0.0))
     return min(points, float(m.points)), msg, extra
+
+
+def capped_message(job: MilestoneJob, total: int, done: int | None) -> str:
+    """What a slot stopped at its CPU cap says: how far it got, out of the fixed work, in the
+    cap, and where to look. The same whatever the machine's load: the work is fixed, and the
+    cap is CPU time (only how far it got depends on the speed of the machine)."""
+    got = (f"did {done:,} of {total:,} steps" if done else
+           f"did not finish one of its {total:,} steps")
+    return (f"your training {got} in the {job.item_timeout():g} CPU-s "
+            "this milestone allows per seed, and was stopped: a seed that does not finish its "
+            "fixed training is not measured (it is never trained for less). The reference "
+            "finishes in a small part of that; profile one training step (module 14's "
+            "profiler) to find what in your code is slow, typically a backward pass written "
+            "with Python loops.")
 
 
 def score_submitted(m: MilestoneInfo, submission_dir: Path, data_dir: Path | None
@@ -231,4 +266,6 @@ def _as_course_milestone(m: MilestoneInfo) -> dict[str, Any]:
     return {"id": m.id, "year": 0, "title": m.title, "requires": [], "graded_with": 0,
             "dataset": m.dataset or "-", "metric": m.metric, "threshold": m.threshold,
             "seeds": list(m.seeds), "min_passing_seeds": m.min_passing_seeds,
-            "time_budget_s": m.time_budget_s, "points": m.points}
+            "time_budget_s": m.time_budget_s, "points": m.points,
+            "training": m.training or None, "weights": m.weights or None,
+            "test_data": m.test_data}

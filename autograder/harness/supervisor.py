@@ -64,6 +64,14 @@ class Outcome:
     where: str = ""
     out: str = ""
     secs: float = 0.0
+    #: CPU seconds the child's process tree used on this item, measured here (a timing fact:
+    #: never part of a verdict); None when the item never started
+    cpu_s: float | None = None
+    #: training steps the child reported done (milestone items, ``progress`` messages)
+    steps: int | None = None
+    #: for a timeout, which limit stopped it: ``cpu`` (the item's CPU seconds), ``blocked``
+    #: (the wall-clock backstop for code that does not compute) or ``run`` (the whole run's)
+    stopped_by: str = ""
 
 
 @dataclass
@@ -91,7 +99,7 @@ class RunSpec:
     #: (:func:`autograder.suite.run_case`); its value is then already what the case keeps.
     shortcuts: bool = False
     student_files: list[Path] = field(default_factory=list)
-    #: ``{"recipes": file, "ids": [...], "inputs": {item: wire data}, "budget_s": {id: s}}``
+    #: ``{"recipes": file, "ids": [...], "inputs": {item: wire data}, "work": {id: {...}}}``
     milestone_job: dict[str, Any] = field(default_factory=dict)
     #: Called in the parent with (item, decoded value) as each result arrives; what it
     #: returns is kept instead of the value (compare and drop: memory stays bounded). An
@@ -140,6 +148,8 @@ class RunReport:
     protocol_errors: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
     child_numpy: str | None = None
+    #: item -> the last count of training steps the child reported for it (``progress``)
+    progress: dict[str, int] = field(default_factory=dict)
 
 
 class _Capped:
@@ -588,6 +598,11 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                         resume = index[item] + 1
                         clock.start(spec.item_timeout_s.get(item, 10.0))
                         continue
+                    if kind == "progress":
+                        done = msg.get("done")
+                        if item == current and type(done) is int and done >= 0:
+                            report.progress[item] = done
+                        continue
                     if kind in ("commit", "work_done", "work_error"):
                         if item != current or item in report.outcomes or (
                                 kind == "commit" and item in timer.committed) or (
@@ -620,6 +635,7 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                             report.outcomes[item] = Outcome(item, "protocol", message=(
                                 "this test reported twice (tampering?)"))
                             continue
+                        cpu = clock.idle()  # before deciding: the parent's time is not the item's
                         timed = timer.result(item) if kind == "result" else ""
                         if kind == "error":
                             timer.committed.pop(item, None)
@@ -629,8 +645,9 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                             report.outcomes[item] = _outcome(
                                 kind, item, msg, spec,
                                 timed if isinstance(timed, TimedResult) else None)
+                        report.outcomes[item].cpu_s = cpu
+                        report.outcomes[item].steps = report.progress.get(item)
                         current = None
-                        clock.idle()
                         if _stops(spec, report, item):
                             return None
                         continue
@@ -651,7 +668,9 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                 report.outcomes[current] = Outcome(current, "timeout", message=(
                     f"stopped after {clock.describe()}" if not run_over else
                     f"stopped: the whole submission used up its {spec.run_timeout_s:g} s"
-                    " time limit") + " (an infinite loop, or far too slow?)")
+                    " time limit") + " (an infinite loop, or far too slow?)",
+                    cpu_s=clock.used(), steps=report.progress.get(current),
+                    stopped_by="run" if run_over else clock.reason)
                 if _stops(spec, report, current):
                     return None
             return None if time.monotonic() >= deadline else resume
@@ -662,7 +681,7 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
         if current is not None and current not in report.outcomes:
             code = _exit_code(proc)
             report.outcomes[current] = Outcome(current, "crashed", message=_ended_message(
-                code, "during this test"))
+                code, "during this test"), steps=report.progress.get(current))
             if _stops(spec, report, current):
                 return None
         return resume

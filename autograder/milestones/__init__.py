@@ -3,8 +3,10 @@
 **The milestone contract** (docs/milestones.md). A milestone graded with a module has:
 
 * a **trainer** in ``milestones/recipes.py`` — ``TRAINERS[id](tt, seed, train_x, train_y,
-  budget_s, on_epoch=None) -> model`` — the only milestone code the sandboxed child loads. It
-  gets training data and a training seed, and the child sends back
+  work, on_epoch=None, on_step=None) -> model`` — the only milestone code the sandboxed child
+  loads. It gets training data, a training seed and the fixed work of course.yml
+  ``training`` (epochs or steps, batch size), trains exactly that much, and the child sends
+  back
   ``recipes.parameters(model)``: the trained parameters and buffers by name, never
   predictions;
 * a **provider** ``autograder/milestones/providers/<id>.py``, loaded in the trusted parent
@@ -24,7 +26,8 @@
   give mappings of arrays for ``train_x`` / ``test_x``); the k-of-n rule is
   :func:`autograder.milestones.grading.k_of_n`;
 
-* its numbers in course.yml (threshold, seed slots, ``min_passing_seeds``, time budget, points).
+* its numbers in course.yml (threshold, seed slots, ``min_passing_seeds``, the fixed
+  ``training``, the CPU-time cap ``time_budget_s``, points).
 
 Per submission and seed slot the harness derives a training seed (sent to the child) and a
 data seed (kept in the parent) from a salted hash of the submission
@@ -34,8 +37,8 @@ parameter set as soon as it arrives and keeps only the predictions; :func:`evalu
 the k-of-n rule.
 
 Helpers here: :func:`make_provider` (a provider in two lines), :func:`task`, :func:`predict`,
-:func:`item_timeout_s`, :func:`train_budget_s`, and :func:`run_in_process` (trusted packages
-only: staff checks and tests).
+:func:`item_timeout_s`, :func:`work`, and :func:`run_in_process` (trusted packages only: staff
+checks and tests).
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ from tito.course import Course, Milestone, load_course
 
 __all__ = [
     "GRADED_MILESTONES", "PROVIDERS_DIR", "evaluate", "item_timeout_s", "make_provider",
-    "predict", "provider_file", "run_in_process", "task", "train_budget_s", "trainer",
+    "predict", "provider_file", "run_in_process", "task", "trainer", "work",
 ]
 
 PROVIDERS_DIR = Path(__file__).resolve().parent / "providers"
@@ -63,9 +66,6 @@ PROVIDERS_DIR = Path(__file__).resolve().parent / "providers"
 GRADED_MILESTONES: tuple[str, ...] = ("perceptron_1957", "xor_1969", "mlp_1986", "cnn_1998",
                                       "cnn_fashion_1998", "transformer_reversal_2017",
                                       "transformer_2017")
-
-#: Share of a seed's slot spent training; the rest covers a slow import and the reply.
-TRAIN_SHARE = 0.6
 
 Split = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
@@ -83,7 +83,8 @@ _CNN_RECIPES = {"cnn_1998": "CNN_DIGITS", "cnn_fashion_1998": "CNN_FASHION"}
 
 
 def trainer(milestone_id: str) -> Callable[..., Any]:
-    """The child-side ``train(tt, seed, train_x, train_y, budget_s, on_epoch=None) -> model``."""
+    """The child-side ``train(tt, seed, train_x, train_y, work, on_epoch=None, on_step=None)
+    -> model``."""
     trainers: dict[str, Callable[..., Any]] = recipes().TRAINERS
     if milestone_id not in trainers:
         raise KeyError(f"no trainer for milestone {milestone_id!r}; known: {', '.join(trainers)}")
@@ -145,16 +146,20 @@ def provider_file(milestone_id: str) -> Path:
 
 
 def item_timeout_s(milestone: Milestone | Mapping[str, Any]) -> float:
-    """Hard limit for one seed, ``time_budget_s / len(seeds)``: CPU seconds of the sandboxed
-    child (the harness's item deadline, :mod:`autograder.harness.clock`)."""
+    """The CPU-second cap of one seed, ``time_budget_s / len(seeds)``: CPU seconds of the
+    sandboxed child (the harness's item deadline, :mod:`autograder.harness.clock`)."""
     ms = as_milestone(milestone)
     return ms.time_budget_s / len(ms.seeds)
 
 
-def train_budget_s(milestone: Milestone | Mapping[str, Any]) -> float:
-    """CPU seconds of training one seed may use before it must stop and return its
-    parameters."""
-    return TRAIN_SHARE * item_timeout_s(milestone)
+def work(milestone: Milestone | Mapping[str, Any]) -> dict[str, Any]:
+    """What a trainer gets as ``work``: course.yml ``training`` (the fixed epochs or steps and
+    batch size) and ``cap_s``, the seed's CPU cap (:func:`item_timeout_s`), as the grader's
+    child passes them (:meth:`autograder.harness.milestones.MilestoneJob.work`)."""
+    ms = as_milestone(milestone)
+    if ms.training is None:
+        raise KeyError(f"milestone {ms.id!r} has no training in course.yml")
+    return {**ms.training.work(), "cap_s": item_timeout_s(ms)}
 
 
 def _milestone(milestone_id: str, course: Course | None) -> Milestone:
@@ -174,11 +179,12 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
 
     Returns:
         :func:`evaluate`'s dict plus ``seconds`` (seed -> CPU seconds of training, the clock
-        the budget is measured on). A seed that raises counts as ``None``, exactly as a crashed
-        child would.
+        the cap is measured on) and ``steps`` (seed -> training steps done). A seed that raises
+        counts as ``None``, exactly as a crashed child would. Nothing is capped here: a seed
+        trains its whole work (compare ``seconds`` with :func:`item_timeout_s`).
     """
     ms = _milestone(milestone_id, course)
-    budget = train_budget_s(ms)  # the graded per-seed budget, whatever seeds are run here
+    fixed = work(ms)
     if seeds is not None:
         ms = ms.model_copy(update={"seeds": seeds,
                                    "min_passing_seeds": min(ms.min_passing_seeds, len(seeds))})
@@ -186,16 +192,20 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
     preds: dict[int, np.ndarray | None] = {}
     labels: dict[int, np.ndarray] = {}
     seconds: dict[int, float] = {}
+    steps: dict[int, int] = {}
     for seed in ms.seeds:
         train_x, train_y, test_x, test_y = task(milestone_id, seed)
         labels[seed] = test_y
+        counter = recipes().StepCounter(None)
         t0 = time.process_time()
         try:
-            model = fit(package, seed, train_x, train_y, budget)
+            model = fit(package, seed, train_x, train_y, fixed, on_step=counter)
             preds[seed] = predict(milestone_id, recipes().parameters(model), test_x)
         except Exception:  # noqa: BLE001 - a broken package fails the seed, like a crash
             preds[seed] = None
         seconds[seed] = time.process_time() - t0
+        steps[seed] = counter.done
     result = evaluate(ms, preds, labels)
     result["seconds"] = seconds
+    result["steps"] = steps
     return result

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from autograder.milestones import gpt_forward
+from autograder.milestones import work as milestone_work
 from autograder.milestones.data import load_file, loaders, recipes
 from autograder.milestones.gpt_forward import BadParameters
 from autograder.milestones.grading import k_of_n
@@ -65,9 +66,6 @@ ID = "mlperf_2018"
 CRITERIA: tuple[str, ...] = ("new_tokens", "confidence", "min_pairs", "int8_min_size_ratio",
                              "int8_max_accuracy_drop", "pruned_min_sparsity",
                              "pruned_max_accuracy_drop", "min_float_accuracy")
-
-#: Share of a seed's CPU-second slot the child may spend (the rest: import, sending back).
-TRAIN_SHARE = 0.6
 
 
 def criteria(ms: Milestone) -> dict[str, float]:
@@ -98,9 +96,9 @@ def task(seed: int | None = None) -> tuple[Any, np.ndarray, Any, np.ndarray]:
     return ({"images": train_x, "new_tokens": new_tokens}, train_y, {"images": test_x}, test_y)
 
 
-def item_budget_s(ms: Milestone) -> float:
-    """CPU seconds the child's recipe may use for one seed."""
-    return TRAIN_SHARE * ms.time_budget_s / len(ms.seeds)
+def work(ms: Milestone) -> dict[str, Any]:
+    """The trainer's ``work`` for one seed: course.yml ``training`` and the seed's CPU cap."""
+    return milestone_work(ms)
 
 
 # ----------------------------------------------------------------------------- scoring
@@ -286,14 +284,14 @@ def score(ms: Milestone, results_by_seed: Mapping[Any, Any]) -> dict[str, Any]:
 def run_in_process(package: Any, course: Course | None = None,
                    seeds: list[int] | None = None) -> dict[str, Any]:
     """Measure a TRUSTED package in this process and score it as the grader does (staff
-    tools and tests): seed ``s`` trains with seed ``s`` on variant ``s`` with the recipe's
-    per-seed budget, and the grader's :func:`plan` times the generation in this process
+    tools and tests): seed ``s`` trains with seed ``s`` on variant ``s`` with course.yml's
+    fixed work, and the grader's :func:`plan` times the generation in this process
     (``timing.drive_in_process``: the same prompts, pairs and checks; the package's own GPT
     for the uncached baseline; the grader times it from outside, with the reference). Returns
     :func:`score`'s dict plus ``seconds`` (seed -> CPU seconds) and ``results`` (seed -> the
     raw results); a seed that raises counts as None."""
     ms = milestone(course)
-    budget = item_budget_s(ms)
+    fixed = work(ms)
     if seeds is not None:
         ms = ms.model_copy(update={"seeds": seeds,
                                    "min_passing_seeds": min(ms.min_passing_seeds, len(seeds))})
@@ -306,7 +304,7 @@ def run_in_process(package: Any, course: Course | None = None,
         train_x, train_y, test_x, _ = task(seed)
         t0 = time.process_time()
         try:
-            result = rec.parameters(rec.TRAINERS[ID](package, seed, train_x, train_y, budget))
+            result = rec.parameters(rec.TRAINERS[ID](package, seed, train_x, train_y, fixed))
             result["generation"] = timing.drive_in_process(
                 plan(result, test_x, timing.plan_rng()),
                 rec.TIMED_WORK[ID](package, seed, train_x),

@@ -18,8 +18,7 @@ from __future__ import annotations
 import sys
 
 from _runner import main
-from recipes import CNN_DIGITS, train_cnn_digits
+from recipes import train_cnn_digits
 
 if __name__ == "__main__":
-    sys.exit(main("cnn_1998", train_cnn_digits,
-                  epochs=CNN_DIGITS["epochs"]))
+    sys.exit(main("cnn_1998", train_cnn_digits))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 
 from _runner import main
-from recipes import CNN_FASHION, train_cnn_fashion
+from recipes import train_cnn_fashion
 
 if __name__ == "__main__":
-    sys.exit(main("cnn_fashion_1998", train_cnn_fashion, epochs=CNN_FASHION["epochs"]))
+    sys.exit(main("cnn_fashion_1998", train_cnn_fashion))

@@ -16,7 +16,8 @@ LABELS = np.array([0, 1, 2, 3] * 25, dtype=np.int64)  # 100 labels
 def ms(**over: Any) -> Milestone:
     base = dict(id="mlp_1986", year=1986, title="t", requires=[1], graded_with=7,
                 dataset="digits_8x8", metric="accuracy", threshold=0.95, seeds=[0, 1, 2],
-                min_passing_seeds=2, time_budget_s=60, points=10)
+                min_passing_seeds=2, time_budget_s=60, points=10,
+                training={"epochs": 30, "batch_size": 32})
     base.update(over)
     return Milestone.model_validate(base)
 

@@ -251,7 +251,7 @@ def test_trainer_measures_as_the_sandboxed_child_runs_it_and_the_provider_judges
         rmod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(rmod)
         result = rmod.parameters(rmod.TRAINERS["mlperf_2018"](
-            tinytorch_ref, 1, train_x, train_y, mlperf.item_budget_s(MS)))
+            tinytorch_ref, 1, train_x, train_y, mlperf.work(MS)))
     finally:
         sys.meta_path.remove(blocker)
         sys.modules.update(saved)
@@ -309,7 +309,7 @@ def test_the_harness_runs_the_hook_per_slot_and_keeps_only_the_verdict() -> None
     train_x, train_y = wire.decode(child["inputs"][first])
     recipes = mlperf.recipes()
     result = recipes.parameters(recipes.TRAINERS["mlperf_2018"](
-        tinytorch_ref, job.seeds[0].train, train_x, train_y, child["budget_s"]["mlperf_2018"]))
+        tinytorch_ref, job.seeds[0].train, train_x, train_y, child["work"]["mlperf_2018"]))
     result = wire.decode(wire.encode(result))
     assert harness_ms.on_result(job, first, result) == {  # committed, never timed: refused
         "invalid": "the work was not committed before it was timed (tampering?)"}
@@ -335,8 +335,8 @@ def test_the_harness_runs_the_hook_per_slot_and_keeps_only_the_verdict() -> None
 def test_reference_passes_every_graded_seed() -> None:
     r = mlperf.run_in_process(tinytorch_ref)
     assert r["passed"] and r["passing_seeds"] == list(MS.seeds), r["message"]
-    for seed in MS.seeds:
-        assert r["seconds"][seed] < 0.5 * mlperf.item_budget_s(MS) / mlperf.TRAIN_SHARE, r["seconds"]
+    # Its CPU seconds against the cap are no verdict here (a shared machine's speed must not
+    # decide one): docs/milestones.md has the measured figures.
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS))

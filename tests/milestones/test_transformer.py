@@ -30,9 +30,6 @@ from tito import paths
 
 IDS = TR.IDS
 
-#: Per-seed training time allowed for the reference (generous: a loaded CI machine).
-REFERENCE_SECONDS = {"transformer_reversal_2017": 60.0, "transformer_2017": 180.0}
-
 #: Which plausible bug must fail which task (measured on seed 0; docs/milestones.md lists the
 #: accuracies). Without a causal mask the reversal still passes (the model learns the real
 #: reversal, which the last position needs anyway) but the KJV model leans on the next
@@ -198,7 +195,8 @@ def test_recipes_alone_train_and_return_parameters_that_only_fit_their_variant()
     sys.meta_path.insert(0, blocker)
     try:
         spec.loader.exec_module(rmod)
-        params = rmod.parameters(rmod.TRAINERS[mid](tinytorch_ref, 0, train_x, train_y, 60.0))
+        fixed = M.work(next(m for m in _course().milestones if m.id == mid))
+        params = rmod.parameters(rmod.TRAINERS[mid](tinytorch_ref, 0, train_x, train_y, fixed))
     finally:
         sys.meta_path.remove(blocker)
     assert isinstance(params, dict) and all(v.dtype == np.float32 for v in params.values())
@@ -221,7 +219,9 @@ def test_reference_passes_on_every_graded_seed(mid: str) -> None:
     ms = next(m for m in _course().milestones if m.id == mid)
     r = ref_result(mid)
     assert r["passed"] and r["passing_seeds"] == ms.seeds, r["message"]
-    assert max(r["seconds"].values()) < REFERENCE_SECONDS[mid], r["seconds"]
+    # Every step of the fixed work; its CPU seconds are no verdict here (milestones/measure.py
+    # checks them against the cap, docs/milestones.md has the figures).
+    assert r["steps"] == dict.fromkeys(ms.seeds, ms.training.steps), r["steps"]
 
 
 @pytest.mark.parametrize("bug, mid", [(b, m) for b, ms in MUST_FAIL.items() for m in ms])
@@ -234,14 +234,9 @@ def test_training_is_reproducible_for_a_seed() -> None:
     mid = "transformer_reversal_2017"
     train_x, train_y, _, _ = TR.task(mid, 0)
     fit = M.trainer(mid)
-    few = dict(recipes().GPT_REVERSAL, steps=5)
-    saved = recipes().GPT_REVERSAL.copy()
-    recipes().GPT_REVERSAL.update(few)
-    try:
-        a = recipes().parameters(fit(tinytorch_ref, 7, train_x, train_y, 60.0))
-        b = recipes().parameters(fit(tinytorch_ref, 7, train_x, train_y, 60.0))
-    finally:
-        recipes().GPT_REVERSAL.update(saved)
+    few = {**M.work(next(m for m in _course().milestones if m.id == mid)), "steps": 5}
+    a = recipes().parameters(fit(tinytorch_ref, 7, train_x, train_y, few))
+    b = recipes().parameters(fit(tinytorch_ref, 7, train_x, train_y, few))
     assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
