@@ -345,7 +345,9 @@ def _init_stats(gpt: Any) -> dict[str, Any]:
             "out_proj": std("attn.out_proj.weight"), "proj": std("mlp.proj.weight"),
             "bias_max": max(float(np.abs(p.numpy()).max()) for n, p in params.items()
                             if n.endswith("bias")),
-            "ln_range": _ln_range(params)}
+            "ln_range": _ln_range(params),
+            # the asked sizes: statistics alone are the same for every variant
+            "sizes": [int(params["head.weight"].shape[0]), len(params)]}
 
 
 def _ln_range(params: dict[str, Any]) -> list[float]:
@@ -368,6 +370,11 @@ def _init_close(got: Any, expected: Any) -> tuple[bool, str]:
         return False, f"the largest |bias| is {got['bias_max']:.3g}: every bias starts at zero"
     if got["ln_range"] != [1.0, 1.0]:
         return False, f"LayerNorm weights range over {got['ln_range']}: they stay at one"
+    if got["sizes"] != expected["sizes"]:
+        return False, (f"the model has {got['sizes'][1]} parameter tensors and a head for "
+                       f"{got['sizes'][0]} tokens, not {expected['sizes'][1]} and "
+                       f"{expected['sizes'][0]}: GPT(vocab_size, ..., n_layers, ...) builds "
+                       "what it is asked")
     return True, ""
 
 
