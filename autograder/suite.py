@@ -27,6 +27,23 @@ nothing in the probe (no ``np.allclose``, no ``a < b`` verdicts): return the num
 the parent compare them with the reference's, or give the case a ``check`` that runs in the
 parent.
 
+Units and stand-ins (one bug, one charge): a suite names the *units* of its module, each a set of
+the module's top-level definitions (or class members, ``"GPT.forward"``) that its own cases
+grade, and the units each one is built from::
+
+    LN = suite.unit("LayerNorm", "_LayerNormFn", "layer_norm", "LayerNorm")
+    BLOCK = suite.unit("TransformerBlock", "TransformerBlock", uses=(LN,))
+
+    @suite.case(points=4, unit=BLOCK, hint="...")
+    def block_forward(tt, rng): ...
+
+A case grades its ``unit``; while it runs, every unit that unit ``uses`` (transitively) is the
+course's reference, put in place of the student's by the child (:mod:`autograder.standins`),
+so a bug in LayerNorm costs LayerNorm's cases and not the block's. ``standins=`` on a case
+overrides the derived set (``()``: the case needs the student's own sub-units). Cases run in
+*stages* (:meth:`Suite.stages`): a unit's own cases always run, in a process of their own,
+before any process that holds its reference.
+
 Timed work: a case whose grade or leaderboard value depends on how fast the submission runs never
 reads a clock. It returns :class:`Timed` (the value it commits to, and the named work the
 parent may run on it); its ``timing`` (:class:`Timing`) is a plan that runs in the trusted
@@ -142,6 +159,17 @@ class TimedResult:
 
 
 @dataclass(frozen=True)
+class Unit:
+    """A part of the module that its own cases grade: top-level names of the module
+    (``"layer_norm"``, ``"LayerNorm"``) or class members (``"GPT.forward"``), and the other
+    units it is built from (``uses``), which its cases run with the reference's version of."""
+
+    name: str
+    entries: tuple[str, ...]
+    uses: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Case:
     """One weighted hidden test case."""
 
@@ -160,6 +188,11 @@ class Case:
     expected: Keeper | None = None
     timing: Timing | None = None
     shortcut: Shortcut | None = None
+    #: The unit this case grades (a :class:`Unit` name; "" in a suite without units).
+    unit: str = ""
+    #: Units put in place by the reference while the case runs; None: every unit its unit
+    #: uses, transitively (:meth:`Suite.standins`).
+    standins: tuple[str, ...] | None = None
 
     def kept(self, value: Any) -> Any:
         """The part of the reference's ``value`` this case's check uses (all of it by
@@ -206,6 +239,96 @@ class Suite:
     #: carries the reference's validator, extracted for the parent only
     #: (:mod:`autograder.milestones.report_schema`).
     needs_report_schema: bool = False
+    #: The module's units, by name, in declaration order (:meth:`unit`).
+    units: dict[str, Unit] = field(default_factory=dict)
+
+    def unit(self, name: str, *entries: str, uses: tuple[Unit | str, ...] = ()) -> Unit:
+        """Declare a unit: ``entries`` are top-level names of the module or ``Class.member``
+        names; ``uses`` the units (declared before) it is built from. Returns the unit, to
+        pass as a case's ``unit``."""
+        if not name or name in self.units:
+            raise ValueError(f"{self.module}: unit name {name!r} is empty or declared twice")
+        if not entries:
+            raise ValueError(f"{self.module}: unit {name!r} names no definitions")
+        for e in entries:
+            for other in self.units.values():
+                if any(_overlap(e, t) for t in other.entries):
+                    raise ValueError(f"{self.module}: {e} is already part of unit "
+                                     f"{other.name!r}")
+        names = tuple(u.name if isinstance(u, Unit) else str(u) for u in uses)
+        for used in names:
+            if used not in self.units:
+                raise ValueError(f"{self.module}: unit {name!r} uses {used!r}, which is not "
+                                 "declared before it")
+        declared = Unit(name, tuple(entries), names)
+        self.units[name] = declared
+        return declared
+
+    def standins(self, case: Case) -> tuple[str, ...]:
+        """The units that are the reference's while ``case`` runs, in declaration order."""
+        if case.standins is not None:
+            return case.standins
+        if not case.unit:
+            return ()
+        seen: set[str] = set()
+        todo = list(self.units[case.unit].uses)
+        while todo:
+            u = todo.pop()
+            if u not in seen:
+                seen.add(u)
+                todo += self.units[u].uses
+        return tuple(u for u in self.units if u in seen)
+
+    def stages(self) -> list[list[Case]]:
+        """The cases in the order they run, cut where a fresh process must start.
+
+        Stage 0 holds the cases with no stand-ins (the public tests and milestones run with
+        it). A case with stand-ins runs in a later stage than every case that grades one of
+        them, so no process ever runs a unit's own case while it holds that unit's reference,
+        and none runs one after a process that held it. Within a stage, suite order.
+        """
+        grader: dict[str, list[Case]] = {}
+        for c in self.cases:
+            grader.setdefault(c.unit, []).append(c)
+        level: dict[str, int] = {}
+
+        def depth(c: Case, path: tuple[str, ...] = ()) -> int:
+            if c.name in level:
+                return level[c.name]
+            if c.name in path:
+                raise ValueError(f"{self.module}: stand-ins form a cycle through {c.name!r}")
+            d = 0
+            for u in self.standins(c):
+                for g in grader.get(u, []):
+                    d = max(d, depth(g, (*path, c.name)) + 1)
+                d = max(d, 1)
+            level[c.name] = d
+            return d
+
+        for c in self.cases:
+            depth(c)
+        out: list[list[Case]] = [[] for _ in range(max(level.values(), default=0) + 1)]
+        for c in self.cases:
+            out[level[c.name]].append(c)
+        return out
+
+    def check_units(self) -> list[str]:
+        """Problems with the suite's units and cases (empty when every case names a declared
+        unit and every stand-in is a declared unit other than the case's own)."""
+        problems = []
+        for c in self.cases:
+            if self.units and c.unit not in self.units:
+                problems.append(f"case {c.name!r} grades no declared unit ({c.unit!r})")
+            for u in self.standins(c) if c.unit in self.units or c.standins else ():
+                if u not in self.units:
+                    problems.append(f"case {c.name!r}: stand-in {u!r} is not a declared unit")
+                elif u == c.unit:
+                    problems.append(f"case {c.name!r} stands in its own unit {u!r}")
+        try:
+            self.stages()
+        except ValueError as exc:
+            problems.append(str(exc))
+        return problems
 
     def case(
         self,
@@ -224,6 +347,8 @@ class Suite:
         expected: Keeper | None = None,
         timing: Timing | None = None,
         shortcut: Shortcut | None = None,
+        unit: Unit | str = "",
+        standins: tuple[Unit | str, ...] | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register ``fn(tt, rng) -> plain data`` as a case worth ``points``; ``publish`` (run
         in the parent, like ``check``) adds what the student should see of the result;
@@ -233,7 +358,13 @@ class Suite:
         :class:`TimedResult`); ``shortcut`` (with ``expected``) computes what ``expected``
         keeps directly, for the reference's runs: the goldens of a case whose reference answer
         costs work the check never reads (a trained and optimised model of which only the
-        baseline is kept)."""
+        baseline is kept); ``unit`` is the unit it grades, ``standins`` overrides the units it
+        runs with the reference's version of (default: every unit its unit uses)."""
+        unit_name = unit.name if isinstance(unit, Unit) else str(unit)
+        if unit_name and unit_name not in self.units:
+            raise ValueError(f"{self.module}: unit {unit_name!r} is not declared")
+        chosen = None if standins is None else tuple(
+            u.name if isinstance(u, Unit) else str(u) for u in standins)
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             case_name = name or fn.__name__
@@ -248,7 +379,8 @@ class Suite:
                                  "expected= keeper: the shortcut computes what it keeps")
             self.cases.append(
                 Case(case_name, fn, float(points), hint, visibility, rtol, atol, check_dtype,
-                     check, timeout_s, tuple(tags), publish, expected, timing, shortcut)
+                     check, timeout_s, tuple(tags), publish, expected, timing, shortcut,
+                     unit_name, chosen)
             )
             return fn
 
@@ -271,6 +403,11 @@ class Suite:
             if c.name == name:
                 return c
         raise KeyError(name)
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Whether two unit entries name the same code (``"GPT"`` covers ``"GPT.forward"``)."""
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
 
 
 def run_case(case: Case, tt: Any, seed: int | None = None, *, shortcut: bool = False) -> Any:

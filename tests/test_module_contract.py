@@ -1,9 +1,11 @@
-"""The contract every released module keeps (invariant 2), parametrized over the course.
+"""The contract every released module keeps (invariants 2 and 11), parametrized over the course.
 
 For each module with a solution and a hidden suite: the suite's points equal course.yml's;
 every case has a hint; the reference scores 100 %; the untouched release scores 0 and every
 failure names the stub; every plausible bug in ``tests/fixtures/buggy/<module>.py`` loses
-points; the public tests pass on the reference and fail on the stub.
+points, only in its own unit's cases and the dependants it declares, and the first case it
+fails names its unit in the hint; every definition students write is in one unit; the public
+tests pass on the reference and fail on the stub.
 """
 
 from __future__ import annotations
@@ -13,18 +15,24 @@ from suite_tools import (
     buggy_catalogue,
     buggy_source,
     call_with_globals,
+    dependants,
     load_suite,
     load_variant,
+    mutated_units,
     notebook_namespace,
     public_tests,
     score_variant,
     total,
+    unit_of_line,
 )
 
 import tinytorch_ref
+from autograder import standins
+from autograder.harness.mutation import run_order
 from tito import paths
 from tito.course import load_course
-from tito.release import available_modules
+from tito.export import solution_line_numbers
+from tito.release import available_modules, solution_path
 
 COURSE = load_course()
 MODULES = [m for m in available_modules(COURSE) if (paths.SUITES / m.name / "suite.py").exists()]
@@ -69,10 +77,81 @@ def test_at_least_five_plausible_bugs(module):
 
 
 @pytest.mark.parametrize("module,bug", BUGS, ids=[f"{m.name}-{b}" for m, b in BUGS])
-def test_buggy_variant_loses_points(module, bug):
+def test_buggy_variant_is_charged_by_its_own_unit(module, bug):
+    """One bug, one charge (DESIGN.md invariant 11): the bug loses points; every case it fails
+    grades the unit the bug is in, or is a dependant its catalogue declares (with why); the
+    first case it fails, in the order a run meets them, is one of its own unit's, and that
+    case's hint names the unit."""
+    suite = load_suite(module.name)
     slug, source = buggy_source(module.name, bug)
-    results = score_variant(load_suite(module.name), load_variant({slug: source}))
+    results = score_variant(suite, load_variant({slug: source}))
     assert total(results) < module.points, f"{bug} survived the hidden suite of {module.name}"
+    own = mutated_units(module.name, bug)
+    declared = dependants(module.name).get(bug, {})
+    failed = [r for r in results if not r.passed]
+    listing = "\n".join(f"  {r.case.name} (grades {r.case.unit}, {r.case.points:g} points)"
+                        for r in failed)
+    assert own, f"{bug} edits no unit's definition"
+    foreign = [r.case.name for r in failed if r.case.unit not in own
+               and r.case.name not in declared]
+    assert foreign == [], (f"{bug} (in {', '.join(sorted(own))}) also fails cases of other "
+                           f"units: {foreign}; it fails:\n{listing}\nrun those cases with the "
+                           "reference's unit (Suite.unit uses=, or standins=) or declare them "
+                           "in DEPENDANTS with why")
+    stale = sorted(set(declared) - {r.case.name for r in failed})
+    assert stale == [], f"DEPENDANTS of {bug} lists cases it does not fail: {stale}"
+    assert all(why.strip() for why in declared.values()), f"{bug}: say why each case depends"
+    first = next(r for r in (by_name(results)[c.name] for c in run_order(suite))
+                 if not r.passed)
+    assert first.case.unit in own, (f"the first case {bug} fails is {first.case.name} "
+                                    f"({first.case.unit}), not one of {sorted(own)}'s")
+    names = unit_words(suite.units[first.case.unit])
+    assert any(w.lower() in first.case.hint.lower() for w in names), (
+        f"{first.case.name}'s hint names none of {sorted(names)}: {first.case.hint!r}")
+
+
+def by_name(results):
+    return {r.case.name: r for r in results}
+
+
+def unit_words(unit) -> set[str]:
+    """How a hint may name a unit: its name, its entries, their class and member names, and
+    a private Function's public name (``_LayerNormFn`` -> ``LayerNorm``)."""
+    words = {unit.name}
+    for e in unit.entries:
+        cls, _, member = e.partition(".")
+        words |= {e, cls}
+        if member and not member.startswith("__"):
+            words.add(member.lstrip("_"))
+        core = cls.lstrip("_")
+        words.add(core[:-2] if core.endswith("Fn") else core)
+    return {w for w in words if len(w) > 2}
+
+
+@pytest.mark.parametrize("module", MODULES, ids=IDS)
+def test_every_hint_names_the_unit_its_case_grades(module):
+    suite = load_suite(module.name)
+    silent = [c.name for c in suite.cases
+              if not any(w.lower() in c.hint.lower() for w in unit_words(suite.units[c.unit]))]
+    assert silent == [], f"{module.name}: hints that name none of their unit's definitions"
+
+
+@pytest.mark.parametrize("module", MODULES, ids=IDS)
+def test_every_definition_students_write_is_in_exactly_one_unit(module):
+    """Every top-level definition (or class member) with solution lines belongs to a unit of
+    the suite, every case grades a declared unit, and stand-ins form no cycle."""
+    suite = load_suite(module.name)
+    assert suite.check_units() == []
+    assert suite.units, f"{module.name}: declare the module's units (Suite.unit)"
+    source = (paths.REFERENCE / f"{module.slug}.py").read_text(encoding="utf-8")
+    lines = solution_line_numbers(solution_path(module), slug=module.slug,
+                                  number=module.number, title=module.title)
+    uncovered = sorted({standins.covering_entry(source, n) or f"line {n}" for n in lines
+                        if unit_of_line(suite, source, n) is None})
+    assert uncovered == [], f"{module.name}: solution code in no unit: {uncovered}"
+    standins.extract(source, {u.name: u.entries for u in suite.units.values()})
+    graded = {c.unit for c in suite.cases}
+    assert set(suite.units) <= graded, f"units with no case: {set(suite.units) - graded}"
 
 
 PUBLIC = [(m, name, fn) for m in MODULES for name, fn in public_tests(m.name)]

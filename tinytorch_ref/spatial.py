@@ -1259,6 +1259,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
 
     HINT: update the buffers *in place* (``.data[...] =``): the module holds those very
     Tensors, and a new Tensor bound to a local name would be lost.
+
+    NOTE: ``np.var`` subtracts the mean before squaring. The shortcut ``E[x²] − E[x]²``
+    subtracts two nearly equal large numbers: for float32 activations near 2000 that vary by
+    about 1 it loses every digit of the variance (or makes it negative), where PyTorch stays
+    exact.
     """
     c = input.shape[1]
     if weight is None:

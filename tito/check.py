@@ -4,7 +4,8 @@ course.yml itself is validated on load (schema, cross-references, plausible rang
 what needs the repository: for every declared module, whether it is built (solution module and
 hidden suite, or neither: half a module is a problem), its solution markers
 (:mod:`tito.authoring`), that its suite loads, names the module and sums to course.yml's points
-with a hint on every case, that the reference and the release were regenerated, that a buggy
+with a hint on every case, that its units are declared and found in the reference (every case
+grades one, no stand-in cycle), that the reference and the release were regenerated, that a buggy
 catalogue exists; that every milestone graded with a built module has its grader; that dates
 run in syllabus order; that no category drops all of a track's items (``drop_lowest``); that
 the rosters the course uses (the sample term's, the gradebook store's) name only its tracks (a
@@ -70,6 +71,15 @@ def _suite_problems(module: Module) -> list[str]:
             out.append(f"{where}: case {case.name}: has {case.points:g} points")
         if not case.hint.strip():
             out.append(f"{where}: case {case.name}: has no hint for students")
+    out += [f"{where}: {p}" for p in suite.check_units()]
+    if suite.units:
+        from autograder.standins import StandinError, extract  # noqa: PLC0415
+
+        try:
+            extract(paths.REFERENCE.joinpath(f"{module.slug}.py").read_text(encoding="utf-8"),
+                    {u.name: u.entries for u in suite.units.values()})
+        except (OSError, StandinError) as exc:
+            out.append(f"{where}: units: {exc}")
     return out
 
 

@@ -186,14 +186,28 @@ def _load_public_tests(tests: list[dict[str, str]]) -> list[tuple[str, Any, str]
     return found
 
 
-def _student_frames(tb: Any, student_files: set[str]) -> str:
-    """Traceback lines from the student's own file only (hidden suite frames are elided)."""
-    lines = []
-    for fs in traceback.extract_tb(tb):
-        if fs.filename in student_files:
-            lines.append(f"  {os.path.basename(fs.filename)}, line {fs.lineno}, in {fs.name}"
-                         + (f": {fs.line}" if fs.line else ""))
-    return "\n".join(lines[-5:])
+def _student_frames(tb: Any, student_files: set[str], graded: str = "") -> str:
+    """Traceback lines from the student's own files only (hidden suite frames are elided).
+
+    At most five, from the deepest line of the graded module's file on (where that module's
+    code handed over to the earlier modules the error surfaced in), so a bug in ``spatial.py``
+    that makes ``tensor.py`` raise names the ``spatial.py`` line first, not only frames of the
+    student's earlier modules.
+    """
+    frames = [fs for fs in traceback.extract_tb(tb) if fs.filename in student_files]
+    mine = [i for i, fs in enumerate(frames) if fs.filename == graded]
+    note = ""
+    if mine:
+        frames = frames[mine[-1]:]
+        if len(frames) > 5:
+            frames = [frames[0], *frames[-4:]]
+    else:
+        frames = frames[-5:]
+        if frames and graded:
+            note = (f"\n  (no line of {os.path.basename(graded)} is running here: the error "
+                    "surfaced in your copy of an earlier module, in what it was given)")
+    return "\n".join(f"  {os.path.basename(fs.filename)}, line {fs.lineno}, in {fs.name}"
+                     + (f": {fs.line}" if fs.line else "") for fs in frames) + note
 
 
 def _describe(exc: BaseException) -> str:
@@ -260,6 +274,7 @@ class Trusted:
     def __init__(self, job: dict[str, Any]) -> None:
         import numpy as np  # noqa: F401 - loaded while every library path is still reachable
 
+        from autograder import standins
         from autograder.harness import isolation, wire
         from autograder.suite import Timed, run_case
 
@@ -268,6 +283,8 @@ class Trusted:
         self.encode = wire.encode
         self.decode = wire.decode
         self.run_case = run_case
+        self.compile_standins = standins.compile_payloads
+        self.apply_standins = standins.apply
         self.Timed = Timed
         spec = importlib.util.spec_from_file_location("hidden_suite", job["suite_file"])
         suite_mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
@@ -414,6 +431,13 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
     requests = _requests(int(work_fd)) if work_fd is not None else iter(())
     public = t.public
     seeds = {str(k): int(v) for k, v in (job.get("seeds") or {}).items()}
+    # stand-ins: the reference's version of the units a case is built from (a stage that
+    # holds them grades none of those units: autograder.suite.Suite.stages)
+    standin_job = job.get("standins") or {}
+    standin_code = t.compile_standins(standin_job.get("units") or {})
+    standin_items = {str(k): [standin_code[u] for u in v]
+                     for k, v in (standin_job.get("items") or {}).items()}
+    apply_standins = t.apply_standins
     shortcuts = bool(job.get("shortcuts"))
     cap = int(job["max_output_chars"])
 
@@ -469,7 +493,7 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
     except BaseException as exc:  # noqa: BLE001 - anything at import time is the student's
         sys.stdout, sys.stderr = real_out, real_err
         chan.send("fatal", error=_describe(exc),
-                  where=_student_frames(exc.__traceback__, student_files),
+                  where=_student_frames(exc.__traceback__, student_files, student_file),
                   out=out.text())
         os._exit(3)
     sys.stdout, sys.stderr = real_out, real_err
@@ -495,6 +519,7 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
         sys.stdout = sys.stderr = out
         t0 = _monotonic()
         kind, _, name = item.partition(":")
+        restore = None  # puts the student's units back after a case that ran with stand-ins
         try:
             if kind == "public":
                 tc, fail = public_by_name[item]
@@ -505,6 +530,8 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
                 tc.fn(*[env[p] for p in params])
                 value: Any = True
             elif kind == "case":
+                units = standin_items.get(item)
+                restore = apply_standins(mod, units, job["package"]) if units else None
                 value = run_case(cases[name.rpartition("@")[0] or name], pkg, seeds.get(item),
                                  shortcut=shortcuts)
             elif kind == "milestone":
@@ -525,11 +552,13 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
             data = encode(value)
         except BaseException as exc:  # noqa: BLE001 - report, never die
             sys.stdout, sys.stderr = real_out, real_err
+            if restore is not None:
+                restore()
             detail = _describe(exc)
             if kind == "public" and public_by_name.get(item, (None, ""))[1]:
                 detail = public_by_name[item][1] + " — " + detail
             chan.send("error", item=item, error=detail,
-                      where=_student_frames(exc.__traceback__, student_files),
+                      where=_student_frames(exc.__traceback__, student_files, student_file),
                       out=out.text(), secs=round(_monotonic() - t0, 4),
                       blocked=list(blocker.attempts))
             continue
@@ -538,8 +567,11 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
             # commit first; the parent times the work from outside, then ends with "end"
             chan.send("commit", item=item, data=data)
             del data
+            # (a timed case's work runs with the same stand-ins as the case itself)
             _serve_work(chan, requests, item, work, decode, encode, out)
             data = None
+        if restore is not None:
+            restore()
         chan.send("result", item=item, data=data, out=out.text(),
                   secs=round(_monotonic() - t0, 4), blocked=list(blocker.attempts))
     chan.send("done")

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import sys
 import tempfile
@@ -41,8 +42,9 @@ from autograder.harness.goldens import (
     load_suite,
     sha256_file,
     shared_expected,
+    standin_payloads,
 )
-from autograder.harness.lanes import run_lanes
+from autograder.harness.lanes import run_stages
 from autograder.harness.limits import Limits, ModuleInfo
 from autograder.harness.package import (
     SubmissionError,
@@ -61,6 +63,7 @@ from autograder.harness.supervisor import (
     RunSpec,
     SandboxUnavailable,
 )
+from autograder.standins import StandinError, stage_plan
 from autograder.suite import Case, Suite, TimedResult, compare
 
 HARNESS_VERSION = "2.0"
@@ -123,6 +126,11 @@ class _Ctx:
     submission_dir: Path | None = None
     data_dir: Path | None = None
     leaderboard: list[dict[str, Any]] = field(default_factory=list)
+    #: Still-open earlier modules: one line for the top of the results, one paragraph for the
+    #: submission test, and the numbers that came from their release stubs (and why).
+    earlier_line: str = ""
+    earlier_detail: str = ""
+    stub_modules: dict[int, str] = field(default_factory=dict)
 
 
 def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
@@ -348,12 +356,14 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
             salt, count = bank.salt, bank.count
             variant = variants.variant_index(key, salt, count)
             exp = bank.expected(variant, suite)
+            payloads = bank.standins
             del bank
         else:
             ref_file = reference / f"{info.slug}.py"
             if not ref_file.is_file():
                 raise GoldensError(f"no goldens and no reference {ref_file.name} to run")
             salt, count = variants.salt_from_reference(ref_file), ctx.limits.variants
+            payloads = standin_payloads(suite, ref_file)
             variant = variants.variant_index(key, salt, count)
             if ctx.reference_bank:
                 exp = shared_expected(suite_path=suite_path, suite=suite, reference=reference,
@@ -399,7 +409,10 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
 
     # 5. run everything in the sandbox; each result is decided here as it arrives
     files, pub = _public_tests(public_dir)
-    case_items = [f"case:{c.name}" for c in suite.cases]
+    try:
+        case_items, later = stage_plan(suite, payloads)
+    except StandinError as exc:
+        raise GraderError(str(exc)) from exc
     ms_items = [i for j in jobs if j.file for i in j.items()]
     items = [p.item for p in pub] + case_items + ms_items
     timeouts = {p.item: ctx.limits.test_timeout_s for p in pub}
@@ -419,7 +432,7 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
                             all_modules)
     hidden_paths.append(scratch / "twinpkg")
     try:
-        report = run_lanes(RunSpec(
+        report = run_stages(RunSpec(
             package_parent=pkg_parent, slug=info.slug, suite_file=suite_path, items=items,
             scratch=scratch, item_timeout_s=timeouts,
             import_timeout_s=ctx.limits.import_timeout,
@@ -430,7 +443,7 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
             public_tests=files, milestone_job=milestones.child_job(jobs),
             sandbox=True, hide=hidden_paths,
             seeds={f"case:{name}": seed for name, seed in exp.seeds.items()},
-            on_result=decide, timing=planner, twin=twin), ctx.lanes)
+            on_result=decide, timing=planner, twin=twin), later, ctx.lanes)
     except SandboxUnavailable as exc:
         raise GraderError(str(exc)) from exc
     ctx.isolation = report.isolation
@@ -518,12 +531,16 @@ def _schedule_record(now: dt.datetime, given: bool) -> dict[str, str]:
 
 def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
                      exported: dict[str, Any]) -> tuple[dict[str, str | None], list[str]]:
-    """Which copy of each still-open earlier module the package gets, and the notes saying
-    so. Returns ``({slug: student source or None for the stub}, [slugs of student copies])``."""
+    """Which copy of each still-open earlier module the package gets, and what the student is
+    told about it: one short line at the top of the results (``ctx.earlier_line``) and one
+    paragraph in the ``submission`` test naming every stub and why (``ctx.earlier_detail``).
+    Returns ``({slug: student source or None for the stub}, [slugs of student copies])``."""
     info = ctx.info
     earlier: dict[str, str | None] = {}
     mine: list[str] = []
     record: dict[str, Any] = {}
+    yours: list[int] = []
+    stubs: list[tuple[int, str]] = []
     closed: list[str] = []
     for n, slug in ((n, s) for n, s in (info.all_modules or ()) if n < info.number):
         name = f"{n:02d}_{slug}"
@@ -537,10 +554,7 @@ def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
             earlier[slug] = got.source
             mine.append(slug)
             record[name] = {"from": "yours", "closes": closes}
-            ctx.notes.append(
-                f"Module {n:02d} is still open for late work (until {closes}), so this module "
-                f"was graded with your own {name}.ipynb in place of the course's reference; "
-                f"once module {n:02d} closes it can be regraded on the reference.")
+            yours.append(n)
             continue
         earlier[slug] = None
         if got is None:
@@ -550,11 +564,7 @@ def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
         else:
             why = f"your {name}.ipynb could not be read ({got.error})"
         record[name] = {"from": "stub", "closes": closes, "why": why}
-        ctx.notes.append(
-            f"Module {n:02d} is still open for late work (until {closes}) and {why}, so its "
-            f"unfinished release stub was used: tests that need module {n:02d} may fail. "
-            f"Upload {name}.ipynb together with this notebook, or wait until module {n:02d} "
-            "closes, when the course's reference is used.")
+        stubs.append((n, why))
     if closed:
         ctx.notes.append(
             f"Module{'s' if len(closed) > 1 else ''} {', '.join(closed)} no longer accept"
@@ -562,7 +572,63 @@ def _earlier_modules(ctx: _Ctx, open_earlier: list[tuple[int, str]],
             "course's reference of them: an earlier bug is not charged twice.")
     if record:
         ctx.extra["earlier_modules"] = record
+    if yours or stubs:
+        names = {n: f"{n:02d}_{s}" for n, s in info.all_modules or ()}
+        opened = sorted(yours + [n for n, _ in stubs])
+        last = max(opened, key=lambda n: dict(info.closes).get(n, "9999"))
+        ctx.stub_modules = {n: why for n, why in stubs}
+        used = []
+        if yours:
+            used.append(f"your own {_ranges(yours)}")
+        if stubs:
+            used.append(f"the unfinished release stub{'s' if len(stubs) > 1 else ''} of "
+                        f"{_ranges([n for n, _ in stubs])}")
+        one = len(opened) == 1
+        ctx.earlier_line = (f"Earlier module{'' if one else 's'} {_ranges(opened)} "
+                            f"{'is' if one else 'are'} still open for late work: this run used "
+                            f"{' and '.join(used)} (see 'submission').")
+        text = (f"Module{'' if one else 's'} {_ranges(opened)} {'is' if one else 'are'} still "
+                f"open for late work ({'' if one else 'the last '}until "
+                f"{info.closes_text(last)}), so ")
+        if yours:
+            text += ("this module was graded with your own "
+                     + ", ".join(f"{names[n]}.ipynb" for n in yours)
+                     + " in place of the course's reference")
+        if stubs:
+            text += ("; " if yours else "") + (
+                "the unfinished release stub was used for "
+                + "; ".join(f"{names[n]} ({why})" for n, why in stubs)
+                + ": tests that need them fail, and say so. Upload those notebooks together "
+                "with this one, or wait until they close")
+        ctx.earlier_detail = (text + ". Once they close, the course's reference is used and "
+                              "this module can be regraded on it.")
     return earlier, mine
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``1, 2, 3, 5`` -> ``01-03, 05`` (module numbers)."""
+    runs: list[tuple[int, int]] = []
+    for n in sorted(numbers):
+        if runs and runs[-1][1] == n - 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return ", ".join(f"{a:02d}" if a == b else f"{a:02d}–{b:02d}" for a, b in runs)
+
+
+def _needs_stub(message: str, stubs: dict[int, str]) -> str:
+    """Why a failure is not the student's when it is a stub of an earlier module that came
+    from its release stub in this run (``NotImplementedError: module 03: implement ...``)."""
+    m = _STUB_ERROR.search(message)
+    if m is None or int(m.group(1)) not in stubs:
+        return ""
+    what = f" ({m.group(2)})" if m.group(2) else ""
+    return (f"Not run: this needs module {m.group(1)}{what}, which came from its "
+            f"unfinished release stub in this run because {stubs[int(m.group(1))]}: nothing "
+            "to fix in this notebook (see 'submission').")
+
+
+_STUB_ERROR = re.compile(r"module (\d\d): implement ?([A-Za-z_][\w.]*)?")
 
 
 def _decider(suite: Suite, exp: Expected, jobs: list[milestones.MilestoneJob]) -> Any:
@@ -630,11 +696,15 @@ def _check_points(info: ModuleInfo, suite: Suite) -> None:
                           f"course.yml gives {info.name} {info.points:g}")
 
 
-def _case_output(case: Case, verdict: str, outcome: Outcome | None, *, hint: bool = True
-                 ) -> str:
+def _case_output(case: Case, verdict: str, outcome: Outcome | None, *, hint: bool = True,
+                 standins: tuple[str, ...] = ()) -> str:
     parts = [verdict]
     if outcome is not None and outcome.where:
         parts.append("Where, in your code:\n" + outcome.where)
+    if hint and case.unit:
+        parts.append(f"This test grades {case.unit}" + (
+            f"; it ran with the course's own {_and(standins)} (each graded by its own tests)."
+            if standins else "."))
     if case.hint and hint:
         parts.append(f"Hint: {case.hint}")
     if outcome is not None and outcome.out.strip():
@@ -642,8 +712,16 @@ def _case_output(case: Case, verdict: str, outcome: Outcome | None, *, hint: boo
     return "\n".join(parts)
 
 
-def _verdict(o: Outcome) -> str:
+def _and(names: tuple[str, ...]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _verdict(o: Outcome, stubs: dict[int, str] | None = None) -> str:
     if o.status == "error":
+        elsewhere = _needs_stub(o.message, stubs or {})
+        if elsewhere:
+            return elsewhere
         if o.message.startswith("NotImplementedError"):
             return f"Not implemented yet ({o.message}). Replace the stub's raise with your code."
         return f"Your code raised {o.message}"
@@ -673,7 +751,7 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
     for p in pub:
         o = report.outcomes.get(p.item)
         ok = o is not None and o.status == "result"
-        text = "passed" if ok else _verdict(o) if o else "not run"
+        text = "passed" if ok else _verdict(o, ctx.stub_modules) if o else "not run"
         if o is not None and o.out.strip():
             text += "\nYour code printed:\n" + o.out.rstrip()
         tests.append({"name": f"{info.name} · public · {p.label}", "score": 0, "max_score": 0,
@@ -697,8 +775,10 @@ def _decide(ctx: _Ctx, suite: Suite, exp: Expected, pub: list[Any],
             passed = o.value.passed
             verdict = "Passed." if passed else f"Wrong result: {o.value.message}."
         else:
-            verdict = _verdict(o)
-        output = _case_output(c, verdict, o, hint=not passed)
+            verdict = _verdict(o, ctx.stub_modules)
+        stub_failure = o is not None and bool(_needs_stub(o.message, ctx.stub_modules))
+        output = _case_output(c, verdict, o, hint=not (passed or stub_failure),
+                              standins=suite.standins(c))
         published = (o.value.published if not integrity and o is not None
                      and isinstance(o.value, Verdict) else None)
         if isinstance(published, tuple):
@@ -838,6 +918,8 @@ def _submission_test(ctx: _Ctx, report: RunReport, integrity: list[str]) -> dict
         ok = True
     if ctx.notes:
         text += "\nNote: " + " ".join(ctx.notes)
+    if ctx.earlier_detail:
+        text += "\n" + ctx.earlier_detail
     if report.import_output.strip():
         text += "\nYour module printed at import:\n" + report.import_output.rstrip()
     return {"name": f"{info.name} · submission", "score": 0, "max_score": 0,
@@ -852,6 +934,8 @@ def _summary(ctx: _Ctx, tests: list[dict[str, Any]], report: RunReport,
     got = sum(t["score"] for t in scored)
     pub = [t for t in tests if "public" in t["tags"] and not t["name"].endswith("submission")]
     lines = [f"Module {info.number:02d} · {info.title}: {got:g} / {info.max_score:g} points."]
+    if ctx.earlier_line:
+        lines.append(ctx.earlier_line)
     if pub:
         ok = sum(1 for t in pub if t["status"] == "passed")
         lines.append(f"Public tests: {ok} of {len(pub)} passed (feedback only, no points).")

@@ -40,6 +40,7 @@ from autograder.harness.limits import Limits
 from autograder.harness.package import build_package
 from autograder.harness.supervisor import RunSpec, run_items
 from autograder.harness.variants import salt_from_reference
+from autograder.standins import StandinError, payloads_for
 from autograder.suite import Suite, TimedResult
 
 FORMAT = 2
@@ -247,6 +248,9 @@ class Bank:
     count: int
     cases: dict[str, list[Any]]
     suite_sha256: str = ""
+    #: The stand-ins the suite's cases run with (:func:`autograder.standins.payloads_for`):
+    #: the reference's code of those units, for the stages that hold it (never the others).
+    standins: dict[str, Any] = field(default_factory=dict)
 
     def expected(self, variant: int, suite: Suite) -> Expected:
         """Decoded expected values of one variant (only that variant is decoded)."""
@@ -370,7 +374,8 @@ def save_goldens(bank: Bank, path: Path, *, module: str, suite_version: str,
     """Write a bank as JSON (wire format)."""
     doc = {"format": FORMAT, "module": module, "suite_version": suite_version,
            "suite_sha256": bank.suite_sha256, "reference_sha256": reference_sha256,
-           "variants": bank.count, "salt": bank.salt, "cases": bank.cases}
+           "variants": bank.count, "salt": bank.salt, "cases": bank.cases,
+           "standins": bank.standins}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, separators=(",", ":"), allow_nan=False), encoding="utf-8")
     return path
@@ -391,11 +396,27 @@ def load_goldens(path: Path, *, suite_path: Path) -> Bank:
         count = int(doc["variants"])
         salt = str(doc["salt"])
         cases = {str(k): list(v) for k, v in doc["cases"].items()}
+        standins = {str(k): dict(v) for k, v in (doc.get("standins") or {}).items()}
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise GoldensError(f"goldens {path.name}: bad bank ({exc})") from exc
     if count < 1 or any(len(v) != count for v in cases.values()):
         raise GoldensError(f"goldens {path.name}: every case needs {count} variants")
-    return Bank(salt=salt, count=count, cases=cases, suite_sha256=doc["suite_sha256"])
+    return Bank(salt=salt, count=count, cases=cases, suite_sha256=doc["suite_sha256"],
+                standins=standins)
+
+
+def standin_payloads(suite: Suite, reference_file: Path) -> dict[str, Any]:
+    """The suite's stand-ins, extracted from the reference module file.
+
+    Raises:
+        GoldensError: the file is missing or lacks a unit's definition.
+    """
+    if not any(suite.standins(c) for c in suite.cases):
+        return {}
+    try:
+        return payloads_for(suite, reference_file.read_text(encoding="utf-8"))
+    except (OSError, StandinError) as exc:
+        raise GoldensError(f"stand-ins of {suite.module}: {exc}") from exc
 
 
 def reference_digest(reference: Path) -> str:
@@ -423,5 +444,6 @@ def build_goldens(*, suite_path: Path, reference: Path, out: Path, slug: str, nu
                         variants=variants or lim.variants,
                         salt=salt_from_reference(reference / f"{slug}.py"), jobs=jobs,
                         slots=slots)
+    bank.standins = standin_payloads(suite, reference / f"{slug}.py")
     return save_goldens(bank, out, module=suite.module, suite_version=suite.version,
                         reference_sha256=reference_digest(reference))

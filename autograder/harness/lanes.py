@@ -20,9 +20,11 @@ import dataclasses
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
+from typing import Any
 
-from autograder.harness.supervisor import RunReport, RunSpec, run_items
+from autograder.harness.supervisor import Outcome, RunReport, RunSpec, run_items
 
 
 def run_lanes(spec: RunSpec, lanes: int) -> RunReport:
@@ -88,3 +90,48 @@ def merge(spec: RunSpec, reports: list[RunReport]) -> RunReport:
     merged = {k: v for r in reports for k, v in r.outcomes.items()}
     out.outcomes = {item: merged[item] for item in spec.items if item in merged}
     return out
+
+
+def run_stages(spec: RunSpec, later: list[tuple[list[str], dict[str, Any]]],
+               lanes: int = 1) -> RunReport:
+    """``spec``'s items (the first stage), then each later stage's ``(items, standins)``
+    in fresh children of its own, sealed (``RunSpec.sealed``): one report for all of them.
+
+    A stage never starts before the one before it has ended (its processes killed, its uid's
+    files swept), so nothing a stage's child holds (the reference's code of the units it
+    stands in) reaches a child of an earlier or a concurrent stage. Later stages run no public
+    test or milestone; they share the run's wall-clock limit. When the first stage cannot
+    import the module, or a run stops early (``RunSpec.stop_after``), the later stages are
+    not run and their items get the first stage's fatal error, or ``skipped``.
+    """
+    start = time.monotonic()
+    report = run_lanes(spec, lanes)
+    for items, standins in later:
+        if not items:
+            continue
+        remaining = spec.run_timeout_s - (time.monotonic() - start)
+        if report.fatal is not None or report.stopped_at or remaining <= 0:
+            for item in items:
+                if report.fatal is not None:
+                    out = Outcome(item, "fatal", message=report.fatal, where=report.fatal_where)
+                elif report.stopped_at:
+                    out = Outcome(item, "skipped",
+                                  message=f"not run: the run stopped at {report.stopped_at}")
+                else:
+                    out = Outcome(item, "not_run", message=(
+                        f"not run: the whole submission used up its {spec.run_timeout_s:g} s "
+                        "time limit"))
+                report.outcomes[item] = out
+            continue
+        stage = dataclasses.replace(spec, items=items, standins=standins, sealed=True,
+                                    public_tests=[], milestone_job={},
+                                    run_timeout_s=remaining)
+        got = run_lanes(stage, lanes)
+        report.outcomes.update(got.outcomes)
+        report.launches += got.launches
+        report.protocol_errors = (report.protocol_errors + got.protocol_errors)[:50]
+        report.stopped_at = report.stopped_at or got.stopped_at
+        report.child_numpy = report.child_numpy or got.child_numpy
+        report.exposed = list(dict.fromkeys(report.exposed + got.exposed))
+    report.elapsed_s = time.monotonic() - start
+    return report

@@ -49,11 +49,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.harness.goldens import Expected, compute_expected, load_suite
+from autograder.harness.goldens import Expected, compute_expected, load_suite, standin_payloads
+from autograder.harness.lanes import run_stages
 from autograder.harness.limits import Limits
 from autograder.harness.package import build_package
-from autograder.harness.supervisor import Outcome, RunReport, RunSpec, run_items, start_zygote
+from autograder.harness.supervisor import Outcome, RunReport, RunSpec, start_zygote
 from autograder.harness.zygote import Zygote
+from autograder.standins import stage_plan
 from autograder.suite import Case, Suite, compare
 
 _BINOP_SWAPS: dict[type, type] = {
@@ -96,6 +98,8 @@ class MutationReport:
     survived: list[Mutant] = field(default_factory=list)
     equivalent: list[Mutant] = field(default_factory=list)
     reasons: dict[str, str] = field(default_factory=dict)
+    #: The case whose failure killed each mutant ("" when the import failed).
+    killed_by: dict[str, str] = field(default_factory=dict)
     cached: str = ""  # the inputs digest when this report came from the cache
 
     @property
@@ -105,6 +109,24 @@ class MutationReport:
     @property
     def rate(self) -> float:
         return len(self.killed) / self.total if self.total else 1.0
+
+    def foreign_kills(self, suite: Suite, source: str) -> list[tuple[str, str, str, str]]:
+        """Mutants whose killing case grades another unit than the one the mutant is in:
+        ``(mutant id, its unit, killing case, that case's unit)`` (one bug, one charge).
+        Mutants outside every unit, and kills without a case (the import failed), are left
+        out."""
+        from autograder.standins import covering_entry  # noqa: PLC0415
+
+        units = {c.name: c.unit for c in suite.cases}
+        out = []
+        for m in self.killed:
+            case = self.killed_by.get(m.id, "")
+            entry = covering_entry(source, m.line) if m.line else None
+            mine = next((u.name for u in suite.units.values() if entry is not None and (
+                entry in u.entries or entry.partition(".")[0] in u.entries)), None)
+            if case and mine and units.get(case) != mine:
+                out.append((m.id, mine, case, units.get(case, "")))
+        return out
 
     @property
     def timed_out(self) -> list[Mutant]:
@@ -135,7 +157,8 @@ class MutationReport:
 
         return {"module": self.module, "killed": rows(self.killed),
                 "survived": rows(self.survived), "equivalent": rows(self.equivalent),
-                "reasons": dict(sorted(self.reasons.items()))}
+                "reasons": dict(sorted(self.reasons.items())),
+                "killed_by": dict(sorted(self.killed_by.items()))}
 
     @classmethod
     def from_json(cls, doc: dict[str, Any], *, cached: str = "") -> MutationReport:
@@ -144,7 +167,9 @@ class MutationReport:
 
         return cls(module=str(doc["module"]), killed=muts(doc["killed"]),
                    survived=muts(doc["survived"]), equivalent=muts(doc["equivalent"]),
-                   reasons={str(k): str(v) for k, v in doc["reasons"].items()}, cached=cached)
+                   reasons={str(k): str(v) for k, v in doc["reasons"].items()},
+                   killed_by={str(k): str(v) for k, v in (doc.get("killed_by") or {}).items()},
+                   cached=cached)
 
 
 # ----------------------------------------------------------------------------- generation
@@ -346,21 +371,30 @@ def _case_verdict(o: Outcome, c: Case, exp: Expected) -> tuple[str, str]:
     return ("", "") if ok else ("wrong value", f"{c.name}: {msg}")
 
 
+def run_order(suite: Suite) -> list[Case]:
+    """The cases in the order a run meets them: stage by stage (:meth:`Suite.stages`)."""
+    return [c for stage in suite.stages() for c in stage]
+
+
 def _kill_reason(report: RunReport, suite: Suite, exp: Expected) -> tuple[str, str]:
     """(reason, detail) why the suite rejects this run; ("", "") when every case passes.
 
-    The first case, in suite order, that failed for a reason other than time decides; a
-    failure that is only about time (a case or the import stopped at its deadline) is
-    reported as ``timeout`` only when no case failed for another reason. The run stops at
-    its first such failure (:func:`_stops_run`): cases run in suite order, so every case
-    before it passed or ran out of time, and the cases it skipped could not change this.
+    The first case, in run order (:func:`run_order`), that failed for a reason other than
+    time decides; a failure that is only about time (a case or the import stopped at its
+    deadline) is reported as ``timeout`` only when no case failed for another reason. The
+    run stops at its first such failure (:func:`_stops_run`): every case before it passed or
+    ran out of time, and the cases it skipped could not change this. The detail starts with
+    the deciding case's name.
     """
     if report.fatal is not None:
         reason = "timeout" if "took longer than" in report.fatal else "import failed"
         return reason, report.fatal
     timing = ""
-    for c in suite.cases:
-        reason, detail = _case_verdict(report.outcomes[f"case:{c.name}"], c, exp)
+    for c in run_order(suite):
+        o = report.outcomes[f"case:{c.name}"]
+        if o.status == "skipped":
+            continue
+        reason, detail = _case_verdict(o, c, exp)
         if reason == "timeout":
             timing = timing or detail
         elif reason:
@@ -405,21 +439,23 @@ def _mutant_package(base: Path, dest: Path, *, slug: str, source: str,
 
 
 def _run_mutant(mutant: Mutant, *, suite: Suite, suite_path: Path, exp: Expected,
-                base: Path, slug: str, limits: Limits,
+                base: Path, slug: str, limits: Limits, payloads: dict[str, Any],
                 zygote: Zygote | None = None) -> tuple[str, str]:
-    """Run the suite, sandboxed as in grading, against the package with ``mutant``, up to
-    its first failing case (which decides the reason)."""
+    """Run the suite, sandboxed and staged as in grading (stand-ins: the unmutated
+    reference's units), against the package with ``mutant``, up to its first failing case
+    (which decides the reason)."""
     scratch = Path(tempfile.mkdtemp(prefix="ttmut-"))
     try:
         (scratch / "pkg").mkdir()
         _mutant_package(base, scratch / "pkg", slug=slug, source=mutant.source)
+        first, later = stage_plan(suite, payloads)
         items = [f"case:{c.name}" for c in suite.cases]
-        report = run_items(RunSpec(
-            package_parent=scratch / "pkg", slug=slug, suite_file=suite_path, items=items,
+        report = run_stages(RunSpec(
+            package_parent=scratch / "pkg", slug=slug, suite_file=suite_path, items=first,
             scratch=scratch, item_timeout_s=dict.fromkeys(items, limits.test_timeout_s),
             import_timeout_s=limits.import_timeout, run_timeout_s=limits.run_timeout_s,
             memory_limit_mb=limits.memory_limit_mb, max_output_kb=4, sandbox=True,
-            hide=[], stop_after=_stops_run(suite, exp), zygote=zygote))
+            hide=[], stop_after=_stops_run(suite, exp), zygote=zygote), later)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return _kill_reason(report, suite, exp)
@@ -452,6 +488,7 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
                            number=number, all_modules=all_modules, limits=lim)
     if exp.errors:
         raise RuntimeError(f"the reference fails the suite: {exp.errors}")
+    payloads = standin_payloads(suite, reference / f"{slug}.py")
     hand = bugs if bugs is not None else hand_written_bugs(suite_path.parent, source)
     mutants = hand + generate_mutants(source, limit=max_mutants, lines=lines)
     eq_file = suite_path.parent / "equivalent_mutants.txt"
@@ -471,7 +508,7 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
 
         def one(m: Mutant) -> tuple[Mutant, tuple[str, str]]:
             return m, _run_mutant(m, suite=suite, suite_path=suite_path, exp=exp, base=base,
-                                  slug=slug, limits=lim, zygote=zygote)
+                                  slug=slug, limits=lim, payloads=payloads, zygote=zygote)
 
         _, (reason, detail) = one(Mutant("control:unmutated", "the reference itself", 0,
                                          source))
@@ -479,10 +516,13 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
             raise RuntimeError(f"the unmutated reference fails the suite when run as a mutant "
                                f"is ({reason}: {detail}); no verdict")
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            for m, (reason, _) in pool.map(one, todo):
+            names = {c.name for c in suite.cases}
+            for m, (reason, detail) in pool.map(one, todo):
                 if reason:
                     report.killed.append(m)
                     report.reasons[m.id] = reason
+                    case = detail.partition(":")[0]
+                    report.killed_by[m.id] = case if case in names else ""
                 else:
                     report.survived.append(m)
     return report
@@ -506,7 +546,7 @@ def catalogue_bugs(catalogue: Path, source: str) -> list[Mutant]:
 
 #: Set to ``off`` to ignore the verdict cache (CI does: a clean clone proves every module).
 CACHE_ENV = "TT_MUTATION_CACHE"
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 
 
 def inputs_digest(course: Any, module: Any, *, max_mutants: int | None,

@@ -16,9 +16,11 @@ baseline (:mod:`autograder.harness.timing`); the item's value is then an
 
 from __future__ import annotations
 
+import builtins
 import json
 import math
 import os
+import re
 import secrets
 import selectors
 import shutil
@@ -111,6 +113,14 @@ class RunSpec:
     #: from instead of a fresh interpreter each: trusted code only (mutants of the
     #: reference), never with a student file.
     zygote: Zygote | None = None
+    #: Stand-ins for the child: ``{"units": {unit: payload}, "items": {item: [unit, ...]}}``
+    #: (:mod:`autograder.standins`); the reference's code of those units then runs in it.
+    standins: dict[str, Any] | None = None
+    #: The child may hold reference code (a stage with stand-ins): nothing it chooses to say
+    #: reaches the report but facts from a fixed vocabulary (exception types, line numbers
+    #: of the student's own files, re-read here) and the data the parent compares. Its
+    #: import output, integrity facts and printed output are dropped.
+    sealed: bool = False
     #: ``(item, committed value) -> plan or None``: how the parent times a timed item's work
     #: (:mod:`autograder.harness.timing`); None times nothing (the item's value is then
     #: ``TimedResult(value)``: reference and mutation runs).
@@ -332,6 +342,7 @@ def _job(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path, start
         "public_tests": spec.public_tests, "milestones": spec.milestone_job,
         "max_output_chars": spec.max_output_kb * 1024, "cwd": str(work),
         "sandbox": sandbox, "block_imports": spec.sandbox,
+        "standins": spec.standins or {},
     }
 
 
@@ -551,10 +562,17 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                         report.protocol_errors.append("message before the sandbox was closed")
                         continue
                     if kind == "fatal":
+                        if spec.sealed:
+                            report.fatal = SEALED_FATAL
+                            return None
                         report.fatal = _text(msg.get("error"), 2000) or "import failed"
                         report.fatal_where = _text(msg.get("where"), 4000)
                         report.import_output = _text(msg.get("out"), spec.max_output_kb * 1024)
                         return None
+                    if kind == "ready" and spec.sealed:
+                        ready = True
+                        clock.idle()
+                        continue
                     if kind == "ready":
                         ready = True
                         if start == 0 or not report.integrity:
@@ -571,7 +589,8 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                     if not isinstance(item, str) or item not in index:
                         report.protocol_errors.append(f"unknown item {str(item)[:80]!r}")
                         continue
-                    _note_blocked(msg, report)
+                    if not spec.sealed:
+                        _note_blocked(msg, report)
                     if kind == "start":
                         if not ready:
                             report.protocol_errors.append("item started before import finished")
@@ -723,11 +742,14 @@ def _outcome(kind: str, item: str, msg: dict[str, Any], spec: RunSpec,
              timed: TimedResult | None = None) -> Outcome:
     """The outcome of a ``result`` or ``error`` message; a timed item's value is ``timed``
     (its committed value and what the parent measured), never data from this message."""
-    out = _text(msg.get("out"), spec.max_output_kb * 1024)
+    out = "" if spec.sealed else _text(msg.get("out"), spec.max_output_kb * 1024)
     secs = msg.get("secs")
     secs_f = float(secs) if (type(secs) is int or type(secs) is float) and math.isfinite(
         secs) else 0.0
     if kind == "error":
+        if spec.sealed:
+            return Outcome(item, "error", message=_sealed_error(msg.get("error")),
+                           where=_sealed_where(msg.get("where"), spec), secs=secs_f)
         return Outcome(item, "error", message=_text(msg.get("error"), 2000),
                        where=_text(msg.get("where"), 4000), out=out, secs=secs_f)
     value: Any = timed
@@ -735,7 +757,8 @@ def _outcome(kind: str, item: str, msg: dict[str, Any], spec: RunSpec,
         if timed is None:
             value = wire.decode(msg.get("data"))
     except Exception as exc:  # noqa: BLE001 - whatever the child sent, it is its failure
-        return Outcome(item, "protocol", message=f"the result could not be read ({_why(exc)})",
+        why = type(exc).__name__ if spec.sealed else _why(exc)
+        return Outcome(item, "protocol", message=f"the result could not be read ({why})",
                        out=out, secs=secs_f)
     finally:
         msg.pop("data", None)
@@ -746,6 +769,50 @@ def _outcome(kind: str, item: str, msg: dict[str, Any], spec: RunSpec,
             return Outcome(item, "protocol", message=(
                 f"the result could not be checked ({_why(exc)})"), out=out, secs=secs_f)
     return Outcome(item, "result", value=value, out=out, secs=secs_f)
+
+
+#: What a sealed stage's import failure says (the first stage reported the real one).
+SEALED_FATAL = ("your module could not be imported again for the tests that run with the "
+                "course's stand-ins (it was imported for the others)")
+_BUILTIN_ERRORS = frozenset(n for n, v in vars(builtins).items()
+                            if isinstance(v, type) and issubclass(v, BaseException))
+_WHERE = re.compile(r"^  ([^,/]+), line (\d+), in ")
+
+
+def _sealed_error(error: Any) -> str:
+    """A sealed child's exception, reduced to a built-in exception's name: its message (and
+    the name of an exception class of its own) could carry anything the child read."""
+    text = error if isinstance(error, str) else ""
+    if text.startswith("called sys.exit("):
+        return "called sys.exit(); graded code must return, not exit"
+    name = text.partition(":")[0].strip()
+    stub = re.match(r"NotImplementedError: module (\d\d): implement", text)
+    if stub:  # an unfinished stub: only the module's number is kept
+        return f"NotImplementedError: module {stub.group(1)}: implement"
+    if name in _BUILTIN_ERRORS:
+        return f"{name} (its message is not shown for tests that run with the course's code)"
+    return ("an exception of a class of its own (its name and message are not shown for tests "
+            "that run with the course's code)")
+
+
+def _sealed_where(where: Any, spec: RunSpec) -> str:
+    """A sealed child's traceback lines, rebuilt here: the file names and line numbers it
+    gives, with each line's text read from the parent's copy of that (student) file."""
+    if not isinstance(where, str):
+        return ""
+    files = {p.name: p for p in [spec.student_file, *spec.student_files] if p is not None}
+    out = []
+    for line in where.splitlines()[:5]:
+        m = _WHERE.match(line)
+        if not m or m.group(1) not in files:
+            continue
+        n = int(m.group(2))
+        try:
+            text = files[m.group(1)].read_text(encoding="utf-8").splitlines()[n - 1].strip()
+        except (OSError, IndexError, UnicodeDecodeError):
+            text = ""
+        out.append(f"  {m.group(1)}, line {n}" + (f": {text[:200]}" if text else ""))
+    return "\n".join(out)
 
 
 def _why(exc: BaseException) -> str:

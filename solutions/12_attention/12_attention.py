@@ -955,6 +955,11 @@ class MultiheadAttention(Module):
         ``(L, N, E)`` (weights stay ``(N, ...)``). 2-D inputs ``(L, E)`` are one unbatched
         sequence (``key_padding_mask (S,)``; weights ``(L, S)`` or ``(h, L, S)``).
 
+        Dropout (training mode, ``dropout > 0``) acts on the attention weights, and the
+        weights returned are those dropped-out ones, as PyTorch returns them: zeros where a
+        weight was dropped, kept ones scaled by ``1 / (1 - p)`` (a row sums to about 1 on
+        average). In ``eval()`` mode there is no dropout and both paths give the same output.
+
         APPROACH:
             1. ``is_causal`` without ``attn_mask``: raise ``RuntimeError("Need attn_mask if
                specifying the is_causal hint")`` (it is only a hint, as in PyTorch).
@@ -1172,6 +1177,33 @@ def test_multihead_forward_paths_and_masks(MultiheadAttention, Tensor, np):
             o0.numpy()).any(), (
         f"need_weights=False (training, the fused path): that query's attention is zeros, so "
         f"its output is out_proj's bias; got {o0.numpy()[0, 0, :3].round(3).tolist()}...")
+
+
+# %%
+def test_multihead_dropout_is_in_the_returned_weights(MultiheadAttention, Tensor, manual_seed,
+                                                      np):
+    manual_seed(1)
+    mha = MultiheadAttention(8, 2, dropout=0.5)
+    x = Tensor(np.random.default_rng(3).standard_normal((4, 6, 8)).astype(np.float32))
+    _, w = mha(x, x, x, average_attn_weights=False)
+    dropped = float((w.numpy() == 0).mean())
+    assert 0.35 < dropped < 0.65, (
+        f"in training mode with dropout=0.5 about half of the returned per-head weights are 0: "
+        f"the weights returned include dropout, as in PyTorch; {dropped:.2f} of them are 0")
+    rows = float(w.numpy().sum(-1).mean())
+    assert 0.8 < rows < 1.2, (
+        f"kept weights are scaled by 1 / (1 - p) = 2, so a row of the returned weights sums to "
+        f"about 1 on average; the average row sum is {rows:.3f}")
+    mha.eval()
+    a, we = mha(x, x, x)
+    b, _ = mha(x, x, x, need_weights=False)
+    assert (we.numpy() > 0).all(), (
+        f"eval() turns dropout off: no returned weight is 0 without masks, got "
+        f"{int((we.numpy() == 0).sum())} zeros")
+    assert np.allclose(a.numpy(), b.numpy(), atol=1e-5), (
+        f"in eval() mode the explicit-weights path (need_weights=True) and the fused path "
+        f"(need_weights=False) give the same output; they differ by "
+        f"{np.abs(a.numpy() - b.numpy()).max():.3g}")
 
 
 # %% [raw]

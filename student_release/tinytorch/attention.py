@@ -472,6 +472,11 @@ class MultiheadAttention(Module):
         ``(L, N, E)`` (weights stay ``(N, ...)``). 2-D inputs ``(L, E)`` are one unbatched
         sequence (``key_padding_mask (S,)``; weights ``(L, S)`` or ``(h, L, S)``).
 
+        Dropout (training mode, ``dropout > 0``) acts on the attention weights, and the
+        weights returned are those dropped-out ones, as PyTorch returns them: zeros where a
+        weight was dropped, kept ones scaled by ``1 / (1 - p)`` (a row sums to about 1 on
+        average). In ``eval()`` mode there is no dropout and both paths give the same output.
+
         APPROACH:
             1. ``is_causal`` without ``attn_mask``: raise ``RuntimeError("Need attn_mask if
                specifying the is_causal hint")`` (it is only a hint, as in PyTorch).

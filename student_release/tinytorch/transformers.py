@@ -90,6 +90,10 @@ class _LayerNormFn(Function):
         ``a.dot(b)`` is ``a @ b`` for 2-D arrays, with less dispatch (module 03).
         ``eps`` is a Python float, so float32 stays float32. A constant row has variance 0:
         ``eps`` is what keeps the division finite.
+
+        NOTE: subtract the mean first, as in step 2. The shortcut ``E[x²] − E[x]²`` subtracts
+        two nearly equal large numbers: for float32 rows near 2000 that vary by about 1 it
+        loses every digit of the variance (or makes it negative), where PyTorch stays exact.
         """
         raise NotImplementedError(
             "module 13: implement _LayerNormFn.forward (see its docstring)")

@@ -126,6 +126,23 @@ def test_an_open_earlier_modules_reference_never_reaches_the_sandbox(tmp_path, l
     assert "graded with your own 01_mini.ipynb" in outputs(res)["submission"]
 
 
+def test_a_stub_of_an_earlier_module_is_said_once_and_never_blamed_on_the_student(
+        tmp_path, later_goldens):
+    """Module 01 open and not uploaded (issue 28): one line at the top of the results says
+    which earlier modules were stubs and why, and a test that fails on module 01's stub says
+    it needs module 01, not 'implement Vec.sum'."""
+    res = _grade_later(tmp_path, later_goldens, FUTURE,
+                       {"02_later.ipynb": notebook_bytes(LATER_REF)})
+    top = res["output"].splitlines()
+    assert top[1] == ("Earlier module 01 is still open for late work: this run used the "
+                      "unfinished release stub of 01 (see 'submission').")
+    assert sum("still open" in line for line in top) == 1
+    out = outputs(res)["double_of_sum"]
+    assert "this needs module 01 (Vec.sum)" in out and "you did not upload" in out
+    assert "Replace the stub's raise" not in out and "Hint:" not in out
+    assert outputs(res)["submission"].count("01_mini") == 2  # the stub and what to upload
+
+
 def test_a_closed_earlier_module_is_graded_on_the_reference(tmp_path, later_goldens):
     """No double penalty once module 01 has closed: its reference, whatever was uploaded."""
     broken = CORRECT.replace("return float(self.data.sum())", "return 0.0")
@@ -423,13 +440,13 @@ def test_a_valid_results_json_exists_before_any_student_code_runs(tmp_path, gold
     seen: list[dict[str, Any]] = []
     import autograder.harness.core as core
 
-    real = core.run_lanes
+    real = core.run_stages
 
-    def check_then_run(spec: Any, lanes: int) -> Any:
+    def check_then_run(spec: Any, later: Any, lanes: int) -> Any:
         seen.append(json.loads(out.read_text()))  # raises if missing or invalid
-        return real(spec, lanes)
+        return real(spec, later, lanes)
 
-    monkeypatch.setattr(core, "run_lanes", check_then_run)
+    monkeypatch.setattr(core, "run_stages", check_then_run)
     sub = tmp_path / "01_mini.ipynb"
     sub.write_bytes(notebook_bytes(CORRECT))
     res = grade(module=MINI, submission=sub, suite_path=SUITE, reference=REF, out=out,

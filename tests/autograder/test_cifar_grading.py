@@ -127,13 +127,13 @@ def _milestone_test(res: dict[str, Any]) -> dict[str, Any]:
 
 def test_good_weights_score_the_milestone_in_the_parent(tmp_path: Path, monkeypatch) -> None:
     specs: list[RunSpec] = []
-    real = core.run_lanes
+    real = core.run_stages
 
-    def spy(spec: RunSpec, lanes: int) -> Any:
+    def spy(spec: RunSpec, later: Any, lanes: int) -> Any:
         specs.append(spec)
-        return real(spec, lanes)
+        return real(spec, later, lanes)
 
-    monkeypatch.setattr(core, "run_lanes", spy)
+    monkeypatch.setattr(core, "run_stages", spy)
     data = _data_dir(tmp_path)
     res = _grade(tmp_path, CORRECT, _trained_npz(), data)
     t = _milestone_test(res)

@@ -275,3 +275,11 @@ def test_every_module_suite_kills_at_least_90_percent(module):
     assert any(m.id.startswith("bug:") for m in rep.killed), "plausible bugs were not run"
     assert rep.rate >= 0.9, (f"{module.name}: kill rate {rep.rate:.1%} < 90%; survivors: "
                              f"{[m.id for m in rep.survived][:10]} (report: {out})")
+    # one bug, one charge: the case that kills a mutant grades the unit the mutant is in
+    from autograder.harness.goldens import load_suite
+
+    suite = load_suite(paths.SUITES / module.name / "suite.py")
+    source = (paths.REFERENCE / f"{module.slug}.py").read_text(encoding="utf-8")
+    foreign = rep.foreign_kills(suite, source)
+    assert foreign == [], (f"{module.name}: mutants killed first by another unit's case "
+                           f"(mutant, its unit, case, case's unit): {foreign[:10]}")

@@ -10,8 +10,26 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values, outcome
 
-suite = Suite(module="01_tensor", version="2027.1")
+suite = Suite(module="01_tensor", version="2027.2")
 case = suite.case
+BASICS = suite.unit("Tensor basics", "Tensor.shape", "Tensor.dtype", "Tensor.ndim", "Tensor.numel",
+                    "Tensor.memory_footprint")
+TRANSPOSE = suite.unit("transpose", "_transpose")
+STRIDE = suite.unit("stride", "_stride", uses=(TRANSPOSE,))
+PERMUTE = suite.unit("permute", "_permute")
+CONTIGUOUS = suite.unit("is_contiguous", "_is_contiguous", uses=(STRIDE, TRANSPOSE, PERMUTE))
+RESHAPE = suite.unit("reshape", "_reshape")
+VIEW = suite.unit("view", "_view", uses=(TRANSPOSE, STRIDE, CONTIGUOUS))
+INDEXING = suite.unit("indexing", "_getitem")
+RESULT_TYPE = suite.unit("result_type", "result_type")
+ARITHMETIC = suite.unit("arithmetic", "_add", "_sub", "_mul", "_truediv", "_neg",
+                        uses=(RESULT_TYPE,))
+MATH = suite.unit("math", "_pow", "_exp", "_log", "_sqrt", "_tanh", "_abs", "_clamp",
+                  uses=(RESULT_TYPE,))
+MATMUL = suite.unit("matmul", "_matmul", uses=(RESULT_TYPE,))
+SUM = suite.unit("sum", "_sum")
+MEAN = suite.unit("mean", "_mean")
+MAX = suite.unit("max", "_max")
 
 
 def _f32(rng, *shape):
@@ -24,7 +42,8 @@ def _dims(rng, n, low=1, high=5):
 
 
 # ----------------------------------------------------------------------------- basics (8)
-@case(points=1, hint="shape is a tuple of ints; ndim is len(shape); 0-d tensors have ndim 0.")
+@case(unit=BASICS, points=1,
+      hint="shape is a tuple of ints; ndim is len(shape); 0-d tensors have ndim 0.")
 def shape_dtype_ndim_of_various_inputs(tt, rng):
     nested = rng.standard_normal(_dims(rng, 2)).round(3).tolist()
     scalar = float(rng.uniform(-9.0, 9.0))
@@ -39,7 +58,7 @@ def shape_dtype_ndim_of_various_inputs(tt, rng):
     return out
 
 
-@case(points=1, hint="numel is the product of the shape; the empty product is 1.")
+@case(unit=BASICS, points=1, hint="numel is the product of the shape; the empty product is 1.")
 def numel_counts_elements(tt, rng):
     shapes = [(), _dims(rng, 1, 2, 40), _dims(rng, 2, 1, 9), (*_dims(rng, 1), 1, *_dims(rng, 1)),
               (*_dims(rng, 1), 0, *_dims(rng, 1)), _dims(rng, 4, 1, 6)]
@@ -47,7 +66,7 @@ def numel_counts_elements(tt, rng):
             int(tt.Tensor(rng.standard_normal(_dims(rng, 3, 1, 7))).numel())]
 
 
-@case(points=3, hint="memory_footprint = numel() * bytes per element (data.itemsize).")
+@case(unit=BASICS, points=3, hint="memory_footprint = numel() * bytes per element (data.itemsize).")
 def memory_footprint_in_bytes(tt, rng):
     dtypes = [np.float32, np.float64, np.int64, np.int8, np.int32, np.float16]
     order = [dtypes[int(i)] for i in rng.permutation(len(dtypes))]
@@ -58,7 +77,8 @@ def memory_footprint_in_bytes(tt, rng):
 
 
 # ----------------------------------------------------------------------------- layout (12)
-@case(points=2, hint="PyTorch strides count elements, NumPy's count bytes: divide by itemsize.")
+@case(unit=STRIDE, points=2,
+      hint="PyTorch strides count elements, NumPy's count bytes: divide by itemsize.")
 def stride_in_elements(tt, rng):
     x = tt.Tensor(np.zeros(_dims(rng, 3, 2, 9), dtype=np.float32))
     y = tt.Tensor(np.zeros(_dims(rng, 2, 2, 9), dtype=np.float64))
@@ -68,8 +88,9 @@ def stride_in_elements(tt, rng):
             z.numpy()]
 
 
-@case(points=2, hint="Compare the strides with those of a row-major layout; skip size-1 dims; "
-      "a tensor with no elements is contiguous.")
+@case(unit=CONTIGUOUS, points=2,
+      hint="is_contiguous: compare the strides with those of a row-major layout; skip size-1 "
+           "dims; a tensor with no elements is contiguous.")
 def contiguity_after_views(tt, rng):
     x = tt.Tensor(_f32(rng, *_dims(rng, 2, 2, 6)))
     col = tt.Tensor(_f32(rng, int(rng.integers(2, 6)), 1))
@@ -84,7 +105,7 @@ def contiguity_after_views(tt, rng):
     return [flags, perm, x.numpy()]
 
 
-@case(points=2, hint="transpose must return a view: np.swapaxes, not a copy.")
+@case(unit=TRANSPOSE, points=2, hint="transpose must return a view: np.swapaxes, not a copy.")
 def transpose_is_a_view_with_swapped_strides(tt, rng):
     x = tt.Tensor(_f32(rng, 2, 3, 4))
     t = x.transpose(0, 2)
@@ -92,7 +113,7 @@ def transpose_is_a_view_with_swapped_strides(tt, rng):
             "values": t.numpy().copy(), "neg_dims": tuple(x.transpose(-1, -2).shape)}
 
 
-@case(points=2, hint="permute reorders every dimension; it is a view as well.")
+@case(unit=PERMUTE, points=2, hint="permute reorders every dimension; it is a view as well.")
 def permute_nchw_to_nhwc(tt, rng):
     x = tt.Tensor(_f32(rng, 2, 3, 4, 5))
     p = x.permute(0, 2, 3, 1)
@@ -104,7 +125,8 @@ def permute_nchw_to_nhwc(tt, rng):
 
 
 # ----------------------------------------------------------------------------- reshape (8)
-@case(points=3, hint="Accept ints or one tuple; infer a single -1 from the element count.")
+@case(unit=RESHAPE, points=3,
+      hint="reshape: accept ints or one tuple; infer a single -1 from the element count.")
 def reshape_shapes_and_inference(tt, rng):
     p, q, k = _dims(rng, 3, 2, 6)
     x = tt.Tensor(rng.standard_normal(p * q * k).astype(np.float32))
@@ -114,7 +136,8 @@ def reshape_shapes_and_inference(tt, rng):
             "view": bool(np.shares_memory(r.numpy(), x.numpy()))}
 
 
-@case(points=1, hint="Raise RuntimeError when the new shape does not hold exactly numel elements.")
+@case(unit=RESHAPE, points=1,
+      hint="reshape: raise RuntimeError when the new shape does not hold exactly numel elements.")
 def reshape_rejects_wrong_sizes(tt, rng):
     p, q = _dims(rng, 2, 2, 7)
     x = tt.Tensor(rng.standard_normal(p * q).astype(np.float32))
@@ -124,8 +147,9 @@ def reshape_rejects_wrong_sizes(tt, rng):
             x.reshape(q, p).numpy().copy()]
 
 
-@case(points=3, hint="view never copies: it works whenever the strides allow the new shape "
-      "(np.reshape(data, shape, copy=False)) and raises RuntimeError otherwise.")
+@case(unit=VIEW, points=3,
+      hint="view never copies: it works whenever the strides allow the new shape "
+           "(np.reshape(data, shape, copy=False)) and raises RuntimeError otherwise.")
 def view_requires_compatible_strides(tt, rng):
     x = tt.Tensor(_f32(rng, 3, 4))
     ok = x.view(12)
@@ -141,8 +165,9 @@ def view_requires_compatible_strides(tt, rng):
 
 
 # ----------------------------------------------------------------------------- indexing (3)
-@case(points=3, hint="x, index = _index_arg(self, index), then x.data[index]: it applies "
-      "integers before index arrays (PyTorch's order) and refuses negative steps.")
+@case(unit=INDEXING, points=3,
+      hint="__getitem__: x, index = _index_arg(self, index), then x.data[index]: it applies "
+           "integers before index arrays (PyTorch's order) and refuses negative steps.")
 def getitem_slices_and_fancy_indices(tt, rng):
     x = tt.Tensor(_f32(rng, 4, 5))
     idx = tt.Tensor(np.array([3, 0, 3]))
@@ -155,7 +180,9 @@ def getitem_slices_and_fancy_indices(tt, rng):
 
 
 # ----------------------------------------------------------------------------- arithmetic (9)
-@case(points=2, hint="NumPy broadcasts for you: shapes align from the right, size 1 stretches.")
+@case(unit=ARITHMETIC, points=2,
+      hint="_add/_sub/_mul/_truediv: NumPy broadcasts for you: shapes align from the right, size "
+           "1 stretches.")
 def add_sub_broadcast_shapes(tt, rng):
     a = tt.Tensor(_f32(rng, 4, 1, 3))
     b = tt.Tensor(_f32(rng, 5, 1))
@@ -164,17 +191,18 @@ def add_sub_broadcast_shapes(tt, rng):
             (2.0 - c).numpy()]
 
 
-@case(points=3, hint="Multiply and divide element-wise with broadcasting; 2 / t uses __rtruediv__.")
+@case(unit=ARITHMETIC, points=3,
+      hint="Multiply and divide element-wise with broadcasting; 2 / t uses __rtruediv__.")
 def mul_div_neg_broadcast(tt, rng):
     a = tt.Tensor(_f32(rng, 2, 3))
     b = tt.Tensor(rng.uniform(0.5, 2.0, (3,)).astype(np.float32))
     return [(a * b).numpy(), (a / b).numpy(), (3 * a).numpy(), (1.0 / b).numpy(),
-            (-a).numpy(), (a ** 2).numpy(), (b ** 0.5).numpy(), (a ** 3).numpy(), (a ** 1).numpy(),
-            (b ** -1.5).numpy()]
+            (-a).numpy()]
 
 
-@case(points=2, hint="Operate on the promoted arrays a, b from _binary: a number never widens "
-      "float32, int * 0.5 is float32, int / int is float32, as in PyTorch.")
+@case(unit=ARITHMETIC, points=2,
+      hint="arithmetic: operate on the promoted arrays a, b from _binary: a number never widens "
+           "float32, int * 0.5 is float32, int / int is float32, as in PyTorch.")
 def scalars_keep_float32(tt, rng):
     a = tt.Tensor(_f32(rng, 3))
     ints = tt.Tensor(rng.integers(1, 50, 3))
@@ -189,8 +217,9 @@ def scalars_keep_float32(tt, rng):
 
 
 
-@case(points=3, hint="result_type: categories bool < int < float; the strongest group (tensors "
-      "with dims, then 0-d tensors, then numbers) that reaches the top category decides.")
+@case(unit=RESULT_TYPE, points=3,
+      hint="result_type: categories bool < int < float; the strongest group (tensors with dims, "
+           "then 0-d tensors, then numbers) that reaches the top category decides.")
 def result_type_follows_pytorch(tt, rng):
     def t(dtype, shape=(2,)):
         return tt.Tensor((rng.integers(0, 3, shape)).astype(dtype))
@@ -209,8 +238,9 @@ def result_type_follows_pytorch(tt, rng):
     return [str(tt.result_type(*combos[i])) for i in order]
 
 
-@case(points=2, hint="Integer tensors become float32 for exp/log/sqrt/tanh (_float_data) and for "
-      "float powers: Tensor([4, 9]) ** 0.5 is [2., 3.]; int ** 2 stays an integer.")
+@case(unit=MATH, points=2,
+      hint="Integer tensors become float32 for exp/log/sqrt/tanh (_float_data) and for float "
+           "powers: Tensor([4, 9]) ** 0.5 is [2., 3.]; int ** 2 stays an integer.")
 def integer_inputs_to_float_ops(tt, rng):
     ints = tt.Tensor(rng.integers(1, 10, 4))
     squares = tt.Tensor(np.array([4, 9, 16, 25])[rng.permutation(4)])
@@ -221,16 +251,21 @@ def integer_inputs_to_float_ops(tt, rng):
 
 
 # ----------------------------------------------------------------------------- math (3)
-@case(points=2, hint="Use np.exp, np.log, np.sqrt, np.tanh, np.abs and np.clip.")
+@case(unit=MATH, points=2, hint="math: use np.exp, np.log, np.sqrt, np.tanh, np.abs, np.clip "
+                                 "and ** (np.power) for the powers.")
 def elementwise_math(tt, rng):
     x = tt.Tensor(rng.uniform(0.1, 3.0, (2, 3)).astype(np.float32))
     z = tt.Tensor(_f32(rng, 2, 3))
+    b = tt.Tensor(rng.uniform(0.5, 2.0, (3,)).astype(np.float32))
     return [x.exp().numpy(), x.log().numpy(), x.sqrt().numpy(), z.tanh().numpy(),
-            z.abs().numpy(), z.clamp(min=-0.5, max=0.5).numpy(), z.clamp(min=0.0).numpy()]
+            z.abs().numpy(), z.clamp(min=-0.5, max=0.5).numpy(), z.clamp(min=0.0).numpy(),
+            (z ** 2).numpy(), (b ** 0.5).numpy(), (z ** 3).numpy(), (z ** 1).numpy(),
+            (b ** -1.5).numpy()]
 
 
 # ----------------------------------------------------------------------------- matmul (8)
-@case(points=2, hint="(n, k) @ (k, m) -> (n, m); np.matmul handles 1-D and batched inputs.")
+@case(unit=MATMUL, points=2,
+      hint="(n, k) @ (k, m) -> (n, m); np.matmul handles 1-D and batched inputs.")
 def matmul_matrix_and_vector(tt, rng):
     a = tt.Tensor(_f32(rng, 3, 4))
     b = tt.Tensor(_f32(rng, 4, 2))
@@ -239,7 +274,8 @@ def matmul_matrix_and_vector(tt, rng):
             (v @ v).numpy()]
 
 
-@case(points=2, hint="Batch dimensions broadcast: (B, n, k) @ (k, m) and (B, n, k) @ (B, k, m).")
+@case(unit=MATMUL, points=2,
+      hint="matmul: batch dimensions broadcast: (B, n, k) @ (k, m) and (B, n, k) @ (B, k, m).")
 def matmul_batched(tt, rng):
     a = tt.Tensor(_f32(rng, 5, 3, 4))
     b = tt.Tensor(_f32(rng, 4, 2))
@@ -268,9 +304,9 @@ def _shapes_named(got, expected):
     return True, ""
 
 
-@case(points=1, hint="Check the inner sizes and raise ValueError naming both shapes; a 0-d "
-      "operand is a ValueError too (use * for scalars); different dtypes are a RuntimeError.",
-      check=_shapes_named)
+@case(unit=MATMUL, points=1, check=_shapes_named,
+      hint="matmul: check the inner sizes and raise ValueError naming both shapes; a 0-d operand "
+           "is a ValueError too (use * for scalars); different dtypes are a RuntimeError.")
 def matmul_shape_errors_name_shapes(tt, rng):
     out: list = []
     scalar = tt.Tensor(float(rng.uniform(1.0, 3.0)))
@@ -294,8 +330,9 @@ def matmul_shape_errors_name_shapes(tt, rng):
 
 
 # ----------------------------------------------------------------------------- reductions (9)
-@case(points=3, hint="np.sum with axis=_dim_arg(dim, ndim) and keepdims=keepdim; dim may be a "
-      "tuple; dim=() means every dim; integer and bool tensors sum to int64.")
+@case(unit=SUM, points=3,
+      hint="np.sum with axis=_dim_arg(dim, ndim) and keepdims=keepdim; dim may be a tuple; dim=() "
+           "means every dim; integer and bool tensors sum to int64.")
 def sum_over_dims(tt, rng):
     x = tt.Tensor(_f32(rng, 2, 3, 4))
     pixels = tt.Tensor(rng.integers(200, 256, (3, 4)).astype(np.uint8))
@@ -307,8 +344,9 @@ def sum_over_dims(tt, rng):
             mask.sum().numpy(), scalar.sum(dim=0).numpy(), scalar.sum(dim=-1, keepdim=True).numpy()]
 
 
-@case(points=2, hint="mean = sum / count over the reduced dims; float stays float (float32 or "
-      "float64); the mean of an integer tensor is a RuntimeError, as in PyTorch.")
+@case(unit=MEAN, points=2,
+      hint="mean = sum / count over the reduced dims; float stays float (float32 or float64); the "
+           "mean of an integer tensor is a RuntimeError, as in PyTorch.")
 def mean_over_dims(tt, rng):
     x = tt.Tensor(_f32(rng, 3, 5))
     ints = tt.Tensor(rng.integers(0, 9, (2, 3)))
@@ -318,7 +356,7 @@ def mean_over_dims(tt, rng):
             x.mean(dim=()).numpy()]
 
 
-@case(points=3, hint="max() is the largest element; max(dim) returns (values, indices).")
+@case(unit=MAX, points=3, hint="max() is the largest element; max(dim) returns (values, indices).")
 def max_values_and_indices(tt, rng):
     x = tt.Tensor(_f32(rng, 4, 6))
     m = x.max(dim=1)

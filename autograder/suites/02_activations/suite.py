@@ -12,8 +12,14 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="02_activations", version="2027.1")
+suite = Suite(module="02_activations", version="2027.2")
 case = suite.case
+RELU = suite.unit("relu", "_ReLUFn")
+SIGMOID = suite.unit("sigmoid", "_SigmoidFn")
+TANH = suite.unit("tanh", "tanh")
+GELU = suite.unit("gelu", "_GELUFn", "gelu")
+SOFTMAX = suite.unit("softmax", "_SoftmaxFn")
+LOG_SOFTMAX = suite.unit("log_softmax", "_LogSoftmaxFn", uses=(SOFTMAX,))
 
 
 def _f32(rng, *shape, scale=1.0):
@@ -29,7 +35,8 @@ def _extreme(rng):
 
 
 # ----------------------------------------------------------------------------- relu (6)
-@case(points=2, hint="_ReLUFn.forward: np.maximum(x, 0) keeps the shape and dtype (ints too).")
+@case(unit=RELU, points=2,
+      hint="_ReLUFn.forward: np.maximum(x, 0) keeps the shape and dtype (ints too).")
 def relu_values_shapes_dtype(tt, rng):
     F = tt.nn.functional
     x = tt.Tensor(_f32(rng, 3, 4, 5))
@@ -39,7 +46,8 @@ def relu_values_shapes_dtype(tt, rng):
             tt.nn.ReLU()(x).numpy(), ints.numpy()]
 
 
-@case(points=2, hint="relu goes through _ReLUFn.apply, so the result is recorded for autograd.")
+@case(unit=RELU, points=2,
+      hint="relu goes through _ReLUFn.apply, so the result is recorded for autograd.")
 def relu_returns_recorded_tensor(tt, rng):
     x = tt.Tensor(_f32(rng, *(int(d) for d in rng.integers(1, 7, 2))), requires_grad=True)
     out = tt.nn.functional.relu(x)
@@ -47,8 +55,9 @@ def relu_returns_recorded_tensor(tt, rng):
             x.numpy()]
 
 
-@case(points=2, hint="Save the output with ctx.save_for_backward(out): the given backward passes "
-      "the gradient where it is positive and nothing at 0 (PyTorch's convention).")
+@case(unit=RELU, points=2,
+      hint="relu: save the output with ctx.save_for_backward(out): the given backward passes the "
+           "gradient where it is positive and nothing at 0 (PyTorch's convention).")
 def relu_gradient_is_zero_at_zero(tt, rng):
     x = np.round(rng.standard_normal(12)).astype(np.float32)  # many exact zeros
     out = tt.nn.functional.relu(tt.Tensor(x, requires_grad=True))
@@ -59,16 +68,16 @@ def relu_gradient_is_zero_at_zero(tt, rng):
 
 
 # ----------------------------------------------------------------------------- sigmoid/tanh (12)
-@case(points=3, hint="sigmoid(x) = 1 / (1 + exp(-x)); keep float32.")
+@case(unit=SIGMOID, points=3, hint="sigmoid(x) = 1 / (1 + exp(-x)); keep float32.")
 def sigmoid_moderate_values(tt, rng):
     x = tt.Tensor(_f32(rng, 4, 7, scale=3.0))
     out = tt.nn.functional.sigmoid(x)
     return [out.numpy(), str(out.dtype), tt.nn.Sigmoid()(x).numpy()]
 
 
-@case(points=5, rtol=1e-5, atol=0.0,
-      hint="Branch on the sign: exp may only see arguments <= 0, so nothing overflows and "
-           "tiny outputs such as sigmoid(-100) keep their value.")
+@case(unit=SIGMOID, points=5, rtol=1e-5, atol=0.0,
+      hint="Branch on the sign: exp may only see arguments <= 0, so nothing overflows and tiny "
+           "outputs such as sigmoid(-100) keep their value.")
 def sigmoid_extreme_inputs_stable(tt, rng):
     x = tt.Tensor(_extreme(rng))
     with warnings.catch_warnings():
@@ -78,7 +87,7 @@ def sigmoid_extreme_inputs_stable(tt, rng):
     return out
 
 
-@case(points=1, hint="No NumPy overflow warning for large |x|.")
+@case(unit=SIGMOID, points=1, hint="sigmoid: no NumPy overflow warning for large |x|.")
 def sigmoid_raises_no_overflow(tt, rng):
     x = tt.Tensor(_extreme(rng))
     with np.errstate(over="raise", invalid="raise"):
@@ -90,7 +99,7 @@ def sigmoid_raises_no_overflow(tt, rng):
             return type(exc).__name__
 
 
-@case(points=3, hint="tanh is Tensor.tanh; it saturates at ±1 without overflow.")
+@case(unit=TANH, points=3, hint="tanh is Tensor.tanh; it saturates at ±1 without overflow.")
 def tanh_values(tt, rng):
     x = tt.Tensor(_f32(rng, 5, 3, scale=2.0))
     return [tt.nn.functional.tanh(x).numpy(), tt.nn.Tanh()(x).numpy(),
@@ -98,7 +107,7 @@ def tanh_values(tt, rng):
 
 
 # ----------------------------------------------------------------------------- gelu (9)
-@case(points=4, atol=1e-7,
+@case(unit=GELU, points=4, atol=1e-7,
       hint="Exact GELU is x * 0.5 * (1 + erf(x / sqrt(2))); use the provided erf/erfc.")
 def gelu_exact_values(tt, rng):
     x = tt.Tensor(np.concatenate([_f32(rng, 40, scale=3.0), _extreme(rng)]))
@@ -109,7 +118,7 @@ def gelu_exact_values(tt, rng):
 # atol 1e-6: in float32, 1 + tanh(u) cancels for x << 0 (tanh's ulp near -1 is 6e-8, times
 # 0.5|x| up to ~5), so the reference itself is that far from exact; an equivalent form such as
 # x * sigmoid(2u) lands up to ~1.2e-7 away from it.
-@case(points=3, atol=1e-6,
+@case(unit=GELU, points=3, atol=1e-6,
       hint="tanh GELU: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).")
 def gelu_tanh_approximation(tt, rng):
     x = tt.Tensor(_f32(rng, 6, 5, scale=3.0))
@@ -117,7 +126,8 @@ def gelu_tanh_approximation(tt, rng):
     return [out.numpy(), str(out.dtype), tt.nn.GELU(approximate="tanh")(x).numpy()]
 
 
-@case(points=2, hint="approximate must be 'none' or 'tanh': raise ValueError otherwise.")
+@case(unit=GELU, points=2,
+      hint="gelu: approximate must be 'none' or 'tanh': raise ValueError otherwise.")
 def gelu_rejects_unknown_approximation(tt, rng):
     x = tt.Tensor(_f32(rng, 3))
     bad = ["fast", "erf", "TANH", "exact", "sigmoid"][int(rng.integers(5))]
@@ -126,7 +136,8 @@ def gelu_rejects_unknown_approximation(tt, rng):
 
 
 # ----------------------------------------------------------------------------- softmax (13)
-@case(points=3, hint="exp(x - max) / sum(exp(x - max)) along dim, keepdim=True to broadcast.")
+@case(unit=SOFTMAX, points=3,
+      hint="softmax: exp(x - max) / sum(exp(x - max)) along dim, keepdim=True to broadcast.")
 def softmax_along_each_dim(tt, rng):
     F = tt.nn.functional
     x = tt.Tensor(_f32(rng, 2, 3, 4))
@@ -134,22 +145,26 @@ def softmax_along_each_dim(tt, rng):
             F.softmax(x, dim=1).numpy(), tt.nn.Softmax(dim=2)(x).numpy()]
 
 
-@case(points=1, hint="max(..., initial=-np.inf): an empty row has no maximum; a 0-d tensor is "
-      "its own row (softmax 1, log_softmax 0).")
+@case(unit=SOFTMAX, points=1,
+      hint="max(..., initial=-np.inf): an empty row has no maximum; a 0-d tensor is its own row "
+           "(softmax 1, log_softmax 0).")
 def softmax_of_empty_and_0d_tensors(tt, rng):
     F = tt.nn.functional
     n, k = int(rng.integers(1, 40)), int(rng.integers(2, 7))
     vec = _f32(rng, k)  # a 1-D input is one row: the value varies, so no constant passes
-    out = []
-    for fn in (F.softmax, F.log_softmax):
-        out += [tuple(fn(tt.Tensor(np.zeros((n, 0), np.float32)), dim=1).shape),
-                tuple(fn(tt.Tensor(np.zeros((0, n), np.float32)), dim=1).shape),
-                fn(tt.Tensor(np.float32(rng.standard_normal())), dim=0).numpy(),
-                fn(tt.Tensor(vec), dim=0).numpy()]
-    return out
+    return _empty_and_0d(tt, rng, F.softmax, n, vec)
 
 
-@case(points=5, hint="Subtract each row's maximum before exp, or large logits overflow to NaN.")
+def _empty_and_0d(tt, rng, fn, n, vec):
+    """``fn`` on (n, 0), (0, n), a 0-d tensor and a 1-D row."""
+    return [tuple(fn(tt.Tensor(np.zeros((n, 0), np.float32)), dim=1).shape),
+            tuple(fn(tt.Tensor(np.zeros((0, n), np.float32)), dim=1).shape),
+            fn(tt.Tensor(np.float32(rng.standard_normal())), dim=0).numpy(),
+            fn(tt.Tensor(vec), dim=0).numpy()]
+
+
+@case(unit=SOFTMAX, points=5,
+      hint="softmax: subtract each row's maximum before exp, or large logits overflow to NaN.")
 def softmax_large_logits_no_overflow(tt, rng):
     x = np.array([[1000.0, 0.0, -1000.0], [500.0, 500.0, 499.0], [-800.0, -801.0, -1e4],
                   [89.0, 90.0, 91.0]]) + rng.uniform(-1.5, 1.5, (4, 3))
@@ -160,7 +175,7 @@ def softmax_large_logits_no_overflow(tt, rng):
             return tt.nn.functional.softmax(tt.Tensor(x), dim=1).numpy()
 
 
-@case(points=2, hint="Softmax is shift-invariant: softmax(x + c) == softmax(x).")
+@case(unit=SOFTMAX, points=2, hint="Softmax is shift-invariant: softmax(x + c) == softmax(x).")
 def softmax_shift_invariant_and_normalised(tt, rng):
     F = tt.nn.functional
     x = _f32(rng, 5, 6, scale=4.0)
@@ -170,7 +185,8 @@ def softmax_shift_invariant_and_normalised(tt, rng):
     return [a, b]
 
 
-@case(points=2, hint="Without dim, PyTorch picks 0 for 0-D, 1-D and 3-D inputs, else 1 (warns).")
+@case(unit=SOFTMAX, points=2,
+      hint="softmax: without dim, PyTorch picks 0 for 0-D, 1-D and 3-D inputs, else 1 (warns).")
 def softmax_implicit_dim_rule(tt, rng):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -180,16 +196,22 @@ def softmax_implicit_dim_rule(tt, rng):
 
 
 # ----------------------------------------------------------------------------- log_softmax (10)
-@case(points=4, hint="log_softmax = (x - m) - log(sum(exp(x - m))) along dim.")
+@case(unit=LOG_SOFTMAX, points=4,
+      hint="log_softmax = (x - m) - log(sum(exp(x - m))) along dim; an empty row keeps its "
+           "shape (max with initial=-np.inf), a 0-d tensor is one row.")
 def log_softmax_along_dims(tt, rng):
     F = tt.nn.functional
     x = tt.Tensor(_f32(rng, 3, 5, 2, scale=2.0))
     out = F.log_softmax(x, dim=1)
+    n = int(rng.integers(1, 40))
+    edges = _empty_and_0d(tt, rng, F.log_softmax, n, _f32(rng, int(rng.integers(2, 7))))
     return [out.numpy(), F.log_softmax(x, dim=-1).numpy(), str(out.dtype),
-            tt.nn.LogSoftmax(dim=0)(x).numpy()]
+            tt.nn.LogSoftmax(dim=0)(x).numpy(), edges]
 
 
-@case(points=4, hint="Work in log space: log(softmax(x)) gives -inf when a probability underflows.")
+@case(unit=LOG_SOFTMAX, points=4,
+      hint="log_softmax: work in log space: log(softmax(x)) gives -inf when a probability "
+           "underflows.")
 def log_softmax_extreme_logits_finite(tt, rng):
     x = np.array([[0.0, -200.0, -1000.0], [1000.0, 1000.0, -1000.0], [88.0, 100.0, 0.0]])
     x = (x + rng.uniform(-1.5, 1.5, (3, 3))).astype(np.float32)[rng.permutation(3)]
@@ -199,7 +221,8 @@ def log_softmax_extreme_logits_finite(tt, rng):
             return tt.nn.functional.log_softmax(tt.Tensor(x), dim=1).numpy()
 
 
-@case(points=2, hint="exp(log_softmax(x)) must equal softmax(x) along the same dim.")
+@case(unit=LOG_SOFTMAX, points=2,
+      hint="exp(log_softmax(x)) must equal softmax(x) along the same dim.")
 def log_softmax_consistent_with_softmax(tt, rng):
     F = tt.nn.functional
     x = tt.Tensor(_f32(rng, 4, 6, scale=3.0))

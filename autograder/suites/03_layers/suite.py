@@ -12,8 +12,19 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values, outcome
 
-suite = Suite(module="03_layers", version="2027.1")
+suite = Suite(module="03_layers", version="2027.2")
 case = suite.case
+LINEAR = suite.unit("Linear", "Linear")
+DROPOUT = suite.unit("Dropout", "Dropout.forward")
+FLATTEN = suite.unit("Flatten", "Flatten.forward")
+PARAMETERS = suite.unit("named_parameters", "_ModuleTree.named_parameters",
+                        "_ModuleTree.parameters", uses=(LINEAR,))
+TRAIN = suite.unit("train", "_ModuleTree.train", uses=(LINEAR, DROPOUT))
+ZERO_GRAD = suite.unit("zero_grad", "_ModuleTree.zero_grad", uses=(LINEAR, PARAMETERS))
+STATE_DICT = suite.unit("state_dict", "_ModuleTree.state_dict", uses=(LINEAR, PARAMETERS))
+LOAD_STATE_DICT = suite.unit("load_state_dict", "_ModuleTree.load_state_dict",
+                             uses=(LINEAR, DROPOUT, PARAMETERS, TRAIN, STATE_DICT))
+SEQUENTIAL = suite.unit("Sequential", "Sequential.forward", uses=(LINEAR, DROPOUT, TRAIN))
 
 
 def _f32(rng, *shape):
@@ -35,7 +46,8 @@ def _dims(rng, n, low=2, high=9):
 
 
 # ----------------------------------------------------------------------------- Module tree (14)
-@case(points=4, hint="named_parameters walks own parameters, then children, with dotted names.")
+@case(unit=PARAMETERS, points=4,
+      hint="named_parameters walks own parameters, then children, with dotted names.")
 def named_parameters_dotted_order(tt, rng):
     nn = tt.nn
     d, h = _dims(rng, 2)
@@ -54,7 +66,8 @@ def named_parameters_dotted_order(tt, rng):
     return [names, [tuple(p.shape) for p in Block().parameters()], named[0][1].numpy()]
 
 
-@case(points=2, hint="Yield each Parameter object once, even when two layers share it.")
+@case(unit=PARAMETERS, points=2,
+      hint="named_parameters: yield each Parameter object once, even when two layers share it.")
 def shared_parameters_counted_once(tt, rng):
     nn = tt.nn
     d = int(rng.integers(2, 9))
@@ -67,7 +80,8 @@ def shared_parameters_counted_once(tt, rng):
             [p.numpy() for p in model.parameters()][2 * i]]
 
 
-@case(points=3, hint="train(mode) / eval() set .training on every module in the tree; return self.")
+@case(unit=TRAIN, points=3,
+      hint="train(mode) / eval() set .training on every module in the tree; return self.")
 def train_eval_propagate(tt, rng):
     nn = tt.nn
     d, h = _dims(rng, 2)
@@ -85,7 +99,8 @@ def train_eval_propagate(tt, rng):
             [type(m).__name__ for m in model.modules()], model[0].weight.numpy()]
 
 
-@case(points=2, hint="zero_grad sets p.grad = None (or zeros with set_to_none=False).")
+@case(unit=ZERO_GRAD, points=2,
+      hint="zero_grad sets p.grad = None (or zeros with set_to_none=False).")
 def zero_grad_clears_every_parameter(tt, rng):
     _seed(tt, rng)
     model = _mlp(tt)
@@ -99,7 +114,9 @@ def zero_grad_clears_every_parameter(tt, rng):
             [p.numpy() for p in model.parameters()]]
 
 
-@case(points=3, hint="Parameter is a Tensor with requires_grad=True; __setattr__ registers it.")
+@case(unit=PARAMETERS, points=3,
+      hint="named_parameters: parameter is a Tensor with requires_grad=True; __setattr__ "
+           "registers it.")
 def parameter_and_registration(tt, rng):
     nn = tt.nn
     p = nn.Parameter(_f32(rng, 2, 3))
@@ -118,7 +135,8 @@ def parameter_and_registration(tt, rng):
 
 
 # ----------------------------------------------------------------------------- state_dict (9)
-@case(points=3, hint="state_dict maps dotted names to NumPy array copies of every parameter.")
+@case(unit=STATE_DICT, points=3,
+      hint="state_dict maps dotted names to NumPy array copies of every parameter.")
 def state_dict_keys_shapes_copies(tt, rng):
     _seed(tt, rng)
     model = _mlp(tt)
@@ -132,7 +150,8 @@ def state_dict_keys_shapes_copies(tt, rng):
             np.array(sd["0.weight"], copy=True), before]
 
 
-@case(points=4, hint="load_state_dict copies values in place into the existing Parameters.")
+@case(unit=LOAD_STATE_DICT, points=4,
+      hint="load_state_dict copies values in place into the existing Parameters.")
 def load_state_dict_round_trip(tt, rng):
     _seed(tt, rng)
     src = _mlp(tt)
@@ -147,7 +166,9 @@ def load_state_dict_round_trip(tt, rng):
             list(res[0]), list(res[1])]
 
 
-@case(points=2, hint="Raise RuntimeError on missing/unexpected keys (strict) and shape mismatch.")
+@case(unit=LOAD_STATE_DICT, points=2,
+      hint="load_state_dict: raise RuntimeError on missing/unexpected keys (strict) and shape "
+           "mismatch.")
 def load_state_dict_errors(tt, rng):
     nn = tt.nn
     fan_in, fan_out = _dims(rng, 2)
@@ -163,19 +184,22 @@ def load_state_dict_errors(tt, rng):
 
 
 # ----------------------------------------------------------------------------- Linear (15)
-@case(points=3, hint="weight is (out_features, in_features); bias (out_features,); float32.")
+@case(unit=LINEAR, points=3,
+      hint="Linear: weight is (out_features, in_features); bias (out_features,); float32.")
 def linear_parameter_shapes(tt, rng):
     nn = tt.nn
     a = nn.Linear(*_dims(rng, 2, 1, 64))
     b = nn.Linear(*_dims(rng, 2, 1, 64), bias=False)
     return [tuple(a.weight.shape), tuple(a.bias.shape), str(a.weight.dtype), b.bias is None,
             tuple(b.weight.shape),
-            [n for n, _ in b.named_parameters()], bool(a.weight.requires_grad),
+            [n for n, p in b._parameters.items() if p is not None],
+            bool(a.weight.requires_grad),
             int(a.in_features), int(a.out_features)]
 
 
-@case(points=4, hint="bound = 1/sqrt(in_features); draw weight, then bias, with "
-                     "default_generator().uniform(-bound, bound, shape).")
+@case(unit=LINEAR, points=4,
+      hint="Linear: bound = 1/sqrt(in_features); draw weight, then bias, with "
+           "default_generator().uniform(-bound, bound, shape).")
 def linear_default_init_from_seed(tt, rng):
     _seed(tt, rng)
     lin = tt.nn.Linear(*_dims(rng, 2, 2, 20))
@@ -184,7 +208,7 @@ def linear_default_init_from_seed(tt, rng):
             float(np.abs(big.bias.numpy()).max())]
 
 
-@case(points=4, hint="y = x @ weight.T + bias.")
+@case(unit=LINEAR, points=4, hint="Linear: y = x @ weight.T + bias.")
 def linear_forward_2d(tt, rng):
     lin = tt.nn.Linear(4, 3)
     lin.weight.data[...] = _f32(rng, 3, 4)
@@ -194,8 +218,9 @@ def linear_forward_2d(tt, rng):
     return [out.numpy(), str(out.dtype)]
 
 
-@case(points=2, hint="Linear acts on the last dimension of any (*, in_features) input; "
-                     "bias=False adds nothing.")
+@case(unit=LINEAR, points=2,
+      hint="Linear acts on the last dimension of any (*, in_features) input; bias=False adds "
+           "nothing.")
 def linear_forward_batched_and_no_bias(tt, rng):
     lin = tt.nn.Linear(4, 2, bias=False)
     lin.weight.data[...] = _f32(rng, 2, 4)
@@ -204,7 +229,8 @@ def linear_forward_batched_and_no_bias(tt, rng):
     return [lin(x).numpy(), lin(v).numpy()]
 
 
-@case(points=2, hint="Sequential applies its children in order; children are named '0', '1', ...")
+@case(unit=SEQUENTIAL, points=2,
+      hint="Sequential applies its children in order; children are named '0', '1', ...")
 def sequential_forward_and_indexing(tt, rng):
     tt.manual_seed(5)
     model = _mlp(tt).eval()
@@ -214,7 +240,8 @@ def sequential_forward_and_indexing(tt, rng):
 
 
 # ----------------------------------------------------------------------------- Dropout (8)
-@case(points=3, hint="In eval mode, and for p = 0, dropout returns its input unchanged.")
+@case(unit=DROPOUT, points=3,
+      hint="In eval mode, and for p = 0, dropout returns its input unchanged.")
 def dropout_identity_in_eval(tt, rng):
     nn = tt.nn
     x = tt.Tensor(_f32(rng, 50, 40))
@@ -226,7 +253,8 @@ def dropout_identity_in_eval(tt, rng):
 def _is_dropout_of(out, x, p):
     """(ok, why): ``out`` is a dropout of ``x`` with drop rate ``p`` (decided in the parent)."""
     if not isinstance(out, np.ndarray) or out.shape != x.shape:
-        return False, "the output does not have the input's shape"
+        shape = getattr(out, "shape", type(out).__name__)
+        return False, f"the output's shape {shape} is not the input's {x.shape}"
     if out.dtype != np.float32:
         return False, f"dtype {out.dtype} is wrong (expected float32)"
     kept = out != 0
@@ -234,11 +262,13 @@ def _is_dropout_of(out, x, p):
     # six binomial standard deviations: a correct dropout is outside once in ~5e8 draws (a
     # fixed 0.03 failed 40x40 inputs at p = 0.5, 2.4 sigma, for ~3 % of the variants)
     if abs(frac - (1.0 - p)) > 6.0 * math.sqrt(p * (1.0 - p) / kept.size):
-        return False, f"{frac:.3f} of the elements were kept; that is not 1 - p"
+        return False, f"{frac:.3f} of the elements were kept, not 1 - p = {1.0 - p:.3f}"
     ok, _ = compare_values(out[kept], x[kept] / np.float32(1.0 - p), rtol=1e-5, atol=1e-6,
                            check_dtype=False)
     if not ok:
-        return False, "the kept elements are not scaled by 1 / (1 - p)"
+        ratio = float(np.median(out[kept] / x[kept])) if kept.any() else float("nan")
+        return False, (f"the kept elements are the input times {ratio:.4g} (median), not "
+                       f"times 1 / (1 - p) = {1.0 / (1.0 - p):.4g}")
     return True, ""
 
 
@@ -251,8 +281,8 @@ def _rate_and_scale(got, expected):
     return _is_dropout_of(got["out"], expected["x"], expected["p"])
 
 
-@case(points=3, hint="Keep each element with probability 1 - p and scale survivors by 1/(1-p).",
-      check=_rate_and_scale)
+@case(unit=DROPOUT, points=3, check=_rate_and_scale,
+      hint="Dropout: keep each element with probability 1 - p and scale survivors by 1/(1-p).")
 def dropout_train_rate_and_scale(tt, rng):
     _seed(tt, rng)
     p = float(rng.uniform(0.2, 0.5))
@@ -274,12 +304,14 @@ def _edge_cases(got, expected):
         if not ok:
             return False, why
     if np.array_equal(a, b):
-        return False, "two calls dropped the same elements: draw a new mask every call"
+        return False, ("the masks of two calls on the same input are identical: draw a new "
+                       "mask every call")
     return compare_values(got[4], expected[4])
 
 
-@case(points=2, hint="p = 1 drops everything; p outside [0, 1] raises ValueError; masks differ "
-                     "between calls.", check=_edge_cases)
+@case(unit=DROPOUT, points=2, check=_edge_cases,
+      hint="Dropout: p = 1 drops everything; p outside [0, 1] raises ValueError; masks differ "
+           "between calls.")
 def dropout_edge_cases(tt, rng):
     nn = tt.nn
     _seed(tt, rng)
@@ -292,9 +324,10 @@ def dropout_edge_cases(tt, rng):
 
 
 # ----------------------------------------------------------------------------- Flatten (4)
-@case(points=4, hint="Merge dims start_dim..end_dim (inclusive, negatives allowed) into one; "
-      "a 1-D input keeps its shape and a 0-d input becomes shape (1,), as in PyTorch; a dim "
-      "out of range is an IndexError (never wrap it) and start after end a RuntimeError.")
+@case(unit=FLATTEN, points=4,
+      hint="Flatten: merge dims start_dim..end_dim (inclusive, negatives allowed) into one; a 1-D "
+           "input keeps its shape and a 0-d input becomes shape (1,), as in PyTorch; a dim out of "
+           "range is an IndexError (never wrap it) and start after end a RuntimeError.")
 def flatten_dims(tt, rng):
     nn = tt.nn
     x = tt.Tensor(_f32(rng, 2, 3, 4, 5))

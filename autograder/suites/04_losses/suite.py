@@ -6,14 +6,21 @@ is the same case run against tinytorch_ref. Points sum to module 04's ``points``
 
 from __future__ import annotations
 
+import importlib
 import warnings
 
 import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="04_losses", version="2027.1")
+suite = Suite(module="04_losses", version="2027.2")
 case = suite.case
+REDUCE = suite.unit("_reduce", "_reduce")
+MSE = suite.unit("mse_loss", "mse_loss", uses=(REDUCE,))
+NLL = suite.unit("nll_loss", "nll_loss", uses=(REDUCE,))
+CROSS_ENTROPY = suite.unit("cross_entropy", "cross_entropy", uses=(REDUCE, NLL))
+BCE = suite.unit("binary_cross_entropy", "_BCEFn", uses=(REDUCE,))
+BCE_LOGITS = suite.unit("binary_cross_entropy_with_logits", "_BCEWithLogitsFn", uses=(REDUCE, BCE))
 
 
 def _f32(rng, *shape, scale=1.0):
@@ -28,32 +35,39 @@ def _quiet(fn, *args, **kwargs):
 
 
 # ----------------------------------------------------------------------------- MSE (8)
-@case(points=4, hint="mse = (input - target)^2, then mean / sum / none.")
+_BAD_REDUCTIONS = ["avg", "batchmean", "elementwise_mean", "Mean", "total"]
+
+
+@case(unit=MSE, points=4,
+      hint="mse_loss: mse = (input - target)^2, then mean / sum / none (_reduce); an unknown "
+           "reduction raises ValueError when the loss is computed (modules check it when called, "
+           "as in PyTorch).")
 def mse_all_reductions(tt, rng):
     F = tt.nn.functional
     a, b = tt.Tensor(_f32(rng, 4, 3)), tt.Tensor(_f32(rng, 4, 3))
+    bad = _BAD_REDUCTIONS[int(rng.integers(len(_BAD_REDUCTIONS)))]
     out = [F.mse_loss(a, b).numpy(), F.mse_loss(a, b, reduction="sum").numpy(),
            F.mse_loss(a, b, reduction="none").numpy(),
            tt.nn.MSELoss(reduction="sum")(a, b).numpy()]
-    return out + [str(F.mse_loss(a, b).dtype), tuple(F.mse_loss(a, b).shape)]
+    return out + [str(F.mse_loss(a, b).dtype), tuple(F.mse_loss(a, b).shape),
+                  outcome(F.mse_loss, a, b, reduction=bad),
+                  outcome(tt.nn.MSELoss(reduction=bad), a, b)]
 
 
-@case(points=2, hint="An unknown reduction must raise ValueError when the loss is computed "
-      "(modules check it when called, as in PyTorch).")
+@case(unit=REDUCE, points=2,
+      hint="_reduce: 'mean' -> loss.mean(), 'sum' -> loss.sum(), 'none' -> loss unchanged; any "
+           "other reduction raises ValueError.")
 def reduction_validated(tt, rng):
-    F = tt.nn.functional
-    a, b = tt.Tensor(_f32(rng, 3)), tt.Tensor(_f32(rng, 3))
-    y = tt.Tensor(rng.integers(0, 3, 3))
-    z = tt.Tensor(_f32(rng, 3, 3))
-    bad = ["avg", "batchmean", "elementwise_mean", "Mean", "total"]
-    pick = [bad[int(i)] for i in rng.permutation(len(bad))[:3]]
-    # a valid reduction next to the invalid ones: the answer differs in every variant
-    return [outcome(F.mse_loss, a, b, reduction=pick[0]),
-            outcome(F.cross_entropy, z, y, reduction=pick[1]),
-            outcome(tt.nn.MSELoss(reduction=pick[2]), a, b), F.mse_loss(a, b).numpy()]
+    reduce = importlib.import_module(f"{tt.__name__}.losses")._reduce
+    pick = [_BAD_REDUCTIONS[int(i)] for i in rng.permutation(len(_BAD_REDUCTIONS))[:3]]
+    loss = tt.Tensor(_f32(rng, *(int(d) for d in rng.integers(1, 5, 2))) ** 2)
+    # valid reductions next to the invalid ones: the answer differs in every variant
+    return [[outcome(reduce, loss, r) for r in pick],
+            [reduce(loss, r).numpy() for r in ("mean", "sum", "none")]]
 
 
-@case(points=2, hint="Different shapes broadcast (with a warning) like PyTorch.")
+@case(unit=MSE, points=2,
+      hint="mse_loss: different shapes broadcast (with a warning) like PyTorch.")
 def mse_broadcast_warns(tt, rng):
     F = tt.nn.functional
     n, m = (int(d) for d in rng.integers(2, 7, 2))
@@ -65,7 +79,8 @@ def mse_broadcast_warns(tt, rng):
 
 
 # ----------------------------------------------------------------------------- CE / NLL (26)
-@case(points=4, hint="cross_entropy = -log_softmax(z, dim=1)[i, y_i], averaged over the batch.")
+@case(unit=CROSS_ENTROPY, points=4,
+      hint="cross_entropy = -log_softmax(z, dim=1)[i, y_i], averaged over the batch.")
 def cross_entropy_reductions(tt, rng):
     F = tt.nn.functional
     z = tt.Tensor(_f32(rng, 6, 5, scale=2.0))
@@ -74,10 +89,14 @@ def cross_entropy_reductions(tt, rng):
     return [loss.numpy(), tuple(loss.shape), str(loss.dtype),
             F.cross_entropy(z, y, reduction="sum").numpy(),
             F.cross_entropy(z, y, reduction="none").numpy(),
-            tt.nn.CrossEntropyLoss()(z, y).numpy()]
+            tt.nn.CrossEntropyLoss()(z, y).numpy(),
+            outcome(F.cross_entropy, z, y,
+                    reduction=_BAD_REDUCTIONS[int(rng.integers(len(_BAD_REDUCTIONS)))])]
 
 
-@case(points=5, hint="Use log_softmax (log-sum-exp), never log(softmax): extreme logits stay finite.")
+@case(unit=CROSS_ENTROPY, points=5,
+      hint="cross_entropy: use log_softmax (log-sum-exp), never log(softmax): extreme logits stay "
+           "finite.")
 def cross_entropy_extreme_logits(tt, rng):
     z = np.array([[1000.0, -1000.0, 0.0], [-1000.0, 1000.0, 0.0], [0.0, 0.0, 200.0],
                   [90.0, 95.0, 100.0]]) + rng.uniform(-1.5, 1.5, (4, 3))
@@ -87,7 +106,9 @@ def cross_entropy_extreme_logits(tt, rng):
                   reduction="none").numpy()
 
 
-@case(points=4, hint="The class dim is 1: (N, C, d1) logits with (N, d1) targets; mean over all.")
+@case(unit=CROSS_ENTROPY, points=4,
+      hint="cross_entropy: the class dim is 1: (N, C, d1) logits with (N, d1) targets; mean over "
+           "all.")
 def cross_entropy_spatial_and_unbatched(tt, rng):
     F = tt.nn.functional
     z = tt.Tensor(_f32(rng, 2, 4, 3))
@@ -97,8 +118,9 @@ def cross_entropy_spatial_and_unbatched(tt, rng):
             F.cross_entropy(single, tt.Tensor(np.array(3))).numpy()]
 
 
-@case(points=2, hint="_picked_loss, not logp * coef: a -inf logit elsewhere in the row must not "
-      "turn the loss into NaN; every target ignored gives a NaN mean (_weighted_mean).")
+@case(unit=CROSS_ENTROPY, points=2,
+      hint="cross_entropy: _picked_loss, not logp * coef: a -inf logit elsewhere in the row must "
+           "not turn the loss into NaN; every target ignored gives a NaN mean (_weighted_mean).")
 def class_losses_pick_like_pytorch(tt, rng):
     F = tt.nn.functional
     z = _f32(rng, 4, 5)
@@ -109,23 +131,32 @@ def class_losses_pick_like_pytorch(tt, rng):
         warnings.simplefilter("ignore")
         with np.errstate(all="ignore"):
             return [F.cross_entropy(tt.Tensor(z), tt.Tensor(y), reduction="none").numpy(),
-                    F.nll_loss(tt.Tensor(z), tt.Tensor(y)).numpy(),
                     F.cross_entropy(tt.Tensor(_f32(rng, 3, 4)), ignored).numpy(),
                     F.cross_entropy(tt.Tensor(_f32(rng, 3, 4)), ignored, reduction="sum").numpy(),
                     outcome(F.cross_entropy, tt.Tensor(z), tt.Tensor(y), label_smoothing=1.5)]
 
 
-@case(points=3, hint="nll_loss picks -input[i, y_i] from log-probabilities (no softmax inside).")
+@case(unit=NLL, points=3,
+      hint="nll_loss picks -input[i, y_i] from log-probabilities (no softmax inside), with "
+           "_picked_loss: a -inf entry of another class must not make NaN.")
 def nll_loss_values(tt, rng):
     F = tt.nn.functional
     logp = F.log_softmax(tt.Tensor(_f32(rng, 5, 4)), dim=1)
     y = tt.Tensor(rng.integers(0, 4, 5))
     raw = tt.Tensor(_f32(rng, 5, 4))
+    masked = _f32(rng, 4, 5)
+    masked[np.arange(4), 4] = -np.inf  # class 4 masked out in every row; never a target
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            picked = F.nll_loss(tt.Tensor(masked), tt.Tensor(rng.integers(0, 4, 4))).numpy()
     return [F.nll_loss(logp, y).numpy(), F.nll_loss(raw, y, reduction="none").numpy(),
-            F.nll_loss(raw, y, reduction="sum").numpy(), tt.nn.NLLLoss()(raw, y).numpy()]
+            F.nll_loss(raw, y, reduction="sum").numpy(), tt.nn.NLLLoss()(raw, y).numpy(),
+            picked]
 
 
-@case(points=2, hint="Uniform logits over C classes cost log(C).")
+@case(unit=CROSS_ENTROPY, points=2,
+      hint="cross_entropy: uniform logits over C classes cost log(C).")
 def cross_entropy_uniform_is_log_c(tt, rng):
     n, c = int(rng.integers(2, 9)), int(rng.integers(2, 200))
     z = tt.Tensor(np.full((n, c), rng.uniform(-5.0, 5.0), dtype=np.float32))
@@ -133,7 +164,8 @@ def cross_entropy_uniform_is_log_c(tt, rng):
     return [loss.numpy(), z.numpy()[0, 0]]  # the logit level, so the answer is the variant's
 
 
-@case(points=3, hint="label_smoothing eps: target = (1 - eps) one-hot + eps / C.")
+@case(unit=CROSS_ENTROPY, points=3,
+      hint="cross_entropy: label_smoothing eps: target = (1 - eps) one-hot + eps / C.")
 def cross_entropy_label_smoothing(tt, rng):
     F = tt.nn.functional
     z = tt.Tensor(_f32(rng, 4, 6))
@@ -142,8 +174,10 @@ def cross_entropy_label_smoothing(tt, rng):
             tt.nn.CrossEntropyLoss(label_smoothing=0.2, reduction="none")(z, y).numpy()]
 
 
-@case(points=3, hint="Probability targets (float, same shape as the logits): -(q * logp).sum(1), "
-      "with q smoothed as (1 - eps) q + eps / C and each class scaled by its weight.")
+@case(unit=CROSS_ENTROPY, points=3,
+      hint="cross_entropy: probability targets (float, same shape as the logits): -(q * "
+           "logp).sum(1), with q smoothed as (1 - eps) q + eps / C and each class scaled by its "
+           "weight.")
 def cross_entropy_probability_targets(tt, rng):
     z = tt.Tensor(_f32(rng, 3, 4))
     q = rng.random((3, 4)).astype(np.float32)
@@ -156,7 +190,8 @@ def cross_entropy_probability_targets(tt, rng):
 
 
 # ----------------------------------------------------------------------------- BCE (8)
-@case(points=4, hint="-(y log p + (1-y) log(1-p)) with each log clamped at -100.")
+@case(unit=BCE, points=4,
+      hint="binary_cross_entropy: -(y log p + (1-y) log(1-p)) with each log clamped at -100.")
 def bce_values_and_clamp(tt, rng):
     F = tt.nn.functional
     p = rng.uniform(0.01, 0.99, (3, 4)).astype(np.float32)
@@ -169,8 +204,9 @@ def bce_values_and_clamp(tt, rng):
             _quiet(tt.nn.BCELoss(reduction="sum"), P, Y).numpy()]
 
 
-@case(points=2, hint="Inputs (and targets) outside [0, 1] are not probabilities: raise "
-      "RuntimeError.")
+@case(unit=BCE, points=2,
+      hint="binary_cross_entropy: inputs (and targets) outside [0, 1] are not probabilities: "
+           "raise RuntimeError.")
 def bce_rejects_non_probabilities(tt, rng):
     F = tt.nn.functional
     y = tt.Tensor(np.array([1.0, 0.0], dtype=np.float32))
@@ -184,7 +220,8 @@ def bce_rejects_non_probabilities(tt, rng):
             outcome(F.binary_cross_entropy, ok, tt.Tensor(np.array([1.0, above], np.float32)))]
 
 
-@case(points=2, hint="weight multiplies each element's loss before the reduction.")
+@case(unit=BCE, points=2,
+      hint="binary_cross_entropy: weight multiplies each element's loss before the reduction.")
 def bce_with_weights(tt, rng):
     p = tt.Tensor(rng.uniform(0.05, 0.95, (4, 3)).astype(np.float32))
     y = tt.Tensor((rng.random((4, 3)) > 0.5).astype(np.float32))
@@ -193,7 +230,9 @@ def bce_with_weights(tt, rng):
 
 
 # ----------------------------------------------------------------------------- BCE logits (8)
-@case(points=4, hint="(1 - y) z + log(1 + exp(-|z|)) + max(-z, 0): no exp of a positive number.")
+@case(unit=BCE_LOGITS, points=4,
+      hint="binary_cross_entropy_with_logits: (1 - y) z + log(1 + exp(-|z|)) + max(-z, 0): no exp "
+           "of a positive number.")
 def bce_logits_values_and_extremes(tt, rng):
     F = tt.nn.functional
     z = np.concatenate([_f32(rng, 8, scale=3.0),
@@ -206,7 +245,9 @@ def bce_logits_values_and_extremes(tt, rng):
             _quiet(tt.nn.BCEWithLogitsLoss(reduction="sum"), Z, Y).numpy()]
 
 
-@case(points=2, hint="pos_weight scales the positive term: (1 + (pw - 1) y) * softplus(-z).")
+@case(unit=BCE_LOGITS, points=2,
+      hint="binary_cross_entropy_with_logits: pos_weight scales the positive term: (1 + (pw - 1) "
+           "y) * softplus(-z).")
 def bce_logits_pos_weight(tt, rng):
     z = tt.Tensor(_f32(rng, 5, 3, scale=2.0))
     y = tt.Tensor((rng.random((5, 3)) > 0.5).astype(np.float32))
@@ -216,7 +257,7 @@ def bce_logits_pos_weight(tt, rng):
             tt.nn.BCEWithLogitsLoss(pos_weight=pw)(z, y).numpy()]
 
 
-@case(points=2, rtol=1e-4, atol=1e-5,
+@case(unit=BCE_LOGITS, points=2, rtol=1e-4, atol=1e-5,
       hint="BCEWithLogits(z) must equal BCE(sigmoid(z)) where the latter is finite.")
 def bce_logits_matches_bce_of_sigmoid(tt, rng):
     F = tt.nn.functional

@@ -8,13 +8,30 @@ returns the leaves' gradients as arrays. Points sum to module 05's ``points`` (5
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="05_autograd", version="2027.1")
+suite = Suite(module="05_autograd", version="2027.2")
 case = suite.case
+UNBROADCAST = suite.unit("unbroadcast", "unbroadcast")
+TOPOLOGICAL = suite.unit("topological_order", "topological_order")
+ENGINE = suite.unit("backward", "backward", uses=(TOPOLOGICAL, UNBROADCAST))
+ADD_SUB = suite.unit("grad_add, grad_sub", "grad_add", "grad_sub", uses=(ENGINE,))
+MUL_DIV = suite.unit("grad_mul, grad_div", "grad_mul", "grad_div", uses=(ENGINE,))
+NEG_POW = suite.unit("grad_neg, grad_pow", "grad_neg", "grad_pow", uses=(ENGINE,))
+EXP_LOG_SQRT = suite.unit("grad_exp, grad_log, grad_sqrt", "grad_exp", "grad_log", "grad_sqrt",
+                          uses=(ENGINE,))
+TANH_ABS_CLAMP = suite.unit("grad_tanh, grad_abs, grad_clamp", "grad_tanh", "grad_abs",
+                            "grad_clamp", uses=(ENGINE,))
+MATMUL = suite.unit("grad_matmul", "grad_matmul", uses=(ENGINE,))
+SUM_MEAN = suite.unit("grad_sum, grad_mean", "grad_sum", "grad_mean", uses=(ENGINE,))
+MAX = suite.unit("grad_max, grad_amax", "grad_max", "grad_amax", uses=(ENGINE,))
+VIEWS = suite.unit("view gradients", "grad_reshape", "grad_transpose", "grad_permute",
+                   "grad_contiguous", uses=(ENGINE,))
+GETITEM = suite.unit("grad_getitem", "grad_getitem", uses=(ENGINE,))
 
 
 def _autograd(tt):
@@ -30,6 +47,41 @@ def _pos(rng, *shape):
     return rng.uniform(0.5, 2.0, shape).astype(np.float32)
 
 
+def _suite_ops(tt):
+    """Operations of the suite's own, as ``Function`` subclasses with their derivatives
+    written here: the engine's cases build their graphs from these, so they grade the
+    engine (``backward``, ``topological_order``, ``unbroadcast``) and none of the student's
+    derivatives (each of those has cases of its own)."""
+
+    function: Any = tt.Function
+
+    def op(forward, backward, saves=True):
+        class SuiteOp(function):
+            @staticmethod
+            def forward(ctx, *arrays):
+                if saves:
+                    ctx.save_for_backward(*arrays)
+                return forward(*arrays)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return backward(grad, *ctx.saved)
+
+        return SuiteOp.apply
+
+    class Ops:
+        add = op(np.add, lambda g, *_: (g, g), saves=False)
+        mul = op(np.multiply, lambda g, a, b: (g * b, g * a))
+        matmul = op(np.matmul, lambda g, a, b: (g @ np.swapaxes(b, -1, -2),
+                                                np.swapaxes(a, -1, -2) @ g))
+        tanh = op(np.tanh, lambda g, a: (g * (1 - np.tanh(a) ** 2),))
+        sum = op(lambda a: np.asarray(a.sum()), lambda g, a: (np.broadcast_to(g, a.shape).copy(),))
+        square = op(np.square, lambda g, a: (2 * a * g,))
+        plus_one = op(lambda a: a + 1, lambda g, *_: (g,), saves=False)
+
+    return Ops
+
+
 def _grads(tt, rng, fn, *arrays):
     """Leaves from ``arrays``; backward of ``fn(*leaves)`` with a random upstream gradient."""
     leaves = [tt.Tensor(a.copy(), requires_grad=True) for a in arrays]
@@ -40,7 +92,9 @@ def _grads(tt, rng, fn, *arrays):
 
 
 # ----------------------------------------------------------------------------- engine (9)
-@case(points=2, hint="Sum extra leading dims away, then sum (keepdims) where the input had size 1.")
+@case(unit=UNBROADCAST, points=2,
+      hint="unbroadcast: sum extra leading dims away, then sum (keepdims) where the input had "
+           "size 1.")
 def unbroadcast_reduces_to_input_shape(tt, rng):
     ub = _autograd(tt).unbroadcast
     g = _f32(rng, 2, 4, 3)
@@ -67,8 +121,9 @@ def _topological(got, expected):
     return True, ""
 
 
-@case(points=2, hint="Post-order DFS: each tensor once, after all of its inputs; root last.",
-      check=_topological)
+@case(unit=TOPOLOGICAL, points=2, check=_topological,
+      hint="topological_order: post-order DFS: each tensor once, after all of its inputs; root "
+           "last.")
 def topological_order_each_tensor_once_inputs_first(tt, rng):
     nodes = [tt.Tensor(_f32(rng, 3), requires_grad=True)
              for _ in range(int(rng.integers(1, 3)))]
@@ -88,110 +143,115 @@ def topological_order_each_tensor_once_inputs_first(tt, rng):
             "edges": [(names[a], names[b]) for a, b in edges]}
 
 
-@case(points=3, hint=".grad accumulates: across backward calls and over every use of a tensor.")
+@case(unit=ENGINE, points=3,
+      hint="backward: .grad accumulates, across backward calls and over every use of a tensor "
+           "(add each new gradient to the one already there).")
 def gradients_accumulate_over_uses_and_calls(tt, rng):
+    ops = _suite_ops(tt)
     x = tt.Tensor(_f32(rng, 4), requires_grad=True)
-    (x * x + x).sum().backward()
+    ops.sum(ops.add(ops.mul(x, x), x)).backward()
     first = x.grad.numpy().copy()
-    (x * 3.0).sum().backward()
+    ops.sum(ops.mul(x, tt.Tensor(_f32(rng, 4)))).backward()
     w = tt.Tensor(_f32(rng, 3, 3), requires_grad=True)
     h = tt.Tensor(_f32(rng, 2, 3))
-    ((h @ w) @ w).sum().backward()  # a weight shared by two "layers"
+    ops.sum(ops.matmul(ops.matmul(h, w), w)).backward()  # a weight shared by two "layers"
     return [first, x.grad.numpy().copy(), w.grad.numpy().copy()]
 
 
-@case(points=2, hint="Scalar outputs get gradient 1; others need `gradient` (RuntimeError if not).")
+@case(unit=ENGINE, points=3,
+      hint="backward: scalar outputs get gradient 1, others need `gradient` (RuntimeError if "
+           "not); a second backward through values the first one freed raises RuntimeError unless "
+           "the first passed retain_graph=True (pass it on to _vjp).")
 def backward_seed_errors_and_no_grad_inputs(tt, rng):
+    ops = _suite_ops(tt)
     x = tt.Tensor(_f32(rng, 3), requires_grad=True)
     c = tt.Tensor(_f32(rng, 3))
-    y = x * c
+    y = ops.mul(x, c)
     err = outcome(y.backward)
     seed = _f32(rng, 3)
-    (x * c).backward(tt.Tensor(seed))
+    ops.mul(x, c).backward(tt.Tensor(seed))
     with tt.no_grad():
-        z = x * 2.0
-    return {"nonscalar": err, "x": x.grad.numpy().copy(), "c_grad_is_none": c.grad is None,
-            "no_grad_output": bool(z.requires_grad),
-            "no_grad_backward": outcome(z.sum().backward),
-            "grad_is_tensor": isinstance(x.grad, tt.Tensor), "dtype": str(x.grad.dtype)}
-
-
-# ----------------------------------------------------------------------------- element-wise (16)
-@case(points=3, hint="add/sub pass grad through; a broadcast input's gradient is summed back.",
-      rtol=1e-4)
-def add_sub_gradients_with_broadcasting(tt, rng):
-    a, b, c = _f32(rng, 4, 1, 3), _f32(rng, 5, 1), _f32(rng, 3)
-    return [_grads(tt, rng, lambda x, y: x + y, a, b), _grads(tt, rng, lambda x, y: x - y, a, c),
-            _grads(tt, rng, lambda x, y: y - x, c, b), _grads(tt, rng, lambda x: 2.0 - x, c)]
-
-
-@case(points=3, hint="d(ab) = (b, a) · grad; d(a/b) = (1/b, -a/b²) · grad; then unbroadcast.",
-      rtol=1e-4)
-def mul_div_gradients_with_broadcasting(tt, rng):
-    a, b, c = _f32(rng, 2, 3), _pos(rng, 3), _pos(rng, 2, 1)
-    return [_grads(tt, rng, lambda x, y: x * y, a, b), _grads(tt, rng, lambda x, y: x / y, a, b),
-            _grads(tt, rng, lambda x, y: y / x, c, a), _grads(tt, rng, lambda x: x * x, a)]
-
-
-@case(points=2, hint="d(-a) = -grad; d(a**p) = p·a**(p-1)·grad for any number p.", rtol=1e-4)
-def neg_and_pow_gradients(tt, rng):
-    a = _pos(rng, 3, 2)
-    return [_grads(tt, rng, lambda x: -x, a), _grads(tt, rng, lambda x: x ** 2, a),
-            _grads(tt, rng, lambda x: x ** 3, a), _grads(tt, rng, lambda x: x ** 0.5, a),
-            _grads(tt, rng, lambda x: x ** -1.5, a)]
-
-
-@case(points=3, hint="exp' = out, log' = 1/a, sqrt' = 1/(2·out).", rtol=1e-4)
-def exp_log_sqrt_gradients(tt, rng):
-    a = _pos(rng, 2, 3)
-    return [_grads(tt, rng, lambda x: x.exp(), a), _grads(tt, rng, lambda x: x.log(), a),
-            _grads(tt, rng, lambda x: x.sqrt(), a)]
-
-
-@case(points=2, hint="tanh' = 1 - out²; abs' = sign(a); clamp passes grad where min <= a <= max.",
-      rtol=1e-4)
-def tanh_abs_clamp_gradients(tt, rng):
-    a = _f32(rng, 3, 4)
-    a[0, 0] = 0.0
-    a[1, 1] = 0.5  # exactly on a clamp bound: inclusive, as in PyTorch
-    return [_grads(tt, rng, lambda x: x.tanh(), a), _grads(tt, rng, lambda x: x.abs(), a),
-            _grads(tt, rng, lambda x: x.clamp(min=-0.5, max=0.5), a),
-            _grads(tt, rng, lambda x: x.clamp(min=0.0), a)]
-
-
-@case(points=3, hint="PyTorch's conventions: x ** 0 has gradient 0 (even at 0); sign(NaN) is 0; "
-      "np.where, not grad * mask, so inf * 0 never makes NaN; a NaN maximum takes the whole "
-      "gradient; a second backward needs retain_graph=True (pass it to _vjp).")
-def edge_conventions_like_pytorch(tt, rng):
-    a = _f32(rng, 5)
-    a[0] = 0.0
-    out = {"pow0": _grads(tt, rng, lambda x: x ** 0, a)}
-    nan_abs = a.copy()
-    nan_abs[1] = np.nan
-    out["abs_nan"] = _grads(tt, rng, lambda x: x.abs(), nan_abs)
-    x = tt.Tensor(a, requires_grad=True)
-    y = x.clamp(min=0.5)
-    with np.errstate(invalid="ignore"):
-        y.backward(tt.Tensor(np.full(5, np.inf, dtype=np.float32)))
-    out["clamp_inf"] = x.grad.numpy().copy()
-    with np.errstate(invalid="ignore"):
-        out["max_nan"] = _grads(tt, rng, lambda t: t.max() * 2.0, nan_abs)
+        z = ops.mul(x, tt.Tensor(_f32(rng, 3)))
+    out = {"nonscalar": err, "x": x.grad.numpy().copy(), "c_grad_is_none": c.grad is None,
+           "no_grad_output": bool(z.requires_grad),
+           "no_grad_backward": outcome(ops.sum(z).backward),
+           "grad_is_tensor": isinstance(x.grad, tt.Tensor), "dtype": str(x.grad.dtype)}
     w = tt.Tensor(_f32(rng, 3), requires_grad=True)
-    loss = (w * w).sum()
+    loss = ops.sum(ops.square(w))
     loss.backward()
     out["second"] = outcome(loss.backward)
-    again = (w * w).sum()
+    again = ops.sum(ops.square(w))
     again.backward(retain_graph=True)
     again.backward()
-    plain = (w + 1.0).sum()
+    plain = ops.sum(ops.plus_one(w))
     plain.backward()
     out["no_saved_values_twice"] = outcome(plain.backward)
     out["w"] = w.grad.numpy().copy()
     return out
 
 
+# ----------------------------------------------------------------------------- element-wise (16)
+@case(unit=ADD_SUB, points=3, rtol=1e-4,
+      hint="grad_add/grad_sub: add/sub pass grad through; a broadcast input's gradient is summed "
+           "back.")
+def add_sub_gradients_with_broadcasting(tt, rng):
+    a, b, c = _f32(rng, 4, 1, 3), _f32(rng, 5, 1), _f32(rng, 3)
+    return [_grads(tt, rng, lambda x, y: x + y, a, b), _grads(tt, rng, lambda x, y: x - y, a, c),
+            _grads(tt, rng, lambda x, y: y - x, c, b), _grads(tt, rng, lambda x: 2.0 - x, c)]
+
+
+@case(unit=MUL_DIV, points=3, rtol=1e-4,
+      hint="grad_mul/grad_div: d(ab) = (b, a) · grad; d(a/b) = (1/b, -a/b²) · grad; then "
+           "unbroadcast.")
+def mul_div_gradients_with_broadcasting(tt, rng):
+    a, b, c = _f32(rng, 2, 3), _pos(rng, 3), _pos(rng, 2, 1)
+    return [_grads(tt, rng, lambda x, y: x * y, a, b), _grads(tt, rng, lambda x, y: x / y, a, b),
+            _grads(tt, rng, lambda x, y: y / x, c, a), _grads(tt, rng, lambda x: x * x, a)]
+
+
+@case(unit=NEG_POW, points=3, rtol=1e-4,
+      hint="grad_neg: d(-a) = -grad; grad_pow: d(a**p) = p·a**(p-1)·grad for any number p, and x "
+           "** 0 has gradient 0 (even at 0), as in PyTorch.")
+def neg_and_pow_gradients(tt, rng):
+    a = _pos(rng, 3, 2)
+    z = _f32(rng, 5)
+    z[0] = 0.0
+    return [_grads(tt, rng, lambda x: -x, a), _grads(tt, rng, lambda x: x ** 2, a),
+            _grads(tt, rng, lambda x: x ** 3, a), _grads(tt, rng, lambda x: x ** 0.5, a),
+            _grads(tt, rng, lambda x: x ** -1.5, a), _grads(tt, rng, lambda x: x ** 0, z)]
+
+
+@case(unit=EXP_LOG_SQRT, points=3, rtol=1e-4,
+      hint="grad_exp/grad_log/grad_sqrt: exp' = out, log' = 1/a, sqrt' = 1/(2·out).")
+def exp_log_sqrt_gradients(tt, rng):
+    a = _pos(rng, 2, 3)
+    return [_grads(tt, rng, lambda x: x.exp(), a), _grads(tt, rng, lambda x: x.log(), a),
+            _grads(tt, rng, lambda x: x.sqrt(), a)]
+
+
+@case(unit=TANH_ABS_CLAMP, points=3, rtol=1e-4,
+      hint="grad_tanh: 1 - out²; grad_abs: sign(a), and sign(NaN) is 0; grad_clamp passes grad "
+           "where min <= a <= max, with np.where (not grad * mask, so inf * 0 never makes NaN).")
+def tanh_abs_clamp_gradients(tt, rng):
+    a = _f32(rng, 3, 4)
+    a[0, 0] = 0.0
+    a[1, 1] = 0.5  # exactly on a clamp bound: inclusive, as in PyTorch
+    out = [_grads(tt, rng, lambda x: x.tanh(), a), _grads(tt, rng, lambda x: x.abs(), a),
+           _grads(tt, rng, lambda x: x.clamp(min=-0.5, max=0.5), a),
+           _grads(tt, rng, lambda x: x.clamp(min=0.0), a)]
+    b = _f32(rng, 5)
+    b[1] = np.nan
+    out.append(_grads(tt, rng, lambda x: x.abs(), b))
+    x = tt.Tensor(_f32(rng, 5), requires_grad=True)
+    with np.errstate(invalid="ignore"):
+        x.clamp(min=0.5).backward(tt.Tensor(np.full(5, np.inf, dtype=np.float32)))
+    out.append(x.grad.numpy().copy())
+    return out
+
+
 # ----------------------------------------------------------------------------- matmul (8)
-@case(points=4, hint="dA = G @ Bᵀ, dB = Aᵀ @ G: check the shapes.", rtol=1e-4, atol=1e-5)
+@case(unit=MATMUL, points=4, rtol=1e-4, atol=1e-5,
+      hint="grad_matmul: dA = G @ Bᵀ, dB = Aᵀ @ G: check the shapes.")
 def matmul_gradients_2d(tt, rng):
     a, b = _f32(rng, 3, 4), _f32(rng, 4, 5)
     sq = _f32(rng, 4, 4)
@@ -201,8 +261,9 @@ def matmul_gradients_2d(tt, rng):
             _grads(tt, rng, lambda y: v @ y, b), _grads(tt, rng, lambda x: x @ v, a)]
 
 
-@case(points=4, hint="Swap the last two axes (not .T); batch dims of a shared matrix are summed.",
-      rtol=1e-4, atol=1e-5)
+@case(unit=MATMUL, points=4, rtol=1e-4, atol=1e-5,
+      hint="grad_matmul: swap the last two axes (not .T); batch dims of a shared matrix are "
+           "summed.")
 def matmul_gradients_batched_and_vectors(tt, rng):
     a, w = _f32(rng, 5, 3, 4), _f32(rng, 4, 2)
     c = _f32(rng, 5, 4, 6)
@@ -215,8 +276,9 @@ def matmul_gradients_batched_and_vectors(tt, rng):
 
 
 # ----------------------------------------------------------------------------- reductions (9)
-@case(points=4, hint="Re-insert reduced axes (keepdim=False), broadcast back; mean divides by n.",
-      rtol=1e-4)
+@case(unit=SUM_MEAN, points=4, rtol=1e-4,
+      hint="grad_sum/grad_mean: re-insert reduced axes (keepdim=False), broadcast back; mean "
+           "divides by n.")
 def sum_and_mean_gradients_over_dims(tt, rng):
     a = _f32(rng, 2, 3, 4)
     fns = [lambda x: x.sum(), lambda x: x.sum(dim=1), lambda x: x.sum(dim=(0, 2)),
@@ -225,17 +287,23 @@ def sum_and_mean_gradients_over_dims(tt, rng):
     return [_grads(tt, rng, f, a) for f in fns]
 
 
-@case(points=3, hint="Full max: ties share grad evenly; max(dim): grad goes to .indices.",
-      rtol=1e-4)
+@case(unit=MAX, points=3, rtol=1e-4,
+      hint="grad_max: full max, ties share grad evenly and a NaN maximum takes the whole "
+           "gradient; max(dim): grad goes to .indices.")
 def max_gradients_full_and_dim(tt, rng):
     a = _f32(rng, 3, 4)
     tied = np.array([[1.0, 3.0, 3.0], [0.0, 3.0, -1.0]], dtype=np.float32)
+    nan = _f32(rng, 5)
+    nan[int(rng.integers(5))] = np.nan
+    with np.errstate(invalid="ignore"):
+        nan_max = _grads(tt, rng, lambda t: t.max(), nan)
     return [_grads(tt, rng, lambda x: x.max(), a), _grads(tt, rng, lambda x: x.max(), tied),
             _grads(tt, rng, lambda x: x.max(dim=1).values, a),
-            _grads(tt, rng, lambda x: x.max(dim=0, keepdim=True).values, a)]
+            _grads(tt, rng, lambda x: x.max(dim=0, keepdim=True).values, a), nan_max]
 
 
-@case(points=2, hint="amax: ties within each reduction share the gradient evenly.", rtol=1e-4)
+@case(unit=MAX, points=2, rtol=1e-4,
+      hint="grad_max/grad_amax: amax: ties within each reduction share the gradient evenly.")
 def amax_gradients_share_ties(tt, rng):
     tied = np.array([[2.0, 2.0, 1.0], [0.0, 5.0, 5.0]], dtype=np.float32)
     a = _f32(rng, 2, 3, 4)
@@ -245,8 +313,9 @@ def amax_gradients_share_ties(tt, rng):
 
 
 # ----------------------------------------------------------------------------- views & indexing (6)
-@case(points=3, hint="The backward of a view is the inverse view: reshape back, argsort(dims).",
-      rtol=1e-4)
+@case(unit=VIEWS, points=3, rtol=1e-4,
+      hint="grad_reshape/grad_transpose/grad_permute: the backward of a view is the inverse view: "
+           "reshape back, argsort(dims).")
 def view_gradients_reshape_transpose_permute(tt, rng):
     a = _f32(rng, 2, 3, 4)
     return [_grads(tt, rng, lambda x: x.reshape(4, 6), a),
@@ -257,8 +326,8 @@ def view_gradients_reshape_transpose_permute(tt, rng):
             _grads(tt, rng, lambda x: x.T, a)]
 
 
-@case(points=3, hint="Scatter grad into zeros with np.add.at: repeated indices add up.",
-      rtol=1e-4)
+@case(unit=GETITEM, points=3, rtol=1e-4,
+      hint="grad_getitem: scatter grad into zeros with np.add.at: repeated indices add up.")
 def getitem_gradients_slices_fancy_and_masks(tt, rng):
     a = _f32(rng, 4, 5)
     idx = np.array([3, 0, 3, 3])
@@ -269,18 +338,19 @@ def getitem_gradients_slices_fancy_and_masks(tt, rng):
 
 
 # ----------------------------------------------------------------------------- end to end (3)
-@case(points=2, hint="Every op of a small MLP must be right for its weights' gradients to match.",
-      rtol=1e-4, atol=1e-5)
+@case(unit=ENGINE, points=2, rtol=1e-4, atol=1e-5,
+      hint="backward on a small MLP: visit every node once, after everything that uses it, "
+           "unbroadcast each gradient (the bias is broadcast over the batch) and add it to what "
+           "the input already has.")
 def mlp_gradients_end_to_end(tt, rng):
+    ops = _suite_ops(tt)
     x = tt.Tensor(_f32(rng, 8, 4))
     w1 = tt.Tensor(_f32(rng, 4, 6) * 0.5, requires_grad=True)
-    b1 = tt.Tensor(np.zeros(6, dtype=np.float32), requires_grad=True)
+    b1 = tt.Tensor(_f32(rng, 6) * 0.1, requires_grad=True)
     w2 = tt.Tensor(_f32(rng, 6, 3) * 0.5, requires_grad=True)
-    h = (x @ w1 + b1).tanh().clamp(min=-0.9)
-    logits = h @ w2
-    shifted = logits - logits.amax(dim=1, keepdim=True)
-    logp = shifted - shifted.exp().sum(dim=1, keepdim=True).log()
-    loss = -(logp[np.arange(8), np.array([0, 1, 2, 0, 1, 2, 0, 1])]).mean()
+    h = ops.tanh(ops.add(ops.matmul(x, w1), b1))
+    out = ops.matmul(h, w2)
+    loss = ops.sum(ops.add(ops.mul(out, tt.Tensor(_f32(rng, 8, 3))), ops.square(out)))
     loss.backward()
     return [float(loss.item()), w1.grad.numpy().copy(), b1.grad.numpy().copy(),
             w2.grad.numpy().copy()]

@@ -13,8 +13,12 @@ import numpy as np
 
 from autograder.suite import Suite
 
-suite = Suite(module="06_optimizers", version="2027.1")
+suite = Suite(module="06_optimizers", version="2027.2")
 case = suite.case
+ZERO_GRAD = suite.unit("Optimizer.zero_grad", "Optimizer.zero_grad")
+SGD = suite.unit("SGD", "SGD.step")
+ADAM = suite.unit("Adam", "Adam.step", "AdamW")
+STATE_BYTES = suite.unit("Optimizer.state_bytes", "Optimizer.state_bytes", uses=(SGD, ADAM))
 
 
 def _optim(tt):
@@ -38,7 +42,8 @@ def _trajectory(tt, params, opt, steps=5, skip=()):
 
 
 # ----------------------------------------------------------------------------- base (5)
-@case(points=3, hint="zero_grad(): None by default; zeros of the same shape with set_to_none=False.")
+@case(unit=ZERO_GRAD, points=3,
+      hint="zero_grad(): None by default; zeros of the same shape with set_to_none=False.")
 def zero_grad_none_or_zeros(tt, rng):
     shapes = [tuple(int(d) for d in rng.integers(1, 6, int(rng.integers(1, 4))))
               for _ in range(2)]
@@ -54,10 +59,9 @@ def zero_grad_none_or_zeros(tt, rng):
             "values": [p.numpy().copy(), q.numpy().copy()]}
 
 
-@case(points=2, hint="Updates are written in place into p.data and keep its dtype (float32).")
-def updates_keep_float32_and_identity(tt, rng):
+def _in_place_updates(tt, rng, makers):
     out = []
-    for make in ("SGD", "Adam", "AdamW"):
+    for make in makers:
         (p,) = _params(tt, rng, (3,))
         buf = p.data
         p.grad = tt.Tensor(rng.standard_normal(3).astype(np.float32))
@@ -69,15 +73,29 @@ def updates_keep_float32_and_identity(tt, rng):
     return out
 
 
+@case(unit=SGD, points=1,
+      hint="SGD.step writes each update in place into p.data and keeps its dtype (float32).")
+def sgd_updates_in_place_keep_float32(tt, rng):
+    return _in_place_updates(tt, rng, ("SGD",))
+
+
+@case(unit=ADAM, points=1,
+      hint="Adam.step (and AdamW's) writes each update in place into p.data and keeps its dtype "
+           "(float32).")
+def adam_updates_in_place_keep_float32(tt, rng):
+    return _in_place_updates(tt, rng, ("Adam", "AdamW"))
+
+
 # ----------------------------------------------------------------------------- SGD (22)
-@case(points=4, hint="p <- p - lr * grad, for every parameter with a gradient.", rtol=1e-5)
+@case(unit=SGD, points=4, rtol=1e-5,
+      hint="SGD: p <- p - lr * grad, for every parameter with a gradient.")
 def sgd_plain_trajectory(tt, rng):
     params = _params(tt, rng, (3, 2), (4,))
     return _trajectory(tt, params, _optim(tt).SGD(params, lr=0.05))
 
 
-@case(points=3, hint="SGD's weight_decay adds wd * p to the gradient before anything else.",
-      rtol=1e-5)
+@case(unit=SGD, points=3, rtol=1e-5,
+      hint="SGD's weight_decay adds wd * p to the gradient before anything else.")
 def sgd_weight_decay_trajectory(tt, rng):
     params = _params(tt, rng, (5,))
     strong = _params(tt, rng, (3,))
@@ -85,30 +103,31 @@ def sgd_weight_decay_trajectory(tt, rng):
             _trajectory(tt, strong, _optim(tt).SGD(strong, lr=0.05, weight_decay=1.0))]
 
 
-@case(points=5, hint="First step: buffer = a copy of grad (torch); then buf = m*buf + (1-d)*g.",
-      rtol=1e-5)
+@case(unit=SGD, points=5, rtol=1e-5,
+      hint="First step: buffer = a copy of grad (torch); then buf = m*buf + (1-d)*g.")
 def sgd_momentum_trajectory(tt, rng):
     params = _params(tt, rng, (2, 3))
     return _trajectory(tt, params, _optim(tt).SGD(params, lr=0.05, momentum=0.9), steps=6)
 
 
-@case(points=3, hint="Dampening scales the new gradient from the second step on: (1 - dampening).",
-      rtol=1e-5)
+@case(unit=SGD, points=3, rtol=1e-5,
+      hint="Dampening scales the new gradient from the second step on: (1 - dampening).")
 def sgd_momentum_dampening_weight_decay(tt, rng):
     params = _params(tt, rng, (4,))
     opt = _optim(tt).SGD(params, lr=0.05, momentum=0.8, dampening=0.3, weight_decay=0.01)
     return _trajectory(tt, params, opt, steps=5)
 
 
-@case(points=4, hint="Nesterov: g <- g + momentum * buf (look ahead), not g <- buf.", rtol=1e-5)
+@case(unit=SGD, points=4, rtol=1e-5,
+      hint="SGD: Nesterov: g <- g + momentum * buf (look ahead), not g <- buf.")
 def sgd_nesterov_trajectory(tt, rng):
     params = _params(tt, rng, (3,), (2, 2))
     opt = _optim(tt).SGD(params, lr=0.05, momentum=0.9, nesterov=True, weight_decay=0.01)
     return _trajectory(tt, params, opt, steps=5)
 
 
-@case(points=3, hint="Skip parameters without .grad; each param group uses its own lr.",
-      rtol=1e-5)
+@case(unit=SGD, points=3, rtol=1e-5,
+      hint="SGD: skip parameters without .grad; each param group uses its own lr.")
 def sgd_param_groups_and_missing_grads(tt, rng):
     a, b, c = _params(tt, rng, (3,), (3,), (2,))
     opt = _optim(tt).SGD([{"params": [a, b]}, {"params": [c], "lr": 0.5}], lr=0.05,
@@ -119,8 +138,8 @@ def sgd_param_groups_and_missing_grads(tt, rng):
 
 
 # ----------------------------------------------------------------------------- Adam (19)
-@case(points=7, hint="m, v moving averages; step_size = lr/(1-b1^t); denom = sqrt(v)/sqrt(1-b2^t)+eps.",
-      rtol=1e-5, atol=1e-6)
+@case(unit=ADAM, points=7, rtol=1e-5, atol=1e-6,
+      hint="m, v moving averages; step_size = lr/(1-b1^t); denom = sqrt(v)/sqrt(1-b2^t)+eps.")
 def adam_trajectory(tt, rng):
     params = _params(tt, rng, (3, 2), (4,))
     big_eps = _params(tt, rng, (4,))
@@ -128,8 +147,8 @@ def adam_trajectory(tt, rng):
             _trajectory(tt, big_eps, _optim(tt).Adam(big_eps, lr=0.05, eps=0.5), steps=3)]
 
 
-@case(points=4, hint="Adam's weight_decay is L2: add wd * p to the gradient (not AdamW's decay).",
-      rtol=1e-5, atol=1e-6)
+@case(unit=ADAM, points=4, rtol=1e-5, atol=1e-6,
+      hint="Adam's weight_decay is L2: add wd * p to the gradient (not AdamW's decay).")
 def adam_weight_decay_is_l2(tt, rng):
     params = _params(tt, rng, (5,))
     opt = _optim(tt).Adam(params, lr=0.02, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)
@@ -138,8 +157,8 @@ def adam_weight_decay_is_l2(tt, rng):
     return [_trajectory(tt, params, opt, steps=5), _trajectory(tt, strong, opt2, steps=3)]
 
 
-@case(points=6, hint="AdamW: p <- p * (1 - lr * wd) first, then Adam with the raw gradient.",
-      rtol=1e-5, atol=1e-6)
+@case(unit=ADAM, points=6, rtol=1e-5, atol=1e-6,
+      hint="AdamW: p <- p * (1 - lr * wd) first, then Adam with the raw gradient.")
 def adamw_trajectory(tt, rng):
     params = _params(tt, rng, (2, 3), (3,))
     opt = _optim(tt).AdamW(params, lr=0.05, weight_decay=0.2)
@@ -148,8 +167,8 @@ def adamw_trajectory(tt, rng):
             "default_wd": float(default.param_groups[0]["weight_decay"])}
 
 
-@case(points=2, hint="Adam's state per parameter: step (int), exp_avg and exp_avg_sq like p.",
-      rtol=1e-5, atol=1e-7)
+@case(unit=ADAM, points=2, rtol=1e-5, atol=1e-7,
+      hint="Adam's state per parameter: step (int), exp_avg and exp_avg_sq like p.")
 def adam_state_contents(tt, rng):
     (p,) = _params(tt, rng, (2, 2))
     opt = _optim(tt).Adam([p], lr=0.1)
@@ -160,7 +179,8 @@ def adam_state_contents(tt, rng):
 
 
 # ----------------------------------------------------------------------------- memory (4)
-@case(points=4, hint="state_bytes: total nbytes of the arrays in optimizer.state (0x, 1x, 2x).")
+@case(unit=STATE_BYTES, points=4,
+      hint="state_bytes: total nbytes of the arrays in optimizer.state (0x, 1x, 2x).")
 def state_bytes_zero_one_two_times_params(tt, rng):
     out = []
     optim = _optim(tt)

@@ -17,8 +17,17 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values
 
-suite = Suite(module="07_training", version="2027.2")
+suite = Suite(module="07_training", version="2027.3")
 case = suite.case
+ACCURACY = suite.unit("accuracy", "accuracy")
+CLIP = suite.unit("clip_grad_norm_", "clip_grad_norm_")
+STEP_LR = suite.unit("StepLR", "StepLR.get_lr")
+COSINE = suite.unit("CosineAnnealingLR", "CosineAnnealingLR.get_lr")
+LINEAR_LR = suite.unit("LinearLR", "LinearLR.get_lr")
+CHECKPOINTS = suite.unit("checkpoints", "save_checkpoint", "load_checkpoint")
+EARLY_STOPPING = suite.unit("EarlyStopping", "EarlyStopping.step")
+EVALUATE = suite.unit("Trainer.evaluate", "Trainer.evaluate", uses=(ACCURACY,))
+TRAIN_EPOCH = suite.unit("Trainer.train_epoch", "Trainer.train_epoch", uses=(CLIP,))
 
 
 def _mod(tt, name):
@@ -80,8 +89,9 @@ def _dummy(tt, rng, n=1):
 
 
 # ----------------------------------------------------------------------------- metrics (4)
-@case(points=4, hint="(N, C) scores -> arg-max; (N,) or (N, 1) floats: logits=False -> p > 0.5, "
-      "logits=True -> z > 0, neither -> ValueError; ints -> labels.")
+@case(unit=ACCURACY, points=4,
+      hint="accuracy: (N, C) scores -> arg-max; (N,) or (N, 1) floats: logits=False -> p > 0.5, "
+           "logits=True -> z > 0, neither -> ValueError; ints -> labels.")
 def accuracy_from_scores_probabilities_labels(tt, rng):
     acc = _mod(tt, "training").accuracy
     n, c, m = int(rng.integers(50, 300)), int(rng.integers(2, 7)), int(rng.integers(50, 300))
@@ -109,8 +119,9 @@ def accuracy_from_scores_probabilities_labels(tt, rng):
 
 
 # ----------------------------------------------------------------------------- clipping (7)
-@case(points=4, hint="One global norm over all gradients; scale every gradient by max/(norm+1e-6).",
-      rtol=1e-5)
+@case(unit=CLIP, points=4, rtol=1e-5,
+      hint="clip_grad_norm_: one global norm over all gradients; scale every gradient by "
+           "max/(norm+1e-6).")
 def clip_grad_norm_scales_every_parameter(tt, rng):
     clip = _mod(tt, "training").clip_grad_norm_
     params = _dummy(tt, rng, 3)
@@ -126,7 +137,8 @@ def clip_grad_norm_scales_every_parameter(tt, rng):
             "tiny": tiny.grad.numpy() * np.float32(1e8)}  # in units of 1e-8: comparable
 
 
-@case(points=2, hint="Below max_norm nothing changes; a single Tensor is accepted too.", rtol=1e-5)
+@case(unit=CLIP, points=2, rtol=1e-5,
+      hint="clip_grad_norm_: below max_norm nothing changes; a single Tensor is accepted too.")
 def clip_grad_norm_leaves_small_gradients(tt, rng):
     clip = _mod(tt, "training").clip_grad_norm_
     (p,) = _dummy(tt, rng)
@@ -136,9 +148,9 @@ def clip_grad_norm_leaves_small_gradients(tt, rng):
     return [float(np.asarray(total.numpy())), p.grad.numpy().copy()]
 
 
-@case(points=2, hint="The total is the norm of the per-parameter norms (_vector_norm: inf, -inf, "
-      "0 and p-norms); every gradient is multiplied by min(coef, 1), so a NaN spreads.",
-      rtol=1e-5)
+@case(unit=CLIP, points=2, rtol=1e-5,
+      hint="clip_grad_norm_: the total is the norm of the per-parameter norms (_vector_norm: inf, "
+           "-inf, 0 and p-norms); every gradient is multiplied by min(coef, 1), so a NaN spreads.")
 def clip_grad_norm_any_norm_and_nan(tt, rng):
     clip = _mod(tt, "training").clip_grad_norm_
     out = []
@@ -158,8 +170,8 @@ def clip_grad_norm_any_norm_and_nan(tt, rng):
 
 
 # ----------------------------------------------------------------------------- schedulers (14)
-@case(points=4, hint="lr = base * gamma ** (last_epoch // step_size); the constructor is step 0.",
-      rtol=1e-6)
+@case(unit=STEP_LR, points=4, rtol=1e-6,
+      hint="StepLR: lr = base * gamma ** (last_epoch // step_size); the constructor is step 0.")
 def step_lr_schedule(tt, rng):
     sched_mod = _mod(tt, "training")
     opt = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.1, 1.0)))
@@ -168,7 +180,8 @@ def step_lr_schedule(tt, rng):
     return {"lrs": _lrs(sched, opt, 8), "last_epoch": int(sched.last_epoch)}
 
 
-@case(points=4, hint="eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2.", rtol=1e-6)
+@case(unit=COSINE, points=4, rtol=1e-6,
+      hint="CosineAnnealingLR: eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2.")
 def cosine_annealing_schedule(tt, rng):
     t = _mod(tt, "training")
     opt = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.1, 1.0)))
@@ -179,8 +192,9 @@ def cosine_annealing_schedule(tt, rng):
     return [a, b]
 
 
-@case(points=3, hint="base * (s + (e - s) * min(epoch, total_iters) / total_iters); with "
-      "total_iters=0 there is no ramp: the factor stays start_factor.", rtol=1e-6)
+@case(unit=LINEAR_LR, points=3, rtol=1e-6,
+      hint="LinearLR: base * (s + (e - s) * min(epoch, total_iters) / total_iters); with "
+           "total_iters=0 there is no ramp: the factor stays start_factor.")
 def linear_warmup_schedule(tt, rng):
     t = _mod(tt, "training")
     opt = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.05, 0.5)))
@@ -196,7 +210,8 @@ def linear_warmup_schedule(tt, rng):
     return [a, b, c, d]
 
 
-@case(points=1, hint="Each param group keeps its own base lr (group['initial_lr']).", rtol=1e-6)
+@case(unit=STEP_LR, points=1, rtol=1e-6,
+      hint="StepLR: each param group keeps its own base lr (group['initial_lr']).")
 def schedulers_handle_param_groups(tt, rng):
     t = _mod(tt, "training")
     a, b = _dummy(tt, rng, 2)
@@ -206,7 +221,9 @@ def schedulers_handle_param_groups(tt, rng):
 
 
 # ----------------------------------------------------------------------------- early stop (5)
-@case(points=2, hint="Improve = beat best by more than min_delta; stop after `patience` misses.")
+@case(unit=EARLY_STOPPING, points=2,
+      hint="EarlyStopping: improve = beat best by more than min_delta; stop after `patience` "
+           "misses.")
 def early_stopping_min_mode(tt, rng):
     # Binary fractions (multiples of 2**-20, min_delta 2**-7): ``b1 - md`` is exactly md below
     # the best, so "not an improvement" holds however the comparison is written
@@ -226,7 +243,8 @@ def early_stopping_min_mode(tt, rng):
     return {"stops": [es.step(v) for v in values], "best": es.best, "counter": es.counter}
 
 
-@case(points=2, hint="mode='max' for accuracies: an improvement is value > best + min_delta.")
+@case(unit=EARLY_STOPPING, points=2,
+      hint="EarlyStopping: mode='max' for accuracies: an improvement is value > best + min_delta.")
 def early_stopping_max_mode(tt, rng):
     es = _mod(tt, "training").EarlyStopping(patience=2, mode="max")
     shift = float(rng.uniform(-0.2, 0.2))
@@ -240,8 +258,9 @@ def early_stopping_max_mode(tt, rng):
 
 
 # ----------------------------------------------------------------------------- checkpoints (8)
-@case(points=5, hint="Save model AND optimizer state (moments, step, lr) and restore them exactly.",
-      rtol=1e-6)
+@case(unit=CHECKPOINTS, points=5, rtol=1e-6,
+      hint="save_checkpoint/load_checkpoint: save model AND optimizer state (moments, step, lr) "
+           "and restore them exactly.")
 def checkpoint_roundtrip_resumes_exactly(tt, rng):
     t = _mod(tt, "training")
     optim = _mod(tt, "optimizers")
@@ -285,8 +304,9 @@ def _plain_npz(got, expected):
                           [expected["epoch"], expected["w"], expected["bare"]])
 
 
-@case(points=2, hint="An .npz of plain arrays only: np.load(..., allow_pickle=False) must read it.",
-      check=_plain_npz)
+@case(unit=CHECKPOINTS, points=2, check=_plain_npz,
+      hint="save_checkpoint/load_checkpoint: an .npz of plain arrays only: np.load(..., "
+           "allow_pickle=False) must read it.")
 def checkpoint_is_plain_npz(tt, rng):
     t = _mod(tt, "training")
     m = _Linear(tt, rng, 2, 2)
@@ -313,8 +333,9 @@ def _data(rng, n=40):
     return x, y
 
 
-@case(points=5, hint="zero_grad, forward, loss, backward, (clip), step per batch; mean loss per example.",
-      rtol=1e-5, atol=1e-6)
+@case(unit=TRAIN_EPOCH, points=5, rtol=1e-5, atol=1e-6,
+      hint="Trainer.train_epoch: zero_grad, forward, loss, backward, (clip), step per batch; mean "
+           "loss per example.")
 def train_epoch_updates_and_reports_mean_loss(tt, rng):
     t = _mod(tt, "training")
     x, y = _data(rng, 37)
@@ -330,8 +351,8 @@ def train_epoch_updates_and_reports_mean_loss(tt, rng):
             "single": single}
 
 
-@case(points=3, hint="evaluate: model.eval(), no_grad(), batches in order; mean loss and accuracy.",
-      rtol=1e-5, atol=1e-6)
+@case(unit=EVALUATE, points=3, rtol=1e-5, atol=1e-6,
+      hint="evaluate: model.eval(), no_grad(), batches in order; mean loss and accuracy.")
 def evaluate_loss_accuracy_without_training(tt, rng):
     t = _mod(tt, "training")
     x = rng.standard_normal((25, 4)).astype(np.float32)
@@ -350,9 +371,10 @@ def evaluate_loss_accuracy_without_training(tt, rng):
             "one": [one["loss"], one["accuracy"]]}
 
 
-@case(points=3, hint="Gradient accumulation: zero_grad once per group of accumulation_steps "
-      "batches, weight each loss by len(xb) / (examples in the group), one step per group.",
-      rtol=1e-4, atol=1e-6)
+@case(unit=TRAIN_EPOCH, points=3, rtol=1e-4, atol=1e-6,
+      hint="Trainer.train_epoch: gradient accumulation: zero_grad once per group of "
+           "accumulation_steps batches, weight each loss by len(xb) / (examples in the group), "
+           "one step per group.")
 def gradient_accumulation_equals_the_big_batch(tt, rng):
     t = _mod(tt, "training")
     x, y = _data(rng, 37)  # batches of 4: nine full ones and a last one of 1 example
@@ -378,8 +400,10 @@ def gradient_accumulation_equals_the_big_batch(tt, rng):
     return out
 
 
-@case(points=4, hint="fit: per epoch train, validate, step the scheduler, check early stopping.",
-      rtol=1e-5, atol=1e-6)
+@case(unit=TRAIN_EPOCH, points=4, standins=(CLIP, ACCURACY, EVALUATE, STEP_LR, EARLY_STOPPING),
+      rtol=1e-5, atol=1e-6,
+      hint="Trainer.train_epoch: fit: per epoch train, validate, step the scheduler, check early "
+           "stopping.")
 def fit_history_with_scheduler_and_early_stopping(tt, rng):
     t = _mod(tt, "training")
     x, y = _data(rng, 30)

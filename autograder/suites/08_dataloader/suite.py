@@ -25,8 +25,19 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values, outcome
 
-suite = Suite(module="08_dataloader", version="2027.2")
+suite = Suite(module="08_dataloader", version="2027.3")
 case = suite.case
+TENSOR_DATASET = suite.unit("TensorDataset", "TensorDataset")
+RANDOM_SAMPLER = suite.unit("RandomSampler", "RandomSampler.__iter__")
+BATCH_SAMPLER = suite.unit("BatchSampler", "BatchSampler.__iter__", "BatchSampler.__len__")
+COLLATE = suite.unit("default_collate", "default_collate")
+LOADER = suite.unit("DataLoader", "DataLoader.__iter__", "DataLoader.__len__",
+                    uses=(TENSOR_DATASET, RANDOM_SAMPLER, BATCH_SAMPLER, COLLATE))
+NORMALIZE = suite.unit("Normalize", "Normalize.__call__")
+RANDOM_CROP = suite.unit("RandomCrop", "RandomCrop.get_params", "RandomCrop.__call__")
+FLIP = suite.unit("RandomHorizontalFlip", "RandomHorizontalFlip.__call__")
+READ_IDX = suite.unit("read_idx", "read_idx")
+READ_CIFAR = suite.unit("read_cifar10_bin", "read_cifar10_bin")
 
 
 def _dl(tt):
@@ -63,7 +74,9 @@ def _labels(batches) -> list[list[int]]:
 
 
 # ----------------------------------------------------------------------------- dataset (3)
-@case(points=3, hint="ds[i] is the tuple (t[i] for each tensor); len(ds) is the size of dim 0.")
+@case(unit=TENSOR_DATASET, points=3,
+      hint="TensorDataset: ds[i] is the tuple (t[i] for each tensor); len(ds) is the size of dim "
+           "0.")
 def tensor_dataset_items_and_length(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(5, 13))
@@ -77,8 +90,9 @@ def tensor_dataset_items_and_length(tt, rng):
 
 
 # ----------------------------------------------------------------------------- samplers (10)
-@case(points=3, hint="One rng.permutation(n) per epoch from _numpy_rng(self.generator); "
-                     "yield ints.")
+@case(unit=RANDOM_SAMPLER, points=3,
+      hint="RandomSampler: one rng.permutation(n) per epoch from _numpy_rng(self.generator); "
+           "yield ints.")
 def random_sampler_permutation_matches_seed(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(8, 30))
@@ -105,8 +119,8 @@ def _permutations_check(got: Any, expected: Any) -> tuple[bool, str]:
     return True, ""
 
 
-@case(points=2, hint="Every epoch is a new permutation of 0..n-1; the same seed repeats it.",
-      check=_permutations_check)
+@case(unit=RANDOM_SAMPLER, points=2, check=_permutations_check,
+      hint="RandomSampler: every epoch is a new permutation of 0..n-1; the same seed repeats it.")
 def random_sampler_epochs_are_fresh_reproducible_permutations(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(10, 40))
@@ -118,8 +132,9 @@ def random_sampler_epochs_are_fresh_reproducible_permutations(tt, rng):
     return {"n": n, "seed": seed, "epochs": epochs, "again": again}
 
 
-@case(points=2, hint="generator=None seeds from the global generator (manual_seed); replacement "
-                     "uses rng.integers; num_samples > n chains permutations.")
+@case(unit=RANDOM_SAMPLER, points=2,
+      hint="RandomSampler: generator=None seeds from the global generator (manual_seed); "
+           "replacement uses rng.integers; num_samples > n chains permutations.")
 def random_sampler_global_seed_replacement_num_samples(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(4, 9))
@@ -134,8 +149,9 @@ def random_sampler_global_seed_replacement_num_samples(tt, rng):
     return {"global": a, "again": b, "replacement": repl, "more": list(more), "len": len(more)}
 
 
-@case(points=3, hint="Fill a list to batch_size, yield it, start a new one; keep or drop the "
-                     "leftover; len = ceil or floor of n / batch_size.")
+@case(unit=BATCH_SAMPLER, points=3,
+      hint="BatchSampler: fill a list to batch_size, yield it, start a new one; keep or drop the "
+           "leftover; len = ceil or floor of n / batch_size.")
 def batch_sampler_batches_and_len(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(11, 30))
@@ -154,8 +170,9 @@ def batch_sampler_batches_and_len(tt, rng):
 
 
 # ----------------------------------------------------------------------------- collate (8)
-@case(points=3, hint="Tensors/arrays stack on a new dim 0 (same dtype); int -> int64, float -> "
-                     "float64, bool -> bool, NumPy scalars keep their dtype; a tuple gives a list.")
+@case(unit=COLLATE, points=3,
+      hint="default_collate: tensors/arrays stack on a new dim 0 (same dtype); int -> int64, "
+           "float -> float64, bool -> bool, NumPy scalars keep their dtype; a tuple gives a list.")
 def collate_tensors_arrays_and_numbers(tt, rng):
     dl = _dl(tt)
     b = int(rng.integers(2, 6))
@@ -172,8 +189,9 @@ def collate_tensors_arrays_and_numbers(tt, rng):
 Pair = collections.namedtuple("Pair", "image label")
 
 
-@case(points=3, hint="Dicts -> dict of collated fields; namedtuples keep their type; strings "
-                     "stay a list; lists/tuples of fields -> a list of collated fields.")
+@case(unit=COLLATE, points=3,
+      hint="default_collate: dicts -> dict of collated fields; namedtuples keep their type; "
+           "strings stay a list; lists/tuples of fields -> a list of collated fields.")
 def collate_nested_dicts_namedtuples_strings(tt, rng):
     dl = _dl(tt)
     b = int(rng.integers(2, 5))
@@ -188,8 +206,9 @@ def collate_nested_dicts_namedtuples_strings(tt, rng):
     return {"out": _plain(out), "pair_type": pair_type}
 
 
-@case(points=2, hint="Ragged tensors/arrays or samples of unequal length -> RuntimeError; "
-                     "objects and string arrays -> TypeError.")
+@case(unit=COLLATE, points=2,
+      hint="default_collate: ragged tensors/arrays or samples of unequal length -> RuntimeError; "
+           "objects and string arrays -> TypeError.")
 def collate_rejects_ragged_and_unknown(tt, rng):
     dl = _dl(tt)
     k = int(rng.integers(2, 5))
@@ -214,9 +233,10 @@ def _dataset(tt, rng, n):
     return dl.TensorDataset(x, y)
 
 
-@case(points=3, hint="Batches follow the batch sampler; the last one is short unless drop_last; "
-                     "len(loader) counts batches; batch_size=None yields single samples "
-                     "(default_convert) and len is the sampler's.")
+@case(unit=LOADER, points=3,
+      hint="DataLoader: batches follow the batch sampler; the last one is short unless drop_last; "
+           "len(loader) counts batches; batch_size=None yields single samples "
+           "(default_convert) and len is the sampler's.")
 def loader_sequential_batches_and_len(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(9, 25))
@@ -234,8 +254,9 @@ def loader_sequential_batches_and_len(tt, rng):
     return out
 
 
-@case(points=3, hint="shuffle=True: RandomSampler(dataset, generator=generator) — a new "
-                     "permutation every epoch, the same run for the same seed.")
+@case(unit=LOADER, points=3,
+      hint="DataLoader: shuffle=True: RandomSampler(dataset, generator=generator) — a new "
+           "permutation every epoch, the same run for the same seed.")
 def loader_shuffle_reproducible_with_generator(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(10, 30))
@@ -249,8 +270,9 @@ def loader_shuffle_reproducible_with_generator(tt, rng):
     return {"epochs": epochs, "drop_last": _labels(list(again)), "len": len(again)}
 
 
-@case(points=2, hint="Without a generator the shuffle is seeded from the global generator, so "
-                     "tt.manual_seed(s) reproduces it.")
+@case(unit=LOADER, points=2,
+      hint="DataLoader: without a generator the shuffle is seeded from the global generator, so "
+           "tt.manual_seed(s) reproduces it.")
 def loader_shuffle_follows_manual_seed(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(10, 30))
@@ -276,8 +298,9 @@ class _DictDataset:
         return len(self.items)
 
 
-@case(points=2, hint="Call self.collate_fn on the list of fetched samples; any dataset with "
-                     "__getitem__/__len__ works; a custom sampler decides the order.")
+@case(unit=LOADER, points=2,
+      hint="DataLoader: call self.collate_fn on the list of fetched samples; any dataset with "
+           "__getitem__/__len__ works; a custom sampler decides the order.")
 def loader_custom_collate_sampler_and_dict_dataset(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(7, 15))
@@ -308,8 +331,8 @@ def _covers_check(got: Any, expected: Any) -> tuple[bool, str]:
     return True, ""
 
 
-@case(points=1, hint="A shuffled epoch still yields every sample once, in batches of batch_size.",
-      check=_covers_check)
+@case(unit=LOADER, points=1, check=_covers_check,
+      hint="DataLoader: A shuffled epoch still yields every sample once, in batches of batch_size.")
 def loader_shuffle_covers_every_sample(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(10, 30))
@@ -323,8 +346,9 @@ def loader_shuffle_covers_every_sample(tt, rng):
 
 
 # ----------------------------------------------------------------------------- transforms (9)
-@case(points=3, hint="(x - mean[c]) / std[c] with mean/std as x.dtype reshaped to (C, 1, 1); "
-                     "float input only; std 0 and < 3-D inputs are errors.")
+@case(unit=NORMALIZE, points=3,
+      hint="Normalize: (x - mean[c]) / std[c] with mean/std as x.dtype reshaped to (C, 1, 1); "
+           "float input only; std 0 and < 3-D inputs are errors.")
 def normalize_per_channel_arrays_tensors_batches(tt, rng):
     dl = _dl(tt)
     c = int(rng.integers(1, 4))
@@ -343,8 +367,9 @@ def normalize_per_channel_arrays_tensors_batches(tt, rng):
                        outcome(dl.Normalize([0.0] * c, [0.0] * c), img)]}
 
 
-@case(points=4, hint="Pad first; draw i = integers(0, h - th + 1) then j; crop [..., i:i+th, "
-                     "j:j+tw] of the padded image; pad_if_needed pads the missing size.")
+@case(unit=RANDOM_CROP, points=4,
+      hint="RandomCrop: pad first; draw i = integers(0, h - th + 1) then j; crop [..., i:i+th, "
+           "j:j+tw] of the padded image; pad_if_needed pads the missing size.")
 def random_crop_padding_params_and_errors(tt, rng):
     dl = _dl(tt)
     h = int(rng.integers(5, 8))
@@ -371,8 +396,9 @@ def random_crop_padding_params_and_errors(tt, rng):
     return out
 
 
-@case(points=2, hint="Draw u = default_generator().random() once per call; flip the LAST axis "
-                     "when u < p; otherwise return the input itself.")
+@case(unit=FLIP, points=2,
+      hint="RandomHorizontalFlip: draw u = default_generator().random() once per call; flip the "
+           "LAST axis when u < p; otherwise return the input itself.")
 def horizontal_flip_probability(tt, rng):
     dl = _dl(tt)
     img = rng.standard_normal((2, 3, 4)).astype(np.float32)
@@ -392,8 +418,9 @@ def _idx(arr: np.ndarray, code: int) -> bytes:
             + arr.astype(dt).tobytes())
 
 
-@case(points=4, hint="Gunzip when the file starts with 1f 8b; 2 zero bytes, type code, ndim, "
-                     "big-endian uint32 dims, then big-endian data; ValueError on a bad file.")
+@case(unit=READ_IDX, points=4,
+      hint="read_idx: Gunzip when the file starts with 1f 8b; 2 zero bytes, type code, ndim, "
+           "big-endian uint32 dims, then big-endian data; ValueError on a bad file.")
 def read_idx_types_gzip_and_errors(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(2, 5))
@@ -437,8 +464,9 @@ def _cifar_records(rng, n) -> tuple[bytes, np.ndarray, np.ndarray]:
     return records.tobytes(), planes, labels
 
 
-@case(points=2, hint="Records of 1 label byte + 3072 pixel bytes (R, G, B planes): reshape to "
-                     "(N, 3, 32, 32), then transpose to (N, 32, 32, 3).")
+@case(unit=READ_CIFAR, points=2,
+      hint="read_cifar10_bin: records of 1 label byte + 3072 pixel bytes (R, G, B planes): "
+           "reshape to (N, 3, 32, 32), then transpose to (N, 32, 32, 3).")
 def read_cifar10_bin_records(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(2, 5))
@@ -455,9 +483,9 @@ def read_cifar10_bin_records(tt, rng):
     return {"images": _plain(images), "labels": _plain(labels), "errors": errors}
 
 
-@case(points=3, hint="MNIST/FashionMNIST/CIFAR10 read their files with your read_idx and "
-                     "read_cifar10_bin after the SHA-256 check.")
-def mnist_and_cifar10_datasets_from_fixture_files(tt, rng):
+@case(unit=READ_IDX, points=2,
+      hint="MNIST/FashionMNIST read their files with your read_idx after the SHA-256 check.")
+def mnist_dataset_from_fixture_files(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(3, 6))
     images = rng.integers(0, 256, size=(n, 28, 28)).astype(np.uint8)
@@ -478,7 +506,15 @@ def mnist_and_cifar10_datasets_from_fixture_files(tt, rng):
         out["mnist"] = [len(ds), _plain(ds[1]), _plain(ds.data), _plain(ds.targets)]
         (root / "t10k-labels-idx1-ubyte").write_bytes(_idx(labels[::-1].copy(), 0x08))
         out["mnist_corrupt"] = outcome(tiny_mnist, root, train=False)
+    return out
 
+
+@case(unit=READ_CIFAR, points=1,
+      hint="CIFAR10 reads its batches with your read_cifar10_bin after the SHA-256 check.")
+def cifar10_dataset_from_fixture_files(tt, rng):
+    dl = _dl(tt)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
         members = {}
         for name in ("data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
                      "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin"):
@@ -495,5 +531,4 @@ def mnist_and_cifar10_datasets_from_fixture_files(tt, rng):
             "tgz_sha256": (hashlib.sha256(buf.getvalue()).hexdigest(),)})
         train = tiny_cifar(root, train=True)
         test = tiny_cifar(root, train=False, transform=dl.ToTensor())
-        out["cifar"] = [len(train), _plain(train.data), _plain(train.targets), _plain(test[0])]
-    return out
+        return {"cifar": [len(train), _plain(train.data), _plain(train.targets), _plain(test[0])]}

@@ -15,8 +15,22 @@ from pathlib import Path
 
 from autograder.suite import Suite, compare_values, outcome
 
-suite = Suite(module="10_tokenization", version="2027.1")
+suite = Suite(module="10_tokenization", version="2027.2")
 case = suite.case
+SPLIT_SPECIAL = suite.unit("split_special", "split_special")
+PAIR_COUNTS = suite.unit("pair_counts", "pair_counts")
+MERGE_PAIR = suite.unit("merge_pair", "merge_pair")
+CHAR_TRAIN = suite.unit("CharTokenizer.train", "CharTokenizer.train", uses=(SPLIT_SPECIAL,))
+CHAR_ENCODE = suite.unit("CharTokenizer.encode", "CharTokenizer.encode",
+                         uses=(SPLIT_SPECIAL, CHAR_TRAIN))
+CHAR_DECODE = suite.unit("CharTokenizer.decode", "CharTokenizer.decode",
+                         uses=(SPLIT_SPECIAL, CHAR_TRAIN, CHAR_ENCODE))
+BPE_TRAIN = suite.unit("BPETokenizer.train", "BPETokenizer.train",
+                       uses=(SPLIT_SPECIAL, PAIR_COUNTS, MERGE_PAIR))
+BPE_ENCODE = suite.unit("BPETokenizer.encode", "BPETokenizer.encode",
+                        uses=(SPLIT_SPECIAL, MERGE_PAIR, BPE_TRAIN))
+BPE_DECODE = suite.unit("BPETokenizer.decode", "BPETokenizer.decode",
+                        uses=(SPLIT_SPECIAL, BPE_TRAIN, BPE_ENCODE))
 
 SPECIALS = ["<pad>", "<|endoftext|>", "<|end|>"]
 UNICODE = ["é", "ß", "ñ", "€", "日", "本", "🙂", "🚀", "Ω"]
@@ -62,7 +76,8 @@ def _ids(ids):
 
 
 # ----------------------------------------------------------------------------- specials (6)
-@case(points=3, hint="split_special: str pieces and int ids in order; re.escape every token.")
+@case(unit=SPLIT_SPECIAL, points=3,
+      hint="split_special: str pieces and int ids in order; re.escape every token.")
 def split_special_pieces_and_ids(tt, rng):
     m = _tok(tt)
     table = {tok: i for i, tok in enumerate(SPECIALS)}
@@ -72,8 +87,9 @@ def split_special_pieces_and_ids(tt, rng):
     return [list(m.split_special(t, table)) for t in texts]
 
 
-@case(points=3, hint="The longest special token wins where several start; no empty pieces; "
-                     "no special tokens -> [text]; empty text -> [].")
+@case(unit=SPLIT_SPECIAL, points=3,
+      hint="split_special: the longest special token wins where several start; no empty pieces; "
+           "no special tokens -> [text]; empty text -> [].")
 def split_special_longest_match_and_edges(tt, rng):
     m = _tok(tt)
     short, long_ = "<e", "<eos>"
@@ -89,7 +105,8 @@ def split_special_longest_match_and_edges(tt, rng):
 
 
 # ----------------------------------------------------------------------------- pairs (7)
-@case(points=3, hint="pair_counts counts every adjacent position: [7, 7, 7] holds (7, 7) twice.")
+@case(unit=PAIR_COUNTS, points=3,
+      hint="pair_counts counts every adjacent position: [7, 7, 7] holds (7, 7) twice.")
 def pair_counts_every_position(tt, rng):
     m = _tok(tt)
     out = []
@@ -101,7 +118,8 @@ def pair_counts_every_position(tt, rng):
     return out
 
 
-@case(points=4, hint="merge_pair scans left to right without overlap and returns a new list.")
+@case(unit=MERGE_PAIR, points=4,
+      hint="merge_pair scans left to right without overlap and returns a new list.")
 def merge_pair_left_to_right(tt, rng):
     m = _tok(tt)
     out = []
@@ -117,8 +135,9 @@ def merge_pair_left_to_right(tt, rng):
 
 
 # ----------------------------------------------------------------------------- chars (10)
-@case(points=3, hint="Special tokens keep 0..k-1, characters follow in sorted order; "
-                     "special tokens in the training text are not characters.")
+@case(unit=CHAR_TRAIN, points=3,
+      hint="Special tokens keep 0..k-1, characters follow in sorted order; special tokens in the "
+           "training text are not characters.")
 def char_train_vocabulary(tt, rng):
     m = _tok(tt)
     specials = SPECIALS[: int(rng.integers(0, 4))]
@@ -130,8 +149,9 @@ def char_train_vocabulary(tt, rng):
     return [first, sorted([str(ch), int(i)] for ch, i in tok.stoi.items()), int(tok.vocab_size)]
 
 
-@case(points=3, hint="encode: one id per character, one per special token; allow_special=False "
-                     "treats special strings as characters.")
+@case(unit=CHAR_ENCODE, points=3,
+      hint="encode: one id per character, one per special token; allow_special=False treats "
+           "special strings as characters.")
 def char_encode_with_and_without_specials(tt, rng):
     m = _tok(tt)
     base = _words(rng, 40, alphabet="abcdefghij<>|")
@@ -143,7 +163,7 @@ def char_encode_with_and_without_specials(tt, rng):
             _ids(tok.encode(""))]
 
 
-@case(points=2, hint="decode joins itos strings; decode(encode(t)) == t exactly.")
+@case(unit=CHAR_DECODE, points=2, hint="decode joins itos strings; decode(encode(t)) == t exactly.")
 def char_decode_and_round_trip(tt, rng):
     m = _tok(tt)
     text = _with_specials(rng, _words(rng, 40, unicode_share=0.7), SPECIALS, 3)
@@ -152,23 +172,35 @@ def char_decode_and_round_trip(tt, rng):
     return [tok.decode(ids), tok.decode(tok.encode(text)) == text, tok.decode([])]
 
 
-@case(points=2, hint="Unknown characters in encode and ids outside 0..vocab_size-1 in decode "
-                     "(including -1) raise ValueError.")
-def char_errors_are_value_errors(tt, rng):
+@case(unit=CHAR_ENCODE, points=1,
+      hint="CharTokenizer.encode: an unknown character raises ValueError, and so does a special "
+           "token's text with allow_special=False when its characters are unknown.")
+def char_encode_errors_are_value_errors(tt, rng):
     m = _tok(tt)
     trained = _words(rng, 10, alphabet="abc")
     tok = m.CharTokenizer(special_tokens=["<pad>"]).train(trained)
     unknown = str(rng.choice(list("xyzXYZ#@")))
     known = "".join(str(c) for c in rng.choice(sorted(set(trained)), size=12))
-    return [outcome(tok.encode, "ab" + unknown), outcome(tok.decode, [-1]),
-            outcome(tok.decode, [tok.vocab_size]), outcome(tok.decode, [0, 1]),
+    return [outcome(tok.encode, "ab" + unknown),
             outcome(tok.encode, "<pad>", allow_special=False),
             _ids(tok.encode(known))]  # the valid text next to the invalid ones
 
 
+@case(unit=CHAR_DECODE, points=1,
+      hint="CharTokenizer.decode: ids outside 0..vocab_size-1 (including -1) raise ValueError.")
+def char_decode_errors_are_value_errors(tt, rng):
+    m = _tok(tt)
+    trained = _words(rng, 10, alphabet="abc")
+    tok = m.CharTokenizer(special_tokens=["<pad>"]).train(trained)
+    ids = [int(i) for i in rng.integers(0, tok.vocab_size, size=8)]
+    return [outcome(tok.decode, [-1]), outcome(tok.decode, [tok.vocab_size]),
+            outcome(tok.decode, [0, 1]), tok.decode(ids)]
+
+
 # ----------------------------------------------------------------------------- BPE train (14)
-@case(points=4, hint="Merge the most frequent pair; ties go to the smallest pair (a, b); "
-                     "merge ids count up from k + 256.")
+@case(unit=BPE_TRAIN, points=4,
+      hint="BPETokenizer.train: merge the most frequent pair; ties go to the smallest pair (a, "
+           "b); merge ids count up from k + 256.")
 def bpe_train_one_chunk(tt, rng):
     m = _tok(tt)
     out = []
@@ -180,8 +212,9 @@ def bpe_train_one_chunk(tt, rng):
     return out
 
 
-@case(points=4, hint="Pre-tokenize each piece (merges never cross chunks) and weight each "
-                     "distinct chunk by how often it occurs.")
+@case(unit=BPE_TRAIN, points=4,
+      hint="BPETokenizer.train: pre-tokenize each piece (merges never cross chunks) and weight "
+           "each distinct chunk by how often it occurs.")
 def bpe_train_words_with_frequencies(tt, rng):
     m = _tok(tt)
     text = _words(rng, 400)
@@ -190,8 +223,9 @@ def bpe_train_words_with_frequencies(tt, rng):
     return [_merges(tok), vocab]
 
 
-@case(points=3, hint="Special tokens take ids 0..k-1 (bytes shift to k + b) and are cut out "
-                     "of the training text, never merged.")
+@case(unit=BPE_TRAIN, points=3,
+      hint="Special tokens take ids 0..k-1 (bytes shift to k + b) and are cut out of the training "
+           "text, never merged.")
 def bpe_train_with_special_tokens(tt, rng):
     m = _tok(tt)
     specials = SPECIALS[: int(rng.integers(1, 4))]
@@ -200,8 +234,9 @@ def bpe_train_with_special_tokens(tt, rng):
     return [_merges(tok), int(tok.vocab_size), tok.vocab[0].hex()]
 
 
-@case(points=3, hint="Stop when the best pair occurs fewer than min_frequency times; "
-                     "vocab_size < k + 256 is a ValueError; training again starts afresh.")
+@case(unit=BPE_TRAIN, points=3,
+      hint="Stop when the best pair occurs fewer than min_frequency times; vocab_size < k + 256 "
+           "is a ValueError; training again starts afresh.")
 def bpe_train_stops_and_restarts(tt, rng):
     m = _tok(tt)
     text = _words(rng, 60, unicode_share=0.6)
@@ -216,8 +251,9 @@ def bpe_train_stops_and_restarts(tt, rng):
 
 
 # ----------------------------------------------------------------------------- BPE encode (8)
-@case(points=4, hint="Encode chunk by chunk; in each, merge the pair with the LOWEST merge id "
-                     "first, until no pair has a merge.")
+@case(unit=BPE_ENCODE, points=4,
+      hint="Encode chunk by chunk; in each, merge the pair with the LOWEST merge id first, until "
+           "no pair has a merge.")
 def bpe_encode_unseen_text(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer().train(_words(rng, 300), vocab_size=256 + int(rng.integers(30, 80)))
@@ -225,8 +261,9 @@ def bpe_encode_unseen_text(tt, rng):
     return [_ids(tok.encode(fresh)), _ids(tok.encode(""))]
 
 
-@case(points=2, hint="Merge rank, not frequency or position: the merge learned first is "
-                     "applied first.")
+@case(unit=BPE_ENCODE, points=2,
+      hint="BPETokenizer.encode: merge rank, not frequency or position: the merge learned first "
+           "is applied first.")
 def bpe_encode_uses_merge_rank(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer(split_pattern=None)
@@ -240,8 +277,9 @@ def bpe_encode_uses_merge_rank(tt, rng):
     return [_ids(tok.encode(w)) for w in words]
 
 
-@case(points=2, hint="Special tokens are one id when allowed; with allow_special=False they "
-                     "are ordinary bytes.")
+@case(unit=BPE_ENCODE, points=2,
+      hint="BPETokenizer.encode: special tokens are one id when allowed; with allow_special=False "
+           "they are ordinary bytes.")
 def bpe_encode_special_tokens(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer(special_tokens=SPECIALS)
@@ -251,8 +289,8 @@ def bpe_encode_special_tokens(tt, rng):
 
 
 # ----------------------------------------------------------------------------- BPE decode (5)
-@case(points=3, hint="Join the bytes of all ids, then decode once as UTF-8 with "
-                     "errors='replace'.")
+@case(unit=BPE_DECODE, points=3,
+      hint="Join the bytes of all ids, then decode once as UTF-8 with errors='replace'.")
 def bpe_decode_ids(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer(special_tokens=SPECIALS[:2])
@@ -331,9 +369,10 @@ def _round_trip_check(got, expected):
     return compare_values(got[:1] + got[2:], expected[:1] + expected[2:], where="result")
 
 
-@case(points=2, hint="decode(encode(t)) == t for every Unicode string; save writes the "
-                     "tokenizer to the file (the grader reads that file) and load reads one "
-                     "back; unknown ids raise ValueError.", check=_round_trip_check)
+@case(unit=BPE_DECODE, points=2, check=_round_trip_check,
+      hint="decode(encode(t)) == t for every Unicode string; save writes the tokenizer to the "
+           "file (the grader reads that file) and load reads one back; unknown ids raise "
+           "ValueError.")
 def bpe_round_trip_and_errors(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer(special_tokens=["<|endoftext|>"])

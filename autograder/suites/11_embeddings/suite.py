@@ -13,8 +13,14 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="11_embeddings", version="2027.1")
+suite = Suite(module="11_embeddings", version="2027.2")
 case = suite.case
+EMBEDDING_FN = suite.unit("embedding", "_EmbeddingFn", "embedding")
+EMBEDDING = suite.unit("Embedding", "Embedding", uses=(EMBEDDING_FN,))
+SINUSOIDAL_TABLE = suite.unit("sinusoidal_positional_encoding", "sinusoidal_positional_encoding")
+SINUSOIDAL = suite.unit("SinusoidalPositionalEncoding", "SinusoidalPositionalEncoding.forward",
+                        uses=(SINUSOIDAL_TABLE,))
+LEARNED = suite.unit("LearnedPositionalEmbedding", "LearnedPositionalEmbedding")
 
 
 def _emb(tt):
@@ -43,7 +49,8 @@ def _table_grad(tt, rng, ids, v, d, padding_idx=None):
 
 
 # ----------------------------------------------------------------------------- lookup (9)
-@case(points=4, hint="embedding(ids, W) is W[ids]: one row of W per index, shape (*ids.shape, D).")
+@case(unit=EMBEDDING_FN, points=4,
+      hint="embedding(ids, W) is W[ids]: one row of W per index, shape (*ids.shape, D).")
 def functional_gathers_rows(tt, rng):
     F = tt.nn.functional
     w = _table(tt, rng, 11, 5)
@@ -54,8 +61,9 @@ def functional_gathers_rows(tt, rng):
     return [out.numpy(), str(out.dtype), as_int32.numpy(), from_array.numpy()]
 
 
-@case(points=2, hint="Any index shape works: () gives (D,), (n,) gives (n, D), (a, b, c) gives "
-                     "(a, b, c, D); an empty index gives (0, D).")
+@case(unit=EMBEDDING_FN, points=2,
+      hint="embedding: any index shape works: () gives (D,), (n,) gives (n, D), (a, b, c) gives "
+           "(a, b, c, D); an empty index gives (0, D).")
 def functional_output_shapes_any_rank(tt, rng):
     F = tt.nn.functional
     w = _table(tt, rng, 7, 3)
@@ -64,9 +72,10 @@ def functional_output_shapes_any_rank(tt, rng):
     return [[tuple(o.shape) for o in outs], outs[0].numpy(), outs[3].numpy()]
 
 
-@case(points=3, hint="Float or bool indices raise RuntimeError; an index < 0 or >= V raises "
-                     "IndexError (NumPy would silently wrap -1 to the last row); padding_idx "
-                     "outside [-V, V) raises ValueError.")
+@case(unit=EMBEDDING_FN, points=3,
+      hint="embedding: float or bool indices raise RuntimeError; an index < 0 or >= V raises "
+           "IndexError (NumPy would silently wrap -1 to the last row); padding_idx outside [-V, "
+           "V) raises ValueError.")
 def functional_rejects_bad_indices(tt, rng):
     F = tt.nn.functional
     v = int(rng.integers(4, 9))
@@ -84,8 +93,9 @@ def functional_rejects_bad_indices(tt, rng):
 
 
 # ----------------------------------------------------------------------------- backward (10)
-@case(points=5, hint="The table's gradient is a scatter-ADD: a row named k times gets the sum of "
-                     "k output gradients (np.add.at, not g[idx] += rows); unused rows are 0.")
+@case(unit=EMBEDDING_FN, points=5,
+      hint="embedding: the table's gradient is a scatter-ADD: a row named k times gets the sum of "
+           "k output gradients (np.add.at, not g[idx] += rows); unused rows are 0.")
 def backward_accumulates_repeated_indices(tt, rng):
     v, d = 6, 4
     ids = rng.integers(0, v, size=(5, 7))
@@ -94,8 +104,9 @@ def backward_accumulates_repeated_indices(tt, rng):
     return [_table_grad(tt, rng, ids, v, d), _table_grad(tt, rng, one, v, d)]
 
 
-@case(points=5, hint="padding_idx: the forward reads the row as it is, but its gradient is zero; "
-                     "a negative padding_idx counts from the end (V + padding_idx).")
+@case(unit=EMBEDDING_FN, points=5,
+      hint="embedding: padding_idx: the forward reads the row as it is, but its gradient is zero; "
+           "a negative padding_idx counts from the end (V + padding_idx).")
 def backward_padding_row_gets_no_gradient(tt, rng):
     F = tt.nn.functional
     v, d = 7, 3
@@ -110,8 +121,9 @@ def backward_padding_row_gets_no_gradient(tt, rng):
 
 
 # ----------------------------------------------------------------------------- nn.Embedding (13)
-@case(points=4, hint="weight ~ N(0, 1): one default_generator().standard_normal((V, D)) draw, "
-                     "cast to float32; the padding row is zeroed after the draw.")
+@case(unit=EMBEDDING, points=4,
+      hint="Embedding: weight ~ N(0, 1): one default_generator().standard_normal((V, D)) draw, "
+           "cast to float32; the padding row is zeroed after the draw.")
 def module_init_from_seed(tt, rng):
     nn = tt.nn
     seed = int(rng.integers(2**31))
@@ -127,8 +139,9 @@ def module_init_from_seed(tt, rng):
             [n for n, _ in plain.named_parameters()]]
 
 
-@case(points=4, hint="padding_idx in [-V, V): a negative one is stored as V + padding_idx and that "
-                     "row starts at zero; outside the range raise ValueError.")
+@case(unit=EMBEDDING, points=4,
+      hint="Embedding: padding_idx in [-V, V): a negative one is stored as V + padding_idx and "
+           "that row starts at zero; outside the range raise ValueError.")
 def module_padding_idx_normalised_and_checked(tt, rng):
     nn = tt.nn
     v = int(rng.integers(5, 12))
@@ -143,7 +156,8 @@ def module_padding_idx_normalised_and_checked(tt, rng):
             tt.Tensor(_f32(rng, 3)).numpy()]  # what this variant drew: no answer fits them all
 
 
-@case(points=3, hint="forward(ids) = embedding(ids, self.weight, self.padding_idx).")
+@case(unit=EMBEDDING, points=3,
+      hint="forward(ids) = embedding(ids, self.weight, self.padding_idx).")
 def module_forward_uses_weight(tt, rng):
     nn = tt.nn
     e = nn.Embedding(8, 5)
@@ -153,8 +167,9 @@ def module_forward_uses_weight(tt, rng):
     return [out.numpy(), bool(out.requires_grad), e.embedding_dim, e.num_embeddings]
 
 
-@case(points=2, hint="Through the module the padding row still gets no gradient, so an optimizer "
-                     "step leaves it at zero while used rows move.")
+@case(unit=EMBEDDING, points=2,
+      hint="Embedding: through the module the padding row still gets no gradient, so an optimizer "
+           "step leaves it at zero while used rows move.")
 def module_training_step_keeps_padding_row(tt, rng):
     nn = tt.nn
     _seed(tt, rng)
@@ -169,8 +184,9 @@ def module_training_step_keeps_padding_row(tt, rng):
 
 
 # ----------------------------------------------------------------------------- dtype, no_grad (2)
-@case(points=2, hint="Keep the table's dtype (float64 stays float64, in forward and backward); "
-                     "under no_grad nothing is recorded.")
+@case(unit=EMBEDDING_FN, points=2,
+      hint="embedding: keep the table's dtype (float64 stays float64, in forward and backward); "
+           "under no_grad nothing is recorded.")
 def float64_and_no_grad(tt, rng):
     F = tt.nn.functional
     w = tt.Tensor(rng.standard_normal((5, 2)), requires_grad=True)
@@ -183,8 +199,9 @@ def float64_and_no_grad(tt, rng):
 
 
 # ----------------------------------------------------------------------------- positions (12)
-@case(points=4, hint="P[pos, 2i] = sin(pos * 10000^(-2i/D)), P[pos, 2i+1] = cos(same angle); "
-                     "an odd D ends with a sine column; float32.", atol=1e-5)
+@case(unit=SINUSOIDAL_TABLE, points=4, atol=1e-5,
+      hint="sinusoidal_positional_encoding: P[pos, 2i] = sin(pos * 10000^(-2i/D)), P[pos, 2i+1] = "
+           "cos(same angle); an odd D ends with a sine column; float32.")
 def sinusoidal_table(tt, rng):
     E = _emb(tt)
     n = int(rng.integers(20, 60))
@@ -194,9 +211,9 @@ def sinusoidal_table(tt, rng):
             tt.Tensor(_f32(rng, 3)).numpy()]  # what this variant drew: no answer fits them all
 
 
-@case(points=4, hint="SinusoidalPositionalEncoding(D, max_len)(x, offset) = "
-                     "x + pe[offset:offset+T] for x (..., T, D); positions beyond max_len raise "
-                     "ValueError.", atol=1e-6)
+@case(unit=SINUSOIDAL, points=4, atol=1e-6,
+      hint="SinusoidalPositionalEncoding(D, max_len)(x, offset) = x + pe[offset:offset+T] for x "
+           "(..., T, D); positions beyond max_len raise ValueError.")
 def sinusoidal_module_adds_rows_from_offset(tt, rng):
     E = _emb(tt)
     enc = E.SinusoidalPositionalEncoding(6, max_len=12)
@@ -206,9 +223,9 @@ def sinusoidal_module_adds_rows_from_offset(tt, rng):
             outcome(enc, x, offset=9), list(enc.state_dict())]
 
 
-@case(points=4, hint="LearnedPositionalEmbedding(max_len, D): weight ~ N(0, 1) (max_len, D); "
-                     "forward adds self.weight[offset:offset+T] (a Tensor slice, so those rows "
-                     "get gradients).")
+@case(unit=LEARNED, points=4,
+      hint="LearnedPositionalEmbedding(max_len, D): weight ~ N(0, 1) (max_len, D); forward adds "
+           "self.weight[offset:offset+T] (a Tensor slice, so those rows get gradients).")
 def learned_positional_embedding(tt, rng):
     E = _emb(tt)
     _seed(tt, rng)
@@ -223,8 +240,10 @@ def learned_positional_embedding(tt, rng):
 
 
 # ----------------------------------------------------------------------------- together (4)
-@case(points=4, hint="Token embedding plus positions, trained: every piece must be right for the "
-                     "loss and the gradients to match.", rtol=1e-4, atol=1e-5)
+@case(unit=LEARNED, points=4, standins=(EMBEDDING_FN, EMBEDDING, SINUSOIDAL_TABLE, SINUSOIDAL),
+      rtol=1e-4, atol=1e-5,
+      hint="LearnedPositionalEmbedding: token embedding plus positions, trained: every piece must "
+           "be right for the loss and the gradients to match.")
 def tokens_plus_positions_gradients(tt, rng):
     E = _emb(tt)
     nn = tt.nn

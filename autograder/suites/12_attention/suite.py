@@ -13,8 +13,20 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values, outcome
 
-suite = Suite(module="12_attention", version="2027.2")
+suite = Suite(module="12_attention", version="2027.3")
 case = suite.case
+SOFTMAX = suite.unit("_SafeSoftmaxFn", "_SafeSoftmaxFn")
+MASKS = suite.unit("mask_to_bias", "mask_to_bias")
+SDPA = suite.unit("scaled_dot_product_attention", "_ScaledDotProductAttentionFn",
+                  "scaled_dot_product_attention", uses=(SOFTMAX, MASKS))
+HEADS = suite.unit("split_heads, merge_heads", "split_heads", "merge_heads")
+MHA_INIT = suite.unit("MultiheadAttention.__init__", "MultiheadAttention.__init__")
+MHA_MASKS = suite.unit("MultiheadAttention._merge_masks", "MultiheadAttention._merge_masks",
+                       uses=(MASKS,))
+# the course's __init__ never runs next to the student's forward (which may keep attributes
+# of its own): the forward cases set every parameter themselves (_mha)
+MHA = suite.unit("MultiheadAttention.forward", "MultiheadAttention.forward",
+                 uses=(SOFTMAX, MASKS, SDPA, HEADS, MHA_MASKS))
 GRAD_RTOL, GRAD_ATOL = 1e-4, 1e-5  # gradients: other summation orders are fine
 
 
@@ -41,14 +53,22 @@ def _grads(tt, rng, out, leaves):
 
 
 def _mha(tt, rng, embed_dim, num_heads, **kwargs):
-    """A seeded MultiheadAttention with random (non-zero) biases; ``(N, L, E)`` inputs unless
-    ``batch_first=False`` is given (the layer's default is PyTorch's, False)."""
+    """A seeded MultiheadAttention whose every parameter is then set from ``rng``, by sorted
+    name (weights about Xavier's size, biases non-zero), and whose stored settings are set
+    again: the forward cases depend on the names the docstring pins (parameters, and the
+    ``embed_dim``, ``num_heads``, ``dropout``, ``batch_first``, ``head_dim`` that ``__init__``
+    stores), not on how ``__init__`` draws or stores them (its own case). ``(N, L, E)``
+    inputs unless ``batch_first=False`` is given (the layer's default is PyTorch's, False)."""
     _seed(tt, rng)
     kwargs.setdefault("batch_first", True)
     m = tt.nn.MultiheadAttention(embed_dim, num_heads, **kwargs)
-    for p in m.parameters():
-        if p.ndim == 1:
-            p.data[...] = _f32(rng, *p.shape) * np.float32(0.5)
+    m.embed_dim, m.num_heads, m.head_dim = embed_dim, num_heads, embed_dim // num_heads
+    m.dropout, m.batch_first = float(kwargs.get("dropout", 0.0)), bool(kwargs["batch_first"])
+    params = dict(m.named_parameters())
+    for name in sorted(params):
+        p = params[name]
+        scale = 0.5 if p.ndim == 1 else float(np.sqrt(2.0 / sum(p.shape)))
+        p.data[...] = _f32(rng, *p.shape) * np.float32(scale)
     return m
 
 
@@ -68,8 +88,9 @@ def _mask(rng, *shape, p=0.3):
 
 
 # ----------------------------------------------------------------------------- softmax, masks (10)
-@case(points=3, hint="Subtract the row maximum before exp; a row that is all -inf gives zeros "
-                     "(shift it by 0, divide by 1); keep the input's dtype.")
+@case(unit=SOFTMAX, points=3,
+      hint="_SafeSoftmaxFn: subtract the row maximum before exp; a row that is all -inf gives "
+           "zeros (shift it by 0, divide by 1); keep the input's dtype.")
 def safe_softmax_forward(tt, rng):
     A = _att(tt)
     x = _f32(rng, 4, 6) * np.float32(30.0)
@@ -81,8 +102,8 @@ def safe_softmax_forward(tt, rng):
     return [p.numpy(), str(p.dtype), p64.numpy(), str(p64.dtype)]
 
 
-@case(points=3, hint="dL/dx = P * (G - rowsum(G * P)) along the last axis, from the saved P.",
-      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=SOFTMAX, points=3, rtol=GRAD_RTOL, atol=GRAD_ATOL,
+      hint="_SafeSoftmaxFn: dL/dx = P * (G - rowsum(G * P)) along the last axis, from the saved P.")
 def safe_softmax_backward(tt, rng):
     A = _att(tt)
     x = _f32(rng, 3, 2, 5)
@@ -92,9 +113,10 @@ def safe_softmax_backward(tt, rng):
     return _grads(tt, rng, A._SafeSoftmaxFn.apply(t), [t])
 
 
-@case(points=4, hint="is_causal: tril of ones (L, S), aligned top-left; bool masks: True -> 0, "
-                     "False -> -inf; float masks are returned as they are (in dtype); "
-                     "mask + is_causal raises RuntimeError.")
+@case(unit=MASKS, points=4,
+      hint="mask_to_bias: is_causal: tril of ones (L, S), aligned top-left; bool masks: True -> "
+           "0, False -> -inf; float masks are returned as they are (in dtype); mask + is_causal "
+           "raises RuntimeError.")
 def mask_to_bias_conventions(tt, rng):
     A = _att(tt)
     lq, lk = int(rng.integers(2, 5)), int(rng.integers(5, 8))
@@ -110,8 +132,9 @@ def mask_to_bias_conventions(tt, rng):
 
 
 # ----------------------------------------------------------------------------- SDPA (18)
-@case(points=4, hint="softmax(Q K^T * scale) V with scale = 1/sqrt(E), softmax over the keys "
-                     "(last axis); L and S may differ and Ev may differ from E.")
+@case(unit=SDPA, points=4,
+      hint="scaled_dot_product_attention: softmax(Q K^T * scale) V with scale = 1/sqrt(E), "
+           "softmax over the keys (last axis); L and S may differ and Ev may differ from E.")
 def sdpa_forward(tt, rng):
     F = tt.nn.functional
     q, k, v = (tt.Tensor(_f32(rng, *s)) for s in [(2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 5)])
@@ -120,8 +143,10 @@ def sdpa_forward(tt, rng):
     return [out.numpy(), str(out.dtype), F.scaled_dot_product_attention(q2, k2, v2).numpy()]
 
 
-@case(points=3, hint="is_causal is the top-left triangle even when L != S; boolean masks: True "
-                     "takes part; float masks are added; rows with nothing allowed are 0.")
+@case(unit=SDPA, points=3,
+      hint="scaled_dot_product_attention: is_causal is the top-left triangle even when L != S; "
+           "boolean masks: True takes part; float masks are added; rows with nothing allowed are "
+           "0.")
 def sdpa_masks_forward(tt, rng):
     F = tt.nn.functional
     q, k, v = (tt.Tensor(_f32(rng, *s)) for s in [(2, 4, 6), (2, 7, 6), (2, 7, 3)])
@@ -137,10 +162,10 @@ def sdpa_masks_forward(tt, rng):
             F.scaled_dot_product_attention(q, k, v, attn_mask=tt.Tensor(fmask)).numpy()]
 
 
-@case(points=4, hint="dV = P^T G; dP = G V^T; dS = P * (dP - rowsum(dP * P)); dQ = dS K * scale; "
-                     "dK = dS^T Q * scale (swap the last two axes, never .T); a float mask that "
-                     "requires grad goes through _composed_attention.",
-      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=SDPA, points=4, rtol=GRAD_RTOL, atol=GRAD_ATOL,
+      hint="scaled_dot_product_attention: dV = P^T G; dP = G V^T; dS = P * (dP - rowsum(dP * P)); "
+           "dQ = dS K * scale; dK = dS^T Q * scale (swap the last two axes, never .T); a float "
+           "mask that requires grad goes through _composed_attention.")
 def sdpa_backward(tt, rng):
     F = tt.nn.functional
     out = []
@@ -154,9 +179,9 @@ def sdpa_backward(tt, rng):
     return out
 
 
-@case(points=2, hint="A key/value with fewer batch dims broadcasts like matmul; return the "
-                     "gradients in the broadcast shape and let unbroadcast sum them.",
-      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=SDPA, points=2, rtol=GRAD_RTOL, atol=GRAD_ATOL,
+      hint="scaled_dot_product_attention: A key/value with fewer batch dims broadcasts like "
+           "matmul; return the gradients in the broadcast shape and let unbroadcast sum them.")
 def sdpa_broadcast_batch_backward(tt, rng):
     F = tt.nn.functional
     q, k, v = _leaves(tt, rng, (3, 4, 6), (5, 6), (5, 2))
@@ -164,9 +189,9 @@ def sdpa_broadcast_batch_backward(tt, rng):
     return [y.numpy(), _grads(tt, rng, y, [q, k, v])]
 
 
-@case(points=2, hint="scale=None means 1/sqrt(E) as a Python float; an explicit scale replaces "
-                     "it; float64 stays float64, float32 stays float32.",
-      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=SDPA, points=2, rtol=GRAD_RTOL, atol=GRAD_ATOL,
+      hint="scaled_dot_product_attention: scale=None means 1/sqrt(E) as a Python float; an "
+           "explicit scale replaces it; float64 stays float64, float32 stays float32.")
 def sdpa_scale_and_dtype(tt, rng):
     F = tt.nn.functional
     q, k, v = (tt.Tensor(_f32(rng, 3, 9)) for _ in range(3))
@@ -192,20 +217,26 @@ def _sdpa_dropout_check(got, expected):
     if o.dtype != np.float32:
         return False, f"dtype {o.dtype} is wrong (expected float32)"
     if not (0.95 < float(o.mean()) < 1.05 and 0.1 < float(o.std()) < 0.4):
-        return False, "the dropped-out weights are not scaled by 1 / (1 - p), or not dropped"
+        return False, (f"with all-ones values and dropout_p=0.3 the outputs average "
+                       f"{float(o.mean()):.3f} with spread {float(o.std()):.3f}; kept weights "
+                       "scaled by 1 / (1 - p) give an average within 0.05 of 1 and a spread "
+                       "between 0.1 and 0.4 (none dropped: spread 0)")
     for g, n in zip(got["analytic"], got["numeric"], strict=True):
         if not (isinstance(g, np.ndarray) and isinstance(n, np.ndarray)
                 and g.shape == n.shape == (1, 3, 4)):
             return False, "the gradients do not have the inputs' shapes"
         if not np.allclose(g, n, rtol=1e-4, atol=1e-6):
-            return False, ("the gradient does not match the forward: backward must reuse the "
+            diff = float(np.max(np.abs(g - n)))
+            return False, (f"the analytic gradient and central differences of the same "
+                           f"(reseeded) forward differ by {diff:.3g}: backward must reuse the "
                            "forward's dropout mask")
     return True, ""
 
 
-@case(points=2, hint="dropout_p: keep each weight with probability 1 - p (draw with "
-                     "default_generator()), scale kept ones by 1/(1 - p), and multiply dP by the "
-                     "same mask in backward.", check=_sdpa_dropout_check)
+@case(unit=SDPA, points=2, check=_sdpa_dropout_check,
+      hint="scaled_dot_product_attention: dropout_p: keep each weight with probability 1 - p "
+           "(draw with default_generator()), scale kept ones by 1/(1 - p), and multiply dP by the "
+           "same mask in backward.")
 def sdpa_dropout(tt, rng):
     F = tt.nn.functional
     seed = int(rng.integers(2**31))
@@ -240,8 +271,9 @@ def sdpa_dropout(tt, rng):
     return {"o": o, "analytic": analytic, "numeric": numeric, "inputs": [*arrays, r]}
 
 
-@case(points=1, hint="Raise RuntimeError when E of query and key differ, S of key and value "
-                     "differ, or attn_mask is given together with is_causal=True.")
+@case(unit=SDPA, points=1,
+      hint="scaled_dot_product_attention: raise RuntimeError when E of query and key differ, S of "
+           "key and value differ, or attn_mask is given together with is_causal=True.")
 def sdpa_errors(tt, rng):
     F = tt.nn.functional
     q = tt.Tensor(_f32(rng, 2, 3, 4))
@@ -254,8 +286,9 @@ def sdpa_errors(tt, rng):
 
 
 # ----------------------------------------------------------------------------- heads (4)
-@case(points=4, hint="split_heads: reshape (..., T, E) to (..., T, h, E/h), then swap the T and "
-                     "h axes; merge_heads undoes it; gradients flow through both.")
+@case(unit=HEADS, points=4,
+      hint="split_heads: reshape (..., T, E) to (..., T, h, E/h), then swap the T and h axes; "
+           "merge_heads undoes it; gradients flow through both.")
 def split_and_merge_heads(tt, rng):
     A = _att(tt)
     x = tt.Tensor(_f32(rng, 2, 5, 12), requires_grad=True)
@@ -271,9 +304,10 @@ def split_and_merge_heads(tt, rng):
 
 
 # ----------------------------------------------------------------------------- MHA (18)
-@case(points=3, hint="Register in_proj_weight (3E, E), in_proj_bias (3E,), out_proj (Linear) in "
-                     "that order; draw out_proj first, then Xavier-uniform in_proj_weight with "
-                     "bound sqrt(6/(E + 3E)); zero both biases.")
+@case(unit=MHA_INIT, points=3,
+      hint="MultiheadAttention.__init__: register in_proj_weight (3E, E), in_proj_bias (3E,), "
+           "out_proj (Linear) in that order; draw out_proj first, then Xavier-uniform "
+           "in_proj_weight with bound sqrt(6/(E + 3E)); zero both biases.")
 def mha_parameters_from_seed(tt, rng):
     nn = tt.nn
     _seed(tt, rng)
@@ -286,10 +320,11 @@ def mha_parameters_from_seed(tt, rng):
             outcome(nn.MultiheadAttention, 10, 4)]
 
 
-@case(points=3, hint="MultiheadAttention masks: boolean True = IGNORE (-inf), float masks are "
-                     "added; attn_mask (L, S) or (N*h, L, S) -> (N, h, L, S); key_padding_mask "
-                     "(N, S) -> (N, 1, 1, S) (any shape that broadcasts to (N, h, L, S) "
-                     "is fine); wrong shapes raise RuntimeError.")
+@case(unit=MHA_MASKS, points=3,
+      hint="MultiheadAttention masks: boolean True = IGNORE (-inf), float masks are added; "
+           "attn_mask (L, S) or (N*h, L, S) -> (N, h, L, S); key_padding_mask (N, S) -> (N, 1, 1, "
+           "S) (any shape that broadcasts to (N, h, L, S) is fine); wrong shapes raise "
+           "RuntimeError.")
 def mha_merge_masks(tt, rng):
     m = tt.nn.MultiheadAttention(4, 2)
     n, lq, lk = 2, 3, 4
@@ -309,12 +344,12 @@ def mha_merge_masks(tt, rng):
             outcome(m._merge_masks, None, _mask(rng, n, lq, lk), n, lq, lk, np.float32)]
 
 
-@case(points=3, hint="Self-attention: project with in_proj, split heads, attend with scale "
-                     "1/sqrt(head_dim), merge, out_proj; weights averaged over heads unless "
-                     "average_attn_weights=False; need_weights=False gives (out, None). A query "
-                     "with no allowed key: NaN with need_weights=True (plain softmax) and in "
-                     "PyTorch's fused inference path, zeros on the SDPA path.",
-      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=MHA, points=3, rtol=GRAD_RTOL, atol=GRAD_ATOL,
+      hint="MultiheadAttention.forward: self-attention: project with in_proj, split heads, attend "
+           "with scale 1/sqrt(head_dim), merge, out_proj; weights averaged over heads unless "
+           "average_attn_weights=False; need_weights=False gives (out, None). A query with no "
+           "allowed key: NaN with need_weights=True (plain softmax) and in PyTorch's fused "
+           "inference path, zeros on the SDPA path.")
 def mha_self_attention_forward(tt, rng):
     m = _mha(tt, rng, 8, 2)
     x = tt.Tensor(_f32(rng, 3, 5, 8))
@@ -332,9 +367,10 @@ def mha_self_attention_forward(tt, rng):
             nan_out.numpy(), nan_w.numpy(), zero_out.numpy(), inference.numpy()]
 
 
-@case(points=3, hint="Cross-attention (query != key): each input gets its third of "
-                     "in_proj_weight; key_padding_mask True marks padding keys; bool attn_mask "
-                     "True forbids a pair.", rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=MHA, points=3, rtol=GRAD_RTOL, atol=GRAD_ATOL,
+      hint="MultiheadAttention.forward: cross-attention (query != key): each input gets its third "
+           "of in_proj_weight; key_padding_mask True marks padding keys; bool attn_mask True "
+           "forbids a pair.")
 def mha_cross_attention_with_masks(tt, rng):
     m = _mha(tt, rng, 12, 3)
     q, k, v = (tt.Tensor(_f32(rng, *s)) for s in [(2, 4, 12), (2, 6, 12), (2, 6, 12)])
@@ -350,9 +386,9 @@ def mha_cross_attention_with_masks(tt, rng):
             same_qk.numpy()]
 
 
-@case(points=3, hint="Every parameter and input gets its gradient through both paths "
-                     "(need_weights True and False): use Tensor operations end to end.",
-      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=MHA, points=3, rtol=GRAD_RTOL, atol=GRAD_ATOL,
+      hint="MultiheadAttention.forward: every parameter and input gets its gradient through both "
+           "paths (need_weights True and False): use Tensor operations end to end.")
 def mha_backward(tt, rng):
     out = []
     for need in (True, False):
@@ -365,9 +401,9 @@ def mha_backward(tt, rng):
     return out
 
 
-@case(points=2, hint="batch_first=False: inputs and output are (L, N, E), weights stay (N, L, S); "
-                     "2-D inputs (L, E) are one unbatched sequence.",
-      rtol=GRAD_RTOL, atol=GRAD_ATOL)
+@case(unit=MHA, points=2, rtol=GRAD_RTOL, atol=GRAD_ATOL,
+      hint="MultiheadAttention.forward: batch_first=False: inputs and output are (L, N, E), "
+           "weights stay (N, L, S); 2-D inputs (L, E) are one unbatched sequence.")
 def mha_batch_first_false_and_unbatched(tt, rng):
     m = _mha(tt, rng, 8, 2, batch_first=False)
     x = tt.Tensor(_f32(rng, 5, 2, 8))
@@ -387,23 +423,33 @@ def _mha_dropout_check(got, expected):
     if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape):
         return False, "training-mode outputs are missing"
     if np.allclose(a, b):
-        return False, "two training-mode calls gave the same output: dropout is not applied"
+        return False, ("two training-mode calls on the same input gave the same output: "
+                       "dropout is not applied")
     if not 0.93 < float(got["row_sum_mean"]) < 1.07:
-        return False, "kept attention weights are not scaled by 1 / (1 - p)"
+        return False, (f"the returned attention weights' rows sum to {got['row_sum_mean']:.3f} "
+                       "on average in training mode, not about 1: the weights returned are the "
+                       "dropped-out ones, kept ones scaled by 1 / (1 - p)")
     # weights averaged over 2 heads are 0 where both heads dropped them: p**2 = 0.25
     if not 0.2 < float(got["zero_share"]) < 0.3:
-        return False, "the share of dropped attention weights does not match p"
+        return False, (f"{got['zero_share']:.3f} of the returned weights (averaged over 2 "
+                       "heads, p = 0.5) are zero, not about p**2 = 0.25: the weights returned "
+                       "are the dropped-out ones")
     c, d = got["eval"]
-    if not (isinstance(d, np.ndarray) and isinstance(c, np.ndarray) and c.shape == d.shape
-            and np.allclose(c, d, atol=1e-5)):
-        return False, "eval() mode is not deterministic"
+    if not (isinstance(d, np.ndarray) and isinstance(c, np.ndarray) and c.shape == d.shape):
+        return False, "the eval-mode outputs are missing"
+    if not np.allclose(c, d, atol=1e-5):
+        return False, (f"in eval() mode the explicit-weights path (need_weights=True) and the "
+                       f"fused path (need_weights=False) differ by "
+                       f"{float(np.max(np.abs(c - d))):.3g}")
     return compare_values([c, got["causal"]], [expected["eval"][0], expected["causal"]],
                           atol=1e-6)
 
 
-@case(points=1, hint="Dropout on the attention weights only in training mode; eval() makes "
-                     "the layer deterministic; is_causal without attn_mask raises RuntimeError.",
-      check=_mha_dropout_check)
+@case(unit=MHA, points=1, check=_mha_dropout_check,
+      hint="MultiheadAttention.forward: dropout on the attention weights in training mode "
+           "only, and the weights returned are the dropped-out ones (kept ones times 1 / (1 - "
+           "p)); in eval() both paths give the same output; is_causal without attn_mask raises "
+           "RuntimeError.")
 def mha_dropout_and_causal_hint(tt, rng):
     m = _mha(tt, rng, 8, 2, dropout=0.5)
     x = tt.Tensor(_f32(rng, 2, 6, 8))

@@ -19,8 +19,14 @@ import numpy as np
 
 from autograder.suite import Suite, compare_values, outcome
 
-suite = Suite(module="13_transformers", version="2027.2")
+suite = Suite(module="13_transformers", version="2027.3")
 case = suite.case
+LN = suite.unit("LayerNorm", "_LayerNormFn", "layer_norm", "LayerNorm")
+MLP = suite.unit("MLP", "MLP")
+BLOCK = suite.unit("TransformerBlock", "TransformerBlock", uses=(LN, MLP))
+GPT = suite.unit("GPT", "GPT.__init__", "GPT.forward", uses=(BLOCK, LN))
+GENERATE = suite.unit("GPT.generate", "GPT.generate", uses=(GPT,))
+COUNTS = suite.unit("gpt_parameter_counts", "gpt_parameter_counts")
 RTOL, ATOL = 1e-7, 1e-9  # most cases run in float64: any summation order passes
 
 
@@ -82,9 +88,10 @@ def _f64_then_f32(got: Any, expected: Any) -> tuple[bool, str]:
     return True, ""
 
 
-@case(points=4, hint="Mean and biased variance over the trailing normalized_shape dims "
-                     "(keepdims), x_hat = (x - mean) / sqrt(var + eps), then x_hat * weight + "
-                     "bias; keep the input's dtype.", rtol=RTOL, atol=ATOL, check=_f64_then_f32)
+@case(unit=LN, points=3, rtol=RTOL, atol=ATOL, check=_f64_then_f32,
+      hint="LayerNorm: mean and biased variance over the trailing normalized_shape dims "
+           "(keepdims), x_hat = (x - mean) / sqrt(var + eps), then x_hat * weight + bias; keep "
+           "the input's dtype.")
 def layer_norm_forward(tt, rng):
     F = tt.nn.functional
     c = int(rng.integers(3, 8))
@@ -103,9 +110,24 @@ def layer_norm_forward(tt, rng):
             np.asarray(y32.numpy(), dtype=np.float64), str(y32.dtype)]
 
 
-@case(points=4, hint="dbias = sum of grad over the leading dims; dweight = sum of grad * x_hat; "
-                     "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) with g = grad * weight, "
-                     "means over each row.", rtol=RTOL, atol=ATOL)
+@case(unit=LN, points=1, rtol=1e-2, atol=1e-2,
+      hint="_LayerNormFn.forward: the variance is the mean of (x - mean)**2; E[x²] − E[x]² "
+           "cancels away in float32 when the mean is large (values near 2000 that vary by about "
+           "1).")
+def layer_norm_large_mean_float32(tt, rng):
+    F = tt.nn.functional
+    c = int(rng.integers(4, 9))
+    x = (rng.standard_normal((3, 2, c)) * rng.uniform(0.5, 2.0)
+         + rng.uniform(1e3, 4e3, (3, 2, 1))).astype(np.float32)
+    w = tt.Tensor(1.0 + 0.2 * _f32(rng, c))
+    b = tt.Tensor(_f32(rng, c))
+    return F.layer_norm(tt.Tensor(x), (c,), w, b).numpy()
+
+
+@case(unit=LN, points=4, rtol=RTOL, atol=ATOL,
+      hint="LayerNorm: dbias = sum of grad over the leading dims; dweight = sum of grad * x_hat; "
+           "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) with g = grad * weight, means "
+           "over each row.")
 def layer_norm_backward(tt, rng):
     F = tt.nn.functional
     out = []
@@ -118,10 +140,11 @@ def layer_norm_backward(tt, rng):
     return out
 
 
-@case(points=3, hint="Without weight/bias use scale 1 and shift 0 (no gradient for them); a "
-                     "1-D row works too; a constant row gives 0 (not NaN); trailing dims that "
-                     "do not match normalized_shape raise RuntimeError; an int normalized_shape "
-                     "or an integer input raise as in PyTorch.", rtol=RTOL, atol=ATOL)
+@case(unit=LN, points=3, rtol=RTOL, atol=ATOL,
+      hint="LayerNorm: without weight/bias use scale 1 and shift 0 (no gradient for them); a 1-D "
+           "row works too; a constant row gives 0 (not NaN); trailing dims that do not match "
+           "normalized_shape raise RuntimeError; an int normalized_shape or an integer input "
+           "raise as in PyTorch.")
 def layer_norm_defaults_and_errors(tt, rng):
     F = tt.nn.functional
     c = int(rng.integers(3, 7))
@@ -137,9 +160,10 @@ def layer_norm_defaults_and_errors(tt, rng):
             outcome(F.layer_norm, tt.Tensor(rng.integers(0, 5, (2, c))), (c,))]
 
 
-@case(points=3, hint="LayerNorm(shape, eps=1e-5, elementwise_affine=True, bias=True): weight "
-                     "(ones) and bias (zeros) of normalized_shape as a tuple; None without "
-                     "affine (or bias=False); forward calls layer_norm with them.", rtol=RTOL, atol=ATOL)
+@case(unit=LN, points=3, rtol=RTOL, atol=ATOL,
+      hint="LayerNorm(shape, eps=1e-5, elementwise_affine=True, bias=True): weight (ones) and "
+           "bias (zeros) of normalized_shape as a tuple; None without affine (or bias=False); "
+           "forward calls layer_norm with them.")
 def layer_norm_module(tt, rng):
     nn = tt.nn
     c = int(rng.integers(3, 7))
@@ -159,8 +183,9 @@ def layer_norm_module(tt, rng):
 
 
 # ----------------------------------------------------------------------------- MLP (5)
-@case(points=1, hint="fc = Linear(d_model, hidden), proj = Linear(hidden, d_model) (hidden = "
-                     "4 * d_model by default), then a Dropout, assigned in that order.")
+@case(unit=MLP, points=1,
+      hint="MLP: fc = Linear(d_model, hidden), proj = Linear(hidden, d_model) (hidden = 4 * "
+           "d_model by default), then a Dropout, assigned in that order.")
 def mlp_structure(tt, rng):
     T = _tf(tt)
     _seed(tt, rng)
@@ -172,11 +197,12 @@ def mlp_structure(tt, rng):
             float(T.MLP(d, dropout=p_drop).dropout.p)]
 
 
-@case(points=4, hint="MLP(x) = proj(gelu_tanh(fc(x))) on (*, C) inputs (reshape to (B*T, C) and "
-                     "back); every parameter and the input get gradients.", rtol=RTOL, atol=ATOL)
+@case(unit=MLP, points=4, rtol=RTOL, atol=ATOL,
+      hint="MLP(x) = proj(gelu_tanh(fc(x))) on (*, C) inputs (reshape to (B*T, C) and back); "
+           "every parameter and the input get gradients.")
 def mlp_forward_backward(tt, rng):
     T = _tf(tt)
-    d = int(rng.integers(2, 7))
+    d = int(rng.integers(3, 7))  # never the batch size: (B*T, C) is not (B*T*C/B, B)
     mlp = _set_params(T.MLP(d, hidden=int(rng.integers(3, 10))), rng)
     x = tt.Tensor(_f64(rng, 2, int(rng.integers(2, 5)), d), requires_grad=True)
     y = mlp(x)
@@ -186,9 +212,10 @@ def mlp_forward_backward(tt, rng):
 
 
 # ----------------------------------------------------------------------------- block (13)
-@case(points=2, hint="ln_1 = LayerNorm(C), attn = MultiheadAttention(C, h, dropout=dropout, "
-                     "batch_first=True), ln_2 = LayerNorm(C), mlp = MLP(C, dropout=dropout), "
-                     "dropout = Dropout(dropout), in this order.")
+@case(unit=BLOCK, points=2,
+      hint="TransformerBlock: ln_1 = LayerNorm(C), attn = MultiheadAttention(C, h, "
+           "dropout=dropout, batch_first=True), ln_2 = LayerNorm(C), mlp = MLP(C, "
+           "dropout=dropout), dropout = Dropout(dropout), in this order.")
 def block_structure(tt, rng):
     T = _tf(tt)
     _seed(tt, rng)
@@ -200,8 +227,10 @@ def block_structure(tt, rng):
             float(block.dropout.p), float(block.mlp.dropout.p)]
 
 
-@case(points=4, hint="out = x + dropout(attn(h, h, h)) with h = ln_1(x) and the causal mask "
-                     "(True above the diagonal), then out + mlp(ln_2(out)).", rtol=RTOL, atol=ATOL)
+@case(unit=BLOCK, points=4, rtol=RTOL, atol=ATOL,
+      hint="TransformerBlock: out = x + attn(h, h, h) with h = ln_1(x) and the causal mask "
+           "(True above the diagonal), then out + mlp(ln_2(out)); the residual adds the block's "
+           "input, not h.")
 def block_forward(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
@@ -210,8 +239,9 @@ def block_forward(tt, rng):
             block(tt.Tensor(_f64(rng, 1, 1, d))).numpy()]
 
 
-@case(points=4, hint="Use Tensor operations all the way (no .data), so the input and all twelve "
-                     "parameters receive gradients through both residual branches.", rtol=RTOL, atol=ATOL)
+@case(unit=BLOCK, points=4, rtol=RTOL, atol=ATOL,
+      hint="TransformerBlock: use Tensor operations all the way (no .data), so the input and all "
+           "twelve parameters receive gradients through both residual branches.")
 def block_backward(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
@@ -221,9 +251,9 @@ def block_backward(tt, rng):
     return [gx, _param_grads(block)]
 
 
-@case(points=2, hint="Position t must not see later positions; with a cache the block calls "
-                     "cache(self.attn, h) once with h = ln_1(x) instead of its own attention.",
-      rtol=RTOL, atol=ATOL)
+@case(unit=BLOCK, points=2, rtol=RTOL, atol=ATOL,
+      hint="TransformerBlock: position t must not see later positions; with a cache the block "
+           "calls cache(self.attn, h) once with h = ln_1(x) instead of its own attention.")
 def block_causality_and_cache(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
@@ -254,8 +284,9 @@ def _dropout_modes_check(got: Any, expected: Any) -> tuple[bool, str]:
     return compare_values(got[:2], expected[:2], rtol=RTOL, atol=ATOL)
 
 
-@case(points=1, hint="Dropout is active in training mode only: in eval mode a block with "
-                     "dropout gives the same output as without.", check=_dropout_modes_check)
+@case(unit=BLOCK, points=1, check=_dropout_modes_check,
+      hint="TransformerBlock: dropout is active in training mode only: in eval mode a block with "
+           "dropout gives the same output as without.")
 def block_dropout_modes(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
@@ -286,9 +317,10 @@ def _gpt(tt, rng, dtype=np.float64, scale=0.4, **sizes):
     return _set_params(T.GPT(**cfg), rng, dtype, scale), cfg
 
 
-@case(points=2, hint="tok_emb = Embedding(V, C), pos_emb = LearnedPositionalEmbedding(context, C), "
-                     "drop, blocks = Sequential of n_layers TransformerBlocks, ln_f = LayerNorm(C), "
-                     "head = Linear(C, V, bias=False); store the sizes as attributes.")
+@case(unit=GPT, points=2,
+      hint="GPT: tok_emb = Embedding(V, C), pos_emb = LearnedPositionalEmbedding(context, C), "
+           "drop, blocks = Sequential of n_layers TransformerBlocks, ln_f = LayerNorm(C), head = "
+           "Linear(C, V, bias=False); store the sizes as attributes.")
 def gpt_structure(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
@@ -313,7 +345,9 @@ def _init_stats(gpt: Any) -> dict[str, Any]:
             "out_proj": std("attn.out_proj.weight"), "proj": std("mlp.proj.weight"),
             "bias_max": max(float(np.abs(p.numpy()).max()) for n, p in params.items()
                             if n.endswith("bias")),
-            "ln_range": _ln_range(params)}
+            "ln_range": _ln_range(params),
+            # the asked sizes: statistics alone are the same for every variant
+            "sizes": [int(params["head.weight"].shape[0]), len(params)]}
 
 
 def _ln_range(params: dict[str, Any]) -> list[float]:
@@ -329,18 +363,24 @@ def _init_close(got: Any, expected: Any) -> tuple[bool, str]:
     for key in ("tok", "pos", "head", "in_proj", "fc", "out_proj", "proj"):
         g, e = got[key], expected[key]
         if not isinstance(g, float) or not math.isfinite(g) or abs(g - e) > 0.12 * e:
-            return False, (f"the standard deviation of the {key} weights is not the one GPT-2's "
-                           "initialisation gives")
+            shown = f"{g:.4g}" if isinstance(g, float) else type(g).__name__
+            return False, (f"the standard deviation of the {key} weights is {shown}, not within "
+                           f"12 % of the {e:.4g} GPT-2's initialisation gives")
     if got["bias_max"] != 0.0:
-        return False, "every bias must start at exactly zero"
+        return False, f"the largest |bias| is {got['bias_max']:.3g}: every bias starts at zero"
     if got["ln_range"] != [1.0, 1.0]:
-        return False, "LayerNorm weights must stay at one"
+        return False, f"LayerNorm weights range over {got['ln_range']}: they stay at one"
+    if got["sizes"] != expected["sizes"]:
+        return False, (f"the model has {got['sizes'][1]} parameter tensors and a head for "
+                       f"{got['sizes'][0]} tokens, not {expected['sizes'][1]} and "
+                       f"{expected['sizes'][0]}: GPT(vocab_size, ..., n_layers, ...) builds "
+                       "what it is asked")
     return True, ""
 
 
-@case(points=2, hint="GPT-2 init: 2-D parameters ~ N(0, 0.02^2), but out_proj.weight and "
-                     "mlp.proj.weight ~ N(0, (0.02 / sqrt(2 * n_layers))^2); biases zero.",
-      check=_init_close)
+@case(unit=GPT, points=2, check=_init_close,
+      hint="GPT-2 init: 2-D parameters ~ N(0, 0.02^2), but out_proj.weight and mlp.proj.weight ~ "
+           "N(0, (0.02 / sqrt(2 * n_layers))^2); biases zero.")
 def gpt_initialisation(tt, rng):
     T = _tf(tt)
     _seed(tt, rng)
@@ -348,9 +388,10 @@ def gpt_initialisation(tt, rng):
     return _init_stats(T.GPT(int(rng.integers(200, 300)), 64, 64, n, 4))
 
 
-@case(points=4, hint="logits = head(ln_f(blocks(drop(tok_emb(idx) + pos_emb[0:T])))) for every "
-                     "position, shape (B, T, V); T may be shorter than context_length; idx may "
-                     "be a Tensor or an array.", rtol=RTOL, atol=ATOL)
+@case(unit=GPT, points=4, rtol=RTOL, atol=ATOL,
+      hint="GPT: logits = head(ln_f(blocks(drop(tok_emb(idx) + pos_emb[0:T])))) for every "
+           "position, shape (B, T, V); T may be shorter than context_length; idx may be a Tensor "
+           "or an array.")
 def gpt_forward(tt, rng):
     gpt, cfg = _gpt(tt, rng)
     v, ctx = cfg["vocab_size"], cfg["context_length"]
@@ -359,8 +400,9 @@ def gpt_forward(tt, rng):
     return [gpt(tt.Tensor(full)).numpy(), gpt(short).numpy()]
 
 
-@case(points=2, hint="Every parameter (embeddings, all blocks, ln_f, head) receives a gradient "
-                     "of the logits.", rtol=RTOL, atol=ATOL)
+@case(unit=GPT, points=2, rtol=RTOL, atol=ATOL,
+      hint="GPT: every parameter (embeddings, all blocks, ln_f, head) receives a gradient of the "
+           "logits.")
 def gpt_backward(tt, rng):
     gpt, cfg = _gpt(tt, rng)
     idx = rng.integers(0, cfg["vocab_size"], size=(2, cfg["context_length"]))
@@ -369,9 +411,10 @@ def gpt_backward(tt, rng):
     return _param_grads(gpt)
 
 
-@case(points=2, hint="More than context_length positions (counting cache.offset) or ids that are "
-                     "not (B, T) raise ValueError; with a cache, positions start at cache.offset "
-                     "and block i gets cache.layers[i].", rtol=RTOL, atol=ATOL)
+@case(unit=GPT, points=2, rtol=RTOL, atol=ATOL,
+      hint="GPT: more than context_length positions (counting cache.offset) or ids that are not "
+           "(B, T) raise ValueError; with a cache, positions start at cache.offset and block i "
+           "gets cache.layers[i].")
 def gpt_positions_and_cache(tt, rng):
     gpt, cfg = _gpt(tt, rng)
     v, ctx = cfg["vocab_size"], cfg["context_length"]
@@ -402,10 +445,10 @@ def gpt_positions_and_cache(tt, rng):
 
 
 # ----------------------------------------------------------------------------- generate (4)
-@case(points=2, hint="Greedy decoding (top_k=1): append the argmax of the last position's "
-                     "logits, feeding only the last context_length tokens; the result is "
-                     "(B, T + max_new_tokens) int64; subtract the maximum before exp so huge "
-                     "logits do not overflow.")
+@case(unit=GENERATE, points=2,
+      hint="GPT.generate: greedy decoding (top_k=1): append the argmax of the last position's "
+           "logits, feeding only the last context_length tokens; the result is (B, T + "
+           "max_new_tokens) int64; subtract the maximum before exp so huge logits do not overflow.")
 def gpt_generate_greedy(tt, rng):
     gpt, cfg = _gpt(tt, rng, scale=1.0)
     v, ctx = cfg["vocab_size"], cfg["context_length"]
@@ -465,9 +508,10 @@ def _sampled_like(got: Any, expected: Any) -> tuple[bool, str]:
     return True, ""
 
 
-@case(points=2, hint="Divide the last logits by temperature, keep the top_k largest (others "
-                     "-inf), sample from the softmax with the package's generator (the same "
-                     "manual_seed gives the same tokens).", check=_sampled_like)
+@case(unit=GENERATE, points=2, check=_sampled_like,
+      hint="GPT.generate: divide the last logits by temperature, keep the top_k largest (others "
+           "-inf), sample from the softmax with the package's generator (the same manual_seed "
+           "gives the same tokens).")
 def gpt_generate_sampling(tt, rng):
     gpt, cfg = _gpt(tt, rng, scale=0.3, n_layers=1)
     v = cfg["vocab_size"]
@@ -493,8 +537,9 @@ def gpt_generate_sampling(tt, rng):
 
 
 # ----------------------------------------------------------------------------- counts (2)
-@case(points=2, hint="embeddings V*C + context*C; attention n*(4C^2 + 4C); mlp n*(8C^2 + 5C); "
-                     "norms (2n + 1)*2C; head V*C; total = their sum (n_heads plays no part).")
+@case(unit=COUNTS, points=2,
+      hint="gpt_parameter_counts: embeddings V*C + context*C; attention n*(4C^2 + 4C); mlp "
+           "n*(8C^2 + 5C); norms (2n + 1)*2C; head V*C; total = their sum (n_heads plays no part).")
 def formula_counts_by_component(tt, rng):
     T = _tf(tt)
     out = []

@@ -14,8 +14,23 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="14_profiling", version="2027.1")
+suite = Suite(module="14_profiling", version="2027.2")
 case = suite.case
+PARAMETERS = suite.unit("parameters_by_module", "parameters_by_module")
+MEMORY = suite.unit("training_memory", "training_memory", uses=(PARAMETERS,))
+LINEAR_FLOPS = suite.unit("linear_flops", "linear_flops")
+CONV_FLOPS = suite.unit("conv2d_flops", "conv2d_flops")
+ATTENTION_FLOPS = suite.unit("attention_flops", "attention_flops")
+MODULE_FLOPS = suite.unit("module_flops", "module_flops",
+                          uses=(LINEAR_FLOPS, CONV_FLOPS, ATTENTION_FLOPS))
+GRAPH_BYTES = suite.unit("graph_activation_bytes", "graph_activation_bytes")
+SUMMARIZE = suite.unit("summarize", "summarize")
+MEASURE = suite.unit("measure", "measure", uses=(SUMMARIZE,))
+MEDIAN_CI = suite.unit("median_ci", "median_ci")
+COMPARE = suite.unit("compare", "compare", uses=(SUMMARIZE, MEDIAN_CI))
+PROFILER = suite.unit("Profiler", "Profiler",
+                      uses=(PARAMETERS, LINEAR_FLOPS, CONV_FLOPS, ATTENTION_FLOPS, MODULE_FLOPS,
+                            SUMMARIZE))
 
 
 def _p(tt):
@@ -91,9 +106,10 @@ def _mlp(tt, rng, n_layers=3):
 
 
 # ----------------------------------------------------------------------------- parameters (7)
-@case(points=4, hint="Count each module's own _parameters in named_modules() order, skip None "
-                     "and parameters already counted (shared weights), and list only modules "
-                     "that own at least one parameter.")
+@case(unit=PARAMETERS, points=4,
+      hint="parameters_by_module: count each module's own _parameters in named_modules() order, "
+           "skip None and parameters already counted (shared weights), and list only modules that "
+           "own at least one parameter.")
 def parameters_by_module_counts(tt, rng):
     P, nn = _p(tt), tt.nn
     _seed(tt, rng)
@@ -111,9 +127,10 @@ def parameters_by_module_counts(tt, rng):
     return [P.parameters_by_module(m) for m in (mlp, nested, emb, tied, single)]
 
 
-@case(points=3, hint="parameters = nbytes of every parameter once; gradients and optimizer "
-                     "state count only parameters with requires_grad; state = OPTIMIZER_STATE "
-                     "[name] x the trainable bytes; unknown names raise ValueError.")
+@case(unit=MEMORY, points=3,
+      hint="training_memory: parameters = nbytes of every parameter once; gradients and optimizer "
+           "state count only parameters with requires_grad; state = OPTIMIZER_STATE [name] x the "
+           "trainable bytes; unknown names raise ValueError.")
 def training_memory_breakdown(tt, rng):
     P, nn = _p(tt), tt.nn
     _seed(tt, rng)
@@ -131,8 +148,9 @@ def training_memory_breakdown(tt, rng):
 
 
 # ----------------------------------------------------------------------------- FLOP formulas (9)
-@case(points=3, hint="2 x rows x in x out for the multiply-adds (rows = product of the leading "
-                     "dims, 1 for a 1-D input), plus rows x out with a bias.")
+@case(unit=LINEAR_FLOPS, points=3,
+      hint="linear_flops: 2 x rows x in x out for the multiply-adds (rows = product of the "
+           "leading dims, 1 for a 1-D input), plus rows x out with a bias.")
 def linear_flops_formula(tt, rng):
     P = _p(tt)
     shapes = [(_int(rng, 1, 9),), (_int(rng, 1, 9), _int(rng, 1, 9)),
@@ -142,9 +160,9 @@ def linear_flops_formula(tt, rng):
             for bias in (True, False)]
 
 
-@case(points=3, hint="Every output element is one dot product of (C_in/groups) x kh x kw "
-                     "multiply-adds (2 FLOPs each), plus 1 for the bias; kernel_size is an "
-                     "int or a pair.")
+@case(unit=CONV_FLOPS, points=3,
+      hint="conv2d_flops: every output element is one dot product of (C_in/groups) x kh x kw "
+           "multiply-adds (2 FLOPs each), plus 1 for the bias; kernel_size is an int or a pair.")
 def conv2d_flops_formula(tt, rng):
     P = _p(tt)
     out = []
@@ -158,9 +176,10 @@ def conv2d_flops_formula(tt, rng):
     return out
 
 
-@case(points=3, hint="2 x b x L x S x E for Q K^T plus 2 x b x L x S x Ev for P V, where b is "
-                     "the product of the batch shapes broadcast together (a shared key still "
-                     "costs one product per query batch).")
+@case(unit=ATTENTION_FLOPS, points=3,
+      hint="attention_flops: 2 x b x L x S x E for Q K^T plus 2 x b x L x S x Ev for P V, where b "
+           "is the product of the batch shapes broadcast together (a shared key still costs one "
+           "product per query batch).")
 def attention_flops_formula(tt, rng):
     P = _p(tt)
     out = []
@@ -176,10 +195,11 @@ def attention_flops_formula(tt, rng):
 
 
 # ----------------------------------------------------------------------------- dispatch (7)
-@case(points=4, hint="Dispatch in the docstring's order: Linear, MultiheadAttention, conv "
-                     "(in_channels + kernel_size, from the output shape), pooling (kh x kw per "
-                     "output), normalisation (5 + weight + bias per element), the "
-                     "ELEMENTWISE_FLOPS table, positional encodings (1 per element), else 0.")
+@case(unit=MODULE_FLOPS, points=4,
+      hint="module_flops: dispatch in the docstring's order: Linear, MultiheadAttention, conv "
+           "(in_channels + kernel_size, from the output shape), pooling (kh x kw per output), "
+           "normalisation (5 + weight + bias per element), the ELEMENTWISE_FLOPS table, "
+           "positional encodings (1 per element), else 0.")
 def module_flops_dispatch(tt, rng):
     P, nn = _p(tt), tt.nn
     _seed(tt, rng)
@@ -210,9 +230,10 @@ def module_flops_dispatch(tt, rng):
     return out
 
 
-@case(points=3, hint="MultiheadAttention itself: the three input projections, attention per "
-                     "head (b = N x heads, head_dim = E / heads) and a softmax of 5 per score; "
-                     "out_proj is a child Linear with its own row. Shapes follow batch_first.")
+@case(unit=MODULE_FLOPS, points=3,
+      hint="module_flops: multiheadAttention itself: the three input projections, attention per "
+           "head (b = N x heads, head_dim = E / heads) and a softmax of 5 per score; out_proj is "
+           "a child Linear with its own row. Shapes follow batch_first.")
 def module_flops_attention(tt, rng):
     P, nn = _p(tt), tt.nn
     _seed(tt, rng)
@@ -236,9 +257,10 @@ def module_flops_attention(tt, rng):
 
 
 # ----------------------------------------------------------------------------- activation memory (6)
-@case(points=4, hint="Walk the graph from the output; count each storage once (follow .base: "
-                     "reshapes and transposes are views), add the arrays nodes saved (a "
-                     "Function's Context, nested contexts), and skip every storage of a leaf.")
+@case(unit=GRAPH_BYTES, points=4,
+      hint="graph_activation_bytes: walk the graph from the output; count each storage once "
+           "(follow .base: reshapes and transposes are views), add the arrays nodes saved (a "
+           "Function's Context, nested contexts), and skip every storage of a leaf.")
 def graph_activation_bytes_models(tt, rng):
     P, F = _p(tt), tt.nn.functional
     _seed(tt, rng)
@@ -258,9 +280,10 @@ def graph_activation_bytes_models(tt, rng):
             P.graph_activation_bytes((d64 * d64).sum(dim=1)), P.graph_activation_bytes(a)]
 
 
-@case(points=2, hint="A view of a weight (W.T) may be met before the weight itself: collect the "
-                     "leaves' storages during the walk and exclude them at the end; a shared "
-                     "intermediate is one storage, however many nodes use it.")
+@case(unit=GRAPH_BYTES, points=2,
+      hint="graph_activation_bytes: A view of a weight (W.T) may be met before the weight itself: "
+           "collect the leaves' storages during the walk and exclude them at the end; a shared "
+           "intermediate is one storage, however many nodes use it.")
 def graph_activation_bytes_leaf_views(tt, rng):
     P = _p(tt)
     n, m, rows = _int(rng, 2, 200), _int(rng, 2, 200), _int(rng, 1, 40)
@@ -276,9 +299,10 @@ def graph_activation_bytes_leaf_views(tt, rng):
 
 
 # ----------------------------------------------------------------------------- timing (14)
-@case(points=3, hint="Median and quartiles with np.percentile (linear interpolation) over the "
-                     "samples as float64; IQR = Q3 - Q1; samples kept as given (a tuple); no "
-                     "samples raise ValueError.")
+@case(unit=SUMMARIZE, points=3,
+      hint="summarize: median and quartiles with np.percentile (linear interpolation) over the "
+           "samples as float64; IQR = Q3 - Q1; samples kept as given (a tuple); no samples raise "
+           "ValueError.")
 def summarize_statistics(tt, rng):
     P = _p(tt)
     out = []
@@ -289,9 +313,10 @@ def summarize_statistics(tt, rng):
                           outcome(P.summarize, [])]
 
 
-@case(points=4, hint="Warm-up calls are not timed; each of the repeats is timed alone (timer() "
-                     "after minus timer() before); return summarize of the repeats; warmup < 0 "
-                     "or repeats < 1 raise ValueError.")
+@case(unit=MEASURE, points=4,
+      hint="measure: warm-up calls are not timed; each of the repeats is timed alone (timer() "
+           "after minus timer() before); return summarize of the repeats; warmup < 0 or repeats < "
+           "1 raise ValueError.")
 def measure_on_a_fake_clock(tt, rng):
     P = _p(tt)
     out = []
@@ -310,9 +335,10 @@ def measure_on_a_fake_clock(tt, rng):
     return out
 
 
-@case(points=3, hint="Sort the values; k is the largest number <= n // 2 with "
-                     "2 x P(Binomial(n, 1/2) <= k - 1) <= 1 - confidence; the interval is "
-                     "(v_k, v_(n-k+1)) 1-based, or (-inf, inf) when no k qualifies.")
+@case(unit=MEDIAN_CI, points=3,
+      hint="median_ci: sort the values; k is the largest number <= n // 2 with 2 x P(Binomial(n, "
+           "1/2) <= k - 1) <= 1 - confidence; the interval is (v_k, v_(n-k+1)) 1-based, or (-inf, "
+           "inf) when no k qualifies.")
 def median_ci_order_statistics(tt, rng):
     P = _p(tt)
     out = []
@@ -327,9 +353,10 @@ def median_ci_order_statistics(tt, rng):
                   outcome(P.median_ci, values, 0.0)]
 
 
-@case(points=4, hint="Warm up with pairs, then each repeat times fn_a and then fn_b (in that "
-                     "order: the clock drifts); ratios a_i / b_i, their median, median_ci of "
-                     "the ratios, and summarize of each side.")
+@case(unit=COMPARE, points=4,
+      hint="compare: warm up with pairs, then each repeat times fn_a and then fn_b (in that "
+           "order: the clock drifts); ratios a_i / b_i, their median, median_ci of the ratios, "
+           "and summarize of each side.")
 def compare_alternates_pairs(tt, rng):
     P = _p(tt)
     out = []
@@ -348,9 +375,10 @@ def compare_alternates_pairs(tt, rng):
 
 
 # ----------------------------------------------------------------------------- profiler (7)
-@case(points=4, hint="Hooks on every module: _before reads the clock once and pushes it, _after "
-                     "reads it once, pops the start and adds the elapsed time for the pass; on "
-                     "the first timed pass also FLOPs, calls and output shapes.", atol=1e-12)
+@case(unit=PROFILER, points=4, atol=1e-12,
+      hint="Profiler: hooks on every module: _before reads the clock once and pushes it, _after "
+           "reads it once, pops the start and adds the elapsed time for the pass; on the first "
+           "timed pass also FLOPs, calls and output shapes.")
 def profiler_sequential_rows(tt, rng):
     P = _p(tt)
     _seed(tt, rng)
@@ -371,10 +399,10 @@ def profiler_sequential_rows(tt, rng):
             once_rows]
 
 
-@case(points=3, hint="Run warmup untimed passes and repeats timed ones under no_grad; a layer "
-                     "called twice per pass adds both calls; remove every hook in a finally "
-                     "block, even when the model raises; repeats < 1 raises ValueError.",
-      atol=1e-12)
+@case(unit=PROFILER, points=3, atol=1e-12,
+      hint="Profiler: run warmup untimed passes and repeats timed ones under no_grad; a layer "
+           "called twice per pass adds both calls; remove every hook in a finally block, even "
+           "when the model raises; repeats < 1 raises ValueError.")
 def profiler_shared_layers_and_errors(tt, rng):
     P, nn = _p(tt), tt.nn
     _seed(tt, rng)

@@ -16,8 +16,23 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="15_quantization", version="2027.2")
+suite = Suite(module="15_quantization", version="2027.3")
 case = suite.case
+PER_TENSOR = suite.unit("quantize_per_tensor", "quantize_per_tensor")
+PER_CHANNEL = suite.unit("quantize_per_channel", "quantize_per_channel")
+DEQUANTIZE = suite.unit("QTensor.dequantize", "QTensor.dequantize", uses=(PER_TENSOR, PER_CHANNEL))
+QPARAMS = suite.unit("determine_qparams", "determine_qparams")
+MINMAX = suite.unit("MinMaxObserver", "MinMaxObserver.forward", uses=(QPARAMS,))
+MOVING_AVERAGE = suite.unit("MovingAverageMinMaxObserver", "MovingAverageMinMaxObserver.forward",
+                            uses=(QPARAMS,))
+PER_CHANNEL_OBSERVER = suite.unit("PerChannelMinMaxObserver", "PerChannelMinMaxObserver.forward",
+                                  uses=(QPARAMS,))
+QUANTIZED_LINEAR = suite.unit("QuantizedLinear", "QuantizedLinear.from_float",
+                              "QuantizedLinear.forward",
+                              uses=(PER_TENSOR, DEQUANTIZE, PER_CHANNEL, QPARAMS, MINMAX,
+                                    PER_CHANNEL_OBSERVER))
+SWAP = suite.unit("swap_modules", "swap_modules", uses=(QUANTIZED_LINEAR,))
+MODEL_BYTES = suite.unit("model_bytes", "model_bytes", uses=(QUANTIZED_LINEAR,))
 
 
 def _q(tt):
@@ -44,9 +59,10 @@ def _qt(qt):
 
 
 # ----------------------------------------------------------------------------- per tensor (10)
-@case(points=4, hint="q = clamp(rint(x * (1/s) + z), qmin, qmax): x * (1/s) + z rounded to "
-                     "float32 once (in float64, then cast), round half to even, NaN to qmax, "
-                     "saturate before the cast, int8 for qint8 and uint8 for quint8.")
+@case(unit=PER_TENSOR, points=4,
+      hint="quantize_per_tensor: q = clamp(rint(x * (1/s) + z), qmin, qmax): x * (1/s) + z "
+           "rounded to float32 once (in float64, then cast), round half to even, NaN to qmax, "
+           "saturate before the cast, int8 for qint8 and uint8 for quint8.")
 def quantize_per_tensor_values(tt, rng):
     m = _q(tt)
     out = []
@@ -67,9 +83,10 @@ def quantize_per_tensor_values(tt, rng):
     return out
 
 
-@case(points=2, hint="A zero point outside [qmin, qmax], an integer or a float64 input: "
-                     "RuntimeError (as PyTorch); a scale of 0 or below is computed with, as "
-                     "PyTorch does (1/0 is inf: everything positive saturates).")
+@case(unit=PER_TENSOR, points=2,
+      hint="quantize_per_tensor: a zero point outside [qmin, qmax], an integer or a float64 "
+           "input: RuntimeError (as PyTorch); a scale of 0 or below is computed with, as PyTorch "
+           "does (1/0 is inf: everything positive saturates).")
 def quantize_per_tensor_refuses_bad_arguments(tt, rng):
     m = _q(tt)
     x = tt.Tensor(_f32(rng, 5))
@@ -87,7 +104,8 @@ def quantize_per_tensor_refuses_bad_arguments(tt, rng):
                                       int(rng.integers(-20, 20)), m.qint8))]
 
 
-@case(points=3, hint="dequantize: (q - z) * s in float32; subtract in float (uint8 - z wraps).")
+@case(unit=DEQUANTIZE, points=3,
+      hint="dequantize: (q - z) * s in float32; subtract in float (uint8 - z wraps).")
 def dequantize_per_tensor(tt, rng):
     m = _q(tt)
     out = []
@@ -99,8 +117,9 @@ def dequantize_per_tensor(tt, rng):
     return out
 
 
-@case(points=1, hint="QTensor accessors: q_scale/q_zero_point per tensor; per-channel accessors "
-                     "refuse a per-tensor tensor (RuntimeError).")
+@case(unit=PER_TENSOR, points=1,
+      hint="quantize_per_tensor: QTensor accessors: q_scale/q_zero_point per tensor; per-channel "
+           "accessors refuse a per-tensor tensor (RuntimeError).")
 def qtensor_accessors_after_quantize(tt, rng):
     m = _q(tt)
     s, z = float(rng.uniform(0.01, 0.1)), int(rng.integers(0, 255))
@@ -110,8 +129,9 @@ def qtensor_accessors_after_quantize(tt, rng):
 
 
 # ----------------------------------------------------------------------------- per channel (8)
-@case(points=4, hint="Per channel: scales and zero points reshaped to broadcast along `axis` "
-                     "(ones elsewhere); same rounding and clamping as per tensor.")
+@case(unit=PER_CHANNEL, points=4,
+      hint="quantize_per_channel: per channel: scales and zero points reshaped to broadcast along "
+           "`axis` (ones elsewhere); same rounding and clamping as per tensor.")
 def quantize_per_channel_values(tt, rng):
     m = _q(tt)
     out = []
@@ -132,8 +152,9 @@ def quantize_per_channel_values(tt, rng):
     return out
 
 
-@case(points=2, hint="Per-channel dequantize: every element uses the scale and zero point of its "
-                     "index along the axis.")
+@case(unit=DEQUANTIZE, points=2,
+      hint="Per-channel dequantize: every element uses the scale and zero point of its index "
+           "along the axis.")
 def dequantize_per_channel(tt, rng):
     m = _q(tt)
     out = []
@@ -147,9 +168,10 @@ def dequantize_per_channel(tt, rng):
     return out
 
 
-@case(points=2, hint="quantize_per_channel checks: 0 <= axis < ndim, one scale and zero point "
-                     "per channel, zero points in range (RuntimeError); a scale of 0 is computed "
-                     "with (inf), NaN becomes 0, as in PyTorch's per-channel kernel.")
+@case(unit=PER_CHANNEL, points=2,
+      hint="quantize_per_channel checks: 0 <= axis < ndim, one scale and zero point per channel, "
+           "zero points in range (RuntimeError); a scale of 0 is computed with (inf), NaN becomes "
+           "0, as in PyTorch's per-channel kernel.")
 def quantize_per_channel_refuses_bad_arguments(tt, rng):
     m = _q(tt)
     x = tt.Tensor(_f32(rng, 3, 4))
@@ -179,8 +201,9 @@ def _ranges(rng, c):
     return lo, hi
 
 
-@case(points=3, hint="Affine: widen to include 0, s = (max - min) / (qmax - qmin), floor at eps, "
-                     "z = qmin - rint(min / s) clamped; float32 throughout.")
+@case(unit=QPARAMS, points=3,
+      hint="determine_qparams: affine: widen to include 0, s = (max - min) / (qmax - qmin), floor "
+           "at eps, z = qmin - rint(min / s) clamped; float32 throughout.")
 def determine_qparams_affine(tt, rng):
     m = _q(tt)
     lo, hi = _ranges(rng, 7)
@@ -194,8 +217,9 @@ def determine_qparams_affine(tt, rng):
     return out
 
 
-@case(points=2, hint="Symmetric: a = max(-min, max), s = a / ((qmax - qmin) / 2), z = 0 for a "
-                     "signed range, the middle (qmin + qmax + 1) // 2 for an unsigned one.")
+@case(unit=QPARAMS, points=2,
+      hint="determine_qparams: symmetric: a = max(-min, max), s = a / ((qmax - qmin) / 2), z = 0 "
+           "for a signed range, the middle (qmin + qmax + 1) // 2 for an unsigned one.")
 def determine_qparams_symmetric(tt, rng):
     m = _q(tt)
     lo, hi = _ranges(rng, 6)
@@ -206,8 +230,9 @@ def determine_qparams_symmetric(tt, rng):
     return out
 
 
-@case(points=3, hint="MinMaxObserver.forward: running min/max over every batch (start at +-inf), "
-                     "in place; returns its input.")
+@case(unit=MINMAX, points=3,
+      hint="MinMaxObserver.forward: running min/max over every batch (start at +-inf), in place; "
+           "returns its input.")
 def minmax_observer_running_range(tt, rng):
     m = _q(tt)
     out = []
@@ -225,8 +250,9 @@ def minmax_observer_running_range(tt, rng):
     return out
 
 
-@case(points=2, hint="Moving average: the first batch sets min/max; then min += c * (batch_min - "
-                     "min), the same for max.", rtol=1e-5, atol=1e-6)
+@case(unit=MOVING_AVERAGE, points=2, rtol=1e-5, atol=1e-6,
+      hint="MovingAverageMinMaxObserver: moving average: the first batch sets min/max; then min "
+           "+= c * (batch_min - min), the same for max.")
 def moving_average_observer(tt, rng):
     m = _q(tt)
     out = []
@@ -242,8 +268,9 @@ def moving_average_observer(tt, rng):
     return out
 
 
-@case(points=3, hint="Per-channel observer: reduce every axis except ch_axis; combine with the "
-                     "stored ranges after the first batch.")
+@case(unit=PER_CHANNEL_OBSERVER, points=3,
+      hint="PerChannelMinMaxObserver: per-channel observer: reduce every axis except ch_axis; "
+           "combine with the stored ranges after the first batch.")
 def per_channel_observer(tt, rng):
     m = _q(tt)
     out = []
@@ -283,9 +310,10 @@ def _ql_state(q):
             [np.asarray(q.input_scale.data), np.asarray(q.input_zero_point.data)]}
 
 
-@case(points=4, hint="from_float: observe the weight, quantize it per channel (default, symmetric "
-                     "qint8) or per tensor, store int8 weights, float32 scales, zero points in "
-                     "the weight's type, a copy of the bias, and the input qparams if given.")
+@case(unit=QUANTIZED_LINEAR, points=4,
+      hint="from_float: observe the weight, quantize it per channel (default, symmetric qint8) or "
+           "per tensor, store int8 weights, float32 scales, zero points in the weight's type, a "
+           "copy of the bias, and the input qparams if given.")
 def quantized_linear_from_float(tt, rng):
     m = _q(tt)
     lin = _linear(tt, rng, 7, 5)
@@ -302,8 +330,9 @@ def quantized_linear_from_float(tt, rng):
             [per_channel.in_features, per_channel.out_features]]
 
 
-@case(points=4, hint="forward (dynamic): quantize the batch with quint8 and its own min/max, "
-                     "subtract zero points in int32, integer matmul, then * (s_x * s_w) + bias.")
+@case(unit=QUANTIZED_LINEAR, points=4,
+      hint="forward (dynamic): quantize the batch with quint8 and its own min/max, subtract zero "
+           "points in int32, integer matmul, then * (s_x * s_w) + bias.")
 def quantized_linear_forward_dynamic(tt, rng):
     m = _q(tt)
     out = []
@@ -319,8 +348,9 @@ def quantized_linear_forward_dynamic(tt, rng):
     return out
 
 
-@case(points=2, hint="forward (static): use the stored input_scale / input_zero_point; inputs "
-                     "outside the calibrated range saturate.")
+@case(unit=QUANTIZED_LINEAR, points=2,
+      hint="forward (static): use the stored input_scale / input_zero_point; inputs outside the "
+           "calibrated range saturate.")
 def quantized_linear_forward_static(tt, rng):
     m = _q(tt)
     lin = _linear(tt, rng, 6, 4)
@@ -340,9 +370,9 @@ def _model(tt, rng):
                              _linear(tt, rng, 6, 3))
 
 
-@case(points=3, hint="swap_modules: replace each child whose exact type is mapped, in place "
-                     "(add_module keeps its position), recursing into the others; a mapped root "
-                     "is replaced too.")
+@case(unit=SWAP, points=3,
+      hint="swap_modules: replace each child whose exact type is mapped, in place (add_module "
+           "keeps its position), recursing into the others; a mapped root is replaced too.")
 def swap_modules_replaces_in_place(tt, rng):
     m = _q(tt)
     model = _model(tt, rng)
@@ -354,7 +384,8 @@ def swap_modules_replaces_in_place(tt, rng):
     return [names, keys, np.asarray(swapped(x).data), type(root).__name__]
 
 
-@case(points=2, hint="model_bytes: nbytes of every parameter and every buffer (int8 = 1 byte).")
+@case(unit=MODEL_BYTES, points=2,
+      hint="model_bytes: nbytes of every parameter and every buffer (int8 = 1 byte).")
 def model_bytes_of_float_and_quantized(tt, rng):
     m = _q(tt)
     model = _model(tt, rng)
@@ -372,8 +403,10 @@ def model_bytes_of_float_and_quantized(tt, rng):
             int(m.model_bytes(m.quantize_model(drawn, per_channel=False)))]
 
 
-@case(points=4, hint="quantize_model: dynamic without calibration data, static (observers on each "
-                     "Linear's input) with it; the float model is unchanged.")
+@case(unit=SWAP, points=4,
+      standins=(PER_TENSOR, DEQUANTIZE, PER_CHANNEL, QPARAMS, MINMAX, MOVING_AVERAGE, PER_CHANNEL_OBSERVER, QUANTIZED_LINEAR),
+      hint="swap_modules: quantize_model: dynamic without calibration data, static (observers on "
+           "each Linear's input) with it; the float model is unchanged.")
 def quantize_model_dynamic_and_static(tt, rng):
     m = _q(tt)
     model = _model(tt, rng)

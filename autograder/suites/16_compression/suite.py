@@ -17,8 +17,19 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="16_compression", version="2027.1")
+suite = Suite(module="16_compression", version="2027.2")
 case = suite.case
+NPARAMS = suite.unit("nparams_to_prune", "nparams_to_prune")
+L1_MASK = suite.unit("l1_unstructured_mask", "l1_unstructured_mask", uses=(NPARAMS,))
+MASKED_LINEAR = suite.unit("MaskedLinear", "MaskedLinear.forward")
+GLOBAL = suite.unit("global_unstructured_masks", "global_unstructured_masks",
+                    uses=(NPARAMS, L1_MASK, MASKED_LINEAR))
+SPARSITY = suite.unit("sparsity_report", "sparsity_report", uses=(NPARAMS, L1_MASK, MASKED_LINEAR))
+LN_MASK = suite.unit("ln_structured_mask", "ln_structured_mask", uses=(NPARAMS,))
+SHRINK = suite.unit("shrink_linear_pair", "shrink_linear_pair", uses=(NPARAMS, LN_MASK))
+LOW_RANK = suite.unit("low_rank_linear", "low_rank_linear")
+KL_DIV = suite.unit("kl_div", "_KLDivFn", "kl_div")
+DISTILLATION = suite.unit("distillation_loss", "distillation_loss", uses=(KL_DIV,))
 
 
 def _c(tt):
@@ -52,8 +63,9 @@ def _mlp(tt, rng, sizes=(10, 12, 8, 4)):
 
 
 # ----------------------------------------------------------------------------- L1 masks (10)
-@case(points=3, hint="A float amount is round(amount * n) with Python's round (half to even); an "
-                     "int is a count; negative, > 1.0 or > n: ValueError; not a number: TypeError.")
+@case(unit=NPARAMS, points=3,
+      hint="nparams_to_prune: A float amount is round(amount * n) with Python's round (half to "
+           "even); an int is a count; negative, > 1.0 or > n: ValueError; not a number: TypeError.")
 def nparams_to_prune_rules(tt, rng):
     c = _c(tt)
     odd = [int(v) for v in rng.integers(1, 30, 4) * 2 + 1]
@@ -62,7 +74,7 @@ def nparams_to_prune_rules(tt, rng):
                zip(rng.uniform(0, 1, 5), rng.integers(1, 200, 5), strict=True)]
     n = int(rng.integers(5, 50))
     counts += [c.nparams_to_prune(int(rng.integers(0, n + 1)), n), c.nparams_to_prune(0.0, n),
-               c.nparams_to_prune(1.0, n), c.nparams_to_prune(n, n)]
+               c.nparams_to_prune(1.0, n), c.nparams_to_prune(n, n), c.nparams_to_prune(0, n)]
     errors = [outcome(c.nparams_to_prune, 1.0 + float(rng.uniform(0.01, 1)), n),
               outcome(c.nparams_to_prune, -int(rng.integers(1, 5)), n),
               outcome(c.nparams_to_prune, n + int(rng.integers(1, 5)), n),
@@ -70,8 +82,9 @@ def nparams_to_prune_rules(tt, rng):
     return [counts, errors]
 
 
-@case(points=4, hint="Prune the k smallest |t| (k from nparams_to_prune): a 0/1 mask of t's shape "
-                     "and float dtype.")
+@case(unit=L1_MASK, points=4,
+      hint="l1_unstructured_mask: prune the k smallest |t| (k from nparams_to_prune): a 0/1 mask "
+           "of t's shape and float dtype.")
 def l1_unstructured_mask_values(tt, rng):
     c = _c(tt)
     out = []
@@ -84,8 +97,9 @@ def l1_unstructured_mask_values(tt, rng):
     return out
 
 
-@case(points=3, hint="Repeated pruning: k counts only the entries the default mask keeps, old "
-                     "zeros stay zero, the given mask is not modified; ties: lowest index first.")
+@case(unit=L1_MASK, points=3,
+      hint="l1_unstructured_mask: repeated pruning: k counts only the entries the default mask "
+           "keeps, old zeros stay zero, the given mask is not modified; ties: lowest index first.")
 def l1_unstructured_mask_repeated_and_ties(tt, rng):
     c = _c(tt)
     w = _f32(rng, 5, 4)
@@ -101,9 +115,9 @@ def l1_unstructured_mask_repeated_and_ties(tt, rng):
 
 
 # ----------------------------------------------------------------------------- masked layer (5)
-@case(points=5, hint="MaskedLinear.forward: x @ (weight * weight_mask).T + bias * bias_mask with "
-                     "Tensor operations, so pruned entries get zero gradient and weight keeps its "
-                     "values.", rtol=1e-5, atol=1e-6)
+@case(unit=MASKED_LINEAR, points=5, rtol=1e-5, atol=1e-6,
+      hint="MaskedLinear.forward: x @ (weight * weight_mask).T + bias * bias_mask with Tensor "
+           "operations, so pruned entries get zero gradient and weight keeps its values.")
 def masked_linear_forward_and_gradients(tt, rng):
     c = _c(tt)
     lin = _linear(tt, rng, 6, 4)
@@ -122,8 +136,10 @@ def masked_linear_forward_and_gradients(tt, rng):
 
 
 # ----------------------------------------------------------------------------- global (9)
-@case(points=4, hint="Global masks: l1_unstructured_mask of the concatenation of every tensor, cut "
-                     "back at the cumulative sizes and reshaped; earlier masks concatenated too.")
+@case(unit=GLOBAL, points=4,
+      hint="global_unstructured_masks: global masks: l1_unstructured_mask of the concatenation of "
+           "every tensor, cut back at the cumulative sizes and reshaped; earlier masks "
+           "concatenated too.")
 def global_unstructured_masks_values(tt, rng):
     c = _c(tt)
     tensors = [_f32(rng, 4, 3, scale=0.2), _f32(rng, 5), _f32(rng, 2, 2, 2, scale=2.0)]
@@ -133,8 +149,9 @@ def global_unstructured_masks_values(tt, rng):
     return [first, second, one]
 
 
-@case(points=2, hint="prune_model: every Linear becomes a MaskedLinear of a copy; global ranks all "
-                     "weights together, local prunes each layer; biases untouched.")
+@case(unit=GLOBAL, points=2,
+      hint="global_unstructured_masks: prune_model: every Linear becomes a MaskedLinear of a "
+           "copy; global ranks all weights together, local prunes each layer; biases untouched.")
 def prune_model_global_and_local(tt, rng):
     c = _c(tt)
     model = _mlp(tt, rng)
@@ -150,9 +167,9 @@ def prune_model_global_and_local(tt, rng):
     return out
 
 
-@case(points=3, hint="sparsity_report: zeros of weight * weight_mask (or of weight) of every "
-                     "Linear and Conv2d, per layer named as in named_modules(), and globally; "
-                     "sparsity = zeros / total.")
+@case(unit=SPARSITY, points=3,
+      hint="sparsity_report: zeros of weight * weight_mask (or of weight) of every Linear and "
+           "Conv2d, per layer named as in named_modules(), and globally; sparsity = zeros / total.")
 def sparsity_report_layers_and_global(tt, rng):
     c = _c(tt)
     model = _mlp(tt, rng)
@@ -176,9 +193,9 @@ def sparsity_report_layers_and_global(tt, rng):
 
 
 # ----------------------------------------------------------------------------- structured (9)
-@case(points=4, hint="ln_structured_mask: Ln norm of every slice along dim (over all other dims), "
-                     "keep the size - k largest (ties: lower index), whole slices; times the "
-                     "default mask.")
+@case(unit=LN_MASK, points=4,
+      hint="ln_structured_mask: Ln norm of every slice along dim (over all other dims), keep the "
+           "size - k largest (ties: lower index), whole slices; times the default mask.")
 def ln_structured_mask_values(tt, rng):
     c = _c(tt)
     out = []
@@ -199,8 +216,9 @@ def ln_structured_mask_values(tt, rng):
     return out
 
 
-@case(points=3, hint="shrink_linear_pair: rows `keep` (sorted) of the first weight and bias, "
-                     "columns `keep` of the next weight, its bias unchanged; new arrays.")
+@case(unit=SHRINK, points=3,
+      hint="shrink_linear_pair: rows `keep` (sorted) of the first weight and bias, columns `keep` "
+           "of the next weight, its bias unchanged; new arrays.")
 def shrink_linear_pair_values(tt, rng):
     c = _c(tt)
     a, b = _linear(tt, rng, 5, 7), _linear(tt, rng, 7, 3)
@@ -217,8 +235,9 @@ def shrink_linear_pair_values(tt, rng):
             outcome(c.shrink_linear_pair, a, _linear(tt, rng, 6, 2), [0])]
 
 
-@case(points=2, hint="prune_channels: the hidden neurons with the smallest row norms go, and the "
-                     "next layer loses the matching columns.")
+@case(unit=SHRINK, points=2,
+      hint="shrink_linear_pair: prune_channels: the hidden neurons with the smallest row norms "
+           "go, and the next layer loses the matching columns.")
 def prune_channels_shrinks_the_mlp(tt, rng):
     c = _c(tt)
     model = _mlp(tt, rng, (6, 9, 7, 3))
@@ -231,9 +250,9 @@ def prune_channels_shrinks_the_mlp(tt, rng):
 
 
 # ----------------------------------------------------------------------------- low rank (5)
-@case(points=5, hint="low_rank_linear: SVD of W in float64; first = Σ_r V_rᵀ (r, in) without bias, "
-                     "second = U_r (out, r) with the bias; the r largest singular values.",
-      rtol=1e-4, atol=1e-5)
+@case(unit=LOW_RANK, points=5, rtol=1e-4, atol=1e-5,
+      hint="low_rank_linear: SVD of W in float64; first = Σ_r V_rᵀ (r, in) without bias, second = "
+           "U_r (out, r) with the bias; the r largest singular values.")
 def low_rank_linear_product_and_output(tt, rng):
     c = _c(tt)
     out = []
@@ -263,9 +282,9 @@ def _dist(rng, n, k, zeros=False):
     return p / p.sum(axis=1, keepdims=True)
 
 
-@case(points=4, hint="kl_div: target * (log target - input), 0 where target is 0 (or exp(target) "
-                     "* (target - input) with log_target); mean over all elements, batchmean = "
-                     "sum / shape[0].")
+@case(unit=KL_DIV, points=4,
+      hint="kl_div: target * (log target - input), 0 where target is 0 (or exp(target) * (target "
+           "- input) with log_target); mean over all elements, batchmean = sum / shape[0].")
 def kl_div_values_and_reductions(tt, rng):
     c = _c(tt)
     out: list[object] = []
@@ -291,9 +310,9 @@ def kl_div_values_and_reductions(tt, rng):
     return out
 
 
-@case(points=4, hint="kl_div gradients: d/dinput = -target (-exp(target) with log_target); "
-                     "d/dtarget = log target + 1 - input (exp(target)(target - input + 1)).",
-      rtol=1e-5, atol=1e-7)
+@case(unit=KL_DIV, points=4, rtol=1e-5, atol=1e-7,
+      hint="kl_div gradients: d/dinput = -target (-exp(target) with log_target); d/dtarget = log "
+           "target + 1 - input (exp(target)(target - input + 1)).")
 def kl_div_gradients(tt, rng):
     c = _c(tt)
     out: list[object] = []
@@ -311,9 +330,9 @@ def kl_div_gradients(tt, rng):
     return out
 
 
-@case(points=4, hint="distillation_loss = alpha * T^2 * kl_div(log_softmax(s/T), log_softmax(t/T), "
-                     "batchmean, log_target) + (1 - alpha) * cross_entropy(s, y); teacher detached.",
-      rtol=1e-5, atol=1e-7)
+@case(unit=DISTILLATION, points=4, rtol=1e-5, atol=1e-7,
+      hint="distillation_loss = alpha * T^2 * kl_div(log_softmax(s/T), log_softmax(t/T), "
+           "batchmean, log_target) + (1 - alpha) * cross_entropy(s, y); teacher detached.")
 def distillation_loss_values_and_gradients(tt, rng):
     c = _c(tt)
     out = []

@@ -17,8 +17,23 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="17_memoization", version="2027.1")
+suite = Suite(module="17_memoization", version="2027.2")
 case = suite.case
+BYTES = suite.unit("kv_cache_bytes", "kv_cache_bytes")
+KV_INIT = suite.unit("KVCache.__init__", "KVCache.__init__")
+# The course's update and crop use only the attributes the docstring pins (k_cache, v_cache,
+# size), so they run on the student's own arrays; the course's __init__ never runs next to the
+# student's methods (they may keep the arrays their own way: one buffer, two halves), so the
+# update and crop cases run with the student's own __init__ (declared in the catalogue).
+KV_UPDATE = suite.unit("KVCache.update", "KVCache.update")
+KV_CROP = suite.unit("KVCache.crop", "KVCache.crop", uses=(KV_UPDATE,))
+MASK = suite.unit("cached_causal_mask", "cached_causal_mask")
+GPT_CACHE = suite.unit("GPTCache", "GPTCache.__init__", uses=(KV_INIT,))
+ATTENTION = suite.unit("cached_attention", "cached_attention",
+                       uses=(KV_INIT, KV_UPDATE, KV_CROP, MASK))
+PREFIX = suite.unit("common_prefix_length", "common_prefix_length")
+CACHED_GPT = suite.unit("CachedGPT", "CachedGPT.forward",
+                        uses=(KV_INIT, KV_UPDATE, KV_CROP, MASK, GPT_CACHE, ATTENTION, PREFIX))
 RTOL, ATOL = 1e-7, 1e-9  # float64 throughout: any summation order passes
 
 
@@ -70,8 +85,9 @@ def _mha(tt, rng):
 
 
 # ----------------------------------------------------------------------------- KVCache (17)
-@case(points=3, hint="2 (keys and values) x n_layers x batch x heads x seq_len x head_dim x the "
-                     "dtype's itemsize (np.dtype(dtype).itemsize), as a Python int.")
+@case(unit=BYTES, points=3,
+      hint="kv_cache_bytes: 2 (keys and values) x n_layers x batch x heads x seq_len x head_dim x "
+           "the dtype's itemsize (np.dtype(dtype).itemsize), as a Python int.")
 def kv_cache_bytes_formula(tt, rng):
     m = _m(tt)
     out = []
@@ -82,9 +98,10 @@ def kv_cache_bytes_formula(tt, rng):
     return out
 
 
-@case(points=3, hint="Store batch_size, max_seq_len, num_kv_heads and head_dim; k_cache and "
-                     "v_cache are two separate zero arrays of (B, h, T_max, hs) in the dtype "
-                     "(float32 by default); size starts at 0.")
+@case(unit=KV_INIT, points=3,
+      hint="KVCache.__init__: store batch_size, max_seq_len, num_kv_heads and head_dim; k_cache "
+           "and v_cache are two separate zero arrays of (B, h, T_max, hs) in the dtype (float32 "
+           "by default); size starts at 0.")
 def kv_cache_allocation(tt, rng):
     m = _m(tt)
     out = []
@@ -99,10 +116,10 @@ def kv_cache_allocation(tt, rng):
     return out
 
 
-@case(points=5, hint="Write k and v at positions size .. size+S-1 of k_cache / v_cache (the "
-                     "third axis), advance size by S, and return Tensors of k_cache[:, :, :size] "
-                     "and v_cache[:, :, :size] (views, no copies); Tensors and arrays are both "
-                     "accepted.", rtol=RTOL, atol=ATOL)
+@case(unit=KV_UPDATE, points=5, rtol=RTOL, atol=ATOL,
+      hint="KVCache.update: write k and v at positions size .. size+S-1 of k_cache / v_cache (the "
+           "third axis), advance size by S, and return Tensors of k_cache[:, :, :size] and "
+           "v_cache[:, :, :size] (views, no copies); Tensors and arrays are both accepted.")
 def kv_cache_update_appends(tt, rng):
     m = _m(tt)
     b, h, d = _int(rng, 1, 3), _int(rng, 1, 3), _int(rng, 1, 4)
@@ -123,9 +140,10 @@ def kv_cache_update_appends(tt, rng):
     return out
 
 
-@case(points=3, hint="Refuse with ValueError: keys and values of different shapes, not 4-D, a "
-                     "batch / head count / head_dim other than the cache's, and more positions "
-                     "than max_seq_len; a refused update changes nothing.")
+@case(unit=KV_UPDATE, points=3,
+      hint="Refuse with ValueError: keys and values of different shapes, not 4-D, a batch / head "
+           "count / head_dim other than the cache's, and more positions than max_seq_len; a "
+           "refused update changes nothing.")
 def kv_cache_update_refuses(tt, rng):
     m = _m(tt)
     b, h, t, d = _int(rng, 1, 3), _int(rng, 1, 3), _int(rng, 3, 6), _int(rng, 1, 4)
@@ -146,9 +164,9 @@ def kv_cache_update_refuses(tt, rng):
     return [results, state, last, cache.size]
 
 
-@case(points=3, hint="crop(n) keeps the first n positions (size = n) for 0 <= n <= size and "
-                     "raises ValueError otherwise; the next update writes at position n; "
-                     "reset() empties the cache.", rtol=RTOL, atol=ATOL)
+@case(unit=KV_CROP, points=3, rtol=RTOL, atol=ATOL,
+      hint="crop(n) keeps the first n positions (size = n) for 0 <= n <= size and raises "
+           "ValueError otherwise; the next update writes at position n; reset() empties the cache.")
 def kv_cache_crop_and_reset(tt, rng):
     m = _m(tt)
     b, h, d = _int(rng, 1, 2), _int(rng, 1, 3), _int(rng, 1, 3)
@@ -160,14 +178,15 @@ def kv_cache_crop_and_reset(tt, rng):
     size = cache.size
     keys, values = cache.update(rng.standard_normal((b, h, 2, d)), rng.standard_normal((b, h, 2, d)))
     errors = [outcome(cache.crop, cache.size + 1), outcome(cache.crop, -1),
-              outcome(cache.crop, cache.size)]
+              outcome(cache.crop, cache.size), outcome(cache.crop, 0), cache.size]
     cache.reset()
     return [size, keys.numpy(), values.numpy(), errors, cache.size]
 
 
 # ----------------------------------------------------------------------------- attention (13)
-@case(points=4, hint="(query_len, past_len + query_len) booleans: key j is allowed for query i "
-                     "when j <= past_len + i (absolute positions; a query sees itself).")
+@case(unit=MASK, points=4,
+      hint="cached_causal_mask: (query_len, past_len + query_len) booleans: key j is allowed for "
+           "query i when j <= past_len + i (absolute positions; a query sees itself).")
 def cached_causal_mask_values(tt, rng):
     m = _m(tt)
     out = []
@@ -178,10 +197,10 @@ def cached_causal_mask_values(tt, rng):
     return out
 
 
-@case(points=5, hint="Project h with attn._in_projection(h, h, h, True), split_heads each, "
-                     "append k and v to the cache, then scaled_dot_product_attention of q over "
-                     "the returned keys with cached_causal_mask(T_new, past); merge_heads and "
-                     "out_proj.", rtol=RTOL, atol=ATOL)
+@case(unit=ATTENTION, points=5, rtol=RTOL, atol=ATOL,
+      hint="cached_attention: project h with attn._in_projection(h, h, h, True), split_heads "
+           "each, append k and v to the cache, then scaled_dot_product_attention of q over the "
+           "returned keys with cached_causal_mask(T_new, past); merge_heads and out_proj.")
 def cached_attention_prefill(tt, rng):
     m = _m(tt)
     mha = _mha(tt, rng)
@@ -195,9 +214,10 @@ def cached_attention_prefill(tt, rng):
             cache.v_cache[:, :, :t].copy(), via_call.numpy()]
 
 
-@case(points=4, hint="New positions start at past = cache.size: their queries see every cached "
-                     "key and the new keys up to themselves (update the cache before attending; "
-                     "not is_causal, which is a square top-left triangle).", rtol=RTOL, atol=ATOL)
+@case(unit=ATTENTION, points=4, rtol=RTOL, atol=ATOL,
+      hint="cached_attention: new positions start at past = cache.size: their queries see every "
+           "cached key and the new keys up to themselves (update the cache before attending; not "
+           "is_causal, which is a square top-left triangle).")
 def cached_attention_decode_steps(tt, rng):
     m = _m(tt)
     mha = _mha(tt, rng)
@@ -215,10 +235,10 @@ def cached_attention_decode_steps(tt, rng):
 
 
 # ----------------------------------------------------------------------------- GPTCache (8)
-@case(points=4, hint="One KVCache(batch_size, max_seq_len, n_heads, d_model // n_heads, dtype) "
-                     "per block, separate objects; max_seq_len defaults to context_length and "
-                     "dtype to the dtype of model.tok_emb.weight; store batch_size and "
-                     "max_seq_len.")
+@case(unit=GPT_CACHE, points=4,
+      hint="GPTCache: one KVCache(batch_size, max_seq_len, n_heads, d_model // n_heads, dtype) "
+           "per block, separate objects; max_seq_len defaults to context_length and dtype to the "
+           "dtype of model.tok_emb.weight; store batch_size and max_seq_len.")
 def gpt_cache_structure(tt, rng):
     m = _m(tt)
     model = _gpt(tt, rng)
@@ -232,9 +252,11 @@ def gpt_cache_structure(tt, rng):
             other.max_seq_len, other.nbytes]
 
 
-@case(points=4, hint="GPT.forward(idx, cache=GPTCache(...)) reads cache.offset and calls every "
-                     "block with its own layer cache: a prompt then single tokens must give the "
-                     "logits of the full forward pass.", rtol=RTOL, atol=1e-8)
+@case(unit=ATTENTION, points=4, standins=(KV_INIT, KV_UPDATE, KV_CROP, MASK, GPT_CACHE), rtol=RTOL,
+      atol=1e-8,
+      hint="cached_attention: GPT.forward(idx, cache=GPTCache(...)) reads cache.offset and calls "
+           "every block with its own layer cache: a prompt then single tokens must give the "
+           "logits of the full forward pass.")
 def gpt_cached_forward_matches_full(tt, rng):
     m = _m(tt)
     model = _gpt(tt, rng)
@@ -251,9 +273,10 @@ def gpt_cached_forward_matches_full(tt, rng):
 
 
 # ----------------------------------------------------------------------------- CachedGPT (12)
-@case(points=3, hint="The largest m <= min of the two lengths with equal tokens in every row "
-                     "at positions 0..m-1 (np.all over axis 0, then the first False); 0 when "
-                     "the batch sizes differ.")
+@case(unit=PREFIX, points=3,
+      hint="common_prefix_length: the largest m <= min of the two lengths with equal tokens in "
+           "every row at positions 0..m-1 (np.all over axis 0, then the first False); 0 when the "
+           "batch sizes differ.")
 def common_prefix_length_cases(tt, rng):
     m = _m(tt)
     b, n = _int(rng, 2, 4), _int(rng, 4, 16)
@@ -272,10 +295,10 @@ def common_prefix_length_cases(tt, rng):
     return out
 
 
-@case(points=4, hint="Crop the cache to keep = min(common prefix, T - 1), remember the kept "
-                     "tokens, run model(idx[:, keep:], cache=...), then store the whole window "
-                     "and add T - keep to positions_computed; a new batch size needs a new "
-                     "GPTCache.", rtol=RTOL, atol=1e-8)
+@case(unit=CACHED_GPT, points=4, rtol=RTOL, atol=1e-8,
+      hint="CachedGPT: crop the cache to keep = min(common prefix, T - 1), remember the kept "
+           "tokens, run model(idx[:, keep:], cache=...), then store the whole window and add T - "
+           "keep to positions_computed; a new batch size needs a new GPTCache.")
 def cached_gpt_forward_reuses_prefix(tt, rng):
     m = _m(tt)
     model = _gpt(tt, rng, context=_int(rng, 8, 10))
@@ -295,10 +318,10 @@ def cached_gpt_forward_reuses_prefix(tt, rng):
     return out
 
 
-@case(points=5, hint="CachedGPT.generate runs GPT.generate on the wrapper: the tokens, greedy "
-                     "and sampled with the same seed, must be the uncached ones, also past "
-                     "context_length (recompute the cropped window); positions inside the "
-                     "context run once.")
+@case(unit=CACHED_GPT, points=5,
+      hint="CachedGPT.generate runs GPT.generate on the wrapper: the tokens, greedy and sampled "
+           "with the same seed, must be the uncached ones, also past context_length (recompute "
+           "the cropped window); positions inside the context run once.")
 def cached_generate_same_tokens(tt, rng):
     m = _m(tt)
     model = _gpt(tt, rng)

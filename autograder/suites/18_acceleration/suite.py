@@ -14,8 +14,17 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="18_acceleration", version="2027.2")
+suite = Suite(module="18_acceleration", version="2027.3")
 case = suite.case
+LOOPS = suite.unit("matmul_loops", "matmul_loops")
+BROADCAST = suite.unit("matmul_broadcast", "matmul_broadcast")
+BLOCKED = suite.unit("matmul_blocked", "matmul_blocked", uses=(BROADCAST,))
+BIAS_GELU = suite.unit("bias_gelu", "_BiasGELUFn")
+COST = suite.unit("matmul_cost", "matmul_cost")
+BLOCKED_BYTES = suite.unit("blocked_matmul_bytes", "blocked_matmul_bytes")
+ROOFLINE = suite.unit("attainable_gflops", "attainable_gflops")
+BANDWIDTH = suite.unit("measure_bandwidth", "measure_bandwidth")
+GFLOPS = suite.unit("measure_gflops", "measure_gflops", uses=(COST,))
 
 
 def _a(tt):
@@ -43,9 +52,10 @@ class _Clock:
 
 
 # ----------------------------------------------------------------------------- matmul (20)
-@case(points=5, hint="C[i, j] = sum over p of a[i, p] * b[p, j] (p in order), summed in "
-                     "_accumulator(dtype) and returned in the inputs' dtype (integers wrap); "
-                     "mismatched shapes raise ValueError, two dtypes or bool TypeError.")
+@case(unit=LOOPS, points=5,
+      hint="matmul_loops: C[i, j] = sum over p of a[i, p] * b[p, j] (p in order), summed in "
+           "_accumulator(dtype) and returned in the inputs' dtype (integers wrap); mismatched "
+           "shapes raise ValueError, two dtypes or bool TypeError.")
 def matmul_loops_values(tt, rng):
     A = _a(tt)
     m, k, n = _int(rng, 1, 6), _int(rng, 1, 7), _int(rng, 1, 6)
@@ -60,9 +70,10 @@ def matmul_loops_values(tt, rng):
                   outcome(A.matmul_loops, ints[0] > 0, ints[1] > 0)]
 
 
-@case(points=5, hint="a[:, :, None] * b[None, :, :] is (m, k, n) in _accumulator(dtype); sum "
-                     "it over axis 1 and cast back to the inputs' dtype; mismatched shapes raise "
-                     "ValueError, two dtypes TypeError.", rtol=1e-5, atol=1e-5)
+@case(unit=BROADCAST, points=5, rtol=1e-5, atol=1e-5,
+      hint="matmul_broadcast: a[:, :, None] * b[None, :, :] is (m, k, n) in _accumulator(dtype); "
+           "sum it over axis 1 and cast back to the inputs' dtype; mismatched shapes raise "
+           "ValueError, two dtypes TypeError.")
 def matmul_broadcast_values(tt, rng):
     A = _a(tt)
     m, k, n = _int(rng, 1, 9), _int(rng, 1, 9), _int(rng, 1, 9)
@@ -74,10 +85,10 @@ def matmul_broadcast_values(tt, rng):
             outcome(A.matmul_broadcast, _mat(rng, m, k), _mat(rng, k, n, np.float32))]
 
 
-@case(points=8, hint="Tiles: for i, j over the output in steps of block_size, add "
-                     "kernel(a[i:i+b, p:p+b], b[p:p+b, j:j+b]) for every p; the edge tiles are "
-                     "smaller when b does not divide a size; block_size < 1 raises ValueError.",
-      rtol=1e-5, atol=1e-5)
+@case(unit=BLOCKED, points=8, rtol=1e-5, atol=1e-5,
+      hint="matmul_blocked: tiles: for i, j over the output in steps of block_size, add "
+           "kernel(a[i:i+b, p:p+b], b[p:p+b, j:j+b]) for every p; the edge tiles are smaller when "
+           "b does not divide a size; block_size < 1 raises ValueError.")
 def matmul_blocked_any_size_and_block(tt, rng):
     A = _a(tt)
     m, k, n = _int(rng, 5, 13), _int(rng, 5, 13), _int(rng, 5, 13)
@@ -91,8 +102,9 @@ def matmul_blocked_any_size_and_block(tt, rng):
                   A.matmul_blocked(i8[0], i8[1].astype(np.int8), _int(rng, 2, 5))]
 
 
-@case(points=2, hint="Loop order i (rows of C), then j (columns of C), then p (the shared "
-                     "dimension): the kernel sees every tile pair once, in that order.")
+@case(unit=BLOCKED, points=2,
+      hint="matmul_blocked: loop order i (rows of C), then j (columns of C), then p (the shared "
+           "dimension): the kernel sees every tile pair once, in that order.")
 def matmul_blocked_tile_order(tt, rng):
     A = _a(tt)
     m, k, n = _int(rng, 3, 9), _int(rng, 3, 9), _int(rng, 3, 9)
@@ -115,8 +127,9 @@ def _bias_gelu_inputs(rng, dtype):
     return x, rng.standard_normal(c).astype(dtype)
 
 
-@case(points=6, hint="h = x + bias; t = tanh(sqrt(2/pi) * (h + 0.044715 h^3)); y = 0.5 h "
-                     "(1 + t); Python-float constants keep float32 float32.")
+@case(unit=BIAS_GELU, points=6,
+      hint="bias_gelu: h = x + bias; t = tanh(sqrt(2/pi) * (h + 0.044715 h^3)); y = 0.5 h (1 + "
+           "t); Python-float constants keep float32 float32.")
 def bias_gelu_forward(tt, rng):
     A = _a(tt)
     out = []
@@ -131,10 +144,10 @@ def bias_gelu_forward(tt, rng):
 
 # atol 1e-5: float32's own 1 - t^2 loses digits where |t| ~ 1, so a correct backward computed
 # in float64 (cast back) lands ~1e-6 from the float32 reference on large |h|.
-@case(points=6, hint="dy/dh = 0.5 (1 + t) + 0.5 h (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 h^2); "
-                     "multiply by the incoming gradient; the bias gets the same, summed over the "
-                     "leading axes (return it in x's shape: the engine sums).",
-      rtol=1e-4, atol=1e-5)
+@case(unit=BIAS_GELU, points=6, rtol=1e-4, atol=1e-5,
+      hint="bias_gelu: dy/dh = 0.5 (1 + t) + 0.5 h (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 h^2); "
+           "multiply by the incoming gradient; the bias gets the same, summed over the leading "
+           "axes (return it in x's shape: the engine sums).")
 def bias_gelu_backward(tt, rng):
     A = _a(tt)
     out = []
@@ -147,8 +160,9 @@ def bias_gelu_backward(tt, rng):
     return out
 
 
-@case(points=2, hint="Save only h = x + bias and t = tanh(...) for backward (two arrays of x's "
-                     "shape), and record one graph node.")
+@case(unit=BIAS_GELU, points=2,
+      hint="bias_gelu: save only h = x + bias and t = tanh(...) for backward (two arrays of x's "
+           "shape), and record one graph node.")
 def bias_gelu_keeps_two_arrays(tt, rng):
     A = _a(tt)
     x, b = _bias_gelu_inputs(rng, np.float32)
@@ -159,7 +173,8 @@ def bias_gelu_keeps_two_arrays(tt, rng):
 
 
 # ----------------------------------------------------------------------------- roofline (16)
-@case(points=3, hint="FLOPs 2 m k n; bytes itemsize x (m k + k n + m n): read A and B, write C.")
+@case(unit=COST, points=3,
+      hint="matmul_cost: FLOPs 2 m k n; bytes itemsize x (m k + k n + m n): read A and B, write C.")
 def matmul_cost_formula(tt, rng):
     A = _a(tt)
     return [A.matmul_cost(_int(rng, 1, 600), _int(rng, 1, 600), _int(rng, 1, 600),
@@ -167,8 +182,9 @@ def matmul_cost_formula(tt, rng):
         A.matmul_cost(_int(rng, 1, 50), _int(rng, 1, 50), _int(rng, 1, 50))]
 
 
-@case(points=4, hint="itemsize x (m k ceil(n / b) + k n ceil(m / b) + m n): A is re-read for "
-                     "every column of output tiles, B for every row of them, C written once.")
+@case(unit=BLOCKED_BYTES, points=4,
+      hint="blocked_matmul_bytes: itemsize x (m k ceil(n / b) + k n ceil(m / b) + m n): A is "
+           "re-read for every column of output tiles, B for every row of them, C written once.")
 def blocked_matmul_bytes_formula(tt, rng):
     A = _a(tt)
     out = []
@@ -181,7 +197,9 @@ def blocked_matmul_bytes_formula(tt, rng):
     return out
 
 
-@case(points=2, hint="The roofline is min(peak, bandwidth x intensity), a float in GFLOP/s.")
+@case(unit=ROOFLINE, points=2,
+      hint="attainable_gflops: the roofline is min(peak, bandwidth x intensity), a float in "
+           "GFLOP/s.")
 def attainable_gflops_roofline(tt, rng):
     A = _a(tt)
     peak, bw = float(rng.uniform(10, 500)), float(rng.uniform(5, 100))
@@ -190,9 +208,10 @@ def attainable_gflops_roofline(tt, rng):
             for i in (0.0, ridge * rng.uniform(0.01, 0.9), ridge, ridge * rng.uniform(1.1, 50))]
 
 
-@case(points=4, hint="Copy with np.copyto into a preallocated array, timed by module 14's "
-                     "measure (warmup 2); a copy moves 2 x nbytes; bytes per nanosecond of the "
-                     "median are GB/s.")
+@case(unit=BANDWIDTH, points=4,
+      hint="measure_bandwidth: copy with np.copyto into a preallocated array, timed by module "
+           "14's measure (warmup 2); a copy moves 2 x nbytes; bytes per nanosecond of the median "
+           "are GB/s.")
 def measure_bandwidth_on_a_fake_clock(tt, rng):
     A = _a(tt)
     out = []
@@ -204,8 +223,9 @@ def measure_bandwidth_on_a_fake_clock(tt, rng):
     return out
 
 
-@case(points=3, hint="2 n^3 FLOPs per n x n matmul (np.matmul with out=), timed by module 14's "
-                     "measure (warmup 2); FLOPs per nanosecond of the median are GFLOP/s.")
+@case(unit=GFLOPS, points=3,
+      hint="measure_gflops: 2 n^3 FLOPs per n x n matmul (np.matmul with out=), timed by module "
+           "14's measure (warmup 2); FLOPs per nanosecond of the median are GFLOP/s.")
 def measure_gflops_on_a_fake_clock(tt, rng):
     A = _a(tt)
     out = []

@@ -9,7 +9,6 @@ system under test "works". Points sum to module 19's ``points`` (50).
 
 from __future__ import annotations
 
-import copy
 import importlib
 from typing import Any
 
@@ -17,8 +16,21 @@ import numpy as np
 
 from autograder.suite import Suite, outcome
 
-suite = Suite(module="19_benchmarking", version="2027.1")
+suite = Suite(module="19_benchmarking", version="2027.3")
 case = suite.case
+PERCENTILE = suite.unit("latency_percentile", "latency_percentile")
+SUMMARY = suite.unit("latency_summary", "latency_summary", uses=(PERCENTILE,))
+T_INTERVAL = suite.unit("t_interval", "t_interval")
+BOOTSTRAP = suite.unit("bootstrap_ci", "bootstrap_ci")
+SINGLE_STREAM = suite.unit("single_stream", "single_stream")
+OFFLINE = suite.unit("offline", "offline")
+ACCURACY = suite.unit("evaluate_accuracy", "evaluate_accuracy")
+RUN_SCENARIO = suite.unit("run_scenario", "run_scenario",
+                          uses=(PERCENTILE, SUMMARY, T_INTERVAL, SINGLE_STREAM, OFFLINE, ACCURACY))
+VERDICT = suite.unit("speedup_verdict", "speedup_verdict", uses=(T_INTERVAL,))
+GATE = suite.unit("check_gate", "check_gate")
+LATENCY = suite.unit("check_latency", "check_latency")
+VERDICT_CHECK = suite.unit("check_verdict", "check_verdict")
 RTOL, ATOL = 1e-9, 1e-12
 
 
@@ -75,9 +87,10 @@ def _samples(rng, n, classes=3, features=2):
 
 
 # ----------------------------------------------------------------------------- statistics (19)
-@case(points=5, hint="Sort the latencies and take index int(n * percentile / 100) (0-based, "
-                     "multiply before dividing, no interpolation); percentile must be in "
-                     "[0, 100) and the list non-empty, else ValueError.", rtol=RTOL, atol=ATOL)
+@case(unit=PERCENTILE, points=5, rtol=RTOL, atol=ATOL,
+      hint="latency_percentile: sort the latencies and take index int(n * percentile / 100) "
+           "(0-based, multiply before dividing, no interpolation); percentile must be in [0, 100) "
+           "and the list non-empty, else ValueError.")
 def latency_percentile_loadgen_rule(tt, rng):
     b = _b(tt)
     out = []
@@ -93,9 +106,9 @@ def latency_percentile_loadgen_rule(tt, rng):
     return out
 
 
-@case(points=4, hint="count (an int), mean, then p50, p90 and p99 by LoadGen's rule, min and max, "
-                     "under exactly these keys, as Python numbers; no latencies: ValueError.",
-      rtol=RTOL, atol=ATOL)
+@case(unit=SUMMARY, points=4, rtol=RTOL, atol=ATOL,
+      hint="latency_summary: count (an int), mean, then p50, p90 and p99 by LoadGen's rule, min "
+           "and max, under exactly these keys, as Python numbers; no latencies: ValueError.")
 def latency_summary_fields(tt, rng):
     b = _b(tt)
     out: list[Any] = []
@@ -106,9 +119,10 @@ def latency_summary_fields(tt, rng):
     return out
 
 
-@case(points=5, hint="mean ± t_quantile((1 + confidence) / 2, n - 1) * s / sqrt(n) with the sample "
-                     "standard deviation s (ddof=1); fewer than 2 values or a confidence "
-                     "outside (0, 1): ValueError.", rtol=1e-9, atol=1e-12)
+@case(unit=T_INTERVAL, points=5, rtol=1e-9, atol=1e-12,
+      hint="t_interval: mean ± t_quantile((1 + confidence) / 2, n - 1) * s / sqrt(n) with the "
+           "sample standard deviation s (ddof=1); fewer than 2 values or a confidence outside (0, "
+           "1): ValueError.")
 def t_interval_values(tt, rng):
     b = _b(tt)
     out = []
@@ -122,10 +136,10 @@ def t_interval_values(tt, rng):
     return out
 
 
-@case(points=5, hint="idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n)); "
-                     "stats = statistic(values[idx], axis=1); the 100(1-c)/2 and 100(1+c)/2 "
-                     "percentiles of stats (np.percentile) as floats; bad arguments: "
-                     "ValueError.", rtol=RTOL, atol=ATOL)
+@case(unit=BOOTSTRAP, points=5, rtol=RTOL, atol=ATOL,
+      hint="bootstrap_ci: idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, "
+           "n)); stats = statistic(values[idx], axis=1); the 100(1-c)/2 and 100(1+c)/2 "
+           "percentiles of stats (np.percentile) as floats; bad arguments: ValueError.")
 def bootstrap_ci_percentile_method(tt, rng):
     b = _b(tt)
 
@@ -146,9 +160,10 @@ def bootstrap_ci_percentile_method(tt, rng):
 
 
 # ----------------------------------------------------------------------------- scenarios (12)
-@case(points=5, hint="warmup untimed queries first (samples 0, 1, ... cycling), then each query "
-                     "q sends samples[q % n : q % n + 1] (a batch of one) and records timer() "
-                     "after minus timer() before; bad arguments: ValueError.", rtol=RTOL, atol=ATOL)
+@case(unit=SINGLE_STREAM, points=5, rtol=RTOL, atol=ATOL,
+      hint="single_stream: warmup untimed queries first (samples 0, 1, ... cycling), then each "
+           "query q sends samples[q % n : q % n + 1] (a batch of one) and records timer() after "
+           "minus timer() before; bad arguments: ValueError.")
 def single_stream_fake_clock(tt, rng):
     b = _b(tt)
     n, warmup, queries = _int(rng, 2, 5), _int(rng, 0, 4), _int(rng, 6, 14)
@@ -164,9 +179,10 @@ def single_stream_fake_clock(tt, rng):
     return [latencies, clock.calls[:warmup + queries], errors]
 
 
-@case(points=4, hint="warmup untimed calls on samples[:batch_size], then read the clock once "
-                     "before and once after sending every sample in batches (the last may be "
-                     "smaller); return n / seconds; bad arguments: ValueError.", rtol=RTOL, atol=ATOL)
+@case(unit=OFFLINE, points=4, rtol=RTOL, atol=ATOL,
+      hint="offline: warmup untimed calls on samples[:batch_size], then read the clock once "
+           "before and once after sending every sample in batches (the last may be smaller); "
+           "return n / seconds; bad arguments: ValueError.")
 def offline_fake_clock(tt, rng):
     b = _b(tt)
     n, batch, warmup = _int(rng, 10, 40), _int(rng, 3, 9), _int(rng, 1, 3)
@@ -183,9 +199,9 @@ def offline_fake_clock(tt, rng):
     return [rate, calls, errors]
 
 
-@case(points=3, hint="Every sample once in batches of batch_size (the SUT may return a Tensor), "
-                     "concatenate the scores, and module 07's accuracy against the labels.",
-      rtol=RTOL, atol=ATOL)
+@case(unit=ACCURACY, points=3, rtol=RTOL, atol=ATOL,
+      hint="evaluate_accuracy: every sample once in batches of batch_size (the SUT may return a "
+           "Tensor), concatenate the scores, and module 07's accuracy against the labels.")
 def evaluate_accuracy_batches(tt, rng):
     b = _b(tt)
     n = _int(rng, 11, 90)
@@ -201,11 +217,11 @@ def evaluate_accuracy_batches(tt, rng):
 
 
 # ----------------------------------------------------------------------------- results (12)
-@case(points=7, hint="Accuracy first (untimed); per run: single stream -> p90 of the run's "
-                     "latencies x 1000 (ms), offline -> samples/s; t_interval of the run "
-                     "metrics gives value and ci; status VALID iff accuracy >= target; "
-                     "latency_ms summarises every timed query of every run (None offline).",
-      rtol=1e-9, atol=1e-9)
+@case(unit=RUN_SCENARIO, points=7, rtol=1e-9, atol=1e-9,
+      hint="run_scenario: accuracy first (untimed); per run: single stream -> p90 of the run's "
+           "latencies x 1000 (ms), offline -> samples/s; t_interval of the run metrics gives "
+           "value and ci; status VALID iff accuracy >= target; latency_ms summarises every timed "
+           "query of every run (None offline).")
 def run_scenario_gates_and_summarises(tt, rng):
     b = _b(tt)
     x, labels = _samples(rng, _int(rng, 12, 24))
@@ -229,10 +245,10 @@ def run_scenario_gates_and_summarises(tt, rng):
     return [out, errors]
 
 
-@case(points=5, hint="(low, high) = median_ci(ratios, confidence) (module 14); ratio = the "
-                     "median; verdict pass if low >= threshold, else fail if high < threshold, "
-                     "else inconclusive; also confidence, threshold and pairs.", rtol=RTOL,
-      atol=ATOL)
+@case(unit=VERDICT, points=5, rtol=RTOL, atol=ATOL,
+      hint="speedup_verdict: (low, high) = median_ci(ratios, confidence) (module 14); ratio = the "
+           "median; verdict pass if low >= threshold, else fail if high < threshold, else "
+           "inconclusive; also confidence, threshold and pairs.")
 def speedup_verdict_cases(tt, rng):
     b = _b(tt)
     out = []
@@ -249,102 +265,111 @@ def speedup_verdict_cases(tt, rng):
 
 
 # ----------------------------------------------------------------------------- report (7)
-def _report(rng):
-    acc = float(rng.uniform(0.8, 0.99))
-    p = sorted(rng.uniform(0.5, 5.0, size=5).tolist())
-    value = float(rng.uniform(1.0, 3.0))
-    tput = float(rng.uniform(100.0, 5000.0))
-    return {"schema": "tinytorch-benchmark/1",
-            "system": {"name": f"box{_int(rng, 1, 99)}", "python": "3.11.9", "numpy": "2.4.6",
-                       "machine": "x86_64 Linux (2 CPUs)"},
-            "model": "gpt",
-            "results": [{"scenario": "SingleStream", "status": "VALID",
-                         "metric": "p90_latency_ms", "value": value,
-                         "ci": [value - 0.1, value + 0.2], "confidence": 0.95,
-                         "runs": _int(rng, 2, 9), "accuracy": acc, "accuracy_target": acc - 0.05,
-                         "latency_ms": {"count": _int(rng, 50, 500), "mean": p[2], "p50": p[1],
-                                        "p90": p[2], "p99": p[3], "min": p[0], "max": p[4]}},
-                        {"scenario": "Offline", "status": "INVALID",
-                         "metric": "samples_per_second", "value": tput,
-                         "ci": [tput * 0.9, tput * 1.1], "confidence": 0.9, "runs": 3,
-                         "accuracy": acc, "accuracy_target": min(1.0, acc + 0.01),
-                         "latency_ms": None}],
-            "comparisons": [{"name": "kv", "ratio": 6.0, "ci": [5.5, float("inf")],
-                             "confidence": 0.95, "threshold": 5.0, "pairs": 9,
-                             "verdict": "pass"}]}
+# validate_report is provided: it walks the schema's table and calls the three checks students
+# write, each graded on its own, with the arguments its docstring pins (a result or comparison
+# whose other fields are already checked, and its path).
+def _field(b, fn, *args):
+    """The field a ReportError names (and that it is a ValueError), or None: no error."""
+    try:
+        fn(*args)
+    except b.ReportError as err:
+        return [err.field, isinstance(err, ValueError)]
+    return None
 
 
-@case(points=7, hint="Check in the table's order and raise ReportError(field, problem) at the "
-                     "first problem: field paths like results[1].ci or "
-                     "results[0].latency_ms.count; numbers are finite ints/floats, never bools; "
-                     "status and verdict must match accuracy/target and ci/threshold.")
-def validate_report_fields(tt, rng):
+def _at(rng, kind):
+    return f"{kind}[{_int(rng, 0, 9)}]"
+
+
+@case(unit=GATE, points=2,
+      hint="check_gate: recompute the status, VALID when accuracy >= accuracy_target (exactly at "
+           "the target too), INVALID otherwise, and raise ReportError on f'{at}.status' when the "
+           "result's status (a missing one too) is not that.")
+def check_gate_recomputes_status(tt, rng):
     b = _b(tt)
-    base = _report(rng)
+    out = []
+    for _ in range(16):
+        acc = float(rng.uniform(0.0, 1.0))
+        target = float([acc, rng.uniform(0.0, 1.0), min(1.0, acc + 1e-9),
+                        max(0.0, acc - 1e-9)][int(rng.integers(4))])
+        result: dict[str, Any] = {"accuracy": acc, "accuracy_target": target}
+        status = ["VALID", "INVALID", None, "valid", "PASS"][int(rng.integers(5))]
+        if status is not None:
+            result["status"] = status
+        out.append(_field(b, b.check_gate, result, _at(rng, "results")))
+    return out
 
-    def field(report):
-        try:
-            b.validate_report(report)
-        except b.ReportError as err:
-            return [err.field, isinstance(err, ValueError)]
-        return None
+
+def _latency(rng):
+    p = sorted(rng.uniform(0.5, 5.0, size=5).tolist())
+    return {"count": _int(rng, 50, 500), "mean": float(np.mean(p)), "p50": p[1], "p90": p[2],
+            "p99": p[3], "min": p[0], "max": p[4]}
+
+
+@case(unit=LATENCY, points=3,
+      hint="check_latency: Offline needs latency_ms None; SingleStream a dict with an integer "
+           "count >= 1 and mean, p50, p90, p99, min, max numbers >= 0 (never bools or NaN), in "
+           "that order, then min <= p50 <= p90 <= p99 <= max; the field names the key "
+           "(results[0].latency_ms.count) or latency_ms itself.")
+def check_latency_fields_and_order(tt, rng):
+    b = _b(tt)
+    keys = ["mean", "p50", "p90", "p99", "min", "max"]
+
+    def key():
+        return keys[int(rng.integers(len(keys)))]
+
+    def swap(lat, a, c):
+        lat[a], lat[c] = lat[c], lat[a]
 
     edits = [
         lambda r: None,  # valid
-        lambda r: r.update(schema="tinytorch-benchmark/2"),
-        lambda r: r.pop("system"),
-        lambda r: r["system"].update(numpy=2.4),
-        lambda r: r["system"].pop("machine"),
-        lambda r: r.update(model=""),
-        lambda r: r.update(results={"0": 1}),
-        lambda r: r.update(results=[]),
-        lambda r: r.update(results=r["results"][1:]),  # valid: one result
-        lambda r: r["results"][0].update(runs=2, accuracy=1.0),  # valid: closed bounds
-        lambda r: r["results"][1].update(accuracy=0.0, accuracy_target=0.0,
-                                         status="VALID"),  # valid: accuracy == target
-        lambda r: r["results"][0]["latency_ms"].update(count=1),  # valid
-        lambda r: r["results"][0]["latency_ms"].update(min=0.0),  # valid
-        lambda r: r["comparisons"][0].update(ci=[6.0, 6.0], pairs=1),  # valid
-        lambda r: r["results"].append("Offline"),
-        lambda r: r["results"][0].update(scenario=["SingleStream"]),
-        lambda r: r["results"][0].update(metric="samples_per_second"),
-        lambda r: r["results"][1].update(value=0.0),
-        lambda r: r["results"][1].update(value=float("nan")),
-        lambda r: r["results"][0].update(value=True),
-        lambda r: r["results"][0].update(ci=[r["results"][0]["value"] + 0.01, 9.0]),
-        lambda r: r["results"][0].update(ci=[1.0]),
-        lambda r: r["results"][1].update(ci=[1.0, float("inf")]),
-        lambda r: r["results"][0].update(confidence=1.0),
-        lambda r: r["results"][1].update(runs=2.0),
-        lambda r: r["results"][0].update(runs=True),
-        lambda r: r["results"][0].update(runs=1),
-        lambda r: r["results"][0].update(accuracy=1.2),
-        lambda r: r["results"][1].update(accuracy_target=-0.1),
-        lambda r: r["results"][0].update(status="INVALID"),
-        lambda r: r["results"][1].update(status="VALID"),
-        lambda r: r["results"][0].update(latency_ms=None),
-        lambda r: r["results"][0]["latency_ms"].update(count=0),
-        lambda r: r["results"][0]["latency_ms"].pop("p99"),
-        lambda r: r["results"][0]["latency_ms"].update(p50=r["results"][0]["latency_ms"]["max"]
-                                                       + 1.0),
-        lambda r: r["results"][1].update(latency_ms={"count": 1}),
-        lambda r: r.update(comparisons={}),
-        lambda r: r["comparisons"][0].update(name=None),
-        lambda r: r["comparisons"][0].update(ratio=-6.0),
-        lambda r: r["comparisons"][0].update(ci=[7.0, 5.0]),
-        lambda r: r["comparisons"][0].update(ci=[float("nan"), 5.0]),
-        lambda r: r["comparisons"][0].update(pairs=0),
-        lambda r: r["comparisons"][0].update(threshold=0.0),
-        lambda r: r["comparisons"][0].update(verdict="fail"),
-        lambda r: r["comparisons"][0].update(ci=[float("-inf"), float("inf")],
-                                             verdict="inconclusive"),  # valid
-        lambda r: r.pop("comparisons"),  # valid: comparisons are optional
+        lambda r: r["latency_ms"].update(count=1),  # valid
+        lambda r: r["latency_ms"].update(min=0.0),  # valid
+        lambda r: r["latency_ms"].update(p50=r["latency_ms"]["p90"]),  # valid: ties
+        lambda r: r.update(scenario="Offline", latency_ms=None),  # valid
+        lambda r: r.update(scenario="Offline"),
+        lambda r: r.update(latency_ms=None),
+        lambda r: r.update(latency_ms=list(r["latency_ms"].values())),
+        lambda r: r["latency_ms"].update(count=0),
+        lambda r: r["latency_ms"].pop("count"),
+        lambda r: r["latency_ms"].update(count=True),
+        lambda r: r["latency_ms"].update(count=float(r["latency_ms"]["count"])),
+        lambda r: r["latency_ms"].pop(key()),
+        lambda r: r["latency_ms"].update({key(): -float(rng.uniform(0.1, 1.0))}),
+        lambda r: r["latency_ms"].update({key(): True}),
+        lambda r: r["latency_ms"].update({key(): float("nan")}),
+        lambda r: r["latency_ms"].update({key(): str(r["latency_ms"]["p50"])}),
+        lambda r: swap(r["latency_ms"], "p50", "p90"),
+        lambda r: swap(r["latency_ms"], "min", "p50"),
+        lambda r: swap(r["latency_ms"], "p99", "max"),
+        lambda r: r["latency_ms"].update(min=r["latency_ms"]["max"] + 1.0),
     ]
     out = []
     # Which edits, in which order, varies per variant (so the answer list does too).
-    for i in rng.permutation(len(edits))[:int(rng.integers(len(edits) - 8, len(edits) + 1))]:
-        report = copy.deepcopy(base)
-        edits[int(i)](report)
-        out.append(field(report))
-    out.append(field([base]))
+    for i in rng.permutation(len(edits))[:int(rng.integers(len(edits) - 5, len(edits) + 1))]:
+        result = {"scenario": "SingleStream", "latency_ms": _latency(rng)}
+        edits[int(i)](result)
+        out.append(_field(b, b.check_latency, result, _at(rng, "results")))
+    return out
+
+
+@case(unit=VERDICT_CHECK, points=2,
+      hint="check_verdict: the verdict must be what the interval says against the threshold: "
+           "pass when low >= threshold, fail when high < threshold, inconclusive otherwise "
+           "(high == threshold too; infinite bounds allowed); raise ReportError on "
+           "f'{at}.verdict'.")
+def check_verdict_recomputes_verdict(tt, rng):
+    b = _b(tt)
+    out = []
+    for _ in range(16):
+        t = float(rng.uniform(1.0, 10.0))
+        d = float(rng.uniform(0.1, 2.0))
+        ci = [[t, t + d], [t + d, float("inf")], [t - 2 * d, t - d], [float("-inf"), t - d],
+              [t - d, t + d], [t - d, t], [float("-inf"), float("inf")],
+              [t + d, t + 2 * d]][int(rng.integers(8))]
+        comparison: dict[str, Any] = {"ci": ci, "threshold": t}
+        verdict = ["pass", "fail", "inconclusive", None, "PASS"][int(rng.integers(5))]
+        if verdict is not None:
+            comparison["verdict"] = verdict
+        out.append(_field(b, b.check_verdict, comparison, _at(rng, "comparisons")))
     return out

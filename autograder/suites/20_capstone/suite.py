@@ -46,9 +46,28 @@ from autograder.milestones.data import loaders
 from autograder.milestones.gpt_forward import BadParameters, gpt_logits, gpt_shapes
 from autograder.suite import Baseline, Run, Suite, Timed, TimedResult, Timing, outcome
 
-suite = Suite(module="20_capstone", version="2027.5", needs_course_data=True,
+suite = Suite(module="20_capstone", version="2027.6", needs_course_data=True,
               needs_report_schema=True)
 case = suite.case
+DOMINATES = suite.unit("dominates", "dominates")
+PARETO = suite.unit("pareto_front", "pareto_front", uses=(DOMINATES,))
+SCORE = suite.unit("olympics_score", "olympics_score")
+LEADERBOARD = suite.unit("leaderboard", "leaderboard", uses=(SCORE,))
+STORAGE = suite.unit("storage_bytes", "storage_bytes")
+# one case grades both: the layer's fold refuses what exact_in_float32 says is not exact
+BLAS = suite.unit("BlasQuantizedLinear", "exact_in_float32", "BlasQuantizedLinear")
+# The cases of blas_engine, optimize and FusedMLP run the student's own units below them: a
+# stand-in would put them in a later stage than the events (stage 0: the student's whole
+# pipeline, like a milestone), which would then be the first to fail on their bugs; the
+# catalogue declares those dependants (tests/fixtures/buggy/20_capstone.py)
+BLAS_ENGINE = suite.unit("blas_engine", "blas_engine")
+OPTIMIZE = suite.unit("optimize", "optimize")
+MEASURE = suite.unit("measure_entry", "measure_entry", uses=(STORAGE,))
+EVENT = suite.unit("the Olympics event", "OLYMPICS_RECIPE", "olympics_report")
+INT8_WEIGHTS = suite.unit("Int8WeightLinear", "Int8WeightLinear")
+FUSED_MLP = suite.unit("FusedMLP", "FusedMLP", "linear_weight")
+PERPLEXITY = suite.unit("perplexity", "perplexity")
+GPT_EVENT = suite.unit("the TinyGPT event", "GPT_RECIPE", "optimize_gpt", "generate_greedy")
 
 #: Training digits for the event, read while the suite loads (before the sandbox); the held-out
 #: digits are read only by the parent's check.
@@ -142,8 +161,9 @@ def _blobs(tt, rng, n=480, features=16, classes=3):
 
 
 # ----------------------------------------------------------------------------- the frontier
-@case(points=4, hint="At least as good in all three (accuracy higher, latency and bytes "
-                     "lower) and strictly better in one; equal entries do not dominate.")
+@case(unit=DOMINATES, points=4,
+      hint="dominates: at least as good in all three (accuracy higher, latency and bytes lower) "
+           "and strictly better in one; equal entries do not dominate.")
 def dominates_pairs(tt, rng):
     m = _module(tt)
     entries = [_entry(rng) for _ in range(12)]
@@ -156,8 +176,9 @@ def dominates_pairs(tt, rng):
     return out
 
 
-@case(points=4, hint="Keep an entry when no entry dominates it; input order; equal entries "
-                     "both stay; an empty list has an empty front.")
+@case(unit=PARETO, points=4,
+      hint="pareto_front: keep an entry when no entry dominates it; input order; equal entries "
+           "both stay; an empty list has an empty front.")
 def pareto_front_indices(tt, rng):
     m = _module(tt)
     fronts = []
@@ -173,8 +194,9 @@ def pareto_front_indices(tt, rng):
 
 
 # ----------------------------------------------------------------------------- the score
-@case(points=4, hint="0 below baseline accuracy minus the drop (with a 1e-9 tolerance: an "
-                     "accuracy exactly at the bound passes); else sqrt(speed-up x compression).")
+@case(unit=SCORE, points=4,
+      hint="olympics_score: 0 below baseline accuracy minus the drop (with a 1e-9 tolerance: an "
+           "accuracy exactly at the bound passes); else sqrt(speed-up x compression).")
 def olympics_score_values(tt, rng):
     m = _module(tt)
     base = _entry(rng, acc=0.97)
@@ -194,8 +216,9 @@ def olympics_score_values(tt, rng):
     return out
 
 
-@case(points=2, hint="A latency or byte count that is not positive, in the entry or the "
-                     "baseline, is not a measurement: raise ValueError.")
+@case(unit=SCORE, points=2,
+      hint="olympics_score: a latency or byte count that is not positive, in the entry or the "
+           "baseline, is not a measurement: raise ValueError.")
 def olympics_score_refuses_non_positive(tt, rng):
     m = _module(tt)
     base = _entry(rng)
@@ -211,10 +234,9 @@ def olympics_score_refuses_non_positive(tt, rng):
                                                     for i in order]
 
 
-@case(points=3, hint="Four dicts in order: score (4 decimals, desc), accuracy in % (2, desc), "
-                     "speed-up = baseline latency / latency (4, desc), size in KB = bytes / "
-                     "1024 (2, asc).",
-      rtol=0.0, atol=1e-12)
+@case(unit=LEADERBOARD, points=3, rtol=0.0, atol=1e-12,
+      hint="leaderboard: four dicts in order: score (4 decimals, desc), accuracy in % (2, desc), "
+           "speed-up = baseline latency / latency (4, desc), size in KB = bytes / 1024 (2, asc).")
 def leaderboard_entries(tt, rng):
     m = _module(tt)
     base = _entry(rng, acc=0.97)
@@ -227,9 +249,9 @@ def leaderboard_entries(tt, rng):
 
 
 # ----------------------------------------------------------------------------- storage
-@case(points=4, hint="Per 2-D array: min(dense nbytes, nnz * (itemsize + index bytes) + "
-                     "(rows + 1) * 4), index bytes 1 up to 256 columns else 2; other arrays "
-                     "dense.")
+@case(unit=STORAGE, points=4,
+      hint="storage_bytes: per 2-D array: min(dense nbytes, nnz * (itemsize + index bytes) + "
+           "(rows + 1) * 4), index bytes 1 up to 256 columns else 2; other arrays dense.")
 def storage_bytes_dense_and_csr(tt, rng):
     m = _module(tt)
     out = []
@@ -257,7 +279,7 @@ def _static_layer(tt: Any, rng: np.random.Generator, in_features: int, out_featu
         lin, input_qparams=(scale, int(rng.integers(0, 256))))
 
 
-@case(points=4, hint="exact_in_float32: terms * x_max * w_max <= 2**24 (ValueError when "
+@case(unit=BLAS, points=4, hint="exact_in_float32: terms * x_max * w_max <= 2**24 (ValueError when "
                      "negative). BlasQuantizedLinear.fold: refuse a dynamic or inexact layer "
                      "(ValueError); weight_t = (qweight - zero points) as float32, transposed; "
                      "inv_scale = float32(1) / float32(s); zero; out_scale = float32(s) * "
@@ -273,6 +295,14 @@ def blas_layer_exact(tt, rng):
     edge = (2 ** 24) // (255 * w)
     bounds += [bool(m.exact_in_float32(edge, 255, w)), bool(m.exact_in_float32(edge + 1, 255, w))]
     bounds.append(outcome(m.exact_in_float32, -int(rng.integers(1, 9))))
+    # a product of exactly 2**24 is exact; zero sizes are fine, a negative size of any
+    # argument is refused
+    xm, wm = 2 ** int(rng.integers(1, 9)), 2 ** int(rng.integers(0, 8))
+    bounds += [bool(m.exact_in_float32(2 ** 24 // (xm * wm), xm, wm)),
+               bool(m.exact_in_float32(2 ** 24 // (xm * wm) + 1, xm, wm)),
+               bool(m.exact_in_float32(0, 255, w)), bool(m.exact_in_float32(k, 0, 0)),
+               outcome(m.exact_in_float32, k, -int(rng.integers(1, 9)), w),
+               outcome(m.exact_in_float32, k, 255, -int(rng.integers(1, 9)))]
     tt.manual_seed(int(rng.integers(0, 1000)))
     n_in, n_out = int(rng.integers(4, 80)), int(rng.integers(2, 20))
     q = _static_layer(tt, rng, n_in, n_out, bias=bool(rng.integers(0, 2)))
@@ -280,9 +310,12 @@ def blas_layer_exact(tt, rng):
     fast = m.BlasQuantizedLinear.from_quantized(q, relu=relu)
     x = (rng.standard_normal((int(rng.integers(1, 9)), n_in)) * 0.5).astype(np.float32)
     out = np.asarray(fast(tt.Tensor(x)).data)
+    # the other relu setting on the same layer: both must match module 15 (and its ReLU)
+    other = np.asarray(m.BlasQuantizedLinear.from_quantized(q, relu=not relu)(tt.Tensor(x)).data)
     dynamic = tt.ao.quantization.QuantizedLinear.from_float(tt.nn.Linear(n_in, n_out))
     wide = _static_layer(tt, rng, int(rng.integers(600, 900)), 2)
-    return {"bounds": bounds, "out": out, "dtype": str(out.dtype), "relu": relu,
+    return {"bounds": bounds, "out": out, "other_relu": other, "dtype": str(out.dtype),
+            "relu": relu,
             "weight_t": np.asarray(fast.weight_t), "inv_scale": float(fast.inv_scale),
             "zero": float(fast.zero), "out_scale": np.asarray(fast.out_scale),
             "state": sorted(fast.state_dict()),
@@ -290,7 +323,7 @@ def blas_layer_exact(tt, rng):
             "wide": outcome(m.BlasQuantizedLinear.from_quantized, wide)}
 
 
-@case(points=3, hint="blas_engine: a deep copy; each module-15 QuantizedLinear becomes "
+@case(unit=BLAS_ENGINE, points=3, hint="blas_engine: a deep copy; each module-15 QuantizedLinear becomes "
                      "BlasQuantizedLinear.from_quantized; with fuse_relu, one directly followed "
                      "by a ReLU in a Sequential takes relu=True and the ReLU becomes an Identity "
                      "(add_module, names kept); the model passed in is left as it was.")
@@ -318,15 +351,20 @@ def blas_engine_lowering(tt, rng):
             "kinds": [type(mod).__name__ for mod in lowered.modules()],
             "relu": [bool(getattr(mod, "relu", False)) for mod in lowered.modules()],
             "state": sorted(lowered.state_dict()), "out": y}
+    # a Sequential whose last child is a layer (nothing after it to fuse)
+    tail = tt.ao.quantization.quantize_model(
+        tt.nn.Sequential(tt.nn.Linear(sizes[0], 4), tt.nn.ReLU(), tt.nn.Linear(4, 3)), [calib])
     return {**out, "original": [type(mod).__name__ for mod in q.modules()],
-            "single": type(m.blas_engine(_static_layer(tt, rng, 5, 3))).__name__}
+            "single": type(m.blas_engine(_static_layer(tt, rng, 5, 3))).__name__,
+            "tail": [type(mod).__name__ for mod in m.blas_engine(tail).modules()]}
 
 
 # ----------------------------------------------------------------------------- the pipeline
-@case(points=5, hint="prune_model(amount, 'global') -> fine-tune with Adam (masks in place) -> "
-                     "strip_masks -> quantize_model with train_x[:calibration] -> blas_engine "
-                     "for engine 'blas' (as is for 'int32'; another engine is a ValueError); "
-                     "the float model must not change.", atol=0.04)
+@case(unit=OPTIMIZE, points=5, atol=0.04,
+      hint="optimize: prune_model(amount, 'global') -> fine-tune with Adam (masks in place) -> "
+           "strip_masks -> quantize_model with train_x[:calibration] -> blas_engine for engine "
+           "'blas' (as is for 'int32'; another engine is a ValueError); the float model must not "
+           "change.")
 def optimize_pipeline(tt, rng):
     m = _module(tt)
     model, x, y = _blobs(tt, rng)
@@ -367,10 +405,10 @@ def optimize_pipeline(tt, rng):
             "engine": engine, "kinds": kinds, "refused": refused}
 
 
-@case(points=3, hint="accuracy from one untimed forward pass over all of x; latency_ms = 1000 "
-                     "x the median of `repeats` timer() differences around one query, "
-                     "model(Tensor(x[:batch])) (all of x when batch is None); bytes = "
-                     "storage_bytes(model).")
+@case(unit=MEASURE, points=3,
+      hint="measure_entry: accuracy from one untimed forward pass over all of x; latency_ms = "
+           "1000 x the median of `repeats` timer() differences around one query, "
+           "model(Tensor(x[:batch])) (all of x when batch is None); bytes = storage_bytes(model).")
 def measure_entry_with_a_fake_clock(tt, rng):
     m = _module(tt)
     tt.manual_seed(int(rng.integers(0, 1000)))
@@ -883,13 +921,13 @@ def _event_shortcut(tt, rng):
     return {"seed": seed, "baseline": _state(_baseline(tt, seed))}
 
 
-@case(points=4, hint="Your OLYMPICS_RECIPE through your optimize must stay within one point "
-                     "of the baseline's held-out accuracy and be at least 3.5x smaller (INT8, "
-                     "or enough zeros for CSR), and your olympics_report must be a valid "
-                     "report whose accuracies and target match the grader's measurement of "
-                     "both models; the grader measures both itself.",
-      check=_olympics_check, publish=olympics_publish, expected=_event_kept,
-      shortcut=_event_shortcut, timing=Timing(plan=olympics_plan, baseline=olympics_baseline))
+@case(unit=EVENT, points=4, standins=(), check=_olympics_check, expected=_event_kept,
+      publish=olympics_publish, shortcut=_event_shortcut,
+      timing=Timing(plan=olympics_plan, baseline=olympics_baseline),
+      hint="Your OLYMPICS_RECIPE through your optimize must stay within one point of the "
+           "baseline's held-out accuracy and be at least 3.5x smaller (INT8, or enough zeros for "
+           "CSR), and your olympics_report must be a valid report whose accuracies and target "
+           "match the grader's measurement of both models; the grader measures both itself.")
 def olympics_event(tt, rng):
     m = _module(tt)
     recipe = dict(m.OLYMPICS_RECIPE)
@@ -1250,7 +1288,7 @@ def tinygpt_leaderboard(value: Any, expected: Any) -> list[dict[str, Any]]:
 
 
 # ----------------------------------------------------------------------------- TinyGPT's units
-@case(points=2, hint="Int8WeightLinear.from_float: module 15's symmetric per-channel int8 "
+@case(unit=INT8_WEIGHTS, points=2, hint="Int8WeightLinear.from_float: module 15's symmetric per-channel int8 "
                      "weights (PerChannelMinMaxObserver, quantize_per_channel), the scales as "
                      "float32, a copy of the bias, dequantized = qweight.astype(float32) * "
                      "weight_scale[:, None]; forward: x @ dequantized.T + bias.")
@@ -1258,18 +1296,20 @@ def int8_weight_linear(tt, rng):
     m = _module(tt)
     tt.manual_seed(int(rng.integers(0, 1000)))
     n_in, n_out = int(rng.integers(3, 40)), int(rng.integers(2, 30))
-    lin = tt.nn.Linear(n_in, n_out, bias=bool(rng.integers(0, 2)))
+    lin = tt.nn.Linear(n_in, n_out)
     lin.weight.data[...] = rng.standard_normal(lin.weight.shape) * float(rng.uniform(0.01, 3))
     q = m.Int8WeightLinear.from_float(lin)
     x = rng.standard_normal((2, int(rng.integers(1, 6)), n_in)).astype(np.float32)
     out = np.asarray(q(tt.Tensor(x)).data)
+    bare = m.Int8WeightLinear.from_float(tt.nn.Linear(n_in, n_out, bias=False))
     return {"qweight": np.asarray(q.qweight.data), "scale": np.asarray(q.weight_scale.data),
-            "bias": None if q.bias is None else np.asarray(q.bias.data),
-            "dequantized": np.asarray(q.dequantized), "out": out, "dtype": str(out.dtype),
-            "state": sorted(q.state_dict())}
+            "bias": np.asarray(q.bias.data), "dequantized": np.asarray(q.dequantized),
+            "out": out, "dtype": str(out.dtype), "state": sorted(q.state_dict()),
+            "bare": [bare.bias is None, np.asarray(bare(tt.Tensor(x)).data),
+                     sorted(bare.state_dict())]}
 
 
-@case(points=2, hint="FusedMLP.forward: h = x.data as (N, C); pre = h @ linear_weight(fc).T "
+@case(unit=FUSED_MLP, points=2, hint="FusedMLP.forward: h = x.data as (N, C); pre = h @ linear_weight(fc).T "
                      "(no bias); bias_gelu(Tensor(pre), fc.bias); proj; back to x's shape.",
       rtol=1e-5, atol=1e-5)
 def fused_mlp(tt, rng):
@@ -1285,14 +1325,13 @@ def fused_mlp(tt, rng):
     x = tt.Tensor(rng.standard_normal((2, int(rng.integers(1, 7)), c)).astype(np.float32))
     with tt.no_grad():
         out = np.asarray(fused(x).data)
-        if rng.integers(0, 2):
-            fused.fc = m.Int8WeightLinear.from_float(mlp.fc)
+        fused.fc = m.Int8WeightLinear.from_float(mlp.fc)
         quantized = np.asarray(fused(x).data)
     return {"out": out, "int8_fc": quantized,
             "names": [n for n, _ in fused.named_parameters()]}
 
 
-@case(points=2, hint="perplexity: logits of windows[:, :-1] as float64, a stable log-softmax "
+@case(unit=PERPLEXITY, points=2, hint="perplexity: logits of windows[:, :-1] as float64, a stable log-softmax "
                      "(subtract the row max), the mean negative log-likelihood of windows[:, "
                      "1:], then exp.", rtol=1e-9, atol=1e-9)
 def perplexity_values(tt, rng):
@@ -1316,7 +1355,7 @@ def perplexity_values(tt, rng):
     return [float(m.perplexity(gpt, windows)), float(m.perplexity(Uniform(), windows))]
 
 
-@case(points=4, hint="Your GPT_RECIPE through your optimize_gpt and generate_greedy: the text "
+@case(unit=GPT_EVENT, points=4, standins=(), hint="Your GPT_RECIPE through your optimize_gpt and generate_greedy: the text "
                      "on your variant's prompt must be the greedy text of the model you commit "
                      "(the grader recomputes it), and that model's held-out perplexity at most "
                      "2% above TinyGPT's; the grader times your generation itself.",
