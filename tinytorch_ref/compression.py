@@ -509,10 +509,11 @@ def ln_structured_mask(t: Any, amount: Any, n: float = 2, dim: int = 0,
         raise IndexError(f"dim {dim} is out of range for a tensor with {values.ndim} dimensions")
     dtype = values.dtype if values.dtype.kind == "f" else np.float32
     size = values.shape[d]
-    if values.size == 0 and size > 0 and np.isinf(n):
-        raise RuntimeError(f"the {n} norm of empty slices has no value (PyTorch: "
-                           "linalg.vector_norm cannot compute the inf norm of an empty dimension)")
     k = nparams_to_prune(amount, size)
+    empty = [a for a in range(values.ndim) if a != d and values.shape[a] == 0]
+    if values.size == 0 and (n < 0 or n == np.inf) and empty:  # max/min: no identity
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {n} norm on the dimension "
+                           f"{empty[0]} because this dimension is empty")
     default = (np.ones(values.shape, dtype=dtype) if default_mask is None
                else np.array(_values(default_mask), dtype=dtype, copy=True))
     if k == 0:

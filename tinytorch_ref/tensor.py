@@ -79,12 +79,21 @@ def _result(data: np.ndarray, op: Any, inputs: tuple[Tensor, ...], **saved: Any)
 
     Only floating-point results take part in autograd (as in PyTorch: ``x.long()`` or an
     integer ``argmax`` never requires grad), and nothing is recorded under ``no_grad()``.
+    PyTorch computes a binary operation's gradient at the result's dtype, then casts it to
+    each input's (in ``float32 / float64_0d`` the divisor enters the derivative as float32),
+    so an input of another dtype is recorded here through a ``"cast"`` to the result's.
     """
     out = Tensor(data)
     if _GRAD_ENABLED[0] and out.data.dtype.kind == "f" and any(t.requires_grad for t in inputs):
         out.requires_grad = True
+        if op in _BINARY_OPS and any(t.data.dtype != out.data.dtype for t in inputs):
+            inputs = tuple([t if t.data.dtype == out.data.dtype else
+                            _result(t.data.astype(out.data.dtype), "cast", (t,)) for t in inputs])
         out._node = Node(op, inputs, saved)
     return out
+
+
+_BINARY_OPS = frozenset({"add", "sub", "mul", "div", "mod"})
 
 
 class Context:

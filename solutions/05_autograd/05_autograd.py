@@ -287,7 +287,9 @@ def test_topological_order_visits_each_tensor_once(topological_order, Tensor):
 # (`node.inputs` are the input tensors — read their `.data` — and `node.saved` the values the
 # forward pass stored) and `out` (the forward result's data, handy for `exp`, `sqrt`, `tanh`).
 # Return a tuple with one array per input, **shaped like the output** — the engine
-# unbroadcasts for you.
+# unbroadcasts for you. Inputs of two dtypes (`float32 / float64_0d`): PyTorch computes the
+# derivative at the result's dtype, then casts it to each input's, so module 01 records the
+# other input through a `cast` to `out`'s dtype and your binary formulas compute in it.
 #
 # **Where the derivative does not exist, follow PyTorch's convention** — a model trained here
 # must compute the same gradients as the same model in PyTorch:

@@ -85,7 +85,19 @@ def _out_of_range_index_into_empty_result(case: Case) -> bool:
     ins = _inputs(case)
     a = ins["a"].value
 
-    def select(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    def in_range(item: object) -> object:
+        """An integer index array (a literal list too) as zeros: in range if the dimension
+        is not empty."""
+        if isinstance(item, (list, np.ndarray)):
+            try:
+                arr = np.asarray(item)
+            except ValueError:
+                return item
+            if arr.dtype.kind in "iu":
+                return np.zeros_like(arr)
+        return item
+
+    def select(arrays: dict[str, np.ndarray], safe: bool = False) -> np.ndarray:
         scope: dict[str, object] = {"a": np.zeros(a.shape), **arrays}
         index = eval(f"K[{m.group(1)}]", {"__builtins__": {"slice": slice}},  # noqa: S307
                      {**scope, "K": _Key()})
@@ -93,6 +105,9 @@ def _out_of_range_index_into_empty_result(case: Case) -> bool:
                 isinstance(i, (list, tuple, np.ndarray, slice)) or i is None or i is Ellipsis
                 for i in index):
             index = tuple(index)
+        if safe:
+            index = (tuple(in_range(i) for i in index) if isinstance(index, tuple)
+                     else in_range(index))
         return scope["a"][index]
 
     real = {k: v.value for k, v in ins.items() if k != "a"}
@@ -106,7 +121,7 @@ def _out_of_range_index_into_empty_result(case: Case) -> bool:
             return False
     safe = {k: (np.zeros_like(v) if v.dtype.kind in "iu" else v) for k, v in real.items()}
     try:
-        return select(safe).size == 0
+        return select(safe, safe=True).size == 0
     except (IndexError, ValueError):
         return False
 

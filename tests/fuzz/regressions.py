@@ -256,6 +256,12 @@ ROOT_CAUSES: list[tuple[str, str]] = [
      "ds = data.TensorDataset(T([1, 2, 3], 'int64')); "
      "out = [b for b in data.DataLoader(ds, 2, False, None, None, 0, None, False, True)]; "
      "no_backward = True"),
+    ("a binary operation's gradient is computed at the result's dtype, then cast to the "
+     "input's (found by the long run, seed 20261208)",
+     "a = T([1.0], 'float32'); b = T(1e-30, 'float64', grad=True); out = a / b"),
+    ("ln_mask: an inf norm over an empty dimension raises, as vector_norm does (found by the "
+     "long run, seed 20261208)",
+     "t = T([], 'float32', shape=(0, 4, 0)); out = PR.ln_mask(t, 0.5, inf, -1)"),
 ]
 
 #: (edge case, reproduction line): agreed before the fixes; must keep agreeing.
@@ -278,4 +284,11 @@ GUARDS: list[tuple[str, str]] = [
      "a = T([-2, -1, 0, 1, 2], 'int64'); b = T([-1, -3, -2, -5, -2], 'int64'); out = a ** b"),
     ("a 0-d tensor accepts dim 0 and -1",
      "a = T(3.0, 'float32'); out = (a.argmax(dim=0), tuple(a.max(dim=-1)), a.sum(dim=0))"),
+    ("mixed-dtype products and remainders: both gradients at the result's dtype",
+     "a = T([1.0, 3.0], 'float32', grad=True); b = T(1e-30, 'float64', grad=True); "
+     "out = (a * b, a % b)"),
+    ("ln_mask: a -inf norm over an empty dimension raises",
+     "t = T([], 'float32', shape=(3, 0)); out = PR.ln_mask(t, 0.5, -inf, 0)"),
+    ("ln_mask: an inf norm with only `dim` itself empty does not raise",
+     "t = T([], 'float32', shape=(0, 3)); out = PR.ln_mask(t, 0.5, -inf, 0)"),
 ]

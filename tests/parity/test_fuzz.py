@@ -146,3 +146,18 @@ def test_rounding_never_covers_a_wrong_value_or_a_non_finite_one():
     case = engine.Case("01_tensor", "unary_op", "out = a.float()",
                        (("a", engine.Input("tensor", np.array([1.0], "float32"))),), 0)
     assert engine.widened(case) is None
+
+
+def test_index_into_empty_result_predicate_reads_literal_lists():
+    """Found by the long run (seed 20261208): ``a[[[0, 1]]]`` of a ``(1, 0, 4)`` tensor is a
+    list read as a tuple, an out-of-range literal index, and an empty result."""
+    row = next(d for d in DELIBERATE if d.id == "out-of-range-index-into-empty-result")
+
+    def case(code: str, shape: tuple[int, ...]) -> engine.Case:
+        a = engine.Input("tensor", np.zeros(shape, np.float32))
+        return engine.Case("01_tensor", "getitem", code, (("a", a),), 7)
+
+    assert row.applies(case("out = a[[[0, 1]]]", (1, 0, 4)))
+    assert row.applies(case("out = a[[0, 5]]", (2, 0)))
+    assert not row.applies(case("out = a[[[0, 5]]]", (2, 3)))  # not empty: both raise
+    assert not row.applies(case("out = a[5]", (2, 0)))  # an integer: PyTorch checks it
