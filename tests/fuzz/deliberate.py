@@ -351,15 +351,18 @@ def _conv_non_finite_weight_times_zero(case: Case) -> bool:
 
 
 def _layer_norm_overflowing_variance(case: Case) -> bool:
-    """Layer norm of values whose squares overflow (float32: |x| > 1.8e19, float64: 1.3e154):
-    ours is the true value; PyTorch's Welford sums overflow and give NaN, 0 or the right value
-    depending on the values (pytorch/pytorch#162489)."""
+    """Layer norm of values whose squares, summed over a row, can overflow: |x| above
+    sqrt(max / n) for a row of at most n = x.size values (float32: 1.8e19 for one value,
+    float64: 1.3e154; less for longer rows): ours is the true value; PyTorch's Welford sums
+    overflow and give NaN, 0 or the right value depending on the values
+    (pytorch/pytorch#162489)."""
     if case.entry != "layer_norm":
         return False
-    limits = {np.dtype(np.float32): 1.8e19, np.dtype(np.float64): 1.3e154}
     x = _inputs(case)["x"].value
-    limit = limits.get(x.dtype)
-    return limit is not None and bool((np.abs(x.astype(np.float64)) > limit).any())
+    if x.dtype not in (np.dtype(np.float32), np.dtype(np.float64)) or x.size == 0:
+        return False
+    limit = float(np.sqrt(np.finfo(x.dtype).max / x.size))
+    return bool((np.abs(x.astype(np.float64)) > limit).any())
 
 
 DELIBERATE: list[Deliberate] = [

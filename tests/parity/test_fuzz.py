@@ -161,3 +161,22 @@ def test_index_into_empty_result_predicate_reads_literal_lists():
     assert row.applies(case("out = a[[0, 5]]", (2, 0)))
     assert not row.applies(case("out = a[[[0, 5]]]", (2, 3)))  # not empty: both raise
     assert not row.applies(case("out = a[5]", (2, 0)))  # an integer: PyTorch checks it
+
+
+def test_overflowing_variance_predicate_counts_the_rows_length():
+    """Found by the long run (seed 20261208): no single value of a float64 row reached 1.3e154,
+    but 1.25e154 squared twice in a row of 20 overflows the variance's sum as PyTorch forms it
+    (torch gave zeros, ours the true row). The row's length lowers the limit; ordinary values
+    stay outside the row."""
+    row = next(d for d in DELIBERATE if d.id == "layer-norm-overflowing-variance")
+
+    def case(x: np.ndarray) -> engine.Case:
+        return engine.Case("13_transformers", "layer_norm", "out = F.layer_norm(x, [4, 5])",
+                           (("x", engine.Input("tensor", x)),), 7)
+
+    big = np.zeros((4, 5))
+    big[2, 4] = big[3, 3] = 1.25e154
+    assert row.applies(case(big))
+    assert not row.applies(case(np.full((4, 5), 1e150)))  # squares sum to 2e301: finite
+    assert row.applies(case(np.full((1,), 2e19, np.float32)))
+    assert not row.applies(case(np.full((1,), 1e19, np.float32)))
