@@ -21,25 +21,27 @@ def _replace(slug: str, old: str, new: str) -> dict[str, str]:
 
 #: Plausible bugs: name -> (module file, text in the reference, buggy replacement).
 BUGS: dict[str, tuple[str, str, str]] = {
-    "linear_ignores_bias": ("layers", "            out = out + self.bias\n",
-                            "            out = out + 0 * self.bias\n"),
-    "linear_outputs_constant": ("layers", "        out = x @ self.weight.T\n",
-                                "        out = (x @ self.weight.T) * 0\n"),
-    "matmul_drops_weight_grad": ("autograd", "    return da, db\n",
-                                 "    return da, np.zeros_like(db)\n"),
-    "matmul_drops_input_grad": ("autograd", "    return da, db\n",
-                                "    return np.zeros_like(da), db\n"),
+    # Module 03's Linear is one fused operation (_LinearFn, F.linear): the bugs go there.
+    "linear_ignores_bias": ("layers", "            out += bias\n", "            out += 0 * bias\n"),
+    "linear_outputs_constant": ("layers", "        out = rows.dot(weight.T)  # (R, out)\n",
+                                "        out = rows.dot(weight.T) * 0  # (R, out)\n"),
+    "linear_drops_weight_grad": ("layers", "        dweight = g.T.dot(rows)  # (out, in)\n",
+                                 "        dweight = np.zeros_like(weight)  # (out, in)\n"),
+    "linear_drops_input_grad": ("layers", "        dx = g.dot(weight).reshape(shape) if "
+                                "needs_input_grad else None\n",
+                                "        dx = np.zeros(shape, g.dtype) if needs_input_grad "
+                                "else None\n"),
     "sgd_never_updates": ("optimizers",
                           "                p.data -= (lr * g).astype(p.data.dtype, copy=False)\n",
                           "                pass\n"),
     "adam_never_updates": ("optimizers", "                p.data -= step_size * m / denom\n",
                            "                pass\n"),
-    "conv_weight_grad_zero": ("spatial", "        dw = np.matmul(g, cols.transpose(0, 2, 1))"
+    "conv_weight_grad_zero": ("spatial", "        dw = np.matmul(g, cols.transpose(0, 1, 3, 2))"
                               ".sum(axis=0).reshape(weight.shape)\n",
                               "        dw = np.zeros_like(weight)\n"),
-    "conv_weight_grad_sign_flipped": ("spatial", "        dw = np.matmul(g, cols.transpose(0, 2, 1))"
+    "conv_weight_grad_sign_flipped": ("spatial", "        dw = np.matmul(g, cols.transpose(0, 1, 3, 2))"
                                       ".sum(axis=0).reshape(weight.shape)\n",
-                                      "        dw = -np.matmul(g, cols.transpose(0, 2, 1))"
+                                      "        dw = -np.matmul(g, cols.transpose(0, 1, 3, 2))"
                                       ".sum(axis=0).reshape(weight.shape)\n"),
     "max_pool_drops_gradient": ("spatial", "        won = np.zeros(out.shape, dtype=bool)",
                                 "        won = np.ones(out.shape, dtype=bool)"),

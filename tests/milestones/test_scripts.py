@@ -44,7 +44,7 @@ def test_xor_script_shows_the_single_layer_cannot(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("name, bug", [("perceptron_1957", "linear_ignores_bias"),
-                                       ("xor_1969", "matmul_drops_input_grad"),
+                                       ("xor_1969", "linear_drops_input_grad"),
                                        ("mlp_1986", "adam_never_updates"),
                                        ("cnn_1998", "conv_weight_grad_zero")])
 def test_script_fails_with_nonzero_exit_for_a_buggy_package(name: str, bug: str,
