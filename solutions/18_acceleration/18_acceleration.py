@@ -17,7 +17,7 @@
 # runs at a few percent of what the CPU can do and other code near its limit, and how to move
 # code from the first kind to the second. You write the same matrix product three ways —
 # Python loops, one vectorised expression, and **cache-blocked** tiles — and a **fused** bias +
-# GELU that replaces nine operations by one (module 09 already weighed a convolution's loops
+# GELU that replaces ten operations by one (module 09 already weighed a convolution's loops
 # against im2col). Then you measure your machine's limits, its arithmetic rate (GFLOP/s) and
 # its memory bandwidth (GB/s) from the caches and from main memory, and place every kernel on
 # the **roofline**: a kernel that does few FLOPs per byte it moves can never be faster than
@@ -328,22 +328,23 @@ def test_matmul_blocked_any_size_any_block(matmul_blocked, matmul_broadcast, np)
 # # END QUESTION
 
 # %% [markdown]
-# ## 2. Fusion: nine operations into one
+# ## 2. Fusion: ten operations into one
 #
 # GPT-2's MLP computes `gelu(x W₁ᵀ + b₁)`. Written with tensor operations (module 02's
-# `gelu(..., approximate="tanh")` after `x + b`), that is nine graph nodes:
+# `gelu(..., approximate="tanh")` after `x + b`), that is ten graph nodes (module 02 builds
+# the cube as `h·h·h`, PyTorch's way, so `h³` alone is two of them):
 #
 # ```
-#   h = x + b          h³           ·0.044715      h + ·        ·√(2/π)      tanh
-#   + 1                ·h           ·0.5                     → 9 new arrays, all kept for backward
+#   h = x + b     h·h        ·h         ·0.044715     h + ·      ·√(2/π)
+#   tanh          + 1        h·0.5      ·(tanh + 1)             → 10 new arrays, all kept for backward
 # ```
 #
 # Each operation reads its inputs from memory and writes a new array: for `n` elements in
-# float32 about `9 × 2 × 4n` bytes move for `~9n` FLOPs — about **0.1 FLOP per byte**,
+# float32 about `10 × 2 × 4n` bytes move for `~10n` FLOPs — about **0.1 FLOP per byte**,
 # deep in memory-bound territory. A **fused** kernel reads `x` and `b` once and writes `y`
 # once (8n bytes), and keeps only what backward needs. In NumPy we cannot make one pass,
 # but we can get most of the benefit: one `Function` that computes in place (`out=`,
-# `*=`), allocates two arrays instead of nine, records one graph node and keeps only `h` and
+# `*=`), allocates four arrays instead of ten, records one graph node and keeps only `h` and
 # `t = tanh(√(2/π)·(h + 0.044715·h³))` for backward.
 #
 # ```
@@ -866,8 +867,8 @@ c = compare(lambda: gelu(xs + bs_, approximate="tanh").sum().backward(),
 print(f"kept for backward: composed {composed_bytes / 1e6:.1f} MB, fused {fused_bytes / 1e6:.1f} MB "
       f"({composed_bytes / fused_bytes:.2f}x)")
 print(f"forward + backward: fused is {c.ratio:.2f}x faster  [{c.low:.2f}, {c.high:.2f}]")
-# Expected: the composed version keeps 3.00 times the memory of the fused one (its
-# intermediates against h, t and the output); the fused forward + backward is faster by a
+# Expected: the composed version keeps 3.33 times the memory of the fused one (its ten
+# arrays, the output among them, against h, t and the output: 10/3); the fused forward + backward is faster by a
 # factor between 1.3 and 3 (on the CPU clock a busy machine does not move it), with an
 # interval above 1.
 
@@ -986,12 +987,12 @@ for d_model, n_layers in ((64, 2), (256, 4)):
 # # BEGIN SOLUTION
 
 # %% [markdown]
-# Composed: nine operations, most reading one or two arrays of `4n` bytes and writing one:
-# roughly 9 × (4n + 4n) to 9 × 12n ≈ 70–110·n bytes for ~9n FLOPs (≈ 0.1 FLOP/byte).
-# Fused: read `x`, write `y`: 8n bytes for the same FLOPs (≈ 1.1 FLOP/byte) — still
+# Composed: ten operations, most reading one or two arrays of `4n` bytes and writing one:
+# roughly 10 × (4n + 4n) to 10 × 12n ≈ 80–120·n bytes for ~10n FLOPs (≈ 0.1 FLOP/byte).
+# Fused: read `x`, write `y`: 8n bytes for the same FLOPs (≈ 1.2 FLOP/byte) — still
 # memory-bound on most machines (ridge ≈ 5–20 FLOP/byte), but ~10× higher on the slope, so up
-# to ~10× faster. The NumPy version gains from fewer allocations (two arrays instead of
-# nine: no page faults, less cache pollution), one graph node instead of nine (Python
+# to ~10× faster. The NumPy version gains from fewer allocations (four arrays instead of
+# ten: no page faults, less cache pollution), one graph node instead of ten (Python
 # overhead in forward and backward), in-place passes and a backward that saves only `h` and
 # `t`. A compiled kernel (PyTorch's fused CPU/GPU kernels, numba) makes one pass with every
 # intermediate in registers, reaching the memory roof for `8n` bytes.
@@ -1038,7 +1039,7 @@ for d_model, n_layers in ((64, 2), (256, 4)):
 # ## Summary
 #
 # You wrote the matrix product three ways and measured what each layer of the stack buys:
-# the interpreter, vectorisation, caches and BLAS; fused nine element-wise operations into
+# the interpreter, vectorisation, caches and BLAS; fused ten element-wise operations into
 # one `Function`; measured your machine's roofline — a roof for each level of memory — and
 # placed each kernel under the roof that applies to it; and measured how much of the machine a
 # whole GPT training step uses (MFU). Export with `python export.py 18`; module 19 turns `measure` and `compare` into a benchmark
