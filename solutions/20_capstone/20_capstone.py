@@ -1969,10 +1969,10 @@ print("prompt:", repr(text(prompt)))
 print("TinyGPT:", repr(text(plain[0, 64:])))
 
 # %% [markdown]
-# What the measurement shows: the KV cache turns 624 tokens per CPU-second into 1,586 (2.56×:
+# What the measurement shows: the KV cache turns 731 tokens per CPU-second into 2,655 (3.54×:
 # each new character now costs one position instead of up to 127); the fused GELU adds a
-# little (2.57×); INT8 weights halve the bytes (464,896 to 235,128) at the same perplexity
-# (3.4788 and 3.4786: the gate is far) and, in NumPy, even add speed (2.80×), because
+# little (3.62×); INT8 weights halve the bytes (464,896 to 235,128) at the same perplexity
+# (3.4788 and 3.4786: the gate is far) and, in NumPy, even add speed (3.82×), because
 # `Int8WeightLinear` multiplies arrays where `Linear` goes through the Tensor machinery. All
 # four write the same text here.
 #
