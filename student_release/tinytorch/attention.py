@@ -524,8 +524,9 @@ class MultiheadAttention(Module):
         requires grad). That kernel computes a plain softmax, so a fully masked query row is
         NaN there even with ``need_weights=False``."""
         masks = [_as_mask_array(m) for m in (attn_mask, key_padding_mask) if m is not None]
-        tensors = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
-                   self.out_proj.bias)
+        # getattr: an inference-only out_proj (module 20's Int8WeightLinear) has no weight
+        tensors = (query, self.in_proj_weight, self.in_proj_bias,
+                   getattr(self.out_proj, "weight", None), getattr(self.out_proj, "bias", None))
         needs_grad = is_grad_enabled() and any(t is not None and t.requires_grad
                                                for t in tensors)
         return (not self.training and query.ndim == 3 and query is key and key is value

@@ -209,6 +209,10 @@ def exact_in_float32(terms: int, x_max: int = 255, w_max: int = 128) -> bool:
     Raises:
         ValueError: a negative argument.
 
+    APPROACH:
+        1. Raise ``ValueError`` if ``terms``, ``x_max`` or ``w_max`` is negative.
+        2. Return ``terms * x_max * w_max <= FLOAT32_EXACT`` (Python integers, exact).
+
     EXAMPLE:
         >>> exact_in_float32(64), exact_in_float32(514), exact_in_float32(515)
         (True, True, False)

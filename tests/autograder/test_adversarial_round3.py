@@ -259,7 +259,16 @@ def test_a_float16_copy_against_a_float64_baseline_is_not_smaller(tmp_path: Path
         event["output"]
     assert "1.00x smaller (19240 of 19240 bytes)" in event["output"], event["output"]
     board = _board(res)
-    assert board.get("Size (KB)") == 18.79, board  # the reference's float32 bytes, not 4x less
+    digits = {"Olympics score", "Accuracy (%)", "Speed-up", "Size (KB)"}
+    if "speed not measured" in event["output"]:
+        # The child's float16 forward pass may answer a fresh digit otherwise than the parent's
+        # pass of the committed arrays: the timing is refused, and docs/grading.md publishes
+        # none of that event's entries (the TinyGPT event's stay), with a note saying why.
+        assert not digits & set(board), board
+        notes = res.get("extra_data", {}).get("grader_errors", [])
+        assert any("leaderboard (olympics_event)" in n for n in notes), notes
+    else:
+        assert board.get("Size (KB)") == 18.79, board  # the reference's float32 bytes, not 4x less
 
 
 def test_a_float128_baseline_cannot_cross_the_wire(tmp_path: Path) -> None:
