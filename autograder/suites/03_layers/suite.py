@@ -14,7 +14,7 @@ from autograder.suite import Suite, compare_values, outcome
 
 suite = Suite(module="03_layers", version="2027.2")
 case = suite.case
-LINEAR = suite.unit("Linear", "Linear")
+LINEAR = suite.unit("Linear", "Linear", "_LinearFn")
 DROPOUT = suite.unit("Dropout", "Dropout.forward")
 FLATTEN = suite.unit("Flatten", "Flatten.forward")
 PARAMETERS = suite.unit("named_parameters", "_ModuleTree.named_parameters",
