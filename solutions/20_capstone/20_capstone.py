@@ -543,8 +543,9 @@ def test_storage_bytes_picks_the_smaller_layout(storage_bytes, model_bytes, Line
 # section finds NumPy's int32 matmul of two 256 × 256 matrices about 48× slower than the
 # float32 one, and module 15's INT8 digits model answering a query of 32 digits at 0.19× the
 # speed of the float model it came from. On the BLAS engine below the same INT8 model, bit for
-# bit, answers at 0.90×, and at 0.99× once its ReLU is fused (CPU time, BLAS on one thread:
-# module 14, section 4).
+# bit, answers at 0.7× to 1.1× the float model's speed, and at 0.75× to 1.2× once its ReLU is
+# fused (CPU time, BLAS on one thread: module 14, section 4; the ranges are what runs on quiet
+# and busy machines gave).
 #
 # The way out is a fact about floating point. A float32 has a 24-bit significand, so **every
 # integer of magnitude up to 2²⁴ = 16,777,216 is a float32, exactly**, and adding or
@@ -1969,10 +1970,11 @@ print("prompt:", repr(text(prompt)))
 print("TinyGPT:", repr(text(plain[0, 64:])))
 
 # %% [markdown]
-# What the measurement shows: the KV cache turns 731 tokens per CPU-second into 2,655 (3.54×:
-# each new character now costs one position instead of up to 127); the fused GELU adds a
-# little (3.62×); INT8 weights halve the bytes (464,896 to 235,128) at the same perplexity
-# (3.4788 and 3.4786: the gate is far) and, in NumPy, even add speed (3.82×), because
+# What the measurement shows: the KV cache turns 731 tokens per CPU-second into 2,655 (between
+# 3× and 5.5× on the machines we ran it on: each new character now costs one position instead
+# of up to 127); the fused GELU adds a little (3× to 5.5× in all); INT8 weights halve the bytes
+# (464,896 to 235,128) at the same perplexity (3.4788 and 3.4786: the gate is far) and, in
+# NumPy, even add speed (3× to 6× in all), because
 # `Int8WeightLinear` multiplies arrays where `Linear` goes through the Tensor machinery. All
 # four write the same text here.
 #
