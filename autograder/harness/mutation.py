@@ -37,7 +37,6 @@ import argparse
 import ast
 import contextlib
 import hashlib
-import importlib.util
 import json
 import os
 import shutil
@@ -52,7 +51,7 @@ from typing import Any
 from autograder.harness.goldens import Expected, compute_expected, load_suite, standin_payloads
 from autograder.harness.lanes import run_stages
 from autograder.harness.limits import Limits
-from autograder.harness.package import build_package
+from autograder.harness.package import build_package, pyc_beside
 from autograder.harness.supervisor import Outcome, RunReport, RunSpec, start_zygote
 from autograder.harness.zygote import Zygote
 from autograder.standins import stage_plan
@@ -423,8 +422,7 @@ def _mutant_package(base: Path, dest: Path, *, slug: str, source: str,
     is a hard link to the base's (a copy where links are not possible): root-owned and
     read-only to the sandbox, like a copy."""
     src_root, out_root = base / package, dest / package
-    own = {Path(f"{slug}.py"),
-           Path(importlib.util.cache_from_source(f"{slug}.py", optimization=""))}
+    own = {Path(f"{slug}.py"), pyc_beside(Path(f"{slug}.py"))}
     for d, _dirs, files in os.walk(src_root):
         rel = Path(d).relative_to(src_root)
         (out_root / rel).mkdir(exist_ok=True)

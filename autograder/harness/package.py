@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib.util
 import py_compile
 import shutil
+import sys
 import tempfile
 import threading
 from collections import OrderedDict
@@ -255,6 +255,15 @@ _PYC_LOCK = threading.Lock()
 PYC_CACHE = 256
 
 
+def pyc_beside(src: Path) -> Path:
+    """``src``'s bytecode path in the ``__pycache__`` folder beside it: where the sandboxed
+    child (whose environment sets no bytecode prefix) looks. Not
+    ``importlib.util.cache_from_source``, which follows the *grader's* ``sys.pycache_prefix``:
+    with ``PYTHONPYCACHEPREFIX`` set on a TA's machine it would put the bytecode where the child
+    never looks."""
+    return src.parent / "__pycache__" / f"{src.stem}.{sys.implementation.cache_tag}.pyc"
+
+
 def _trusted_bytecode(pkg: Path, students: set[Path]) -> None:
     """Write ``__pycache__/<name>.<tag>.pyc`` for every module of ``pkg`` but ``students``.
 
@@ -284,7 +293,7 @@ def _trusted_bytecode(pkg: Path, students: set[Path]) -> None:
                 _PYC[key] = pyc
                 while len(_PYC) > PYC_CACHE:
                     _PYC.popitem(last=False)
-        cached = Path(importlib.util.cache_from_source(str(src), optimization=""))
+        cached = pyc_beside(src)
         cached.parent.mkdir(exist_ok=True)
         cached.write_bytes(pyc)
 

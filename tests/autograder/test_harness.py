@@ -278,6 +278,26 @@ def test_a_killed_trees_zombies_are_not_searched_again_but_its_live_processes_ar
         proc.wait()
 
 
+def test_trusted_bytecode_goes_beside_the_source_whatever_the_graders_pycache_prefix(
+        tmp_path, monkeypatch):
+    """A TA whose environment sets PYTHONPYCACHEPREFIX (sys.pycache_prefix) still gets the
+    trusted bytecode in ``__pycache__`` beside each file, where the sandboxed child (which
+    sets no prefix) looks; none lands under the prefix."""
+    import sys
+
+    from autograder.harness.package import build_package
+
+    prefix = tmp_path / "prefix"
+    monkeypatch.setattr(sys, "pycache_prefix", str(prefix))
+    build_package(dest=tmp_path / "out", reference=REF, module_number=1, slug="mini",
+                  student_source=None, all_modules=((1, "mini"), (2, "later")), stubs=STUBS)
+    pkg = tmp_path / "out" / "tinytorch"
+    tag = sys.implementation.cache_tag
+    for name in ("mini", "later"):
+        assert (pkg / "__pycache__" / f"{name}.{tag}.pyc").is_file(), sorted(pkg.rglob("*"))
+    assert not prefix.exists() or not any(prefix.rglob("*.pyc"))
+
+
 def test_trusted_modules_get_checked_bytecode_and_the_students_module_none(tmp_path):
     """build_package writes bytecode for the reference and stub files only, and it is
     checked against the source: bytecode beside the student's file (here the reference's,
