@@ -238,6 +238,38 @@ def _in_functions(tree: ast.Module) -> list[ast.AST]:
     return out
 
 
+def sites(tree: ast.Module) -> dict[int, str]:
+    """Where each node inside a function body is, as a mutant id names it: ``id(node) ->
+    "<qualname>+<k>"``, with ``k`` the node's line counted from the first line of code of its
+    innermost function (after the docstring). Docstrings and other functions can change
+    without moving an id, so a list of equivalent mutants survives edits elsewhere."""
+    out: dict[int, str] = {}
+
+    def walk(node: ast.AST, qual: str, anchor: int) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{qual}.{child.name}" if qual else child.name
+                if isinstance(child, ast.ClassDef):
+                    walk(child, name, anchor)
+                    continue
+                body = child.body
+                start = 1 if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(
+                    body[0].value, ast.Constant) else 0
+                walk(child, name, body[start].lineno)
+                continue
+            if anchor and hasattr(child, "lineno"):
+                out[id(child)] = f"{qual}+{child.lineno - anchor}"
+            walk(child, qual, anchor)
+
+    walk(tree, "", 0)
+    return out
+
+
+def mutant_id(kind: str, site: str, node: ast.AST, text: str) -> str:
+    """``kind@site:column:change``, e.g. ``op@GPT.forward+3:11:Add -> Sub``."""
+    return f"{kind}@{site}:{getattr(node, 'col_offset', 0)}:{text}"
+
+
 def generate_mutants(source: str, *, limit: int | None = None,
                      lines: set[int] | None = None) -> list[Mutant]:
     """Every single-site mutant of ``source`` (a module file), in source order.
@@ -250,6 +282,7 @@ def generate_mutants(source: str, *, limit: int | None = None,
     tree = ast.parse(source)
     src_lines = source.splitlines()
     nodes = _in_functions(tree)
+    where = sites(tree)
     mutants: list[Mutant] = []
     seen: set[str] = set()
     for node in nodes:
@@ -259,7 +292,7 @@ def generate_mutants(source: str, *, limit: int | None = None,
         if lines is not None and line not in lines:
             continue
         for kind, text, fn in _candidates(node):
-            mid = f"{kind}@L{line}:{getattr(node, 'col_offset', 0)}:{text}"
+            mid = mutant_id(kind, where[id(node)], node, text)
             if mid in seen:
                 continue
             seen.add(mid)

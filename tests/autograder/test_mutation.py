@@ -41,22 +41,43 @@ def test_mutant_kinds_and_exclusions():
         compile(m.source, m.id, "exec")
 
 
+def test_mutant_ids_name_the_function_and_survive_edits_elsewhere():
+    """An id is ``kind@qualname+k:col:change`` with ``k`` counted from the function's first line
+    of code: a longer docstring, a new function above or a class around it moves no id (the
+    equivalent-mutant lists are kept by hand), and a line added inside the function moves only
+    the ids below it in that function."""
+    ids = [m.id for m in generate_mutants(SAMPLE)]
+    assert "op@f+0:7:Gt -> GtE" in ids, ids
+    edited = SAMPLE.replace('"""Docstring with 1 + 2 is not mutated."""',
+                            '"""Docstring with 1 + 2 is not mutated.\n\n    More words.\n    """')
+    edited = "def added_above(y):\n    return y * 2\n\n" + edited
+    moved = [m.id for m in generate_mutants(edited)]
+    assert [i for i in moved if not i.split("@")[1].startswith("added_above")] == ids
+    assert {m.line for m in generate_mutants(edited)} != {m.line for m in generate_mutants(SAMPLE)}
+    grown = SAMPLE.replace("    if n > 0 and x is not None:",
+                           "    y = 1 + 1\n    if n > 0 and x is not None:")
+    assert grown != SAMPLE
+    regrown = {m.id for m in generate_mutants(grown)}
+    assert {"op@f+0:8:Add -> Sub", "op@f+1:7:Gt -> GtE", "drop@f+3:11:drop USub"} <= regrown
+
+
 def _fresh_copy_mutants(source: str, limit: int | None = None) -> list[tuple]:
     """The mutants as made before generation worked in place: one deep copy of the module
     per mutant (the oracle for :func:`generate_mutants`)."""
     import ast
     import copy
 
-    from autograder.harness.mutation import _candidates, _in_functions, _skippable
+    from autograder.harness.mutation import _candidates, _in_functions, _skippable, mutant_id, sites
 
     tree = ast.parse(source)
+    where = sites(tree)
     out: list[tuple] = []
     seen: set[str] = set()
     for i, node in enumerate(_in_functions(tree)):
         if _skippable(node, source.splitlines()):
             continue
         for kind, text, fn in _candidates(node):
-            mid = f"{kind}@L{node.lineno}:{node.col_offset}:{text}"
+            mid = mutant_id(kind, where[id(node)], node, text)
             if mid in seen:
                 continue
             seen.add(mid)
