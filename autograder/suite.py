@@ -193,6 +193,12 @@ class Case:
     #: Units put in place by the reference while the case runs; None: every unit its unit
     #: uses, transitively (:meth:`Suite.standins`).
     standins: tuple[str, ...] | None = None
+    #: Where the student was told what this case checks, as ``(place, quote)`` pairs: a place
+    #: is a definition of the module (``"GPT.forward"``), whose released docstring contains the
+    #: quote, or ``"test:<name>"``, a public check of the module whose source contains it.
+    #: Nothing is graded in secret (issue 28): ``tests/test_module_contract.py`` checks every
+    #: quote is where its case says.
+    stated: tuple[tuple[str, str], ...] = ()
 
     def kept(self, value: Any) -> Any:
         """The part of the reference's ``value`` this case's check uses (all of it by
@@ -349,6 +355,7 @@ class Suite:
         shortcut: Shortcut | None = None,
         unit: Unit | str = "",
         standins: tuple[Unit | str, ...] | None = None,
+        stated: Mapping[str, str | tuple[str, ...]] | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register ``fn(tt, rng) -> plain data`` as a case worth ``points``; ``publish`` (run
         in the parent, like ``check``) adds what the student should see of the result;
@@ -359,12 +366,18 @@ class Suite:
         keeps directly, for the reference's runs: the goldens of a case whose reference answer
         costs work the check never reads (a trained and optimised model of which only the
         baseline is kept); ``unit`` is the unit it grades, ``standins`` overrides the units it
-        runs with the reference's version of (default: every unit its unit uses)."""
+        runs with the reference's version of (default: every unit its unit uses); ``stated``
+        maps each place that tells the student what the case checks (a definition whose
+        docstring says it, or ``"test:<public check>"``) to the words it says it with (one
+        quote or a tuple of them)."""
         unit_name = unit.name if isinstance(unit, Unit) else str(unit)
         if unit_name and unit_name not in self.units:
             raise ValueError(f"{self.module}: unit {unit_name!r} is not declared")
         chosen = None if standins is None else tuple(
             u.name if isinstance(u, Unit) else str(u) for u in standins)
+
+        quotes = tuple((place, q) for place, qs in (stated or {}).items()
+                       for q in ((qs,) if isinstance(qs, str) else tuple(qs)))
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             case_name = name or fn.__name__
@@ -380,7 +393,7 @@ class Suite:
             self.cases.append(
                 Case(case_name, fn, float(points), hint, visibility, rtol, atol, check_dtype,
                      check, timeout_s, tuple(tags), publish, expected, timing, shortcut,
-                     unit_name, chosen)
+                     unit_name, chosen, quotes)
             )
             return fn
 

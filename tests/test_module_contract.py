@@ -55,6 +55,66 @@ def test_suite_points_match_course_and_cases_have_hints(module):
         assert case.points > 0 and case.hint.strip(), f"{case.name}: needs points and a hint"
 
 
+def _released_docstrings(module) -> dict[str, str]:
+    """The docstrings students get: every top-level definition and class member of the
+    released module file, by qualified name (``"GPT.forward"``)."""
+    import ast
+
+    tree = ast.parse((paths.RELEASE / "tinytorch" / f"{module.slug}.py").read_text("utf-8"))
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            out[node.name] = ast.get_docstring(node) or ""
+        if isinstance(node, ast.ClassDef):
+            for sub in node.body:
+                if isinstance(sub, ast.FunctionDef):
+                    out[f"{node.name}.{sub.name}"] = ast.get_docstring(sub) or ""
+    return out
+
+
+def _public_check_sources(module) -> dict[str, str]:
+    """Every public check of the module (``test_*`` functions of its released tests) by name,
+    with its source."""
+    import ast
+
+    out: dict[str, str] = {}
+    for path in sorted((paths.RELEASE / module.name / "tests").glob("*.py")):
+        text = path.read_text("utf-8")
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+                out[node.name] = ast.get_source_segment(text, node) or ""
+    return out
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("module", MODULES, ids=IDS)
+def test_every_hidden_case_checks_only_what_the_student_was_told(module):
+    """Issue 28 item 4: each case says where the behaviour it grades is stated — a released
+    docstring or a public check — and quotes the words; every quote must be there. A case that
+    checks something no docstring or public check states loses its points after the due date
+    for a reason the student could not know."""
+    docs, checks = _released_docstrings(module), _public_check_sources(module)
+    problems = []
+    for case in load_suite(module.name).cases:
+        if not case.stated:
+            problems.append(f"{case.name}: says nowhere what it checks (stated=...)")
+        for place, quote in case.stated:
+            if place.startswith("test:"):
+                text = checks.get(place[5:])
+                kind = "public check"
+            else:
+                text = docs.get(place)
+                kind = "docstring of"
+            if text is None:
+                problems.append(f"{case.name}: no {kind} {place} in the release")
+            elif _words(quote) not in _words(text):
+                problems.append(f"{case.name}: the {kind} {place} does not say {quote!r}")
+    assert problems == [], "\n".join(problems)
+
+
 @pytest.mark.parametrize("module", MODULES, ids=IDS)
 def test_reference_scores_full_marks(module):
     results = score_variant(load_suite(module.name), tinytorch_ref)
