@@ -1179,7 +1179,8 @@ def _stride(self: Tensor, dim: int | None = None) -> tuple[int, ...] | int:
     PyTorch counts strides in *elements*; NumPy's ``.strides`` counts *bytes*.
 
     APPROACH: divide each of ``self.data.strides`` by ``self.data.itemsize``.
-    With ``dim`` given, return only that dimension's stride.
+    With ``dim`` given, return only that dimension's stride; a negative ``dim`` counts from
+    the end (``stride(-1)`` is the last dimension's), as in PyTorch.
 
     EXAMPLE:
         >>> Tensor(np.zeros((2, 3), dtype=np.float32)).stride()
@@ -1309,7 +1310,8 @@ def _transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dimensions *without copying*: only the shape and strides change.
 
     APPROACH: ``self.data.swapaxes(dim0, dim1)`` returns a view; wrap it with
-    ``_result(..., "transpose", (self,), dim0=dim0, dim1=dim1)``.
+    ``_result(..., "transpose", (self,), dim0=dim0, dim1=dim1)``. Negative dims count from
+    the end, as in PyTorch: ``transpose(-1, -2)`` swaps the last two.
 
     EXAMPLE:
         >>> Tensor(np.zeros((2, 3, 4))).transpose(0, 2).shape
@@ -2032,7 +2034,8 @@ def _matmul(self: Tensor, other: Any) -> Tensor:
         3. Check the inner sizes agree: the last dim of ``self`` and the second-to-last
            of ``other`` (or its only dim when 1-D). If not, raise ``ValueError`` naming
            both shapes, e.g. ``matmul: shapes (2, 3) and (4, 5) cannot be multiplied
-           (3 != 4)``.
+           (3 != 4)``: each shape as Python prints the tuple (``(2, 3)``, a vector
+           ``(4,)``).
         4. ``out = np.matmul(self.data, other.data)``: ``np.matmul`` implements exactly
            these rules (the line after the stub records ``out``).
 
