@@ -727,7 +727,8 @@ class _SoftmaxFn(Function):
             array([[0.09  , 0.2447, 0.6652]], dtype=float32)
 
         HINT: ``keepdims=True`` keeps the reduced axis with size 1 so the division broadcasts;
-        use ``dim`` in both the max and the sum.
+        use ``dim`` in both the max and the sum. A 0-d input arrives with ``dim=None`` (NumPy's
+        "everything"): it is a row of one, and its softmax is 1.
         """
         # BEGIN SOLUTION NO PROMPT
         m = x.max(axis=dim, keepdims=True, initial=-np.inf)
@@ -763,6 +764,7 @@ class _LogSoftmaxFn(Function):
             array([   0., -200.], dtype=float32)
 
         HINT: never compute ``np.log(softmax)``: for the example it returns ``[0, -inf]``.
+        A 0-d input (``dim=None``) is a row of one: its log_softmax is 0.
         """
         # BEGIN SOLUTION NO PROMPT
         shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)
