@@ -298,6 +298,10 @@ class Module(_ModuleTree, _ForwardHooks, abc.ABC):
     Subclasses call ``super().__init__()`` first, assign parameters and sub-modules as
     attributes, and define ``forward``. ``module(x)`` calls ``forward(x)``, with any forward
     hooks around it (``register_forward_pre_hook``, ``register_forward_hook``).
+
+    Assigning a ``Parameter`` registers it as a parameter and a ``Module`` as a child (in
+    assignment order); any other value, a plain ``Tensor`` included, is an ordinary
+    attribute. Module 02's activations are modules too: ``isinstance(ReLU(), Module)``.
     """
 
     training: bool

@@ -47,7 +47,14 @@ def _dims(rng, n, low=2, high=9):
 
 # ----------------------------------------------------------------------------- Module tree (14)
 @case(unit=PARAMETERS, points=4,
-      hint="named_parameters walks own parameters, then children, with dotted names.")
+      hint="named_parameters walks own parameters, then children, with dotted names.",
+      stated={'_ModuleTree.named_parameters': ('Yield ``(dotted_name, parameter)`` for every parameter, each object once.',
+                                               'Walk ``self.named_modules(prefix)``',
+                                               'skip ``p is None``',
+                                               'yield ``(f"{mod_name}.{name}" if mod_name else name, p)``.'),
+              '_ModuleTree.parameters': 'Yield every parameter (no names), in the order of ``named_parameters``.',
+              'Module': 'any other value, a plain ``Tensor`` included, is an ordinary attribute.',
+              'test:test_module_registers_parameters_and_children': "named_parameters should list own parameters first, then children's with dotted names"})
 def named_parameters_dotted_order(tt, rng):
     nn = tt.nn
     d, h = _dims(rng, 2)
@@ -67,7 +74,10 @@ def named_parameters_dotted_order(tt, rng):
 
 
 @case(unit=PARAMETERS, points=2,
-      hint="named_parameters: yield each Parameter object once, even when two layers share it.")
+      hint="named_parameters: yield each Parameter object once, even when two layers share it.",
+      stated={'_ModuleTree.named_parameters': ('each object once.',
+                                               'skip a ``p`` whose ``id`` you have already yielded'),
+              '_ModuleTree.parameters': 'so the two can never disagree about order or shared parameters.'})
 def shared_parameters_counted_once(tt, rng):
     nn = tt.nn
     d = int(rng.integers(2, 9))
@@ -81,7 +91,10 @@ def shared_parameters_counted_once(tt, rng):
 
 
 @case(unit=TRAIN, points=3,
-      hint="train(mode) / eval() set .training on every module in the tree; return self.")
+      hint="train(mode) / eval() set .training on every module in the tree; return self.",
+      stated={'_ModuleTree.train': ('Set ``training = mode`` on this module and every descendant; return ``self``.',
+                                    'for every module ``m`` in ``self.modules()`` (this one included), set ``m.training = bool(mode)``'),
+              '_ModuleTree.eval': 'Evaluation mode: ``self.train(False)``.'})
 def train_eval_propagate(tt, rng):
     nn = tt.nn
     d, h = _dims(rng, 2)
@@ -100,7 +113,9 @@ def train_eval_propagate(tt, rng):
 
 
 @case(unit=ZERO_GRAD, points=2,
-      hint="zero_grad sets p.grad = None (or zeros with set_to_none=False).")
+      hint="zero_grad sets p.grad = None (or zeros with set_to_none=False).",
+      stated={'_ModuleTree.zero_grad': ("Clear every parameter's gradient (``p.grad = None``, PyTorch's default).",
+                                        'With ``set_to_none=False``, set each existing ``p.grad`` to a zero Tensor instead.')})
 def zero_grad_clears_every_parameter(tt, rng):
     _seed(tt, rng)
     model = _mlp(tt)
@@ -116,7 +131,11 @@ def zero_grad_clears_every_parameter(tt, rng):
 
 @case(unit=PARAMETERS, points=3,
       hint="named_parameters: parameter is a Tensor with requires_grad=True; __setattr__ "
-           "registers it.")
+           "registers it.",
+      stated={'Parameter': "A Tensor that is a module's trainable state; ``requires_grad`` defaults to True.",
+              'Module': ('Assigning a ``Parameter`` registers it as a parameter and a ``Module`` as a child (in assignment order); any other value, a plain ``Tensor`` included, is an ordinary attribute.',
+                         "Module 02's activations are modules too: ``isinstance(ReLU(), Module)``."),
+              '_ModuleTree.named_parameters': 'Yield ``(dotted_name, parameter)`` for every parameter'})
 def parameter_and_registration(tt, rng):
     nn = tt.nn
     p = nn.Parameter(_f32(rng, 2, 3))
@@ -136,7 +155,10 @@ def parameter_and_registration(tt, rng):
 
 # ----------------------------------------------------------------------------- state_dict (9)
 @case(unit=STATE_DICT, points=3,
-      hint="state_dict maps dotted names to NumPy array copies of every parameter.")
+      hint="state_dict maps dotted names to NumPy array copies of every parameter.",
+      stated={'_ModuleTree.state_dict': ('Every parameter and persistent buffer as ``{dotted_name: ndarray copy}``.',
+                                         'The arrays are copies: changing the model afterwards does not change a saved state.',
+                                         'For each ``(name, p)`` in ``self.named_parameters()``: ``out[name] = p.data.copy()``.')})
 def state_dict_keys_shapes_copies(tt, rng):
     _seed(tt, rng)
     model = _mlp(tt)
@@ -151,7 +173,10 @@ def state_dict_keys_shapes_copies(tt, rng):
 
 
 @case(unit=LOAD_STATE_DICT, points=4,
-      hint="load_state_dict copies values in place into the existing Parameters.")
+      hint="load_state_dict copies values in place into the existing Parameters.",
+      stated={'_ModuleTree.load_state_dict': ("Copy arrays from ``state_dict`` into this model's parameters, *in place*.",
+                                              '``(missing_keys, unexpected_keys)``.',
+                                              'Do not assign ``own[k].data = arr`` or a new ``Parameter``')})
 def load_state_dict_round_trip(tt, rng):
     _seed(tt, rng)
     src = _mlp(tt)
@@ -168,7 +193,11 @@ def load_state_dict_round_trip(tt, rng):
 
 @case(unit=LOAD_STATE_DICT, points=2,
       hint="load_state_dict: raise RuntimeError on missing/unexpected keys (strict) and shape "
-           "mismatch.")
+           "mismatch.",
+      stated={'_ModuleTree.load_state_dict': ('RuntimeError: a shape differs (always), or keys differ with ``strict=True``.',
+                                              '``missing = [k for k in own if k not in state_dict]``; ``unexpected = [k for k in state_dict if k not in own]``.',
+                                              'Return ``_IncompatibleKeys(missing, unexpected)``.',
+                                              'For each shared key: check shapes')})
 def load_state_dict_errors(tt, rng):
     nn = tt.nn
     fan_in, fan_out = _dims(rng, 2)
@@ -185,7 +214,13 @@ def load_state_dict_errors(tt, rng):
 
 # ----------------------------------------------------------------------------- Linear (15)
 @case(unit=LINEAR, points=3,
-      hint="Linear: weight is (out_features, in_features); bias (out_features,); float32.")
+      hint="Linear: weight is (out_features, in_features); bias (out_features,); float32.",
+      stated={'Linear': ('``weight`` ``(out_features, in_features)``, ``bias`` ``(out_features,)``.',
+                         'bias: whether to learn an additive bias (``self.bias`` is None otherwise).'),
+              'Linear.__init__': ('store ``in_features`` and ``out_features``.',
+                                  '``self.weight = Parameter(rng.uniform(-bound, bound, (out_features, in_features)).astype(np.float32))``.',
+                                  'otherwise ``self.register_parameter("bias", None)``.'),
+              'Parameter': '``requires_grad`` defaults to True.'})
 def linear_parameter_shapes(tt, rng):
     nn = tt.nn
     a = nn.Linear(*_dims(rng, 2, 1, 64))
@@ -199,7 +234,11 @@ def linear_parameter_shapes(tt, rng):
 
 @case(unit=LINEAR, points=4,
       hint="Linear: bound = 1/sqrt(in_features); draw weight, then bias, with "
-           "default_generator().uniform(-bound, bound, shape).")
+           "default_generator().uniform(-bound, bound, shape).",
+      stated={'Linear.__init__': ('``bound = 1 / math.sqrt(in_features)``',
+                                  '``rng = default_generator()``.',
+                                  '``self.weight = Parameter(rng.uniform(-bound, bound, (out_features, in_features)).astype(np.float32))``.',
+                                  'With ``bias``: the same for shape ``(out_features,)``, drawn *after* the weight;')})
 def linear_default_init_from_seed(tt, rng):
     _seed(tt, rng)
     lin = tt.nn.Linear(*_dims(rng, 2, 2, 20))
@@ -208,7 +247,10 @@ def linear_default_init_from_seed(tt, rng):
             float(np.abs(big.bias.numpy()).max())]
 
 
-@case(unit=LINEAR, points=4, hint="Linear: y = x @ weight.T + bias.")
+@case(unit=LINEAR, points=4, hint="Linear: y = x @ weight.T + bias.",
+      stated={'Linear.forward': ('``x @ weight.T + bias`` for ``x`` of shape ``(*, in_features)``.',
+                                 'return ``linear(x, self.weight, self.bias)``'),
+              '_LinearFn.forward': 'when ``bias`` is not None, ``out += bias``'})
 def linear_forward_2d(tt, rng):
     lin = tt.nn.Linear(4, 3)
     lin.weight.data[...] = _f32(rng, 3, 4)
@@ -220,7 +262,11 @@ def linear_forward_2d(tt, rng):
 
 @case(unit=LINEAR, points=2,
       hint="Linear acts on the last dimension of any (*, in_features) input; bias=False adds "
-           "nothing.")
+           "nothing.",
+      stated={'Linear': 'input ``(*, in_features)`` -> output ``(*, out_features)``;',
+              '_LinearFn.forward': ('``(*, in) -> (*, out)``: one matrix product over all rows, then the bias.',
+                                    '``rows = x.reshape(-1, x.shape[-1])``',
+                                    'when ``bias`` is not None, ``out += bias``')})
 def linear_forward_batched_and_no_bias(tt, rng):
     lin = tt.nn.Linear(4, 2, bias=False)
     lin.weight.data[...] = _f32(rng, 2, 4)
@@ -230,7 +276,9 @@ def linear_forward_batched_and_no_bias(tt, rng):
 
 
 @case(unit=SEQUENTIAL, points=2,
-      hint="Sequential applies its children in order; children are named '0', '1', ...")
+      hint="Sequential applies its children in order; children are named '0', '1', ...",
+      stated={'Sequential': 'A chain of modules applied in order; children are named ``"0"``, ``"1"``, ...',
+              'Sequential.forward': 'Apply each child in order: ``x = child(x)`` for every child, then return ``x``.'})
 def sequential_forward_and_indexing(tt, rng):
     tt.manual_seed(5)
     model = _mlp(tt).eval()
@@ -241,7 +289,9 @@ def sequential_forward_and_indexing(tt, rng):
 
 # ----------------------------------------------------------------------------- Dropout (8)
 @case(unit=DROPOUT, points=3,
-      hint="In eval mode, and for p = 0, dropout returns its input unchanged.")
+      hint="In eval mode, and for p = 0, dropout returns its input unchanged.",
+      stated={'Dropout': 'the identity in eval mode.',
+              'Dropout.forward': 'If not training, or ``p == 0``: return ``x``.'})
 def dropout_identity_in_eval(tt, rng):
     nn = tt.nn
     x = tt.Tensor(_f32(rng, 50, 40))
@@ -282,7 +332,10 @@ def _rate_and_scale(got, expected):
 
 
 @case(unit=DROPOUT, points=3, check=_rate_and_scale,
-      hint="Dropout: keep each element with probability 1 - p and scale survivors by 1/(1-p).")
+      hint="Dropout: keep each element with probability 1 - p and scale survivors by 1/(1-p).",
+      stated={'Dropout': 'in training zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``',
+              'Dropout.forward': ('each element survives with probability ``1 - p``.',
+                                  '``mask = Tensor((keep / (1 - self.p)).astype(x.dtype))`` and return ``x * mask``')})
 def dropout_train_rate_and_scale(tt, rng):
     _seed(tt, rng)
     p = float(rng.uniform(0.2, 0.5))
@@ -311,7 +364,10 @@ def _edge_cases(got, expected):
 
 @case(unit=DROPOUT, points=2, check=_edge_cases,
       hint="Dropout: p = 1 drops everything; p outside [0, 1] raises ValueError; masks differ "
-           "between calls.")
+           "between calls.",
+      stated={'Dropout': 'ValueError: ``p`` is not in ``[0, 1]``.',
+              'Dropout.forward': ('If ``p == 1``: return ``x * 0.0`` (everything dropped).',
+                                  '``keep = default_generator().random(x.shape) >= self.p``')})
 def dropout_edge_cases(tt, rng):
     nn = tt.nn
     _seed(tt, rng)
@@ -327,7 +383,13 @@ def dropout_edge_cases(tt, rng):
 @case(unit=FLATTEN, points=4,
       hint="Flatten: merge dims start_dim..end_dim (inclusive, negatives allowed) into one; a 1-D "
            "input keeps its shape and a 0-d input becomes shape (1,), as in PyTorch; a dim out of "
-           "range is an IndexError (never wrap it) and start after end a RuntimeError.")
+           "range is an IndexError (never wrap it) and start after end a RuntimeError.",
+      stated={'Flatten': 'Merge dimensions ``start_dim..end_dim`` into one: ``(N, C, H, W) -> (N, C*H*W)``.',
+              'Flatten.forward': ('Reshape so that dimensions ``start_dim`` to ``end_dim`` (inclusive) become one.',
+                                  'with ``size = max(x.ndim, 1)`` each must be in ``[-size, size - 1]`` (``IndexError`` otherwise',
+                                  'raise ``RuntimeError`` if ``start > end``.',
+                                  'A 0-d tensor (``x.ndim == 0``) becomes shape ``(1,)``, as in PyTorch.',
+                                  'a 1-D input has nothing to merge with the defaults (``start_dim=1``): its shape stays the same.')})
 def flatten_dims(tt, rng):
     nn = tt.nn
     x = tt.Tensor(_f32(rng, 2, 3, 4, 5))
