@@ -615,6 +615,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                          reduction: str = "mean") -> Tensor:
     """Binary cross-entropy between probabilities ``input`` in [0, 1] and ``target``.
 
+    ``weight`` (optional, broadcast against the input) multiplies each element's loss before
+    the ``reduction``.
+
     Raises:
         ValueError: shapes differ, or an unknown ``reduction``.
         RuntimeError: an input or a target is outside [0, 1] (not a probability).
@@ -642,7 +645,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,  # noqa: A00
                                      pos_weight: Tensor | None = None) -> Tensor:
     """Binary cross-entropy on logits: ``BCE(sigmoid(input), target)`` computed stably.
 
-    ``pos_weight`` (broadcast along the last dimension) weights the positive class.
+    ``pos_weight`` (broadcast along the last dimension) weights the positive class;
+    ``weight`` multiplies each element's loss before the ``reduction``.
     """
     target = _as_tensor(target)
     _check_same_shape(input, target)

@@ -41,7 +41,13 @@ _BAD_REDUCTIONS = ["avg", "batchmean", "elementwise_mean", "Mean", "total"]
 @case(unit=MSE, points=4,
       hint="mse_loss: mse = (input - target)^2, then mean / sum / none (_reduce); an unknown "
            "reduction raises ValueError when the loss is computed (modules check it when called, "
-           "as in PyTorch).")
+           "as in PyTorch).",
+      stated={'mse_loss': ('Mean squared error ``(input - target)²``, reduced.',
+                           '``diff = input - target``; return ``_reduce(diff * diff, reduction)``.',
+                           'An unknown ``reduction`` needs no check here: ``_reduce`` raises.'),
+              '_reduce': 'ValueError: any other ``reduction``',
+              'MSELoss': "Mean squared error as a module: ``MSELoss(reduction='mean')(input, target)``.",
+              'test:test_mse_reductions': 'the loss stays float32'})
 def mse_all_reductions(tt, rng):
     F = tt.nn.functional
     a, b = tt.Tensor(_f32(rng, 4, 3)), tt.Tensor(_f32(rng, 4, 3))
@@ -56,7 +62,8 @@ def mse_all_reductions(tt, rng):
 
 @case(unit=REDUCE, points=2,
       hint="_reduce: 'mean' -> loss.mean(), 'sum' -> loss.sum(), 'none' -> loss unchanged; any "
-           "other reduction raises ValueError.")
+           "other reduction raises ValueError.",
+      stated={'_reduce': ("``'mean'`` -> ``loss.mean()``; ``'sum'`` -> ``loss.sum()``; ``'none'`` -> ``loss``; anything else -> ``raise ValueError`` with the message above.",)})
 def reduction_validated(tt, rng):
     reduce = importlib.import_module(f"{tt.__name__}.losses")._reduce
     pick = [_BAD_REDUCTIONS[int(i)] for i in rng.permutation(len(_BAD_REDUCTIONS))[:3]]
@@ -67,7 +74,9 @@ def reduction_validated(tt, rng):
 
 
 @case(unit=MSE, points=2,
-      hint="mse_loss: different shapes broadcast (with a warning) like PyTorch.")
+      hint="mse_loss: different shapes broadcast (with a warning) like PyTorch.",
+      stated={'mse_loss': ('target: same shape as ``input`` (a different shape broadcasts, with a warning).',
+                           'if the shapes differ, ``warnings.warn(...)`` (a ``UserWarning``)')})
 def mse_broadcast_warns(tt, rng):
     F = tt.nn.functional
     n, m = (int(d) for d in rng.integers(2, 7, 2))
@@ -80,7 +89,14 @@ def mse_broadcast_warns(tt, rng):
 
 # ----------------------------------------------------------------------------- CE / NLL (26)
 @case(unit=CROSS_ENTROPY, points=4,
-      hint="cross_entropy = -log_softmax(z, dim=1)[i, y_i], averaged over the batch.")
+      hint="cross_entropy = -log_softmax(z, dim=1)[i, y_i], averaged over the batch.",
+      stated={'cross_entropy': ("reduction: ``'mean'`` | ``'sum'`` | ``'none'``.",
+                                'Check ``reduction``;',
+                                '``logp = log_softmax(input, dim=cdim)``',
+                                "reduce like ``nll_loss`` (``'mean'``: ``_weighted_mean(losses, denom)``)."),
+              'nll_loss': 'Check ``reduction`` is one of ``_REDUCTIONS`` (``ValueError`` otherwise).',
+              'CrossEntropyLoss': 'Cross-entropy of logits against class indices (or probabilities).',
+              'test:test_cross_entropy_values': "reduction='mean' gives a 0-d tensor"})
 def cross_entropy_reductions(tt, rng):
     F = tt.nn.functional
     z = tt.Tensor(_f32(rng, 6, 5, scale=2.0))
@@ -96,7 +112,9 @@ def cross_entropy_reductions(tt, rng):
 
 @case(unit=CROSS_ENTROPY, points=5,
       hint="cross_entropy: use log_softmax (log-sum-exp), never log(softmax): extreme logits stay "
-           "finite.")
+           "finite.",
+      stated={'cross_entropy': ('``logp = log_softmax(input, dim=cdim)`` (stable, module 02).',
+                                'never compute ``softmax(...).log()``: a confident wrong prediction gives ``-inf``.')})
 def cross_entropy_extreme_logits(tt, rng):
     z = np.array([[1000.0, -1000.0, 0.0], [-1000.0, 1000.0, 0.0], [0.0, 0.0, 200.0],
                   [90.0, 95.0, 100.0]]) + rng.uniform(-1.5, 1.5, (4, 3))
@@ -108,7 +126,10 @@ def cross_entropy_extreme_logits(tt, rng):
 
 @case(unit=CROSS_ENTROPY, points=4,
       hint="cross_entropy: the class dim is 1: (N, C, d1) logits with (N, d1) targets; mean over "
-           "all.")
+           "all.",
+      stated={'cross_entropy': ('input: unnormalised logits ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``.',
+                                "target: int64 class indices of the input's shape without the class dim"),
+              'nll_loss': 'target: int64 class indices ``(N,)``, ``(N, d1, ...)`` or 0-d.'})
 def cross_entropy_spatial_and_unbatched(tt, rng):
     F = tt.nn.functional
     z = tt.Tensor(_f32(rng, 2, 4, 3))
@@ -120,7 +141,12 @@ def cross_entropy_spatial_and_unbatched(tt, rng):
 
 @case(unit=CROSS_ENTROPY, points=2,
       hint="cross_entropy: _picked_loss, not logp * coef: a -inf logit elsewhere in the row must "
-           "not turn the loss into NaN; every target ignored gives a NaN mean (_weighted_mean).")
+           "not turn the loss into NaN; every target ignored gives a NaN mean (_weighted_mean).",
+      stated={'cross_entropy': '``losses = _picked_loss(logp, coef, cdim)``',
+              '_picked_loss': 'ignores ``logp`` where ``coef`` is 0 (even ``-inf`` or NaN there)',
+              'nll_loss': "ignore_index: targets equal to it contribute nothing (and are not counted in 'mean').",
+              '_weighted_mean': 'When every target is ignored (``denom == 0``) PyTorch returns NaN',
+              '_smoothing': 'above 1 is an error'})
 def class_losses_pick_like_pytorch(tt, rng):
     F = tt.nn.functional
     z = _f32(rng, 4, 5)
@@ -138,7 +164,11 @@ def class_losses_pick_like_pytorch(tt, rng):
 
 @case(unit=NLL, points=3,
       hint="nll_loss picks -input[i, y_i] from log-probabilities (no softmax inside), with "
-           "_picked_loss: a -inf entry of another class must not make NaN.")
+           "_picked_loss: a -inf entry of another class must not make NaN.",
+      stated={'nll_loss': ('Negative log-likelihood of class indices, given log-probabilities.',
+                           '``losses = _picked_loss(input, coef, _class_dim(input))``',
+                           '``nll_loss`` does **not** apply (log-)softmax'),
+              'NLLLoss': 'Negative log-likelihood of class indices, given log-probabilities.'})
 def nll_loss_values(tt, rng):
     F = tt.nn.functional
     logp = F.log_softmax(tt.Tensor(_f32(rng, 5, 4)), dim=1)
@@ -156,7 +186,9 @@ def nll_loss_values(tt, rng):
 
 
 @case(unit=CROSS_ENTROPY, points=2,
-      hint="cross_entropy: uniform logits over C classes cost log(C).")
+      hint="cross_entropy: uniform logits over C classes cost log(C).",
+      stated={'cross_entropy': '``logp = log_softmax(input, dim=cdim)``',
+              'test:test_loss_modules': 'uniform logits over 10 classes cost log(10)'})
 def cross_entropy_uniform_is_log_c(tt, rng):
     n, c = int(rng.integers(2, 9)), int(rng.integers(2, 200))
     z = tt.Tensor(np.full((n, c), rng.uniform(-5.0, 5.0), dtype=np.float32))
@@ -165,7 +197,9 @@ def cross_entropy_uniform_is_log_c(tt, rng):
 
 
 @case(unit=CROSS_ENTROPY, points=3,
-      hint="cross_entropy: label_smoothing eps: target = (1 - eps) one-hot + eps / C.")
+      hint="cross_entropy: label_smoothing eps: target = (1 - eps) one-hot + eps / C.",
+      stated={'cross_entropy': 'label_smoothing: ``ε`` in [0, 1]: the target becomes ``(1 - ε)·onehot + ε / C``',
+              '_class_coefficients': '``coef`` holds ``(1 - ε)·w[y]`` at each target class, ``ε/C·w[c]`` spread over all classes'})
 def cross_entropy_label_smoothing(tt, rng):
     F = tt.nn.functional
     z = tt.Tensor(_f32(rng, 4, 6))
@@ -177,7 +211,11 @@ def cross_entropy_label_smoothing(tt, rng):
 @case(unit=CROSS_ENTROPY, points=3,
       hint="cross_entropy: probability targets (float, same shape as the logits): -(q * "
            "logp).sum(1), with q smoothed as (1 - eps) q + eps / C and each class scaled by its "
-           "weight.")
+           "weight.",
+      stated={'cross_entropy': ("**or** float class probabilities of the input's shape.",
+                                'Float targets (``target.dtype.kind == "f"``): ``q = target * (1 - ε) + ε / C``',
+                                'if ``weight`` is given, multiply ``q`` by it reshaped to broadcast along ``cdim``',
+                                'return ``_reduce(-(logp * q).sum(dim=cdim), reduction)``')})
 def cross_entropy_probability_targets(tt, rng):
     z = tt.Tensor(_f32(rng, 3, 4))
     q = rng.random((3, 4)).astype(np.float32)
@@ -191,7 +229,11 @@ def cross_entropy_probability_targets(tt, rng):
 
 # ----------------------------------------------------------------------------- BCE (8)
 @case(unit=BCE, points=4,
-      hint="binary_cross_entropy: -(y log p + (1-y) log(1-p)) with each log clamped at -100.")
+      hint="binary_cross_entropy: -(y log p + (1-y) log(1-p)) with each log clamped at -100.",
+      stated={'_BCEFn.forward': ('Per-element ``-(t·max(log p, -100) + (1 - t)·max(log(1 - p), -100))``.',
+                                 'clamp the *logs*, not ``p``'),
+              'BCELoss': 'Binary cross-entropy on probabilities (logs clamped at -100).',
+              'test:test_bce_clamps_log': "reduction='mean' (the default) averages the per-element losses"})
 def bce_values_and_clamp(tt, rng):
     F = tt.nn.functional
     p = rng.uniform(0.01, 0.99, (3, 4)).astype(np.float32)
@@ -206,7 +248,8 @@ def bce_values_and_clamp(tt, rng):
 
 @case(unit=BCE, points=2,
       hint="binary_cross_entropy: inputs (and targets) outside [0, 1] are not probabilities: "
-           "raise RuntimeError.")
+           "raise RuntimeError.",
+      stated={'binary_cross_entropy': 'RuntimeError: an input or a target is outside [0, 1] (not a probability).'})
 def bce_rejects_non_probabilities(tt, rng):
     F = tt.nn.functional
     y = tt.Tensor(np.array([1.0, 0.0], dtype=np.float32))
@@ -221,7 +264,9 @@ def bce_rejects_non_probabilities(tt, rng):
 
 
 @case(unit=BCE, points=2,
-      hint="binary_cross_entropy: weight multiplies each element's loss before the reduction.")
+      hint="binary_cross_entropy: weight multiplies each element's loss before the reduction.",
+      stated={'binary_cross_entropy': "``weight`` (optional, broadcast against the input) multiplies each element's loss before the ``reduction``.",
+              '_BCEFn.forward': 'Per-element ``-(t·max(log p, -100) + (1 - t)·max(log(1 - p), -100))``.'})
 def bce_with_weights(tt, rng):
     p = tt.Tensor(rng.uniform(0.05, 0.95, (4, 3)).astype(np.float32))
     y = tt.Tensor((rng.random((4, 3)) > 0.5).astype(np.float32))
@@ -232,7 +277,11 @@ def bce_with_weights(tt, rng):
 # ----------------------------------------------------------------------------- BCE logits (8)
 @case(unit=BCE_LOGITS, points=4,
       hint="binary_cross_entropy_with_logits: (1 - y) z + log(1 + exp(-|z|)) + max(-z, 0): no exp "
-           "of a positive number.")
+           "of a positive number.",
+      stated={'_BCEWithLogitsFn.forward': ('Per-element ``(1 - t)·z + (1 + (pos_weight - 1)·t)·softplus(-z)``.',
+                                           '``sp = np.log1p(np.exp(-np.abs(z))) + np.maximum(-z, 0)`` — softplus(-z) with every ``exp`` argument <= 0.'),
+              'BCEWithLogitsLoss': 'Binary cross-entropy on logits (stable)',
+              'test:test_bce_with_logits_is_stable': "with np.errstate(over='raise'):"})
 def bce_logits_values_and_extremes(tt, rng):
     F = tt.nn.functional
     z = np.concatenate([_f32(rng, 8, scale=3.0),
@@ -247,7 +296,11 @@ def bce_logits_values_and_extremes(tt, rng):
 
 @case(unit=BCE_LOGITS, points=2,
       hint="binary_cross_entropy_with_logits: pos_weight scales the positive term: (1 + (pw - 1) "
-           "y) * softplus(-z).")
+           "y) * softplus(-z).",
+      stated={'_BCEWithLogitsFn.forward': ('Per-element ``(1 - t)·z + (1 + (pos_weight - 1)·t)·softplus(-z)``.',
+                                           '``lw = 1`` if ``pos_weight is None`` else ``1 + (pos_weight - 1) * t``.'),
+              'binary_cross_entropy_with_logits': '``pos_weight`` (broadcast along the last dimension) weights the positive class',
+              'BCEWithLogitsLoss': '``pos_weight`` weights positives.'})
 def bce_logits_pos_weight(tt, rng):
     z = tt.Tensor(_f32(rng, 5, 3, scale=2.0))
     y = tt.Tensor((rng.random((5, 3)) > 0.5).astype(np.float32))
@@ -258,7 +311,8 @@ def bce_logits_pos_weight(tt, rng):
 
 
 @case(unit=BCE_LOGITS, points=2, rtol=1e-4, atol=1e-5,
-      hint="BCEWithLogits(z) must equal BCE(sigmoid(z)) where the latter is finite.")
+      hint="BCEWithLogits(z) must equal BCE(sigmoid(z)) where the latter is finite.",
+      stated={'binary_cross_entropy_with_logits': 'Binary cross-entropy on logits: ``BCE(sigmoid(input), target)`` computed stably.'})
 def bce_logits_matches_bce_of_sigmoid(tt, rng):
     F = tt.nn.functional
     z = tt.Tensor(_f32(rng, 10))
