@@ -94,7 +94,11 @@ def _grads(tt, rng, fn, *arrays):
 # ----------------------------------------------------------------------------- engine (9)
 @case(unit=UNBROADCAST, points=2,
       hint="unbroadcast: sum extra leading dims away, then sum (keepdims) where the input had "
-           "size 1.")
+           "size 1.",
+      stated={'unbroadcast': ('Sum ``grad`` down to ``shape``: the backward of broadcasting.',
+                              'While ``grad`` has more dimensions than ``shape``, sum over axis 0',
+                              'For each axis ``i`` where ``shape[i] == 1`` but ``grad.shape[i] != 1``, sum over it with ``keepdims=True``.',
+                              '``shape == ()`` (a scalar input) means: sum everything.')})
 def unbroadcast_reduces_to_input_shape(tt, rng):
     ub = _autograd(tt).unbroadcast
     g = _f32(rng, 2, 4, 3)
@@ -123,7 +127,10 @@ def _topological(got, expected):
 
 @case(unit=TOPOLOGICAL, points=2, check=_topological,
       hint="topological_order: post-order DFS: each tensor once, after all of its inputs; root "
-           "last.")
+           "last.",
+      stated={'topological_order': ('Every tensor ``root`` depends on (``root`` included), inputs before the outputs.',
+                                    'Each tensor must appear **once**, after all of its inputs.',
+                                    'Return ``order`` (``order[-1] is root``).')})
 def topological_order_each_tensor_once_inputs_first(tt, rng):
     nodes = [tt.Tensor(_f32(rng, 3), requires_grad=True)
              for _ in range(int(rng.integers(1, 3)))]
@@ -145,7 +152,10 @@ def topological_order_each_tensor_once_inputs_first(tt, rng):
 
 @case(unit=ENGINE, points=3,
       hint="backward: .grad accumulates, across backward calls and over every use of a tensor "
-           "(add each new gradient to the one already there).")
+           "(add each new gradient to the one already there).",
+      stated={'backward': ('``t.grad = Tensor(g)`` the first time, else ``Tensor(t.grad.data + g)``.',
+                           '**add** it into ``grads[id(inp)]``'),
+              'test:test_gradients_accumulate': 'two backward calls must ADD their gradients'})
 def gradients_accumulate_over_uses_and_calls(tt, rng):
     ops = _suite_ops(tt)
     x = tt.Tensor(_f32(rng, 4), requires_grad=True)
@@ -161,7 +171,15 @@ def gradients_accumulate_over_uses_and_calls(tt, rng):
 @case(unit=ENGINE, points=3,
       hint="backward: scalar outputs get gradient 1, others need `gradient` (RuntimeError if "
            "not); a second backward through values the first one freed raises RuntimeError unless "
-           "the first passed retain_graph=True (pass it on to _vjp).")
+           "the first passed retain_graph=True (pass it on to _vjp).",
+      stated={'backward': ('RuntimeError: ``tensor`` does not require grad, or is not a scalar and no ``gradient`` was given',
+                           'gradient: ``dL/d(tensor)``, same shape as ``tensor``; may be omitted only for a one-element tensor (it is then 1).',
+                           'retain_graph: keep the saved values so the graph can be walked again (pass it on to ``_vjp``, which frees them otherwise).',
+                           'if ``t._node is None`` (a leaf) and ``t.requires_grad``: ``t.grad = Tensor(g)`` the first time',
+                           'for each input with ``requires_grad`` and a non-None gradient',
+                           "Cast each gradient to its tensor's dtype when it differs (float32 stays float32)."),
+              '_vjp': 'Raises ``RuntimeError`` if an earlier backward pass freed what this node saved.',
+              'test:test_backward_errors_like_pytorch': 'a second backward through the same graph must raise RuntimeError (PyTorch frees the saved values): pass retain_graph to _vjp'})
 def backward_seed_errors_and_no_grad_inputs(tt, rng):
     ops = _suite_ops(tt)
     x = tt.Tensor(_f32(rng, 3), requires_grad=True)
@@ -193,7 +211,10 @@ def backward_seed_errors_and_no_grad_inputs(tt, rng):
 # ----------------------------------------------------------------------------- element-wise (16)
 @case(unit=ADD_SUB, points=3, rtol=1e-4,
       hint="grad_add/grad_sub: add/sub pass grad through; a broadcast input's gradient is summed "
-           "back.")
+           "back.",
+      stated={'grad_add': ('both inputs receive ``grad`` unchanged',
+                           'the engine calls ``unbroadcast`` on each result for you.'),
+              'grad_sub': '``out = a - b``: ``a`` receives ``grad``, ``b`` receives ``-grad``.'})
 def add_sub_gradients_with_broadcasting(tt, rng):
     a, b, c = _f32(rng, 4, 1, 3), _f32(rng, 5, 1), _f32(rng, 3)
     return [_grads(tt, rng, lambda x, y: x + y, a, b), _grads(tt, rng, lambda x, y: x - y, a, c),
@@ -202,7 +223,11 @@ def add_sub_gradients_with_broadcasting(tt, rng):
 
 @case(unit=MUL_DIV, points=3, rtol=1e-4,
       hint="grad_mul/grad_div: d(ab) = (b, a) · grad; d(a/b) = (1/b, -a/b²) · grad; then "
-           "unbroadcast.")
+           "unbroadcast.",
+      stated={'grad_mul': ('``out = a * b``: ``da = grad * b``, ``db = grad * a`` (product rule).',
+                           'for ``x * x`` both entries are ``grad * x`` and the engine adds them to ``2x·grad``.'),
+              'grad_div': '``out = a / b``: ``da = grad / b``, ``db = -grad * a / b**2``.',
+              'grad_add': 'the engine calls ``unbroadcast`` on each result for you.'})
 def mul_div_gradients_with_broadcasting(tt, rng):
     a, b, c = _f32(rng, 2, 3), _pos(rng, 3), _pos(rng, 2, 1)
     return [_grads(tt, rng, lambda x, y: x * y, a, b), _grads(tt, rng, lambda x, y: x / y, a, b),
@@ -211,7 +236,10 @@ def mul_div_gradients_with_broadcasting(tt, rng):
 
 @case(unit=NEG_POW, points=3, rtol=1e-4,
       hint="grad_neg: d(-a) = -grad; grad_pow: d(a**p) = p·a**(p-1)·grad for any number p, and x "
-           "** 0 has gradient 0 (even at 0), as in PyTorch.")
+           "** 0 has gradient 0 (even at 0), as in PyTorch.",
+      stated={'grad_neg': '``out = -a``: ``da = -grad``.',
+              'grad_pow': ('``out = a ** p`` for a number ``p = node.saved["exponent"]``: ``da = grad * (p * a**(p-1))``.',
+                           '``p == 0``: ``a ** 0`` is the constant 1, so its gradient is 0 everywhere — also at ``a = 0``')})
 def neg_and_pow_gradients(tt, rng):
     a = _pos(rng, 3, 2)
     z = _f32(rng, 5)
@@ -222,7 +250,10 @@ def neg_and_pow_gradients(tt, rng):
 
 
 @case(unit=EXP_LOG_SQRT, points=3, rtol=1e-4,
-      hint="grad_exp/grad_log/grad_sqrt: exp' = out, log' = 1/a, sqrt' = 1/(2·out).")
+      hint="grad_exp/grad_log/grad_sqrt: exp' = out, log' = 1/a, sqrt' = 1/(2·out).",
+      stated={'grad_exp': '``out = exp(a)``: ``da = grad * out``',
+              'grad_log': '``out = log(a)``: ``da = grad / a``',
+              'grad_sqrt': '``out = sqrt(a)``: ``da = grad / (2 * out)``'})
 def exp_log_sqrt_gradients(tt, rng):
     a = _pos(rng, 2, 3)
     return [_grads(tt, rng, lambda x: x.exp(), a), _grads(tt, rng, lambda x: x.log(), a),
@@ -231,7 +262,13 @@ def exp_log_sqrt_gradients(tt, rng):
 
 @case(unit=TANH_ABS_CLAMP, points=3, rtol=1e-4,
       hint="grad_tanh: 1 - out²; grad_abs: sign(a), and sign(NaN) is 0; grad_clamp passes grad "
-           "where min <= a <= max, with np.where (not grad * mask, so inf * 0 never makes NaN).")
+           "where min <= a <= max, with np.where (not grad * mask, so inf * 0 never makes NaN).",
+      stated={'grad_tanh': '``out = tanh(a)``: ``da = grad * (1 - out**2)``.',
+              'grad_abs': ('``out = |a|``: ``da = grad * sign(a)``; PyTorch uses 0 at ``a == 0``',
+                           "PyTorch's sign of a NaN is 0 while NumPy's is NaN"),
+              'grad_clamp': ('gradient passes where ``min <= a <= max``, else 0.',
+                             'the bounds are inclusive, as in PyTorch',
+                             'an infinite ``grad`` where the mask is False must give 0, not ``inf * 0 = nan``.')})
 def tanh_abs_clamp_gradients(tt, rng):
     a = _f32(rng, 3, 4)
     a[0, 0] = 0.0
@@ -251,7 +288,10 @@ def tanh_abs_clamp_gradients(tt, rng):
 
 # ----------------------------------------------------------------------------- matmul (8)
 @case(unit=MATMUL, points=4, rtol=1e-4, atol=1e-5,
-      hint="grad_matmul: dA = G @ Bᵀ, dB = Aᵀ @ G: check the shapes.")
+      hint="grad_matmul: dA = G @ Bᵀ, dB = Aᵀ @ G: check the shapes.",
+      stated={'grad_matmul': ('``da = grad @ bᵀ``, ``db = aᵀ @ grad``.',
+                              'If ``b`` is 1-D, use ``b[:, None]`` and ``grad[..., None]``',
+                              'each only when its input requires grad (``node.inputs[0].requires_grad``), else ``None``')})
 def matmul_gradients_2d(tt, rng):
     a, b = _f32(rng, 3, 4), _f32(rng, 4, 5)
     sq = _f32(rng, 4, 4)
@@ -263,7 +303,11 @@ def matmul_gradients_2d(tt, rng):
 
 @case(unit=MATMUL, points=4, rtol=1e-4, atol=1e-5,
       hint="grad_matmul: swap the last two axes (not .T); batch dims of a shared matrix are "
-           "summed.")
+           "summed.",
+      stated={'grad_matmul': ('``out = a @ b`` (NumPy/PyTorch matmul rules)',
+                              'If ``b`` is 1-D, use ``b[:, None]`` and ``grad[..., None]``; then, if ``a`` is 1-D, use ``a[None, :]`` and ``grad[..., None, :]`` (in this order, so ``vector @ vector`` works too).',
+                              'Undo the promotion: drop axis -2 of ``da`` if ``a`` was 1-D, axis -1 of ``db`` if ``b`` was 1-D. Batch dimensions are left for ``unbroadcast``.',
+                              'Use ``np.swapaxes(x, -1, -2)``.')})
 def matmul_gradients_batched_and_vectors(tt, rng):
     a, w = _f32(rng, 5, 3, 4), _f32(rng, 4, 2)
     c = _f32(rng, 5, 4, 6)
@@ -278,7 +322,11 @@ def matmul_gradients_batched_and_vectors(tt, rng):
 # ----------------------------------------------------------------------------- reductions (9)
 @case(unit=SUM_MEAN, points=4, rtol=1e-4,
       hint="grad_sum/grad_mean: re-insert reduced axes (keepdim=False), broadcast back; mean "
-           "divides by n.")
+           "divides by n.",
+      stated={'grad_sum': ('every summed element receives the gradient of its sum.',
+                           '``g = _expand_reduced(grad, node, a.ndim)``; return ``np.broadcast_to(g, a.shape)``.'),
+              'grad_mean': ('like ``grad_sum``, divided by the number averaged.',
+                            '``count = a.size // out.size``')})
 def sum_and_mean_gradients_over_dims(tt, rng):
     a = _f32(rng, 2, 3, 4)
     fns = [lambda x: x.sum(), lambda x: x.sum(dim=1), lambda x: x.sum(dim=(0, 2)),
@@ -289,7 +337,11 @@ def sum_and_mean_gradients_over_dims(tt, rng):
 
 @case(unit=MAX, points=3, rtol=1e-4,
       hint="grad_max: full max, ties share grad evenly and a NaN maximum takes the whole "
-           "gradient; max(dim): grad goes to .indices.")
+           "gradient; max(dim): grad goes to .indices.",
+      stated={'grad_max': ('ties share the gradient evenly, the rest get exactly 0',
+                           'when ``out`` is NaN use ``mask = np.isnan(a)`` instead, as PyTorch does.',
+                           '``np.put_along_axis(g, indices, grad, axis=dim)``.',
+                           'with a ``dim`` use the saved ``indices``')})
 def max_gradients_full_and_dim(tt, rng):
     a = _f32(rng, 3, 4)
     tied = np.array([[1.0, 3.0, 3.0], [0.0, 3.0, -1.0]], dtype=np.float32)
@@ -303,7 +355,9 @@ def max_gradients_full_and_dim(tt, rng):
 
 
 @case(unit=MAX, points=2, rtol=1e-4,
-      hint="grad_max/grad_amax: amax: ties within each reduction share the gradient evenly.")
+      hint="grad_max/grad_amax: amax: ties within each reduction share the gradient evenly.",
+      stated={'grad_amax': ('``out = a.amax(dim, keepdim)``: ties share the gradient evenly within each reduction.',
+                            '``count = mask.sum(axis=reduced axes, keepdims=True)``; return ``grad_e * mask / count``.')})
 def amax_gradients_share_ties(tt, rng):
     tied = np.array([[2.0, 2.0, 1.0], [0.0, 5.0, 5.0]], dtype=np.float32)
     a = _f32(rng, 2, 3, 4)
@@ -315,7 +369,12 @@ def amax_gradients_share_ties(tt, rng):
 # ----------------------------------------------------------------------------- views & indexing (6)
 @case(unit=VIEWS, points=3, rtol=1e-4,
       hint="grad_reshape/grad_transpose/grad_permute: the backward of a view is the inverse view: "
-           "reshape back, argsort(dims).")
+           "reshape back, argsort(dims).",
+      stated={'grad_reshape': "``out = a.reshape(...)``: reshape ``grad`` back to ``a``'s shape.",
+              'grad_transpose': '``out = a.transpose(dim0, dim1)``: swap the same two axes of ``grad`` back.',
+              'grad_permute': ('apply the inverse permutation ``np.argsort(dims)`` to ``grad``.',
+                               'normalise negative dims first'),
+              'grad_contiguous': 'a copy with the same values, so ``grad`` passes unchanged.'})
 def view_gradients_reshape_transpose_permute(tt, rng):
     a = _f32(rng, 2, 3, 4)
     return [_grads(tt, rng, lambda x: x.reshape(4, 6), a),
@@ -327,7 +386,9 @@ def view_gradients_reshape_transpose_permute(tt, rng):
 
 
 @case(unit=GETITEM, points=3, rtol=1e-4,
-      hint="grad_getitem: scatter grad into zeros with np.add.at: repeated indices add up.")
+      hint="grad_getitem: scatter grad into zeros with np.add.at: repeated indices add up.",
+      stated={'grad_getitem': ('``out = a[index]``: scatter ``grad`` into zeros shaped like ``a``, *adding* at repeats.',
+                               '``g = np.zeros_like(a)``; ``np.add.at(g, node.saved["index"], grad)``.')})
 def getitem_gradients_slices_fancy_and_masks(tt, rng):
     a = _f32(rng, 4, 5)
     idx = np.array([3, 0, 3, 3])
@@ -341,7 +402,10 @@ def getitem_gradients_slices_fancy_and_masks(tt, rng):
 @case(unit=ENGINE, points=2, rtol=1e-4, atol=1e-5,
       hint="backward on a small MLP: visit every node once, after everything that uses it, "
            "unbroadcast each gradient (the bias is broadcast over the batch) and add it to what "
-           "the input already has.")
+           "the input already has.",
+      stated={'backward': ('Fill ``.grad`` of every leaf ``tensor`` depends on',
+                           'walk ``reversed(topological_order(tensor))``.',
+                           "**add** it into ``grads[id(inp)]`` — after ``unbroadcast(gi, inp.shape)`` when its shape differs from the input's")})
 def mlp_gradients_end_to_end(tt, rng):
     ops = _suite_ops(tt)
     x = tt.Tensor(_f32(rng, 8, 4))
