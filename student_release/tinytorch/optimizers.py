@@ -170,8 +170,10 @@ class SGD(Optimizer):
             >>> opt.step(); opt.step(); p.data
             array([0.855], dtype=float32)
 
-        HINT: ``p.data -= ...`` keeps float32; ``p.data = p.data - ...`` is fine too as long
-        as the result is cast back to ``p.data.dtype``.
+        HINT: ``p.data -= ...`` keeps float32 and writes into the array ``p.data`` already is;
+        do not rebind ``p.data = p.data - ...``: anything holding that array (a view of it, a
+        model that shares it) must see the step too, and a new array would also have to be
+        cast back to ``p.data.dtype``.
         """
         raise NotImplementedError("module 06: implement SGD.step (see its docstring)")
 
@@ -210,6 +212,8 @@ class Adam(Optimizer):
                ``v = β₂ v + (1 − β₂) g²``.
             5. ``step_size = lr / (1 − β₁ᵗ)``; ``denom = √v / √(1 − β₂ᵗ) + eps``;
                ``p.data -= step_size * m / denom``.
+            Change ``p.data`` in place (``*=``, ``-=``) in steps 3 and 5, as ``SGD.step`` does:
+            the array the parameter holds is updated, never replaced, and keeps its dtype.
 
         EXAMPLE: with ``lr=0.1`` and any non-zero gradient, the first step moves every element
         by almost exactly ``0.1`` against the sign of its gradient (``m̂/√v̂ = ±1``):
