@@ -350,6 +350,9 @@ class Trainer:
             (gradient accumulation: ``batch_size=8, accumulation_steps=4`` takes the steps of
             batches of 32 with the activation memory of 8).
         logits: how ``evaluate`` reads a model's single output column (see :func:`accuracy`).
+
+    Raises:
+        ValueError: ``accumulation_steps`` is not an int >= 1.
     """
 
     def __init__(self, model: Any, loss_fn: Callable[[Tensor, Tensor], Tensor],

@@ -91,7 +91,13 @@ def _dummy(tt, rng, n=1):
 # ----------------------------------------------------------------------------- metrics (4)
 @case(unit=ACCURACY, points=4,
       hint="accuracy: (N, C) scores -> arg-max; (N,) or (N, 1) floats: logits=False -> p > 0.5, "
-           "logits=True -> z > 0, neither -> ValueError; ints -> labels.")
+           "logits=True -> z > 0, neither -> ValueError; ints -> labels.",
+      stated={'accuracy': ('Fraction of correct predictions, a Python float in [0, 1].',
+                           'scores of shape ``(N, C)`` with ``C > 1`` (logits or probabilities): the prediction is the arg-max over the last dimension',
+                           'floats of shape ``(N,)`` or ``(N, 1)``, one score of class 1 per example.',
+                           '``logits=True`` (a model trained with ``BCEWithLogitsLoss``: predicted 1 when ``> 0``) or ``logits=False`` (probabilities, after a sigmoid: predicted 1 when ``> 0.5``). Without it, raise ``ValueError``',
+                           'integers of shape ``(N,)``: predicted labels.',
+                           'unwrap Tensors (``.data``)')})
 def accuracy_from_scores_probabilities_labels(tt, rng):
     acc = _mod(tt, "training").accuracy
     n, c, m = int(rng.integers(50, 300)), int(rng.integers(2, 7)), int(rng.integers(50, 300))
@@ -121,7 +127,13 @@ def accuracy_from_scores_probabilities_labels(tt, rng):
 # ----------------------------------------------------------------------------- clipping (7)
 @case(unit=CLIP, points=4, rtol=1e-5,
       hint="clip_grad_norm_: one global norm over all gradients; scale every gradient by "
-           "max/(norm+1e-6).")
+           "max/(norm+1e-6).",
+      stated={'clip_grad_norm_': ('Scale all gradients in place so their global norm is at most ``max_norm``.',
+                                  'parameters: a Tensor or an iterable of Tensors; those with ``grad is None`` are skipped.',
+                                  "The total norm *before* clipping, as a 0-d Tensor of the gradients' dtype (as PyTorch).",
+                                  '``coef = min(max_norm / (total + 1e-6), 1)``',
+                                  'Multiply **every** gradient by ``coef`` (write a new ``p.grad`` Tensor, keep its dtype)',
+                                  'a generator can only be walked once')})
 def clip_grad_norm_scales_every_parameter(tt, rng):
     clip = _mod(tt, "training").clip_grad_norm_
     params = _dummy(tt, rng, 3)
@@ -138,7 +150,10 @@ def clip_grad_norm_scales_every_parameter(tt, rng):
 
 
 @case(unit=CLIP, points=2, rtol=1e-5,
-      hint="clip_grad_norm_: below max_norm nothing changes; a single Tensor is accepted too.")
+      hint="clip_grad_norm_: below max_norm nothing changes; a single Tensor is accepted too.",
+      stated={'clip_grad_norm_': ('parameters: a Tensor or an iterable of Tensors',
+                                  '``coef = min(max_norm / (total + 1e-6), 1)``',
+                                  'The total norm *before* clipping')})
 def clip_grad_norm_leaves_small_gradients(tt, rng):
     clip = _mod(tt, "training").clip_grad_norm_
     (p,) = _dummy(tt, rng)
@@ -150,7 +165,12 @@ def clip_grad_norm_leaves_small_gradients(tt, rng):
 
 @case(unit=CLIP, points=2, rtol=1e-5,
       hint="clip_grad_norm_: the total is the norm of the per-parameter norms (_vector_norm: inf, "
-           "-inf, 0 and p-norms); every gradient is multiplied by min(coef, 1), so a NaN spreads.")
+           "-inf, 0 and p-norms); every gradient is multiplied by min(coef, 1), so a NaN spreads.",
+      stated={'clip_grad_norm_': ('norm_type: 2.0 (Euclidean), ``math.inf`` (largest absolute value), or any p-norm.',
+                                  '``norms = [_vector_norm(g, norm_type) for g in grads]`` (one per parameter), then ``total = _vector_norm(np.array(norms), norm_type)``.',
+                                  'a NaN total must give a NaN ``coef``',
+                                  'Multiply **every** gradient by ``coef``'),
+              '_vector_norm': '(``inf``: largest ``|x|``; ``-inf``: smallest; ``0``: how many are non-zero)'})
 def clip_grad_norm_any_norm_and_nan(tt, rng):
     clip = _mod(tt, "training").clip_grad_norm_
     out = []
@@ -171,7 +191,10 @@ def clip_grad_norm_any_norm_and_nan(tt, rng):
 
 # ----------------------------------------------------------------------------- schedulers (14)
 @case(unit=STEP_LR, points=4, rtol=1e-6,
-      hint="StepLR: lr = base * gamma ** (last_epoch // step_size); the constructor is step 0.")
+      hint="StepLR: lr = base * gamma ** (last_epoch // step_size); the constructor is step 0.",
+      stated={'StepLR.get_lr': ('``base · gamma ** (last_epoch // step_size)`` for each base LR in ``self.base_lrs``.',
+                                'epochs 0..6 give ``1, 1, 1, 0.1, 0.1, 0.1, 0.01``.'),
+              'LRScheduler': "Base class with PyTorch's ``step()``/``get_last_lr()`` contract (provided)."})
 def step_lr_schedule(tt, rng):
     sched_mod = _mod(tt, "training")
     opt = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.1, 1.0)))
@@ -181,7 +204,10 @@ def step_lr_schedule(tt, rng):
 
 
 @case(unit=COSINE, points=4, rtol=1e-6,
-      hint="CosineAnnealingLR: eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2.")
+      hint="CosineAnnealingLR: eta_min + (base - eta_min) * (1 + cos(pi * epoch / T_max)) / 2.",
+      stated={'CosineAnnealingLR.get_lr': ('``eta_min + (base - eta_min) * (1 + cos(pi * last_epoch / T_max)) / 2`` per group.',
+                                           'epochs 0..4 give ``1.0, 0.854, 0.5, 0.146, 0.0``.'),
+              'CosineAnnealingLR': '(torch semantics)'})
 def cosine_annealing_schedule(tt, rng):
     t = _mod(tt, "training")
     opt = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.1, 1.0)))
@@ -194,7 +220,10 @@ def cosine_annealing_schedule(tt, rng):
 
 @case(unit=LINEAR_LR, points=3, rtol=1e-6,
       hint="LinearLR: base * (s + (e - s) * min(epoch, total_iters) / total_iters); with "
-           "total_iters=0 there is no ramp: the factor stays start_factor.")
+           "total_iters=0 there is no ramp: the factor stays start_factor.",
+      stated={'LinearLR.get_lr': ('``base * (s + (e - s) * min(last_epoch, total_iters) / total_iters)`` per group.',
+                                  '``total_iters = 0`` means no ramp at all: PyTorch then keeps ``start_factor`` (``frac = 0``)'),
+              'LinearLR': '(torch semantics and defaults)'})
 def linear_warmup_schedule(tt, rng):
     t = _mod(tt, "training")
     opt = _sgd(tt, _dummy(tt, rng), lr=float(rng.uniform(0.05, 0.5)))
@@ -211,7 +240,10 @@ def linear_warmup_schedule(tt, rng):
 
 
 @case(unit=STEP_LR, points=1, rtol=1e-6,
-      hint="StepLR: each param group keeps its own base lr (group['initial_lr']).")
+      hint="StepLR: each param group keeps its own base lr (group['initial_lr']).",
+      stated={'StepLR.get_lr': ('for each base LR in ``self.base_lrs``.',
+                                'return a *list* with one LR per parameter group'),
+              'LRScheduler.get_last_lr': 'one per parameter group.'})
 def schedulers_handle_param_groups(tt, rng):
     t = _mod(tt, "training")
     a, b = _dummy(tt, rng, 2)
@@ -223,7 +255,10 @@ def schedulers_handle_param_groups(tt, rng):
 # ----------------------------------------------------------------------------- early stop (5)
 @case(unit=EARLY_STOPPING, points=2,
       hint="EarlyStopping: improve = beat best by more than min_delta; stop after `patience` "
-           "misses.")
+           "misses.",
+      stated={'EarlyStopping.step': ('Improvement: ``best is None``, or ``value < best - min_delta`` (mode "min")',
+                                     'On improvement: ``best = value``, ``counter = 0``. Otherwise ``counter += 1``.',
+                                     '``should_stop = counter >= patience``; return it.')})
 def early_stopping_min_mode(tt, rng):
     # Binary fractions (multiples of 2**-20, min_delta 2**-7): ``b1 - md`` is exactly md below
     # the best, so "not an improvement" holds however the comparison is written
@@ -244,7 +279,11 @@ def early_stopping_min_mode(tt, rng):
 
 
 @case(unit=EARLY_STOPPING, points=2,
-      hint="EarlyStopping: mode='max' for accuracies: an improvement is value > best + min_delta.")
+      hint="EarlyStopping: mode='max' for accuracies: an improvement is value > best + min_delta.",
+      stated={'EarlyStopping.step': ('or ``value > best + min_delta`` (mode "max").',
+                                     'On improvement: ``best = value``, ``counter = 0``. Otherwise ``counter += 1``.',
+                                     '``should_stop = counter >= patience``; return it.'),
+              'EarlyStopping': 'mode: ``"min"`` (losses) or ``"max"`` (accuracies).'})
 def early_stopping_max_mode(tt, rng):
     es = _mod(tt, "training").EarlyStopping(patience=2, mode="max")
     shift = float(rng.uniform(-0.2, 0.2))
@@ -260,7 +299,12 @@ def early_stopping_max_mode(tt, rng):
 # ----------------------------------------------------------------------------- checkpoints (8)
 @case(unit=CHECKPOINTS, points=5, rtol=1e-6,
       hint="save_checkpoint/load_checkpoint: save model AND optimizer state (moments, step, lr) "
-           "and restore them exactly.")
+           "and restore them exactly.",
+      stated={'save_checkpoint': 'Save model parameters, optimizer state and the epoch to an ``.npz`` archive.',
+              'load_checkpoint': ('Restore what :func:`save_checkpoint` wrote; returns the saved epoch.',
+                                  'group values go through ``_from_array`` — then ``optimizer.load_state_dict(...)``.'),
+              'test:test_checkpoint_roundtrip_restores_optimizer_state': ("the saved lr 0.1 must replace the new optimizer's 0.5",
+                                                                          "Adam's state must be restored")})
 def checkpoint_roundtrip_resumes_exactly(tt, rng):
     t = _mod(tt, "training")
     optim = _mod(tt, "optimizers")
@@ -306,7 +350,12 @@ def _plain_npz(got, expected):
 
 @case(unit=CHECKPOINTS, points=2, check=_plain_npz,
       hint="save_checkpoint/load_checkpoint: an .npz of plain arrays only: np.load(..., "
-           "allow_pickle=False) must read it.")
+           "allow_pickle=False) must read it.",
+      stated={'save_checkpoint': ('``"model/<name>"`` for each entry of ``model.state_dict()``; from ``optimizer.state_dict()``: ``"optim/state/<i>/<key>"`` for each state value and ``"optim/group/<j>/<key>"`` for each group hyper-parameter',
+                                  'Return the path written (NumPy adds ``.npz`` when missing).',
+                                  'refuses anything that would need pickle.'),
+              'load_checkpoint': ('``with np.load(path, allow_pickle=False) as data:`` — never allow pickle.',
+                                  'Return ``int(data["epoch"])``.')})
 def checkpoint_is_plain_npz(tt, rng):
     t = _mod(tt, "training")
     m = _Linear(tt, rng, 2, 2)
@@ -335,7 +384,11 @@ def _data(rng, n=40):
 
 @case(unit=TRAIN_EPOCH, points=5, rtol=1e-5, atol=1e-6,
       hint="Trainer.train_epoch: zero_grad, forward, loss, backward, (clip), step per batch; mean "
-           "loss per example.")
+           "loss per example.",
+      stated={'Trainer.train_epoch': ('One pass over shuffled minibatches; returns the mean loss per example.',
+                                      '``batches = list(iterate_minibatches(x, y, batch_size, rng=rng))``.',
+                                      'After the group: clip if ``self.max_grad_norm`` is set (use ``self.optimizer.params()``), then ``self.optimizer.step()``.',
+                                      'Return ``total / count``.')})
 def train_epoch_updates_and_reports_mean_loss(tt, rng):
     t = _mod(tt, "training")
     x, y = _data(rng, 37)
@@ -352,7 +405,11 @@ def train_epoch_updates_and_reports_mean_loss(tt, rng):
 
 
 @case(unit=EVALUATE, points=3, rtol=1e-5, atol=1e-6,
-      hint="evaluate: model.eval(), no_grad(), batches in order; mean loss and accuracy.")
+      hint="evaluate: model.eval(), no_grad(), batches in order; mean loss and accuracy.",
+      stated={'Trainer.evaluate': ('Mean loss and accuracy over ``(x, y)`` without training: ``{"loss", "accuracy"}``.',
+                                   '``self.model.eval()``; inside ``with no_grad():`` walk the batches in order (``shuffle=False``)',
+                                   'divide both by the number of examples.',
+                                   'Neither ``zero_grad()`` nor ``step()`` belongs here: evaluating must not change the model.')})
 def evaluate_loss_accuracy_without_training(tt, rng):
     t = _mod(tt, "training")
     x = rng.standard_normal((25, 4)).astype(np.float32)
@@ -374,7 +431,11 @@ def evaluate_loss_accuracy_without_training(tt, rng):
 @case(unit=TRAIN_EPOCH, points=3, rtol=1e-4, atol=1e-6,
       hint="Trainer.train_epoch: gradient accumulation: zero_grad once per group of "
            "accumulation_steps batches, weight each loss by len(xb) / (examples in the group), "
-           "one step per group.")
+           "one step per group.",
+      stated={'Trainer.train_epoch': ('each optimizer step uses the gradients of ``k`` consecutive minibatches (a *group*; the last group may be shorter), summed so that the step is exactly the step of one batch made of the whole group.',
+                                      '``(loss * (len(xb) / n)).backward()``',
+                                      'Call ``zero_grad()`` once per *group*, before its first ``backward()``'),
+              'Trainer': 'ValueError: ``accumulation_steps`` is not an int >= 1.'})
 def gradient_accumulation_equals_the_big_batch(tt, rng):
     t = _mod(tt, "training")
     x, y = _data(rng, 37)  # batches of 4: nine full ones and a last one of 1 example
@@ -403,7 +464,11 @@ def gradient_accumulation_equals_the_big_batch(tt, rng):
 @case(unit=TRAIN_EPOCH, points=4, standins=(CLIP, ACCURACY, EVALUATE, STEP_LR, EARLY_STOPPING),
       rtol=1e-5, atol=1e-6,
       hint="Trainer.train_epoch: fit: per epoch train, validate, step the scheduler, check early "
-           "stopping.")
+           "stopping.",
+      stated={'Trainer.fit': ('History keys: ``train_loss``, ``lr`` (the LR used in each epoch) and, with ``val_data``, ``val_loss`` and ``val_accuracy``.',
+                              'Early stopping watches ``val_loss`` (or ``train_loss`` without validation data).'),
+              'Trainer': 'scheduler: optional LR scheduler, stepped once per epoch.',
+              'Trainer.train_epoch': 'returns the mean loss per example.'})
 def fit_history_with_scheduler_and_early_stopping(tt, rng):
     t = _mod(tt, "training")
     x, y = _data(rng, 30)
