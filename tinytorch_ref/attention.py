@@ -390,7 +390,9 @@ def split_heads(x: Tensor, num_heads: int) -> Tensor:
         (2, 3, 5, 4)
 
     HINT: reshaping straight to ``(N, h, T, hs)`` has the right shape but mixes time steps
-    into heads: the head axis must be split off ``E``, then moved.
+    into heads: the head axis must be split off ``E``, then moved. Use the Tensor's own
+    ``reshape`` and ``transpose`` (here and in ``merge_heads``), so gradients flow back
+    through both functions.
     """
     *lead, t, e = x.shape
     return x.reshape(*lead, t, num_heads, e // num_heads).transpose(-3, -2)

@@ -179,7 +179,7 @@ def layer_norm(input: Tensor, normalized_shape: int | Sequence[int],  # noqa: A0
         normalized_shape: a sequence of ints — the trailing dims of one row (PyTorch's
             functional form refuses a bare int; ``LayerNorm(4)`` accepts one).
         weight, bias: ``normalized_shape`` tensors, or None (scale 1, shift 0).
-        eps: added to the variance.
+        eps: added to the variance (default ``1e-5``, PyTorch's).
 
     Returns:
         A tensor of ``input``'s shape and dtype.
@@ -230,7 +230,7 @@ class LayerNorm(Module):
 
     Args:
         normalized_shape: an int or a sequence of ints, the trailing dims of one row.
-        eps: added to the variance for stability.
+        eps: added to the variance for stability (default ``1e-5``, PyTorch's).
         elementwise_affine: learn ``weight`` (ones) and ``bias`` (zeros) of
             ``normalized_shape``; without it both are None.
         bias: with ``elementwise_affine``, whether to learn the shift (PyTorch >= 2.1).
@@ -592,9 +592,9 @@ class GPT(Module):
 
         Runs under ``no_grad`` (nothing is recorded). nanoGPT's semantics: each step feeds the
         last ``context_length`` tokens, takes the logits of the last position, divides them by
-        ``temperature``, keeps only the ``top_k`` largest (if given), and samples from the
-        softmax with the package's generator (reproducible with ``manual_seed``). Greedy
-        decoding: ``top_k=1``. Call ``model.eval()`` first when the model has dropout.
+        ``temperature`` (default 1.0), keeps only the ``top_k`` largest (if given), and samples
+        from the softmax with the package's generator (reproducible with ``manual_seed``).
+        Greedy decoding: ``top_k=1``. Call ``model.eval()`` first when the model has dropout.
 
         Raises:
             ValueError: ``temperature <= 0`` or ``top_k < 1``.

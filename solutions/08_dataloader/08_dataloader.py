@@ -729,9 +729,10 @@ class DataLoader:
 
     Args:
         dataset: a map-style dataset (``__getitem__`` and ``__len__``).
-        batch_size: samples per batch (a positive int), or None: no automatic batching —
-            each sample on its own, through ``collate_fn`` (default: :func:`default_convert`,
-            which turns NumPy arrays into Tensors), and no ``batch_sampler``.
+        batch_size: samples per batch (a positive int; default 1), or None: no automatic
+            batching — each sample on its own, through ``collate_fn`` (default:
+            :func:`default_convert`, which turns NumPy arrays into Tensors), and no
+            ``batch_sampler``.
         shuffle: a new random order every epoch (``RandomSampler``) instead of ``0..n-1``.
         sampler: a custom index sampler (mutually exclusive with ``shuffle``).
         batch_sampler: a custom sampler of index lists (mutually exclusive with
@@ -1257,7 +1258,8 @@ class RandomCrop:
                self.padding_mode)``.
             2. ``th, tw = self.size``; ``h, w`` = the last two sizes of ``img`` now. If
                ``self.pad_if_needed`` and ``w < tw``: pad with ``(tw - w, 0)``; then (recompute
-               ``h``) if ``h < th``: pad with ``(0, th - h)``.
+               ``h``) if ``h < th``: pad with ``(0, th - h)`` — both with ``self.fill`` and
+               ``self.padding_mode``, as in step 1.
             3. ``i, j, th, tw = self.get_params(img, self.size)``.
             4. Return ``img[..., i:i + th, j:j + tw]`` as a new contiguous array (or Tensor,
                if a Tensor came in: ``_unwrap``/``_rewrap``).

@@ -351,7 +351,7 @@ def merge_pair(ids: Sequence[int], pair: tuple[int, int], new_id: int) -> list[i
         [300, 7]
 
     HINT: check ``i < len(ids) - 1`` before reading ``ids[i + 1]``; the last element is
-    copied when it does not start a pair.
+    copied when it does not start a pair. ``ids`` may be a list or a tuple.
     """
     raise NotImplementedError("module 10: implement merge_pair (see its docstring)")
 
@@ -448,7 +448,7 @@ class BPETokenizer(Tokenizer):
           counts ``f`` times), takes the pair with the **highest count**, breaking ties by the
           **smallest pair** (``(a, b) < (c, d)`` as tuples), and gives it the next id.
         * Training stops at ``vocab_size`` ids, or earlier when the best pair occurs fewer than
-          ``min_frequency`` times (a merge that saves nothing is not learned).
+          ``min_frequency`` times (default 2: a merge that saves nothing is not learned).
 
         APPROACH (incremental: never recount the whole corpus per merge):
             1. ``counts = Counter`` of chunks; ``words = [ids of chunk]``, ``freq = [count]``

@@ -76,7 +76,13 @@ def _labels(batches) -> list[list[int]]:
 # ----------------------------------------------------------------------------- dataset (3)
 @case(unit=TENSOR_DATASET, points=3,
       hint="TensorDataset: ds[i] is the tuple (t[i] for each tensor); len(ds) is the size of dim "
-           "0.")
+           "0.",
+      stated={"TensorDataset": "*tensors: Tensors (or NumPy arrays) with the same size in dimension 0.",
+              "TensorDataset.__getitem__": (
+                  "``tuple(t[index] for t in self.tensors)`` — one entry per tensor, in order.",
+                  "negative indices work for free",
+              ),
+              "TensorDataset.__len__": "The number of samples: the size of dimension 0"})
 def tensor_dataset_items_and_length(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(5, 13))
@@ -92,7 +98,15 @@ def tensor_dataset_items_and_length(tt, rng):
 # ----------------------------------------------------------------------------- samplers (10)
 @case(unit=RANDOM_SAMPLER, points=3,
       hint="RandomSampler: one rng.permutation(n) per epoch from _numpy_rng(self.generator); "
-           "yield ints.")
+           "yield ints.",
+      stated={"RandomSampler.__iter__": (
+                  "``rng = _numpy_rng(self.generator)`` — once per call to ``__iter__``, i.e. once per epoch",
+                  "With the default ``num_samples == n`` this is exactly one permutation.",
+                  "Convert every index with ``int(...)``",
+                  "Follow the draws above exactly (``permutation``, not ``shuffle`` or ``choice``) and the same seed gives the same order as the reference.",
+              ),
+              "_numpy_rng": "a :class:`Generator` -> its ``.rng`` (the stream continues across calls)",
+              "RandomSampler": "num_samples: how many indices per epoch (default ``len(data_source)``)."})
 def random_sampler_permutation_matches_seed(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(8, 30))
@@ -120,7 +134,13 @@ def _permutations_check(got: Any, expected: Any) -> tuple[bool, str]:
 
 
 @case(unit=RANDOM_SAMPLER, points=2, check=_permutations_check,
-      hint="RandomSampler: every epoch is a new permutation of 0..n-1; the same seed repeats it.")
+      hint="RandomSampler: every epoch is a new permutation of 0..n-1; the same seed repeats it.",
+      stated={"RandomSampler.__iter__": (
+                  "once per call to ``__iter__``, i.e. once per epoch",
+                  "With the default ``num_samples == n`` this is exactly one permutation.",
+              ),
+              "Generator": "passing the same seeded generator reproduces a shuffle",
+              "test:test_random_sampler_is_a_reproducible_fresh_permutation": "the same seed must give the same order"})
 def random_sampler_epochs_are_fresh_reproducible_permutations(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(10, 40))
@@ -134,7 +154,17 @@ def random_sampler_epochs_are_fresh_reproducible_permutations(tt, rng):
 
 @case(unit=RANDOM_SAMPLER, points=2,
       hint="RandomSampler: generator=None seeds from the global generator (manual_seed); "
-           "replacement uses rng.integers; num_samples > n chains permutations.")
+           "replacement uses rng.integers; num_samples > n chains permutations.",
+      stated={"RandomSampler.__iter__": (
+                  "With ``replacement``: yield from ``rng.integers(0, n, size=self.num_samples)``.",
+                  "Without: ``num_samples // n`` times yield from ``rng.permutation(n)``, then yield the first ``num_samples % n`` entries of one more ``rng.permutation(n)``",
+                  "with ``generator=None`` each epoch must draw a new seed from the global generator",
+              ),
+              "_numpy_rng": (
+                  "``None`` -> a **fresh** generator seeded with one draw from tinytorch's global generator",
+                  "(the stream continues across calls)",
+              ),
+              "RandomSampler": "num_samples: how many indices per epoch"})
 def random_sampler_global_seed_replacement_num_samples(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(4, 9))
@@ -151,7 +181,13 @@ def random_sampler_global_seed_replacement_num_samples(tt, rng):
 
 @case(unit=BATCH_SAMPLER, points=3,
       hint="BatchSampler: fill a list to batch_size, yield it, start a new one; keep or drop the "
-           "leftover; len = ceil or floor of n / batch_size.")
+           "leftover; len = ceil or floor of n / batch_size.",
+      stated={"BatchSampler": "sampler: any iterable of indices (a Sampler, a range, a list).",
+              "BatchSampler.__iter__": "when it holds ``batch_size`` indices, yield it and start a new list. At the end, yield the leftover list if it is not empty — unless ``drop_last``.",
+              "BatchSampler.__len__": (
+                  "``n = len(self.sampler)``; ``n // self.batch_size`` when ``drop_last``, otherwise ``(n + self.batch_size - 1) // self.batch_size``.",
+                  "a dataset of 0 samples has 0 batches",
+              )})
 def batch_sampler_batches_and_len(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(11, 30))
@@ -172,7 +208,15 @@ def batch_sampler_batches_and_len(tt, rng):
 # ----------------------------------------------------------------------------- collate (8)
 @case(unit=COLLATE, points=3,
       hint="default_collate: tensors/arrays stack on a new dim 0 (same dtype); int -> int64, "
-           "float -> float64, bool -> bool, NumPy scalars keep their dtype; a tuple gives a list.")
+           "float -> float64, bool -> bool, NumPy scalars keep their dtype; a tuple gives a list.",
+      stated={"default_collate": (
+                  "``Tensor`` -> ``Tensor(np.stack([s.data for s in batch]))`` (new dim 0)",
+                  "``np.ndarray`` -> like Tensors",
+                  "-> ``Tensor(np.asarray(batch))`` (keeps the scalar's dtype).",
+                  "``bool`` / ``int`` -> ``Tensor(np.asarray(batch))`` (bool, or int64); ``float`` -> ``Tensor(np.asarray(batch, dtype=np.float64))``.",
+                  "then a **list**: ``[default_collate(field) for field in zip(*batch)]``",
+              ),
+              "test:test_collate_numbers_arrays_and_dicts": "NumPy arrays are stacked into a Tensor that keeps their dtype"})
 def collate_tensors_arrays_and_numbers(tt, rng):
     dl = _dl(tt)
     b = int(rng.integers(2, 6))
@@ -191,7 +235,15 @@ Pair = collections.namedtuple("Pair", "image label")
 
 @case(unit=COLLATE, points=3,
       hint="default_collate: dicts -> dict of collated fields; namedtuples keep their type; "
-           "strings stay a list; lists/tuples of fields -> a list of collated fields.")
+           "strings stay a list; lists/tuples of fields -> a list of collated fields.",
+      stated={"default_collate": (
+                  "``str`` / ``bytes`` -> ``batch`` itself, unchanged (the sequence of strings).",
+                  "a mapping (``cabc.Mapping``) -> ``{key: default_collate([s[key] for s in batch]) for key in elem}``.",
+                  "a namedtuple (a tuple with ``_fields``) -> ``type(elem)(*(default_collate(field) for field in zip(*batch)))``.",
+                  "NumPy scalar (``np.generic``: ``np.float32(1)``, ``np.int64(2)``, ``np.bool_``) -> ``Tensor(np.asarray(batch))`` (keeps the scalar's dtype).",
+                  "then a **list**: ``[default_collate(field) for field in zip(*batch)]``",
+                  "``np.ndarray`` -> like Tensors",
+              )})
 def collate_nested_dicts_namedtuples_strings(tt, rng):
     dl = _dl(tt)
     b = int(rng.integers(2, 5))
@@ -208,7 +260,13 @@ def collate_nested_dicts_namedtuples_strings(tt, rng):
 
 @case(unit=COLLATE, points=2,
       hint="default_collate: ragged tensors/arrays or samples of unequal length -> RuntimeError; "
-           "objects and string arrays -> TypeError.")
+           "objects and string arrays -> TypeError.",
+      stated={"default_collate": (
+                  "different shapes -> ``RuntimeError(",
+                  '``np.ndarray`` -> like Tensors, after checking the dtype: an array of strings or objects (``dtype.kind`` in ``"USO"``) -> ``TypeError(',
+                  "every sample must have ``len(elem)`` entries, else ``RuntimeError(",
+                  "anything else -> ``TypeError(_COLLATE_ERROR.format(type(elem)))``.",
+              )})
 def collate_rejects_ragged_and_unknown(tt, rng):
     dl = _dl(tt)
     k = int(rng.integers(2, 5))
@@ -236,7 +294,21 @@ def _dataset(tt, rng, n):
 @case(unit=LOADER, points=3,
       hint="DataLoader: batches follow the batch sampler; the last one is short unless drop_last; "
            "len(loader) counts batches; batch_size=None yields single samples "
-           "(default_convert) and len is the sampler's.")
+           "(default_convert) and len is the sampler's.",
+      stated={"DataLoader": (
+                  "batch_size: samples per batch (a positive int; default 1), or None: no automatic batching — each sample on its own, through ``collate_fn`` (default: :func:`default_convert`,",
+                  "drop_last: drop the last batch if it is smaller than ``batch_size``.",
+              ),
+              "DataLoader.__iter__": (
+                  "for every ``indices`` in ``self.batch_sampler``: build the list ``[self.dataset[i] for i in indices]`` and yield ``self.collate_fn(that list)``.",
+                  "for every index ``i`` of ``self.sampler`` yield ``self.collate_fn(self.dataset[i])``.",
+              ),
+              "DataLoader.__len__": (
+                  "The number of batches in one epoch: ``len(self.batch_sampler)``.",
+                  "without batching (no batch sampler) it is ``len(self.sampler)``.",
+              ),
+              "default_convert": "a tuple becomes a list, as in PyTorch",
+              "default_collate": "then a **list**"})
 def loader_sequential_batches_and_len(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(9, 25))
@@ -256,7 +328,14 @@ def loader_sequential_batches_and_len(tt, rng):
 
 @case(unit=LOADER, points=3,
       hint="DataLoader: shuffle=True: RandomSampler(dataset, generator=generator) — a new "
-           "permutation every epoch, the same run for the same seed.")
+           "permutation every epoch, the same run for the same seed.",
+      stated={"DataLoader": (
+                  "shuffle: a new random order every epoch (``RandomSampler``)",
+                  "generator: the :class:`Generator` the shuffle draws from",
+              ),
+              "DataLoader.__iter__": "each ``for ... in loader`` starts a fresh pass over ``self.batch_sampler`` — which is what draws a new permutation.",
+              "DataLoader.__len__": "delegate to the batch sampler, which knows about ``drop_last``",
+              "test:test_loader_shuffles_reproducibly_per_epoch": "the same seeded generator must reproduce the same first epoch"})
 def loader_shuffle_reproducible_with_generator(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(10, 30))
@@ -272,7 +351,10 @@ def loader_shuffle_reproducible_with_generator(tt, rng):
 
 @case(unit=LOADER, points=2,
       hint="DataLoader: without a generator the shuffle is seeded from the global generator, so "
-           "tt.manual_seed(s) reproduces it.")
+           "tt.manual_seed(s) reproduces it.",
+      stated={"DataLoader": "(None: the global generator, which ``tinytorch.manual_seed`` seeds).",
+              "DataLoader.__iter__": "each ``for ... in loader`` starts a fresh pass over ``self.batch_sampler`` — which is what draws a new permutation.",
+              "RandomSampler.__iter__": "with ``generator=None`` each epoch must draw a new seed from the global generator"})
 def loader_shuffle_follows_manual_seed(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(10, 30))
@@ -300,7 +382,14 @@ class _DictDataset:
 
 @case(unit=LOADER, points=2,
       hint="DataLoader: call self.collate_fn on the list of fetched samples; any dataset with "
-           "__getitem__/__len__ works; a custom sampler decides the order.")
+           "__getitem__/__len__ works; a custom sampler decides the order.",
+      stated={"DataLoader": (
+                  "dataset: a map-style dataset (``__getitem__`` and ``__len__``).",
+                  "sampler: a custom index sampler",
+                  "batch_sampler: a custom sampler of index lists",
+              ),
+              "DataLoader.__iter__": "Call ``self.collate_fn``, not ``default_collate``: users pass their own.",
+              "default_collate": "a mapping (``cabc.Mapping``) -> ``{key: default_collate([s[key] for s in batch]) for key in elem}``."})
 def loader_custom_collate_sampler_and_dict_dataset(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(7, 15))
@@ -332,7 +421,10 @@ def _covers_check(got: Any, expected: Any) -> tuple[bool, str]:
 
 
 @case(unit=LOADER, points=1, check=_covers_check,
-      hint="DataLoader: A shuffled epoch still yields every sample once, in batches of batch_size.")
+      hint="DataLoader: A shuffled epoch still yields every sample once, in batches of batch_size.",
+      stated={"DataLoader.__iter__": "with ``shuffle=True`` every epoch visits all 10 in a new order.",
+              "DataLoader.__len__": "The number of batches in one epoch",
+              "test:test_loader_shuffles_reproducibly_per_epoch": "a shuffled epoch still visits every sample exactly once"})
 def loader_shuffle_covers_every_sample(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(10, 30))
@@ -348,7 +440,19 @@ def loader_shuffle_covers_every_sample(tt, rng):
 # ----------------------------------------------------------------------------- transforms (9)
 @case(unit=NORMALIZE, points=3,
       hint="Normalize: (x - mean[c]) / std[c] with mean/std as x.dtype reshaped to (C, 1, 1); "
-           "float input only; std 0 and < 3-D inputs are errors.")
+           "float input only; std 0 and < 3-D inputs are errors.",
+      stated={"Normalize": (
+                  "mean: one value per channel (or one value for all channels).",
+                  "inplace: write the result into the input's array instead of a new one.",
+              ),
+              "Normalize.__call__": (
+                  "If ``x.ndim < 3``: ``ValueError(",
+                  'if ``x.dtype.kind != "f"``: ``TypeError(',
+                  "``mean = np.asarray(self.mean, dtype=x.dtype)``, same for ``std``; if any ``std == 0``: ``ValueError(",
+                  "If ``mean`` is 1-D, reshape it to ``(C, 1, 1)``",
+                  "``inplace``: ``x -= mean; x /= std`` and return ``img`` itself; otherwise return ``_rewrap((x - mean) / std, was_tensor)``.",
+                  "A batch ``(B, C, H, W)`` works unchanged",
+              )})
 def normalize_per_channel_arrays_tensors_batches(tt, rng):
     dl = _dl(tt)
     c = int(rng.integers(1, 4))
@@ -369,7 +473,22 @@ def normalize_per_channel_arrays_tensors_batches(tt, rng):
 
 @case(unit=RANDOM_CROP, points=4,
       hint="RandomCrop: pad first; draw i = integers(0, h - th + 1) then j; crop [..., i:i+th, "
-           "j:j+tw] of the padded image; pad_if_needed pads the missing size.")
+           "j:j+tw] of the padded image; pad_if_needed pads the missing size.",
+      stated={"RandomCrop": (
+                  "padding: optional padding applied first (see :func:`pad`).",
+                  "fill, padding_mode: as in :func:`pad`.",
+              ),
+              "pad": "``padding``: an int (all four sides), ``(lr, tb)`` (left/right, top/bottom) or ``(left, top, right, bottom)``.",
+              "RandomCrop.__call__": (
+                  "If ``self.padding is not None``: ``img = pad(img, self.padding, self.fill, self.padding_mode)``.",
+                  "If ``self.pad_if_needed`` and ``w < tw``: pad with ``(tw - w, 0)``; then (recompute ``h``) if ``h < th``: pad with ``(0, th - h)`` — both with ``self.fill`` and ``self.padding_mode``, as in step 1.",
+                  "Return ``img[..., i:i + th, j:j + tw]`` as a new contiguous array (or Tensor, if a Tensor came in",
+              ),
+              "RandomCrop.get_params": (
+                  "If ``h < th or w < tw``: ``ValueError(",
+                  "If ``(h, w) == (th, tw)``: return ``(0, 0, h, w)`` without drawing anything.",
+                  "``rng = default_generator()``; ``i = int(rng.integers(0, h - th + 1))``, then ``j = int(rng.integers(0, w - tw + 1))`` — in this order",
+              )})
 def random_crop_padding_params_and_errors(tt, rng):
     dl = _dl(tt)
     h = int(rng.integers(5, 8))
@@ -398,7 +517,9 @@ def random_crop_padding_params_and_errors(tt, rng):
 
 @case(unit=FLIP, points=2,
       hint="RandomHorizontalFlip: draw u = default_generator().random() once per call; flip the "
-           "LAST axis when u < p; otherwise return the input itself.")
+           "LAST axis when u < p; otherwise return the input itself.",
+      stated={"RandomHorizontalFlip.__call__": "draw **once** ``u = default_generator().random()`` (every call, whatever ``p``); if ``u < self.p`` return the image reversed along its last axis (``x[..., ::-1]``) as a new contiguous array (or Tensor, if a Tensor came in); else return ``img`` itself.",
+              "test:test_random_crop_and_flip": "p=0 never flips: return the input itself"})
 def horizontal_flip_probability(tt, rng):
     dl = _dl(tt)
     img = rng.standard_normal((2, 3, 4)).astype(np.float32)
@@ -420,7 +541,15 @@ def _idx(arr: np.ndarray, code: int) -> bytes:
 
 @case(unit=READ_IDX, points=4,
       hint="read_idx: Gunzip when the file starts with 1f 8b; 2 zero bytes, type code, ndim, "
-           "big-endian uint32 dims, then big-endian data; ValueError on a bad file.")
+           "big-endian uint32 dims, then big-endian data; ValueError on a bad file.",
+      stated={"read_idx": (
+                  "An array of shape ``(dim_0, dim_1, ...)`` from the header, in native byte order, with the header's element type",
+                  "ValueError: one line naming the file — bad magic number, unknown type code, truncated header, or a data size that does not match the dimensions.",
+                  "if it starts with ``_GZIP_MAGIC`` (``1f 8b``), ``data = gzip.decompress(data)``.",
+                  "Bytes 0 and 1 must be zero; byte 2 is the type code (a key of ``_IDX_DTYPES``)",
+                  "Check ``len(data) - offset == prod(dims) * itemsize``",
+                  "(this copies, so the array is writable)",
+              )})
 def read_idx_types_gzip_and_errors(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(2, 5))
@@ -466,7 +595,13 @@ def _cifar_records(rng, n) -> tuple[bytes, np.ndarray, np.ndarray]:
 
 @case(unit=READ_CIFAR, points=2,
       hint="read_cifar10_bin: records of 1 label byte + 3072 pixel bytes (R, G, B planes): "
-           "reshape to (N, 3, 32, 32), then transpose to (N, 32, 32, 3).")
+           "reshape to (N, 3, 32, 32), then transpose to (N, 32, 32, 3).",
+      stated={"read_cifar10_bin": (
+                  "``images`` ``(N, 32, 32, 3)`` uint8",
+                  "``labels`` ``(N,)`` int64 in 0..9.",
+                  "ValueError: one line naming the file — an empty file, a size that is not a multiple of 3,073 bytes, or a label above 9.",
+                  "``images = records[:, 1:].reshape(-1, 3, 32, 32)`` (channel planes), then ``.transpose(0, 2, 3, 1)``",
+              )})
 def read_cifar10_bin_records(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(2, 5))
@@ -484,7 +619,15 @@ def read_cifar10_bin_records(tt, rng):
 
 
 @case(unit=READ_IDX, points=2,
-      hint="MNIST/FashionMNIST read their files with your read_idx after the SHA-256 check.")
+      hint="MNIST/FashionMNIST read their files with your read_idx after the SHA-256 check.",
+      stated={"MNIST": (
+                  "files are looked up in ``root/<ClassName>/raw/`` and then in ``root/`` itself, as ``name.gz`` or ``name``.",
+                  "data: ``(N, 28, 28)`` uint8 array; targets: ``(N,)`` int64 array",
+                  "RuntimeError: a file is missing (and ``download`` is False) or matches no known digest",
+              ),
+              "VisionDataset": "``ds[i]`` is ``(transform(data[i]), target_transform(int(targets[i])))``",
+              "ToTensor": "a 2-D image gets a channel axis, channels move first, and ``uint8`` becomes ``float32 / 255``",
+              "read_idx": "with the header's element type (``uint8`` for MNIST images and labels)."})
 def mnist_dataset_from_fixture_files(tt, rng):
     dl = _dl(tt)
     n = int(rng.integers(3, 6))
@@ -510,7 +653,14 @@ def mnist_dataset_from_fixture_files(tt, rng):
 
 
 @case(unit=READ_CIFAR, points=1,
-      hint="CIFAR10 reads its batches with your read_cifar10_bin after the SHA-256 check.")
+      hint="CIFAR10 reads its batches with your read_cifar10_bin after the SHA-256 check.",
+      stated={"CIFAR10": (
+                  "The first use verifies ``root/cifar-10-binary.tar.gz``",
+                  "train: the 50,000 training images (``data_batch_1..5.bin``) or the 10,000 test images.",
+                  "data: ``(N, 32, 32, 3)`` uint8 (HWC, like torchvision); targets: ``(N,)`` int64.",
+              ),
+              "VisionDataset": "``ds[i]`` is ``(transform(data[i]), target_transform(int(targets[i])))``",
+              "read_cifar10_bin": "``images`` ``(N, 32, 32, 3)`` uint8"})
 def cifar10_dataset_from_fixture_files(tt, rng):
     dl = _dl(tt)
     with tempfile.TemporaryDirectory() as tmp:

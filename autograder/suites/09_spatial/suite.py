@@ -59,7 +59,15 @@ def _relu_ties(rng, *shape):
 @case(unit=CONV_LOOPS, points=3, rtol=RTOL, atol=ATOL,
       hint="conv2d_loops: out[b, k, i, j] = sum(x_pad[b, group of k, i*sh + u*dh, j*sw + v*dw] "
            "* w[k]) + bias[k]; stride, padding and dilation may differ along H and W; filter k "
-           "reads the channels of group k // (O / groups).")
+           "reads the channels of group k // (O / groups).",
+      stated={"conv2d_loops": (
+                  "stride, padding, dilation: an int or a pair ``(along H, along W)``.",
+                  "groups: split the channels and the filters into this many independent convolutions.",
+                  "``(N, O, H_out, W_out)`` with ``H_out = out_size(H, kh, sh, ph, dh)``",
+                  "filter ``k`` reads channels ``g*cg : (g+1)*cg`` with ``g = k // per_group``; ``patch = xp[b, g*cg:(g+1)*cg, i*sh : i*sh + dh*(kh-1) + 1 : dh, j*sw : j*sw + dw*(kw-1) + 1 : dw]``",
+                  "Add ``bias[k]`` to every output of filter ``k``",
+                  "when a bias is given.",
+              )})
 def conv2d_loops_values(tt, rng):
     sp = _spatial(tt)
     x, w, b = _f32(rng, 2, 3, 6, 5), _f32(rng, 4, 3, 3, 2), _f32(rng, 4)
@@ -71,7 +79,12 @@ def conv2d_loops_values(tt, rng):
 
 @case(unit=CONV_LOOPS, points=2, rtol=RTOL, atol=ATOL,
       hint="conv2d_loops: H_out = (H + 2p - kh) // s + 1; pad with zeros first; keep the dtype "
-           "(float64 stays float64).")
+           "(float64 stays float64).",
+      stated={"conv2d_loops": (
+                  "``(N, O, H_out, W_out)`` with ``H_out = out_size(H, kh, sh, ph, dh)`` (same for W), in ``x``'s dtype.",
+                  "``xp = _pad(x, (ph, pw))``",
+              ),
+              "out_size": "``(size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1``."})
 def conv2d_loops_stride_padding_float64(tt, rng):
     sp = _spatial(tt)
     x = rng.standard_normal((1, 2, 7, 8))
@@ -83,7 +96,13 @@ def conv2d_loops_stride_padding_float64(tt, rng):
 # ----------------------------------------------------------------------------- windows (9)
 @case(unit=WINDOWS, points=3,
       hint="sliding_windows: as_strided with shape (N, C, kh, kw, H_out, W_out) and strides (sN, "
-           "sC, sH*dh, sW*dw, sH*sh, sW*sw) taken from x.strides (bytes); writeable=False.")
+           "sC, sH*dh, sW*dw, sH*sh, sW*sw) taken from x.strides (bytes); writeable=False.",
+      stated={"sliding_windows": (
+                  "A read-only view of every ``kh × kw`` window of ``x``, without copying.",
+                  "A view of shape ``(N, C, kh, kw, H_out, W_out)`` with ``view[n, c, u, v, i, j] == x[n, c, i*sh + u*dh, j*sw + v*dw]``.",
+                  "writeable=False)``.",
+                  "taking them from ``x.strides`` keeps the view right for any dtype and for inputs that are themselves views.",
+              )})
 def sliding_windows_view(tt, rng):
     sp = _spatial(tt)
     x = _f32(rng, 2, 3, 7, 6)
@@ -99,7 +118,11 @@ def sliding_windows_view(tt, rng):
 
 @case(unit=IM2COL, points=3,
       hint="im2col: reshape the windows view to (N, C*kh*kw, H_out*W_out): column i*W_out + j is "
-           "window (i, j) flattened in (c, u, v) order.")
+           "window (i, j) flattened in (c, u, v) order.",
+      stated={"im2col": (
+                  "``cols`` with ``cols[n, (c*kh + u)*kw + v, i*W_out + j] == x[n, c, i*sh + u*dh, j*sw + v*dw]`` (a new, contiguous array).",
+                  "Return ``win.reshape(n, c * kh * kw, ho * wo)``: merging the axes copies each window into its column.",
+              )})
 def im2col_layout(tt, rng):
     sp = _spatial(tt)
     x = _f32(rng, 2, 3, 6, 7)
@@ -110,7 +133,11 @@ def im2col_layout(tt, rng):
 
 @case(unit=COL2IM, points=3, rtol=RTOL, atol=ATOL,
       hint="col2im adds (+=) every column entry back into its pixel, looping over the kh*kw "
-           "kernel offsets; pixels in no window stay 0.")
+           "kernel offsets; pixels in no window stay 0.",
+      stated={"col2im": (
+                  "``(N, C, H, W)`` in ``cols``' dtype; a pixel covered by ``k`` windows is the sum of its ``k`` entries (a pixel in no window gets 0).",
+                  "kernel_size, stride, dilation: as in ``im2col``.",
+              )})
 def col2im_values(tt, rng):
     sp = _spatial(tt)
     shape = (2, 2, 7, 6)  # 3x2 kernel, stride 2x3: the last row is in no window
@@ -136,7 +163,19 @@ CONV_CONFIGS = [  # (x shape, w shape, stride, padding, bias, dilation, groups)
 @case(unit=CONV, points=4, rtol=RTOL, atol=ATOL,
       hint="conv2d: cols = im2col(padded x) reshaped to (N, G, K, L); out = weight.reshape(G, "
            "O/G, K) @ cols (+ bias) -> (N, O, L) -> (N, O, H_out, W_out); dilation goes to "
-           "im2col.")
+           "im2col.",
+      stated={"conv2d": (
+                  "input: ``(N, C, H, W)``, or ``(C, H, W)`` for one unbatched image.",
+                  "padding: an int, a pair, ``'valid'`` (none) or ``'same'`` (``H_out = H``; stride 1).",
+                  "groups: split channels and filters into this many independent convolutions.",
+                  "``(N, O, H_out, W_out)`` (or ``(O, H_out, W_out)`` for an unbatched input).",
+              ),
+              "_Conv2dFn.forward": (
+                  "``cols = im2col(xp, (kh, kw), stride, dilation)``",
+                  "``out = np.matmul(weight.reshape(groups, o // groups, k), cols)``",
+                  "if ``bias`` is not None: ``out += bias.reshape(1, o, 1)``.",
+              ),
+              "test:test_conv2d_dilation_groups_and_same_padding": "padding='same' keeps 7x6"})
 def conv2d_forward_configs(tt, rng):
     F = tt.nn.functional
     outs = []
@@ -150,7 +189,13 @@ def conv2d_forward_configs(tt, rng):
 
 @case(unit=CONV, points=5, rtol=RTOL, atol=ATOL,
       hint="conv2d: dw = sum over n of g @ cols^T; dcols = W2^T @ g, then col2im (with the "
-           "dilation) and crop the padding; group by group; db = g summed over n and positions.")
+           "dilation) and crop the padding; group by group; db = g summed over n and positions.",
+      stated={"_Conv2dFn.backward": (
+                  "``dw = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0)``",
+                  "``dx = _crop(col2im(dcols, ctx.x_pad_shape, (kh, kw), ctx.stride, ctx.dilation), ctx.padding)``.",
+                  "Return ``(dx, dw)``, or ``(dx, dw, grad.sum(axis=(0, 2, 3)))`` when ``ctx.has_bias``.",
+              ),
+              "test:test_conv2d_gradients_match_finite_differences": "conv2d backward disagrees with finite differences"})
 def conv2d_backward_grads(tt, rng):
     F = tt.nn.functional
     out = []
@@ -163,7 +208,11 @@ def conv2d_backward_grads(tt, rng):
 
 @case(unit=CONV, points=2, rtol=RTOL, atol=ATOL,
       hint="conv2d: when the input needs no gradient return None for dx, but still return dweight "
-           "(and dbias): the first layer of a CNN trains this way.")
+           "(and dbias): the first layer of a CNN trains this way.",
+      stated={"_Conv2dFn.backward": (
+                  "``dx = None`` unless ``ctx.needs_input_grad``",
+                  "Return ``(dx, dw)``, or ``(dx, dw, grad.sum(axis=(0, 2, 3)))`` when ``ctx.has_bias``.",
+              )})
 def conv2d_weight_grad_without_input_grad(tt, rng):
     F = tt.nn.functional
     x = tt.Tensor(_f32(rng, 2, 1, 6, 6))
@@ -176,7 +225,14 @@ def conv2d_weight_grad_without_input_grad(tt, rng):
 
 @case(unit=CONV_LAYER, points=3,
       hint="Conv2d: fan_in = in_channels // groups * kh * kw, bound = 1/sqrt(fan_in); weight (O, "
-           "C // groups, kh, kw) then bias (O,) drawn from default_generator(); float32.")
+           "C // groups, kh, kw) then bias (O,) drawn from default_generator(); float32.",
+      stated={"Conv2d.__init__": (
+                  "Store ``in_channels``, ``out_channels``, ``groups``, ``padding_mode`` and ``kernel_size``, ``stride``, ``dilation`` as pairs (``_pair``); ``padding`` as a pair too, or as given when it is a string (``'same'``, ``'valid'``).",
+                  "``fan_in = in_channels // groups * kh * kw``; ``bound = 1 / math.sqrt(fan_in)``; ``rng = default_generator()``.",
+                  "``self.weight = Parameter(rng.uniform(-bound, bound, (out_channels, in_channels // groups, kh, kw)).astype(np.float32))``.",
+                  'With ``bias``: ``(out_channels,)`` from the same distribution, drawn *after* the weight; otherwise ``self.register_parameter("bias", None)``.',
+              ),
+              "Conv2d": "bias: whether to learn a per-filter bias (``self.bias`` is None otherwise)."})
 def conv2d_layer_init(tt, rng):
     nn = tt.nn
     tt.manual_seed(int(rng.integers(2**31)))
@@ -198,7 +254,10 @@ def conv2d_layer_init(tt, rng):
 
 @case(unit=CONV_LAYER, points=1, rtol=RTOL, atol=ATOL,
       hint="Conv2d.forward calls conv2d with the layer's weight, bias, stride and padding; a "
-           "channel mismatch is a RuntimeError.")
+           "channel mismatch is a RuntimeError.",
+      stated={"Conv2d._conv_forward": "``conv2d`` with this layer's geometry",
+              "conv2d": "RuntimeError: wrong number of dimensions, channel or group mismatch",
+              "Conv2d.__init__": "``fan_in = in_channels // groups * kh * kw``; ``bound = 1 / math.sqrt(fan_in)``; ``rng = default_generator()``."})
 def conv2d_layer_forward_and_errors(tt, rng):
     nn = tt.nn
     tt.manual_seed(int(rng.integers(0, 1000)))
@@ -220,7 +279,17 @@ POOL_CONFIGS = [  # (x shape, kernel, stride, padding, ceil_mode)
 @case(unit=MAX_POOL, points=3,
       hint="max_pool2d: max over each window (stride defaults to kernel_size; padding and the "
            "ceil_mode extra count as -inf, or the dtype's minimum for integers): np.maximum over "
-           "the kh*kw offsets of the (dilated) windows view.")
+           "the kh*kw offsets of the (dilated) windows view.",
+      stated={"max_pool2d": (
+                  "``stride`` defaults to ``kernel_size``; ``padding`` (at most half the kernel) pads with ``-inf``; ``dilation`` spreads the taps; ``ceil_mode`` rounds the output size up.",
+                  "Input ``(N, C, H, W)`` or ``(C, H, W)``, float or integer.",
+              ),
+              "_lowest": "The value max pooling pads with: ``-inf``, or an integer dtype's smallest value.",
+              "_MaxPool2dFn.forward": (
+                  "``xp = _pad(x, padding, value=_lowest(x.dtype), extra=extra)``",
+                  "``out = win[:, :, 0, 0].copy()``; for every offset ``(u, v)``: ``np.maximum(out, win[:, :, u, v], out=out)``.",
+              ),
+              "MaxPool2d": "``torch.nn.MaxPool2d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False)``"})
 def max_pool_forward(tt, rng):
     F = tt.nn.functional
     outs = [F.max_pool2d(tt.Tensor(_f32(rng, *xs)), k, s, p, ceil_mode=c).numpy()
@@ -235,7 +304,13 @@ def max_pool_forward(tt, rng):
 
 @case(unit=MAX_POOL, points=4,
       hint="max_pool2d: the whole gradient of a window goes to its FIRST maximum in row-major "
-           "order (ties after a ReLU are common); overlapping windows add up.")
+           "order (ties after a ReLU are common); overlapping windows add up.",
+      stated={"_MaxPool2dFn.backward": (
+                  "``dx``: each window's gradient goes to its first maximum (row-major order)",
+                  "``hit = ~won & (win[:, :, u, v] == out)``",
+                  "``dxp = col2im(dwin.reshape(n, c * kh * kw, ho * wo), ctx.x_pad_shape, (kh, kw), ctx.stride, ctx.dilation)``",
+              ),
+              "test:test_max_pool_ties_pass_the_gradient_once": "with a tie, the first entry in row-major order wins"})
 def max_pool_backward(tt, rng):
     F = tt.nn.functional
     out = []
@@ -251,7 +326,15 @@ def max_pool_backward(tt, rng):
 @case(unit=AVG_POOL, points=3, rtol=RTOL, atol=ATOL,
       hint="avg_pool2d: mean of each window (zero padding counts, divide by kh*kw, or by the "
            "pixels counted with count_include_pad=False or ceil_mode, or by divisor_override); "
-           "backward spreads grad / divisor to every entry, then col2im.")
+           "backward spreads grad / divisor to every entry, then col2im.",
+      stated={"avg_pool2d": "``stride`` defaults to ``kernel_size``; zero padding counts in the mean unless ``count_include_pad=False``; ``divisor_override`` replaces the divisor; ``ceil_mode`` rounds the output size up (the cut-short windows divide by what they cover). The mean of integers is truncated towards zero.",
+              "_AvgPool2dFn.forward": "``divisor = _avg_divisor(x.shape, kernel_size, stride, padding, extra, count_include_pad, divisor_override, x.dtype)``",
+              "_divide": "``total / divisor`` in ``total``'s dtype; integers are truncated towards zero",
+              "_AvgPool2dFn.backward": (
+                  "``dx``: every entry of a window receives ``grad / divisor``.",
+                  "``dxp = col2im(dwin.reshape(n, c * kh * kw, ho * wo), ctx.x_pad_shape, (kh, kw), ctx.stride)``",
+              ),
+              "AvgPool2d": "``torch.nn.AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None)``"})
 def avg_pool_forward_backward(tt, rng):
     F = tt.nn.functional
     out = [_grads(tt, rng, lambda t, k=k, s=s, p=p, c=c: F.avg_pool2d(t, k, s, p, c),
@@ -269,7 +352,17 @@ def avg_pool_forward_backward(tt, rng):
 @case(unit=BATCH_NORM, points=2, rtol=RTOL, atol=ATOL,
       hint="batch_norm: training: normalise each channel with its batch mean and biased variance "
            "over (N, H, W); dx = w*inv_std*(g - db/M - xhat*dw/M); one value per channel is a "
-           "ValueError, two are enough.")
+           "ValueError, two are enough.",
+      stated={"batch_norm": (
+                  "input: ``(N, C, *)``.",
+                  "weight, bias: ``(C,)`` or None (scale 1, shift 0).",
+                  "eps: added to the variance.",
+                  "ValueError: training with one value per channel",
+                  "``m = input.numel() // c``; ``m <= 1`` is a ``ValueError(",
+                  "``mean = input.data.mean(axis=axes)``, ``var = input.data.var(axis=axes)``",
+              ),
+              "_BatchNormFn.backward": "``dx = scale * (grad - (db / m).reshape(shape) - xhat * (dw / m).reshape(shape))``.",
+              "_BatchNormFn.forward": "``weight * (x - mean) / sqrt(var + eps) + bias``, per channel."})
 def batch_norm_train_forward_backward(tt, rng):
     F = tt.nn.functional
     x = (_f32(rng, 4, 3, 3, 5) * 2.0 + 1.0).astype(np.float32)
@@ -288,7 +381,11 @@ def batch_norm_train_forward_backward(tt, rng):
 @case(unit=BATCH_NORM, points=1, rtol=RTOL, atol=ATOL,
       hint="batch_norm(training=True) updates running_mean and running_var in place: (1 - "
            "momentum) * running + momentum * the batch statistic, the variance made unbiased (M / "
-           "(M - 1)).")
+           "(M - 1)).",
+      stated={"batch_norm": (
+                  "running_mean, running_var: ``(C,)`` buffers, updated in place when ``training``",
+                  "``running_mean.data[...] = (1 - momentum) * running_mean.data + momentum * mean``; if ``running_var`` is given: the same with ``var * m / (m - 1)``.",
+              )})
 def batch_norm_updates_running_stats(tt, rng):
     F = tt.nn.functional
     c = int(rng.integers(2, 5))
@@ -303,7 +400,11 @@ def batch_norm_updates_running_stats(tt, rng):
 
 @case(unit=BATCH_NORM, points=1, rtol=1e-2, atol=1e-2,
       hint="batch_norm: the variance is the mean of (x - mean)**2 (np.var); E[x²] − E[x]² cancels "
-           "away in float32 when the mean is large (values near 2000 that vary by about 1).")
+           "away in float32 when the mean is large (values near 2000 that vary by about 1).",
+      stated={"batch_norm": (
+                  "``np.var`` subtracts the mean before squaring.",
+                  "for float32 activations near 2000 that vary by about 1 it loses every digit of the variance (or makes it negative), where PyTorch stays exact.",
+              )})
 def batch_norm_large_mean_float32(tt, rng):
     F = tt.nn.functional
     c = int(rng.integers(2, 5))
@@ -317,7 +418,16 @@ def batch_norm_large_mean_float32(tt, rng):
 
 @case(unit=BATCH_NORM, points=2, rtol=RTOL, atol=ATOL,
       hint="batch_norm: evaluation: normalise with running_mean/running_var (constants), so dx = "
-           "grad * weight / sqrt(running_var + eps).")
+           "grad * weight / sqrt(running_var + eps).",
+      stated={"batch_norm": (
+                  "required when not ``training``.",
+                  "ValueError: training with one value per channel; evaluation without running stats.",
+                  "Evaluation: both running buffers are required (``ValueError`` otherwise); ``mean, var = running_mean.data, running_var.data``.",
+              ),
+              "_BatchNormFn.backward": (
+                  "If not ``ctx.batch_stats``: ``dx = grad * scale``.",
+                  "``db = grad.sum(axis=axes)``; ``dw = (grad * xhat).sum(axis=axes)``",
+              )})
 def batch_norm_eval_forward_backward(tt, rng):
     F = tt.nn.functional
     rm = tt.Tensor(_f32(rng, 3))
@@ -332,7 +442,16 @@ def batch_norm_eval_forward_backward(tt, rng):
 @case(unit=BATCH_NORM_LAYER, points=2, rtol=RTOL, atol=ATOL,
       hint="BatchNorm2d: running = (1 - momentum) * running + momentum * batch stat, with the "
            "UNBIASED variance (M / (M - 1)); momentum=None averages cumulatively (factor 1 / "
-           "num_batches_tracked); eval() uses the running stats.")
+           "num_batches_tracked); eval() uses the running stats.",
+      stated={"BatchNorm2d": (
+                  "momentum: running-average factor, or None for a cumulative average.",
+                  "keep ``running_mean`` (zeros), ``running_var`` (ones) and ``num_batches_tracked`` (int64 0) as buffers",
+              ),
+              "BatchNorm2d.forward": (
+                  "When training with ``track_running_stats``: ``self.num_batches_tracked.data += 1``, and with ``momentum is None``: ``factor = 1.0 / float(self.num_batches_tracked.data)``.",
+                  "``eval()`` must use the running statistics even for a batch of one image",
+              ),
+              "batch_norm": "the same with ``var * m / (m - 1)``."})
 def batchnorm2d_running_stats(tt, rng):
     nn = tt.nn
     out = []
@@ -351,7 +470,18 @@ def batchnorm2d_running_stats(tt, rng):
 @case(unit=BATCH_NORM_LAYER, points=2, rtol=RTOL, atol=ATOL,
       hint="BatchNorm2d: affine=False: no parameters (scale 1, shift 0); "
            "track_running_stats=False: buffers are None and batch statistics are used even in "
-           "eval(); a non-4D input or one value per channel in training is a ValueError.")
+           "eval(); a non-4D input or one value per channel in training is a ValueError.",
+      stated={"BatchNorm2d": (
+                  "affine: learn ``weight`` (ones) and ``bias`` (zeros); None otherwise.",
+                  "without them the layer always uses batch statistics.",
+              ),
+              "BatchNorm2d.forward": (
+                  "``input.ndim != 4``: ``ValueError(",
+                  "When training with ``track_running_stats``: ``self.num_batches_tracked.data += 1``",
+                  "``use_batch = self.training or self.running_mean is None``.",
+                  "Pass the running buffers to ``batch_norm`` unless training without ``track_running_stats`` (then ``None``)",
+              ),
+              "batch_norm": "ValueError: training with one value per channel"})
 def batchnorm2d_options_and_errors(tt, rng):
     nn = tt.nn
     x = tt.Tensor(_f32(rng, 3, 2, 3, 3))
@@ -372,7 +502,12 @@ def batchnorm2d_options_and_errors(tt, rng):
       standins=(WINDOWS, IM2COL, COL2IM, CONV, MAX_POOL, AVG_POOL, BATCH_NORM, BATCH_NORM_LAYER),
       rtol=RTOL, atol=ATOL,
       hint="A whole CNN step: Conv2d, BatchNorm2d, ReLU, MaxPool2d, AvgPool2d, Flatten, Linear; "
-           "the loss and every parameter's gradient.")
+           "the loss and every parameter's gradient.",
+      stated={"Conv2d.__init__": (
+                  "``fan_in = in_channels // groups * kh * kw``; ``bound = 1 / math.sqrt(fan_in)``; ``rng = default_generator()``.",
+                  "With ``bias``: ``(out_channels,)`` from the same distribution, drawn *after* the weight",
+              ),
+              "Conv2d._conv_forward": "``conv2d`` with this layer's geometry"})
 def cnn_training_step(tt, rng):
     nn = tt.nn
     tt.manual_seed(int(rng.integers(0, 1000)))

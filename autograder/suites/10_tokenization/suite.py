@@ -77,7 +77,12 @@ def _ids(ids):
 
 # ----------------------------------------------------------------------------- specials (6)
 @case(unit=SPLIT_SPECIAL, points=3,
-      hint="split_special: str pieces and int ids in order; re.escape every token.")
+      hint="split_special: str pieces and int ids in order; re.escape every token.",
+      stated={"split_special": (
+                  "Cut ``text`` at every occurrence of a special token: ordinary pieces stay ``str``, each special token becomes its ``int`` id.",
+                  "Empty pieces are left out",
+                  '``re.escape`` matters: ``<|endoftext|>`` contains ``|``, which a regex would read as "or".',
+              )})
 def split_special_pieces_and_ids(tt, rng):
     m = _tok(tt)
     table = {tok: i for i, tok in enumerate(SPECIALS)}
@@ -89,7 +94,8 @@ def split_special_pieces_and_ids(tt, rng):
 
 @case(unit=SPLIT_SPECIAL, points=3,
       hint="split_special: the longest special token wins where several start; no empty pieces; "
-           "no special tokens -> [text]; empty text -> [].")
+           "no special tokens -> [text]; empty text -> [].",
+      stated={"split_special": "Scan from left to right; at a position where several special tokens start, the longest wins. Empty pieces are left out, and with no special tokens the result is ``[text]`` (or ``[]`` for an empty text)."})
 def split_special_longest_match_and_edges(tt, rng):
     m = _tok(tt)
     short, long_ = "<e", "<eos>"
@@ -106,7 +112,12 @@ def split_special_longest_match_and_edges(tt, rng):
 
 # ----------------------------------------------------------------------------- pairs (7)
 @case(unit=PAIR_COUNTS, points=3,
-      hint="pair_counts counts every adjacent position: [7, 7, 7] holds (7, 7) twice.")
+      hint="pair_counts counts every adjacent position: [7, 7, 7] holds (7, 7) twice.",
+      stated={"pair_counts": (
+                  "How often each adjacent pair occurs in ``ids``: ``{(a, b): count}``.",
+                  "Pairs are counted at every position, so overlapping pairs count twice",
+                  "a list of fewer than two ids has no pairs: return ``{}``. ``ids`` may be a tuple or a list",
+              )})
 def pair_counts_every_position(tt, rng):
     m = _tok(tt)
     out = []
@@ -119,7 +130,13 @@ def pair_counts_every_position(tt, rng):
 
 
 @case(unit=MERGE_PAIR, points=4,
-      hint="merge_pair scans left to right without overlap and returns a new list.")
+      hint="merge_pair scans left to right without overlap and returns a new list.",
+      stated={"merge_pair": (
+                  "Replace every occurrence of ``pair`` in ``ids`` by ``new_id``, scanning left to right.",
+                  "Occurrences do not overlap: in ``[7, 7, 7]`` the pair ``(7, 7)`` is replaced once, at the left, giving ``[new_id, 7]``.",
+                  "Return a new list (``ids`` itself is not changed).",
+                  "``ids`` may be a list or a tuple.",
+              )})
 def merge_pair_left_to_right(tt, rng):
     m = _tok(tt)
     out = []
@@ -137,7 +154,13 @@ def merge_pair_left_to_right(tt, rng):
 # ----------------------------------------------------------------------------- chars (10)
 @case(unit=CHAR_TRAIN, points=3,
       hint="Special tokens keep 0..k-1, characters follow in sorted order; special tokens in the "
-           "training text are not characters.")
+           "training text are not characters.",
+      stated={"CharTokenizer.train": (
+                  "Ids: the ``k`` special tokens keep ``0 .. k-1``; the distinct characters of ``text`` get ``k, k+1, ...`` in code-point order (``sorted``). Occurrences of special tokens in ``text`` are not split into characters. Training again replaces the vocabulary.",
+                  "``self.itos``: the special tokens' ids and strings, plus the inverse of ``self.stoi``.",
+              ),
+              "CharTokenizer": "stoi: character -> id, for the characters only.",
+              "CharTokenizer.vocab_size": "Special tokens plus distinct characters."})
 def char_train_vocabulary(tt, rng):
     m = _tok(tt)
     specials = SPECIALS[: int(rng.integers(0, 4))]
@@ -151,7 +174,12 @@ def char_train_vocabulary(tt, rng):
 
 @case(unit=CHAR_ENCODE, points=3,
       hint="encode: one id per character, one per special token; allow_special=False treats "
-           "special strings as characters.")
+           "special strings as characters.",
+      stated={"CharTokenizer.encode": (
+                  "With ``allow_special=True`` (the default) every occurrence of a special token's string becomes its id; with ``allow_special=False`` special strings are ordinary text",
+                  "an ``int`` piece is appended as it is; a ``str`` piece adds ``self.stoi[ch]`` for each character.",
+              ),
+              "split_special": "(or ``[]`` for an empty text)"})
 def char_encode_with_and_without_specials(tt, rng):
     m = _tok(tt)
     base = _words(rng, 40, alphabet="abcdefghij<>|")
@@ -163,7 +191,11 @@ def char_encode_with_and_without_specials(tt, rng):
             _ids(tok.encode(""))]
 
 
-@case(unit=CHAR_DECODE, points=2, hint="decode joins itos strings; decode(encode(t)) == t exactly.")
+@case(unit=CHAR_DECODE, points=2, hint="decode joins itos strings; decode(encode(t)) == t exactly.",
+      stated={"CharTokenizer.decode": (
+                  "``decode(encode(text)) == text`` for every text of known characters.",
+                  "join ``self.itos[i]`` over the ids",
+              )})
 def char_decode_and_round_trip(tt, rng):
     m = _tok(tt)
     text = _with_specials(rng, _words(rng, 40, unicode_share=0.7), SPECIALS, 3)
@@ -174,7 +206,11 @@ def char_decode_and_round_trip(tt, rng):
 
 @case(unit=CHAR_ENCODE, points=1,
       hint="CharTokenizer.encode: an unknown character raises ValueError, and so does a special "
-           "token's text with allow_special=False when its characters are unknown.")
+           "token's text with allow_special=False when its characters are unknown.",
+      stated={"CharTokenizer.encode": (
+                  "with ``allow_special=False`` special strings are ordinary text",
+                  "a character the tokenizer never saw has no id: raise ``ValueError``",
+              )})
 def char_encode_errors_are_value_errors(tt, rng):
     m = _tok(tt)
     trained = _words(rng, 10, alphabet="abc")
@@ -187,7 +223,8 @@ def char_encode_errors_are_value_errors(tt, rng):
 
 
 @case(unit=CHAR_DECODE, points=1,
-      hint="CharTokenizer.decode: ids outside 0..vocab_size-1 (including -1) raise ValueError.")
+      hint="CharTokenizer.decode: ids outside 0..vocab_size-1 (including -1) raise ValueError.",
+      stated={"CharTokenizer.decode": "an id outside ``0 .. vocab_size-1`` must raise ``ValueError`` naming the id; ``-1`` must not silently wrap around to the last entry"})
 def char_decode_errors_are_value_errors(tt, rng):
     m = _tok(tt)
     trained = _words(rng, 10, alphabet="abc")
@@ -200,7 +237,16 @@ def char_decode_errors_are_value_errors(tt, rng):
 # ----------------------------------------------------------------------------- BPE train (14)
 @case(unit=BPE_TRAIN, points=4,
       hint="BPETokenizer.train: merge the most frequent pair; ties go to the smallest pair (a, "
-           "b); merge ids count up from k + 256.")
+           "b); merge ids count up from k + 256.",
+      stated={"BPETokenizer.train": (
+                  "takes the pair with the **highest count**, breaking ties by the **smallest pair** (``(a, b) < (c, d)`` as tuples), and gives it the next id.",
+                  "Training stops at ``vocab_size`` ids, or earlier when the best pair occurs fewer than ``min_frequency`` times (default 2: a merge that saves nothing is not learned).",
+              ),
+              "BPETokenizer": (
+                  "then one id per merge, in the order training learned them.",
+                  "split_pattern: the pre-tokenizer regex (``None``: the text is one chunk).",
+              ),
+              "BPETokenizer.vocab_size": "Special tokens + 256 bytes + merges."})
 def bpe_train_one_chunk(tt, rng):
     m = _tok(tt)
     out = []
@@ -214,7 +260,14 @@ def bpe_train_one_chunk(tt, rng):
 
 @case(unit=BPE_TRAIN, points=4,
       hint="BPETokenizer.train: pre-tokenize each piece (merges never cross chunks) and weight "
-           "each distinct chunk by how often it occurs.")
+           "each distinct chunk by how often it occurs.",
+      stated={"BPETokenizer.train": (
+                  "the rest is pre-tokenized with ``pretokenize(piece, self.split_pattern)``, and each chunk becomes its UTF-8 bytes as ids ``byte_offset + b``. Merges never cross chunks.",
+                  "Each step counts every adjacent pair over all chunks (a chunk that occurs ``f`` times counts ``f`` times)",
+                  "At the end call ``self._build_vocab()``.",
+              ),
+              "BPETokenizer": "vocab: ``{id: bytes}`` for every id (built from ``merges`` by ``_build_vocab``).",
+              "test:test_bpe_learns_the_hand_computed_merges": "min_frequency=2"})
 def bpe_train_words_with_frequencies(tt, rng):
     m = _tok(tt)
     text = _words(rng, 400)
@@ -225,7 +278,10 @@ def bpe_train_words_with_frequencies(tt, rng):
 
 @case(unit=BPE_TRAIN, points=3,
       hint="Special tokens take ids 0..k-1 (bytes shift to k + b) and are cut out of the training "
-           "text, never merged.")
+           "text, never merged.",
+      stated={"BPETokenizer.train": "Special-token strings are cut out first (``split_special``) and never merged",
+              "BPETokenizer": "Ids: ``k`` special tokens ``0 .. k-1``; the 256 byte values ``k .. k+255`` (byte ``b`` is ``k + b``); then one id per merge",
+              "BPETokenizer._build_vocab": "Rebuild ``vocab`` (id -> bytes) from the special tokens, the bytes and ``merges``"})
 def bpe_train_with_special_tokens(tt, rng):
     m = _tok(tt)
     specials = SPECIALS[: int(rng.integers(1, 4))]
@@ -236,7 +292,12 @@ def bpe_train_with_special_tokens(tt, rng):
 
 @case(unit=BPE_TRAIN, points=3,
       hint="Stop when the best pair occurs fewer than min_frequency times; vocab_size < k + 256 "
-           "is a ValueError; training again starts afresh.")
+           "is a ValueError; training again starts afresh.",
+      stated={"BPETokenizer.train": (
+                  "``vocab_size`` below ``k + 256`` is a ``ValueError``.",
+                  "or earlier when the best pair occurs fewer than ``min_frequency`` times",
+                  "Start ``self.merges`` empty: training again replaces what was learned.",
+              )})
 def bpe_train_stops_and_restarts(tt, rng):
     m = _tok(tt)
     text = _words(rng, 60, unicode_share=0.6)
@@ -253,7 +314,12 @@ def bpe_train_stops_and_restarts(tt, rng):
 # ----------------------------------------------------------------------------- BPE encode (8)
 @case(unit=BPE_ENCODE, points=4,
       hint="Encode chunk by chunk; in each, merge the pair with the LOWEST merge id first, until "
-           "no pair has a merge.")
+           "no pair has a merge.",
+      stated={"BPETokenizer.encode": (
+                  "A chunk starts as its UTF-8 bytes (ids ``byte_offset + b``); then, repeatedly, among the adjacent pairs that have a merge, the one learned **first** (lowest new id) is merged everywhere in the chunk, until no pair has a merge.",
+                  "Each ``str`` piece: ``pretokenize(piece, self.split_pattern)``",
+              ),
+              "split_special": "(or ``[]`` for an empty text)"})
 def bpe_encode_unseen_text(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer().train(_words(rng, 300), vocab_size=256 + int(rng.integers(30, 80)))
@@ -263,7 +329,11 @@ def bpe_encode_unseen_text(tt, rng):
 
 @case(unit=BPE_ENCODE, points=2,
       hint="BPETokenizer.encode: merge rank, not frequency or position: the merge learned first "
-           "is applied first.")
+           "is applied first.",
+      stated={"BPETokenizer.encode": (
+                  "the one learned **first** (lowest new id) is merged everywhere in the chunk, until no pair has a merge.",
+                  '``pair = min(pair_counts(ids), key=lambda p: self.merges.get(p, float("inf")))``; stop if ``pair`` is not in ``self.merges``; else ``ids = merge_pair(ids, pair, self.merges[pair])``.',
+              )})
 def bpe_encode_uses_merge_rank(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer(split_pattern=None)
@@ -279,7 +349,12 @@ def bpe_encode_uses_merge_rank(tt, rng):
 
 @case(unit=BPE_ENCODE, points=2,
       hint="BPETokenizer.encode: special tokens are one id when allowed; with allow_special=False "
-           "they are ordinary bytes.")
+           "they are ordinary bytes.",
+      stated={"BPETokenizer.encode": (
+                  "The ids of ``text``: special tokens atomically, every other chunk by its merges.",
+                  "``split_special(text, self.special_tokens if allow_special else {})``; an ``int`` piece is one id.",
+                  "With ``allow_special=False`` the text ``<eos>`` is just 5 characters of bytes.",
+              )})
 def bpe_encode_special_tokens(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer(special_tokens=SPECIALS)
@@ -290,7 +365,12 @@ def bpe_encode_special_tokens(tt, rng):
 
 # ----------------------------------------------------------------------------- BPE decode (5)
 @case(unit=BPE_DECODE, points=3,
-      hint="Join the bytes of all ids, then decode once as UTF-8 with errors='replace'.")
+      hint="Join the bytes of all ids, then decode once as UTF-8 with errors='replace'.",
+      stated={"BPETokenizer.decode": (
+                  'An id sequence that ends inside a multi-byte character (e.g. generated by a model) decodes with U+FFFD for the broken bytes (``errors="replace"``) instead of failing.',
+                  '``b"".join(self.vocab[int(i)] for i in ids).decode("utf-8", errors="replace")``',
+                  "decode the joined bytes once, not each token",
+              )})
 def bpe_decode_ids(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer(special_tokens=SPECIALS[:2])
@@ -372,7 +452,15 @@ def _round_trip_check(got, expected):
 @case(unit=BPE_DECODE, points=2, check=_round_trip_check,
       hint="decode(encode(t)) == t for every Unicode string; save writes the tokenizer to the "
            "file (the grader reads that file) and load reads one back; unknown ids raise "
-           "ValueError.")
+           "ValueError.",
+      stated={"BPETokenizer.decode": (
+                  "``decode(encode(text)) == text`` for every string.",
+                  "after checking that every id is in ``self.vocab``.",
+                  "An unknown id is a ``ValueError`` naming it.",
+              ),
+              "Tokenizer.save": "Write the tokenizer to ``path`` as UTF-8 JSON",
+              "Tokenizer.load": "``Tokenizer.load`` returns whichever kind the file holds",
+              "test:test_saved_tokenizers_load_and_encode_identically": "the loaded tokenizer encodes differently"})
 def bpe_round_trip_and_errors(tt, rng):
     m = _tok(tt)
     tok = m.BPETokenizer(special_tokens=["<|endoftext|>"])

@@ -50,7 +50,13 @@ def _table_grad(tt, rng, ids, v, d, padding_idx=None):
 
 # ----------------------------------------------------------------------------- lookup (9)
 @case(unit=EMBEDDING_FN, points=4,
-      hint="embedding(ids, W) is W[ids]: one row of W per index, shape (*ids.shape, D).")
+      hint="embedding(ids, W) is W[ids]: one row of W per index, shape (*ids.shape, D).",
+      stated={"embedding": (
+                  "input: integer indices of any shape (a Tensor, an array or a list).",
+                  "A tensor of shape ``(*input.shape, D)`` and ``weight``'s dtype.",
+              ),
+              "_EmbeddingFn.forward": "Return ``weight[indices]`` (NumPy integer indexing gathers whole rows).",
+              "test:test_embedding_gathers_rows_for_any_index_shape": "int32 indices work too"})
 def functional_gathers_rows(tt, rng):
     F = tt.nn.functional
     w = _table(tt, rng, 11, 5)
@@ -63,7 +69,13 @@ def functional_gathers_rows(tt, rng):
 
 @case(unit=EMBEDDING_FN, points=2,
       hint="embedding: any index shape works: () gives (D,), (n,) gives (n, D), (a, b, c) gives "
-           "(a, b, c, D); an empty index gives (0, D).")
+           "(a, b, c, D); an empty index gives (0, D).",
+      stated={"embedding": (
+                  "A tensor of shape ``(*input.shape, D)``",
+                  "if ``idx`` is non-empty and ``idx.min() < 0`` or ``idx.max() >= V``",
+              ),
+              "_EmbeddingFn.forward": "Gather the rows of ``weight`` named by ``indices``: output ``(*indices.shape, D)``.",
+              "test:test_embedding_gathers_rows_for_any_index_shape": "a single (0-d) index gives one row of shape (D,)"})
 def functional_output_shapes_any_rank(tt, rng):
     F = tt.nn.functional
     w = _table(tt, rng, 7, 3)
@@ -75,7 +87,13 @@ def functional_output_shapes_any_rank(tt, rng):
 @case(unit=EMBEDDING_FN, points=3,
       hint="embedding: float or bool indices raise RuntimeError; an index < 0 or >= V raises "
            "IndexError (NumPy would silently wrap -1 to the last row); padding_idx outside [-V, "
-           "V) raises ValueError.")
+           "V) raises ValueError.",
+      stated={"embedding": (
+                  "RuntimeError: the indices are not integers (floats, bools).",
+                  "IndexError: an index is outside ``[0, V)`` — negative ones too",
+                  "ValueError: ``padding_idx`` is outside ``[-V, V)``",
+                  "Unless ``padding_idx`` is None or ``-V <= padding_idx < V``: raise ``ValueError(",
+              )})
 def functional_rejects_bad_indices(tt, rng):
     F = tt.nn.functional
     v = int(rng.integers(4, 9))
@@ -95,7 +113,11 @@ def functional_rejects_bad_indices(tt, rng):
 # ----------------------------------------------------------------------------- backward (10)
 @case(unit=EMBEDDING_FN, points=5,
       hint="embedding: the table's gradient is a scatter-ADD: a row named k times gets the sum of "
-           "k output gradients (np.add.at, not g[idx] += rows); unused rows are 0.")
+           "k output gradients (np.add.at, not g[idx] += rows); unused rows are 0.",
+      stated={"_EmbeddingFn.backward": (
+                  "Row ``v`` of the result is the sum of ``grad[..., :]`` over every position where ``indices == v``; rows no index names stay zero",
+                  "``np.add.at(g, idx, rows)`` adds every row, *also when an index repeats*.",
+              )})
 def backward_accumulates_repeated_indices(tt, rng):
     v, d = 6, 4
     ids = rng.integers(0, v, size=(5, 7))
@@ -106,7 +128,13 @@ def backward_accumulates_repeated_indices(tt, rng):
 
 @case(unit=EMBEDDING_FN, points=5,
       hint="embedding: padding_idx: the forward reads the row as it is, but its gradient is zero; "
-           "a negative padding_idx counts from the end (V + padding_idx).")
+           "a negative padding_idx counts from the end (V + padding_idx).",
+      stated={"_EmbeddingFn.backward": "the ``padding_idx`` row is zero whatever its count.",
+              "embedding": (
+                  "padding_idx: a row that receives no gradient, in ``[-V, V)``; negative values count from the end.",
+                  "(A negative one needs no conversion: NumPy's ``g[-1]`` is the last row, as PyTorch means it.)",
+              ),
+              "test:test_padding_row_gets_no_gradient": "the forward pass still reads the padding row as it is"})
 def backward_padding_row_gets_no_gradient(tt, rng):
     F = tt.nn.functional
     v, d = 7, 3
@@ -123,7 +151,14 @@ def backward_padding_row_gets_no_gradient(tt, rng):
 # ----------------------------------------------------------------------------- nn.Embedding (13)
 @case(unit=EMBEDDING, points=4,
       hint="Embedding: weight ~ N(0, 1): one default_generator().standard_normal((V, D)) draw, "
-           "cast to float32; the padding row is zeroed after the draw.")
+           "cast to float32; the padding row is zeroed after the draw.",
+      stated={"Embedding.__init__": (
+                  "``self.weight = Parameter(default_generator().standard_normal((V, D)) .astype(np.float32))``.",
+                  "If there is a padding row, set it to zero in ``self.weight.data``.",
+                  "draw the whole table first, then zero the row, so the same seed gives the same other rows with or without padding.",
+              ),
+              "Embedding": "weight: Parameter ``(num_embeddings, embedding_dim)``, float32, ``N(0, 1)``.",
+              "test:test_embedding_module_init": "the table is registered as the parameter 'weight'"})
 def module_init_from_seed(tt, rng):
     nn = tt.nn
     seed = int(rng.integers(2**31))
@@ -141,7 +176,13 @@ def module_init_from_seed(tt, rng):
 
 @case(unit=EMBEDDING, points=4,
       hint="Embedding: padding_idx in [-V, V): a negative one is stored as V + padding_idx and "
-           "that row starts at zero; outside the range raise ValueError.")
+           "that row starts at zero; outside the range raise ValueError.",
+      stated={"Embedding.__init__": (
+                  "If ``padding_idx`` is not None: unless ``-num_embeddings <= padding_idx < num_embeddings``, raise ``ValueError(",
+                  "a negative value becomes ``padding_idx + num_embeddings``. Store it as ``self.padding_idx``.",
+                  "If there is a padding row, set it to zero in ``self.weight.data``.",
+              ),
+              "Embedding": "None for no padding row."})
 def module_padding_idx_normalised_and_checked(tt, rng):
     nn = tt.nn
     v = int(rng.integers(5, 12))
@@ -157,7 +198,10 @@ def module_padding_idx_normalised_and_checked(tt, rng):
 
 
 @case(unit=EMBEDDING, points=3,
-      hint="forward(ids) = embedding(ids, self.weight, self.padding_idx).")
+      hint="forward(ids) = embedding(ids, self.weight, self.padding_idx).",
+      stated={"Embedding.forward": "return ``embedding(input, self.weight, self.padding_idx)``.",
+              "Embedding.__init__": "store ``num_embeddings`` and ``embedding_dim``.",
+              "Embedding": "weight: Parameter ``(num_embeddings, embedding_dim)``"})
 def module_forward_uses_weight(tt, rng):
     nn = tt.nn
     e = nn.Embedding(8, 5)
@@ -169,7 +213,9 @@ def module_forward_uses_weight(tt, rng):
 
 @case(unit=EMBEDDING, points=2,
       hint="Embedding: through the module the padding row still gets no gradient, so an optimizer "
-           "step leaves it at zero while used rows move.")
+           "step leaves it at zero while used rows move.",
+      stated={"Embedding": "padding_idx: a row that starts at zero and never receives a gradient",
+              "Embedding.forward": "pass the stored ``padding_idx`` so the padding row gets no gradient."})
 def module_training_step_keeps_padding_row(tt, rng):
     nn = tt.nn
     _seed(tt, rng)
@@ -186,7 +232,12 @@ def module_training_step_keeps_padding_row(tt, rng):
 # ----------------------------------------------------------------------------- dtype, no_grad (2)
 @case(unit=EMBEDDING_FN, points=2,
       hint="embedding: keep the table's dtype (float64 stays float64, in forward and backward); "
-           "under no_grad nothing is recorded.")
+           "under no_grad nothing is recorded.",
+      stated={"embedding": (
+                  "A tensor of shape ``(*input.shape, D)`` and ``weight``'s dtype.",
+                  "Return ``_EmbeddingFn.apply(weight, indices=idx, padding_idx=padding_idx)``.",
+              ),
+              "_EmbeddingFn.backward": "``g = np.zeros(shape, grad.dtype)``"})
 def float64_and_no_grad(tt, rng):
     F = tt.nn.functional
     w = tt.Tensor(rng.standard_normal((5, 2)), requires_grad=True)
@@ -201,7 +252,12 @@ def float64_and_no_grad(tt, rng):
 # ----------------------------------------------------------------------------- positions (12)
 @case(unit=SINUSOIDAL_TABLE, points=4, atol=1e-5,
       hint="sinusoidal_positional_encoding: P[pos, 2i] = sin(pos * 10000^(-2i/D)), P[pos, 2i+1] = "
-           "cos(same angle); an odd D ends with a sine column; float32.")
+           "cos(same angle); an odd D ends with a sine column; float32.",
+      stated={"sinusoidal_positional_encoding": (
+                  "The fixed table ``P (num_positions, embedding_dim)`` of Vaswani et al., float32.",
+                  "``P[pos, 2i] = sin(pos / 10000^(2i/D))`` and ``P[pos, 2i+1] = cos(pos / 10000^(2i/D))``.",
+                  "(an odd ``D`` has one sine more)",
+              )})
 def sinusoidal_table(tt, rng):
     E = _emb(tt)
     n = int(rng.integers(20, 60))
@@ -213,7 +269,13 @@ def sinusoidal_table(tt, rng):
 
 @case(unit=SINUSOIDAL, points=4, atol=1e-6,
       hint="SinusoidalPositionalEncoding(D, max_len)(x, offset) = x + pe[offset:offset+T] for x "
-           "(..., T, D); positions beyond max_len raise ValueError.")
+           "(..., T, D); positions beyond max_len raise ValueError.",
+      stated={"SinusoidalPositionalEncoding.forward": (
+                  "Return ``x + self.pe[offset : offset + T]`` where ``T = x.shape[-2]``.",
+                  "(given: it raises ``ValueError`` beyond ``max_len``)",
+                  "``(T, D)`` broadcasts over the leading (batch) dimensions.",
+              ),
+              "SinusoidalPositionalEncoding": "it is rebuilt, never saved in ``state_dict``, and it has no gradient."})
 def sinusoidal_module_adds_rows_from_offset(tt, rng):
     E = _emb(tt)
     enc = E.SinusoidalPositionalEncoding(6, max_len=12)
@@ -225,7 +287,14 @@ def sinusoidal_module_adds_rows_from_offset(tt, rng):
 
 @case(unit=LEARNED, points=4,
       hint="LearnedPositionalEmbedding(max_len, D): weight ~ N(0, 1) (max_len, D); forward adds "
-           "self.weight[offset:offset+T] (a Tensor slice, so those rows get gradients).")
+           "self.weight[offset:offset+T] (a Tensor slice, so those rows get gradients).",
+      stated={"LearnedPositionalEmbedding.__init__": "``self.weight = Parameter(default_generator().standard_normal((max_len, embedding_dim)).astype(np.float32))``.",
+              "LearnedPositionalEmbedding.forward": (
+                  "Return ``x + self.weight[offset : offset + T]`` where ``T = x.shape[-2]``.",
+                  "a Tensor slice, so the used rows get gradients.",
+              ),
+              "LearnedPositionalEmbedding": "weight: Parameter ``(max_len, embedding_dim)``, float32",
+              "test:test_positional_modules_add_rows_from_offset": "do not exist in a max_len=10 table: ValueError"})
 def learned_positional_embedding(tt, rng):
     E = _emb(tt)
     _seed(tt, rng)
@@ -243,7 +312,10 @@ def learned_positional_embedding(tt, rng):
 @case(unit=LEARNED, points=4, standins=(EMBEDDING_FN, EMBEDDING, SINUSOIDAL_TABLE, SINUSOIDAL),
       rtol=1e-4, atol=1e-5,
       hint="LearnedPositionalEmbedding: token embedding plus positions, trained: every piece must "
-           "be right for the loss and the gradients to match.")
+           "be right for the loss and the gradients to match.",
+      stated={"LearnedPositionalEmbedding.__init__": "``self.weight = Parameter(default_generator().standard_normal((max_len, embedding_dim)).astype(np.float32))``.",
+              "LearnedPositionalEmbedding.forward": "a Tensor slice, so the used rows get gradients.",
+              "Embedding.__init__": "a negative value becomes ``padding_idx + num_embeddings``."})
 def tokens_plus_positions_gradients(tt, rng):
     E = _emb(tt)
     nn = tt.nn

@@ -90,7 +90,14 @@ def _mask(rng, *shape, p=0.3):
 # ----------------------------------------------------------------------------- softmax, masks (10)
 @case(unit=SOFTMAX, points=3,
       hint="_SafeSoftmaxFn: subtract the row maximum before exp; a row that is all -inf gives "
-           "zeros (shift it by 0, divide by 1); keep the input's dtype.")
+           "zeros (shift it by 0, divide by 1); keep the input's dtype.",
+      stated={"_SafeSoftmaxFn.forward": (
+                  "``P = exp(x - max) / sum(exp(x - max))`` along the last axis",
+                  "A row whose entries are all ``-inf`` (nothing may be attended) gives zeros, not NaN.",
+                  "every exponent is <= 0, nothing overflows.",
+                  "Python floats (``0.0``, ``1.0``) keep float32 arrays float32",
+              ),
+              "_SafeSoftmaxFn": "Softmax over the last axis, stable for large scores and zero on fully masked rows."})
 def safe_softmax_forward(tt, rng):
     A = _att(tt)
     x = _f32(rng, 4, 6) * np.float32(30.0)
@@ -103,7 +110,11 @@ def safe_softmax_forward(tt, rng):
 
 
 @case(unit=SOFTMAX, points=3, rtol=GRAD_RTOL, atol=GRAD_ATOL,
-      hint="_SafeSoftmaxFn: dL/dx = P * (G - rowsum(G * P)) along the last axis, from the saved P.")
+      hint="_SafeSoftmaxFn: dL/dx = P * (G - rowsum(G * P)) along the last axis, from the saved P.",
+      stated={"_SafeSoftmaxFn.backward": (
+                  "``dL/dx = P * (grad - sum(grad * P, last axis))`` from the saved ``P``.",
+                  "return ``(p * (grad - dot),)``.",
+              )})
 def safe_softmax_backward(tt, rng):
     A = _att(tt)
     x = _f32(rng, 3, 2, 5)
@@ -116,7 +127,13 @@ def safe_softmax_backward(tt, rng):
 @case(unit=MASKS, points=4,
       hint="mask_to_bias: is_causal: tril of ones (L, S), aligned top-left; bool masks: True -> "
            "0, False -> -inf; float masks are returned as they are (in dtype); mask + is_causal "
-           "raises RuntimeError.")
+           "raises RuntimeError.",
+      stated={"mask_to_bias": (
+                  "is_causal: use the top-left lower triangle ``j <= i`` of ``(query_len, key_len)``.",
+                  "None when there is nothing to mask, else an array of ``dtype`` with 0 where attention is allowed and ``-inf`` where it is not (float masks: their own values).",
+                  "RuntimeError: both ``attn_mask`` and ``is_causal`` are given",
+                  "take ``.data`` of a Tensor; a boolean mask is ``allowed``; a float mask is returned as ``mask.astype(dtype)``.",
+              )})
 def mask_to_bias_conventions(tt, rng):
     A = _att(tt)
     lq, lk = int(rng.integers(2, 5)), int(rng.integers(5, 8))
@@ -134,7 +151,14 @@ def mask_to_bias_conventions(tt, rng):
 # ----------------------------------------------------------------------------- SDPA (18)
 @case(unit=SDPA, points=4,
       hint="scaled_dot_product_attention: softmax(Q K^T * scale) V with scale = 1/sqrt(E), "
-           "softmax over the keys (last axis); L and S may differ and Ev may differ from E.")
+           "softmax over the keys (last axis); L and S may differ and Ev may differ from E.",
+      stated={"scaled_dot_product_attention": (
+                  "query: ``(..., L, E)``; key: ``(..., S, E)``; value: ``(..., S, Ev)`` (leading dims broadcast).",
+                  "scale: defaults to ``1 / sqrt(E)``.",
+                  "``math.sqrt`` returns a Python float — a NumPy float64 scale would turn a float32 attention into float64.",
+              ),
+              "_ScaledDotProductAttentionFn": "``softmax(Q Kᵀ · scale + bias) V``",
+              "_SafeSoftmaxFn": "Softmax over the last axis"})
 def sdpa_forward(tt, rng):
     F = tt.nn.functional
     q, k, v = (tt.Tensor(_f32(rng, *s)) for s in [(2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 5)])
@@ -146,7 +170,13 @@ def sdpa_forward(tt, rng):
 @case(unit=SDPA, points=3,
       hint="scaled_dot_product_attention: is_causal is the top-left triangle even when L != S; "
            "boolean masks: True takes part; float masks are added; rows with nothing allowed are "
-           "0.")
+           "0.",
+      stated={"scaled_dot_product_attention": (
+                  "attn_mask: None, boolean (True = takes part) or float (added), broadcastable to ``(..., L, S)``",
+                  "is_causal: top-left causal mask",
+                  "Rows with no allowed key are 0",
+              ),
+              "mask_to_bias": "is_causal: use the top-left lower triangle ``j <= i`` of ``(query_len, key_len)``."})
 def sdpa_masks_forward(tt, rng):
     F = tt.nn.functional
     q, k, v = (tt.Tensor(_f32(rng, *s)) for s in [(2, 4, 6), (2, 7, 6), (2, 7, 3)])
@@ -165,7 +195,16 @@ def sdpa_masks_forward(tt, rng):
 @case(unit=SDPA, points=4, rtol=GRAD_RTOL, atol=GRAD_ATOL,
       hint="scaled_dot_product_attention: dV = P^T G; dP = G V^T; dS = P * (dP - rowsum(dP * P)); "
            "dQ = dS K * scale; dK = dS^T Q * scale (swap the last two axes, never .T); a float "
-           "mask that requires grad goes through _composed_attention.")
+           "mask that requires grad goes through _composed_attention.",
+      stated={"_ScaledDotProductAttentionFn.backward": (
+                  "``dv = np.matmul(np.swapaxes(p_used, -1, -2), grad)``.",
+                  "``(ds,) = _SafeSoftmaxFn.backward(sm, dp)``; then ``ds = ds * scale``.",
+                  "``dq = np.matmul(ds, k)``; ``dk = np.matmul(np.swapaxes(ds, -1, -2), q)``.",
+              ),
+              "scaled_dot_product_attention": (
+                  "A float mask that requires grad gets its gradient (a learned attention bias).",
+                  "A float mask that requires grad (a ``Tensor`` with ``requires_grad``): return ``_composed_attention(query, key, value, attn_mask, scale, dropout_p)`` (given).",
+              )})
 def sdpa_backward(tt, rng):
     F = tt.nn.functional
     out = []
@@ -181,7 +220,9 @@ def sdpa_backward(tt, rng):
 
 @case(unit=SDPA, points=2, rtol=GRAD_RTOL, atol=GRAD_ATOL,
       hint="scaled_dot_product_attention: A key/value with fewer batch dims broadcasts like "
-           "matmul; return the gradients in the broadcast shape and let unbroadcast sum them.")
+           "matmul; return the gradients in the broadcast shape and let unbroadcast sum them.",
+      stated={"scaled_dot_product_attention": "(leading dims broadcast).",
+              "_ScaledDotProductAttentionFn.backward": "shapes for ``q (2, 4, 3)``, ``k (5, 3)`` (shared) and ``v (2, 5, 6)``: ``grad (2, 4, 6)`` -> ``dq (2, 4, 3)``, ``dk (2, 5, 3)`` (the engine sums it to ``(5, 3)``)"})
 def sdpa_broadcast_batch_backward(tt, rng):
     F = tt.nn.functional
     q, k, v = _leaves(tt, rng, (3, 4, 6), (5, 6), (5, 2))
@@ -191,7 +232,13 @@ def sdpa_broadcast_batch_backward(tt, rng):
 
 @case(unit=SDPA, points=2, rtol=GRAD_RTOL, atol=GRAD_ATOL,
       hint="scaled_dot_product_attention: scale=None means 1/sqrt(E) as a Python float; an "
-           "explicit scale replaces it; float64 stays float64, float32 stays float32.")
+           "explicit scale replaces it; float64 stays float64, float32 stays float32.",
+      stated={"scaled_dot_product_attention": (
+                  "scale: defaults to ``1 / sqrt(E)``.",
+                  "``scale = 1.0 / math.sqrt(query.shape[-1])`` when it is None.",
+                  "``math.sqrt`` returns a Python float — a NumPy float64 scale would turn a float32 attention into float64.",
+              ),
+              "_ScaledDotProductAttentionFn.forward": "scale: multiplies ``Q Kᵀ``"})
 def sdpa_scale_and_dtype(tt, rng):
     F = tt.nn.functional
     q, k, v = (tt.Tensor(_f32(rng, 3, 9)) for _ in range(3))
@@ -236,7 +283,13 @@ def _sdpa_dropout_check(got, expected):
 @case(unit=SDPA, points=2, check=_sdpa_dropout_check,
       hint="scaled_dot_product_attention: dropout_p: keep each weight with probability 1 - p "
            "(draw with default_generator()), scale kept ones by 1/(1 - p), and multiply dP by the "
-           "same mask in backward.")
+           "same mask in backward.",
+      stated={"scaled_dot_product_attention": "dropout_p: dropout on the attention weights (applied whenever it is > 0",
+              "_ScaledDotProductAttentionFn.forward": "if ``dropout_p > 0``: ``keep = (default_generator() .random(p.shape) >= dropout_p).astype(p.dtype) / (1.0 - dropout_p)`` and ``p_used = p * keep``",
+              "_ScaledDotProductAttentionFn.backward": (
+                  "``p_used = p if keep is None else p * keep``.",
+                  "with dropout ``dp = dp * keep``.",
+              )})
 def sdpa_dropout(tt, rng):
     F = tt.nn.functional
     seed = int(rng.integers(2**31))
@@ -273,7 +326,8 @@ def sdpa_dropout(tt, rng):
 
 @case(unit=SDPA, points=1,
       hint="scaled_dot_product_attention: raise RuntimeError when E of query and key differ, S of "
-           "key and value differ, or attn_mask is given together with is_causal=True.")
+           "key and value differ, or attn_mask is given together with is_causal=True.",
+      stated={"scaled_dot_product_attention": "RuntimeError: ``query`` and ``key`` differ in ``E``, ``key`` and ``value`` in ``S``, ``attn_mask`` is given with ``is_causal=True``"})
 def sdpa_errors(tt, rng):
     F = tt.nn.functional
     q = tt.Tensor(_f32(rng, 2, 3, 4))
@@ -288,7 +342,13 @@ def sdpa_errors(tt, rng):
 # ----------------------------------------------------------------------------- heads (4)
 @case(unit=HEADS, points=4,
       hint="split_heads: reshape (..., T, E) to (..., T, h, E/h), then swap the T and h axes; "
-           "merge_heads undoes it; gradients flow through both.")
+           "merge_heads undoes it; gradients flow through both.",
+      stated={"split_heads": (
+                  "``(..., T, E)`` -> ``(..., num_heads, T, E // num_heads)``: one reshape, one transpose.",
+                  "``x.reshape(*lead, t, num_heads, head_dim)`` — the last axis is cut into heads.",
+                  "Use the Tensor's own ``reshape`` and ``transpose`` (here and in ``merge_heads``), so gradients flow back through both functions.",
+              ),
+              "merge_heads": "``(..., h, T, hs)`` -> ``(..., T, h * hs)``: the inverse of ``split_heads``."})
 def split_and_merge_heads(tt, rng):
     A = _att(tt)
     x = tt.Tensor(_f32(rng, 2, 5, 12), requires_grad=True)
@@ -307,7 +367,16 @@ def split_and_merge_heads(tt, rng):
 @case(unit=MHA_INIT, points=3,
       hint="MultiheadAttention.__init__: register in_proj_weight (3E, E), in_proj_bias (3E,), "
            "out_proj (Linear) in that order; draw out_proj first, then Xavier-uniform "
-           "in_proj_weight with bound sqrt(6/(E + 3E)); zero both biases.")
+           "in_proj_weight with bound sqrt(6/(E + 3E)); zero both biases.",
+      stated={"MultiheadAttention.__init__": (
+                  "If ``embed_dim % num_heads`` is not 0, raise ``ValueError(",
+                  "Store ``embed_dim``, ``num_heads``, ``dropout``, ``batch_first`` and ``head_dim = embed_dim // num_heads``.",
+                  'with ``bias``, else ``self.register_parameter("in_proj_bias", None)``; then ``self.out_proj = Linear(E, E, bias=bias)`` (it draws its own weights).',
+                  "Xavier-uniform for the packed weight, drawn after ``out_proj``: ``bound = math.sqrt(6.0 / (E + 3 * E))`` and ``self.in_proj_weight.data[...] = default_generator().uniform(-bound, bound, (3E, E))``.",
+                  "With ``bias``: ``out_proj.bias`` is set to zeros (``in_proj_bias`` already is).",
+              ),
+              "MultiheadAttention": "(PyTorch's default). Keyword-only",
+              "test:test_multihead_parameters_and_init": "the default is PyTorch's, batch_first=False"})
 def mha_parameters_from_seed(tt, rng):
     nn = tt.nn
     _seed(tt, rng)
@@ -324,7 +393,15 @@ def mha_parameters_from_seed(tt, rng):
       hint="MultiheadAttention masks: boolean True = IGNORE (-inf), float masks are added; "
            "attn_mask (L, S) or (N*h, L, S) -> (N, h, L, S); key_padding_mask (N, S) -> (N, 1, 1, "
            "S) (any shape that broadcasts to (N, h, L, S) is fine); wrong shapes raise "
-           "RuntimeError.")
+           "RuntimeError.",
+      stated={"MultiheadAttention._merge_masks": (
+                  "One additive bias broadcastable to ``(batch, h, query_len, key_len)``, or None.",
+                  "Boolean masks here mean **True = ignore** (PyTorch's ``MultiheadAttention``); float masks are added as they are.",
+                  "RuntimeError: a mask has the wrong shape",
+                  "a 2-D mask must be ``(query_len, key_len)``; a 3-D mask must be ``(batch * h, query_len, key_len)`` and is reshaped to ``(batch, h, query_len, key_len)``; otherwise raise ``RuntimeError``.",
+                  "For ``key_padding_mask``: it must be ``(batch, key_len)``; convert the same way and reshape to ``(batch, 1, 1, key_len)``",
+                  "Return the sum of what was given (or the one given, or None).",
+              )})
 def mha_merge_masks(tt, rng):
     m = tt.nn.MultiheadAttention(4, 2)
     n, lq, lk = 2, 3, 4
@@ -349,7 +426,17 @@ def mha_merge_masks(tt, rng):
            "with scale 1/sqrt(head_dim), merge, out_proj; weights averaged over heads unless "
            "average_attn_weights=False; need_weights=False gives (out, None). A query with no "
            "allowed key: NaN with need_weights=True (plain softmax) and in PyTorch's fused "
-           "inference path, zeros on the SDPA path.")
+           "inference path, zeros on the SDPA path.",
+      stated={"MultiheadAttention.forward": (
+                  "weights ``(N, L, S)`` (averaged over heads) or ``(N, h, L, S)``, or None with ``need_weights=False``.",
+                  "``scale = 1 / sqrt(hs)``.",
+                  "``weights = softmax(scores, dim=-1)`` (module 02: a fully masked row is NaN, as in PyTorch)",
+                  "Otherwise ``out = _ScaledDotProductAttentionFn.apply(q, k, v, bias=bias, scale=scale, dropout_p=p)`` and ``weights = None``.",
+                  "``out = self.out_proj(merge_heads(out))``",
+                  "Average the weights over heads (``mean(dim=1)``) if ``average_attn_weights``",
+              ),
+              "MultiheadAttention._uses_fused_inference": "so a fully masked query row is NaN there even with ``need_weights=False``.",
+              "scaled_dot_product_attention": "Rows with no allowed key are 0"})
 def mha_self_attention_forward(tt, rng):
     m = _mha(tt, rng, 8, 2)
     x = tt.Tensor(_f32(rng, 3, 5, 8))
@@ -370,7 +457,14 @@ def mha_self_attention_forward(tt, rng):
 @case(unit=MHA, points=3, rtol=GRAD_RTOL, atol=GRAD_ATOL,
       hint="MultiheadAttention.forward: cross-attention (query != key): each input gets its third "
            "of in_proj_weight; key_padding_mask True marks padding keys; bool attn_mask True "
-           "forbids a pair.")
+           "forbids a pair.",
+      stated={"MultiheadAttention._in_projection": "Otherwise each input gets its third.",
+              "MultiheadAttention.forward": (
+                  "``packed = query is key and key is value`` (before any reshape!).",
+                  "``bias = self._merge_masks(key_padding_mask, attn_mask, N, L, S, q.dtype)``",
+              ),
+              "MultiheadAttention._merge_masks": "Boolean masks here mean **True = ignore**",
+              "test:test_multihead_forward_paths_and_masks": "key_padding_mask: True marks padding keys"})
 def mha_cross_attention_with_masks(tt, rng):
     m = _mha(tt, rng, 12, 3)
     q, k, v = (tt.Tensor(_f32(rng, *s)) for s in [(2, 4, 12), (2, 6, 12), (2, 6, 12)])
@@ -388,7 +482,9 @@ def mha_cross_attention_with_masks(tt, rng):
 
 @case(unit=MHA, points=3, rtol=GRAD_RTOL, atol=GRAD_ATOL,
       hint="MultiheadAttention.forward: every parameter and input gets its gradient through both "
-           "paths (need_weights True and False): use Tensor operations end to end.")
+           "paths (need_weights True and False): use Tensor operations end to end.",
+      stated={"MultiheadAttention.forward": "Use Tensor operations so every parameter gets its gradient.",
+              "_ScaledDotProductAttentionFn.backward": "Return ``(dq, dk, dv)``."})
 def mha_backward(tt, rng):
     out = []
     for need in (True, False):
@@ -403,7 +499,9 @@ def mha_backward(tt, rng):
 
 @case(unit=MHA, points=2, rtol=GRAD_RTOL, atol=GRAD_ATOL,
       hint="MultiheadAttention.forward: batch_first=False: inputs and output are (L, N, E), "
-           "weights stay (N, L, S); 2-D inputs (L, E) are one unbatched sequence.")
+           "weights stay (N, L, S); 2-D inputs (L, E) are one unbatched sequence.",
+      stated={"MultiheadAttention.forward": "With ``batch_first=False`` inputs and output are ``(L, N, E)`` (weights stay ``(N, ...)``). 2-D inputs ``(L, E)`` are one unbatched sequence (``key_padding_mask (S,)``; weights ``(L, S)`` or ``(h, L, S)``).",
+              "MultiheadAttention": "batch_first: inputs are ``(N, L, E)`` when True and ``(L, N, E)`` when False"})
 def mha_batch_first_false_and_unbatched(tt, rng):
     m = _mha(tt, rng, 8, 2, batch_first=False)
     x = tt.Tensor(_f32(rng, 5, 2, 8))
@@ -449,7 +547,11 @@ def _mha_dropout_check(got, expected):
       hint="MultiheadAttention.forward: dropout on the attention weights in training mode "
            "only, and the weights returned are the dropped-out ones (kept ones times 1 / (1 - "
            "p)); in eval() both paths give the same output; is_causal without attn_mask raises "
-           "RuntimeError.")
+           "RuntimeError.",
+      stated={"MultiheadAttention.forward": (
+                  "Dropout (training mode, ``dropout > 0``) acts on the attention weights, and the weights returned are those dropped-out ones, as PyTorch returns them: zeros where a weight was dropped, kept ones scaled by ``1 / (1 - p)`` (a row sums to about 1 on average). In ``eval()`` mode there is no dropout and both paths give the same output.",
+                  "``is_causal`` without ``attn_mask``: raise ``RuntimeError(",
+              )})
 def mha_dropout_and_causal_hint(tt, rng):
     m = _mha(tt, rng, 8, 2, dropout=0.5)
     x = tt.Tensor(_f32(rng, 2, 6, 8))

@@ -91,7 +91,19 @@ def _f64_then_f32(got: Any, expected: Any) -> tuple[bool, str]:
 @case(unit=LN, points=3, rtol=RTOL, atol=ATOL, check=_f64_then_f32,
       hint="LayerNorm: mean and biased variance over the trailing normalized_shape dims "
            "(keepdims), x_hat = (x - mean) / sqrt(var + eps), then x_hat * weight + bias; keep "
-           "the input's dtype.")
+           "the input's dtype.",
+      stated={"layer_norm": (
+                  "normalized_shape: a sequence of ints — the trailing dims of one row",
+                  "eps: added to the variance (default ``1e-5``, PyTorch's).",
+                  "A tensor of ``input``'s shape and dtype.",
+                  "``normalized_shape`` counts from the *end*: for ``(B, T, C)`` and ``C`` the axes are ``(2,)``; for ``(T, C)`` they are ``(1, 2)``.",
+              ),
+              "_LayerNormFn.forward": (
+                  "``var = (xc * xc).dot(avg)`` — the *biased* variance.",
+                  "return ``(xhat * weight.reshape(n) + bias.reshape(n)).reshape(x.shape)``.",
+                  "``eps`` is a Python float, so float32 stays float32.",
+              ),
+              "_LayerNormFn": "``(x - mean) / sqrt(var + eps) * weight + bias`` over the trailing ``axes``, fused."})
 def layer_norm_forward(tt, rng):
     F = tt.nn.functional
     c = int(rng.integers(3, 8))
@@ -113,7 +125,8 @@ def layer_norm_forward(tt, rng):
 @case(unit=LN, points=1, rtol=1e-2, atol=1e-2,
       hint="_LayerNormFn.forward: the variance is the mean of (x - mean)**2; E[x²] − E[x]² "
            "cancels away in float32 when the mean is large (values near 2000 that vary by about "
-           "1).")
+           "1).",
+      stated={"_LayerNormFn.forward": "subtract the mean first, as in step 2. The shortcut ``E[x²] − E[x]²`` subtracts two nearly equal large numbers: for float32 rows near 2000 that vary by about 1 it loses every digit of the variance (or makes it negative), where PyTorch stays exact."})
 def layer_norm_large_mean_float32(tt, rng):
     F = tt.nn.functional
     c = int(rng.integers(4, 9))
@@ -127,7 +140,13 @@ def layer_norm_large_mean_float32(tt, rng):
 @case(unit=LN, points=4, rtol=RTOL, atol=ATOL,
       hint="LayerNorm: dbias = sum of grad over the leading dims; dweight = sum of grad * x_hat; "
            "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) with g = grad * weight, means "
-           "over each row.")
+           "over each row.",
+      stated={"_LayerNormFn.backward": (
+                  "``dbias = gr.sum(axis=0)``; ``dweight = (gr * xhat).sum(axis=0)`` — both reshaped to ``weight.shape``.",
+                  "``g = gr * weight.reshape(n)``; ``dx = rstd * (g - g.dot(avg) - xhat * (g * xhat).dot(avg))``",
+                  "Return ``(dx.reshape(shape), dweight, dbias)`` — one gradient per input.",
+              ),
+              "test:test_layer_norm_backward_matches_finite_differences": "dL/dx, dL/dweight and dL/dbias must match central differences"})
 def layer_norm_backward(tt, rng):
     F = tt.nn.functional
     out = []
@@ -144,7 +163,16 @@ def layer_norm_backward(tt, rng):
       hint="LayerNorm: without weight/bias use scale 1 and shift 0 (no gradient for them); a 1-D "
            "row works too; a constant row gives 0 (not NaN); trailing dims that do not match "
            "normalized_shape raise RuntimeError; an int normalized_shape or an integer input "
-           "raise as in PyTorch.")
+           "raise as in PyTorch.",
+      stated={"layer_norm": (
+                  "weight, bias: ``normalized_shape`` tensors, or None (scale 1, shift 0).",
+                  "(constants: they get no gradient)",
+                  "TypeError: ``normalized_shape`` is an int",
+                  "RuntimeError: an integer or bool input",
+                  "RuntimeError: the trailing dims of ``input`` are not ``normalized_shape``",
+              ),
+              "_LayerNormFn.forward": "A constant row has variance 0: ``eps`` is what keeps the division finite.",
+              "_LayerNormFn.backward": "an unbatched row ``(C,)`` is one row (``R = 1``)."})
 def layer_norm_defaults_and_errors(tt, rng):
     F = tt.nn.functional
     c = int(rng.integers(3, 7))
@@ -163,7 +191,22 @@ def layer_norm_defaults_and_errors(tt, rng):
 @case(unit=LN, points=3, rtol=RTOL, atol=ATOL,
       hint="LayerNorm(shape, eps=1e-5, elementwise_affine=True, bias=True): weight (ones) and "
            "bias (zeros) of normalized_shape as a tuple; None without affine (or bias=False); "
-           "forward calls layer_norm with them.")
+           "forward calls layer_norm with them.",
+      stated={"LayerNorm": (
+                  "normalized_shape: an int or a sequence of ints, the trailing dims of one row.",
+                  "eps: added to the variance for stability (default ``1e-5``, PyTorch's).",
+                  "elementwise_affine: learn ``weight`` (ones) and ``bias`` (zeros) of ``normalized_shape``; without it both are None.",
+                  "bias: with ``elementwise_affine``, whether to learn the shift",
+              ),
+              "LayerNorm.__init__": (
+                  "``self.normalized_shape = _shape_tuple(normalized_shape)``; store ``eps`` and ``elementwise_affine``.",
+                  '``self.weight = Parameter(np.ones(shape, np.float32))``, and ``self.bias = Parameter(np.zeros(shape, np.float32))`` if ``bias`` else ``self.register_parameter("bias", None)``.',
+                  'Without it: register both ``"weight"`` and ``"bias"`` as None.',
+              ),
+              "LayerNorm.forward": (
+                  "``layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)``.",
+                  "pass the parameters themselves (not ``.data``) so they receive gradients.",
+              )})
 def layer_norm_module(tt, rng):
     nn = tt.nn
     c = int(rng.integers(3, 7))
@@ -185,7 +228,11 @@ def layer_norm_module(tt, rng):
 # ----------------------------------------------------------------------------- MLP (5)
 @case(unit=MLP, points=1,
       hint="MLP: fc = Linear(d_model, hidden), proj = Linear(hidden, d_model) (hidden = 4 * "
-           "d_model by default), then a Dropout, assigned in that order.")
+           "d_model by default), then a Dropout, assigned in that order.",
+      stated={"MLP.__init__": (
+                  "Create ``fc``, ``proj`` and ``dropout``, in that order.",
+                  "``hidden = 4 * d_model`` if it is None; ``self.fc = Linear(d_model, hidden)``; ``self.proj = Linear(hidden, d_model)``; ``self.dropout = Dropout(dropout)``.",
+              )})
 def mlp_structure(tt, rng):
     T = _tf(tt)
     _seed(tt, rng)
@@ -199,7 +246,15 @@ def mlp_structure(tt, rng):
 
 @case(unit=MLP, points=4, rtol=RTOL, atol=ATOL,
       hint="MLP(x) = proj(gelu_tanh(fc(x))) on (*, C) inputs (reshape to (B*T, C) and back); "
-           "every parameter and the input get gradients.")
+           "every parameter and the input get gradients.",
+      stated={"MLP.forward": (
+                  "``dropout(proj(gelu_tanh(fc(x))))`` for ``x (*, d_model)``.",
+                  "``Linear`` acts on the last dimension of any input",
+              ),
+              "test:test_mlp_structure_and_forward": (
+                  "the input must receive a gradient",
+                  "every parameter gets a gradient",
+              )})
 def mlp_forward_backward(tt, rng):
     T = _tf(tt)
     d = int(rng.integers(3, 7))  # never the batch size: (B*T, C) is not (B*T*C/B, B)
@@ -215,7 +270,8 @@ def mlp_forward_backward(tt, rng):
 @case(unit=BLOCK, points=2,
       hint="TransformerBlock: ln_1 = LayerNorm(C), attn = MultiheadAttention(C, h, "
            "dropout=dropout, batch_first=True), ln_2 = LayerNorm(C), mlp = MLP(C, "
-           "dropout=dropout), dropout = Dropout(dropout), in this order.")
+           "dropout=dropout), dropout = Dropout(dropout), in this order.",
+      stated={"TransformerBlock.__init__": "``self.ln_1 = LayerNorm(d_model)``; ``self.attn = MultiheadAttention(d_model, n_heads, dropout=dropout, batch_first=True)``; ``self.ln_2 = LayerNorm(d_model)``; ``self.mlp = MLP(d_model, dropout=dropout)``; ``self.dropout = Dropout(dropout)``"})
 def block_structure(tt, rng):
     T = _tf(tt)
     _seed(tt, rng)
@@ -230,7 +286,14 @@ def block_structure(tt, rng):
 @case(unit=BLOCK, points=4, rtol=RTOL, atol=ATOL,
       hint="TransformerBlock: out = x + attn(h, h, h) with h = ln_1(x) and the causal mask "
            "(True above the diagonal), then out + mlp(ln_2(out)); the residual adds the block's "
-           "input, not h.")
+           "input, not h.",
+      stated={"TransformerBlock.forward": (
+                  "``h = self.ln_1(x)``.",
+                  "No cache: ``a, _ = self.attn(h, h, h, attn_mask=causal_mask(T), need_weights=False, is_causal=True)`` with ``T = x.shape[1]``",
+                  "``x = x + self.dropout(a)``.",
+                  "Return ``x + self.mlp(self.ln_2(x))``.",
+                  "Add to ``x``, not to ``h``: the stream itself is never normalised.",
+              )})
 def block_forward(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
@@ -241,7 +304,12 @@ def block_forward(tt, rng):
 
 @case(unit=BLOCK, points=4, rtol=RTOL, atol=ATOL,
       hint="TransformerBlock: use Tensor operations all the way (no .data), so the input and all "
-           "twelve parameters receive gradients through both residual branches.")
+           "twelve parameters receive gradients through both residual branches.",
+      stated={"TransformerBlock.forward": (
+                  "``x = x + self.dropout(a)``.",
+                  "Return ``x + self.mlp(self.ln_2(x))``.",
+              ),
+              "LayerNorm.forward": "pass the parameters themselves (not ``.data``) so they receive gradients."})
 def block_backward(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
@@ -253,7 +321,13 @@ def block_backward(tt, rng):
 
 @case(unit=BLOCK, points=2, rtol=RTOL, atol=ATOL,
       hint="TransformerBlock: position t must not see later positions; with a cache the block "
-           "calls cache(self.attn, h) once with h = ln_1(x) instead of its own attention.")
+           "calls cache(self.attn, h) once with h = ln_1(x) instead of its own attention.",
+      stated={"TransformerBlock.forward": (
+                  "attn_mask=causal_mask(T)",
+                  "with a cache: ``a = cache(self.attn, h)``.",
+                  "a callable ``cache(attn, h)`` returning the attention output ``(B, T, C)`` for the new positions ``h``.",
+              ),
+              "test:test_block_is_causal_and_takes_a_cache": "with a cache the block calls cache(self.attn, h) once"})
 def block_causality_and_cache(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
@@ -286,7 +360,8 @@ def _dropout_modes_check(got: Any, expected: Any) -> tuple[bool, str]:
 
 @case(unit=BLOCK, points=1, check=_dropout_modes_check,
       hint="TransformerBlock: dropout is active in training mode only: in eval mode a block with "
-           "dropout gives the same output as without.")
+           "dropout gives the same output as without.",
+      stated={"TransformerBlock": "dropout: on the attention weights, the attention output and the MLP output (training mode only)."})
 def block_dropout_modes(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
@@ -320,7 +395,12 @@ def _gpt(tt, rng, dtype=np.float64, scale=0.4, **sizes):
 @case(unit=GPT, points=2,
       hint="GPT: tok_emb = Embedding(V, C), pos_emb = LearnedPositionalEmbedding(context, C), "
            "drop, blocks = Sequential of n_layers TransformerBlocks, ln_f = LayerNorm(C), head = "
-           "Linear(C, V, bias=False); store the sizes as attributes.")
+           "Linear(C, V, bias=False); store the sizes as attributes.",
+      stated={"GPT.__init__": (
+                  "store ``vocab_size``, ``context_length``, ``d_model``, ``n_layers`` and ``n_heads``.",
+                  "``self.tok_emb = Embedding(vocab_size, d_model)``; ``self.pos_emb = LearnedPositionalEmbedding(context_length, d_model)``; ``self.drop = Dropout(dropout)``; ``self.blocks = Sequential(*[TransformerBlock(d_model, n_heads, dropout) for _ in range(n_layers)])``; ``self.ln_f = LayerNorm(d_model)``; ``self.head = Linear(d_model, vocab_size, bias=False)``.",
+              ),
+              "GPT": "Attributes (in this order): ``tok_emb``, ``pos_emb``, ``drop``, ``blocks``, ``ln_f``, ``head``."})
 def gpt_structure(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
@@ -380,7 +460,8 @@ def _init_close(got: Any, expected: Any) -> tuple[bool, str]:
 
 @case(unit=GPT, points=2, check=_init_close,
       hint="GPT-2 init: 2-D parameters ~ N(0, 0.02^2), but out_proj.weight and mlp.proj.weight ~ "
-           "N(0, (0.02 / sqrt(2 * n_layers))^2); biases zero.")
+           "N(0, (0.02 / sqrt(2 * n_layers))^2); biases zero.",
+      stated={"GPT.__init__": 'a 2-D ``p`` gets ``p.data[...] = rng.normal(0.0, std, p.shape)`` with ``std = 0.02 / math.sqrt(2 * n_layers)`` when ``name`` ends with ``"out_proj.weight"`` or ``"mlp.proj.weight"`` and ``0.02`` otherwise; a ``name`` ending with ``"bias"`` gets zeros. (LayerNorm weights stay at one.)'})
 def gpt_initialisation(tt, rng):
     T = _tf(tt)
     _seed(tt, rng)
@@ -391,7 +472,13 @@ def gpt_initialisation(tt, rng):
 @case(unit=GPT, points=4, rtol=RTOL, atol=ATOL,
       hint="GPT: logits = head(ln_f(blocks(drop(tok_emb(idx) + pos_emb[0:T])))) for every "
            "position, shape (B, T, V); T may be shorter than context_length; idx may be a Tensor "
-           "or an array.")
+           "or an array.",
+      stated={"GPT.forward": (
+                  "idx: integer token ids, a Tensor or an array, shape ``(B, T)``.",
+                  "``x = self.drop(self.pos_emb(self.tok_emb(ids), offset))``",
+                  "Return the logits ``self.head(self.ln_f(x))`` — ``(B, T, V)``",
+              ),
+              "test:test_gpt_forward_is_causal_and_uses_positions": "T may be shorter than context_length"})
 def gpt_forward(tt, rng):
     gpt, cfg = _gpt(tt, rng)
     v, ctx = cfg["vocab_size"], cfg["context_length"]
@@ -402,7 +489,9 @@ def gpt_forward(tt, rng):
 
 @case(unit=GPT, points=2, rtol=RTOL, atol=ATOL,
       hint="GPT: every parameter (embeddings, all blocks, ln_f, head) receives a gradient of the "
-           "logits.")
+           "logits.",
+      stated={"test:test_gpt_forward_is_causal_and_uses_positions": "every parameter must receive a gradient",
+              "GPT.forward": "Return the logits ``self.head(self.ln_f(x))``"})
 def gpt_backward(tt, rng):
     gpt, cfg = _gpt(tt, rng)
     idx = rng.integers(0, cfg["vocab_size"], size=(2, cfg["context_length"]))
@@ -414,7 +503,13 @@ def gpt_backward(tt, rng):
 @case(unit=GPT, points=2, rtol=RTOL, atol=ATOL,
       hint="GPT: more than context_length positions (counting cache.offset) or ids that are not "
            "(B, T) raise ValueError; with a cache, positions start at cache.offset and block i "
-           "gets cache.layers[i].")
+           "gets cache.layers[i].",
+      stated={"GPT.forward": (
+                  "ValueError: ``idx`` is not 2-D, or ``offset + T > context_length``.",
+                  "``offset = 0 if cache is None else cache.offset``",
+                  "``x = block(x, None if cache is None else cache.layers[i])``.",
+                  "position ``t`` of ``idx`` is position ``offset + t`` of the sequence",
+              )})
 def gpt_positions_and_cache(tt, rng):
     gpt, cfg = _gpt(tt, rng)
     v, ctx = cfg["vocab_size"], cfg["context_length"]
@@ -448,7 +543,15 @@ def gpt_positions_and_cache(tt, rng):
 @case(unit=GENERATE, points=2,
       hint="GPT.generate: greedy decoding (top_k=1): append the argmax of the last position's "
            "logits, feeding only the last context_length tokens; the result is (B, T + "
-           "max_new_tokens) int64; subtract the maximum before exp so huge logits do not overflow.")
+           "max_new_tokens) int64; subtract the maximum before exp so huge logits do not overflow.",
+      stated={"GPT.generate": (
+                  "Extend ``idx (B, T)`` by ``max_new_tokens`` sampled tokens; returns ``(B, T + n)``.",
+                  "each step feeds the last ``context_length`` tokens, takes the logits of the last position, divides them by ``temperature`` (default 1.0)",
+                  "Greedy decoding: ``top_k=1``.",
+                  "ValueError: ``temperature <= 0`` or ``top_k < 1``.",
+                  "as int64",
+                  "``p = np.exp(logits - logits.max(-1, keepdims=True))``; divide by its sum;",
+              )})
 def gpt_generate_greedy(tt, rng):
     gpt, cfg = _gpt(tt, rng, scale=1.0)
     v, ctx = cfg["vocab_size"], cfg["context_length"]
@@ -511,7 +614,12 @@ def _sampled_like(got: Any, expected: Any) -> tuple[bool, str]:
 @case(unit=GENERATE, points=2, check=_sampled_like,
       hint="GPT.generate: divide the last logits by temperature, keep the top_k largest (others "
            "-inf), sample from the softmax with the package's generator (the same manual_seed "
-           "gives the same tokens).")
+           "gives the same tokens).",
+      stated={"GPT.generate": (
+                  "divides them by ``temperature`` (default 1.0), keeps only the ``top_k`` largest (if given), and samples from the softmax with the package's generator (reproducible with ``manual_seed``).",
+                  "tokens removed by top-k have probability 0 and can never be drawn.",
+              ),
+              "test:test_generate_greedy_sampling_and_cropping": "the same manual_seed must give the same sample"})
 def gpt_generate_sampling(tt, rng):
     gpt, cfg = _gpt(tt, rng, scale=0.3, n_layers=1)
     v = cfg["vocab_size"]
@@ -539,7 +647,12 @@ def gpt_generate_sampling(tt, rng):
 # ----------------------------------------------------------------------------- counts (2)
 @case(unit=COUNTS, points=2,
       hint="gpt_parameter_counts: embeddings V*C + context*C; attention n*(4C^2 + 4C); mlp "
-           "n*(8C^2 + 5C); norms (2n + 1)*2C; head V*C; total = their sum (n_heads plays no part).")
+           "n*(8C^2 + 5C); norms (2n + 1)*2C; head V*C; total = their sum (n_heads plays no part).",
+      stated={"gpt_parameter_counts": (
+                  '``{"embeddings", "attention", "mlp", "norms", "head", "total"}`` -> int.',
+                  "``embeddings = V·C + context·C``; ``attention = n_layers·(4C² + 4C)``; ``mlp = n_layers·(8C² + 5C)``; ``norms = (2·n_layers + 1)·2C``; ``head = V·C``; ``total`` is their sum.",
+                  "``n_heads`` is not used",
+              )})
 def formula_counts_by_component(tt, rng):
     T = _tf(tt)
     out = []
