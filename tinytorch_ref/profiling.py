@@ -290,7 +290,8 @@ def module_flops(module: Any, args: tuple[Any, ...], output: Any) -> int:
         6. ``type(module)`` in ``ELEMENTWISE_FLOPS``: that many per element of ``out``.
         7. A positional encoding (``SinusoidalPositionalEncoding``,
            ``LearnedPositionalEmbedding``): 1 per element of ``out``.
-        8. Anything else: 0.
+        8. Anything else: 0 — and so is, from step 3 on, a layer whose ``output`` holds no
+           tensor (``out is None``).
 
     EXAMPLE:
         >>> lin = Linear(784, 256); x = Tensor(np.zeros((32, 784), np.float32))

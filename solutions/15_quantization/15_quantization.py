@@ -489,7 +489,9 @@ def quantize_per_channel(input: Any, scales: Any, zero_points: Any, axis: int,  
 
     Args:
         input: a float Tensor (or array), e.g. a Linear weight ``(out, in)``.
-        scales: ``(input.shape[axis],)`` positive floats (a Tensor, array or list).
+        scales: ``(input.shape[axis],)`` positive floats (a Tensor, array or list). A
+            scale of 0 is not refused: its channel computes with ``inv = inf``, as
+            PyTorch's kernel does.
         zero_points: ``(input.shape[axis],)`` integers inside the dtype's range.
         axis: the channel dimension, ``0 <= axis < input.ndim``.
         dtype: ``qint8`` or ``quint8``.

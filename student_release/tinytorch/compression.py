@@ -69,7 +69,8 @@ def l1_unstructured_mask(t: Any, amount: Any, default_mask: Any = None) -> np.nd
     Args:
         t: the importance scores (usually the weight), any shape; a Tensor or an array.
         amount: a fraction or a count of the entries *still kept* (see ``nparams_to_prune``).
-        default_mask: an earlier 0/1 mask of ``t``'s shape (None: all ones).
+        default_mask: an earlier 0/1 mask of ``t``'s shape, a Tensor or an array (None:
+            all ones); it is not modified.
 
     Returns:
         A 0/1 mask of ``t``'s shape and float dtype (float32 for float32 weights): zero where

@@ -109,7 +109,15 @@ def _mlp(tt, rng, n_layers=3):
 @case(unit=PARAMETERS, points=4,
       hint="parameters_by_module: count each module's own _parameters in named_modules() order, "
            "skip None and parameters already counted (shared weights), and list only modules that "
-           "own at least one parameter.")
+           "own at least one parameter.",
+      stated={
+          "parameters_by_module": (
+              "How many parameters each module owns directly, by dotted name (shared ones once).",
+              "``{module_name: count}`` in ``named_modules()`` order, only for modules that own at least one parameter",
+              "skip ``None`` and parameters already in ``seen``",
+              "``_parameters`` holds only a module's *own* parameters",
+          ),
+      })
 def parameters_by_module_counts(tt, rng):
     P, nn = _p(tt), tt.nn
     _seed(tt, rng)
@@ -130,7 +138,17 @@ def parameters_by_module_counts(tt, rng):
 @case(unit=MEMORY, points=3,
       hint="training_memory: parameters = nbytes of every parameter once; gradients and optimizer "
            "state count only parameters with requires_grad; state = OPTIMIZER_STATE [name] x the "
-           "trainable bytes; unknown names raise ValueError.")
+           "trainable bytes; unknown names raise ValueError.",
+      stated={
+          "training_memory": (
+              '``{"parameters", "gradients", "optimizer", "activations", "total"}`` in bytes.',
+              "ValueError: an unknown optimizer name",
+              "``parameters`` = the sum of ``p.data.nbytes`` over ``model.parameters()`` (each parameter once); ``trainable`` = the same over those with ``p.requires_grad``.",
+              "``gradients = trainable``; ``optimizer = OPTIMIZER_STATE[name] * trainable``.",
+              "Return the dict with ``total`` = the sum of the four.",
+              "a float64 parameter takes 8 per element",
+          ),
+      })
 def training_memory_breakdown(tt, rng):
     P, nn = _p(tt), tt.nn
     _seed(tt, rng)
@@ -150,7 +168,13 @@ def training_memory_breakdown(tt, rng):
 # ----------------------------------------------------------------------------- FLOP formulas (9)
 @case(unit=LINEAR_FLOPS, points=3,
       hint="linear_flops: 2 x rows x in x out for the multiply-adds (rows = product of the "
-           "leading dims, 1 for a 1-D input), plus rows x out with a bias.")
+           "leading dims, 1 for a 1-D input), plus rows x out with a bias.",
+      stated={
+          "linear_flops": (
+              "``2 · rows · in_features · out_features`` (+ ``rows · out_features`` with a bias), where ``rows`` is the product of the leading dimensions (1 for a 1-D input).",
+              "bias: whether the layer adds a bias (one FLOP per output element).",
+          ),
+      })
 def linear_flops_formula(tt, rng):
     P = _p(tt)
     shapes = [(_int(rng, 1, 9),), (_int(rng, 1, 9), _int(rng, 1, 9)),
@@ -162,7 +186,15 @@ def linear_flops_formula(tt, rng):
 
 @case(unit=CONV_FLOPS, points=3,
       hint="conv2d_flops: every output element is one dot product of (C_in/groups) x kh x kw "
-           "multiply-adds (2 FLOPs each), plus 1 for the bias; kernel_size is an int or a pair.")
+           "multiply-adds (2 FLOPs each), plus 1 for the bias; kernel_size is an int or a pair.",
+      stated={
+          "conv2d_flops": (
+              "kernel_size: an int or a pair ``(kh, kw)``.",
+              "bias: one FLOP per output element for the bias.",
+              "groups: each output channel sees ``C_in / groups`` input channels.",
+              "``2 · outputs · (C_in // groups) · kh · kw`` (+ ``outputs`` with a bias), where ``outputs = N · C_out · H_out · W_out``.",
+          ),
+      })
 def conv2d_flops_formula(tt, rng):
     P = _p(tt)
     out = []
@@ -179,7 +211,14 @@ def conv2d_flops_formula(tt, rng):
 @case(unit=ATTENTION_FLOPS, points=3,
       hint="attention_flops: 2 x b x L x S x E for Q K^T plus 2 x b x L x S x Ev for P V, where b "
            "is the product of the batch shapes broadcast together (a shared key still costs one "
-           "product per query batch).")
+           "product per query batch).",
+      stated={
+          "attention_flops": (
+              "the leading dims broadcast as in ``matmul``.",
+              "``2·b·L·S·E`` (scores) + ``2·b·L·S·Ev`` (weighted values), ``b`` the product of the broadcast batch shape.",
+              "a key shared by every batch element (fewer batch dims) still costs one product per query batch",
+          ),
+      })
 def attention_flops_formula(tt, rng):
     P = _p(tt)
     out = []
@@ -199,7 +238,20 @@ def attention_flops_formula(tt, rng):
       hint="module_flops: dispatch in the docstring's order: Linear, MultiheadAttention, conv "
            "(in_channels + kernel_size, from the output shape), pooling (kh x kw per output), "
            "normalisation (5 + weight + bias per element), the ELEMENTWISE_FLOPS table, "
-           "positional encodings (1 per element), else 0.")
+           "positional encodings (1 per element), else 0.",
+      stated={
+          "module_flops": (
+              "or 0 for layers that only move data and for containers (``Sequential``, your models)",
+              "APPROACH (first match wins; ``out = _first_tensor(output)``):",
+              "1. ``Linear``: ``linear_flops(args[0].shape, module.out_features, module.bias is not None)``.",
+              '3. A layer with ``in_channels`` and ``kernel_size`` (``Conv2d``): ``conv2d_flops(out.shape, module.in_channels, module.kernel_size, module.bias is not None, getattr(module, "groups", 1))``.',
+              "4. A layer with ``kernel_size`` only (pooling): ``kh·kw`` per output element.",
+              '5. A layer with ``normalized_shape`` or ``num_features`` (``LayerNorm``, ``BatchNorm2d``): ``5 + (weight is not None) + (bias is not None)`` per element (use ``getattr(module, "weight", None)``).',
+              "6. ``type(module)`` in ``ELEMENTWISE_FLOPS``: that many per element of ``out``.",
+              "7. A positional encoding (``SinusoidalPositionalEncoding``, ``LearnedPositionalEmbedding``): 1 per element of ``out``.",
+              "8. Anything else: 0 — and so is, from step 3 on, a layer whose ``output`` holds no tensor (``out is None``).",
+          ),
+      })
 def module_flops_dispatch(tt, rng):
     P, nn = _p(tt), tt.nn
     _seed(tt, rng)
@@ -233,7 +285,15 @@ def module_flops_dispatch(tt, rng):
 @case(unit=MODULE_FLOPS, points=3,
       hint="module_flops: multiheadAttention itself: the three input projections, attention per "
            "head (b = N x heads, head_dim = E / heads) and a softmax of 5 per score; out_proj is "
-           "a child Linear with its own row. Shapes follow batch_first.")
+           "a child Linear with its own row. Shapes follow batch_first.",
+      stated={
+          "module_flops": "2. ``MultiheadAttention``: ``multihead_attention_flops(module, args[0].shape, args[1].shape)``.",
+          "multihead_attention_flops": (
+              "FLOPs of ``MultiheadAttention`` itself: input projections, attention, softmax (provided).",
+              "``out_proj`` is a child ``Linear``, counted on its own row.",
+          ),
+          "attention_flops": "``2·b·L·S·E`` (scores) + ``2·b·L·S·Ev`` (weighted values), ``b`` the product of the broadcast batch shape.",
+      })
 def module_flops_attention(tt, rng):
     P, nn = _p(tt), tt.nn
     _seed(tt, rng)
@@ -260,7 +320,15 @@ def module_flops_attention(tt, rng):
 @case(unit=GRAPH_BYTES, points=4,
       hint="graph_activation_bytes: walk the graph from the output; count each storage once "
            "(follow .base: reshapes and transposes are views), add the arrays nodes saved (a "
-           "Function's Context, nested contexts), and skip every storage of a leaf.")
+           "Function's Context, nested contexts), and skip every storage of a leaf.",
+      stated={
+          "graph_activation_bytes": (
+              "The total ``nbytes`` of the distinct storages of every array the graph holds — ``output`` and every non-leaf tensor it reaches, plus ``saved_arrays(node)`` of their nodes — except storages that belong to a leaf (a parameter, an input).",
+              "A leaf (``t._node is None``): add ``id(storage(t.data))`` to ``leaf_storage``.",
+              "Map each array of ``kept`` to its ``storage(...)``; keep one entry per ``id``, skipping ids in ``leaf_storage``.",
+              "its reshape is a view of them (0 more)",
+          ),
+      })
 def graph_activation_bytes_models(tt, rng):
     P, F = _p(tt), tt.nn.functional
     _seed(tt, rng)
@@ -283,7 +351,16 @@ def graph_activation_bytes_models(tt, rng):
 @case(unit=GRAPH_BYTES, points=2,
       hint="graph_activation_bytes: A view of a weight (W.T) may be met before the weight itself: "
            "collect the leaves' storages during the walk and exclude them at the end; a shared "
-           "intermediate is one storage, however many nodes use it.")
+           "intermediate is one storage, however many nodes use it.",
+      stated={
+          "graph_activation_bytes": (
+              "The total ``nbytes`` of the distinct storages of every array the graph holds",
+              "except storages that belong to a leaf (a parameter, an input).",
+              "keep one entry per ``id``, skipping ids in ``leaf_storage``.",
+              "Collect the leaves' storages during the walk and subtract at the end — a view of a weight (``W.T``) can be met before the weight itself.",
+          ),
+          "storage": "The object that owns an array's memory: follow ``.base`` to the end (provided).",
+      })
 def graph_activation_bytes_leaf_views(tt, rng):
     P = _p(tt)
     n, m, rows = _int(rng, 2, 200), _int(rng, 2, 200), _int(rng, 1, 40)
@@ -302,7 +379,15 @@ def graph_activation_bytes_leaf_views(tt, rng):
 @case(unit=SUMMARIZE, points=3,
       hint="summarize: median and quartiles with np.percentile (linear interpolation) over the "
            "samples as float64; IQR = Q3 - Q1; samples kept as given (a tuple); no samples raise "
-           "ValueError.")
+           "ValueError.",
+      stated={
+          "summarize": (
+              "``Timing(samples, median, q1, q3, iqr, min, max)``: ``samples`` as a tuple of the values given, every other field a Python ``float``.",
+              "ValueError: no samples.",
+              "``q1, median, q3 = np.percentile(np.asarray(samples, dtype=np.float64), [25, 50, 75])`` (linear interpolation).",
+              "Return the ``Timing`` with ``iqr = q3 - q1`` and ``float`` of every number.",
+          ),
+      })
 def summarize_statistics(tt, rng):
     P = _p(tt)
     out = []
@@ -316,7 +401,16 @@ def summarize_statistics(tt, rng):
 @case(unit=MEASURE, points=4,
       hint="measure: warm-up calls are not timed; each of the repeats is timed alone (timer() "
            "after minus timer() before); return summarize of the repeats; warmup < 0 or repeats < "
-           "1 raise ValueError.")
+           "1 raise ValueError.",
+      stated={
+          "measure": (
+              "Time ``fn()``: ``warmup`` untimed calls, then ``repeats`` timed ones.",
+              "timer: the clock; each sample is ``timer()`` after the call minus ``timer()`` before.",
+              "``summarize(samples)`` of the ``repeats`` durations, in the timer's unit.",
+              "ValueError: ``warmup < 0`` or ``repeats < 1``.",
+              "1. Check the arguments. 2. Call ``fn()`` ``warmup`` times.",
+          ),
+      })
 def measure_on_a_fake_clock(tt, rng):
     P = _p(tt)
     out = []
@@ -338,7 +432,13 @@ def measure_on_a_fake_clock(tt, rng):
 @case(unit=MEDIAN_CI, points=3,
       hint="median_ci: sort the values; k is the largest number <= n // 2 with 2 x P(Binomial(n, "
            "1/2) <= k - 1) <= 1 - confidence; the interval is (v_k, v_(n-k+1)) 1-based, or (-inf, "
-           "inf) when no k qualifies.")
+           "inf) when no k qualifies.",
+      stated={
+          "median_ci": (
+              "``(v_k, v_{n-k+1})`` of the sorted values (1-based), for the largest ``k <= n // 2`` with ``2 · P(X <= k - 1) <= 1 - confidence``, ``X ~ Binomial(n, 1/2)``; ``(-inf, inf)`` when even ``k = 1`` does not qualify. Python floats.",
+              "ValueError: no values, or ``confidence`` outside (0, 1).",
+          ),
+      })
 def median_ci_order_statistics(tt, rng):
     P = _p(tt)
     out = []
@@ -356,7 +456,16 @@ def median_ci_order_statistics(tt, rng):
 @case(unit=COMPARE, points=4,
       hint="compare: warm up with pairs, then each repeat times fn_a and then fn_b (in that "
            "order: the clock drifts); ratios a_i / b_i, their median, median_ci of the ratios, "
-           "and summarize of each side.")
+           "and summarize of each side.",
+      stated={
+          "compare": (
+              "warmup: untimed pairs first (``fn_a()`` then ``fn_b()``).",
+              "``Comparison(ratios, ratio, low, high, a, b)``: ``ratios[i] = a_i / b_i`` for pair ``i``; ``ratio`` their median (a float); ``(low, high) = median_ci(ratios, confidence)``; ``a`` and ``b`` the ``summarize`` of each version's samples.",
+              "ValueError: ``warmup < 0`` or ``repeats < 1``.",
+              "1. Check the arguments; ``warmup`` times: ``fn_a(); fn_b()``.",
+              "``repeats`` times, **a then b**: time ``fn_a()`` as in ``measure``, then ``fn_b()``",
+          ),
+      })
 def compare_alternates_pairs(tt, rng):
     P = _p(tt)
     out = []
@@ -378,7 +487,25 @@ def compare_alternates_pairs(tt, rng):
 @case(unit=PROFILER, points=4, atol=1e-12,
       hint="Profiler: hooks on every module: _before reads the clock once and pushes it, _after "
            "reads it once, pops the start and adds the elapsed time for the pass; on the first "
-           "timed pass also FLOPs, calls and output shapes.")
+           "timed pass also FLOPs, calls and output shapes.",
+      stated={
+          "Profiler._before": (
+              "``self.starts.setdefault(id(module), []).append(self.timer())``",
+              "read the clock exactly once, and last",
+          ),
+          "Profiler._after": (
+              "``end = self.timer()`` first; ``name = self.names[id(module)]``; ``elapsed = end - self.starts[id(module)].pop()``.",
+              "``self.current[name] = self.current.get(name, 0) + elapsed``.",
+              "If ``self.recording``: add ``module_flops(module, args, output)`` to ``self.flops[name]`` and 1 to ``self.calls[name]`` (both start at 0), and set ``self.shapes[name] = tuple(_first_tensor(output).shape)`` (when it is not None).",
+          ),
+          "Profiler.profile": (
+              "repeats: timed passes (1 or more); the first also records FLOPs and shapes.",
+              "for every ``m`` in ``self.model.modules()``: append ``m.register_forward_pre_hook(self._before)`` and ``m.register_forward_hook(self._after)`` to ``handles``.",
+              "then for each timed pass ``r``: ``self.current = {}``, ``self.recording = (r == 0)``, run the model, and append each ``self.current[name]`` to ``self.times.setdefault(name, [])``.",
+              "``finally:`` call ``h.remove()`` for every handle",
+          ),
+          "Profiler.rows": "One dict per module that ran, in ``named_modules()`` order.",
+      })
 def profiler_sequential_rows(tt, rng):
     P = _p(tt)
     _seed(tt, rng)
@@ -402,7 +529,16 @@ def profiler_sequential_rows(tt, rng):
 @case(unit=PROFILER, points=3, atol=1e-12,
       hint="Profiler: run warmup untimed passes and repeats timed ones under no_grad; a layer "
            "called twice per pass adds both calls; remove every hook in a finally block, even "
-           "when the model raises; repeats < 1 raises ValueError.")
+           "when the model raises; repeats < 1 raises ValueError.",
+      stated={
+          "Profiler.profile": (
+              "ValueError: ``repeats < 1``.",
+              "``with no_grad():`` run ``self.model(*inputs)`` ``warmup`` times",
+              "``finally:`` call ``h.remove()`` for every handle and set ``self.recording = False`` — even when the model raises, it must come back without hooks.",
+              "warm-up passes also run the hooks (they fill ``self.current``); resetting ``self.current`` before every timed pass keeps them out of the times.",
+          ),
+          "Profiler._after": "a module called twice in one pass (a shared layer) adds both calls' time and FLOPs: accumulate, do not overwrite.",
+      })
 def profiler_shared_layers_and_errors(tt, rng):
     P, nn = _p(tt), tt.nn
     _seed(tt, rng)

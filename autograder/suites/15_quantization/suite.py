@@ -62,7 +62,18 @@ def _qt(qt):
 @case(unit=PER_TENSOR, points=4,
       hint="quantize_per_tensor: q = clamp(rint(x * (1/s) + z), qmin, qmax): x * (1/s) + z "
            "rounded to float32 once (in float64, then cast), round half to even, NaN to qmax, "
-           "saturate before the cast, int8 for qint8 and uint8 for quint8.")
+           "saturate before the cast, int8 for qint8 and uint8 for quint8.",
+      stated={
+          "quantize_per_tensor": (
+              "A ``QTensor`` of the same shape, storage ``dtype.storage``.",
+              "``x·inv + zero_point`` rounded **once** to float32",
+              "``t = (x.astype(np.float64) * np.float64(inv) + zero_point).astype(np.float32)`` (the float64 product of two float32 numbers is exact), then ``q = np.rint(t)`` — round half to even.",
+              "NaN becomes the top of the range, as in PyTorch: ``q = np.where(np.isnan(q), dtype.qmax, q)``.",
+              "Clamp with ``np.clip(q, dtype.qmin, dtype.qmax)``, cast to ``dtype.storage`` and return ``QTensor(q, scale, zero_point, dtype)``.",
+              "``astype(np.int8)`` *before* ``np.clip`` wraps 200 around to -56 — clamp first.",
+          ),
+          "QTensor": "Per-tensor (``axis is None``): one ``scale`` (float) and ``zero_point`` (int).",
+      })
 def quantize_per_tensor_values(tt, rng):
     m = _q(tt)
     out = []
@@ -86,7 +97,15 @@ def quantize_per_tensor_values(tt, rng):
 @case(unit=PER_TENSOR, points=2,
       hint="quantize_per_tensor: a zero point outside [qmin, qmax], an integer or a float64 "
            "input: RuntimeError (as PyTorch); a scale of 0 or below is computed with, as PyTorch "
-           "does (1/0 is inf: everything positive saturates).")
+           "does (1/0 is inf: everything positive saturates).",
+      stated={
+          "quantize_per_tensor": (
+              "RuntimeError: a zero point outside the dtype's range, or an input that is not float32 (as PyTorch).",
+              "zero_point: the integer that stands for 0.0, inside ``[dtype.qmin, dtype.qmax]``.",
+              "scale: the grid step (normally > 0; PyTorch computes with whatever it is given).",
+              "``inv = np.float32(1.0) / np.float32(scale)`` (float32, once; a scale of 0 gives ``inf``",
+          ),
+      })
 def quantize_per_tensor_refuses_bad_arguments(tt, rng):
     m = _q(tt)
     x = tt.Tensor(_f32(rng, 5))
@@ -105,7 +124,14 @@ def quantize_per_tensor_refuses_bad_arguments(tt, rng):
 
 
 @case(unit=DEQUANTIZE, points=3,
-      hint="dequantize: (q - z) * s in float32; subtract in float (uint8 - z wraps).")
+      hint="dequantize: (q - z) * s in float32; subtract in float (uint8 - z wraps).",
+      stated={
+          "QTensor.dequantize": (
+              "The real values the integers stand for: ``(q - zero_point) * scale``, float32.",
+              "Per-tensor (``self.axis is None``): ``s = np.float32(self.scale)`` and ``z = np.float32(self.zero_point)``.",
+              "``q - z`` on the raw ``uint8`` array wraps around below 0",
+          ),
+      })
 def dequantize_per_tensor(tt, rng):
     m = _q(tt)
     out = []
@@ -119,7 +145,12 @@ def dequantize_per_tensor(tt, rng):
 
 @case(unit=PER_TENSOR, points=1,
       hint="quantize_per_tensor: QTensor accessors: q_scale/q_zero_point per tensor; per-channel "
-           "accessors refuse a per-tensor tensor (RuntimeError).")
+           "accessors refuse a per-tensor tensor (RuntimeError).",
+      stated={
+          "quantize_per_tensor": "A ``QTensor`` of the same shape, storage ``dtype.storage``.",
+          "QTensor": "Per-tensor (``axis is None``): one ``scale`` (float) and ``zero_point`` (int).",
+          "QTensor.nbytes": "Bytes of the integer storage (1 per element for 8-bit dtypes).",
+      })
 def qtensor_accessors_after_quantize(tt, rng):
     m = _q(tt)
     s, z = float(rng.uniform(0.01, 0.1)), int(rng.integers(0, 255))
@@ -131,7 +162,17 @@ def qtensor_accessors_after_quantize(tt, rng):
 # ----------------------------------------------------------------------------- per channel (8)
 @case(unit=PER_CHANNEL, points=4,
       hint="quantize_per_channel: per channel: scales and zero points reshaped to broadcast along "
-           "`axis` (ones elsewhere); same rounding and clamping as per tensor.")
+           "`axis` (ones elsewhere); same rounding and clamping as per tensor.",
+      stated={
+          "quantize_per_channel": (
+              "scales: ``(input.shape[axis],)`` positive floats (a Tensor, array or list).",
+              '``z`` = the zero points as an int64 1-D array (``np.asarray(getattr(v, "data", v))``).',
+              "``shape = [1] * x.ndim; shape[axis] = -1``; ``inv = np.float32(1.0) / s.astype(np.float32)`` reshaped to ``shape``, and the zero points (float32) reshaped the same way.",
+              "``q = np.rint(x * inv + zf)`` (float32, in this order: PyTorch's per-channel kernel rounds twice)",
+              "clamp to the dtype's range, cast, and return ``QTensor(q, s, z, dtype, axis=axis)``.",
+          ),
+          "QTensor": "one scale and zero point for each index along ``axis`` (float64 / int64 arrays), as in PyTorch.",
+      })
 def quantize_per_channel_values(tt, rng):
     m = _q(tt)
     out = []
@@ -154,7 +195,13 @@ def quantize_per_channel_values(tt, rng):
 
 @case(unit=DEQUANTIZE, points=2,
       hint="Per-channel dequantize: every element uses the scale and zero point of its index "
-           "along the axis.")
+           "along the axis.",
+      stated={
+          "QTensor.dequantize": (
+              "Per-channel tensors use, for every element, the scale and zero point of its index along ``self.axis``.",
+              "PyTorch keeps per-channel scales in float64 and computes this product in float64: do the same (``q`` as float64 too) and cast the result to float32.",
+          ),
+      })
 def dequantize_per_channel(tt, rng):
     m = _q(tt)
     out = []
@@ -171,7 +218,16 @@ def dequantize_per_channel(tt, rng):
 @case(unit=PER_CHANNEL, points=2,
       hint="quantize_per_channel checks: 0 <= axis < ndim, one scale and zero point per channel, "
            "zero points in range (RuntimeError); a scale of 0 is computed with (inf), NaN becomes "
-           "0, as in PyTorch's per-channel kernel.")
+           "0, as in PyTorch's per-channel kernel.",
+      stated={
+          "quantize_per_channel": (
+              "RuntimeError: a bad ``axis``, a wrong number of scales or zero points, a zero point out of range, or an input that is not float32 (PyTorch's checks).",
+              "axis: the channel dimension, ``0 <= axis < input.ndim``.",
+              "Check ``0 <= axis < x.ndim`` and ``len(s) == len(z) == x.shape[axis]``; ``_check_zero_points(z, dtype, ...)``.",
+              "A scale of 0 is not refused: its channel computes with ``inv = inf``, as PyTorch's kernel does.",
+              "NaN to 0 (``np.where(np.isnan(q), 0, q)``, as that kernel does), clamp to the dtype's range",
+          ),
+      })
 def quantize_per_channel_refuses_bad_arguments(tt, rng):
     m = _q(tt)
     x = tt.Tensor(_f32(rng, 3, 4))
@@ -203,7 +259,18 @@ def _ranges(rng, c):
 
 @case(unit=QPARAMS, points=3,
       hint="determine_qparams: affine: widen to include 0, s = (max - min) / (qmax - qmin), floor "
-           "at eps, z = qmin - rint(min / s) clamped; float32 throughout.")
+           "at eps, z = qmin - rint(min / s) clamped; float32 throughout.",
+      stated={
+          "determine_qparams": (
+              "``(scale, zero_point)``: float32 and int64 arrays of ``min_val``'s shape.",
+              "ValueError: ``min_val > max_val`` somewhere, or an unknown qscheme.",
+              "``lo``/``hi`` = ``min_val``/``max_val`` as float32 arrays; refuse ``lo > hi``; ``min_neg = np.minimum(lo, 0)``, ``max_pos = np.maximum(hi, 0)``.",
+              "Asymmetric: ``scale = (max_pos - min_neg) / np.float32(quant_max - quant_min)``.",
+              "Both: ``scale = np.maximum(scale, np.float32(eps))`` (before the zero point!).",
+              "Asymmetric zero point: ``quant_min - np.rint(min_neg / scale)`` as int64, clamped to ``[quant_min, quant_max]``.",
+              "compute in float32 like PyTorch",
+          ),
+      })
 def determine_qparams_affine(tt, rng):
     m = _q(tt)
     lo, hi = _ranges(rng, 7)
@@ -219,7 +286,14 @@ def determine_qparams_affine(tt, rng):
 
 @case(unit=QPARAMS, points=2,
       hint="determine_qparams: symmetric: a = max(-min, max), s = a / ((qmax - qmin) / 2), z = 0 "
-           "for a signed range, the middle (qmin + qmax + 1) // 2 for an unsigned one.")
+           "for a signed range, the middle (qmin + qmax + 1) // 2 for an unsigned one.",
+      stated={
+          "determine_qparams": (
+              "Symmetric: ``max_pos = np.maximum(-min_neg, max_pos)``; ``scale = max_pos / np.float32((quant_max - quant_min) / 2)``; the zero point is ``0`` for a signed range (``quant_min < 0``), else ``(quant_min + quant_max + 1) // 2``.",
+              "Both: ``scale = np.maximum(scale, np.float32(eps))`` (before the zero point!).",
+              "qscheme: one of the four qschemes; ``*_symmetric`` selects the symmetric rule.",
+          ),
+      })
 def determine_qparams_symmetric(tt, rng):
     m = _q(tt)
     lo, hi = _ranges(rng, 6)
@@ -232,7 +306,16 @@ def determine_qparams_symmetric(tt, rng):
 
 @case(unit=MINMAX, points=3,
       hint="MinMaxObserver.forward: running min/max over every batch (start at +-inf), in place; "
-           "returns its input.")
+           "returns its input.",
+      stated={
+          "MinMaxObserver": "Buffers ``min_val`` (starts at +inf) and ``max_val`` (starts at -inf), float32, 0-d.",
+          "MinMaxObserver.forward": (
+              "Fold the range of ``x`` into ``min_val``/``max_val``; return ``x`` unchanged.",
+              "``self.min_val.data[...] = np.minimum(data.min(), self.min_val.data)`` — in place, so the buffer object stays the same; the same with ``np.maximum`` for ``max_val``.",
+              "Return ``x`` (the same object).",
+          ),
+          "ObserverBase.calculate_qparams": "``(scales, zero_points)`` from the observed range",
+      })
 def minmax_observer_running_range(tt, rng):
     m = _q(tt)
     out = []
@@ -252,7 +335,14 @@ def minmax_observer_running_range(tt, rng):
 
 @case(unit=MOVING_AVERAGE, points=2, rtol=1e-5, atol=1e-6,
       hint="MovingAverageMinMaxObserver: moving average: the first batch sets min/max; then min "
-           "+= c * (batch_min - min), the same for max.")
+           "+= c * (batch_min - min), the same for max.",
+      stated={
+          "MovingAverageMinMaxObserver": "averaging_constant: ``c`` in ``min_val += c * (batch_min - min_val)``",
+          "MovingAverageMinMaxObserver.forward": (
+              "First batch (``min_val`` is +inf and ``max_val`` is -inf): store ``lo``, ``hi``.",
+              "Later batches, with ``c = np.float32(self.averaging_constant)``: ``min_val + c * (lo - min_val)`` and ``max_val + c * (hi - max_val)``.",
+          ),
+      })
 def moving_average_observer(tt, rng):
     m = _q(tt)
     out = []
@@ -270,7 +360,15 @@ def moving_average_observer(tt, rng):
 
 @case(unit=PER_CHANNEL_OBSERVER, points=3,
       hint="PerChannelMinMaxObserver: per-channel observer: reduce every axis except ch_axis; "
-           "combine with the stored ranges after the first batch.")
+           "combine with the stored ranges after the first batch.",
+      stated={
+          "PerChannelMinMaxObserver": "Buffers ``min_val``/``max_val``: float32 ``(C,)``, empty until the first batch.",
+          "PerChannelMinMaxObserver.forward": (
+              "``rows = np.moveaxis(data, self.ch_axis, 0).reshape(data.shape[self.ch_axis], -1)`` — ``(C, everything else)``; ``lo, hi = rows.min(axis=1), rows.max(axis=1)``.",
+              "If the buffers are still empty (size 0), they become ``lo``/``hi``; otherwise ``np.minimum(lo, min_val)`` / ``np.maximum(hi, max_val)``.",
+              "reduce over every axis *except* ``ch_axis``",
+          ),
+      })
 def per_channel_observer(tt, rng):
     m = _q(tt)
     out = []
@@ -313,7 +411,18 @@ def _ql_state(q):
 @case(unit=QUANTIZED_LINEAR, points=4,
       hint="from_float: observe the weight, quantize it per channel (default, symmetric qint8) or "
            "per tensor, store int8 weights, float32 scales, zero points in the weight's type, a "
-           "copy of the bias, and the input qparams if given.")
+           "copy of the bias, and the input qparams if given.",
+      stated={
+          "QuantizedLinear.from_float": (
+              "weight_observer: a factory of the weight's observer; default ``PerChannelMinMaxObserver.with_args(dtype=qint8, qscheme=per_channel_symmetric)``.",
+              "A new ``QuantizedLinear`` with the same ``in_features``/``out_features``.",
+              'Per-channel observer (``obs.qscheme`` starts with ``"per_channel"``): ``qw = quantize_per_channel(mod.weight, scale, zp, 0, obs.dtype)``; otherwise ``quantize_per_tensor(mod.weight, float(scale[0]), int(zp[0]), obs.dtype)``.',
+              "``q.qweight = qw.int_repr()``, ``q.weight_scale = Tensor(scale as float32)``, ``q.weight_zero_point = Tensor(zp as obs.dtype.storage)``, ``q.bias = Tensor(a copy of the bias)``.",
+              "With ``input_qparams = (s, z)``: ``q.input_scale = Tensor(np.array([s], np.float32))`` and ``q.input_zero_point = Tensor(np.array([z], np.uint8))``.",
+              "copy the bias (``mod.bias.data.copy()``)",
+          ),
+          "QuantizedLinear": "``input_zero_point`` uint8 ``(1,)`` for static quantization, None for dynamic.",
+      })
 def quantized_linear_from_float(tt, rng):
     m = _q(tt)
     lin = _linear(tt, rng, 7, 5)
@@ -332,7 +441,16 @@ def quantized_linear_from_float(tt, rng):
 
 @case(unit=QUANTIZED_LINEAR, points=4,
       hint="forward (dynamic): quantize the batch with quint8 and its own min/max, subtract zero "
-           "points in int32, integer matmul, then * (s_x * s_w) + bias.")
+           "points in int32, integer matmul, then * (s_x * s_w) + bias.",
+      stated={
+          "QuantizedLinear.forward": (
+              "dynamic (``input_scale`` is None) — ``s, z = determine_qparams(data.min(), data.max(), 0, 255)`` (as float / int).",
+              "``qx = quantize_per_tensor(data, s, z, quint8).int_repr().data`` — uint8.",
+              "``xi = qx.astype(np.int32) - z`` ``(*, in)``; ``wi = qweight`` as int32 minus ``weight_zero_point`` reshaped to ``(-1, 1)`` ``(out, in)``; ``acc = xi @ wi.T`` — ``(*, out)`` int32.",
+              "``out = acc.astype(np.float32) * (np.float32(s) * weight_scale)`` — one scale per output column; add the bias if there is one; return ``Tensor(out)``.",
+          ),
+          "QuantizedLinear": "Shapes: input ``(*, in)`` float32 -> output ``(*, out)`` float32 (no autograd graph).",
+      })
 def quantized_linear_forward_dynamic(tt, rng):
     m = _q(tt)
     out = []
@@ -350,7 +468,14 @@ def quantized_linear_forward_dynamic(tt, rng):
 
 @case(unit=QUANTIZED_LINEAR, points=2,
       hint="forward (static): use the stored input_scale / input_zero_point; inputs outside the "
-           "calibrated range saturate.")
+           "calibrated range saturate.",
+      stated={
+          "QuantizedLinear.forward": (
+              "Input qparams: static — ``s = float(self.input_scale.data[0])``, ``z = int(self.input_zero_point.data[0])``",
+              "``qx = quantize_per_tensor(data, s, z, quint8).int_repr().data`` — uint8.",
+          ),
+          "quantize_per_tensor": "Clamp with ``np.clip(q, dtype.qmin, dtype.qmax)``",
+      })
 def quantized_linear_forward_static(tt, rng):
     m = _q(tt)
     lin = _linear(tt, rng, 6, 4)
@@ -372,7 +497,15 @@ def _model(tt, rng):
 
 @case(unit=SWAP, points=3,
       hint="swap_modules: replace each child whose exact type is mapped, in place (add_module "
-           "keeps its position), recursing into the others; a mapped root is replaced too.")
+           "keeps its position), recursing into the others; a mapped root is replaced too.",
+      stated={
+          "swap_modules": (
+              "Replace, everywhere in the tree, each module whose exact type is a key of ``mapping``.",
+              "The new root: ``mapping[type(module)](module)`` if the root itself matches, else ``module`` (with its descendants swapped).",
+              "Otherwise, for each ``(name, child)`` in ``list(module._modules.items())`` that is not None: ``module.add_module(name, swap_modules(child, mapping))``.",
+              "``add_module`` replaces the entry where it is.",
+          ),
+      })
 def swap_modules_replaces_in_place(tt, rng):
     m = _q(tt)
     model = _model(tt, rng)
@@ -385,7 +518,14 @@ def swap_modules_replaces_in_place(tt, rng):
 
 
 @case(unit=MODEL_BYTES, points=2,
-      hint="model_bytes: nbytes of every parameter and every buffer (int8 = 1 byte).")
+      hint="model_bytes: nbytes of every parameter and every buffer (int8 = 1 byte).",
+      stated={
+          "model_bytes": (
+              "Bytes of a model's stored state: every parameter and every buffer.",
+              "add ``p.data.nbytes`` for every ``p`` in ``model.parameters()`` and ``b.data.nbytes`` for every ``b`` in ``model.buffers()``; return an ``int``.",
+              "an int8 weight is 1 byte, a float32 one 4.",
+          ),
+      })
 def model_bytes_of_float_and_quantized(tt, rng):
     m = _q(tt)
     model = _model(tt, rng)
@@ -406,7 +546,18 @@ def model_bytes_of_float_and_quantized(tt, rng):
 @case(unit=SWAP, points=4,
       standins=(PER_TENSOR, DEQUANTIZE, PER_CHANNEL, QPARAMS, MINMAX, MOVING_AVERAGE, PER_CHANNEL_OBSERVER, QUANTIZED_LINEAR),
       hint="swap_modules: quantize_model: dynamic without calibration data, static (observers on "
-           "each Linear's input) with it; the float model is unchanged.")
+           "each Linear's input) with it; the float model is unchanged.",
+      stated={
+          "quantize_model": (
+              "A quantized copy of ``model``: static when ``calibration_batches`` (Tensors or arrays of inputs) are given, dynamic otherwise",
+              "The float model is left unchanged.",
+          ),
+          "swap_modules": (
+              "Replace, everywhere in the tree, each module whose exact type is a key of ``mapping``.",
+              "If ``type(module) in mapping``: return ``mapping[type(module)](module)`` (do not look inside a module you replace).",
+              "``module.add_module(name, swap_modules(child, mapping))``",
+          ),
+      })
 def quantize_model_dynamic_and_static(tt, rng):
     m = _q(tt)
     model = _model(tt, rng)

@@ -65,7 +65,16 @@ def _mlp(tt, rng, sizes=(10, 12, 8, 4)):
 # ----------------------------------------------------------------------------- L1 masks (10)
 @case(unit=NPARAMS, points=3,
       hint="nparams_to_prune: A float amount is round(amount * n) with Python's round (half to "
-           "even); an int is a count; negative, > 1.0 or > n: ValueError; not a number: TypeError.")
+           "even); an int is a count; negative, > 1.0 or > n: ValueError; not a number: TypeError.",
+      stated={
+          "nparams_to_prune": (
+              "``amount`` for an int; ``round(amount * n)`` for a float.",
+              "TypeError: ``amount`` is not a real number.",
+              "ValueError: a negative amount, a float above 1, or an int larger than ``n``.",
+              "Python's ``round`` (half to even), as PyTorch.",
+              "Otherwise a float: refuse values outside [0, 1]",
+          ),
+      })
 def nparams_to_prune_rules(tt, rng):
     c = _c(tt)
     odd = [int(v) for v in rng.integers(1, 30, 4) * 2 + 1]
@@ -84,7 +93,15 @@ def nparams_to_prune_rules(tt, rng):
 
 @case(unit=L1_MASK, points=4,
       hint="l1_unstructured_mask: prune the k smallest |t| (k from nparams_to_prune): a 0/1 mask "
-           "of t's shape and float dtype.")
+           "of t's shape and float dtype.",
+      stated={
+          "l1_unstructured_mask": (
+              "t: the importance scores (usually the weight), any shape; a Tensor or an array.",
+              "amount: a fraction or a count of the entries *still kept* (see ``nparams_to_prune``).",
+              "A 0/1 mask of ``t``'s shape and float dtype (float32 for float32 weights): zero where ``default_mask`` was zero, and at the ``k`` smallest ``|t|`` among the others.",
+              "``mask`` = a float copy of ``default_mask`` (ones if None), contiguous, dtype of ``t`` (float32 for non-float ``t``)",
+          ),
+      })
 def l1_unstructured_mask_values(tt, rng):
     c = _c(tt)
     out = []
@@ -99,7 +116,16 @@ def l1_unstructured_mask_values(tt, rng):
 
 @case(unit=L1_MASK, points=3,
       hint="l1_unstructured_mask: repeated pruning: k counts only the entries the default mask "
-           "keeps, old zeros stay zero, the given mask is not modified; ties: lowest index first.")
+           "keeps, old zeros stay zero, the given mask is not modified; ties: lowest index first.",
+      stated={
+          "l1_unstructured_mask": (
+              "default_mask: an earlier 0/1 mask of ``t``'s shape, a Tensor or an array (None: all ones); it is not modified.",
+              "zero where ``default_mask`` was zero, and at the ``k`` smallest ``|t|`` among the others.",
+              "``k = nparams_to_prune(amount, int(kept.sum()))``.",
+              'the first ``k`` of ``np.argsort(scores, kind="stable")`` are pruned',
+              '``kind="stable"`` breaks ties by position.',
+          ),
+      })
 def l1_unstructured_mask_repeated_and_ties(tt, rng):
     c = _c(tt)
     w = _f32(rng, 5, 4)
@@ -117,7 +143,16 @@ def l1_unstructured_mask_repeated_and_ties(tt, rng):
 # ----------------------------------------------------------------------------- masked layer (5)
 @case(unit=MASKED_LINEAR, points=5, rtol=1e-5, atol=1e-6,
       hint="MaskedLinear.forward: x @ (weight * weight_mask).T + bias * bias_mask with Tensor "
-           "operations, so pruned entries get zero gradient and weight keeps its values.")
+           "operations, so pruned entries get zero gradient and weight keeps its values.",
+      stated={
+          "MaskedLinear.forward": (
+              "``x @ (weight * weight_mask).T + bias * bias_mask`` for ``x`` of shape ``(*, in)``.",
+              "``w = self.weight * self.weight_mask`` — a Tensor product, recorded by autograd (do not multiply ``.data``).",
+              "If there is a bias: ``out = out + self.bias * self.bias_mask``.",
+              "the Tensor product gives them a gradient of exactly 0.",
+          ),
+          "MaskedLinear": "``weight`` keeps the trained values (PyTorch's ``weight_orig``); the effective weight is ``weight * weight_mask``.",
+      })
 def masked_linear_forward_and_gradients(tt, rng):
     c = _c(tt)
     lin = _linear(tt, rng, 6, 4)
@@ -139,7 +174,17 @@ def masked_linear_forward_and_gradients(tt, rng):
 @case(unit=GLOBAL, points=4,
       hint="global_unstructured_masks: global masks: l1_unstructured_mask of the concatenation of "
            "every tensor, cut back at the cumulative sizes and reshaped; earlier masks "
-           "concatenated too.")
+           "concatenated too.",
+      stated={
+          "global_unstructured_masks": (
+              "the ``amount`` smallest magnitudes among all still-kept entries are pruned, wherever they are.",
+              "default_masks: earlier masks, one per tensor (None: all ones).",
+              "One mask per tensor, each of its tensor's shape.",
+              "``flat = np.concatenate([values.ravel() for each tensor])`` and the same for the default masks (ones where None), in ``flat``'s dtype.",
+              "``mask = l1_unstructured_mask(flat, amount, flat_default)``.",
+              "reshape each to its tensor's shape and give it its tensor's dtype (float32 for a non-float tensor)",
+          ),
+      })
 def global_unstructured_masks_values(tt, rng):
     c = _c(tt)
     tensors = [_f32(rng, 4, 3, scale=0.2), _f32(rng, 5), _f32(rng, 2, 2, 2, scale=2.0)]
@@ -151,7 +196,11 @@ def global_unstructured_masks_values(tt, rng):
 
 @case(unit=GLOBAL, points=2,
       hint="global_unstructured_masks: prune_model: every Linear becomes a MaskedLinear of a "
-           "copy; global ranks all weights together, local prunes each layer; biases untouched.")
+           "copy; global ranks all weights together, local prunes each layer; biases untouched.",
+      stated={
+          "prune_model": 'A copy of ``model`` with every Linear/Conv2d turned into a masked layer and ``amount`` of their *weights* pruned by magnitude, across layers (``scope="global"``) or in each layer (``"local"``). Biases are not pruned.',
+          "global_unstructured_masks": "the ``amount`` smallest magnitudes among all still-kept entries are pruned, wherever they are.",
+      })
 def prune_model_global_and_local(tt, rng):
     c = _c(tt)
     model = _mlp(tt, rng)
@@ -169,7 +218,17 @@ def prune_model_global_and_local(tt, rng):
 
 @case(unit=SPARSITY, points=3,
       hint="sparsity_report: zeros of weight * weight_mask (or of weight) of every Linear and "
-           "Conv2d, per layer named as in named_modules(), and globally; sparsity = zeros / total.")
+           "Conv2d, per layer named as in named_modules(), and globally; sparsity = zeros / total.",
+      stated={
+          "sparsity_report": (
+              "``{\"layers\": {name: {\"zeros\": int, \"total\": int, \"sparsity\": float}}, \"global\": {...}}`` where ``name`` is the layer's name in ``model.named_modules()`` (``\"\"`` for the root) and ``sparsity = zeros / total`` (0.0 when ``total`` is 0).",
+              "For each ``(name, m)`` in ``model.named_modules()`` that is a ``Linear`` or a ``Conv2d`` (``isinstance``: the masked layers are subclasses): ``w = m.weight.data``, times ``m.weight_mask.data`` if ``m`` has a ``weight_mask`` Tensor.",
+              "``zeros = int(np.count_nonzero(w == 0))``, ``total = int(w.size)``; store the dict.",
+              '``"global"``: the sums of ``zeros`` and ``total``, and their ratio.',
+              "a plain Linear may have exact zeros too",
+              "Biases and BatchNorm scales are not counted",
+          ),
+      })
 def sparsity_report_layers_and_global(tt, rng):
     c = _c(tt)
     model = _mlp(tt, rng)
@@ -195,7 +254,21 @@ def sparsity_report_layers_and_global(tt, rng):
 # ----------------------------------------------------------------------------- structured (9)
 @case(unit=LN_MASK, points=4,
       hint="ln_structured_mask: Ln norm of every slice along dim (over all other dims), keep the "
-           "size - k largest (ties: lower index), whole slices; times the default mask.")
+           "size - k largest (ties: lower index), whole slices; times the default mask.",
+      stated={
+          "ln_structured_mask": (
+              "n: the norm order (1, 2, ``np.inf``, ``-np.inf``, ...).",
+              "dim: the dimension whose slices are kept or pruned (negative counts from the end).",
+              "default_mask: an earlier mask, multiplied in (None: all ones).",
+              "A 0/1 mask of ``t``'s shape and float dtype.",
+              "ValueError: ``t`` has fewer than 2 dimensions, or a bad ``amount``.",
+              "IndexError: ``dim`` out of range.",
+              "``size = t.shape[dim]``; ``k = nparams_to_prune(amount, size)``; ``keep = size - k``.",
+              "``default`` = ones (or the given mask) in ``t``'s float dtype. If ``k == 0``, return ``default`` (a copy).",
+              '``norms = np.linalg.norm(np.moveaxis(t, dim, 0).reshape(size, -1), ord=n, axis=1)``; ``kept = np.argsort(-norms, kind="stable")[:keep]``.',
+              "return ``mask * default``.",
+          ),
+      })
 def ln_structured_mask_values(tt, rng):
     c = _c(tt)
     out = []
@@ -218,7 +291,17 @@ def ln_structured_mask_values(tt, rng):
 
 @case(unit=SHRINK, points=3,
       hint="shrink_linear_pair: rows `keep` (sorted) of the first weight and bias, columns `keep` "
-           "of the next weight, its bias unchanged; new arrays.")
+           "of the next weight, its bias unchanged; new arrays.",
+      stated={
+          "shrink_linear_pair": (
+              "``(Linear(in, len(keep)), Linear(len(keep), out))``, new layers with copied values: rows ``keep`` of ``layer.weight`` and entries ``keep`` of its bias; columns ``keep`` of ``next_layer.weight`` and all of its bias.",
+              "ValueError: ``layer.out_features != next_layer.in_features``.",
+              "``keep = np.sort(np.asarray(keep, dtype=np.int64))``.",
+              "``b1 = layer.bias.data[keep]`` (or None)",
+              "``b2 = next_layer.bias.data`` (or None) — copies.",
+              "the new layers never share memory with the old ones.",
+          ),
+      })
 def shrink_linear_pair_values(tt, rng):
     c = _c(tt)
     a, b = _linear(tt, rng, 5, 7), _linear(tt, rng, 7, 3)
@@ -237,7 +320,14 @@ def shrink_linear_pair_values(tt, rng):
 
 @case(unit=SHRINK, points=2,
       hint="shrink_linear_pair: prune_channels: the hidden neurons with the smallest row norms "
-           "go, and the next layer loses the matching columns.")
+           "go, and the next layer loses the matching columns.",
+      stated={
+          "prune_channels": (
+              "A copy of a ``Sequential`` network with ``amount`` of the output neurons / channels of every Linear or Conv2d that feeds another one removed (lowest Lₙ norm of their weight slices first), and the next layer shrunk to match.",
+              "Linear pairs go through ``shrink_linear_pair``.",
+          ),
+          "shrink_linear_pair": "rows ``keep`` of ``layer.weight`` and entries ``keep`` of its bias; columns ``keep`` of ``next_layer.weight`` and all of its bias.",
+      })
 def prune_channels_shrinks_the_mlp(tt, rng):
     c = _c(tt)
     model = _mlp(tt, rng, (6, 9, 7, 3))
@@ -252,7 +342,16 @@ def prune_channels_shrinks_the_mlp(tt, rng):
 # ----------------------------------------------------------------------------- low rank (5)
 @case(unit=LOW_RANK, points=5, rtol=1e-4, atol=1e-5,
       hint="low_rank_linear: SVD of W in float64; first = Σ_r V_rᵀ (r, in) without bias, second = "
-           "U_r (out, r) with the bias; the r largest singular values.")
+           "U_r (out, r) with the bias; the r largest singular values.",
+      stated={
+          "low_rank_linear": (
+              "Replace ``linear`` by ``Linear(in, rank, bias=False)`` then ``Linear(rank, out)``, the best rank-``rank`` approximation of its weight (truncated SVD).",
+              "rank: ``1 <= rank <= min(in, out)``.",
+              "``Sequential(first, second)`` with ``first.weight = Σ_r V_rᵀ`` ``(r, in)``, no bias, and ``second.weight = U_r`` ``(out, r)`` with a copy of ``linear``'s bias; float32.",
+              "ValueError: ``rank`` out of range.",
+              "Check the rank; ``u, s, vt = np.linalg.svd(W as float64, full_matrices=False)``.",
+          ),
+      })
 def low_rank_linear_product_and_output(tt, rng):
     c = _c(tt)
     out = []
@@ -284,7 +383,18 @@ def _dist(rng, n, k, zeros=False):
 
 @case(unit=KL_DIV, points=4,
       hint="kl_div: target * (log target - input), 0 where target is 0 (or exp(target) * (target "
-           "- input) with log_target); mean over all elements, batchmean = sum / shape[0].")
+           "- input) with log_target); mean over all elements, batchmean = sum / shape[0].",
+      stated={
+          "kl_div": (
+              'reduction: ``"none"``, ``"mean"`` (over all elements), ``"sum"`` or ``"batchmean"`` (the sum divided by ``input.shape[0]``; just the sum for a 0-d input).',
+              "The loss: ``input``'s shape for ``\"none\"``, else a 0-d Tensor.",
+              "ValueError: an unknown reduction, or shapes that differ.",
+          ),
+          "_KLDivFn.forward": (
+              "Per-element loss: ``t·(log t − x)`` (0 where ``t == 0``), or with ``log_target`` ``exp(t)·(t − x)``.",
+              "Keep the dtype of ``x`` (``.astype(x.dtype, copy=False)``)",
+          ),
+      })
 def kl_div_values_and_reductions(tt, rng):
     c = _c(tt)
     out: list[object] = []
@@ -312,7 +422,15 @@ def kl_div_values_and_reductions(tt, rng):
 
 @case(unit=KL_DIV, points=4, rtol=1e-5, atol=1e-7,
       hint="kl_div gradients: d/dinput = -target (-exp(target) with log_target); d/dtarget = log "
-           "target + 1 - input (exp(target)(target - input + 1)).")
+           "target + 1 - input (exp(target)(target - input + 1)).",
+      stated={
+          "_KLDivFn.backward": (
+              "``log_target``: ``x, t, e = ctx.saved``; ``dx = -e``; ``dt = e * (t - x + 1)``.",
+              "Otherwise: ``x, t, log_t = ctx.saved``; ``dx = -t``; ``dt = log_t + 1 - x``.",
+              "Return ``((grad * dx).astype(x.dtype), (grad * dt).astype(t.dtype))``.",
+          ),
+          "kl_div": '``"batchmean"``: ``loss.sum() / input.shape[0]`` when ``input.ndim > 0``',
+      })
 def kl_div_gradients(tt, rng):
     c = _c(tt)
     out: list[object] = []
@@ -332,7 +450,17 @@ def kl_div_gradients(tt, rng):
 
 @case(unit=DISTILLATION, points=4, rtol=1e-5, atol=1e-7,
       hint="distillation_loss = alpha * T^2 * kl_div(log_softmax(s/T), log_softmax(t/T), "
-           "batchmean, log_target) + (1 - alpha) * cross_entropy(s, y); teacher detached.")
+           "batchmean, log_target) + (1 - alpha) * cross_entropy(s, y); teacher detached.",
+      stated={
+          "distillation_loss": (
+              "teacher_logits: ``(N, C)``, a fixed model's outputs (no gradient flows to it).",
+              "ValueError: ``temperature <= 0`` or ``alpha`` outside [0, 1].",
+              "``log_s = log_softmax(student_logits / T, dim=1)``; ``log_t = log_softmax(teacher_logits.detach() / T, dim=1)``.",
+              '``soft = kl_div(log_s, log_t, reduction="batchmean", log_target=True) * (T * T)``.',
+              "``hard = cross_entropy(student_logits, target)`` (temperature 1).",
+              "Return ``soft * alpha + hard * (1 - alpha)``.",
+          ),
+      })
 def distillation_loss_values_and_gradients(tt, rng):
     c = _c(tt)
     out = []

@@ -87,7 +87,15 @@ def _mha(tt, rng):
 # ----------------------------------------------------------------------------- KVCache (17)
 @case(unit=BYTES, points=3,
       hint="kv_cache_bytes: 2 (keys and values) x n_layers x batch x heads x seq_len x head_dim x "
-           "the dtype's itemsize (np.dtype(dtype).itemsize), as a Python int.")
+           "the dtype's itemsize (np.dtype(dtype).itemsize), as a Python int.",
+      stated={
+          "kv_cache_bytes": (
+              "Bytes of a KV cache: ``2 · n_layers · batch_size · num_heads · seq_len · head_dim · itemsize``",
+              "dtype: the cache's NumPy dtype (float32: 4 bytes a number).",
+              "A Python ``int``.",
+              "``np.dtype(dtype).itemsize`` is the number of bytes of one number",
+          ),
+      })
 def kv_cache_bytes_formula(tt, rng):
     m = _m(tt)
     out = []
@@ -101,7 +109,20 @@ def kv_cache_bytes_formula(tt, rng):
 @case(unit=KV_INIT, points=3,
       hint="KVCache.__init__: store batch_size, max_seq_len, num_kv_heads and head_dim; k_cache "
            "and v_cache are two separate zero arrays of (B, h, T_max, hs) in the dtype (float32 "
-           "by default); size starts at 0.")
+           "by default); size starts at 0.",
+      stated={
+          "KVCache": (
+              "num_kv_heads: ``h``; head_dim: ``hs``; dtype: of the arrays (float32 by default).",
+              "k_cache, v_cache: ``(B, h, T_max, hs)`` arrays",
+          ),
+          "KVCache.__init__": (
+              "Store ``batch_size``, ``max_seq_len``, ``num_kv_heads``, ``head_dim`` as attributes of those names.",
+              "``shape = (batch_size, num_kv_heads, max_seq_len, head_dim)``; ``self.k_cache = np.zeros(shape, dtype=dtype)``, the same for ``v_cache``.",
+              "``self.size = 0``.",
+              "two separate arrays",
+          ),
+          "KVCache.nbytes": "Bytes held by the two arrays (provided).",
+      })
 def kv_cache_allocation(tt, rng):
     m = _m(tt)
     out = []
@@ -119,7 +140,15 @@ def kv_cache_allocation(tt, rng):
 @case(unit=KV_UPDATE, points=5, rtol=RTOL, atol=ATOL,
       hint="KVCache.update: write k and v at positions size .. size+S-1 of k_cache / v_cache (the "
            "third axis), advance size by S, and return Tensors of k_cache[:, :, :size] and "
-           "v_cache[:, :, :size] (views, no copies); Tensors and arrays are both accepted.")
+           "v_cache[:, :, :size] (views, no copies); Tensors and arrays are both accepted.",
+      stated={
+          "KVCache.update": (
+              "k_val, v_val: Tensors (or arrays) of shape ``(B, h, S, hs)``",
+              "``(keys, values)``: Tensors of shape ``(B, h, size, hs)`` (the new ``size``), views of ``k_cache[:, :, :size]`` and ``v_cache[:, :, :size]`` (no copy).",
+              "``self.k_cache[:, :, start:stop] = k`` (the same for ``v``); ``self.size = stop``.",
+              "The cache's dtype wins when you assign into it (float64 keys into a float32 cache are rounded to float32).",
+          ),
+      })
 def kv_cache_update_appends(tt, rng):
     m = _m(tt)
     b, h, d = _int(rng, 1, 3), _int(rng, 1, 3), _int(rng, 1, 4)
@@ -143,7 +172,15 @@ def kv_cache_update_appends(tt, rng):
 @case(unit=KV_UPDATE, points=3,
       hint="Refuse with ValueError: keys and values of different shapes, not 4-D, a batch / head "
            "count / head_dim other than the cache's, and more positions than max_seq_len; a "
-           "refused update changes nothing.")
+           "refused update changes nothing.",
+      stated={
+          "KVCache.update": (
+              "ValueError: a shape that does not fit (the message names it and the expected ``(B, h, S, hs)``), or ``size + S > max_seq_len`` (the cache is full).",
+              "Check ``k.shape == v.shape``, ``k.ndim == 4`` and ``(B, h, hs)`` = ``(k.shape[0], k.shape[1], k.shape[3])`` against the cache's; raise ``ValueError`` otherwise.",
+              "``start, stop = self.size, self.size + k.shape[2]``; ``stop > max_seq_len``: raise ``ValueError`` naming both numbers.",
+              "``self.k_cache[:, :, start:stop] = k`` (the same for ``v``); ``self.size = stop``.",
+          ),
+      })
 def kv_cache_update_refuses(tt, rng):
     m = _m(tt)
     b, h, t, d = _int(rng, 1, 3), _int(rng, 1, 3), _int(rng, 3, 6), _int(rng, 1, 4)
@@ -166,7 +203,17 @@ def kv_cache_update_refuses(tt, rng):
 
 @case(unit=KV_CROP, points=3, rtol=RTOL, atol=ATOL,
       hint="crop(n) keeps the first n positions (size = n) for 0 <= n <= size and raises "
-           "ValueError otherwise; the next update writes at position n; reset() empties the cache.")
+           "ValueError otherwise; the next update writes at position n; reset() empties the cache.",
+      stated={
+          "KVCache.crop": (
+              "Keep only the first ``length`` positions",
+              "ValueError: ``length`` is negative or more than ``size`` (a cache cannot grow by cropping).",
+              "check ``0 <= length <= self.size`` (else ``ValueError`` naming both); ``self.size = length``.",
+              "positions ``length ..`` are written over by the next update.",
+          ),
+          "KVCache.update": "``start, stop = self.size, self.size + k.shape[2]``",
+          "KVCache.reset": "Forget every position (provided): ``size = 0``",
+      })
 def kv_cache_crop_and_reset(tt, rng):
     m = _m(tt)
     b, h, d = _int(rng, 1, 2), _int(rng, 1, 3), _int(rng, 1, 3)
@@ -186,7 +233,13 @@ def kv_cache_crop_and_reset(tt, rng):
 # ----------------------------------------------------------------------------- attention (13)
 @case(unit=MASK, points=4,
       hint="cached_causal_mask: (query_len, past_len + query_len) booleans: key j is allowed for "
-           "query i when j <= past_len + i (absolute positions; a query sees itself).")
+           "query i when j <= past_len + i (absolute positions; a query sees itself).",
+      stated={
+          "cached_causal_mask": (
+              "``(query_len, past_len + query_len)`` booleans, True where key ``j <= past_len + i`` for query ``i``",
+              "a query always sees itself (``j = past + i``): use ``<=``, not ``<``.",
+          ),
+      })
 def cached_causal_mask_values(tt, rng):
     m = _m(tt)
     out = []
@@ -200,7 +253,19 @@ def cached_causal_mask_values(tt, rng):
 @case(unit=ATTENTION, points=5, rtol=RTOL, atol=ATOL,
       hint="cached_attention: project h with attn._in_projection(h, h, h, True), split_heads "
            "each, append k and v to the cache, then scaled_dot_product_attention of q over the "
-           "returned keys with cached_causal_mask(T_new, past); merge_heads and out_proj.")
+           "returned keys with cached_causal_mask(T_new, past); merge_heads and out_proj.",
+      stated={
+          "cached_attention": (
+              "Attention of the new positions ``h (B, T_new, C)`` over every position in ``cache`` and themselves; appends their keys and values to ``cache``. Returns ``(B, T_new, C)``.",
+              "``qkv = _LinearFn.forward(Context(), x, attn.in_proj_weight.data, _data(attn.in_proj_bias))``",
+              "``q, k, v = qkv.reshape(b, t, 3, heads, hs).transpose(2, 0, 3, 1, 4)``",
+              "``past = cache.size``; ``keys, values = cache.update(k, v)``",
+              "else the additive form of ``cached_causal_mask(t, past)``",
+              "``out = _ScaledDotProductAttentionFn.forward(Context(), q, keys.data, values.data, bias=bias, scale=1.0 / math.sqrt(hs), dropout_p=p)``",
+              "``merged = out.transpose(0, 2, 1, 3).reshape(b, t, c)`` (``merge_heads``)",
+          ),
+          "KVCache.__call__": "Module 13's per-layer plug-in (provided): ``cached_attention(self, attn, h)``.",
+      })
 def cached_attention_prefill(tt, rng):
     m = _m(tt)
     mha = _mha(tt, rng)
@@ -217,7 +282,15 @@ def cached_attention_prefill(tt, rng):
 @case(unit=ATTENTION, points=4, rtol=RTOL, atol=ATOL,
       hint="cached_attention: new positions start at past = cache.size: their queries see every "
            "cached key and the new keys up to themselves (update the cache before attending; not "
-           "is_causal, which is a square top-left triangle).")
+           "is_causal, which is a square top-left triangle).",
+      stated={
+          "cached_attention": (
+              "Attention of the new positions ``h (B, T_new, C)`` over every position in ``cache`` and themselves; appends their keys and values to ``cache``.",
+              "``past = cache.size``; ``keys, values = cache.update(k, v)``",
+              "``bias = None`` when ``t == 1`` (one new query may see every key, itself included), else the additive form of ``cached_causal_mask(t, past)``",
+              "update the cache *before* attending: a new position must see its own key.",
+          ),
+      })
 def cached_attention_decode_steps(tt, rng):
     m = _m(tt)
     mha = _mha(tt, rng)
@@ -238,7 +311,20 @@ def cached_attention_decode_steps(tt, rng):
 @case(unit=GPT_CACHE, points=4,
       hint="GPTCache: one KVCache(batch_size, max_seq_len, n_heads, d_model // n_heads, dtype) "
            "per block, separate objects; max_seq_len defaults to context_length and dtype to the "
-           "dtype of model.tok_emb.weight; store batch_size and max_seq_len.")
+           "dtype of model.tok_emb.weight; store batch_size and max_seq_len.",
+      stated={
+          "GPTCache": (
+              "max_seq_len: positions per layer (the model's ``context_length`` when None).",
+              "dtype: of the arrays (the dtype of ``model.tok_emb.weight`` when None).",
+              "layers: ``n_layers`` ``KVCache``s; batch_size, max_seq_len: as given (resolved).",
+          ),
+          "GPTCache.__init__": (
+              "Allocate one ``KVCache(batch_size, max_seq_len, n_heads, head_dim, dtype)`` per block.",
+              "``head_dim = model.d_model // model.n_heads``.",
+              "Store ``self.batch_size`` and ``self.max_seq_len``; ``self.layers = [KVCache( ...) for _ in range(model.n_layers)]``.",
+              "a list comprehension makes ``n_layers`` *different* caches",
+          ),
+      })
 def gpt_cache_structure(tt, rng):
     m = _m(tt)
     model = _gpt(tt, rng)
@@ -256,7 +342,14 @@ def gpt_cache_structure(tt, rng):
       atol=1e-8,
       hint="cached_attention: GPT.forward(idx, cache=GPTCache(...)) reads cache.offset and calls "
            "every block with its own layer cache: a prompt then single tokens must give the "
-           "logits of the full forward pass.")
+           "logits of the full forward pass.",
+      stated={
+          "cached_attention": (
+              "Attention of the new positions ``h (B, T_new, C)`` over every position in ``cache`` and themselves",
+              "module 13's ``TransformerBlock.forward(x, cache)`` calls ``cache(self.attn, h)``",
+          ),
+          "GPTCache": "One ``KVCache`` per block of a GPT: the ``cache`` of ``GPT.forward(idx, cache)``.",
+      })
 def gpt_cached_forward_matches_full(tt, rng):
     m = _m(tt)
     model = _gpt(tt, rng)
@@ -276,7 +369,13 @@ def gpt_cached_forward_matches_full(tt, rng):
 @case(unit=PREFIX, points=3,
       hint="common_prefix_length: the largest m <= min of the two lengths with equal tokens in "
            "every row at positions 0..m-1 (np.all over axis 0, then the first False); 0 when the "
-           "batch sizes differ.")
+           "batch sizes differ.",
+      stated={
+          "common_prefix_length": (
+              "The largest ``m <= min(n, T)`` with ``cached[:, :m] == idx[:, :m]`` for all rows; 0 when the batch sizes differ.",
+              "All True: return ``m``; else the index of the first False: ``int(np.argmin(same))``.",
+          ),
+      })
 def common_prefix_length_cases(tt, rng):
     m = _m(tt)
     b, n = _int(rng, 2, 4), _int(rng, 4, 16)
@@ -298,7 +397,16 @@ def common_prefix_length_cases(tt, rng):
 @case(unit=CACHED_GPT, points=4, rtol=RTOL, atol=1e-8,
       hint="CachedGPT: crop the cache to keep = min(common prefix, T - 1), remember the kept "
            "tokens, run model(idx[:, keep:], cache=...), then store the whole window and add T - "
-           "keep to positions_computed; a new batch size needs a new GPTCache.")
+           "keep to positions_computed; a new batch size needs a new GPTCache.",
+      stated={
+          "CachedGPT.forward": (
+              "Logits ``(B, T - keep, V)`` of the positions of ``idx (B, T)`` not found in the cache.",
+              "``keep`` is the common prefix of ``idx`` and the cached tokens, at most ``T - 1``; the cache is cropped to it and the rest runs through ``model(idx[:, keep:], cache=...)``.",
+              "No cache yet, or ``self.cache.batch_size != B``: ``self.cache = GPTCache( self.model, B)`` and ``self.tokens = ids[:, :0]`` (nothing cached).",
+              "``logits = self.model(ids[:, keep:], cache=self.cache)``; then ``self.tokens = ids.copy()`` and ``self.positions_computed += T - keep``.",
+          ),
+          "CachedGPT": "positions_computed: how many positions ``forward`` has run through the model, summed over every call (the work).",
+      })
 def cached_gpt_forward_reuses_prefix(tt, rng):
     m = _m(tt)
     model = _gpt(tt, rng, context=_int(rng, 8, 10))
@@ -321,7 +429,12 @@ def cached_gpt_forward_reuses_prefix(tt, rng):
 @case(unit=CACHED_GPT, points=5,
       hint="CachedGPT.generate runs GPT.generate on the wrapper: the tokens, greedy and sampled "
            "with the same seed, must be the uncached ones, also past context_length (recompute "
-           "the cropped window); positions inside the context run once.")
+           "the cropped window); positions inside the context run once.",
+      stated={
+          "CachedGPT": "``generate`` gives exactly the tokens of ``model.generate``, computing each position once while the text fits the context.",
+          "CachedGPT.generate": "The loop, the sampling and the random draws are module 13's own code; only ``self.forward`` differs — it reuses the cached prefix.",
+          "CachedGPT.forward": "``keep`` is the common prefix of ``idx`` and the cached tokens, at most ``T - 1``",
+      })
 def cached_generate_same_tokens(tt, rng):
     m = _m(tt)
     model = _gpt(tt, rng)

@@ -55,7 +55,17 @@ class _Clock:
 @case(unit=LOOPS, points=5,
       hint="matmul_loops: C[i, j] = sum over p of a[i, p] * b[p, j] (p in order), summed in "
            "_accumulator(dtype) and returned in the inputs' dtype (integers wrap); mismatched "
-           "shapes raise ValueError, two dtypes or bool TypeError.")
+           "shapes raise ValueError, two dtypes or bool TypeError.",
+      stated={
+          "matmul_loops": (
+              "``(m, n)`` in the inputs' dtype (integers wrap around, as in PyTorch).",
+              "ValueError: the shapes do not fit; TypeError: two dtypes, or bool",
+              "For every ``i`` and ``j``: ``acc = wide.type(0)``; for every ``p``: ``acc += a[i, p] * b[p, j]``; then ``out[i, j] = acc``.",
+              "Sum in the order ``p = 0, 1, ...``",
+          ),
+          "_accumulator": "The dtype a product is summed in: the dtype itself for floats (float32 stays float32), int64 for integers; the result is cast back to ``dtype`` at the end, so integer products wrap around exactly as PyTorch's integer ``matmul`` does.",
+          "_check_matmul": "``(m, k, n)`` of ``a (m, k) @ b (k, n)``; ValueError naming both shapes otherwise, and TypeError for two different dtypes or bool matrices",
+      })
 def matmul_loops_values(tt, rng):
     A = _a(tt)
     m, k, n = _int(rng, 1, 6), _int(rng, 1, 7), _int(rng, 1, 6)
@@ -73,7 +83,15 @@ def matmul_loops_values(tt, rng):
 @case(unit=BROADCAST, points=5, rtol=1e-5, atol=1e-5,
       hint="matmul_broadcast: a[:, :, None] * b[None, :, :] is (m, k, n) in _accumulator(dtype); "
            "sum it over axis 1 and cast back to the inputs' dtype; mismatched shapes raise "
-           "ValueError, two dtypes TypeError.")
+           "ValueError, two dtypes TypeError.",
+      stated={
+          "matmul_broadcast": (
+              "``(m, n)`` in the inputs' dtype (integers wrap around, as in PyTorch).",
+              "check the shapes with ``_check_matmul``; cast both to ``_accumulator(a.dtype)``; ``a[:, :, None] * b[None, :, :]`` has shape ``(m, k, n)``; sum it over axis 1 and cast the sum back to the inputs' dtype.",
+          ),
+          "_accumulator": "The dtype a product is summed in: the dtype itself for floats (float32 stays float32), int64 for integers; the result is cast back to ``dtype`` at the end, so integer products wrap around exactly as PyTorch's integer ``matmul`` does.",
+          "_check_matmul": "``(m, k, n)`` of ``a (m, k) @ b (k, n)``; ValueError naming both shapes otherwise, and TypeError for two different dtypes or bool matrices",
+      })
 def matmul_broadcast_values(tt, rng):
     A = _a(tt)
     m, k, n = _int(rng, 1, 9), _int(rng, 1, 9), _int(rng, 1, 9)
@@ -88,7 +106,18 @@ def matmul_broadcast_values(tt, rng):
 @case(unit=BLOCKED, points=8, rtol=1e-5, atol=1e-5,
       hint="matmul_blocked: tiles: for i, j over the output in steps of block_size, add "
            "kernel(a[i:i+b, p:p+b], b[p:p+b, j:j+b]) for every p; the edge tiles are smaller when "
-           "b does not divide a size; block_size < 1 raises ValueError.")
+           "b does not divide a size; block_size < 1 raises ValueError.",
+      stated={
+          "matmul_blocked": (
+              "block_size: the tile edge ``b`` (1 or more; need not divide any dimension).",
+              "kernel: multiplies two tiles (``np.matmul`` by default, or ``matmul_broadcast``).",
+              "``(m, n)`` in the inputs' dtype (integers wrap around, as in PyTorch).",
+              "ValueError: the shapes do not fit, or ``block_size < 1``; TypeError: two dtypes, or bool.",
+              "cast ``a`` and ``b`` to ``wide = _accumulator(a.dtype)``",
+              "``out[i:i + bs, ...]`` stops at the edge by itself",
+          ),
+          "_accumulator": "The dtype a product is summed in: the dtype itself for floats (float32 stays float32), int64 for integers; the result is cast back to ``dtype`` at the end, so integer products wrap around exactly as PyTorch's integer ``matmul`` does.",
+      })
 def matmul_blocked_any_size_and_block(tt, rng):
     A = _a(tt)
     m, k, n = _int(rng, 5, 13), _int(rng, 5, 13), _int(rng, 5, 13)
@@ -104,7 +133,13 @@ def matmul_blocked_any_size_and_block(tt, rng):
 
 @case(unit=BLOCKED, points=2,
       hint="matmul_blocked: loop order i (rows of C), then j (columns of C), then p (the shared "
-           "dimension): the kernel sees every tile pair once, in that order.")
+           "dimension): the kernel sees every tile pair once, in that order.",
+      stated={
+          "matmul_blocked": (
+              "For ``i`` in ``range(0, m, block_size)``, ``j`` in ``range(0, n, block_size)``: ``tile = out[i:i + block_size, j:j + block_size]`` (a view); for ``p`` in ``range(0, k, block_size)``: ``tile += kernel(a[i:i + bs, p:p + bs], b[p:p + bs, j:j + bs])``.",
+              "the loop order ``i, j, p``",
+          ),
+      })
 def matmul_blocked_tile_order(tt, rng):
     A = _a(tt)
     m, k, n = _int(rng, 3, 9), _int(rng, 3, 9), _int(rng, 3, 9)
@@ -129,7 +164,16 @@ def _bias_gelu_inputs(rng, dtype):
 
 @case(unit=BIAS_GELU, points=6,
       hint="bias_gelu: h = x + bias; t = tanh(sqrt(2/pi) * (h + 0.044715 h^3)); y = 0.5 h (1 + "
-           "t); Python-float constants keep float32 float32.")
+           "t); Python-float constants keep float32 float32.",
+      stated={
+          "_BiasGELUFn.forward": (
+              "``y = 0.5·h·(1 + tanh(c·(h + a·h³)))`` for ``h = x + bias``; save ``h`` and ``t``.",
+              "``t = h * h``; then in place: ``t *= _GELU_A``; ``t += 1.0``; ``t *= h``; ``t *= _GELU_C``; ``np.tanh(t, out=t)``",
+              "``y = h * 0.5``; ``y *= t + 1.0`` (halve first",
+              "Every constant is a Python float.",
+          ),
+          "bias_gelu": '``F.gelu(input + bias, approximate="tanh")`` as one fused node (provided).',
+      })
 def bias_gelu_forward(tt, rng):
     A = _a(tt)
     out = []
@@ -147,7 +191,14 @@ def bias_gelu_forward(tt, rng):
 @case(unit=BIAS_GELU, points=6, rtol=1e-4, atol=1e-5,
       hint="bias_gelu: dy/dh = 0.5 (1 + t) + 0.5 h (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 h^2); "
            "multiply by the incoming gradient; the bias gets the same, summed over the leading "
-           "axes (return it in x's shape: the engine sums).")
+           "axes (return it in x's shape: the engine sums).",
+      stated={
+          "_BiasGELUFn.backward": (
+              "``(dL/dx, dL/dbias)`` from the saved ``h`` and ``t`` (both in ``x``'s shape).",
+              "``d = 1.0 - t * t``; ``d *= h * h * (3.0 * _GELU_A) + 1.0``; ``d *= h * (0.5 * _GELU_C)``; ``d += 0.5 * (1.0 + t)`` — now ``d = dy/dh``.",
+              "``d *= grad``; return ``(d, d)`` (the engine sums the bias's copy down to ``(C,)``).",
+          ),
+      })
 def bias_gelu_backward(tt, rng):
     A = _a(tt)
     out = []
@@ -162,7 +213,14 @@ def bias_gelu_backward(tt, rng):
 
 @case(unit=BIAS_GELU, points=2,
       hint="bias_gelu: save only h = x + bias and t = tanh(...) for backward (two arrays of x's "
-           "shape), and record one graph node.")
+           "shape), and record one graph node.",
+      stated={
+          "_BiasGELUFn": "``gelu(x + bias)`` with the tanh approximation, as one node (a fused kernel).",
+          "_BiasGELUFn.forward": (
+              "``h = x + bias`` (a new array, kept for backward).",
+              "``ctx.save_for_backward(h, t)``; return ``y``.",
+          ),
+      })
 def bias_gelu_keeps_two_arrays(tt, rng):
     A = _a(tt)
     x, b = _bias_gelu_inputs(rng, np.float32)
@@ -174,7 +232,10 @@ def bias_gelu_keeps_two_arrays(tt, rng):
 
 # ----------------------------------------------------------------------------- roofline (16)
 @case(unit=COST, points=3,
-      hint="matmul_cost: FLOPs 2 m k n; bytes itemsize x (m k + k n + m n): read A and B, write C.")
+      hint="matmul_cost: FLOPs 2 m k n; bytes itemsize x (m k + k n + m n): read A and B, write C.",
+      stated={
+          "matmul_cost": "FLOPs ``2·m·k·n``; bytes ``itemsize·(m·k + k·n + m·n)`` (read A and B, write C). Return both as Python ints.",
+      })
 def matmul_cost_formula(tt, rng):
     A = _a(tt)
     return [A.matmul_cost(_int(rng, 1, 600), _int(rng, 1, 600), _int(rng, 1, 600),
@@ -184,7 +245,13 @@ def matmul_cost_formula(tt, rng):
 
 @case(unit=BLOCKED_BYTES, points=4,
       hint="blocked_matmul_bytes: itemsize x (m k ceil(n / b) + k n ceil(m / b) + m n): A is "
-           "re-read for every column of output tiles, B for every row of them, C written once.")
+           "re-read for every column of output tiles, B for every row of them, C written once.",
+      stated={
+          "blocked_matmul_bytes": (
+              "``itemsize·(m·k·⌈n/b⌉ + k·n·⌈m/b⌉ + m·n)``",
+              "``math.ceil(n / block_size)`` and ``math.ceil(m / block_size)``; return the formula as an int.",
+          ),
+      })
 def blocked_matmul_bytes_formula(tt, rng):
     A = _a(tt)
     out = []
@@ -199,7 +266,13 @@ def blocked_matmul_bytes_formula(tt, rng):
 
 @case(unit=ROOFLINE, points=2,
       hint="attainable_gflops: the roofline is min(peak, bandwidth x intensity), a float in "
-           "GFLOP/s.")
+           "GFLOP/s.",
+      stated={
+          "attainable_gflops": (
+              "The roofline: ``min(peak, bandwidth · intensity)`` in GFLOP/s.",
+              "one ``min`` of two Python floats.",
+          ),
+      })
 def attainable_gflops_roofline(tt, rng):
     A = _a(tt)
     peak, bw = float(rng.uniform(10, 500)), float(rng.uniform(5, 100))
@@ -211,7 +284,14 @@ def attainable_gflops_roofline(tt, rng):
 @case(unit=BANDWIDTH, points=4,
       hint="measure_bandwidth: copy with np.copyto into a preallocated array, timed by module "
            "14's measure (warmup 2); a copy moves 2 x nbytes; bytes per nanosecond of the median "
-           "are GB/s.")
+           "are GB/s.",
+      stated={
+          "measure_bandwidth": (
+              "``src = np.ones(n_bytes // 4, np.float32)``; ``dst = np.empty_like(src)``.",
+              "``t = measure(lambda: np.copyto(dst, src), warmup=2, repeats=repeats, timer=timer)`` (module 14).",
+              "return ``2 * src.nbytes / t.median`` (bytes per nanosecond are GB/s).",
+          ),
+      })
 def measure_bandwidth_on_a_fake_clock(tt, rng):
     A = _a(tt)
     out = []
@@ -225,7 +305,13 @@ def measure_bandwidth_on_a_fake_clock(tt, rng):
 
 @case(unit=GFLOPS, points=3,
       hint="measure_gflops: 2 n^3 FLOPs per n x n matmul (np.matmul with out=), timed by module "
-           "14's measure (warmup 2); FLOPs per nanosecond of the median are GFLOP/s.")
+           "14's measure (warmup 2); FLOPs per nanosecond of the median are GFLOP/s.",
+      stated={
+          "measure_gflops": (
+              "``t = measure(lambda: np.matmul(a, b, out=c), warmup=2, repeats=repeats, timer=timer)``.",
+              "Return ``2 * n**3 / t.median`` (FLOPs per nanosecond are GFLOP/s).",
+          ),
+      })
 def measure_gflops_on_a_fake_clock(tt, rng):
     A = _a(tt)
     out = []

@@ -90,7 +90,15 @@ def _samples(rng, n, classes=3, features=2):
 @case(unit=PERCENTILE, points=5, rtol=RTOL, atol=ATOL,
       hint="latency_percentile: sort the latencies and take index int(n * percentile / 100) "
            "(0-based, multiply before dividing, no interpolation); percentile must be in [0, 100) "
-           "and the list non-empty, else ValueError.")
+           "and the list non-empty, else ValueError.",
+      stated={
+          "latency_percentile": (
+              "``sorted(latencies)[int(n * percentile / 100)]`` as a Python float",
+              "ValueError: no latencies, or ``percentile`` outside ``[0, 100)``.",
+              "Return ``float(values[int(n * percentile / 100)])``.",
+              "Dividing by 100 *after* multiplying keeps ``n · p`` exact for whole numbers",
+          ),
+      })
 def latency_percentile_loadgen_rule(tt, rng):
     b = _b(tt)
     out = []
@@ -108,7 +116,14 @@ def latency_percentile_loadgen_rule(tt, rng):
 
 @case(unit=SUMMARY, points=4, rtol=RTOL, atol=ATOL,
       hint="latency_summary: count (an int), mean, then p50, p90 and p99 by LoadGen's rule, min "
-           "and max, under exactly these keys, as Python numbers; no latencies: ValueError.")
+           "and max, under exactly these keys, as Python numbers; no latencies: ValueError.",
+      stated={
+          "latency_summary": (
+              '``{"count": int, "mean", "p50", "p90", "p99", "min", "max": float}`` in the unit of the latencies (Python numbers).',
+              "ValueError: no latencies.",
+              "``count = len(values)``, ``mean = float(values.mean())``; ``p50``, ``p90``, ``p99`` with your ``latency_percentile``; ``float`` of ``values.min()`` and ``values.max()``.",
+          ),
+      })
 def latency_summary_fields(tt, rng):
     b = _b(tt)
     out: list[Any] = []
@@ -122,7 +137,13 @@ def latency_summary_fields(tt, rng):
 @case(unit=T_INTERVAL, points=5, rtol=1e-9, atol=1e-12,
       hint="t_interval: mean ± t_quantile((1 + confidence) / 2, n - 1) * s / sqrt(n) with the "
            "sample standard deviation s (ddof=1); fewer than 2 values or a confidence outside (0, "
-           "1): ValueError.")
+           "1): ValueError.",
+      stated={
+          "t_interval": (
+              "``(mean, low, high)`` Python floats: ``mean ∓ t_quantile((1 + confidence) / 2, n - 1) · s / sqrt(n)``, with ``s`` the sample standard deviation (``ddof=1``).",
+              "ValueError: fewer than two values, or ``confidence`` outside (0, 1).",
+          ),
+      })
 def t_interval_values(tt, rng):
     b = _b(tt)
     out = []
@@ -139,7 +160,17 @@ def t_interval_values(tt, rng):
 @case(unit=BOOTSTRAP, points=5, rtol=RTOL, atol=ATOL,
       hint="bootstrap_ci: idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, "
            "n)); stats = statistic(values[idx], axis=1); the 100(1-c)/2 and 100(1+c)/2 "
-           "percentiles of stats (np.percentile) as floats; bad arguments: ValueError.")
+           "percentiles of stats (np.percentile) as floats; bad arguments: ValueError.",
+      stated={
+          "bootstrap_ci": (
+              "statistic: called as ``statistic(array, axis=1)`` on a ``(n_resamples, n)`` array",
+              "``(low, high)``: the ``100·(1−c)/2`` and ``100·(1+c)/2`` percentiles (``np.percentile``, linear) of the resampled statistics, as Python floats.",
+              "ValueError: no values, ``n_resamples < 1`` or ``confidence`` outside (0, 1).",
+              "``idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))``.",
+              "``stats = statistic(v[idx], axis=1)``",
+              "``low, high = np.percentile(stats, [100 * (1 - confidence) / 2, 100 * (1 + confidence) / 2])``; return them as floats.",
+          ),
+      })
 def bootstrap_ci_percentile_method(tt, rng):
     b = _b(tt)
 
@@ -163,7 +194,17 @@ def bootstrap_ci_percentile_method(tt, rng):
 @case(unit=SINGLE_STREAM, points=5, rtol=RTOL, atol=ATOL,
       hint="single_stream: warmup untimed queries first (samples 0, 1, ... cycling), then each "
            "query q sends samples[q % n : q % n + 1] (a batch of one) and records timer() after "
-           "minus timer() before; bad arguments: ValueError.")
+           "minus timer() before; bad arguments: ValueError.",
+      stated={
+          "single_stream": (
+              "samples: an array ``(n, ...)``; query ``q`` sends sample ``q % n`` (cycling).",
+              "queries: timed queries (>= 1); warmup: untimed queries first (>= 0), samples ``0, 1, ...`` (cycling too).",
+              "``queries`` latencies, ``timer()`` after the call minus ``timer()`` before, in order.",
+              "ValueError: ``queries < 1``, ``warmup < 0`` or no samples.",
+              "``for q in range(warmup): sut(samples[q % n : q % n + 1])``.",
+              "For each ``q`` of ``range(queries)``: ``x = samples[q % n : q % n + 1]`` (slice the batch *before* reading the clock); ``start = timer()``; ``sut(x)``; append ``timer() - start``.",
+          ),
+      })
 def single_stream_fake_clock(tt, rng):
     b = _b(tt)
     n, warmup, queries = _int(rng, 2, 5), _int(rng, 0, 4), _int(rng, 6, 14)
@@ -182,7 +223,16 @@ def single_stream_fake_clock(tt, rng):
 @case(unit=OFFLINE, points=4, rtol=RTOL, atol=ATOL,
       hint="offline: warmup untimed calls on samples[:batch_size], then read the clock once "
            "before and once after sending every sample in batches (the last may be smaller); "
-           "return n / seconds; bad arguments: ValueError.")
+           "return n / seconds; bad arguments: ValueError.",
+      stated={
+          "offline": (
+              "batch_size: samples per call (>= 1; the last batch may be smaller); warmup: untimed calls on the first batch.",
+              "``n / (timer() after the last batch - timer() before the first)``, a Python float.",
+              "ValueError: ``batch_size < 1``, ``warmup < 0`` or no samples.",
+              "``warmup`` times: ``sut(samples[:batch_size])``.",
+              "``start = timer()``; for ``i`` in ``range(0, n, batch_size)``: ``sut(samples[i:i + batch_size])``; ``seconds = timer() - start``.",
+          ),
+      })
 def offline_fake_clock(tt, rng):
     b = _b(tt)
     n, batch, warmup = _int(rng, 10, 40), _int(rng, 3, 9), _int(rng, 1, 3)
@@ -201,7 +251,14 @@ def offline_fake_clock(tt, rng):
 
 @case(unit=ACCURACY, points=3, rtol=RTOL, atol=ATOL,
       hint="evaluate_accuracy: every sample once in batches of batch_size (the SUT may return a "
-           "Tensor), concatenate the scores, and module 07's accuracy against the labels.")
+           "Tensor), concatenate the scores, and module 07's accuracy against the labels.",
+      stated={
+          "evaluate_accuracy": (
+              "Accuracy mode: every sample once, in batches, untimed; the fraction classified right.",
+              "``scores = [np.asarray(_as_array(sut(samples[i:i + batch_size])))`` for ``i`` in ``range(0, len(samples), batch_size)]``; return module 07's ``accuracy(np.concatenate( scores), labels)``.",
+              "the SUT may return a Tensor",
+          ),
+      })
 def evaluate_accuracy_batches(tt, rng):
     b = _b(tt)
     n = _int(rng, 11, 90)
@@ -221,7 +278,16 @@ def evaluate_accuracy_batches(tt, rng):
       hint="run_scenario: accuracy first (untimed); per run: single stream -> p90 of the run's "
            "latencies x 1000 (ms), offline -> samples/s; t_interval of the run metrics gives "
            "value and ci; status VALID iff accuracy >= target; latency_ms summarises every timed "
-           "query of every run (None offline).")
+           "query of every run (None offline).",
+      stated={
+          "run_scenario": (
+              '``{"scenario", "status", "metric", "value", "ci": [low, high], "confidence", "runs", "accuracy", "accuracy_target", "latency_ms"}``',
+              "``value``/``ci`` are ``t_interval`` of the per-run metrics (single stream: each run's p90 in **milliseconds**, ``1000 ×`` the timer's seconds; offline: each run's samples/s); ``status`` is ``\"VALID\"`` when ``accuracy >= accuracy_target`` else ``\"INVALID\"``; ``latency_ms`` is ``latency_summary`` of every single-stream latency of every run in ms (``None`` for Offline).",
+              "ValueError: an unknown scenario (the message lists ``SCENARIOS``) or ``runs < 2``.",
+              "Check ``scenario`` and ``runs``; ``acc = evaluate_accuracy(sut, samples, labels, batch_size)`` (accuracy mode first, untimed).",
+              "For each run: single stream — ``ms = [1000.0 * s for s in single_stream(sut, samples, queries, warmup, timer)]``, keep them all, and the run's metric is ``latency_percentile(ms, 90)``; offline — ``offline(sut, samples, batch_size, warmup, timer)``.",
+          ),
+      })
 def run_scenario_gates_and_summarises(tt, rng):
     b = _b(tt)
     x, labels = _samples(rng, _int(rng, 12, 24))
@@ -248,7 +314,13 @@ def run_scenario_gates_and_summarises(tt, rng):
 @case(unit=VERDICT, points=5, rtol=RTOL, atol=ATOL,
       hint="speedup_verdict: (low, high) = median_ci(ratios, confidence) (module 14); ratio = the "
            "median; verdict pass if low >= threshold, else fail if high < threshold, else "
-           "inconclusive; also confidence, threshold and pairs.")
+           "inconclusive; also confidence, threshold and pairs.",
+      stated={
+          "speedup_verdict": (
+              '``{"ratio": median, "ci": [low, high], "confidence", "threshold", "pairs": n, "verdict"}`` with ``(low, high) = median_ci(ratios, confidence)`` (module 14) and ``verdict`` ``"pass"`` if ``low >= threshold``, ``"fail"`` if ``high < threshold``, else ``"inconclusive"``.',
+              "``ratio = float(np.median(ratios))``; decide the verdict in the order pass, fail, inconclusive.",
+          ),
+      })
 def speedup_verdict_cases(tt, rng):
     b = _b(tt)
     out = []
@@ -284,7 +356,14 @@ def _at(rng, kind):
 @case(unit=GATE, points=2,
       hint="check_gate: recompute the status, VALID when accuracy >= accuracy_target (exactly at "
            "the target too), INVALID otherwise, and raise ReportError on f'{at}.status' when the "
-           "result's status (a missing one too) is not that.")
+           "result's status (a missing one too) is not that.",
+      stated={
+          "check_gate": (
+              'ReportError: on field ``f"{at}.status"`` unless ``result["status"]`` is ``"VALID"`` when ``accuracy >= accuracy_target`` and ``"INVALID"`` otherwise (a missing status too)',
+              "exactly at the target is VALID (``>=``)",
+          ),
+          "_need": "Raise ``ReportError(field, problem)`` unless ``ok`` (provided).",
+      })
 def check_gate_recomputes_status(tt, rng):
     b = _b(tt)
     out = []
@@ -310,7 +389,15 @@ def _latency(rng):
       hint="check_latency: Offline needs latency_ms None; SingleStream a dict with an integer "
            "count >= 1 and mean, p50, p90, p99, min, max numbers >= 0 (never bools or NaN), in "
            "that order, then min <= p50 <= p90 <= p99 <= max; the field names the key "
-           "(results[0].latency_ms.count) or latency_ms itself.")
+           "(results[0].latency_ms.count) or latency_ms itself.",
+      stated={
+          "check_latency": (
+              'ReportError: Offline with ``latency_ms`` not None (field ``f"{at}.latency_ms"``); SingleStream with ``latency_ms`` not a dict (the same field), ``count`` not an integer >= 1 (``f"{at}.latency_ms.count"``), one of ``mean``, ``p50``, ``p90``, ``p99``, ``min``, ``max`` not a number >= 0 (``f"{at}.latency_ms.p90"``...), or ``min <= p50 <= p90 <= p99 <= max`` broken (field ``f"{at}.latency_ms"``).',
+              '``_integer(lat.get("count"), ..., 1)``; for each of the six keys, in that order: ``_number(lat.get(key), ..., 0.0, math.inf)``.',
+              '``order = [lat[k] for k in ("min", "p50", "p90", "p99", "max")]``; ``_need(order == sorted(order), f"{at}.latency_ms", ...)``.',
+              "``_number`` already refuses bools and NaN.",
+          ),
+      })
 def check_latency_fields_and_order(tt, rng):
     b = _b(tt)
     keys = ["mean", "p50", "p90", "p99", "min", "max"]
@@ -357,7 +444,13 @@ def check_latency_fields_and_order(tt, rng):
       hint="check_verdict: the verdict must be what the interval says against the threshold: "
            "pass when low >= threshold, fail when high < threshold, inconclusive otherwise "
            "(high == threshold too; infinite bounds allowed); raise ReportError on "
-           "f'{at}.verdict'.")
+           "f'{at}.verdict'.",
+      stated={
+          "check_verdict": (
+              "comparison: one comparison whose ``ci`` (two numbers, low <= high, infinities allowed) and ``threshold`` (> 0) are already checked",
+              'ReportError: on field ``f"{at}.verdict"`` unless ``comparison["verdict"]`` equals ``_verdict(low, high, threshold)`` (given: ``"pass"`` if ``low >= threshold``, ``"fail"`` if ``high < threshold``, else ``"inconclusive"``).',
+          ),
+      })
 def check_verdict_recomputes_verdict(tt, rng):
     b = _b(tt)
     out = []

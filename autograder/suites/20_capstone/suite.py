@@ -163,7 +163,13 @@ def _blobs(tt, rng, n=480, features=16, classes=3):
 # ----------------------------------------------------------------------------- the frontier
 @case(unit=DOMINATES, points=4,
       hint="dominates: at least as good in all three (accuracy higher, latency and bytes lower) "
-           "and strictly better in one; equal entries do not dominate.")
+           "and strictly better in one; equal entries do not dominate.",
+      stated={
+          "dominates": (
+              'a, b: mappings with ``"accuracy"`` (higher is better), ``"latency_ms"`` and ``"bytes"`` (lower is better).',
+              "True when ``a`` is at least as good as ``b`` in all three objectives and strictly better in at least one.",
+          ),
+      })
 def dominates_pairs(tt, rng):
     m = _module(tt)
     entries = [_entry(rng) for _ in range(12)]
@@ -178,7 +184,13 @@ def dominates_pairs(tt, rng):
 
 @case(unit=PARETO, points=4,
       hint="pareto_front: keep an entry when no entry dominates it; input order; equal entries "
-           "both stay; an empty list has an empty front.")
+           "both stay; an empty list has an empty front.",
+      stated={
+          "pareto_front": (
+              "Indices of the entries that no other entry dominates, in input order.",
+              "the front of an empty list is empty; equal entries both stay.",
+          ),
+      })
 def pareto_front_indices(tt, rng):
     m = _module(tt)
     fronts = []
@@ -196,7 +208,14 @@ def pareto_front_indices(tt, rng):
 # ----------------------------------------------------------------------------- the score
 @case(unit=SCORE, points=4,
       hint="olympics_score: 0 below baseline accuracy minus the drop (with a 1e-9 tolerance: an "
-           "accuracy exactly at the bound passes); else sqrt(speed-up x compression).")
+           "accuracy exactly at the bound passes); else sqrt(speed-up x compression).",
+      stated={
+          "olympics_score": (
+              '``0.0`` when ``entry["accuracy"] < baseline["accuracy"] - max_accuracy_drop``; otherwise ``sqrt((baseline latency / entry latency) * (baseline bytes / entry bytes))`` as a Python float.',
+              '``entry["accuracy"] + 1e-9 < baseline["accuracy"] - max_accuracy_drop``, so that an accuracy exactly at the bound passes despite float rounding',
+              "max_accuracy_drop: the accuracy an entry may lose (0.01 = one point).",
+          ),
+      })
 def olympics_score_values(tt, rng):
     m = _module(tt)
     base = _entry(rng, acc=0.97)
@@ -218,7 +237,13 @@ def olympics_score_values(tt, rng):
 
 @case(unit=SCORE, points=2,
       hint="olympics_score: a latency or byte count that is not positive, in the entry or the "
-           "baseline, is not a measurement: raise ValueError.")
+           "baseline, is not a measurement: raise ValueError.",
+      stated={
+          "olympics_score": (
+              "ValueError: a latency or a byte count that is not positive (in either entry).",
+              "Refuse ``latency_ms <= 0`` or ``bytes <= 0`` in ``entry`` or ``baseline``",
+          ),
+      })
 def olympics_score_refuses_non_positive(tt, rng):
     m = _module(tt)
     base = _entry(rng)
@@ -236,7 +261,10 @@ def olympics_score_refuses_non_positive(tt, rng):
 
 @case(unit=LEADERBOARD, points=3, rtol=0.0, atol=1e-12,
       hint="leaderboard: four dicts in order: score (4 decimals, desc), accuracy in % (2, desc), "
-           "speed-up = baseline latency / latency (4, desc), size in KB = bytes / 1024 (2, asc).")
+           "speed-up = baseline latency / latency (4, desc), size in KB = bytes / 1024 (2, asc).",
+      stated={
+          "leaderboard": '``{"name": "Olympics score", "value": olympics_score(...) rounded to 4 decimals, "order": "desc"}``, ``{"name": "Accuracy (%)", "value": 100 * accuracy rounded to 2, "order": "desc"}``, ``{"name": "Speed-up", "value": baseline latency / entry latency rounded to 4, "order": "desc"}``, ``{"name": "Size (KB)", "value": bytes / 1024 rounded to 2, "order": "asc"}`` — every value a Python float.',
+      })
 def leaderboard_entries(tt, rng):
     m = _module(tt)
     base = _entry(rng, acc=0.97)
@@ -251,7 +279,14 @@ def leaderboard_entries(tt, rng):
 # ----------------------------------------------------------------------------- storage
 @case(unit=STORAGE, points=4,
       hint="storage_bytes: per 2-D array: min(dense nbytes, nnz * (itemsize + index bytes) + "
-           "(rows + 1) * 4), index bytes 1 up to 256 columns else 2; other arrays dense.")
+           "(rows + 1) * 4), index bytes 1 up to 256 columns else 2; other arrays dense.",
+      stated={
+          "storage_bytes": (
+              "model: any module; its ``state_dict()`` (parameters and buffers) is what is stored.",
+              "The sum over the state's arrays ``a`` of: ``a.nbytes`` when ``a.ndim != 2``; otherwise ``min(a.nbytes, nnz * (a.itemsize + idx) + (rows + 1) * 4)`` with ``nnz`` the non-zero count, ``idx = 1`` when ``a.shape[1] <= 256`` else ``2``, and ``rows = a.shape[0]``.",
+              "return an ``int``.",
+          ),
+      })
 def storage_bytes_dense_and_csr(tt, rng):
     m = _module(tt)
     out = []
@@ -285,7 +320,30 @@ def _static_layer(tt: Any, rng: np.random.Generator, in_features: int, out_featu
                      "inv_scale = float32(1) / float32(s); zero; out_scale = float32(s) * "
                      "weight_scale. forward: rint(x * inv_scale + zero), clip to [0, 255], "
                      "minus zero, @ weight_t, * out_scale, + bias, max(., 0) with relu: module "
-                     "15's output bit for bit.", rtol=0.0, atol=0.0)
+                     "15's output bit for bit.", rtol=0.0, atol=0.0,
+      stated={
+          "exact_in_float32": (
+              "True when the largest possible sum, ``terms * x_max * w_max``, is at most ``FLOAT32_EXACT``",
+              "ValueError: a negative argument.",
+              "Raise ``ValueError`` if ``terms``, ``x_max`` or ``w_max`` is negative.",
+              "Return ``terms * x_max * w_max <= FLOAT32_EXACT`` (Python integers, exact).",
+              ">>> exact_in_float32(64), exact_in_float32(514), exact_in_float32(515) (True, True, False)",
+          ),
+          "BlasQuantizedLinear": (
+              "Module 15's static ``QuantizedLinear``, computed with float32 BLAS: the same buffers and, bit for bit, the same outputs; ``relu=True`` fuses a following ReLU.",
+              "Attributes (set by ``fold``, never stored: they are not buffers):",
+              "weight_t: ``(in, out)`` float32, the weight integers minus their zero points; inv_scale: ``float32(1) / float32(input_scale)``; zero: the input zero point as float32; out_scale: ``(out,)`` float32, ``float32(input_scale) * weight_scale``.",
+          ),
+          "BlasQuantizedLinear.fold": (
+              "ValueError: a dynamic layer (``input_scale`` is None: its input scale changes with every batch, so nothing can be folded), or a layer whose sums are not exact in float32 (``exact_in_float32(in_features, 255, largest |weight integer|)`` is False).",
+              "``self.weight_t = np.ascontiguousarray(wi.T.astype(np.float32))`` — ``(in, out)``.",
+              "``s = np.float32(self.input_scale.data[0])``; ``self.inv_scale = np.float32(1.0) / s``; ``self.zero = np.float32(self.input_zero_point.data[0])``; ``self.out_scale = s * self.weight_scale.data`` (float32, ``(out,)``).",
+          ),
+          "BlasQuantizedLinear.forward": (
+              "Module 15's static ``forward``, bit for bit, with float32 BLAS; ReLU if ``relu``.",
+              "``out *= self.out_scale``; add the bias (``out += self.bias.data``) if there is one; with ``relu``: ``np.maximum(out, 0.0, out=out)``;",
+          ),
+      })
 def blas_layer_exact(tt, rng):
     m = _module(tt)
     k = int(rng.integers(1, 514))
@@ -326,7 +384,16 @@ def blas_layer_exact(tt, rng):
 @case(unit=BLAS_ENGINE, points=3, hint="blas_engine: a deep copy; each module-15 QuantizedLinear becomes "
                      "BlasQuantizedLinear.from_quantized; with fuse_relu, one directly followed "
                      "by a ReLU in a Sequential takes relu=True and the ReLU becomes an Identity "
-                     "(add_module, names kept); the model passed in is left as it was.")
+                     "(add_module, names kept); the model passed in is left as it was.",
+      stated={
+          "blas_engine": (
+              "every module-15 ``QuantizedLinear`` becomes a ``BlasQuantizedLinear``; with ``fuse_relu``, one directly followed by a ``ReLU`` in the same ``Sequential`` takes it in (``relu=True``) and the ``ReLU`` becomes an ``Identity``.",
+              "model: a model with static module-15 ``QuantizedLinear`` layers (left unchanged).",
+              "The lowered copy (the same layer names, hence the same ``state_dict``).",
+              "``out = copy.deepcopy(model)``; if ``type(out) is QuantizedLinear``, return ``BlasQuantizedLinear.from_quantized(out)``.",
+              "``fuse = fuse_relu and isinstance(module, Sequential)`` and the next child (``names[i + 1]``, if any) is exactly a ``ReLU``",
+          ),
+      })
 def blas_engine_lowering(tt, rng):
     m = _module(tt)
     tt.manual_seed(int(rng.integers(0, 1000)))
@@ -364,7 +431,19 @@ def blas_engine_lowering(tt, rng):
       hint="optimize: prune_model(amount, 'global') -> fine-tune with Adam (masks in place) -> "
            "strip_masks -> quantize_model with train_x[:calibration] -> blas_engine for engine "
            "'blas' (as is for 'int32'; another engine is a ValueError); the float model must not "
-           "change.")
+           "change.",
+      stated={
+          "optimize": (
+              "An INT8, pruned, fine-tuned copy of a trained float ``model`` (left unchanged).",
+              "calibration: the first ``calibration`` rows of ``train_x`` calibrate the INT8 inputs.",
+              "engine: ``\"blas\"`` (section 4's ``blas_engine``, ReLUs fused) or ``\"int32\"`` (module 15's layers as they are).",
+              "The quantized model (``QuantizedLinear`` layers, or their ``BlasQuantizedLinear`` copies) in eval mode.",
+              "ValueError: another ``engine`` (naming the two allowed).",
+              "Refuse an unknown ``engine`` first (before any work).",
+              '``pruned = prune_model(model, amount, scope="global")`` (a copy); ``pruned.train()``.',
+              "``quantized = quantize_model(plain, [train_x[:calibration]])``",
+          ),
+      })
 def optimize_pipeline(tt, rng):
     m = _module(tt)
     model, x, y = _blobs(tt, rng)
@@ -408,7 +487,15 @@ def optimize_pipeline(tt, rng):
 @case(unit=MEASURE, points=3,
       hint="measure_entry: accuracy from one untimed forward pass over all of x; latency_ms = "
            "1000 x the median of `repeats` timer() differences around one query, "
-           "model(Tensor(x[:batch])) (all of x when batch is None); bytes = storage_bytes(model).")
+           "model(Tensor(x[:batch])) (all of x when batch is None); bytes = storage_bytes(model).",
+      stated={
+          "measure_entry": (
+              "batch: the rows of one query, ``x[:batch]`` (the event's queries hold 32 digits); None: all of ``x`` at once.",
+              "``accuracy``: the share of ``argmax(model(x), axis=1) == y`` over all of ``x``; ``latency_ms``: 1000 × the **median** of ``repeats`` timings of one query, ``model(Tensor(x[:batch]))``; ``bytes``: ``storage_bytes(model)`` — all Python numbers.",
+              "``out = model(Tensor(x))`` (untimed; also warms up) -> accuracy;",
+              "``query = Tensor(x if batch is None else x[:batch])``, once; ``repeats`` times: ``t0 = timer()``, ``model(query)``, append ``timer() - t0``;",
+          ),
+      })
 def measure_entry_with_a_fake_clock(tt, rng):
     m = _module(tt)
     tt.manual_seed(int(rng.integers(0, 1000)))
@@ -927,7 +1014,13 @@ def _event_shortcut(tt, rng):
       hint="Your OLYMPICS_RECIPE through your optimize must stay within one point of the "
            "baseline's held-out accuracy and be at least 3.5x smaller (INT8, or enough zeros for "
            "CSR), and your olympics_report must be a valid report whose accuracies and target "
-           "match the grader's measurement of both models; the grader measures both itself.")
+           "match the grader's measurement of both models; the grader measures both itself.",
+      stated={
+          "olympics_report": (
+              "NOTE (the event): the autograder passes your ``OLYMPICS_RECIPE`` (only ``optimize``'s keywords ``amount``, ``finetune_epochs``, ``lr``, ``calibration``, ``engine``) to your ``optimize`` on the baseline it trains, and measures both models itself: your model passes when it meets the targets in course.yml (held-out accuracy within one point of the baseline, at least 3.5× smaller) and this report is valid, with accuracies and target that match the grader's own measurement of both models on the report's digits.",
+              "``make_report(system, REPORT_MODEL, [baseline's result, submitted's result])``, each result ``run_scenario(as_sut(model), x, y, \"SingleStream\", accuracy_target=target, runs=runs, queries=queries)`` with the one ``target = evaluate_accuracy(as_sut( baseline), x, y) - max_accuracy_drop``.",
+          ),
+      })
 def olympics_event(tt, rng):
     m = _module(tt)
     recipe = dict(m.OLYMPICS_RECIPE)
@@ -1291,7 +1384,21 @@ def tinygpt_leaderboard(value: Any, expected: Any) -> list[dict[str, Any]]:
 @case(unit=INT8_WEIGHTS, points=2, hint="Int8WeightLinear.from_float: module 15's symmetric per-channel int8 "
                      "weights (PerChannelMinMaxObserver, quantize_per_channel), the scales as "
                      "float32, a copy of the bias, dequantized = qweight.astype(float32) * "
-                     "weight_scale[:, None]; forward: x @ dequantized.T + bias.")
+                     "weight_scale[:, None]; forward: x @ dequantized.T + bias.",
+      stated={
+          "Int8WeightLinear": (
+              "Buffers (the state a checkpoint stores): ``qweight`` ``(out, in)`` int8, ``weight_scale`` ``(out,)`` float32, ``bias`` ``(out,)`` float32 or None.",
+              "Attributes: ``dequantized``: ``(out, in)`` float32, ``qweight.astype(np.float32) * weight_scale[:, None]``, computed once by ``from_float`` (not a buffer",
+          ),
+          "Int8WeightLinear.from_float": (
+              "``obs = PerChannelMinMaxObserver(ch_axis=0, dtype=qint8, qscheme=per_channel_symmetric)``; ``obs(mod.weight)``; ``scale, zp = obs.calculate_qparams()``.",
+              "``q.qweight = quantize_per_channel(mod.weight, scale, zp, 0, qint8).int_repr()``; ``q.weight_scale = Tensor(scale as float32)``; copy the bias",
+          ),
+          "Int8WeightLinear.forward": (
+              "``y = x Wᵀ + b`` with ``W = self.dequantized``: ``(*, in) -> (*, out)`` float32.",
+              "``out = x.data @ self.dequantized.T``; add ``self.bias.data`` if there is a bias; return ``Tensor(out)``.",
+          ),
+      })
 def int8_weight_linear(tt, rng):
     m = _module(tt)
     tt.manual_seed(int(rng.integers(0, 1000)))
@@ -1311,7 +1418,17 @@ def int8_weight_linear(tt, rng):
 
 @case(unit=FUSED_MLP, points=2, hint="FusedMLP.forward: h = x.data as (N, C); pre = h @ linear_weight(fc).T "
                      "(no bias); bias_gelu(Tensor(pre), fc.bias); proj; back to x's shape.",
-      rtol=1e-5, atol=1e-5)
+      rtol=1e-5, atol=1e-5,
+      stated={
+          "FusedMLP": "The same layers (``fc``, ``proj``: ``Linear`` or ``Int8WeightLinear``), so the same parameter names",
+          "FusedMLP.forward": (
+              "``shape = x.shape``; ``h = x.data.reshape(-1, shape[-1])`` — ``(N, C)``.",
+              "``pre = h @ linear_weight(self.fc).T`` — ``(N, 4C)``, no bias yet.",
+              "``a = bias_gelu(Tensor(pre), self.fc.bias)`` — GELU(pre + bias), one pass.",
+              "Return ``self.proj(a).reshape(*shape)``.",
+          ),
+          "linear_weight": "The float32 ``(out, in)`` weight matrix a ``Linear`` or an ``Int8WeightLinear`` multiplies by (provided).",
+      })
 def fused_mlp(tt, rng):
     m = _module(tt)
     transformers = importlib.import_module(f"{tt.__name__}.transformers")
@@ -1333,7 +1450,15 @@ def fused_mlp(tt, rng):
 
 @case(unit=PERPLEXITY, points=2, hint="perplexity: logits of windows[:, :-1] as float64, a stable log-softmax "
                      "(subtract the row max), the mean negative log-likelihood of windows[:, "
-                     "1:], then exp.", rtol=1e-9, atol=1e-9)
+                     "1:], then exp.", rtol=1e-9, atol=1e-9,
+      stated={
+          "perplexity": (
+              "``exp(mean over the N·T positions of -log softmax(logits)[next token])`` (a Python float; the vocabulary size for a model that knows nothing, 1 for a perfect one).",
+              "under ``no_grad()``: ``logits = model(Tensor(ids[:, :-1])).data`` as float64.",
+              "Log-softmax, stable: ``z = logits - logits.max(-1, keepdims=True)``; ``logp = z - log(exp(z).sum(-1, keepdims=True))``.",
+              "``nll = -mean(take_along_axis(logp, ids[:, 1:, None], -1))``; return ``float(exp(nll))``.",
+          ),
+      })
 def perplexity_values(tt, rng):
     m = _module(tt)
     transformers = importlib.import_module(f"{tt.__name__}.transformers")
@@ -1360,7 +1485,14 @@ def perplexity_values(tt, rng):
                      "(the grader recomputes it), and that model's held-out perplexity at most "
                      "2% above TinyGPT's; the grader times your generation itself.",
       check=_tinygpt_check, publish=tinygpt_publish, expected=_gpt_kept,
-      timing=Timing(plan=tinygpt_plan, baseline=tinygpt_baseline))
+      timing=Timing(plan=tinygpt_plan, baseline=tinygpt_baseline),
+      stated={
+          "generate_greedy": (
+              "NOTE (the event): the autograder runs your ``GPT_RECIPE`` (keys ``int8_weights``, ``fused_gelu``, ``kv_cache``; a missing one counts as True) through your ``optimize_gpt`` and this function: the text on your variant's prompt must be exactly the greedy text of the model you commit (the grader recomputes it), and that model's held-out perplexity at most 2% above TinyGPT's (course.yml ``gpt_max_perplexity_increase``).",
+              "``top_k=1`` keeps only the most likely token",
+          ),
+          "optimize_gpt": "An optimised copy of a trained ``GPT`` (left unchanged), in eval mode.",
+      })
 def tinygpt_event(tt, rng):
     m = _module(tt)
     recipe = dict(m.GPT_RECIPE)
