@@ -40,9 +40,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tito.course import load_course  # noqa: E402
 from staff.integrity import run_integrity  # noqa: E402
 from staff.integrity.synthetic import disguise  # noqa: E402
+from tito.course import load_course  # noqa: E402
 from tito.release import dump_notebook  # noqa: E402
 from tito.samples import notebook_with_exports, solution_export_sources  # noqa: E402
 
