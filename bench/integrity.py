@@ -18,7 +18,7 @@ independently stays apart. For every module with alternative implementations
 (``tests/fixtures/alternatives/NN_slug/``) it builds one set: the reference, each alternative,
 ``--buggy`` of the module's buggy fixtures (the reference with one plausible bug: copies of the
 reference in all but a line or two) and a disguised copy (renamed, reordered, padded,
-commented: :func:`tito.integrity.synthetic.disguise`) of the reference, of every alternative
+commented: :func:`staff.integrity.synthetic.disguise`) of the reference, of every alternative
 and of one buggy variant. A *family* is an implementation and everything derived from it (the
 reference, its buggy variants and their copies are one family); pairs inside a family are the
 positives, pairs across families are independent. It prints, per module and pooled: precision
@@ -40,9 +40,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from staff.integrity import run_integrity  # noqa: E402
+from staff.integrity.synthetic import disguise  # noqa: E402
 from tito.course import load_course  # noqa: E402
-from tito.integrity import run_integrity  # noqa: E402
-from tito.integrity.synthetic import disguise  # noqa: E402
 from tito.release import dump_notebook  # noqa: E402
 from tito.samples import notebook_with_exports, solution_export_sources  # noqa: E402
 

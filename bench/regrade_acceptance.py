@@ -39,7 +39,7 @@ def main() -> int:
     ap.add_argument("--looping", type=int, default=2)
     args = ap.parse_args()
     from autograder.harness import isolation
-    from autograder.regrade_synth import synth_export
+    from staff.synthetic import synth_export
 
     with tempfile.TemporaryDirectory(prefix="tt-accept-") as tmp:
         t = Path(tmp)

@@ -6,7 +6,7 @@ Not a test (no verdict): it measures, and writes the "Regrade throughput" sectio
     OPENBLAS_NUM_THREADS=1 .venv/bin/python bench/regrade_throughput.py
     .venv/bin/python bench/regrade_throughput.py --n 30 --milestone-n 12 --repeat 1
 
-Exports come from the synthetic generator (:mod:`autograder.regrade_synth`, fixed seeds):
+Exports come from the synthetic generator (:mod:`staff.synthetic`, fixed seeds):
 module 01 with 30 submissions, without and with one looping submission, and the milestone
 module 07 (XOR and MLP milestones are trained in the sandbox). Each configuration regrades the
 same export into a fresh folder (a dry run: nothing reused). The machine is shared, so the
@@ -50,7 +50,7 @@ def _cpu() -> str:
 
 def _run(export: Path, *, jobs: int, scheduler: Any,
          course: Path | None = None) -> tuple[float, int, int]:
-    from autograder.regrade import regrade
+    from staff.regrade.core import regrade
 
     with tempfile.TemporaryDirectory(prefix="tt-bench-") as tmp:
         start = time.monotonic()
@@ -72,7 +72,7 @@ def main() -> int:
     ap.add_argument("--no-dask", action="store_true")
     ap.add_argument("--write", type=Path, default=REPO / "docs" / "performance.md")
     args = ap.parse_args()
-    from autograder.regrade_synth import synth_export
+    from staff.synthetic import synth_export
 
     configs: list[tuple[str, int, Any]] = [("serial", 1, None), ("--jobs 2", 2, None)]
     cluster = None
@@ -83,7 +83,7 @@ def main() -> int:
             # A standing cluster of two single-threaded workers (what --scheduler ADDRESS
             # uses), reached over TLS like a real one; local:2, which also starts and stops
             # its cluster, is timed as its own column.
-            from autograder.regrade_dask import Target, local_cluster
+            from staff.regrade.dask import Target, local_cluster
 
             cluster, security = local_cluster(2)
             creds = {}
@@ -137,7 +137,7 @@ def _write(path: Path, rows: list, configs: list, before: tuple, after: tuple,
     head = " | ".join(f"{c[0]}" for c in configs)
     lines = [SECTION, "",
              "Submissions regraded per minute (`tito regrade --dry-run`, a fresh output folder, "
-             "nothing reused), on synthetic exports from `autograder/regrade_synth.py` (fixed "
+             "nothing reused), on synthetic exports from `staff/synthetic.py` (fixed "
              "seeds: correct, buggy, untouched, late and corrupt uploads; \"1 looping\" adds one "
              "submission with an infinite loop, whose tests time out at the course's "
              "`test_timeout_s`; its old results show the timeouts, so the regrade starts it "

@@ -172,7 +172,7 @@ def test_the_gradebook_and_regrade_commands_load_on_first_use():
     import sys
 
     code = ("import sys\nfrom tito.cli import cli\n"
-            "print(sorted(m for m in ('pandas', 'gradebook.cli', 'autograder.regrade_cli') "
+            "print(sorted(m for m in ('pandas', 'gradebook.cli', 'staff.regrade.cli') "
             "if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=paths.REPO_ROOT).stdout.strip()

@@ -130,7 +130,7 @@ def test_grade_with_a_broken_course_still_writes_results_json(tmp_path):
 def test_a_drop_that_empties_a_category_is_a_check_problem(tmp_path):
     """``drop_lowest: 25`` (issue 34): the policy would quietly count one item; course check
     names the category, the track, its item count and the largest sensible value."""
-    from tito.check import _drop_problems
+    from staff.check import _drop_problems
 
     data = _mutate(["grading", "categories", 0, "drop_lowest"], 25)
     problems = _drop_problems(load_course(_write(tmp_path, data)))
@@ -148,7 +148,7 @@ def test_a_misspelt_track_id_is_a_check_problem(tmp_path):
     """A track id the rosters do not know (issue 34): the sample term's roster and the
     gradebook store's roster put students on 'foundation'."""
     from gradebook import api
-    from tito.check import _roster_track_problems
+    from staff.check import _roster_track_problems
 
     store = tmp_path / "gb.sqlite"
     api.roster(REPO_ROOT / "samples" / "term" / "roster.csv", store=store)

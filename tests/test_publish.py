@@ -9,9 +9,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from staff.publish import parse_as_of, publish
 from tito.cli import cli
 from tito.course import CourseError, load_course
-from tito.publish import parse_as_of, publish
 from tito.release import built_modules
 
 COURSE = load_course()
@@ -98,8 +98,8 @@ def test_publish_refuses_what_course_check_rejects_one_line_each(tmp_path, monke
     """Issue 34: the course checks run first; a problem of a module that would be published,
     or of the course, refuses the publish (nothing written, exit 1, one line per problem); a
     problem of a module released later is a note."""
-    import tito.check
-    from tito.check import CheckReport
+    import staff.check
+    from staff.check import CheckReport
 
     third, fourth = BUILT[2], BUILT[3]
     rep = CheckReport(findings=[
@@ -108,7 +108,7 @@ def test_publish_refuses_what_course_check_rejects_one_line_each(tmp_path, monke
         (fourth.name, f"{fourth.name}: half built: autograder/suites/{fourth.name}/suite.py "
                       "is missing"),
         (None, "course.yml: grading.categories[0].drop_lowest: 25 would drop every item")])
-    monkeypatch.setattr(tito.check, "check_course", lambda course: rep)
+    monkeypatch.setattr(staff.check, "check_course", lambda course: rep)
     to = tmp_path / "student"
     as_of = f"{_as_of_third_release():%Y-%m-%d %H:%M}"
     res = CliRunner().invoke(cli, ["publish", "--to", str(to), "--as-of", as_of])

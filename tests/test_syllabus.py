@@ -125,7 +125,7 @@ def test_course_outcomes_are_mapped_to_what_assesses_them():
 def test_course_check_refuses_hours_over_the_credits_and_unmapped_modules(tmp_path):
     import yaml
 
-    from tito.check import _syllabus_problems
+    from staff.check import _syllabus_problems
     from tito.course import load_course
     from tito.paths import REPO_ROOT
 

@@ -58,8 +58,8 @@ class _TitoGroup(click.Group):
 
     #: command name -> (module, attribute)
     LAZY = {"gradebook": ("gradebook.cli", "gradebook"),
-            "regrade": ("autograder.regrade_cli", "regrade"),
-            "synth-export": ("autograder.regrade_cli", "synth_export_cmd")}
+            "regrade": ("staff.regrade.cli", "regrade"),
+            "synth-export": ("staff.regrade.cli", "synth_export_cmd")}
 
     def invoke(self, ctx: click.Context) -> Any:
         """Ctrl-C: stop every child process this command started and say so in one line
@@ -114,7 +114,7 @@ def course_check(ctx: click.Context) -> None:
 
     Example: tito course check
     """
-    from tito.check import check_course
+    from staff.check import check_course
     from tito.release import span_text
 
     c = _course(ctx)
@@ -257,8 +257,8 @@ def publish(ctx: click.Context, to: Path, as_of: str | None, commit: bool) -> No
 
     Example: tito publish --to ../cs249-student --as-of "2027-02-03 09:00" --commit
     """
-    from tito.publish import PublishRefused, parse_as_of
-    from tito.publish import publish as do_publish
+    from staff.publish import PublishRefused, parse_as_of
+    from staff.publish import publish as do_publish
     from tito.release import span_text
 
     c = _course(ctx)
@@ -380,6 +380,7 @@ def grade(ctx: click.Context, module: str, submission: Path, out: Path,
     beside the notebook (the lines after the score say which were used and why). Exit 1 when
     part of the result is pending because of a course-side failure (e.g. missing test data).
     """
+    from staff.publish import parse_as_of
     from tito.errors import CourseSideProblem
     from tito.grading import (
         earlier_module_lines,
@@ -387,7 +388,6 @@ def grade(ctx: click.Context, module: str, submission: Path, out: Path,
         pending_problem,
         write_config_failure,
     )
-    from tito.publish import parse_as_of
     from tito.release import require_built
 
     try:
@@ -494,7 +494,7 @@ def integrity(ctx: click.Context, module: str, inputs: tuple[Path, ...], public:
     from rich.table import Table
 
     from gradebook.errors import GradebookError
-    from tito.integrity import IntegrityError, run_integrity
+    from staff.integrity import IntegrityError, run_integrity
 
     try:
         res = run_integrity(module=module, inputs=list(inputs), course=_course(ctx),

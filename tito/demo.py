@@ -106,8 +106,8 @@ def run_demo(course: Course, *, out_root: Path | None = None, console: Console |
     console.print(gb.explain(late.sid, store=store, course=course), markup=False,
                   highlight=False)
 
-    from autograder.regrade import regrade, render
-    from autograder.regrade_synth import synth_export
+    from staff.regrade.core import regrade, render
+    from staff.synthetic import synth_export
 
     with console.status("regrading a synthetic Gradescope export"):
         made = synth_export(module="01", n=12, out=out_root / "regrade" / "export.zip",

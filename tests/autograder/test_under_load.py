@@ -114,7 +114,7 @@ def _busy(cpu: int) -> list[subprocess.Popen[bytes]]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from autograder.regrade import regrade
+    from staff.regrade.core import regrade
 
     tmp = tmp_path_factory.mktemp("under-load")
     course_file = _lean_course(tmp / "course.yml")

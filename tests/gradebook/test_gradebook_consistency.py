@@ -97,7 +97,7 @@ def test_bigdecimal_scores_ingest_as_numbers(tmp_path: Path, store: Path,
 
 
 def test_regrade_and_gradebook_read_an_export_with_the_same_reader() -> None:
-    import autograder.regrade as rg
+    import staff.regrade.core as rg
 
     assert rg.load_metadata_yaml is gs.load_metadata_yaml
     assert rg.parse_records is gs.parse_records

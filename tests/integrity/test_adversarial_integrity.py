@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 import toy_course
 
+from staff.integrity import IntegrityResult, run_integrity
 from tito.course import load_course
-from tito.integrity import IntegrityResult, run_integrity
 
 COURSE = load_course()
 REPO = Path(__file__).resolve().parents[2]
@@ -122,7 +122,7 @@ def _class(folder: Path) -> Path:
     folder.mkdir(parents=True)
     for style in toy_course.STUDENTS:
         (folder / f"{style}.ipynb").write_text(toy_course.notebook(toy_course.solution(style)))
-    from tito.integrity.synthetic import disguise
+    from staff.integrity.synthetic import disguise
 
     (folder / "copy.ipynb").write_text(toy_course.notebook(
         disguise(toy_course.solution("numpy_a"), 7)))
@@ -202,7 +202,7 @@ MEASURE = textwrap.dedent('''
     sys.path.insert(0, sys.argv[1])
     import toy_course
     from tito.course import load_course
-    from tito.integrity import run_integrity
+    from staff.integrity import run_integrity
     root, folder = Path(sys.argv[2]), Path(sys.argv[3])
     release = toy_course.write_release(root / "release")
     res = run_integrity(module="01", inputs=[folder], course=load_course(), out=root / "rep",

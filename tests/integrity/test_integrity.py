@@ -12,14 +12,14 @@ import pytest
 import toy_course
 from click.testing import CliRunner
 
+from staff.integrity import IntegrityError, run_integrity
+from staff.integrity.corpus import attach_prints, provided_document, read_folder
+from staff.integrity.fingerprint import fingerprints, normalise
+from staff.integrity.match import Settings, compare
+from staff.integrity.synthetic import DISGUISES, disguise
 from tito import paths
 from tito.cli import cli
 from tito.course import load_course
-from tito.integrity import IntegrityError, run_integrity
-from tito.integrity.corpus import attach_prints, provided_document, read_folder
-from tito.integrity.fingerprint import fingerprints, normalise
-from tito.integrity.match import Settings, compare
-from tito.integrity.synthetic import DISGUISES, disguise
 from tito.samples import notebook_with_exports, solution_export_sources
 
 COURSE = load_course()

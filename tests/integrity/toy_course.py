@@ -3,7 +3,7 @@
 The release has six stubs. Each of the four "students" below solved them on their own, in
 their own style (two of them with NumPy, as the lesson suggests, so they share idioms the way
 real independent work does). Copies are made from them with the disguises of
-``tito.integrity.synthetic``.
+``staff.integrity.synthetic``.
 """
 
 from __future__ import annotations

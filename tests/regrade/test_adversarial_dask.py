@@ -30,9 +30,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from autograder.regrade import RegradeError, regrade
-from autograder.regrade_dask import DaskRunner, Target, check_scheduler
-from autograder.regrade_synth import synth_export
+from staff.regrade.core import RegradeError, regrade
+from staff.regrade.dask import DaskRunner, Target, check_scheduler
+from staff.synthetic import synth_export
 from tito.cli import cli
 
 NO_LOOP = {"correct": 0.6, "buggy": 0.4}

@@ -17,15 +17,15 @@ import pytest
 from click.testing import CliRunner
 from make_export import build_export
 
-from autograder.regrade import (
+from gradebook.errors import GradebookError
+from staff.regrade.cli import regrade as regrade_cmd
+from staff.regrade.core import (
     diff_tests,
     load_metadata_yaml,
     open_export,
     parse_records,
     regrade,
 )
-from autograder.regrade_cli import regrade as regrade_cmd
-from gradebook.errors import GradebookError
 
 
 def _old_scores() -> dict[str, float]:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from autograder.harness import isolation
-from autograder.regrade_synth import synth_export
+from staff.synthetic import synth_export
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -91,7 +91,7 @@ def test_ctrl_c_in_tito_grade_is_one_line_and_leaves_the_provisional_result(
     the provisional course-side one ("did not finish"), never a score."""
     import json
 
-    from autograder.regrade_synth import _notebooks
+    from staff.synthetic import _notebooks
     from tito.course import load_course
 
     data, _ = _notebooks(load_course().module("01"))["looping"]

@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 import yaml
 
-from autograder import regrade_task
 from autograder.harness import clock
 from autograder.harness.core import grade_module
-from autograder.regrade import regrade
-from autograder.regrade_run import LocalRunner, lanes_for
-from autograder.regrade_synth import synth_export
+from staff.regrade import task as regrade_task
+from staff.regrade.core import regrade
+from staff.regrade.run import LocalRunner, lanes_for
+from staff.synthetic import synth_export
 from tito.course import load_course
 from tito.paths import REPO_ROOT
 

@@ -2,7 +2,7 @@
 (issue 10): resumable runs, interrupts, pre-flight refusals, course-side failures, what a
 sandbox can see, symlinks, private folders, hostile names, several exports, Dask.
 
-Exports come from the synthetic generator (:mod:`autograder.regrade_synth`). No verdict here
+Exports come from the synthetic generator (:mod:`staff.synthetic`). No verdict here
 depends on speed: waits are hang guards, and a kill is timed by files on disk.
 """
 
@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from autograder import regrade_task
 from autograder.harness import isolation
-from autograder.regrade import regrade
-from autograder.regrade_cli import regrade as regrade_cmd
-from autograder.regrade_synth import synth_export
+from staff.regrade import task as regrade_task
+from staff.regrade.cli import regrade as regrade_cmd
+from staff.regrade.core import regrade
+from staff.synthetic import synth_export
 
 NO_LOOP = {"correct": 0.5, "buggy": 0.3, "untouched": 0.1, "late": 0.1}
 CLI = [sys.executable, "-c", "from tito.cli import main; main()", "regrade"]
@@ -269,7 +269,7 @@ def test_symlinks_in_an_export_are_never_followed(tmp_path: Path) -> None:
 def test_two_regrades_never_write_one_folder(tmp_path: Path) -> None:
     import fcntl
 
-    from autograder.regrade import RegradeError
+    from staff.regrade.core import RegradeError
 
     made = synth_export(module="01", n=1, out=tmp_path / "export.zip", seed=6,
                         mix={"correct": 1.0})

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from autograder.regrade import RegradeError, regrade
-from autograder.regrade_cli import regrade as regrade_cmd
-from autograder.regrade_synth import synth_export
 from gradebook import api
+from staff.regrade.cli import regrade as regrade_cmd
+from staff.regrade.core import RegradeError, regrade
+from staff.synthetic import synth_export
 from tito.course import load_course
 
 OPEN = dt.datetime(2027, 1, 30, 12, 0, tzinfo=dt.timezone.utc)  # 01 due, still open
@@ -75,7 +75,7 @@ def test_every_drop_says_it_came_from_a_release_stub(export: dict[str, Any]) -> 
 def test_the_table_marks_stub_drops(export: dict[str, Any]) -> None:
     from rich.console import Console
 
-    from autograder.regrade import render
+    from staff.regrade.core import render
 
     console = Console(record=True, width=250)
     render(export["dry"], console)
@@ -154,7 +154,7 @@ def test_a_pending_result_is_not_graded_and_feedback_only_errors_are() -> None:
     """A regrade row is "not graded" (old score kept) when the harness says tests are pending
     or the run failed; grader errors that cost no points (a leaderboard entry) keep the
     score; an older harness's results (no ``pending`` list) with grader errors do not."""
-    from autograder.regrade_task import course_side_failure
+    from staff.regrade.task import course_side_failure
 
     tests = [{"name": "t", "score": 1.0, "max_score": 1.0}]
     pending = {"tests": tests, "extra_data": {"pending": [

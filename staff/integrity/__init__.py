@@ -4,10 +4,10 @@ It flags pairs for a person to read and never changes a grade. See ``docs/integr
 
 Pipeline: read the submissions (exports, folders), the course-provided code (the released
 notebook) and, from the gradebook store, earlier terms' submissions of the module; normalise
-each into syntax-tree tokens per function (:mod:`tito.integrity.fingerprint`); winnow k-gram
+each into syntax-tree tokens per function (:mod:`staff.integrity.fingerprint`); winnow k-gram
 hashes into fingerprints, dropping every k-gram of the provided code; find pairs through an
-inverted index of rare fingerprints (:mod:`tito.integrity.match`); write a staff-only HTML and
-CSV report (:mod:`tito.integrity.report`); record this term's submissions in the store.
+inverted index of rare fingerprints (:mod:`staff.integrity.match`); write a staff-only HTML and
+CSV report (:mod:`staff.integrity.report`); record this term's submissions in the store.
 
 Submissions are hostile input: every one is parsed and fingerprinted in capped reader processes
 (:mod:`autograder.harness.reader`, the grader's export worker: 512 MB, 60 s of CPU time each,
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tito.integrity.corpus import (
+from staff.integrity.corpus import (
     Document,
     IntegrityError,
     attach_prints,
@@ -30,8 +30,8 @@ from tito.integrity.corpus import (
     read_folder,
     read_inputs,
 )
-from tito.integrity.match import Pair, Settings, clusters, compare, explain, settings_of
-from tito.integrity.report import (
+from staff.integrity.match import Pair, Settings, clusters, compare, explain, settings_of
+from staff.integrity.report import (
     Inputs,
     private_folder,
     render_csv,
@@ -125,7 +125,7 @@ def run_integrity(*, module: str, inputs: list[Path], course: Any = None,
         url = store if store is not None else c.course.gradebook_store
         opened = store = Store(url, root=paths.REPO_ROOT)
     try:
-        from tito.integrity.store import load_other_terms, save
+        from staff.integrity.store import load_other_terms, save
 
         past = load_other_terms(store, term=term, module=m.name, k=k, w=w)
         docs += past

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tito.integrity.corpus import Document, Source, read_sources
+from staff.integrity.corpus import Document, Source, read_sources
 
 
 def save(store: Any, docs: list[Document], *, term: str, module: str) -> int:

@@ -16,8 +16,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from tito.integrity.corpus import Document
-from tito.integrity.fingerprint import Print
+from staff.integrity.corpus import Document
+from staff.integrity.fingerprint import Print
 
 
 @dataclass

@@ -154,7 +154,7 @@ def check_before_publishing(course: Course, as_of: dt.datetime) -> tuple[list[st
     """``tito course check``'s problems that block publishing as of ``as_of`` (those of the
     modules released by then, and of the course as a whole), and the others (modules released
     later: they do not block this week's release)."""
-    from tito.check import check_course
+    from staff.check import check_course
 
     rep = check_course(course)
     due = {m.name for m in course.modules if course.local_time(m.release) <= as_of}

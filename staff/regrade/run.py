@@ -1,11 +1,11 @@
 """Running a regrade's tasks: reuse, order, a bounded window, records, and interrupts.
 
-:func:`run_tasks` takes the prepared tasks of :func:`autograder.regrade.regrade` and
+:func:`run_tasks` takes the prepared tasks of :func:`staff.regrade.core.regrade` and
 
 * reuses every task whose ``regrade.json`` record matches its fingerprint (and whose
   results.json still has the recorded sha256);
 * sends the rest slowest first (:func:`estimate`) to a runner: threads on this machine
-  (:class:`LocalRunner`) or a Dask cluster (:class:`autograder.regrade_dask.DaskRunner`),
+  (:class:`LocalRunner`) or a Dask cluster (:class:`staff.regrade.dask.DaskRunner`),
   keeping only a small window of tasks in flight, so a term of 16,000 submissions never holds
   more than a few in memory (each task's files are read when it is sent);
 * records each result as it arrives: results.json, then the record, each replaced atomically;
@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.regrade import (
+from gradebook.gradescope import ExportRecord
+from staff.regrade.core import (
     RECORD_FILE,
     RECORD_FORMAT,
     RegradeInterrupted,
@@ -39,7 +40,6 @@ from autograder.regrade import (
     build_row,
     timed_out_tests,
 )
-from gradebook.gradescope import ExportRecord
 
 MAX_LANES = 3  # a looping submission's tests in up to three children side by side
 GATE_POLL_S = 0.05  # how often a waiting thread looks at the computing children again
@@ -60,7 +60,7 @@ class Task:
 
     def payload(self) -> dict[str, Any]:
         """The task's plain data, files read now (the fingerprint follows what was read)."""
-        from autograder.regrade_task import payload_fingerprint, read_submission
+        from staff.regrade.task import payload_fingerprint, read_submission
 
         files, _ = read_submission(self.source)
         payload = {**self.base, "files": files}
@@ -116,7 +116,7 @@ def reusable(folder: Path, fingerprint: str) -> dict[str, Any] | None:
 
 def finish(task: Task, outcome: dict[str, Any]) -> SubmissionDiff:
     """Record one finished task in its folder (results first, then the record) and diff it."""
-    from autograder.regrade_task import course_side_failure
+    from staff.regrade.task import course_side_failure
 
     results = outcome.get("results")
     error = outcome.get("error")
@@ -193,7 +193,7 @@ def run_tasks(tasks: list[Task], *, jobs: int, scheduler: Any, hide: tuple[str, 
     graded = 0
     with signals(state):
         if scheduler is not None:
-            from autograder.regrade_dask import DaskRunner
+            from staff.regrade.dask import DaskRunner
 
             runner: Any = DaskRunner(scheduler, hide=hide)
         else:
@@ -259,8 +259,8 @@ class LocalRunner:
         return self.pool.submit(self._grade, payload)
 
     def _grade(self, payload: dict[str, Any]) -> dict[str, Any]:
-        from autograder import regrade_task
         from autograder.harness import clock, isolation
+        from staff.regrade import task as regrade_task
 
         while clock.computing_children() >= self.jobs and not isolation.ABORT.is_set():
             time.sleep(GATE_POLL_S)

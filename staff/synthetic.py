@@ -206,8 +206,8 @@ def synth_export(*, module: str, n: int, out: Path, seed: int = 0, course: Any =
     Returns:
         What was written, record by record.
     """
-    from autograder.regrade import resolve_module
     from gradebook import csvsafe
+    from staff.regrade.core import resolve_module
     from tito.course import resolve_course
 
     c = resolve_course(course)
@@ -321,7 +321,7 @@ def _yaml(doc: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m autograder.regrade_synth MODULE N OUT.zip [--looping K] [--seed S]``."""
+    """``python -m staff.synthetic MODULE N OUT.zip [--looping K] [--seed S]``."""
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)

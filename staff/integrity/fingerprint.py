@@ -454,7 +454,7 @@ def read_document(exporter: Any, item: dict[str, Any], *, k: int, w: int,
     units: list[Unit] = []
     lines = 0
     for index, source in cells:
-        offset = lines + 1  # the cell's header line (see tito.integrity.corpus)
+        offset = lines + 1  # the cell's header line (see staff.integrity.corpus)
         try:
             got = normalise(source, line_offset=offset)
         except MemoryError:

@@ -1,4 +1,4 @@
-"""``tito regrade EXPORT --module MODULE``: the click command over :mod:`autograder.regrade`.
+"""``tito regrade EXPORT --module MODULE``: the click command over :mod:`staff.regrade.core`.
 
 Register with ``cli.add_command(regrade, "regrade")``. Exit codes: 0 done (broken
 submissions are graded zero with a message, which is not an error); 1 ``--apply`` recorded
@@ -96,8 +96,8 @@ def regrade(ctx: click.Context, exports: tuple[Path, ...], module: str | None, d
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from autograder.regrade import RegradeError, RegradeInterrupted
-    from autograder.regrade import regrade as run_regrade
+    from staff.regrade.core import RegradeError, RegradeInterrupted
+    from staff.regrade.core import regrade as run_regrade
     from tito.course import CourseError
 
     try:
@@ -123,7 +123,7 @@ def regrade(ctx: click.Context, exports: tuple[Path, ...], module: str | None, d
         raise RegradeUsageError("--tls-ca-file, --tls-cert, --tls-key and --insecure go with "
                                 "--scheduler ADDRESS")
     if scheduler is not None:
-        from autograder.regrade_dask import Target
+        from staff.regrade.dask import Target
 
         target = Target(scheduler, tls_ca_file, tls_cert, tls_key, insecure)
     try:
@@ -139,7 +139,7 @@ def regrade(ctx: click.Context, exports: tuple[Path, ...], module: str | None, d
         click.echo(f"tito: {stop}", err=True)
         ctx.exit(stop.exit_code)
 
-    from autograder.regrade import render
+    from staff.regrade.core import render
 
     render(report, console)
     if report.dry_run:
@@ -175,8 +175,8 @@ def _as_of(ctx: click.Context, text: str | None) -> Any:
     """``--as-of`` as an aware time in the course's zone (None: the regrade's start)."""
     if text is None:
         return None
+    from staff.publish import parse_as_of
     from tito.course import CourseError, resolve_course
-    from tito.publish import parse_as_of
 
     try:
         return parse_as_of(resolve_course(_course_from(ctx)), text)
@@ -201,8 +201,8 @@ def synth_export_cmd(ctx: click.Context, module: str, n: int, out: Path, seed: i
     """Staff: write a synthetic Gradescope export of MODULE in the real format (correct, buggy,
     untouched, late, corrupt, off-roster, looping and duplicated records, BigDecimal scores)
     to try ``tito regrade`` on."""
-    from autograder.regrade import RegradeError
-    from autograder.regrade_synth import synth_export
+    from staff.regrade.core import RegradeError
+    from staff.synthetic import synth_export
     from tito.course import CourseError
 
     if n < 1:

@@ -13,8 +13,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from tito.integrity.corpus import Document
-from tito.integrity.match import Pair, Settings
+from staff.integrity.corpus import Document
+from staff.integrity.match import Pair, Settings
 
 CONTEXT_LINES = 2
 

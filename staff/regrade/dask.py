@@ -1,6 +1,6 @@
 """``tito regrade --scheduler``: the same regrade on a Dask distributed cluster.
 
-Each submission is one task, :func:`autograder.regrade_task.grade_payload`, which grades it on
+Each submission is one task, :func:`staff.regrade.task.grade_payload`, which grades it on
 a worker with that worker's own harness (sandboxed child, trusted parent), exactly as the local
 threads do. What travels:
 
@@ -20,7 +20,7 @@ as the user it runs as: root, on a grading server):
 * ``local:N`` starts a cluster whose scheduler, nannies and workers listen on 127.0.0.1 only,
   speak **TLS with mutual authentication** (``distributed.security.Security.temporary()``: a
   key and self-signed certificate made for this run, kept in memory, never written where
-  another user can read them), and serve **no HTTP** (:mod:`autograder.regrade_dask_nodes`).
+  another user can read them), and serve **no HTTP** (:mod:`staff.regrade.dask_nodes`).
   Another local user can open a TCP connection, and nothing more: without the run's
   certificate the TLS handshake fails.
 * A scheduler address (``tls://host:8786``) needs TLS credentials, a CA, a certificate and
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograder.regrade import RegradeError
+from staff.regrade.core import RegradeError
 
 _LOCAL = re.compile(r"^local:(\d+)$")
 _ADDRESS = re.compile(r"^(?:(?:tcp|tls|ucx|inproc|ws|wss)://)?[\w.\-\[\]:]+(?::\d+)?$")
@@ -183,7 +183,7 @@ def local_cluster(n: int) -> tuple[Any, Any]:
     from distributed import Nanny, SpecCluster
     from distributed.security import Security
 
-    from autograder.regrade_dask_nodes import NoHTTPScheduler, NoHTTPWorker
+    from staff.regrade.dask_nodes import NoHTTPScheduler, NoHTTPWorker
 
     security = Security.temporary()
     scheduler = {"cls": NoHTTPScheduler, "options": {
@@ -232,7 +232,7 @@ class DaskRunner:
             return 1
 
     def submit(self, payload: dict[str, Any], *, priority: float) -> Any:
-        from autograder.regrade_task import grade_payload, payload_fingerprint
+        from staff.regrade.task import grade_payload, payload_fingerprint
 
         key = f"tito-regrade-{payload['key']}-{payload_fingerprint(payload)[:16]}"
         return self.client.submit(grade_payload, payload, hide=self.hide, key=key, pure=False,

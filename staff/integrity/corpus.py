@@ -9,7 +9,7 @@ their notebook, normalised into units (functions). Inputs:
   sub-folder holding one notebook (the sub-folder names it);
 * a folder of known public solutions (``--public``): compared with this term, never with each
   other;
-* earlier terms' documents, kept in the gradebook store (see :mod:`tito.integrity.store`).
+* earlier terms' documents, kept in the gradebook store (see :mod:`staff.integrity.store`).
 
 Code the course provided is never evidence: the released notebook's code (scaffold, stubs,
 docstrings, provided helpers and checks) is read the same way and every one of its k-grams is
@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from staff.integrity import fingerprint
+from staff.integrity.fingerprint import Print, Unit
 from tito.export import Cell
-from tito.integrity import fingerprint
-from tito.integrity.fingerprint import Print, Unit
 
 CELL_HEADER = "# ---- cell {index} ----"
 NOTEBOOK_SUFFIXES = (".ipynb", ".py")
@@ -207,7 +207,7 @@ def read_folder(folder: Path, *, kind: str, k: int, w: int) -> list[Document]:
 def read_export(path: Path, module_name: str, *, workdir: Path, k: int, w: int
                 ) -> list[Document]:
     """One document per record of a Gradescope export (zip or folder)."""
-    from autograder.regrade import RegradeError, locate_notebook, open_export
+    from staff.regrade.core import RegradeError, locate_notebook, open_export
 
     try:
         export = open_export(path, workdir=workdir)
@@ -232,7 +232,7 @@ def is_export(path: Path) -> bool:
     """A zip, or a folder with a ``submission_metadata.yml`` at most two levels down."""
     if path.is_file():
         return path.suffix == ".zip"
-    from autograder.regrade import RegradeError, find_metadata
+    from staff.regrade.core import RegradeError, find_metadata
 
     try:
         find_metadata(path)

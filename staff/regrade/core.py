@@ -6,7 +6,7 @@ uses) and one ``submission_<id>/`` folder per active submission. For every recor
 :func:`regrade`:
 
 1. reads the submission's regular files (symlinks are never followed) and builds a task of
-   plain data (:mod:`autograder.regrade_task`): the module's course facts, the fingerprint of
+   plain data (:mod:`staff.regrade.task`): the module's course facts, the fingerprint of
    the grading files, the files and the record's ``submission_metadata.json``;
 2. grades it in a private staging folder with the harness (sandboxed child, trusted parent),
    in threads (``jobs``) or on a Dask cluster (``scheduler``), slowest first;
@@ -586,7 +586,7 @@ def timed_out_tests(results: dict[str, Any] | None) -> int:
 def build_row(unit: Unit, record: ExportRecord, results: dict[str, Any] | None,
               notes: list[str], *, error: str | None = None) -> SubmissionDiff:
     """The diff of one submission from its new results (or the course-side error)."""
-    from autograder.regrade_task import course_side_failure
+    from staff.regrade.task import course_side_failure
 
     module = unit.module
     notes = list(notes)
@@ -872,7 +872,7 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
         jobs: submissions graded at once on this machine (each in its own sandboxed child).
         scheduler: ``local:N`` (a local cluster of N single-threaded workers, TLS on
             loopback), a TLS scheduler address with credentials
-            (:class:`autograder.regrade_dask.Target`), or a plain ``tcp://`` address with
+            (:class:`staff.regrade.dask.Target`), or a plain ``tcp://`` address with
             ``Target(..., insecure=True)``; a plain string is a Target without credentials.
             None grades on this machine.
         on_start: called once with the number of submissions.
@@ -896,8 +896,8 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
         gradebook.errors.GradebookError: the gradebook refused the ingest (nothing written).
     """
     from autograder.harness.limits import module_snapshot
-    from autograder.regrade_run import Task, estimate, lanes_for, read_record, run_tasks
-    from autograder.regrade_task import grader_fingerprint, payload_fingerprint, read_submission
+    from staff.regrade.run import Task, estimate, lanes_for, read_record, run_tasks
+    from staff.regrade.task import grader_fingerprint, payload_fingerprint, read_submission
 
     _read_record = read_record
 
@@ -914,7 +914,7 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
             raise RegradeError(f"{flag} only matters with --apply")
     when = now or dt.datetime.now(dt.timezone.utc)
     if scheduler is not None:
-        from autograder.regrade_dask import check_scheduler
+        from staff.regrade.dask import check_scheduler
 
         scheduler = check_scheduler(scheduler)
     started = time.monotonic()

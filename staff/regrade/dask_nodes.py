@@ -4,7 +4,7 @@ Dask's scheduler serves HTTP (the dashboard when it is on, and always its ``http
 ``/info``, ``/json``, ``/metrics``, ``/health``, a ``/proxy`` to the workers) on port 8787, and
 every worker serves ``/metrics`` and ``/health``, even with the dashboard off. None of it is
 needed to regrade, and none of it is authenticated. These subclasses start no HTTP server at
-all, so the only listeners left are Dask's TLS comms (see :mod:`autograder.regrade_dask`).
+all, so the only listeners left are Dask's TLS comms (see :mod:`staff.regrade.dask`).
 Imported only when a Dask cluster is used (Dask is an optional extra).
 """
 
