@@ -3,7 +3,7 @@
 A hidden suite names its module's units (:meth:`autograder.suite.Suite.unit`); a case that
 grades a composite (a transformer block) runs with the reference's version of every unit the
 composite is built from (LayerNorm, the MLP), so one bug is charged by the cases of the unit
-it lives in, not again by every case that composes it (DESIGN.md invariant 11).
+it lives in, not again by every case that composes it (invariant 11, docs/architecture.md).
 
 Two halves:
 

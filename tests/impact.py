@@ -1,7 +1,7 @@
 """Which slow tests a change needs (``pytest --tier=affected``, ``make test-affected``: the
 quick local selection; CI's ``make test`` runs every tier).
 
-The fast tier always runs whole: it holds the module contracts (DESIGN.md invariant 2), the
+The fast tier always runs whole: it holds the module contracts (invariant 2, docs/architecture.md), the
 leak scan, the harness, the gradebook. Of the slow tiers, a run keeps the tests whose inputs
 changed since the last commit on which *every* tier passed in a clean clone, recorded in
 ``.ci/proven`` by ``make prove`` (docs/testing.md, *The quick local selection*). The rules

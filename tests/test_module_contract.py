@@ -138,7 +138,7 @@ def test_at_least_five_plausible_bugs(module):
 
 @pytest.mark.parametrize("module,bug", BUGS, ids=[f"{m.name}-{b}" for m, b in BUGS])
 def test_buggy_variant_is_charged_by_its_own_unit(module, bug):
-    """One bug, one charge (DESIGN.md invariant 11): the bug loses points; every case it fails
+    """One bug, one charge (invariant 11, docs/architecture.md): the bug loses points; every case it fails
     grades the unit the bug is in, or is a dependant its catalogue declares (with why); the
     first case it fails, in the order a run meets them, is one of its own unit's, and that
     case's hint names the unit."""

@@ -1119,8 +1119,3 @@ def grader_data_dir() -> Path:
 
     env = os.environ.get("TINYTORCH_GRADER_DATA")
     return Path(env) if env else paths.REPO_ROOT / "build" / "grader-data"
-
-
-def isolation_methods() -> list[str]:
-    """The isolation this machine would use (for ``tito doctor``-style reports)."""
-    return isolation.plan().methods()

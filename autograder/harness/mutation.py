@@ -7,8 +7,8 @@ A *mutant* is the reference module with one small change, made on its AST:
 * ``drop``: a dropped term (``a + b`` -> ``a``), a dropped ``not`` or unary minus;
 * ``axis``: a wrong ``axis``/``dim`` keyword or a flipped ``keepdims``/``keepdim``.
 
-Plus the suite's hand-written plausible bugs: ``autograder/suites/NN_slug/bugs.py`` may define
-``BUGS = {"name": ("exact old text", "new text"), ...}`` applied to the reference source.
+Plus the module's plausible bugs (``bugs=``; the repository's gate reads the buggy catalogue,
+``BUGS = {"name": [("exact old text", "new text"), ...]}``, with :func:`catalogue_bugs`).
 Each mutant replaces the module in a copy of the reference package (hard links to one base
 copy, plus the mutated file) and runs the suite in a sandboxed child; it is *killed* when any
 case errors, crashes or differs from the reference's value, or, when nothing else failed,
@@ -361,23 +361,6 @@ def _replace(tree: ast.AST, old: ast.AST, new: ast.AST
     return None
 
 
-def hand_written_bugs(suite_dir: Path, source: str) -> list[Mutant]:
-    """Mutants from ``bugs.py`` (``BUGS = {name: (old, new)}``) next to the suite."""
-    path = suite_dir / "bugs.py"
-    if not path.is_file():
-        return []
-    ns: dict[str, Any] = {}
-    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), ns)  # trusted file
-    out = []
-    for name, (old, new) in ns.get("BUGS", {}).items():
-        if source.count(old) != 1:
-            raise ValueError(f"{path.name}: bug {name!r}: text must occur exactly once")
-        line = source[: source.index(old)].count("\n") + 1
-        out.append(Mutant(f"bug:{name}", f"hand-written: {name}", line,
-                          source.replace(old, new)))
-    return out
-
-
 # ----------------------------------------------------------------------------- running
 #: Limits for one mutant: CPU seconds per case and for the import (load does not change them);
 #: the whole run's wall-clock limit is only a backstop, never reached by a mutant that stops.
@@ -506,7 +489,7 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
     Args:
         lines: restrict AST mutants to these lines of the reference (see
             ``tito.export.solution_line_numbers``).
-        bugs: hand-written plausible bugs; default: ``bugs.py`` next to the suite.
+        bugs: plausible bugs to run before the AST mutants (default: none).
         fork: start the mutants' children from a fork server that has loaded NumPy and the
             suite once (:mod:`autograder.harness.zygote`); False starts a fresh interpreter
             for each, as grading does. The verdicts are the same.
@@ -520,7 +503,7 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
     if exp.errors:
         raise RuntimeError(f"the reference fails the suite: {exp.errors}")
     payloads = standin_payloads(suite, reference / f"{slug}.py")
-    hand = bugs if bugs is not None else hand_written_bugs(suite_path.parent, source)
+    hand = list(bugs or [])
     mutants = hand + generate_mutants(source, limit=max_mutants, lines=lines)
     eq_file = suite_path.parent / "equivalent_mutants.txt"
     equivalent = set()

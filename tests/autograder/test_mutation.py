@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from autograder.harness.limits import Limits
-from autograder.harness.mutation import Mutant, generate_mutants, run_mutation
+from autograder.harness.mutation import Mutant, catalogue_bugs, generate_mutants, run_mutation
 from tests.autograder.conftest import CORRECT, REF, SUITE
 
 SAMPLE = textwrap.dedent('''
@@ -165,10 +165,13 @@ def test_kill_rate_on_the_stand_in_module(tmp_path):
     (suite_dir / "equivalent_mutants.txt").write_text(
         "# add() is outside the graded surface\n"
         + "\n".join(m.id for m in rep.survived) + "\n")
-    (suite_dir / "bugs.py").write_text(
-        "BUGS = {'sum_is_mean': ('float(self.data.sum())', 'float(self.data.mean())')}\n")
+    catalogue = tmp_path / "buggy.py"
+    catalogue.write_text(
+        "BUGS = {'sum_is_mean': [('float(self.data.sum())', 'float(self.data.mean())')]}\n")
+    source = (REF / "mini.py").read_text(encoding="utf-8")
     rep2 = run_mutation(suite_path=suite_dir / "suite.py", reference=REF, slug="mini",
-                        number=1, all_modules=((1, "mini"), (2, "later")))
+                        number=1, all_modules=((1, "mini"), (2, "later")),
+                        bugs=catalogue_bugs(catalogue, source))
     assert rep2.rate == 1.0 and len(rep2.equivalent) == 2
     assert any(m.id == "bug:sum_is_mean" for m in rep2.killed)
 

@@ -1,4 +1,4 @@
-"""Stand-ins (DESIGN.md invariant 11): a composite's case runs on the reference's version of
+"""Stand-ins (invariant 11, docs/architecture.md): a composite's case runs on the reference's version of
 the units it is built from, in a sealed stage of its own; a bug is charged by its own unit.
 
 The fixture course ``fixtures/parts`` has five one-point units: ``scale``, ``shift``,
