@@ -10,8 +10,9 @@ on
 * the **reference**: the solution's code in the released notebook (``tito samples``' complete
   notebook), and
 * each **alternative** implementation (``tests/fixtures/alternatives/NN_slug/*.py``: correct
-  code written apart from the reference, loops and other decompositions, often slower), as a
-  notebook whose first export cell holds the whole file,
+  code written apart from the reference, loops and other decompositions, often slower), put on
+  the release by ``tests/alternatives.py``, as a notebook whose first export cell holds the
+  whole module,
 
 with a course whose windows have closed (``benchlib.closed_course``: earlier modules come from
 the reference and the milestones graded with the module train, as in the term). Each run sits
@@ -44,6 +45,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import benchlib  # noqa: E402 - bench/benchlib.py
 
+from tests.alternatives import build_alternative  # noqa: E402
 from tito.course import Module, load_course  # noqa: E402
 from tito.release import built_modules  # noqa: E402
 from tito.samples import build_notebook, dump_notebook, notebook_with_exports  # noqa: E402
@@ -67,12 +69,13 @@ class Run:
 
 
 def alternative_notebook(module: Module, path: Path) -> dict:
-    """The released notebook with ``path`` (a complete module file) as its first export cell
-    and every other export cell empty: what the grader exports is that file."""
+    """The released notebook with the alternative at ``path``, put on the release (a complete
+    module file), as its first export cell and every other export cell empty: what the grader
+    exports is that module."""
     release = build_notebook(module, "untouched")
     n_exports = sum(1 for c in release["cells"] if c["cell_type"] == "code"
                     and "".join(c["source"]).lstrip().startswith("#| export"))
-    source = path.read_text(encoding="utf-8")
+    source = build_alternative(path)
     return notebook_with_exports(module, ["#| export\n" + source]
                                  + ["#| export\n"] * (n_exports - 1))
 

@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from staff.integrity import run_integrity  # noqa: E402
 from staff.integrity.synthetic import disguise  # noqa: E402
+from tests.alternatives import build_alternative  # noqa: E402
 from tito.course import load_course  # noqa: E402
 from tito.release import dump_notebook  # noqa: E402
 from tito.samples import notebook_with_exports, solution_export_sources  # noqa: E402
@@ -115,7 +116,7 @@ def build_alternatives_set(folder: Path, module_name: str, buggy: int, seed: int
     sources: dict[str, str] = {"reference": (paths.REFERENCE / f"{module.slug}.py").read_text()}
     family = {"reference": "reference"}
     for path in sorted((ALTERNATIVES / module.name).glob("*.py")):
-        sources[f"alt_{path.stem}"] = path.read_text(encoding="utf-8")
+        sources[f"alt_{path.stem}"] = build_alternative(path)  # the whole module
         family[f"alt_{path.stem}"] = f"alt_{path.stem}"
     spec = importlib.util.spec_from_file_location(
         "buggy", Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "buggy"

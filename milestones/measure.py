@@ -16,8 +16,9 @@ wall-clock and CPU seconds of training (the milestones' caps count CPU seconds),
 seconds of the parent's evaluation, and the training process's peak resident memory. ``--contended``
 pins the process to CPU 0 next to a busy loop pinned there too: about half a core, the
 stand-in for Gradescope's half vCPU. ``--alternative MODULE/NAME`` trains with
-``tests/fixtures/alternatives/MODULE/NAME.py`` in place of that module of the reference (correct
-code written differently, e.g. loops where the reference is vectorised). The numbers in
+``tests/fixtures/alternatives/MODULE/NAME.py`` (put on the release by ``tests/alternatives.py``)
+in place of that module of the reference (correct code written differently, e.g. loops where
+the reference is vectorised). The numbers in
 docs/milestones.md come from this tool.
 
 It is also the check of the caps' sizing, which no unit test makes (a test's verdict never
@@ -86,12 +87,13 @@ def alternative_package(spec: str, into: Path) -> str:
         raise SystemExit(f"--alternative {spec}: no {source.relative_to(REPO_ROOT)}; "
                          f"give one of {', '.join(known)}")
     sys.path.insert(0, str(REPO_ROOT))
+    from tests.alternatives import build_alternative  # noqa: PLC0415 - the fixture on its release
     from tito.course import load_course  # noqa: PLC0415 - staff tool, only with --alternative
 
     slug = load_course().module(module).slug
     shutil.copytree(REPO_ROOT / "tinytorch_ref", into / "ttalt",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copyfile(source, into / "ttalt" / f"{slug}.py")
+    (into / "ttalt" / f"{slug}.py").write_text(build_alternative(source), encoding="utf-8")
     return "ttalt"
 
 

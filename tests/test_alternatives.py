@@ -1,13 +1,15 @@
 """Correct code written differently from the reference keeps full marks (issue 15, invariant 2).
 
-Every fixture ``tests/fixtures/alternatives/NN_slug/<name>.py`` is a complete module file: the
-released stub ``student_release/tinytorch/<slug>.py`` with every stub filled in by code written
+Every fixture ``tests/fixtures/alternatives/NN_slug/<name>.py`` holds only what differs from
+the released stub ``student_release/tinytorch/<slug>.py``: every stub filled in by code written
 apart from the reference (loops instead of vectorisation, another decomposition, another valid
 order of operations, float64 intermediates cast back, other helpers and checks), as real
-students write it. Its header comment says how it differs and which pins of the API it follows
-(docs/grading.md, "What students may write differently").
+students write it, and the helpers and imports that code uses. ``tests/alternatives.py``
+(:func:`alternatives.apply_alternative`) puts it onto the release, so a change to the provided
+code touches no fixture. Its header comment says how it differs and which pins of the API it
+follows (docs/grading.md, "What students may write differently").
 
-For each fixture: it keeps the release's provided code and signatures; it scores full marks on
+For each fixture: it fills every stub, and only stubs, keeping their signatures; it scores full marks on
 the hidden suite, with the suite's own seeds and with other seeds (the grader draws a variant
 per submission, so a correct alternative must pass every variant, not one); it passes every
 public check; and it passes the milestones graded with its module. Every built module has at
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from alternatives import ALT_DIR, HEADER, AlternativeError, build_alternative, is_stub, release_path
 from suite_tools import (
     call_with_globals,
     load_suite,
@@ -35,11 +38,9 @@ import tinytorch_ref
 from autograder.milestones import GRADED_MILESTONES, run_in_process, task, work
 from autograder.milestones.data import recipes
 from autograder.suite import Case, Timed, TimedResult, compare
-from tito import paths
 from tito.course import Module, load_course
 from tito.release import built_modules
 
-ALT_DIR = Path(__file__).resolve().parent / "fixtures" / "alternatives"
 COURSE = load_course()
 MODULES = built_modules(COURSE)
 ALTS = [(m, p) for m in MODULES for p in sorted((ALT_DIR / m.name).glob("*.py"))]
@@ -67,79 +68,39 @@ def test_alternative_folders_name_built_modules():
 
 
 # ----------------------------------------------------------------------------- the scaffold
-def _is_stub_raise(stmt: ast.stmt) -> bool:
-    return (isinstance(stmt, ast.Raise) and isinstance(stmt.exc, ast.Call)
-            and isinstance(stmt.exc.func, ast.Name) and stmt.exc.func.id == "NotImplementedError"
-            and bool(stmt.exc.args) and isinstance(stmt.exc.args[0], ast.Constant)
-            and str(stmt.exc.args[0].value).startswith("module ")
-            and ": implement " in str(stmt.exc.args[0].value))
-
-
-def _is_stub(fn: ast.FunctionDef) -> bool:
-    """A released stub: one of its statements raises NotImplementedError("module NN: implement
-    ..."), usually the last; in module 01 a given ``return`` follows it (the student replaces
-    the ``raise`` line with ``out = ...``)."""
-    return any(_is_stub_raise(stmt) for stmt in fn.body)
-
-
-def _without_docstrings(node: ast.AST) -> str:
-    node = ast.parse(ast.unparse(node))  # a copy
-    for sub in ast.walk(node):
-        body = getattr(sub, "body", None)
-        if (isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            sub.body = body[1:] or [ast.Pass()]
-    return ast.dump(node)
-
-
-def _items(tree: ast.Module) -> dict[str, ast.AST]:
-    """Module-level and class-level definitions and assignments by qualified name."""
+def _definitions(tree: ast.Module) -> dict[str, ast.AST]:
+    """Module-level functions and the methods of module-level classes, by qualified name."""
     out: dict[str, ast.AST] = {}
-
-    def collect(body: list[ast.stmt], prefix: str) -> None:
-        for stmt in body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                out[prefix + stmt.name] = stmt
-            elif isinstance(stmt, ast.ClassDef):
-                out[prefix + stmt.name] = ast.ClassDef(
-                    name=stmt.name, bases=stmt.bases, keywords=stmt.keywords, body=[ast.Pass()],
-                    decorator_list=stmt.decorator_list, type_params=[])
-                collect(stmt.body, f"{prefix}{stmt.name}.")
-            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                for t in targets:
-                    if isinstance(t, ast.Name):
-                        out[prefix + t.id] = stmt
-
-    collect(tree.body, "")
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out[stmt.name] = stmt
+        elif isinstance(stmt, ast.ClassDef):
+            out.update((f"{stmt.name}.{m.name}", m) for m in stmt.body
+                       if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
     return out
 
 
 @pytest.mark.parametrize("module,path", ALTS, ids=ALT_IDS)
 def test_alternative_keeps_the_released_scaffold(module: Module, path: Path):
-    """Provided code and constants unchanged, every stub filled in with its signature kept, and a
-    header comment saying how the file differs. A failure after a release changed: copy the
-    release's new provided code (or signature) into the fixture."""
+    """A header comment saying how the file differs; every definition the fixture gives is a
+    stub of the release, filled in with its signature kept, or a helper of its own (what
+    :func:`alternatives.apply_alternative` refuses otherwise); and every stub is given. A
+    failure after a release changed a stub's signature: change it in the fixture too."""
     text = path.read_text(encoding="utf-8")
-    assert "# Alternative implementation" in "\n".join(text.splitlines()[:4]), (
-        f"{path.name}: start with a header comment '# Alternative implementation \"name\" of "
-        "module NN', saying how it differs and which pins it follows")
-    release = _items(ast.parse((paths.RELEASE / "tinytorch" / f"{module.slug}.py").read_text()))
-    mine = _items(ast.parse(text))
-    problems = []
-    for name, node in release.items():
-        if name not in mine:
-            problems.append(f"{name} is missing")
-        elif isinstance(node, ast.FunctionDef) and _is_stub(node):
-            theirs = mine[name]
-            if not isinstance(theirs, ast.FunctionDef) or _is_stub(theirs):
-                problems.append(f"{name} is not filled in")
-            elif ast.dump(theirs.args) != ast.dump(node.args):
-                problems.append(f"{name} changed its signature")
-        elif _without_docstrings(mine[name]) != _without_docstrings(node):
-            problems.append(f"{name} differs from the release's provided code")
-    assert problems == [], f"{path.relative_to(ALT_DIR.parent.parent)}: {problems}"
+    where = path.relative_to(ALT_DIR.parent.parent)
+    assert HEADER in "\n".join(text.splitlines()[:2]), (
+        f"{where}: start with a header comment '{HEADER} \"name\" of module NN', saying how it "
+        "differs and which pins it follows")
+    try:
+        build_alternative(path)
+    except AlternativeError as exc:
+        pytest.fail(str(exc))
+    release = _definitions(ast.parse(release_path(module.name).read_text(encoding="utf-8")))
+    mine = _definitions(ast.parse(text))
+    missing = [name for name, fn in release.items() if is_stub(fn) and name not in mine]
+    unfilled = [name for name, fn in mine.items() if is_stub(fn)]
+    assert missing == unfilled == [], (
+        f"{where}: stubs not given: {missing}; given but not filled in: {unfilled}")
 
 
 # ----------------------------------------------------------------------------- grading
@@ -162,7 +123,7 @@ def _expected_at(module: Module, case: Case, seed: int) -> object:
 @pytest.mark.parametrize("module,path", ALTS, ids=ALT_IDS)
 def test_alternative_scores_full_marks_on_the_hidden_suite(module: Module, path: Path):
     suite = load_suite(module.name)
-    package = load_variant({module.slug: path})
+    package = load_variant({module.slug: build_alternative(path)})
     failed = [(r.case.name, "own seed", r.message) for r in score_variant(suite, package)
               if not r.passed]
     for i in range(EXTRA_SEEDS):
@@ -185,7 +146,8 @@ def test_alternative_scores_full_marks_on_the_hidden_suite(module: Module, path:
 
 @pytest.mark.parametrize("module,path", ALTS, ids=ALT_IDS)
 def test_alternative_passes_every_public_check(module: Module, path: Path):
-    namespace = notebook_namespace(load_variant({module.slug: path}), module.number)
+    namespace = notebook_namespace(load_variant({module.slug: build_alternative(path)}),
+                                   module.number)
     failed = []
     for name, fn in public_tests(module.name):
         try:
@@ -208,7 +170,7 @@ def test_alternative_passes_the_milestones_graded_with_its_module(module: Module
     factors (the slowest alternative uses about a quarter of its cap)."""
     ms = next(ms for ms in COURSE.milestones if ms.id == mid)
     first = ms.seeds[:ms.min_passing_seeds]
-    result = run_in_process(load_variant({module.slug: path}), mid, seeds=first)
+    result = run_in_process(load_variant({module.slug: build_alternative(path)}), mid, seeds=first)
     assert result["passed"] and result["score"] == ms.points, result["message"]
     assert sorted(result["per_seed"]) == sorted(first), result
     fixed = work(ms)
@@ -230,7 +192,7 @@ ACTIVATION_CALLS = {
 @pytest.mark.parametrize("module,path", [(m, p) for m, p in ALTS if m.number == 2],
                          ids=[i for (m, _), i in zip(ALTS, ALT_IDS, strict=True) if m.number == 2])
 def test_activation_alternative_gradients_match_the_reference(module: Module, path: Path):
-    package = load_variant({module.slug: path})
+    package = load_variant({module.slug: build_alternative(path)})
     x = np.random.default_rng(15).standard_normal((4, 5)) * 3.0
     weights = np.random.default_rng(16).standard_normal((4, 5))
     wrong = []
