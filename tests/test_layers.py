@@ -164,7 +164,7 @@ def paths_under_tests(path: Path) -> list[str]:
             out.append(f"line {node.lineno}: 'tests' / 'fixtures'")
         elif isinstance(node, ast.Call):
             args = [_const(a) for a in node.args]
-            if any(a == "tests" and b == "fixtures" for a, b in zip(args, args[1:])):
+            if any(args[i:i + 2] == ["tests", "fixtures"] for i in range(len(args))):
                 out.append(f"line {node.lineno}: ('tests', 'fixtures')")
     return out
 
