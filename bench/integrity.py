@@ -16,8 +16,8 @@ flagged pairs, and whether every copy ranks above every pair that is not a copy.
 The second mode measures what a class of near-identical variants cannot: whether code written
 independently stays apart. For every module with alternative implementations
 (``tests/fixtures/alternatives/NN_slug/``) it builds one set: the reference, each alternative,
-``--buggy`` of the module's buggy fixtures (the reference with one plausible bug: copies of the
-reference in all but a line or two) and a disguised copy (renamed, reordered, padded,
+``--buggy`` of the module's plausible bugs (``autograder/suites/NN_slug/bugs.py``: each the
+reference with one plausible bug, a copy of the reference in all but a line or two) and a disguised copy (renamed, reordered, padded,
 commented: :func:`staff.integrity.synthetic.disguise`) of the reference, of every alternative
 and of one buggy variant. A *family* is an implementation and everything derived from it (the
 reference, its buggy variants and their copies are one family); pairs inside a family are the
@@ -107,8 +107,7 @@ ALTERNATIVES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "alt
 def build_alternatives_set(folder: Path, module_name: str, buggy: int, seed: int
                            ) -> dict[str, str]:
     """Write one module's set of ``.py`` submissions; returns {file stem: family}."""
-    import importlib.util
-
+    from autograder.harness.mutation import read_catalogue
     from tito import paths
     from tito.course import load_course
 
@@ -118,17 +117,12 @@ def build_alternatives_set(folder: Path, module_name: str, buggy: int, seed: int
     for path in sorted((ALTERNATIVES / module.name).glob("*.py")):
         sources[f"alt_{path.stem}"] = build_alternative(path)  # the whole module
         family[f"alt_{path.stem}"] = f"alt_{path.stem}"
-    spec = importlib.util.spec_from_file_location(
-        "buggy", Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "buggy"
-        / f"{module.name}.py")
-    assert spec and spec.loader
-    catalogue = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(catalogue)
+    catalogue = read_catalogue(paths.bugs_catalogue(module.name))["BUGS"]
     rng = random.Random(f"{seed}/{module.name}")
-    bugs = sorted(catalogue.BUGS)
+    bugs = sorted(catalogue)
     for name in sorted(rng.sample(bugs, min(buggy, len(bugs)))):
         text = sources["reference"]
-        for old, new in catalogue.BUGS[name]:
+        for old, new in catalogue[name]:
             text = text.replace(old, new, 1)
         sources[f"bug_{name}"] = text
         family[f"bug_{name}"] = "reference"

@@ -130,8 +130,8 @@ def check_course(course: Course) -> CheckReport:
         if not (paths.RELEASE / m.name / f"{m.name}.ipynb").exists():
             rep.add(m.name, [f"student_release/{m.name}: not released; run "
                              f"`tito release {m.number:02d}`"])
-        if not (paths.REPO_ROOT / "tests" / "fixtures" / "buggy" / f"{m.name}.py").exists():
-            rep.add(m.name, [f"tests/fixtures/buggy/{m.name}.py: missing (at least five "
+        if not paths.bugs_catalogue(m.name).exists():
+            rep.add(m.name, [f"autograder/suites/{m.name}/bugs.py: missing (at least five "
                              "plausible bugs the hidden suite must catch)"])
     built = {m.number for m in rep.built}
     for ms in course.milestones:

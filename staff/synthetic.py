@@ -14,7 +14,7 @@ Each record is one of these kinds (``kinds()`` lists them; a seeded RNG mixes th
 
 ========== ===================================================================================
 correct    the solution's export cells, as a student would submit them
-buggy      the solution with one plausible bug from ``tests/fixtures/buggy/NN_slug.py``
+buggy      the solution with one plausible bug from ``autograder/suites/NN_slug/bugs.py``
 untouched  the student release as handed out
 late       correct, submitted after the due time (lateness is the gradebook's business)
 corrupt    an upload that is not notebook JSON
@@ -31,7 +31,6 @@ looping one shows its timeouts and a long ``execution_time``. Nothing here runs 
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import json
 import random
 import re
@@ -81,17 +80,14 @@ class SynthExport:
         return out
 
 
-def _buggy_fixtures(name: str) -> dict[str, list[tuple[str, str]]]:
+def _catalogue_bugs(name: str) -> dict[str, list[tuple[str, str]]]:
+    from autograder.harness.mutation import read_catalogue
     from tito import paths
 
-    path = paths.REPO_ROOT / "tests" / "fixtures" / "buggy" / f"{name}.py"
+    path = paths.bugs_catalogue(name)
     if not path.is_file():
         return {}
-    spec = importlib.util.spec_from_file_location(f"_synth_bugs_{name}", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return dict(getattr(mod, "BUGS", {}))
+    return dict(read_catalogue(path).get("BUGS", {}))
 
 
 def _apply_bug(sources: list[str], edits: list[tuple[str, str]]) -> list[str] | None:
@@ -123,7 +119,7 @@ def _notebooks(module: Any) -> dict[str, tuple[bytes, str]]:
            # the sample class's looping fault (tito.samples.faults), for any module
            "looping": (notebook(samples.solution_export_sources(module, "infinite_loop")),
                        samples.note(module, "infinite_loop"))}
-    for bug, edits in sorted(_buggy_fixtures(module.name).items()):
+    for bug, edits in sorted(_catalogue_bugs(module.name).items()):
         edited = _apply_bug(sources, edits)
         if edited is not None:
             out[f"buggy:{bug}"] = (notebook(edited), bug)

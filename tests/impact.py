@@ -45,10 +45,10 @@ INERT = ("docs/", "README.md", PROVEN, ".ci/stress")
 #: slow tiers that run in every scope (cheap, and they read docs/)
 ALWAYS = ("parity",)
 
-#: where a module's own files live; ``{m}`` is its folder name, e.g. ``07_training``
+#: where a module's own files live; ``{m}`` is its folder name, e.g. ``07_training`` (the
+#: suite's folder holds its buggy catalogue, ``bugs.py``, too)
 MODULE_PATHS = ("assignments/{m}/", "solutions/{m}/", "student_release/{m}/",
-                "autograder/suites/{m}/", "tests/fixtures/alternatives/{m}/",
-                "tests/fixtures/buggy/{m}.py")
+                "autograder/suites/{m}/", "tests/fixtures/alternatives/{m}/")
 
 #: test files about one milestone's task, whose parameters need not name it
 FILE_NAMES = {"tests/milestones/test_mlperf.py": ("mlperf_2018",),

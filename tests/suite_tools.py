@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import importlib
-import importlib.util
 import itertools
 import shutil
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 from types import ModuleType
 
 from autograder import standins as _standins
+from autograder.harness.mutation import read_catalogue
 from autograder.suite import Case, Suite, Timed, TimedResult, compare, run_case
 from tito import paths
 
@@ -181,17 +181,17 @@ def call_with_globals(fn, namespace: dict) -> None:
     fn(**{p: namespace[p] for p in params})
 
 
-BUGGY_DIR = Path(__file__).resolve().parent / "fixtures" / "buggy"
+def _catalogue(module_name: str) -> dict:
+    """What ``autograder/suites/<module>/bugs.py`` (``paths.bugs_catalogue``) defines."""
+    path = paths.bugs_catalogue(module_name)
+    assert path.is_file(), f"no buggy catalogue for {module_name}: {path}"
+    return read_catalogue(path)
 
 
 def buggy_catalogue(module_name: str) -> tuple[str, dict[str, list[tuple[str, str]]]]:
-    """(slug, {bug name: [(old, new), ...]}) from ``tests/fixtures/buggy/<module>.py``."""
-    spec = importlib.util.spec_from_file_location(f"buggy_{module_name}",
-                                                  BUGGY_DIR / f"{module_name}.py")
-    assert spec and spec.loader, f"no buggy catalogue for {module_name}"
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.SLUG, mod.BUGS
+    """(slug, {bug name: [(old, new), ...]}) from ``autograder/suites/<module>/bugs.py``."""
+    ns = _catalogue(module_name)
+    return ns["SLUG"], ns["BUGS"]
 
 
 def apply_edits(text: str, edits: list[tuple[str, str]], *, what: str = "") -> str:
@@ -265,9 +265,4 @@ def mutated_units(module_name: str, bug: str) -> set[str]:
 
 def dependants(module_name: str) -> dict[str, dict[str, str]]:
     """``DEPENDANTS`` of a buggy catalogue: ``{bug: {case: why it genuinely depends}}``."""
-    spec = importlib.util.spec_from_file_location(f"buggy_deps_{module_name}",
-                                                  BUGGY_DIR / f"{module_name}.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return dict(getattr(mod, "DEPENDANTS", {}))
+    return dict(_catalogue(module_name).get("DEPENDANTS", {}))

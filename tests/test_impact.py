@@ -44,7 +44,7 @@ def test_paths_no_slow_test_reads_keep_only_the_fast_and_parity_tiers() -> None:
 @pytest.mark.parametrize("path", [
     "assignments/13_transformers/13_transformers.ipynb", "solutions/13_transformers/13_transformers.py",
     "student_release/13_transformers/tests/blocks.py", "autograder/suites/13_transformers/suite.py",
-    "tests/fixtures/alternatives/13_transformers/rows64.py", "tests/fixtures/buggy/13_transformers.py"])
+    "tests/fixtures/alternatives/13_transformers/rows64.py", "autograder/suites/13_transformers/bugs.py"])
 def test_a_modules_own_file_runs_that_module_later_ones_and_what_names_no_module(path: str) -> None:
     s = _scope(path, "docs/modules.md")
     assert not s.everything and s.first_module == 13
@@ -66,7 +66,7 @@ def test_the_lowest_changed_module_decides() -> None:
     "tests/conftest.py", "tests/autograder/conftest.py", "tests/impact.py", "tests/suite_tools.py",
     "requirements.lock", "Makefile", ".ci/run", "student_release/tinytorch/tensor.py",
     "samples/class_01_tensor/x.ipynb", "milestones/recipes.py", "docsy/x.md", "README.md.orig",
-    "solutions/13_transformers_old/x.py", "tests/fixtures/buggy/13_transformers.py.bak"])
+    "solutions/13_transformers_old/x.py", "tests/fixtures/buggy/13_transformers.py"])
 def test_anything_else_runs_every_test(path: str) -> None:
     s = _scope("docs/testing.md", path)
     assert s.everything and path in s.reason and "every test runs" in s.reason

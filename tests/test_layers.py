@@ -6,11 +6,16 @@ Bottom to top: the course foundation (today the plain modules of ``tito`` listed
 (``staff``: regrade, integrity, synthetic exports), then the CLI (the rest of ``tito``). Imports
 point down: the grader and the gradebook never import each other or anything above them, the
 foundation imports none of the layers above it, and only the CLI imports the staff workflows.
+
+And production code reads no test fixture (issue 31 item 4): course assets such as the
+plausible-bug catalogues live with the code that owns them (``autograder/suites/NN_slug/
+bugs.py``), so no production module names a path under ``tests/``.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -95,3 +100,106 @@ def test_the_check_sees_imports_inside_functions(tmp_path):
     src = tmp_path / "m.py"
     src.write_text("def f():\n    from gradebook.csvsafe import neutralise\n    import staff.regrade\n")
     assert {"gradebook.csvsafe", "gradebook.csvsafe.neutralise", "staff.regrade"} <= imports(src)
+
+
+#: The production packages: what ships, grades, keeps the books or runs the course.
+PRODUCTION = ("tito", "autograder", "gradebook", "staff", "milestones", "datasets")
+#: Known reads of ``tests/`` still to move, each with what it reads. Shrinks to empty; an
+#: entry that no longer reads ``tests/`` fails the check, so it cannot go stale.
+KNOWN_READS = {
+    # `--alternative MODULE/NAME` trains with an alternative implementation; issue 31 item 6
+    # restates the alternatives as the functions they replace, and moves them with it
+    "milestones.measure": "tests/fixtures/alternatives",
+}
+#: ``tests/`` as the first segment of a path: not ``public_tests/``, not ``release/x/tests/``
+_TESTS_PATH = re.compile(r"(?<![\w./-])tests/")
+#: names that hold the repository's root, so ``ROOT / "tests"`` is the test tree
+_ROOTS = re.compile(r"^(REPO_ROOT|ROOT|REPO|repo|repo_root)$")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                out.add(id(first.value))
+    return out
+
+
+def _is_root(node: ast.AST) -> bool:
+    """``REPO_ROOT``, ``paths.REPO_ROOT``, ``Path(__file__).parents[1]``, ``....parent`` of
+    ``__file__`` (a folder of the repository, the root as it is usually spelled)."""
+    if isinstance(node, ast.Name):
+        return bool(_ROOTS.match(node.id))
+    of_file = any(isinstance(n, ast.Name) and n.id == "__file__" for n in ast.walk(node))
+    if isinstance(node, ast.Attribute):
+        return bool(_ROOTS.match(node.attr)) or (node.attr == "parent" and of_file)
+    return (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute)
+            and node.value.attr == "parents" and of_file)
+
+
+def _const(node: ast.AST) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def paths_under_tests(path: Path) -> list[str]:
+    """Where ``path`` names a path under the repository's ``tests/`` (docstrings and comments
+    aside: they may cite a test): a string with ``tests/`` as its first segment (f-string parts
+    too), a ``/`` chain with ``"tests"`` right after the root or followed by ``"fixtures"``, or
+    a call with the arguments ``"tests", "fixtures"`` (``Path("tests", "fixtures")``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = _docstrings(tree)
+    out = []
+    for node in ast.walk(tree):
+        text = _const(node)
+        div = isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+        if text is not None and id(node) not in docs and _TESTS_PATH.search(text):
+            out.append(f"line {node.lineno}: {text[:60]!r}")
+        elif div and _const(node.right) == "tests" and _is_root(node.left):
+            out.append(f"line {node.lineno}: <root> / 'tests'")
+        elif (div and _const(node.right) == "fixtures" and isinstance(node.left, ast.BinOp)
+              and _const(node.left.right) == "tests"):
+            out.append(f"line {node.lineno}: 'tests' / 'fixtures'")
+        elif isinstance(node, ast.Call):
+            args = [_const(a) for a in node.args]
+            if any(args[i:i + 2] == ["tests", "fixtures"] for i in range(len(args))):
+                out.append(f"line {node.lineno}: ('tests', 'fixtures')")
+    return out
+
+
+def test_no_production_module_names_a_path_under_tests():
+    found = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"):
+             paths_under_tests(p) for pkg in PRODUCTION for p in sorted((ROOT / pkg).rglob("*.py"))}
+    problems = [f"{mod}: {hit}" for mod, hits in found.items() for hit in hits
+                if mod not in KNOWN_READS]
+    assert problems == [], "production code reads tests/ (move the asset out of tests/):\n" \
+        + "\n".join(problems)
+    stale = [mod for mod in KNOWN_READS if not found.get(mod)]
+    assert stale == [], f"no longer read tests/; drop them from KNOWN_READS: {stale}"
+
+
+def test_the_tests_path_check_finds_each_spelling(tmp_path):
+    """The oracle: each way the catalogues used to be read is found; what is not the test tree
+    (a results key, the release's public tests, a docstring citing a test) is not."""
+    src = tmp_path / "m.py"
+    src.write_text(
+        '"""Checked by tests/test_layers.py (a docstring may cite a test)."""\n'
+        "from pathlib import Path\n"
+        "from tito import paths\n"
+        "A = paths.REPO_ROOT / 'tests' / 'fixtures' / 'buggy' / 'x.py'\n"
+        "B = Path(__file__).resolve().parents[1] / 'tests'\n"
+        "C = Path(__file__).parent / 'fixtures' / 'x'\n"
+        "D = other / 'tests' / 'fixtures'\n"
+        "def f(m):\n"
+        "    '''Reads nothing under tests/.'''\n"
+        "    return [f'tests/fixtures/buggy/{m}.py: missing', 'see tests/x.py',\n"
+        "            Path('tests', 'fixtures', m)]\n"
+        "OK = [paths.RELEASE / 'm' / 'tests', {'tests': []}['tests'], 'public_tests/x.py',\n"
+        "      'student_release/m/tests/x.py', 'tests', x.tests_dir / 'fixtures',\n"
+        "      notebook.parent / 'tests']\n")
+    hits = paths_under_tests(src)
+    lines = [int(h.split(":")[0].split()[1]) for h in hits]
+    assert sorted(set(lines)) == [4, 5, 7, 10, 11], hits
+    assert lines.count(4) == 2 and lines.count(10) == 2, hits  # each spelling of the line

@@ -2,7 +2,7 @@
 
 For each module with a solution and a hidden suite: the suite's points equal course.yml's;
 every case has a hint; the reference scores 100 %; the untouched release scores 0 and every
-failure names the stub; every plausible bug in ``tests/fixtures/buggy/<module>.py`` loses
+failure names the stub; every plausible bug in ``autograder/suites/<module>/bugs.py`` loses
 points, only in its own unit's cases and the dependants it declares, and the first case it
 fails names its unit in the hint; every definition students write is in one unit; the public
 tests pass on the reference and fail on the stub.
@@ -43,7 +43,7 @@ BUGS = [(m, bug) for m in MODULES for bug in buggy_catalogue(m.name)[1]]
 def test_every_released_module_has_a_suite_and_bugs():
     for m in available_modules(COURSE):
         assert (paths.SUITES / m.name / "suite.py").exists(), f"{m.name} has no hidden suite"
-        assert (paths.REPO_ROOT / "tests" / "fixtures" / "buggy" / f"{m.name}.py").exists()
+        assert paths.bugs_catalogue(m.name).exists(), f"{m.name} has no buggy catalogue"
 
 
 @pytest.mark.parametrize("module", MODULES, ids=IDS)

@@ -58,7 +58,7 @@ def scaffolded(tmp_path_factory: pytest.TempPathFactory):
 def test_scaffold_writes_the_module_and_its_course_entry(scaffolded):
     root, _, tito = scaffolded
     for rel in (f"solutions/{NAME}/{NAME}.py", f"autograder/suites/{NAME}/suite.py",
-                f"tests/fixtures/buggy/{NAME}.py", f"student_release/{NAME}/{NAME}.ipynb"):
+                f"autograder/suites/{NAME}/bugs.py", f"student_release/{NAME}/{NAME}.ipynb"):
         assert (root / rel).is_file(), rel
     assert f"slug: {SLUG}" in (root / "course.yml").read_text(encoding="utf-8")
     check = tito("course", "check")
@@ -96,7 +96,7 @@ def test_publish_runs_the_course_checks_first(scaffolded):
     course = yaml.safe_load((root / "course.yml").read_text(encoding="utf-8"))
     entry = next(m for m in course["modules"] if m["number"] == NUMBER)
     after, before = entry["release"], course["modules"][-2]["release"]
-    buggy = root / "tests" / "fixtures" / "buggy" / f"{NAME}.py"
+    buggy = root / "autograder" / "suites" / NAME / "bugs.py"
     suite = root / "autograder" / "suites" / NAME / "suite.py"
     saved = buggy.read_bytes(), suite.read_bytes()
     student = root.parent / "student-repo"
@@ -105,13 +105,13 @@ def test_publish_runs_the_course_checks_first(scaffolded):
         refused = tito("publish", "--to", str(student), "--as-of", after)
         assert refused.returncode == 1
         lines = refused.stderr.strip().splitlines()
-        assert lines[0] == (f"tito: tests/fixtures/buggy/{NAME}.py: missing (at least five "
+        assert lines[0] == (f"tito: autograder/suites/{NAME}/bugs.py: missing (at least five "
                             "plausible bugs the hidden suite must catch)")
         assert "nothing was published" in lines[-1] and len(lines) == 2
         assert not student.exists()
         early = tito("publish", "--to", str(student), "--as-of", before)
         assert early.returncode == 0, early.stderr
-        assert f"note: not released yet, fix before it is: tests/fixtures/buggy/{NAME}.py" \
+        assert f"note: not released yet, fix before it is: autograder/suites/{NAME}/bugs.py" \
             in early.stdout
         buggy.write_bytes(saved[0])
         suite.unlink()

@@ -103,7 +103,7 @@ def test_publish_refuses_what_course_check_rejects_one_line_each(tmp_path, monke
 
     third, fourth = BUILT[2], BUILT[3]
     rep = CheckReport(findings=[
-        (third.name, f"tests/fixtures/buggy/{third.name}.py: missing (at least five plausible "
+        (third.name, f"autograder/suites/{third.name}/bugs.py: missing (at least five plausible "
                      "bugs the hidden suite must catch)"),
         (fourth.name, f"{fourth.name}: half built: autograder/suites/{fourth.name}/suite.py "
                       "is missing"),

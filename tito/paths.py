@@ -14,3 +14,11 @@ SUITES = AUTOGRADER / "suites"
 DATASETS = REPO_ROOT / "datasets"
 BUILD = REPO_ROOT / "build"
 SAMPLES = REPO_ROOT / "samples"
+
+
+def bugs_catalogue(module_name: str) -> Path:
+    """A module's plausible-bug catalogue (``autograder/suites/NN_slug/bugs.py``): a course
+    asset beside the hidden suite it exercises, read by the mutation gate, the synthetic
+    exports, ``tito course check`` and the module contract. Not shipped in the Gradescope zip
+    (which carries only the suite's ``suite.py``)."""
+    return SUITES / module_name / "bugs.py"

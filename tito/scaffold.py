@@ -111,7 +111,7 @@ def new_module(*, number: int, slug: str, title: str | None = None,
 
 def _targets(name: str) -> list[Path]:
     return [paths.SOLUTIONS / name / f"{name}.py", paths.SUITES / name / "suite.py",
-            paths.REPO_ROOT / "tests" / "fixtures" / "buggy" / f"{name}.py"]
+            paths.bugs_catalogue(name)]
 
 
 def _refuse_existing(targets: list[Path]) -> None:

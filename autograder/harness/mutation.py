@@ -542,12 +542,19 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
     return report
 
 
-def catalogue_bugs(catalogue: Path, source: str) -> list[Mutant]:
-    """Mutants from a buggy catalogue ``BUGS = {name: [(old, new), ...]}`` (tests/fixtures)."""
-    ns: dict[str, Any] = {}
+def read_catalogue(catalogue: Path) -> dict[str, Any]:
+    """What a plausible-bug catalogue (``autograder/suites/NN_slug/bugs.py``, located by
+    ``tito.paths.bugs_catalogue``) defines: ``SLUG``, ``BUGS = {name: [(old, new), ...]}`` and
+    optionally ``DEPENDANTS``. Trusted course code, executed in a fresh namespace."""
+    ns: dict[str, Any] = {"__name__": f"bugs_{catalogue.parent.name}", "__file__": str(catalogue)}
     exec(compile(catalogue.read_text(encoding="utf-8"), str(catalogue), "exec"), ns)  # trusted
+    return ns
+
+
+def catalogue_bugs(catalogue: Path, source: str) -> list[Mutant]:
+    """Mutants from a plausible-bug catalogue (:func:`read_catalogue`) applied to ``source``."""
     out = []
-    for name, edits in ns.get("BUGS", {}).items():
+    for name, edits in read_catalogue(catalogue).get("BUGS", {}).items():
         text = source
         for old, new in edits:
             if text.count(old) != 1:
@@ -581,10 +588,10 @@ def inputs_digest(course: Any, module: Any, *, max_mutants: int | None,
     harness = paths.AUTOGRADER / "harness"  # this very code, as the repository holds it
     files = sorted(p for p in paths.REFERENCE.rglob("*") if p.is_file()
                    and "__pycache__" not in p.parts)
+    # the suite folder holds the buggy catalogue too (paths.bugs_catalogue)
     files += sorted(p for p in (paths.SUITES / module.name).rglob("*") if p.is_file()
                     and "__pycache__" not in p.parts)
-    files += [paths.REPO_ROOT / "tests" / "fixtures" / "buggy" / f"{module.name}.py",
-              Path(solution_path(module))]
+    files += [Path(solution_path(module))]
     files += sorted(harness.glob("*.py")) + sorted(harness.parent.glob("*.py"))
     files += [paths.REPO_ROOT / "tito" / "export.py", paths.REPO_ROOT / "tito" / "release.py"]
     h = hashlib.sha256()
@@ -636,7 +643,7 @@ def _cache_save(path: Path | None, key: str, report: MutationReport) -> None:
 def module_mutation(course: Any, module: Any, *, jobs: int = 2,
                     max_mutants: int | None = None, use_cache: bool = True) -> MutationReport:
     """Repository side: mutants of what students write (solution lines) + the plausible bugs
-    of ``tests/fixtures/buggy/<module>.py``, against the module's hidden suite.
+    of ``autograder/suites/<module>/bugs.py``, against the module's hidden suite.
 
     Verdicts are cached in ``build/mutation/cache/<module>.json`` under the SHA-256 of every
     input (:func:`inputs_digest`): a missing, stale or unreadable entry means a full run. Set
@@ -654,7 +661,7 @@ def module_mutation(course: Any, module: Any, *, jobs: int = 2,
     source = (paths.REFERENCE / f"{module.slug}.py").read_text(encoding="utf-8")
     lines = solution_line_numbers(solution_path(module), slug=module.slug,
                                   number=module.number, title=module.title)
-    catalogue = paths.REPO_ROOT / "tests" / "fixtures" / "buggy" / f"{module.name}.py"
+    catalogue = paths.bugs_catalogue(module.name)
     bugs = catalogue_bugs(catalogue, source) if catalogue.is_file() else []
     report = run_mutation(suite_path=paths.SUITES / module.name / "suite.py",
                           reference=paths.REFERENCE, slug=module.slug, number=module.number,

@@ -43,7 +43,8 @@ MAX_FILES = 200
 
 
 # ----------------------------------------------------------------------------- fingerprints
-def _hash_tree(digest: Any, root: Path, base: Path, suffixes: tuple[str, ...] = ()) -> None:
+def _hash_tree(digest: Any, root: Path, base: Path, suffixes: tuple[str, ...] = (),
+               skip: tuple[Path, ...] = ()) -> None:
     if root.is_file():
         files = [root]
     elif root.is_dir():
@@ -51,7 +52,7 @@ def _hash_tree(digest: Any, root: Path, base: Path, suffixes: tuple[str, ...] = 
     else:
         files = []
     for f in files:
-        if suffixes and f.suffix not in suffixes:
+        if (suffixes and f.suffix not in suffixes) or f in skip:
             continue
         digest.update(f.relative_to(base).as_posix().encode())
         digest.update(b"\0")
@@ -75,7 +76,8 @@ def _files_fingerprint(module_name: str) -> str:
         (base / "datasets", ()),
         (base / "tito" / "export.py", ()),
     ):
-        _hash_tree(digest, root, base, suffixes)
+        # the buggy catalogue beside the suite is an authoring asset, not a grading file
+        _hash_tree(digest, root, base, suffixes, skip=(paths.bugs_catalogue(module_name),))
     return digest.hexdigest()
 
 

@@ -89,6 +89,23 @@ def test_zip_layout(mini_zip):
                           ).returncode == 0
 
 
+def test_zip_carries_the_suite_but_not_the_buggy_catalogue_beside_it(tmp_path):
+    """The plausible bugs (``autograder/suites/NN_slug/bugs.py``, a course asset) stay home:
+    the zip takes only ``suite.py`` from the suite's folder."""
+    folder = tmp_path / "suites" / "01_mini"
+    folder.mkdir(parents=True)
+    (folder / "suite.py").write_bytes(SUITE.read_bytes())
+    (folder / "bugs.py").write_text('SLUG = "mini"\nBUGS = {"x": [("a", "b")]}\n')
+    out = build_zip(MINI, tmp_path / "z.zip", suite_path=folder / "suite.py", reference=REF,
+                    public_tests=PUBLIC, stubs=STUBS)
+    with zipfile.ZipFile(out) as zf:
+        names = zf.namelist()
+    assert "autograder/suites/01_mini/suite.py" in names
+    assert [n for n in names if n.startswith("autograder/suites/")] == [
+        "autograder/suites/01_mini/suite.py"]
+    assert not [n for n in names if n.endswith("bugs.py")]
+
+
 def test_zip_is_reproducible(mini_zip, tmp_path):
     again = build_zip(MINI, tmp_path / "again.zip", suite_path=SUITE, reference=REF,
                       public_tests=PUBLIC, stubs=STUBS)
@@ -142,6 +159,8 @@ def test_real_module_01_zip_end_to_end(tmp_path):
     assert res2["score"] == 0
     with zipfile.ZipFile(zip_path) as zf:
         assert "reference/tensor.py" not in zf.namelist()
+        assert paths.bugs_catalogue(module.name).is_file()
+        assert not [n for n in zf.namelist() if n.endswith("bugs.py")], "a course asset"
 
 
 def _full_notebooks(course, upto: int) -> dict[str, bytes]:

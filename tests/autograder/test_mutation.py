@@ -228,7 +228,7 @@ def test_mutation_cache_is_keyed_by_every_input(tmp_path, monkeypatch):
     assert key != mut.inputs_digest(course, module, max_mutants=3, limits=mut.MUTANT_LIMITS)
     assert key != mut.inputs_digest(course, module, max_mutants=None, limits=Limits())
     fake = tmp_path / "repo"
-    for sub in ("tinytorch_ref", "autograder", "tito", "solutions", "tests/fixtures/buggy"):
+    for sub in ("tinytorch_ref", "autograder", "tito", "solutions"):
         shutil.copytree(paths.REPO_ROOT / sub, fake / sub,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     monkeypatch.setattr(paths, "REPO_ROOT", fake)
@@ -241,6 +241,7 @@ def test_mutation_cache_is_keyed_by_every_input(tmp_path, monkeypatch):
     assert base == key, "the digest depends on contents, not on where the clone lives"
     edits = [fake / "tinytorch_ref" / f"{module.slug}.py",
              fake / "autograder" / "suites" / module.name / "suite.py",
+             paths.bugs_catalogue(module.name),
              fake / "autograder" / "harness" / "supervisor.py",
              fake / "solutions" / module.name / f"{module.name}.py"]
     for f in edits:

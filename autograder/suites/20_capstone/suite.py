@@ -59,7 +59,7 @@ BLAS = suite.unit("BlasQuantizedLinear", "exact_in_float32", "BlasQuantizedLinea
 # The cases of blas_engine, optimize and FusedMLP run the student's own units below them: a
 # stand-in would put them in a later stage than the events (stage 0: the student's whole
 # pipeline, like a milestone), which would then be the first to fail on their bugs; the
-# catalogue declares those dependants (tests/fixtures/buggy/20_capstone.py)
+# catalogue declares those dependants (autograder/suites/20_capstone/bugs.py)
 BLAS_ENGINE = suite.unit("blas_engine", "blas_engine")
 OPTIMIZE = suite.unit("optimize", "optimize")
 MEASURE = suite.unit("measure_entry", "measure_entry", uses=(STORAGE,))
