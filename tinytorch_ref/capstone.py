@@ -580,9 +580,10 @@ def olympics_report(baseline: Module, submitted: Module, x: np.ndarray, y: np.nd
     NOTE (the event): the autograder passes your ``OLYMPICS_RECIPE`` (only ``optimize``'s
     keywords ``amount``, ``finetune_epochs``, ``lr``, ``calibration``, ``engine``) to your
     ``optimize`` on the baseline it trains, and measures both models itself: your model passes
-    when it meets the targets in course.yml (held-out accuracy within one point of the
-    baseline, at least 3.5× smaller) and this report is valid, with accuracies and target that
-    match the grader's own measurement of both models on the report's digits.
+    when it meets the module's targets in course.yml (held-out accuracy at most
+    ``max_accuracy_drop`` below the baseline's, and ``min_size_ratio`` times smaller or more)
+    and this report is valid, with accuracies and target that match the grader's own
+    measurement of both models on the report's digits.
     """
     target = evaluate_accuracy(as_sut(baseline), x, y) - max_accuracy_drop
     results = [run_scenario(as_sut(model), x, y, "SingleStream", accuracy_target=target,
@@ -799,7 +800,7 @@ def generate_greedy(model: GPT, prompt: Any, new_tokens: int, kv_cache: bool = T
     ``fused_gelu``, ``kv_cache``; a missing one counts as True) through your ``optimize_gpt``
     and this function: the text on your variant's prompt must be exactly the greedy text of
     the model you commit (the grader recomputes it), and that model's held-out perplexity at
-    most 2% above TinyGPT's (course.yml ``gpt_max_perplexity_increase``).
+    most course.yml's ``gpt_max_perplexity_increase`` (a fraction) above TinyGPT's.
     """
     raw = prompt.data if isinstance(prompt, Tensor) else prompt
     ids = np.asarray(raw, dtype=np.int64)

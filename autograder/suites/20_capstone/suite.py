@@ -1017,7 +1017,7 @@ def _event_shortcut(tt, rng):
            "match the grader's measurement of both models; the grader measures both itself.",
       stated={
           "olympics_report": (
-              "NOTE (the event): the autograder passes your ``OLYMPICS_RECIPE`` (only ``optimize``'s keywords ``amount``, ``finetune_epochs``, ``lr``, ``calibration``, ``engine``) to your ``optimize`` on the baseline it trains, and measures both models itself: your model passes when it meets the targets in course.yml (held-out accuracy within one point of the baseline, at least 3.5× smaller) and this report is valid, with accuracies and target that match the grader's own measurement of both models on the report's digits.",
+              "NOTE (the event): the autograder passes your ``OLYMPICS_RECIPE`` (only ``optimize``'s keywords ``amount``, ``finetune_epochs``, ``lr``, ``calibration``, ``engine``) to your ``optimize`` on the baseline it trains, and measures both models itself: your model passes when it meets the module's targets in course.yml (held-out accuracy at most ``max_accuracy_drop`` below the baseline's, and ``min_size_ratio`` times smaller or more) and this report is valid, with accuracies and target that match the grader's own measurement of both models on the report's digits.",
               "``make_report(system, REPORT_MODEL, [baseline's result, submitted's result])``, each result ``run_scenario(as_sut(model), x, y, \"SingleStream\", accuracy_target=target, runs=runs, queries=queries)`` with the one ``target = evaluate_accuracy(as_sut( baseline), x, y) - max_accuracy_drop``.",
           ),
       })
@@ -1488,7 +1488,7 @@ def perplexity_values(tt, rng):
       timing=Timing(plan=tinygpt_plan, baseline=tinygpt_baseline),
       stated={
           "generate_greedy": (
-              "NOTE (the event): the autograder runs your ``GPT_RECIPE`` (keys ``int8_weights``, ``fused_gelu``, ``kv_cache``; a missing one counts as True) through your ``optimize_gpt`` and this function: the text on your variant's prompt must be exactly the greedy text of the model you commit (the grader recomputes it), and that model's held-out perplexity at most 2% above TinyGPT's (course.yml ``gpt_max_perplexity_increase``).",
+              "NOTE (the event): the autograder runs your ``GPT_RECIPE`` (keys ``int8_weights``, ``fused_gelu``, ``kv_cache``; a missing one counts as True) through your ``optimize_gpt`` and this function: the text on your variant's prompt must be exactly the greedy text of the model you commit (the grader recomputes it), and that model's held-out perplexity at most course.yml's ``gpt_max_perplexity_increase`` (a fraction) above TinyGPT's.",
               "``top_k=1`` keeps only the most likely token",
           ),
           "optimize_gpt": "An optimised copy of a trained ``GPT`` (left unchanged), in eval mode.",
