@@ -405,8 +405,9 @@ def gpt_structure(tt, rng):
     T = _tf(tt)
     h, d = _sizes(rng)
     v, ctx, n = int(rng.integers(5, 40)), int(rng.integers(4, 30)), int(rng.integers(1, 4))
+    p_drop = round(float(rng.uniform(0.05, 0.5)), 6)  # sizes alone repeat across 64 variants
     _seed(tt, rng)
-    gpt = T.GPT(v, ctx, d, n, h, dropout=0.1)
+    gpt = T.GPT(v, ctx, d, n, h, dropout=p_drop)
     return [[(name, tuple(p.shape)) for name, p in gpt.named_parameters()],
             [gpt.vocab_size, gpt.context_length, gpt.d_model, gpt.n_layers, gpt.n_heads],
             len(gpt.blocks), float(gpt.drop.p)]
