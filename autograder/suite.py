@@ -194,8 +194,9 @@ class Case:
     #: uses, transitively (:meth:`Suite.standins`).
     standins: tuple[str, ...] | None = None
     #: Where the student was told what this case checks, as ``(place, quote)`` pairs: a place
-    #: is a definition of the module (``"GPT.forward"``), whose released docstring contains the
-    #: quote, or ``"test:<name>"``, a public check of the module whose source contains it.
+    #: is a definition of the module (``"GPT.forward"``), whose released signature or docstring
+    #: contains the quote, or ``"test:<name>"``, a public check of the module whose source
+    #: contains it.
     #: Nothing is graded in secret (issue 28): ``tests/test_module_contract.py`` checks every
     #: quote is where its case says.
     stated: tuple[tuple[str, str], ...] = ()

@@ -56,19 +56,28 @@ def test_suite_points_match_course_and_cases_have_hints(module):
 
 
 def _released_docstrings(module) -> dict[str, str]:
-    """The docstrings students get: every top-level definition and class member of the
-    released module file, by qualified name (``"GPT.forward"``)."""
+    """What students are told of each definition: its released signature (the ``def`` or
+    ``class`` header as written, defaults included) and its docstring, for every top-level
+    definition and class member of the released module file, by qualified name
+    (``"GPT.forward"``)."""
     import ast
 
-    tree = ast.parse((paths.RELEASE / "tinytorch" / f"{module.slug}.py").read_text("utf-8"))
+    text = (paths.RELEASE / "tinytorch" / f"{module.slug}.py").read_text("utf-8")
+    lines = text.splitlines()
+    tree = ast.parse(text)
+
+    def told(node: ast.FunctionDef | ast.ClassDef) -> str:
+        header = "\n".join(lines[node.lineno - 1:node.body[0].lineno - 1])
+        return header + "\n" + (ast.get_docstring(node) or "")
+
     out: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-            out[node.name] = ast.get_docstring(node) or ""
+            out[node.name] = told(node)
         if isinstance(node, ast.ClassDef):
             for sub in node.body:
                 if isinstance(sub, ast.FunctionDef):
-                    out[f"{node.name}.{sub.name}"] = ast.get_docstring(sub) or ""
+                    out[f"{node.name}.{sub.name}"] = told(sub)
     return out
 
 
@@ -93,7 +102,8 @@ def _words(text: str) -> str:
 @pytest.mark.parametrize("module", MODULES, ids=IDS)
 def test_every_hidden_case_checks_only_what_the_student_was_told(module):
     """Issue 28 item 4: each case says where the behaviour it grades is stated — a released
-    docstring or a public check — and quotes the words; every quote must be there. A case that
+    signature or docstring, or a public check — and quotes the words; every quote must be
+    there (a default is stated by the signature the student keeps). A case that
     checks something no docstring or public check states loses its points after the due date
     for a reason the student could not know."""
     docs, checks = _released_docstrings(module), _public_check_sources(module)

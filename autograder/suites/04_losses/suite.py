@@ -142,7 +142,8 @@ def cross_entropy_spatial_and_unbatched(tt, rng):
 @case(unit=CROSS_ENTROPY, points=2,
       hint="cross_entropy: _picked_loss, not logp * coef: a -inf logit elsewhere in the row must "
            "not turn the loss into NaN; every target ignored gives a NaN mean (_weighted_mean).",
-      stated={'cross_entropy': '``losses = _picked_loss(logp, coef, cdim)``',
+      stated={'cross_entropy': ('``losses = _picked_loss(logp, coef, cdim)``',
+                                'ignore_index: int = -100'),
               '_picked_loss': 'ignores ``logp`` where ``coef`` is 0 (even ``-inf`` or NaN there)',
               'nll_loss': "ignore_index: targets equal to it contribute nothing (and are not counted in 'mean').",
               '_weighted_mean': 'When every target is ignored (``denom == 0``) PyTorch returns NaN',

@@ -518,7 +518,8 @@ def random_crop_padding_params_and_errors(tt, rng):
 @case(unit=FLIP, points=2,
       hint="RandomHorizontalFlip: draw u = default_generator().random() once per call; flip the "
            "LAST axis when u < p; otherwise return the input itself.",
-      stated={"RandomHorizontalFlip.__call__": "draw **once** ``u = default_generator().random()`` (every call, whatever ``p``); if ``u < self.p`` return the image reversed along its last axis (``x[..., ::-1]``) as a new contiguous array (or Tensor, if a Tensor came in); else return ``img`` itself.",
+      stated={"RandomHorizontalFlip.__init__": "p: float = 0.5",
+              "RandomHorizontalFlip.__call__": "draw **once** ``u = default_generator().random()`` (every call, whatever ``p``); if ``u < self.p`` return the image reversed along its last axis (``x[..., ::-1]``) as a new contiguous array (or Tensor, if a Tensor came in); else return ``img`` itself.",
               "test:test_random_crop_and_flip": "p=0 never flips: return the input itself"})
 def horizontal_flip_probability(tt, rng):
     dl = _dl(tt)

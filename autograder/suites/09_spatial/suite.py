@@ -357,6 +357,7 @@ def avg_pool_forward_backward(tt, rng):
                   "input: ``(N, C, *)``.",
                   "weight, bias: ``(C,)`` or None (scale 1, shift 0).",
                   "eps: added to the variance.",
+                  "momentum: float = 0.1, eps: float = 1e-5",
                   "ValueError: training with one value per channel",
                   "``m = input.numel() // c``; ``m <= 1`` is a ``ValueError(",
                   "``mean = input.data.mean(axis=axes)``, ``var = input.data.var(axis=axes)``",
@@ -443,7 +444,8 @@ def batch_norm_eval_forward_backward(tt, rng):
       hint="BatchNorm2d: running = (1 - momentum) * running + momentum * batch stat, with the "
            "UNBIASED variance (M / (M - 1)); momentum=None averages cumulatively (factor 1 / "
            "num_batches_tracked); eval() uses the running stats.",
-      stated={"BatchNorm2d": (
+      stated={"BatchNorm2d.__init__": "eps: float = 1e-5, momentum: float | None = 0.1",
+              "BatchNorm2d": (
                   "momentum: running-average factor, or None for a cumulative average.",
                   "keep ``running_mean`` (zeros), ``running_var`` (ones) and ``num_batches_tracked`` (int64 0) as buffers",
               ),
