@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 from pathlib import Path
 from types import ModuleType
 
@@ -19,21 +20,29 @@ LOADERS_FILE = paths.DATASETS / "loaders.py"
 RECIPES_FILE = paths.REPO_ROOT / "milestones" / "recipes.py"
 
 
+#: One import at a time: gradings run in threads (``--jobs``), and a second thread must not
+#: find the module in ``sys.modules`` half executed (a regrade under load saw
+#: "module '_tt_course_recipes' has no attribute 'total_steps'" and marked a milestone pending).
+_LOAD_LOCK = threading.RLock()
+
+
 def load_file(path: Path, name: str) -> ModuleType:
-    """Import one trusted source file as module ``name`` (cached in ``sys.modules``)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    try:
-        spec.loader.exec_module(mod)
-    except BaseException:
-        del sys.modules[name]
-        raise
-    return mod
+    """Import one trusted source file as module ``name`` (cached in ``sys.modules``), whole:
+    another thread never sees it before its code has run."""
+    with _LOAD_LOCK:
+        if name in sys.modules:
+            return sys.modules[name]
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {path}")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        try:
+            spec.loader.exec_module(mod)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        return mod
 
 
 def loaders() -> ModuleType:
