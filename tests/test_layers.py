@@ -15,6 +15,7 @@ bugs.py``), so no production module names a path under ``tests/``.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -49,6 +50,7 @@ def imports(path: Path) -> set[str]:
     return out
 
 
+@functools.cache  # each test reads the same packages: parse every file once per run
 def modules(package: str) -> dict[str, set[str]]:
     """``{module name: what it imports}`` for every file of ``package``."""
     return {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__"):
