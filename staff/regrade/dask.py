@@ -37,6 +37,7 @@ from __future__ import annotations
 import logging
 import re
 import stat
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -240,6 +241,10 @@ class DaskRunner:
 
     def done(self, handle: Any) -> bool:
         return bool(handle.done())
+
+    def wait(self, timeout: float) -> None:
+        """Results arrive on the client's own thread; nothing to do but let time pass."""
+        time.sleep(timeout)
 
     def result(self, handle: Any) -> dict[str, Any]:
         try:

@@ -4,8 +4,8 @@
 
 * reuses every task whose ``regrade.json`` record matches its fingerprint (and whose
   results.json still has the recorded sha256);
-* sends the rest slowest first (:func:`estimate`) to a runner: threads on this machine
-  (:class:`LocalRunner`) or a Dask cluster (:class:`staff.regrade.dask.DaskRunner`),
+* sends the rest slowest first (:func:`estimate`) to a runner: worker processes on this
+  machine (:class:`staff.regrade.pool.LocalRunner`) or a Dask cluster (:class:`staff.regrade.dask.DaskRunner`),
   keeping only a small window of tasks in flight, so a term of 16,000 submissions never holds
   more than a few in memory (each task's files are read when it is sent);
 * records each result as it arrives: results.json, then the record, each replaced atomically;
@@ -21,7 +21,6 @@ import json
 import os
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ from staff.regrade.core import (
 )
 
 MAX_LANES = 3  # a looping submission's tests in up to three children side by side
-GATE_POLL_S = 0.05  # how often a waiting thread looks at the computing children again
+POLL_S = 0.05  # the longest a finished result waits before it is recorded
 
 
 @dataclass
@@ -197,6 +196,8 @@ def run_tasks(tasks: list[Task], *, jobs: int, scheduler: Any, hide: tuple[str, 
 
             runner: Any = DaskRunner(scheduler, hide=hide)
         else:
+            from staff.regrade.pool import LocalRunner
+
             runner = LocalRunner(jobs, hide)
         try:
             queue = list(reversed(todo))  # pop() takes the slowest first
@@ -212,7 +213,7 @@ def run_tasks(tasks: list[Task], *, jobs: int, scheduler: Any, hide: tuple[str, 
                     pending[runner.submit(task.payload(), priority=task.cost)] = task
                 done = [h for h in pending if runner.done(h)]
                 if not done:
-                    time.sleep(0.05)
+                    runner.wait(POLL_S)
                     continue
                 for h in done:
                     if "stop" in state:
@@ -226,63 +227,3 @@ def run_tasks(tasks: list[Task], *, jobs: int, scheduler: Any, hide: tuple[str, 
             return rows, reused, graded, None
         finally:
             runner.close()
-
-
-class LocalRunner:
-    """``jobs`` threads on this machine, each grading one submission at a time (FIFO, so the
-    slowest-first order holds).
-
-    A thread starts its next submission only while fewer than ``jobs`` grading children of
-    this process are computing (:func:`autograder.harness.clock.computing_children`). A
-    submission graded in lanes (:func:`lanes_for`) runs more children than its one job, and
-    its longest lane decides when it ends: with the next submissions' children beside them,
-    that lane would get a share of a core instead of a core and end last, alone, with the
-    other core idle. So the lanes keep the cores while at least ``jobs`` of them compute,
-    and the other thread starts again as they finish (lanes that block without computing,
-    e.g. sleeping, do not hold it back).
-    """
-
-    def __init__(self, jobs: int, hide: tuple[str, ...]) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        from autograder.harness import isolation
-
-        isolation.ABORT.clear()
-        self.jobs = jobs
-        self.pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="regrade")
-        self.hide = hide
-
-    def slots(self) -> int:
-        return self.jobs
-
-    def submit(self, payload: dict[str, Any], *, priority: float) -> Any:
-        return self.pool.submit(self._grade, payload)
-
-    def _grade(self, payload: dict[str, Any]) -> dict[str, Any]:
-        from autograder.harness import clock, isolation
-        from staff.regrade import task as regrade_task
-
-        while clock.computing_children() >= self.jobs and not isolation.ABORT.is_set():
-            time.sleep(GATE_POLL_S)
-        return regrade_task.grade_payload(payload, hide=self.hide)
-
-    def done(self, handle: Any) -> bool:
-        return bool(handle.done())
-
-    def result(self, handle: Any) -> dict[str, Any]:
-        return dict(handle.result())
-
-    def abort(self, handles: list[Any]) -> int:
-        """Stop every child at once; wait for the threads to notice (they return promptly)."""
-        from autograder.harness import isolation
-
-        running = sum(1 for h in handles if h.running())
-        for h in handles:
-            h.cancel()
-        isolation.abort_all()
-        self.pool.shutdown(wait=True, cancel_futures=True)
-        isolation.abort_all()  # anything started in the instant before the flag was seen
-        return running
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=True)

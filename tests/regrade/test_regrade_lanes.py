@@ -2,14 +2,14 @@
 
 The course here has a 5 s per-test timeout (the looping tests must time out in reasonable
 time); every other test of these submissions takes milliseconds, so no verdict depends on
-speed. While lanes compute, ``--jobs`` starts no other submission beside them.
+speed. ``--jobs`` workers take the slowest expected submission first.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import threading
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -17,11 +17,10 @@ from typing import Any
 import pytest
 import yaml
 
-from autograder.harness import clock
 from autograder.harness.core import grade_module
-from staff.regrade import task as regrade_task
 from staff.regrade.core import regrade
-from staff.regrade.run import LocalRunner, lanes_for
+from staff.regrade.pool import LocalRunner
+from staff.regrade.run import lanes_for
 from staff.synthetic import synth_export
 from tito.course import load_course
 from tito.paths import REPO_ROOT
@@ -74,28 +73,43 @@ def test_regrade_grades_a_submission_that_timed_out_before_in_lanes(
         "extra_data"]
 
 
-def test_a_thread_starts_another_submission_only_while_fewer_than_jobs_children_compute(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """``--jobs 2`` while two children compute (a looping submission's lanes): the next
-    submission waits, and starts as soon as one of them ends."""
-    started = threading.Event()
-
-    def grade(payload: dict[str, Any], *, hide: tuple[str, ...] = ()) -> dict[str, Any]:
-        started.set()
-        return {"results": {"key": payload["key"]}}
-
-    monkeypatch.setattr(regrade_task, "grade_payload", grade)
-    lanes = [clock.Deadline(os.getpid(), time.monotonic() + 600) for _ in range(2)]
-    runner = LocalRunner(2, ())
+def test_idle_workers_take_the_slowest_expected_submission_first() -> None:
+    """One worker: the first task starts at once; the rest wait and are graded highest
+    priority (longest expected) first, whatever the order they were sent in. The tasks are
+    refused by the worker at once (an unknown task format), so their answers come back in the
+    order they were graded."""
+    runner = LocalRunner(1, ())
     try:
-        for d in lanes:
-            d.watch()  # computing until a sample says otherwise (none is taken here)
-        handle = runner.submit({"key": "s1"}, priority=1.0)
-        assert not started.wait(1.0), "a submission started beside two computing children"
-        lanes[0].unwatch()
-        assert started.wait(60)
-        assert runner.result(handle) == {"results": {"key": "s1"}}
+        handles = {p: runner.submit({"format": "none", "key": f"p{p}"}, priority=p)
+                   for p in (1.0, 3.0, 40.0, 2.0, 25.0)}
+        finished: list[float] = []
+        end = time.monotonic() + 120  # a hang guard, never a verdict
+        while len(finished) < len(handles) and time.monotonic() < end:
+            runner.wait(0.05)
+            finished += [p for p, h in handles.items() if runner.done(h) and p not in finished]
+        assert finished == [1.0, 40.0, 25.0, 3.0, 2.0]
+        outcome = runner.result(handles[40.0])
+        assert "task format 'none'" in outcome["error"]
+        assert outcome["worker"].rsplit(":", 1)[1] != str(os.getpid())  # not this process
     finally:
-        for d in lanes:
-            d.unwatch()
+        runner.close()
+
+
+def test_a_worker_that_dies_fails_its_task_alone_and_is_replaced() -> None:
+    runner = LocalRunner(1, ())
+    try:
+        victim = runner.workers[0].proc
+        os.kill(victim.pid, signal.SIGKILL)  # (the OOM killer, say)
+        victim.wait()
+        handle = runner.submit({"format": "none", "key": "a"}, priority=1.0)
+        end = time.monotonic() + 120
+        while not runner.done(handle) and time.monotonic() < end:
+            runner.wait(0.05)
+        assert "regrade worker" in runner.result(handle)["error"]
+        assert runner.workers[0].proc.pid != victim.pid  # replaced
+        again = runner.submit({"format": "none", "key": "b"}, priority=1.0)
+        while not runner.done(again) and time.monotonic() < end:
+            runner.wait(0.05)
+        assert "task format" in runner.result(again)["error"]
+    finally:
         runner.close()

@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from autograder.harness import isolation
-from staff.regrade import task as regrade_task
+from staff.regrade import run as regrade_run
 from staff.regrade.cli import regrade as regrade_cmd
 from staff.regrade.core import regrade
 from staff.synthetic import synth_export
@@ -165,16 +165,17 @@ def test_course_side_failure_is_not_a_score_and_apply_keeps_the_old_one(
     made = synth_export(module="01", n=3, out=tmp_path / "export.zip", seed=2,
                         mix={"correct": 1.0})
     victim = f"submission_{made.records[1].submission_id}"
-    real = regrade_task.grade_payload
+    real = regrade_run.finish
 
-    def flaky(payload: dict[str, Any], **kw: Any) -> dict[str, Any]:
-        if payload["key"] == victim:  # what a full /tmp did to honest students
-            return {"results": {"score": 0.0, "tests": [{"name": "x", "score": 0,
-                                                          "max_score": 0}],
-                                "extra_data": {"grader_error": "OSError: No space left"}}}
-        return real(payload, **kw)
+    def flaky(task: Any, outcome: dict[str, Any]) -> Any:
+        # what a full /tmp did to honest students, as the worker process returns it
+        if task.folder.name == victim:
+            outcome = {"results": {"score": 0.0, "tests": [{"name": "x", "score": 0,
+                                                            "max_score": 0}],
+                                   "extra_data": {"grader_error": "OSError: No space left"}}}
+        return real(task, outcome)
 
-    monkeypatch.setattr(regrade_task, "grade_payload", flaky)
+    monkeypatch.setattr(regrade_run, "finish", flaky)
     store = tmp_path / "gb.sqlite"
     report = regrade(export=made.path, out=tmp_path / "out", apply=True, store=store)
     row = next(r for r in report.rows if r.key == victim)
