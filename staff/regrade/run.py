@@ -5,8 +5,8 @@
 * reuses every task whose ``regrade.json`` record matches its fingerprint (and whose
   results.json still has the recorded sha256);
 * sends the rest slowest first (:func:`estimate`) to a runner: worker processes on this
-  machine (:class:`staff.regrade.pool.LocalRunner`) or a Dask cluster (:class:`staff.regrade.dask.DaskRunner`),
-  keeping only a small window of tasks in flight, so a term of 16,000 submissions never holds
+  machine (:class:`staff.regrade.pool.LocalRunner`) or a Dask cluster
+  (:class:`staff.regrade.dask.DaskRunner`), keeping only a small window of tasks in flight, so a term of 16,000 submissions never holds
   more than a few in memory (each task's files are read when it is sent);
 * records each result as it arrives: results.json, then the record, each replaced atomically;
   a course-side failure is recorded as nothing (the next run retries it);
@@ -28,17 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from gradebook.gradescope import ExportRecord
-from staff.regrade.core import (
-    RECORD_FILE,
-    RECORD_FORMAT,
-    RegradeInterrupted,
-    SubmissionDiff,
-    Unit,
-    _atomic_json,
-    _f,
-    build_row,
-    timed_out_tests,
-)
+from staff.regrade.core import RECORD_FILE, RECORD_FORMAT
+from staff.regrade.diff import SubmissionDiff, _f, build_row, timed_out_tests
+from staff.regrade.errors import RegradeInterrupted
+from staff.regrade.export import Unit
+from staff.regrade.report import _atomic_json
 
 MAX_LANES = 3  # a looping submission's tests in up to three children side by side
 POLL_S = 0.05  # the longest a finished result waits before it is recorded
