@@ -113,3 +113,79 @@ def test_a_worker_that_dies_fails_its_task_alone_and_is_replaced() -> None:
         assert "task format" in runner.result(again)["error"]
     finally:
         runner.close()
+
+
+class _Recorder:
+    """A runner that grades nothing: it records what was sent, in order, and fails each task
+    as a course-side error (so nothing is recorded as a score)."""
+
+    sent: list[tuple[str, float]] = []
+
+    def __init__(self, jobs: int, hide: tuple[str, ...]) -> None:
+        self.handles: list[dict[str, Any]] = []
+
+    def slots(self) -> int:
+        return 1
+
+    def submit(self, payload: dict[str, Any], *, priority: float) -> int:
+        _Recorder.sent.append((payload["key"], priority))
+        return len(_Recorder.sent)
+
+    def wait(self, timeout: float) -> None:
+        pass
+
+    def done(self, handle: int) -> bool:
+        return True
+
+    def result(self, handle: int) -> dict[str, Any]:
+        return {"error": "not graded (recorder)"}
+
+    def abort(self, handles: list[Any]) -> int:
+        return 0
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_regrade_sends_the_longest_expected_submission_first(
+        tmp_path: Path, course: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The looping submission (its old results show timeouts) is third in the export and
+    first sent; the rest follow longest expected first (old execution time)."""
+    from staff.regrade import pool
+
+    made = synth_export(module="01", n=6, out=tmp_path / "export.zip", seed=5, looping=1,
+                        mix={"correct": 0.5, "buggy": 0.5}, course=course)
+    loop = next(r for r in made.records if r.kind == "looping")
+    assert made.records[0].kind != "looping"
+    _Recorder.sent = []
+    monkeypatch.setattr(pool, "LocalRunner", _Recorder)
+    report = regrade(export=made.path, out=tmp_path / "out", course=course, jobs=2)
+    keys = [k for k, _ in _Recorder.sent]
+    assert keys[0] == f"submission_{loop.submission_id}"
+    assert sorted(keys) == sorted(r.key for r in report.rows) and len(keys) == 6
+    costs = [p for _, p in _Recorder.sent]
+    assert costs == sorted(costs, reverse=True) and costs[0] >= 3 * 5  # three 5 s timeouts
+    assert all(not r.graded for r in report.rows)
+
+
+def test_scheduling_and_lanes_change_no_verdict(
+        tmp_path: Path, course: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same export graded as scheduled (longest expected first, the looper in lanes) and
+    in export order in one child each: the same tests, statuses and scores per submission."""
+    from staff.regrade import run
+
+    made = synth_export(module="01", n=4, out=tmp_path / "export.zip", seed=5, looping=1,
+                        mix={"correct": 0.5, "buggy": 0.5}, course=course)
+
+    def graded(out: Path) -> dict[str, Any]:
+        report = regrade(export=made.path, out=out, course=course, jobs=2)
+        assert all(r.graded for r in report.rows)
+        return {r.key: (r.new_score, _tests(json.loads((out / r.results).read_text())))
+                for r in report.rows}
+
+    scheduled = graded(tmp_path / "scheduled")
+    monkeypatch.setattr(run, "estimate", lambda *_a, **_k: 1.0)
+    monkeypatch.setattr(run, "lanes_for", lambda _n: 1)
+    plain = graded(tmp_path / "plain")
+    assert scheduled == plain
+    assert any(s < 50 for s, _ in plain.values())  # the looper's timeouts cost points
