@@ -217,7 +217,14 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
         gradebook.errors.GradebookError: the gradebook refused the ingest (nothing written).
     """
     from autograder.harness.limits import module_snapshot
-    from staff.regrade.run import Task, estimate, lanes_for, read_record, run_tasks
+    from staff.regrade.run import (
+        Starting,
+        Task,
+        estimate,
+        lanes_for,
+        read_record,
+        run_tasks,
+    )
     from staff.regrade.task import grader_fingerprint, payload_fingerprint, read_submission
 
     _read_record = read_record
@@ -274,6 +281,9 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
     stale = _remove_stale_work(outdir)
     work = _private_dir(outdir / f".work-{os.getpid()}-{secrets.token_hex(3)}")
     interrupted: RegradeInterrupted | None = None
+    hide = (str(work), str(outdir), *(str(p.absolute()) for p in sources))
+    # the workers (or the cluster) start while the export is unpacked and the tasks are made
+    starting = Starting(jobs, scheduler, hide)
     try:
         units = _units(sources, exports, mods, outdir, work)
         tasks: list[Task] = []
@@ -311,9 +321,8 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
         if on_start:
             on_start(len(tasks))
         rows, reused, graded_now, interrupted = run_tasks(
-            tasks, jobs=jobs, scheduler=scheduler, hide=(str(work), str(outdir),
-                                                         *(str(p.absolute()) for p in sources)),
-            on_done=on_done, outdir=outdir)
+            tasks, jobs=jobs, scheduler=scheduler, hide=hide, on_done=on_done, outdir=outdir,
+            started=starting)
         if interrupted is not None:
             if not keep:
                 interrupted = RegradeInterrupted(interrupted.signum, 0, len(tasks), "",
@@ -352,6 +361,7 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
         _log_run(outdir if keep else None, report, stale)
         return report
     finally:
+        starting.close()
         shutil.rmtree(work, ignore_errors=True)
         os.close(lock)
         if not keep:

@@ -156,10 +156,65 @@ def signals(state: dict[str, Any]) -> Iterator[None]:
             signal.signal(sig, h)
 
 
+class Starting:
+    """A regrade's runner, started before its tasks are made, so that starting the workers
+    (importing the harness) or a Dask cluster overlaps unpacking the export and preparing the
+    tasks. Worker processes start at once, from this thread (their parent-death signal follows
+    the thread that started them); a Dask cluster, or the connection to a scheduler, starts in
+    a thread of its own. :meth:`get` waits for it; :meth:`close` stops it (once)."""
+
+    def __init__(self, jobs: int, scheduler: Any, hide: tuple[str, ...]) -> None:
+        self._runner: Any = None
+        self._future: Any = None
+        self._closed = False
+        if scheduler is None:
+            from staff.regrade.pool import LocalRunner
+
+            self._runner = LocalRunner(jobs, hide)
+            return
+        from concurrent.futures import Future
+
+        from staff.regrade.dask import DaskRunner
+
+        self._future = Future()
+
+        def start() -> None:
+            try:
+                self._future.set_result(DaskRunner(scheduler, hide=hide))
+            except BaseException as exc:  # noqa: BLE001 - raised again by get()
+                self._future.set_exception(exc)
+
+        threading.Thread(target=start, name="regrade-dask-start", daemon=True).start()
+
+    def get(self) -> Any:
+        """The runner, once started.
+
+        Raises:
+            RegradeError: the scheduler cannot be reached.
+        """
+        if self._runner is None:
+            self._runner = self._future.result()
+        return self._runner
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            runner = self.get()
+        except Exception:  # noqa: BLE001 - it never started: nothing to stop
+            return
+        runner.close()
+
+
 def run_tasks(tasks: list[Task], *, jobs: int, scheduler: Any, hide: tuple[str, ...],
-              on_done: Callable[[SubmissionDiff], None] | None, outdir: Path
+              on_done: Callable[[SubmissionDiff], None] | None, outdir: Path,
+              started: Starting | None = None
               ) -> tuple[list[SubmissionDiff], int, int, RegradeInterrupted | None]:
     """Reuse what is finished, grade the rest slowest first; stop cleanly on a signal.
+
+    ``started``: a runner started already (:class:`Starting`), else one is started here; either way
+    it is stopped at the end.
 
     Returns:
         The rows, how many were reused, how many were graded now, and the interruption (None
@@ -184,16 +239,10 @@ def run_tasks(tasks: list[Task], *, jobs: int, scheduler: Any, hide: tuple[str, 
     todo.sort(key=lambda t: (-t.cost, t.unit.name, len(t.record.key), t.record.key))
     state: dict[str, Any] = {}
     graded = 0
+    starting = started or Starting(jobs, scheduler, hide)
     with signals(state):
-        if scheduler is not None:
-            from staff.regrade.dask import DaskRunner
-
-            runner: Any = DaskRunner(scheduler, hide=hide)
-        else:
-            from staff.regrade.pool import LocalRunner
-
-            runner = LocalRunner(jobs, hide)
         try:
+            runner: Any = starting.get()
             queue = list(reversed(todo))  # pop() takes the slowest first
             pending: dict[Any, Task] = {}
             window = max(2, 2 * runner.slots())
@@ -220,4 +269,4 @@ def run_tasks(tasks: list[Task], *, jobs: int, scheduler: Any, hide: tuple[str, 
                         on_done(row)
             return rows, reused, graded, None
         finally:
-            runner.close()
+            starting.close()

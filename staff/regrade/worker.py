@@ -45,6 +45,7 @@ def serve(inbox: Connection, outbox: Connection) -> None:
         os._exit(0)
 
     threading.Thread(target=read, name="regrade-inbox", daemon=True).start()
+    import autograder.harness.core  # noqa: F401 - loaded while the regrade prepares the tasks
     while True:
         task_id, payload, hide = tasks.get()
         outcome = grade_payload(payload, hide=tuple(hide))
