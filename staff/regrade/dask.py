@@ -232,6 +232,28 @@ class DaskRunner:
         except Exception:  # noqa: BLE001 - an unreachable scheduler fails at submit
             return 1
 
+    def check(self, modules: list[dict[str, Any]], graders: list[str]) -> None:
+        """Ask every connected worker what it grades with, before any task is sent.
+
+        Raises:
+            RegradeError: a worker's task format, grading files, course facts or sandbox
+                differ from this regrade's (one line naming the worker; workers that join
+                later are checked by each task, which such a worker refuses).
+        """
+        from autograder.harness import isolation
+        from staff.regrade.task import worker_facts, worker_problem
+
+        try:
+            facts = self.client.run(worker_facts, modules, on_error="return")
+        except Exception as exc:  # noqa: BLE001 - a scheduler that went away
+            raise RegradeError(f"--scheduler: cannot ask the workers ({exc})") from None
+        here = isolation.plan().namespaces
+        bad = [(addr, why) for addr, got in sorted(facts.items())
+               if (why := worker_problem(got, modules, graders, here)) is not None]
+        if bad:
+            more = f" (and {len(bad) - 1} more worker(s))" if len(bad) > 1 else ""
+            raise RegradeError(f"worker {bad[0][0]}: {bad[0][1]}{more}")
+
     def submit(self, payload: dict[str, Any], *, priority: float) -> Any:
         from staff.regrade.task import grade_payload, payload_fingerprint
 

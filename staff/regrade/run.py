@@ -243,6 +243,9 @@ def run_tasks(tasks: list[Task], *, jobs: int, scheduler: Any, hide: tuple[str, 
     with signals(state):
         try:
             runner: Any = starting.get()
+            if todo:
+                graders = {t.base["grader"]: t.base["module"] for t in todo}
+                runner.check(list(graders.values()), list(graders))
             queue = list(reversed(todo))  # pop() takes the slowest first
             pending: dict[Any, Task] = {}
             window = max(2, 2 * runner.slots())

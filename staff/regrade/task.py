@@ -191,6 +191,50 @@ def grade_payload(payload: dict[str, Any], *, hide: tuple[str, ...] = ()) -> dic
             "worker": where}
 
 
+# ----------------------------------------------------------------------------- worker check
+def worker_facts(modules: list[dict[str, Any]]) -> dict[str, Any]:
+    """What a worker grades with (run on each Dask worker before the first task): its task
+    format, its grading fingerprint for each module snapshot, and its sandbox."""
+    from autograder.harness import isolation
+
+    plan = isolation.plan()
+    return {"format": PAYLOAD_FORMAT, "graders": [grader_fingerprint(m) for m in modules],
+            "namespaces": plan.namespaces, "refuse": plan.refuse,
+            "basic": os.environ.get("TT_GRADER_ISOLATION", "").strip().lower() == "basic"}
+
+
+def worker_problem(facts: Any, modules: list[dict[str, Any]], graders: list[str],
+                   namespaces_here: bool) -> str | None:
+    """Why a worker must not grade this regrade's tasks (one sentence), or None.
+
+    Args:
+        facts: :func:`worker_facts` from the worker, or the exception it raised.
+        modules: the module snapshots of the tasks; ``graders``: their fingerprints here.
+        namespaces_here: whether this machine's sandbox has namespaces: a worker with a
+            weaker sandbox is refused, unless its owner chose the fallback
+            (``TT_GRADER_ISOLATION=basic`` on the worker).
+    """
+    if not isinstance(facts, dict):
+        return (f"cannot run the worker check ({type(facts).__name__}: {facts}); is this "
+                "repository installed in the worker's environment?")
+    if facts.get("format") != PAYLOAD_FORMAT:
+        return (f"task format {facts.get('format')!r}, this regrade's is {PAYLOAD_FORMAT} "
+                "(update the worker to this repository's commit)")
+    for mod, mine, theirs in zip(modules, graders, facts.get("graders") or [], strict=False):
+        if mine != theirs:
+            m = mod["module"]
+            return (f"its grading files or course facts for {int(m['number']):02d}_{m['slug']} "
+                    "differ from this regrade's (another commit, suite, reference or "
+                    "course.yml): run every worker from the same repository commit")
+    if facts.get("refuse"):
+        return f"cannot sandbox student code: {str(facts['refuse']).splitlines()[0]}"
+    if namespaces_here and not facts.get("namespaces") and not facts.get("basic"):
+        return ("no namespaces for the sandbox (this machine has them): run the worker as root "
+                "where `unshare --net --pid --fork --mount-proc` works, or set "
+                "TT_GRADER_ISOLATION=basic on it to accept the fallback sandbox")
+    return None
+
+
 def course_side_failure(results: dict[str, Any]) -> str | None:
     """Why ``results`` is not a score the student earned, if the course side failed.
 

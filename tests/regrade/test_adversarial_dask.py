@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -29,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tls_files import credentials
 
 from staff.regrade.core import RegradeError, regrade
 from staff.regrade.dask import DaskRunner, Target, check_scheduler
@@ -237,32 +237,8 @@ def test_insecure_is_the_tas_explicit_choice():
         "tcp://grader1:8786", insecure=True)
 
 
-def _credentials(folder: Path) -> dict[str, Path]:
-    """A CA and keys for the scheduler, a worker and the TA, made with the commands in
-    docs/regrade.md ("TLS credentials")."""
-    openssl = shutil.which("openssl")
-    if openssl is None:
-        pytest.fail("openssl is not installed (apt-get install -y openssl); docs/regrade.md's "
-                    "commands need it and this test must not be skipped")
-    folder.mkdir()
-
-    def run(*args: str) -> None:
-        subprocess.run([openssl, *args], cwd=folder, check=True, capture_output=True)
-
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "30", "-subj",
-        "/CN=tinytorch-grading-ca", "-keyout", "ca.key", "-out", "ca.pem")
-    for who in ("scheduler", "worker", "ta"):
-        run("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={who}", "-keyout",
-            f"{who}.key", "-out", f"{who}.csr")
-        run("x509", "-req", "-in", f"{who}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-days", "30", "-out", f"{who}.pem")
-    for key in folder.glob("*.key"):
-        key.chmod(0o600)
-    return {p.name: p for p in folder.iterdir()}
-
-
 def test_a_tls_scheduler_is_reached_with_credentials_and_only_with_them(tmp_path):
-    files = _credentials(tmp_path / "tls")
+    files = credentials(tmp_path / "tls")
     sched_file = tmp_path / "scheduler.json"
     dask = Path(sys.executable).with_name("dask")
     proc = subprocess.Popen(
