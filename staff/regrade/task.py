@@ -12,7 +12,7 @@ payload holds only what one submission's grading needs:
 * ``files``: the submission's files (relative path -> bytes; regular files only, symlinks were
   never followed when they were read);
 * ``metadata``: its ``submission_metadata.json`` (submitters' names, SIDs and emails);
-* ``lanes``: children to run its tests in side by side (2-3 for a submission whose old results
+* ``lanes``: children to run its tests in side by side (2-4 for a submission whose old results
   timed out, see :mod:`autograder.harness.lanes`);
 * ``now`` and ``open_earlier``: the regrade's decision time (one for the whole run, so a
   worker's clock never decides) and the earlier modules still open then.

@@ -40,7 +40,7 @@ def _tests(results: dict[str, Any]) -> list[tuple[str, str, float]]:
 
 
 def test_lanes_for() -> None:
-    assert [lanes_for(k) for k in (0, 1, 2, 3, 7)] == [1, 1, 2, 3, 3]
+    assert [lanes_for(k) for k in (0, 1, 2, 3, 7)] == [1, 2, 3, 4, 4]
 
 
 def test_a_looping_submission_grades_the_same_in_lanes(tmp_path: Path, course: Any) -> None:
@@ -66,7 +66,7 @@ def test_regrade_grades_a_submission_that_timed_out_before_in_lanes(
     loop = next(r for r in made.records if r.kind == "looping")
     row = next(r for r in report.rows if r.submission_id == loop.submission_id)
     results = json.loads((tmp_path / "out" / row.results).read_text())
-    assert results["extra_data"]["lanes"] == 3 and row.timed_out >= 1
+    assert results["extra_data"]["lanes"] == 4 and row.timed_out >= 1
     other = next(r for r in report.rows if r.submission_id != loop.submission_id)
     assert other.new_score == 50.0
     assert "lanes" not in json.loads((tmp_path / "out" / other.results).read_text())[
