@@ -220,6 +220,21 @@ def _write(path: Path, rows: list, configs: list, before: tuple, after: tuple,
                       f"{one.seconds / two.seconds:.2f}× `--jobs 1` (goal ≥ 1.7 on a quiet "
                       f"machine); parent CPU per submission {two.parent_ms:.0f} ms against "
                       f"{one.parent_ms:.0f} ms (goal: within 20 %)."]
+    loop = cell.get(("01_tensor", 1, "--jobs 2"))
+    if loop is not None:
+        goal = 60 * loop.count / loop.seconds
+        lines += ["", f"Goal: at least 60/min for module 01 with `--jobs 2` and one looping "
+                  f"submission in {args.n}: **{goal:.0f}/min, "
+                  f"{'met' if goal >= 60 else 'not met'}** in this run."]
+    ratios = [(cell[(name, loops, "--jobs 2")].seconds
+               / cell[(name, loops, "Dask, 2 workers")].seconds)
+              for name, _n, loops, _c in rows if (name, loops, "Dask, 2 workers") in cell]
+    if ratios:
+        lines += [f"Dask (a standing cluster of two single-threaded workers on the same two "
+                  f"cores, `--scheduler tls://...`) reaches {min(ratios):.0%}–"
+                  f"{max(ratios):.0%} of the throughput of `--jobs 2` (goal: within 15 %, i.e. "
+                  "at least 85 %). `local:2` also pays for starting and stopping its workers "
+                  "in every run."]
     base = cell.get(("01_tensor", 0, "--jobs 2"))
     loop = cell.get(("01_tensor", 1, "--jobs 2"))
     if base and loop:
