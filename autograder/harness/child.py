@@ -297,11 +297,8 @@ class Trusted:
         self.ms_inputs: dict[str, Any] = {}
         self.to_params: Any = None
         if ms_job.get("recipes"):
-            rspec = importlib.util.spec_from_file_location("milestone_recipes",
-                                                           ms_job["recipes"])
-            rmod = importlib.util.module_from_spec(rspec)  # type: ignore[arg-type]
-            sys.modules["milestone_recipes"] = rmod
-            rspec.loader.exec_module(rmod)  # type: ignore[union-attr]
+            # a module of the harness root (tinytorch_milestones.recipes), first on sys.path
+            rmod = importlib.import_module(ms_job["recipes"])
             self.trainers = {mid: rmod.TRAINERS[mid] for mid in ms_job.get("ids", [])}
             # a milestone's timed work (the submission's side) and its baseline (the twin's)
             self.timed_work = {mid: f for mid, f in getattr(rmod, "TIMED_WORK", {}).items()
@@ -474,7 +471,7 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
     if job.get("block_imports", True):
         sys.meta_path.insert(0, blocker)
         for name in list(sys.modules):  # the harness keeps direct references to what it needs
-            if name.split(".")[0] in ("autograder", "hidden_suite", "milestone_recipes"):
+            if name.split(".")[0] in ("autograder", "hidden_suite", "tinytorch_milestones"):
                 del sys.modules[name]
     chan.send("sandbox", facts=facts)
 

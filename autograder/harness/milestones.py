@@ -1,7 +1,7 @@
 """The milestone hook: train in the sandbox, evaluate in the parent, k of n seeds.
 
 A milestone graded with a module (course.yml ``milestones[].graded_with``) needs a trainer in
-``milestones/recipes.py`` (``TRAINERS[id]``, the only milestone code the child loads) and a
+``tinytorch_milestones/recipes.py`` (``TRAINERS[id]``, the only milestone code the child loads) and a
 provider ``<providers dir>/<id>.py`` loaded in this trusted process only::
 
     def task(seed: int) -> (train_x, train_y, test_x, test_y)
@@ -47,10 +47,11 @@ import numpy as np
 
 from autograder.harness import wire
 from autograder.harness.limits import MilestoneInfo
-from autograder.harness.supervisor import HARNESS_ROOT, Outcome
+from autograder.harness.supervisor import Outcome
 from autograder.harness.variants import MilestoneSeed, milestone_seeds
 
-RECIPES = HARNESS_ROOT / "milestones" / "recipes.py"
+#: The module the child imports the trainers from (by name, from the harness root).
+RECIPES = "tinytorch_milestones.recipes"
 
 
 @dataclass
@@ -133,7 +134,7 @@ def child_job(jobs: list[MilestoneJob]) -> dict[str, Any]:
     ready = [j for j in jobs if j.file is not None and j.seeds]
     if not ready:
         return {}
-    return {"recipes": str(RECIPES), "ids": [j.info.id for j in ready],
+    return {"recipes": RECIPES, "ids": [j.info.id for j in ready],
             "inputs": {i: d for j in ready for i, d in j.inputs.items()},
             "work": {j.info.id: j.work() for j in ready}}
 
