@@ -1,8 +1,8 @@
 """Shared driver of the milestone scripts: arguments, progress bar, curve, pass/fail, exit code.
 
 Each script names its milestone and its recipe; this file does the rest the same way for all
-of them. Every seed trains on its own variant of the task (``tinytorch_data.loaders.milestone_task``),
-as the grader does (which picks its own variants and seeds); the threshold, seeds, the fixed
+of them. Every seed trains on its own variant of the task
+(``tinytorch_data.loaders.milestone_task``), as the grader does (which picks its own variants and seeds); the threshold, seeds, the fixed
 training (epochs or steps, batch size) and the CPU cap per seed come from course.yml. Each seed
 prints the held-out metric the grader computes, the steps done and the CPU seconds they took
 (training only, the clock the grader's cap uses); a seed over the cap fails, as it would when
@@ -289,10 +289,10 @@ def main(milestone_id: str, train: Callable[..., Any],
     ``extra(package, args, runs)`` may add curves (XOR's single layer) and returns False if
     its own check failed.
     """
-    from recipes import FEATURES, predict, total_steps
     from rich.console import Console
 
     from tinytorch_data.loaders import milestone_task
+    from tinytorch_milestones.recipes import FEATURES, predict, total_steps
 
     parser, args = parse_args(milestone_id, argv)
     console = Console()

@@ -100,8 +100,9 @@ def verified_path(relpath: str, root: Path | None = None) -> Path:
     want = files[relpath]["sha256"]
     got = sha256_of(path)
     if got != want:
-        raise DataError(f"tinytorch_data/{relpath}: checksum mismatch (expected sha256 {want[:12]}..., "
-                        f"got {got[:12]}...); restore it with `git checkout -- tinytorch_data/{relpath}`")
+        raise DataError(f"tinytorch_data/{relpath}: checksum mismatch (expected sha256 "
+                        f"{want[:12]}..., got {got[:12]}...); restore it with "
+                        f"`git checkout -- tinytorch_data/{relpath}`")
     return path
 
 

@@ -1,8 +1,8 @@
 """The milestone hook: train in the sandbox, evaluate in the parent, k of n seeds.
 
 A milestone graded with a module (course.yml ``milestones[].graded_with``) needs a trainer in
-``tinytorch_milestones/recipes.py`` (``TRAINERS[id]``, the only milestone code the child loads) and a
-provider ``<providers dir>/<id>.py`` loaded in this trusted process only::
+``tinytorch_milestones.recipes`` (``TRAINERS[id]``, the only milestone code the child imports)
+and a provider ``<providers dir>/<id>.py`` loaded in this trusted process only::
 
     def task(seed: int) -> (train_x, train_y, test_x, test_y)
         '''One variant of the task; only the training split is sent to the child.'''

@@ -2,8 +2,8 @@
 
 **The milestone contract** (docs/milestones.md). A milestone graded with a module has:
 
-* a **trainer** in ``tinytorch_milestones/recipes.py`` — ``TRAINERS[id](tt, seed, train_x, train_y,
-  work, on_epoch=None, on_step=None) -> model`` — the only milestone code the sandboxed child
+* a **trainer** in ``tinytorch_milestones.recipes`` — ``TRAINERS[id](tt, seed, train_x,
+  train_y, work, on_epoch=None, on_step=None) -> model`` — the only milestone code the sandboxed child
   loads. It gets training data, a training seed and the fixed work of course.yml
   ``training`` (epochs or steps, batch size), trains exactly that much, and the child sends
   back

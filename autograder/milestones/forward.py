@@ -88,8 +88,8 @@ def mlp_logits(params: Any, x: np.ndarray, sizes: Sequence[int], hidden: str) ->
 
 
 def cnn_shapes(image_size: int, channels: tuple[int, int]) -> dict[str, tuple[int, ...]]:
-    """Names and shapes of ``tinytorch_milestones/recipes.py`` ``cnn_model``: ``Conv2d(1, c1, 3, padding=1)
-    -> BatchNorm2d(c1) -> ReLU -> MaxPool2d(2) -> Conv2d(c1, c2, 3, padding=1) -> ReLU ->
+    """Names and shapes of ``tinytorch_milestones.recipes.cnn_model``: ``Conv2d(1, c1, 3,
+    padding=1) -> BatchNorm2d(c1) -> ReLU -> MaxPool2d(2) -> Conv2d(c1, c2, 3, padding=1) -> ReLU ->
     MaxPool2d(2) -> Flatten -> Linear(c2 * (S/4)^2, 10)``, BatchNorm's running statistics
     included."""
     c1, c2 = channels

@@ -18,8 +18,8 @@ reference GPT holding the committed parameters in the trusted twin (``recipes.BA
 alternating which runs first; each run's CPU time read from outside. Nothing the child measures
 counts: a patched clock or a wrapped ``single_stream`` changes nothing.
 
-The trusted parent (:func:`score`, with the NumPy scoring of ``tinytorch_milestones/mlperf_score.py``,
-which the student script shares) never trusts a number it can compute itself:
+The trusted parent (:func:`score`, with the NumPy scoring of
+``tinytorch_milestones.mlperf_score``, which the student script shares) never trusts a number it can compute itself:
 
 * sizes are the bytes of the returned arrays (``int8_min_size_ratio``);
 * accuracies come from a NumPy forward pass of each returned model on the variant's 360

@@ -12,8 +12,8 @@ Two course.yml entries, graded with module 13, under the one milestone contract 
 
 Per seed, :func:`task` draws a variant (``tinytorch_data/loaders.py`` ``transformer_task``); the
 sandboxed child trains module 13's ``GPT`` on the training split with the recipe of
-``tinytorch_milestones/recipes.py`` and returns the trained parameters by name; the trusted parent runs
-:mod:`autograder.milestones.gpt_forward` on the held-out split (:func:`predict`). The held-out
+``tinytorch_milestones.recipes`` and returns the trained parameters by name; the trusted parent
+runs :mod:`autograder.milestones.gpt_forward` on the held-out split (:func:`predict`). The held-out
 split never enters the child.
 """
 

@@ -1921,8 +1921,8 @@ def test_read_cifar10_bin_planes_to_hwc(read_cifar10_bin, np):
 # ### The real thing: the course's Fashion-MNIST subset
 #
 # The course ships a class-balanced Fashion-MNIST subset (6,000 training and 1,000 test
-# images, MIT licence, © Zalando) in `tinytorch_data/fashion_mnist/` of your course folder, in the real
-# gzipped IDX format. Your `read_idx` parses it inside `FashionMNIST`, after the checksum
+# images, MIT licence, © Zalando) in `tinytorch_data/fashion_mnist/` of your course folder, in
+# the real gzipped IDX format. Your `read_idx` parses it inside `FashionMNIST`, after the checksum
 # check. `ToTensor` + `Normalize` turn each `(28, 28)` uint8 image into a `(1, 28, 28)` float32
 # tensor with zero mean and unit variance.
 

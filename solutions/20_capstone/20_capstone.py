@@ -1473,8 +1473,8 @@ for i, (who, r) in enumerate(zip(("baseline", "optimised"), report["results"])):
 #
 # The second event runs the whole transformer stack. The course ships **TinyGPT**, module 13's
 # `GPT` (a context of 128 characters, 64 wide, 2 blocks of 4 heads, 116,224 parameters) trained by the course's reference on the training part of the King James text
-# (`tinytorch_data.loaders.load_tinygpt`). Given a prompt of 64 characters it writes the next 64, one
-# at a time, each the most likely character (greedy decoding). Module 13's `generate` does it
+# (`tinytorch_data.loaders.load_tinygpt`). Given a prompt of 64 characters it writes the next
+# 64, one at a time, each the most likely character (greedy decoding). Module 13's `generate` does it
 # the plain way: every new character runs the model over the whole text so far. Three modules
 # you wrote make it cheaper:
 #

@@ -357,7 +357,8 @@ def test_script_passes_with_the_reference_and_fails_a_fake_cache() -> None:
 def test_script_scores_locally_in_the_student_release(monkeypatch: pytest.MonkeyPatch,
                                                       tmp_path: Path) -> None:
     """Without the grader (the student release), the released script runs the same recipe and
-    the shared scoring (``tinytorch_milestones/mlperf_score.py``) and reaches the grader's verdict."""
+    the shared scoring (``tinytorch_milestones.mlperf_score``) and reaches the grader's
+    verdict."""
     folder = paths.RELEASE / "milestones"
     assert (paths.RELEASE / "tinytorch_milestones" / "mlperf_score.py").read_bytes() == (
         paths.REPO_ROOT / "tinytorch_milestones" / "mlperf_score.py").read_bytes()

@@ -9,8 +9,8 @@ The subset is class-balanced and drawn with ``numpy.random.default_rng(1998)``: 
 images per class from the 60,000 training images and 100 test images per class from the
 10,000 test images (6,000 train / 1,000 test), kept in their original relative order. It is
 written in the real IDX format, gzipped, under the standard file names, so any MNIST loader
-(``tinytorch_data.loaders.read_idx``, module 08's ``FashionMNIST``) reads it unchanged. The output is
-byte-for-byte reproducible (gzip header without name or mtime, level 9); update the sha256 in
+(``tinytorch_data.loaders.read_idx``, module 08's ``FashionMNIST``) reads it unchanged. The
+output is byte-for-byte reproducible (gzip header without name or mtime, level 9); update the sha256 in
 ``tinytorch_data/MANIFEST.json`` if it ever changes.
 
 Source: Fashion-MNIST, Copyright (c) 2017 Zalando SE, MIT (Expat) license,

@@ -1,8 +1,8 @@
 """Regenerate ``tinygpt_kjv.npz``: the TinyGPT of the capstone's second event, trained on the KJV.
 
 Module 13's ``GPT`` (the course's reference, ``tinytorch_ref``) with ``CONFIG`` learns the next
-character of the King James text of :func:`tinytorch_data.loaders.load_kjv_chars` (its training part;
-the validation part stays unseen): ``STEPS`` steps of Adam on random windows of
+character of the King James text of :func:`tinytorch_data.loaders.load_kjv_chars` (its
+training part; the validation part stays unseen): ``STEPS`` steps of Adam on random windows of
 ``CONFIG["context"]`` characters, linear warm-up then a cosine decay to a tenth of the peak
 rate, every position predicting the next character. One BLAS thread::
 
