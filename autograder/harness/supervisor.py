@@ -99,7 +99,7 @@ class RunSpec:
     #: (:func:`autograder.suite.run_case`); its value is then already what the case keeps.
     shortcuts: bool = False
     student_files: list[Path] = field(default_factory=list)
-    #: ``{"recipes": file, "ids": [...], "inputs": {item: wire data}, "work": {id: {...}}}``
+    #: ``{"recipes": module name, "ids": [...], "inputs": {item: wire data}, "work": {id: {...}}}``
     milestone_job: dict[str, Any] = field(default_factory=dict)
     #: Called in the parent with (item, decoded value) as each result arrives; what it
     #: returns is kept instead of the value (compare and drop: memory stays bounded). An
