@@ -10,6 +10,11 @@ foundation imports none of the layers above it, and only the CLI imports the sta
 And production code reads no test fixture (issue 31 item 4): course assets such as the
 plausible-bug catalogues live with the code that owns them (``autograder/suites/NN_slug/
 bugs.py``), so no production module names a path under ``tests/``.
+
+And code is found by name (issue 31 item 4): the shipped data and the milestone recipes are
+packages (``tinytorch_data``, ``tinytorch_milestones``); no module loads the repository's own
+code by file path except the harness's loads of a file a grading names (``LOADS_BY_PATH``), and
+only entry points edit ``sys.path`` (``PATH_ENTRY_POINTS``), each listed with why.
 """
 
 from __future__ import annotations
