@@ -1,26 +1,29 @@
 """How a submission's path reads through the harness: one grading, traced file by file.
 
-``python tests/harness_walk.py [NN]`` grades module NN's reference (default 01: the full
+``python tests/harness_walk.py [--stages] [NN]`` grades module NN's reference (default 01: the full
 notebook ``tito samples`` builds, graded as ``tito grade`` does: the reference run for the
 submission's variant, the sandboxed run, the decision, results.json) with ``sys.setprofile``
 on the grading thread, and prints the walk a maintainer takes who follows that path in the
-code: each function of ``autograder/harness/`` read the first time it is called (a second
-call of a function already read is not followed again, nor anything below it), back to the
-caller's file when it returns. Code outside the harness (the suite API, NumPy, the standard
-library) is transparent: a harness function it calls back (the supervisor's ``on_result``)
-is entered from the harness frame below it. Module-level code run by an import is not read.
+code: each function of ``autograder/harness/`` is read the first time it runs, and the
+reader goes back to its caller's file when it returns. A call of a function already read is
+not followed, unless it runs a function for the first time: then the reader goes down to it
+through the callers it had not followed. Code outside the harness (the suite API, NumPy,
+the standard library) is transparent: a harness function it calls back (the supervisor's
+``on_result``) is entered from the harness frame below it. Module-level code run by an
+import is not read.
 
 The figures (docs/architecture.md, "The harness"): *stays*, the maximal runs of the walk in
 one file; *files*, how many distinct files it visits; *returns*, the stays in a file the walk
-had already left (stays minus files). Only the grading parent is traced: the children run
-in processes of their own.
+had already left (stays minus files). ``--stages`` leaves the shared leaf helpers out (wire,
+clock, limits, variants, lifeline, isolation, export_worker: read like the standard library),
+so the walk is the one between the stages. Only the grading parent is traced: the children
+run in processes of their own.
 """
 
 from __future__ import annotations
 
 import sys
 import tempfile
-import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,7 +32,6 @@ from types import CodeType, FrameType
 from typing import Any
 
 HARNESS = Path(__file__).resolve().parents[1] / "autograder" / "harness"
-SKIP = "\0"  # the reader is inside a function already read: nothing here is followed
 
 
 @dataclass
@@ -59,44 +61,48 @@ class Walk:
                 f"file already left\nstays per file: {per}\nwalk: {' > '.join(self.stays)}")
 
 
-def trace(run: Callable[[], Any], *, root: Path = HARNESS) -> Walk:
-    """Run ``run()`` on this thread under the profiler and return the reader's walk."""
+def trace(run: Callable[[], Any], *, root: Path = HARNESS,
+          transparent: frozenset[str] = frozenset()) -> Walk:
+    """Run ``run()`` on this thread under the profiler and return the reader's walk; the
+    files named in ``transparent`` (``wire.py``...) count as code outside the harness."""
     walk = Walk()
     prefix = str(root) + "/"
     seen: set[CodeType] = set()
-    # one entry per live frame on this thread: the harness file it keeps the reader in (the
-    # nearest followed harness frame at or below it; "" below none), or SKIP inside a repeat
-    stack: list[tuple[FrameType, str]] = []
-    me = threading.get_ident()
-
-    def where() -> str:
-        return stack[-1][1] if stack else ""
+    # one entry per live frame on this thread: [frame, its harness file or "", followed]
+    stack: list[list[Any]] = []
 
     def profile(frame: FrameType, event: str, arg: Any) -> None:
         if event == "call":
-            here = where()
             code = frame.f_code
             name = code.co_filename
-            if here == SKIP or not name.startswith(prefix):
-                stack.append((frame, here))
-                return
-            if code in seen or code.co_name == "<module>":
-                stack.append((frame, SKIP))  # read already (or an import): not followed
-                return
-            seen.add(code)
-            rel = name[len(prefix):]
-            stack.append((frame, rel))
-            walk.visit(rel)
+            rel = name[len(prefix):] if name.startswith(prefix) else ""
+            if rel in transparent:
+                rel = ""
+            new = bool(rel) and code not in seen and code.co_name != "<module>"
+            if new:
+                seen.add(code)
+                # the reader goes down to here through the functions already read that
+                # made the call (not followed until now) from the last one it followed
+                i = len(stack)
+                while i > 0 and not stack[i - 1][2]:
+                    i -= 1
+                for entry in stack[i:]:
+                    if entry[1]:
+                        entry[2] = True
+                        walk.visit(entry[1])
+                walk.visit(rel)
+            stack.append([frame, rel, new])
         elif event == "return":
             while stack and stack[-1][0] is not frame:
                 stack.pop()  # frames left by an exception the profiler saw no return of
-            if stack:
-                stack.pop()
-            here = where()
-            if here and here != SKIP:
-                walk.visit(here)
+            if not stack:
+                return
+            _, _, followed = stack.pop()
+            if followed:
+                back = next((e[1] for e in reversed(stack) if e[2]), "")
+                if back:
+                    walk.visit(back)
 
-    assert threading.get_ident() == me
     sys.setprofile(profile)
     try:
         run()
@@ -105,7 +111,7 @@ def trace(run: Callable[[], Any], *, root: Path = HARNESS) -> Walk:
     return walk
 
 
-def grade_reference(number: str = "01") -> Walk:
+def grade_reference(number: str = "01", *, transparent: frozenset[str] = frozenset()) -> Walk:
     """Trace one grading of module ``number``'s reference notebook (``tito grade``'s path)."""
     from autograder.harness import core
     from tito.course import load_course
@@ -125,12 +131,27 @@ def grade_reference(number: str = "01") -> Walk:
             results.update(core.grade_module(course=course, module=module, submission=sub,
                                              out=out))
 
-        walk = trace(run)
+        walk = trace(run, transparent=transparent)
     if results.get("score") != module.points:
         raise SystemExit(f"the reference scored {results.get('score')} of {module.points}: "
                          f"{results.get('output')}")
     return walk
 
 
+#: The shared leaf helpers at the bottom of the harness (tests/autograder/
+#: test_harness_layers.py's first stage): ``--stages`` reads them like the standard library.
+HELPERS = frozenset({"wire.py", "clock.py", "limits.py", "variants.py", "lifeline.py",
+                     "isolation.py", "export_worker.py"})
+
+
+def main(argv: list[str]) -> None:
+    stages = "--stages" in argv
+    args = [a for a in argv if a != "--stages"]
+    walk = grade_reference(args[0] if args else "01",
+                           transparent=HELPERS if stages else frozenset())
+    print(("stage modules only (the leaf helpers read as library code): " if stages
+           else "every harness file: ") + walk.summary())
+
+
 if __name__ == "__main__":
-    print(grade_reference(sys.argv[1] if len(sys.argv) > 1 else "01").summary())
+    main(sys.argv[1:])

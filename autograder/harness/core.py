@@ -47,7 +47,6 @@ from autograder.harness.package import (
     Refused,
     build_package,
     package_submission,
-    public_tests,
     sha256_file,
 )
 from autograder.harness.supervisor import HARNESS_ROOT, RunReport, RunSpec, SandboxUnavailable
@@ -174,7 +173,7 @@ def _grade(ctx: Grading, submission: Path, suite_path: Path, reference: Path,
     pkg_parent.mkdir()
     try:
         packaged = package_submission(submission, info, now=now, reference=reference,
-                                      stubs=stubs, dest=pkg_parent)
+                                      stubs=stubs, public_dir=public_dir, dest=pkg_parent)
     except Refused as exc:
         ctx.submission_file, ctx.submission_sha = exc.file, exc.sha256
         return publish.results(ctx, *refused(ctx, jobs, str(exc), exc.reason))
@@ -195,7 +194,7 @@ def _grade(ctx: Grading, submission: Path, suite_path: Path, reference: Path,
     exp = chosen.expected
     ctx.expected_source = exp.source
     ctx.seeds = dict(exp.seeds)
-    ctx.extra["variant"] = chosen.record()
+    ctx.extra["variant"] = chosen.record
     for name, err in exp.errors.items():
         ctx.grader_errors.append(f"reference failed case {name}: {err}")
     # the milestones' seeds and task variants (their held-out splits stay here)
@@ -217,25 +216,23 @@ def _grade(ctx: Grading, submission: Path, suite_path: Path, reference: Path,
     ctx.stub_modules = earlier.stubs
 
     # 3. run everything in the sandbox; each result is decided as it arrives
-    pub, report = _run(ctx, suite, chosen, jobs, packaged, suite_path=suite_path,
-                       reference=reference, public_dir=public_dir, goldens=goldens,
-                       metadata=metadata, stubs=stubs, scratch=scratch, hide=hide,
-                       submission=submission)
+    report = _run(ctx, suite, chosen, jobs, packaged, suite_path=suite_path,
+                  reference=reference, goldens=goldens, metadata=metadata, stubs=stubs,
+                  scratch=scratch, hide=hide, submission=submission)
 
     # 4. decide, in this process, on plain data only; 5. publish
-    return publish.results(ctx, *decide(ctx, suite, exp, pub, jobs, report))
+    return publish.results(ctx, *decide(ctx, suite, exp, packaged.public, jobs, report))
 
 
 def _run(ctx: Grading, suite: Suite, chosen: ForVariant, jobs: list[milestones.MilestoneJob],
-         packaged: Packaged, *, suite_path: Path, reference: Path, public_dir: Path | None,
-         goldens: Path | None, metadata: Path | None, stubs: Path | None, scratch: Path,
-         hide: list[Path], submission: Path) -> tuple[list[Any], RunReport]:
+         packaged: Packaged, *, suite_path: Path, reference: Path, goldens: Path | None,
+         metadata: Path | None, stubs: Path | None, scratch: Path, hide: list[Path],
+         submission: Path) -> RunReport:
     """The run stage: the public tests, hidden cases and milestone seeds in sandboxed
     children (in lanes, stand-in stages apart), with their limits, the paths the sandbox
-    must not see and the parent's timing of timed items; returns the public tests and the
-    run's report."""
+    must not see and the parent's timing of timed items."""
     info, exp = ctx.info, chosen.expected
-    files, pub = public_tests(public_dir)
+    pub = packaged.public
     try:
         case_items, later = stage_plan(suite, chosen.standins)
     except StandinError as exc:
@@ -266,7 +263,7 @@ def _run(ctx: Grading, suite: Suite, chosen: ForVariant, jobs: list[milestones.M
             memory_limit_mb=ctx.limits.memory_limit_mb,
             max_output_kb=ctx.limits.max_output_kb, student_file=packaged.student_file,
             student_files=packaged.student_files,
-            public_tests=files, milestone_job=milestones.child_job(jobs),
+            public_tests=packaged.public_files, milestone_job=milestones.child_job(jobs),
             sandbox=True, hide=hidden_paths,
             seeds={f"case:{name}": seed for name, seed in exp.seeds.items()},
             on_result=decider(suite, exp, jobs), timing=planner, twin=twin), later, ctx.lanes)
@@ -278,7 +275,7 @@ def _run(ctx: Grading, suite: Suite, chosen: ForVariant, jobs: list[milestones.M
         ctx.extra["exposed_to_sandbox"] = report.exposed[:20]
     if ctx.lanes > 1:
         ctx.extra["lanes"] = ctx.lanes
-    return pub, report
+    return report
 
 
 def _timing(ctx: Grading, suite: Suite, exp: Expected, jobs: list[milestones.MilestoneJob],

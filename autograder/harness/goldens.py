@@ -453,11 +453,12 @@ class ForVariant:
     salt: str
     variant: int
     count: int
+    #: ``extra_data.variant``
+    record: dict[str, Any] = field(init=False)
 
-    def record(self) -> dict[str, Any]:
-        """``extra_data.variant``."""
-        return {"index": self.variant, "of": self.count,
-                "key": f"source-sha256:{self.key[:16]}"}
+    def __post_init__(self) -> None:
+        self.record = {"index": self.variant, "of": self.count,
+                       "key": f"source-sha256:{self.key[:16]}"}
 
 
 def expected_for(source: str, *, suite: Suite, suite_path: Path, goldens: Path | None,

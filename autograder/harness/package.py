@@ -389,13 +389,18 @@ class Packaged:
     package_parent: Path
     student_file: Path
     student_files: list[Path]
+    #: the release's public tests: the files the child gets, and their test functions
+    public_files: list[dict[str, str]]
+    public: list[PublicTest]
 
 
 def package_submission(submission: Path, info: ModuleInfo, *, now: dt.datetime,
-                       reference: Path, stubs: Path | None, dest: Path) -> Packaged:
+                       reference: Path, stubs: Path | None, public_dir: Path | None,
+                       dest: Path) -> Packaged:
     """The package stage: the notebook out of ``submission``, its module (and those of the
-    still-open earlier modules submitted with it) exported in a capped worker, and the
-    graded package laid out in ``dest`` (an empty folder). No student code runs.
+    still-open earlier modules submitted with it) exported in a capped worker, the graded
+    package laid out in ``dest`` (an empty folder), and the release's public tests from
+    ``public_dir`` (:func:`public_tests`). No student code runs.
 
     Raises:
         Refused: the submission cannot be run (the student's side; the message says why).
@@ -439,9 +444,11 @@ def package_submission(submission: Path, info: ModuleInfo, *, now: dt.datetime,
     except FileNotFoundError as exc:
         raise PackageError(str(exc)) from exc
     pkg = dest / "tinytorch"
+    files, tests = public_tests(public_dir)
     return Packaged(notebook=notebook, sha256=sha, source=mine.source, notes=notes,
                     earlier=earlier, package_parent=dest, student_file=student_file,
-                    student_files=[pkg / f"{slug}.py" for slug in earlier.mine])
+                    student_files=[pkg / f"{slug}.py" for slug in earlier.mine],
+                    public_files=files, public=tests)
 
 
 def reference_usable(info: ModuleInfo, number: int, slug: str, now: dt.datetime) -> bool:
