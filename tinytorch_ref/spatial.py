@@ -686,6 +686,27 @@ def pool_geometry(x_shape: tuple[int, ...], kernel_size: IntPair, stride: IntPai
     return ho, wo, extra
 
 
+def window_grads(x_pad_shape: tuple[int, ...], kernel_size: IntPair, stride: IntPair,
+                 dilation: IntPair, dtype: Any) -> tuple[np.ndarray | None, np.ndarray]:
+    """``(dxp, dwin)``: where a pooling backward writes the gradient of every window entry.
+
+    ``dwin`` has the windows' shape ``(N, C, kh, kw, H_out, W_out)``. When the windows
+    **tile** the padded image (``stride == kernel_size``, no dilation, the image a whole number
+    of windows: pooling's default), every pixel is exactly one window entry, so ``dwin`` is a
+    view of ``dxp``, the ``(N, C, H, W)`` gradient itself: writing ``dwin`` writes ``dxp`` and
+    no ``col2im`` is needed. Otherwise ``dxp`` is ``None`` and ``dwin`` a new array, for
+    ``col2im`` to add back.
+    """
+    n, c, h, w = x_pad_shape
+    (kh, kw), (sh, sw), (dh, dw) = kernel_size, stride, dilation
+    ho, wo = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    if (sh, sw) == (kh, kw) and (dh, dw) == (1, 1) and (ho * kh, wo * kw) == (h, w):
+        dxp = np.empty(x_pad_shape, dtype=dtype)                       # every pixel written
+        dwin = dxp.reshape(n, c, ho, kh, wo, kw).transpose(0, 1, 3, 5, 2, 4)
+        return dxp, dwin                                               # (N, C, kh, kw, Ho, Wo)
+    return None, np.empty((n, c, kh, kw, ho, wo), dtype=dtype)
+
+
 def _lowest(dtype: Any) -> float:
     """The value max pooling pads with: ``-inf``, or an integer dtype's smallest value."""
     return float(-np.inf) if np.dtype(dtype).kind == "f" else int(np.iinfo(dtype).min)
@@ -772,7 +793,9 @@ class _MaxPool2dFn(Function):
 
         APPROACH:
             1. ``win, out = ctx.saved``; ``n, c, kh, kw, ho, wo = win.shape``;
-               ``dwin = np.empty(win.shape, dtype=grad.dtype)``;
+               ``dxp, dwin = window_grads(ctx.x_pad_shape, (kh, kw), ctx.stride,
+               ctx.dilation, grad.dtype)`` (given: ``dwin`` is a view of ``dxp`` when the
+               windows tile the image);
                ``won = np.zeros(out.shape, dtype=bool)`` (windows whose gradient is given);
                ``offsets = [(u, v) for u in range(kh) for v in range(kw)]``.
             2. For every ``(u, v)`` of ``offsets``: ``hit = ~won & (win[:, :, u, v] == out)``;
@@ -782,8 +805,8 @@ class _MaxPool2dFn(Function):
                alone): the same over ``reversed(offsets)`` with ``hit = ~won &
                np.isnan(win[:, :, u, v])``, keeping what is there elsewhere:
                ``np.where(hit, grad, dwin[:, :, u, v])``.
-            4. ``dxp = col2im(dwin.reshape(n, c * kh * kw, ho * wo), ctx.x_pad_shape,
-               (kh, kw), ctx.stride, ctx.dilation)``; return
+            4. If ``dxp is None``: ``dxp = col2im(dwin.reshape(n, c * kh * kw, ho * wo),
+               ctx.x_pad_shape, (kh, kw), ctx.stride, ctx.dilation)``. Return
                ``(_crop(dxp, ctx.padding, ctx.extra),)``.
 
         EXAMPLE: for the 4×4 example of ``forward`` and ``grad`` of ones, ``dx`` is 1 at the
@@ -798,7 +821,8 @@ class _MaxPool2dFn(Function):
         """
         win, out = ctx.saved
         n, c, kh, kw, ho, wo = win.shape
-        dwin = np.empty(win.shape, dtype=grad.dtype)  # every slice is written below
+        dxp, dwin = window_grads(ctx.x_pad_shape, (kh, kw), ctx.stride, ctx.dilation,
+                                 grad.dtype)  # every slice of dwin is written below
         won = np.zeros(out.shape, dtype=bool)  # (N, C, Ho, Wo): gradient given
         offsets = [(u, v) for u in range(kh) for v in range(kw)]
         finite = bool(np.isfinite(grad).all())  # then a 0/1 mask may multiply it
@@ -811,8 +835,9 @@ class _MaxPool2dFn(Function):
                 hit = ~won & np.isnan(win[:, :, u, v])
                 dwin[:, :, u, v] = np.where(hit, grad, dwin[:, :, u, v])
                 won |= hit
-        dxp = col2im(dwin.reshape(n, c * kh * kw, ho * wo), ctx.x_pad_shape, (kh, kw),
-                     ctx.stride, ctx.dilation)
+        if dxp is None:  # overlapping or gapped windows: add them back
+            dxp = col2im(dwin.reshape(n, c * kh * kw, ho * wo), ctx.x_pad_shape, (kh, kw),
+                         ctx.stride, ctx.dilation)
         return (_crop(dxp, ctx.padding, ctx.extra),)
 
 
