@@ -117,7 +117,13 @@ def _pad(x: np.ndarray, padding: IntPair, value: float = 0.0,
     (ph, pw), (eh, ew) = padding, extra
     if ph == pw == eh == ew == 0:
         return x
-    return np.pad(x, ((0, 0), (0, 0), (ph, ph + eh), (pw, pw + ew)), constant_values=value)
+    n, c, h, w = x.shape
+    shape = (n, c, h + 2 * ph + eh, w + 2 * pw + ew)
+    # NOTE: a new array and one slice assignment: about twice as fast as np.pad, whose general
+    # machinery (any number of axes, many modes) costs more than the copy at these sizes
+    out = np.zeros(shape, x.dtype) if value == 0 else np.full(shape, value, x.dtype)
+    out[:, :, ph:ph + h, pw:pw + w] = x
+    return out
 
 
 def _crop(x: np.ndarray, padding: IntPair, extra: IntPair = (0, 0)) -> np.ndarray:
@@ -1436,8 +1442,12 @@ class _MaxPool2dFn(Function):
         offsets = [(u, v) for u in range(kh) for v in range(kw)]
         finite = bool(np.isfinite(grad).all())  # then a 0/1 mask may multiply it
         for u, v in offsets:  # the first maximum of each window
-            hit = ~won & (win[:, :, u, v] == out)
-            dwin[:, :, u, v] = grad * hit if finite else np.where(hit, grad, 0)
+            hit = win[:, :, u, v] == out
+            hit &= ~won
+            if finite:  # straight into place: no temporary to copy
+                np.multiply(grad, hit, out=dwin[:, :, u, v])
+            else:
+                dwin[:, :, u, v] = np.where(hit, grad, 0)
             won |= hit
         if not won.all():  # windows whose maximum is NaN: to their last NaN
             for u, v in reversed(offsets):

@@ -49,7 +49,13 @@ def _pad(x: np.ndarray, padding: IntPair, value: float = 0.0,
     (ph, pw), (eh, ew) = padding, extra
     if ph == pw == eh == ew == 0:
         return x
-    return np.pad(x, ((0, 0), (0, 0), (ph, ph + eh), (pw, pw + ew)), constant_values=value)
+    n, c, h, w = x.shape
+    shape = (n, c, h + 2 * ph + eh, w + 2 * pw + ew)
+    # NOTE: a new array and one slice assignment: about twice as fast as np.pad, whose general
+    # machinery (any number of axes, many modes) costs more than the copy at these sizes
+    out = np.zeros(shape, x.dtype) if value == 0 else np.full(shape, value, x.dtype)
+    out[:, :, ph:ph + h, pw:pw + w] = x
+    return out
 
 
 def _crop(x: np.ndarray, padding: IntPair, extra: IntPair = (0, 0)) -> np.ndarray:
