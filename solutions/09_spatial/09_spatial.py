@@ -1191,18 +1191,18 @@ def test_conv2d_layer_init_and_shapes(Conv2d, Tensor, manual_seed, np):
 # (the same strides). Do the same to a fresh gradient array and `dwin` *is* the gradient:
 # writing `dwin[:, :, u, v]` writes the pixels, and there is nothing to add back. `col2im`
 # would instead add every entry into an array of zeros with short, strided inner loops (one
-# row of `W_out` numbers at a time): on the `(64, 8, 28, 28)` activations of a Fashion-MNIST
-# CNN the max-pooling backward takes about half the time without it. The given `window_grads`
-# returns that view when the windows tile, and a plain array for `col2im` otherwise.
+# row of `W_out` numbers at a time), a whole extra pass over the image that the view skips
+# (docs/performance.md measures it on a Fashion-MNIST CNN's activations). The given
+# `window_grads` returns that view when the windows tile, and a plain array for `col2im`
+# otherwise.
 #
 # The forward gains from the same reshape. `win[:, :, u, v]` reads every `kw`-th number of a
 # row, a short strided run of `W_out` numbers at a time. When the windows tile
 # (`windows_tile`, given), cut each row into its windows, `xp.reshape(N, C, H, W_out, kw)`,
 # take the maximum over the last axis's `kw` slices (each window's row), then view the result
 # as `(N, C, H_out, kh, W_out)` and take the maximum over its `kh` whole rows, which are
-# contiguous runs: about half the time of the offset loop at these sizes, with the same
-# result (columns before rows keeps the first maximum in row-major order, and a NaN still
-# wins).
+# contiguous runs, longer than the offset loop's. The result is the same (columns before rows
+# keeps the first maximum in row-major order, and a NaN still wins).
 #
 # **PyTorch's other pooling arguments** change only the geometry, which is given
 # (`pool_geometry`): `dilation` (max pooling) spreads the taps as in a convolution;
