@@ -1930,9 +1930,10 @@ def test_read_cifar10_bin_planes_to_hwc(read_cifar10_bin, np):
 from pathlib import Path
 
 # The course folder's tinytorch_data/, found from here upwards (the module's folder or work/).
-FASHION_ROOT = next((p / "datasets" / "fashion_mnist" for p in [Path.cwd(), *Path.cwd().parents]
-                     if (p / "datasets" / "fashion_mnist").is_dir()),
-                    Path("..") / "datasets" / "fashion_mnist")
+FASHION_ROOT = next((p / "tinytorch_data" / "fashion_mnist"
+                     for p in [Path.cwd(), *Path.cwd().parents]
+                     if (p / "tinytorch_data" / "fashion_mnist").is_dir()),
+                    Path("..") / "tinytorch_data" / "fashion_mnist")
 fashion_raw = FashionMNIST(FASHION_ROOT, train=True)
 mean = float(fashion_raw.data.mean() / 255.0)
 std = float(fashion_raw.data.std() / 255.0)
