@@ -45,10 +45,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import benchlib  # noqa: E402 - bench/benchlib.py
 
+from coursebuild.release import built_modules  # noqa: E402
+from coursebuild.samples import build_notebook, dump_notebook, notebook_with_exports  # noqa: E402
+from coursekit.course import Module, load_course  # noqa: E402
 from tests.alternatives import build_alternative  # noqa: E402
-from tito.course import Module, load_course  # noqa: E402
-from tito.release import built_modules  # noqa: E402
-from tito.samples import build_notebook, dump_notebook, notebook_with_exports  # noqa: E402
 
 TITO = str(Path(sys.executable).parent / "tito")
 ALTERNATIVES = ROOT / "tests" / "fixtures" / "alternatives"

@@ -29,7 +29,7 @@ SAMPLE_TERM = Path(__file__).resolve().parent.parent / "samples" / "term"
 
 def load_course_any(course: Any = None) -> Any:
     """A loaded course from a path, ``None`` (the default course.yml) or a course object."""
-    from tito.course import CourseError, resolve_course
+    from coursekit.course import CourseError, resolve_course
 
     try:
         return resolve_course(course)
@@ -39,7 +39,7 @@ def load_course_any(course: Any = None) -> Any:
 
 def open_store(store: str | Path | None, course: Any) -> Store:
     """Open the store given, or the course's default (relative to the repository)."""
-    from tito.paths import REPO_ROOT
+    from coursekit.paths import REPO_ROOT
 
     url = store if store is not None else course.course.gradebook_store
     return Store(url, root=REPO_ROOT if store is None else Path.cwd())

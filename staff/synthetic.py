@@ -82,7 +82,7 @@ class SynthExport:
 
 def _catalogue_bugs(name: str) -> dict[str, list[tuple[str, str]]]:
     from autograder.harness.mutation import read_catalogue
-    from tito import paths
+    from coursekit import paths
 
     path = paths.bugs_catalogue(name)
     if not path.is_file():
@@ -107,8 +107,9 @@ def _apply_bug(sources: list[str], edits: list[tuple[str, str]]) -> list[str] | 
 
 def _notebooks(module: Any) -> dict[str, tuple[bytes, str]]:
     """Notebook bytes per kind (buggy ones keyed ``buggy:<bug>``) and a detail string."""
-    from tito import paths, samples
-    from tito.release import dump_notebook
+    from coursebuild import samples
+    from coursebuild.release import dump_notebook
+    from coursekit import paths
 
     def notebook(sources: list[str]) -> bytes:
         return dump_notebook(samples.notebook_with_exports(module, sources)).encode()
@@ -116,7 +117,7 @@ def _notebooks(module: Any) -> dict[str, tuple[bytes, str]]:
     sources = samples.solution_export_sources(module)
     release = (paths.RELEASE / module.name / f"{module.name}.ipynb").read_bytes()
     out = {"correct": (notebook(sources), ""), "untouched": (release, ""),
-           # the sample class's looping fault (tito.samples.faults), for any module
+           # the sample class's looping fault (coursebuild.samples.faults), for any module
            "looping": (notebook(samples.solution_export_sources(module, "infinite_loop")),
                        samples.note(module, "infinite_loop"))}
     for bug, edits in sorted(_catalogue_bugs(module.name).items()):
@@ -129,7 +130,7 @@ def _notebooks(module: Any) -> dict[str, tuple[bytes, str]]:
 def _old_results(module: Any, course: Any, kind: str, timeout: float) -> dict[str, Any]:
     """What the earlier suite wrote for this kind (scores add up, as the gradebook checks)."""
     from autograder.harness.goldens import load_suite
-    from tito import paths
+    from coursekit import paths
 
     suite = load_suite(paths.SUITES / module.name / "suite.py")
     ok = kind in ("correct", "buggy", "late", "off_roster", "duplicated")
@@ -202,9 +203,9 @@ def synth_export(*, module: str, n: int, out: Path, seed: int = 0, course: Any =
     Returns:
         What was written, record by record.
     """
+    from coursekit.course import resolve_course
     from gradebook import csvsafe
     from staff.regrade.core import resolve_module
-    from tito.course import resolve_course
 
     c = resolve_course(course)
     mod = resolve_module(c, module)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from coursekit.paths import REPO_ROOT
 from gradebook import api, csvsafe
-from tito.paths import REPO_ROOT
 
 PRODUCT = ["tito", "autograder", "gradebook", "staff", "milestones", "datasets", "bench"]
 WRITERS = re.compile(r"\.to_csv\(|csv\.writer\(|csv\.DictWriter\(|\bDictWriter\(")

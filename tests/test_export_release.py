@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tito import paths
-from tito.export import ExportError, export_module
-from tito.leakscan import scan
-from tito.release import available_modules, release, sync
+from coursebuild.leakscan import scan
+from coursebuild.release import available_modules, release, sync
+from coursekit import paths
+from coursekit.export import ExportError, export_module
 
 SOLUTION = paths.SOLUTIONS / "01_tensor" / "01_tensor.py"
 
@@ -208,7 +208,7 @@ def test_students_run_milestones_from_the_release_without_course_tools(tmp_path)
     for src in paths.REFERENCE.glob("*.py"):
         if (rel / "tinytorch" / src.name).exists() and src.stem != "training":
             shutil.copy(src, rel / "tinytorch" / src.name)
-    run = ("import sys, runpy; sys.modules['tito'] = None; sys.path.insert(0, 'milestones'); "
+    run = ("import sys, runpy; sys.modules['coursekit'] = None; sys.path.insert(0, 'milestones'); "
            "sys.argv = ['xor_1969.py', '--seed', '0', '--seed', '1']; "
            "runpy.run_path('milestones/xor_1969.py', run_name='__main__')")
     env = {"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}

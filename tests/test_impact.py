@@ -20,8 +20,8 @@ from pathlib import Path
 import impact
 import pytest
 
-from tito.course import load_course
-from tito.paths import REPO_ROOT
+from coursekit.course import load_course
+from coursekit.paths import REPO_ROOT
 
 MODULES, MILESTONES = impact.course_names(load_course())
 SHA = "a" * 40
@@ -207,7 +207,7 @@ def test_no_slow_test_and_no_package_code_reads_docs_or_the_top_readme(
         for p in _sources(d)]
     assert len(files) > 60
     offenders = []
-    writes_readme = {"tito/release.py", "tito/samples.py", "tests/test_roles.py"}
+    writes_readme = {"coursebuild/release.py", "coursebuild/samples.py", "tests/test_roles.py"}
     for path in files:
         rel = path.relative_to(REPO_ROOT).as_posix()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

@@ -20,10 +20,10 @@ import sys
 import zipfile
 from pathlib import Path
 
-from tito import paths
-from tito.course import load_course
-from tito.release import dump_notebook
-from tito.samples import build_notebook
+from coursebuild.release import dump_notebook
+from coursebuild.samples import build_notebook
+from coursekit import paths
+from coursekit.course import load_course
 
 COURSE = load_course()
 WEEK = COURSE.module("05")

@@ -11,7 +11,7 @@ Zip layout (reproducible: sorted entries, fixed timestamps)::
     manifest.json                every file with its SHA-256, versions, build facts
     autograder/                  suite API, harness, this package, the module's hidden suite,
                                  milestone providers graded with the module
-    tito/export.py               the one exporter (+ an empty tito/__init__.py)
+    coursekit/export.py               the one exporter (+ an empty tito/__init__.py)
     reference/                   the package minus the graded module: every earlier module's
                                  reference (read by the trusted parent and the timing twin
                                  only), release stubs for later modules
@@ -87,7 +87,7 @@ def _milestone_files(repo: Path) -> dict[str, bytes]:
         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
             out[f"datasets/{p.relative_to(datasets).as_posix()}"] = p.read_bytes()
     for name in ("paths.py", "course.py"):
-        out[f"tito/{name}"] = (repo / "tito" / name).read_bytes()
+        out[f"coursekit/{name}"] = (repo / "coursekit" / name).read_bytes()
     out["course.yml"] = (repo / "course.yml").read_bytes()
     return out
 
@@ -101,7 +101,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
     """Build the Gradescope autograder zip for ``module``; returns ``out_zip``.
 
     Args:
-        module: a ``tito.course.Module`` (with ``course``, or course.yml is loaded) or a
+        module: a ``coursekit.course.Module`` (with ``course``, or course.yml is loaded) or a
             module snapshot dict (then every path argument must be given).
         out_zip: where to write the zip.
         course: the parsed course for a ``Module``.
@@ -121,7 +121,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
         snap = dict(module)
     else:
         if course is None:
-            from tito.course import load_course
+            from coursekit.course import load_course
 
             course = load_course()
         extended = course.extension_dues(Path(extensions)) if extensions is not None else None
@@ -175,8 +175,8 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
         prov = milestone_dir / f"{m.id}.py"
         if prov.is_file():
             files[f"autograder/milestones/providers/{m.id}.py"] = prov.read_bytes()
-    files["tito/__init__.py"] = b'"""The exporter (and, with milestones, the course schema)."""\n'
-    files["tito/export.py"] = (repo / "tito" / "export.py").read_bytes()
+    files["coursekit/__init__.py"] = b'"""The exporter (and, with milestones, the course schema)."""\n'
+    files["coursekit/export.py"] = (repo / "coursekit" / "export.py").read_bytes()
     if course_data and (repo / "autograder" / "milestones" / "__init__.py").is_file():
         files.update(_milestone_files(repo))
     files.update(_reference_files(reference, stubs, info))

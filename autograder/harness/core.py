@@ -144,7 +144,7 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
 
     Args:
         module: a :func:`autograder.harness.limits.module_snapshot` dict, a ModuleInfo, or a
-            ``tito.course.Module`` (then ``course`` or course.yml supplies milestones and
+            ``coursekit.course.Module`` (then ``course`` or course.yml supplies milestones and
             limits).
         submission: the student's notebook, or a folder holding ``NN_slug.ipynb`` (and the
             student's notebooks of earlier modules that are still open).
@@ -160,7 +160,7 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         stubs: the student-release ``tinytorch/`` (later modules, and earlier ones that are
             still open and were not submitted, come from it).
         milestone_dirs: folders searched for milestone providers ``<id>.py``.
-        course: the parsed course, when ``module`` is a ``tito.course.Module``.
+        course: the parsed course, when ``module`` is a ``coursekit.course.Module``.
         hide: paths the sandbox must not see; with a minimal root it sees nothing of the host
             anyway, without one they are recorded when other users could read them.
         now: the time that decides which earlier modules are closed (aware; default: this
@@ -1087,7 +1087,7 @@ def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
                  ) -> dict[str, Any]:
     """Grade with the repository's layout (``tito grade``): suite, reference, public tests.
 
-    ``module`` is a ``tito.course.Module`` or a :func:`module_snapshot` dict (what a
+    ``module`` is a ``coursekit.course.Module`` or a :func:`module_snapshot` dict (what a
     ``tito regrade`` task carries to a Dask worker); ``hide`` adds paths the sandbox must not
     see (a regrade's export and output folders) to the repository itself. ``extensions``
     (the CSV the gradebook ingests) keeps an extended module open for everyone until the
@@ -1095,7 +1095,7 @@ def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
     grades many submissions of a module in one process).
     """
     from autograder.harness.limits import module_snapshot  # noqa: PLC0415
-    from tito import paths  # noqa: PLC0415 - repository side only
+    from coursekit import paths  # noqa: PLC0415 - repository side only
 
     name = ModuleInfo.from_any(module, course).name
     snap: Any = module
@@ -1115,7 +1115,7 @@ def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
 def grader_data_dir() -> Path:
     """Held-out test data for ``tito grade`` in the repository: ``$TINYTORCH_GRADER_DATA``,
     else ``build/grader-data`` (fill it with ``python -m autograder.gradescope.fetch_data``)."""
-    from tito import paths  # noqa: PLC0415 - repository side only
+    from coursekit import paths  # noqa: PLC0415 - repository side only
 
     env = os.environ.get("TINYTORCH_GRADER_DATA")
     return Path(env) if env else paths.REPO_ROOT / "build" / "grader-data"

@@ -9,7 +9,7 @@ fingerprints) starts ``python -I -S -B export_worker.py`` through
      "options": {...}, "items": [{"path": ".../01_tensor.ipynb", ...}, ...]}
 
 It caps its own address space (``RLIMIT_AS``), forbids core dumps and file writes
-(``RLIMIT_CORE`` = ``RLIMIT_FSIZE`` = 0), loads the course's one exporter (``tito/export.py``,
+(``RLIMIT_CORE`` = ``RLIMIT_FSIZE`` = 0), loads the course's one exporter (``coursekit/export.py``,
 by path) and, when ``reader`` is given, that file (by path: standard library only), and calls
 ``function(exporter, item, **options)`` for each item in turn. Before each item it moves its
 CPU-time limit (``RLIMIT_CPU``) to ``cpu_s`` seconds past what it has used, so one item that
@@ -127,7 +127,7 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-    exporter = load_by_path("tt_export", Path(job["root"]) / "tito" / "export.py")
+    exporter = load_by_path("tt_export", Path(job["root"]) / "coursekit" / "export.py")
     if job.get("reader"):
         function = getattr(load_by_path("tt_reader", Path(job["reader"])), job["function"])
     else:

@@ -1,8 +1,8 @@
 """Grading limits and the course facts the harness needs, as plain data.
 
-The harness runs both in the repository (where ``tito.course`` parses course.yml) and inside
+The harness runs both in the repository (where ``coursekit.course`` parses course.yml) and inside
 the Gradescope container (where only a JSON course snapshot exists), so it takes either a
-``tito.course.Module`` plus its course, or a plain dict shaped like :func:`module_snapshot`.
+``coursekit.course.Module`` plus its course, or a plain dict shaped like :func:`module_snapshot`.
 """
 
 from __future__ import annotations
@@ -126,13 +126,13 @@ class ModuleInfo:
 
     @classmethod
     def from_any(cls, module: Any, course: Any = None) -> ModuleInfo:
-        """From a :func:`module_snapshot` dict, a ModuleInfo, or a ``tito.course.Module``."""
+        """From a :func:`module_snapshot` dict, a ModuleInfo, or a ``coursekit.course.Module``."""
         if isinstance(module, ModuleInfo):
             return module
         if isinstance(module, dict):
             return cls._from_dict(module)
         if course is None:
-            from tito.course import load_course  # noqa: PLC0415 - repository side only
+            from coursekit.course import load_course  # noqa: PLC0415 - repository side only
 
             course = load_course()
         return cls._from_dict(module_snapshot(course, module))

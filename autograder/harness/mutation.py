@@ -488,7 +488,7 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
 
     Args:
         lines: restrict AST mutants to these lines of the reference (see
-            ``tito.export.solution_line_numbers``).
+            ``coursekit.export.solution_line_numbers``).
         bugs: plausible bugs to run before the AST mutants (default: none).
         fork: start the mutants' children from a fork server that has loaded NumPy and the
             suite once (:mod:`autograder.harness.zygote`); False starts a fresh interpreter
@@ -544,7 +544,7 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
 
 def read_catalogue(catalogue: Path) -> dict[str, Any]:
     """What a plausible-bug catalogue (``autograder/suites/NN_slug/bugs.py``, located by
-    ``tito.paths.bugs_catalogue``) defines: ``SLUG``, ``BUGS = {name: [(old, new), ...]}`` and
+    ``coursekit.paths.bugs_catalogue``) defines: ``SLUG``, ``BUGS = {name: [(old, new), ...]}`` and
     optionally ``DEPENDANTS``. Trusted course code, executed in a fresh namespace."""
     ns: dict[str, Any] = {"__name__": f"bugs_{catalogue.parent.name}", "__file__": str(catalogue)}
     exec(compile(catalogue.read_text(encoding="utf-8"), str(catalogue), "exec"), ns)  # trusted
@@ -582,8 +582,8 @@ def inputs_digest(course: Any, module: Any, *, max_mutants: int | None,
     """
     import numpy  # noqa: PLC0415
 
-    from tito import paths  # noqa: PLC0415 - repository side only
-    from tito.release import solution_path  # noqa: PLC0415
+    from coursekit import paths  # noqa: PLC0415 - repository side only
+    from coursekit.paths import solution_path  # noqa: PLC0415
 
     harness = paths.AUTOGRADER / "harness"  # this very code, as the repository holds it
     files = sorted(p for p in paths.REFERENCE.rglob("*") if p.is_file()
@@ -593,7 +593,7 @@ def inputs_digest(course: Any, module: Any, *, max_mutants: int | None,
                     and "__pycache__" not in p.parts)
     files += [Path(solution_path(module))]
     files += sorted(harness.glob("*.py")) + sorted(harness.parent.glob("*.py"))
-    files += [paths.REPO_ROOT / "tito" / "export.py", paths.REPO_ROOT / "tito" / "release.py"]
+    files += [paths.REPO_ROOT / "coursekit" / "export.py", paths.REPO_ROOT / "coursebuild" / "release.py"]
     h = hashlib.sha256()
 
     def add(label: str, data: bytes) -> None:
@@ -611,7 +611,7 @@ def inputs_digest(course: Any, module: Any, *, max_mutants: int | None,
 
 
 def _cache_file(module: Any) -> Path | None:
-    from tito import paths  # noqa: PLC0415
+    from coursekit import paths  # noqa: PLC0415
 
     if os.environ.get(CACHE_ENV, "").strip().lower() in ("off", "0", "no", "false"):
         return None
@@ -649,9 +649,9 @@ def module_mutation(course: Any, module: Any, *, jobs: int = 2,
     input (:func:`inputs_digest`): a missing, stale or unreadable entry means a full run. Set
     ``TT_MUTATION_CACHE=off`` (CI does) or pass ``use_cache=False`` to always run.
     """
-    from tito import paths  # noqa: PLC0415 - repository side only
-    from tito.export import solution_line_numbers  # noqa: PLC0415
-    from tito.release import solution_path  # noqa: PLC0415
+    from coursekit import paths  # noqa: PLC0415 - repository side only
+    from coursekit.export import solution_line_numbers  # noqa: PLC0415
+    from coursekit.paths import solution_path  # noqa: PLC0415
 
     cache = _cache_file(module) if use_cache else None
     key = inputs_digest(course, module, max_mutants=max_mutants, limits=MUTANT_LIMITS)
@@ -674,7 +674,7 @@ def module_mutation(course: Any, module: Any, *, jobs: int = 2,
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: mutation-test one module's hidden suite against the repository's reference."""
-    from tito.course import load_course  # noqa: PLC0415
+    from coursekit.course import load_course  # noqa: PLC0415
 
     ap = argparse.ArgumentParser(description="Mutation-test a module's hidden suite.")
     ap.add_argument("module")

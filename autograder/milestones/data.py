@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from types import ModuleType
 
-from tito import paths
+from coursekit import paths
 
 LOADERS_FILE = paths.DATASETS / "loaders.py"
 RECIPES_FILE = paths.REPO_ROOT / "milestones" / "recipes.py"

@@ -55,8 +55,8 @@ from autograder.milestones.data import load_file, loaders, recipes
 from autograder.milestones.gpt_forward import BadParameters
 from autograder.milestones.grading import k_of_n
 from autograder.suite import Baseline, Run, TimedResult
-from tito import paths
-from tito.course import Course, Milestone, load_course
+from coursekit import paths
+from coursekit.course import Course, Milestone, load_course
 
 SCORE_FILE = paths.REPO_ROOT / "milestones" / "mlperf_score.py"
 

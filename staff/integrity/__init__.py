@@ -100,8 +100,8 @@ def run_integrity(*, module: str, inputs: list[Path], course: Any = None,
     Raises:
         IntegrityError: bad input (one line naming the file).
     """
-    from tito import paths
-    from tito.course import resolve_course
+    from coursekit import paths
+    from coursekit.course import resolve_course
 
     c = resolve_course(course)
     m = c.module(module)

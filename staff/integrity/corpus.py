@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coursekit.export import Cell
 from staff.integrity import fingerprint
 from staff.integrity.fingerprint import Print, Unit
-from tito.export import Cell
 
 CELL_HEADER = "# ---- cell {index} ----"
 NOTEBOOK_SUFFIXES = (".ipynb", ".py")

@@ -770,14 +770,14 @@ def _atomic_json(path: Path, doc: Any) -> None:
 # ----------------------------------------------------------------------------- the verb
 def default_outdir(module_name: str, export: Path) -> Path:
     """``build/regrade/<module>-<export name>/``."""
-    from tito import paths
+    from coursekit import paths
 
     stem = export.name[:-4] if export.name.endswith(".zip") else export.name
     return paths.BUILD / "regrade" / f"{module_name}-{stem or 'export'}"
 
 
 def _load_course(course: Any) -> Any:
-    from tito.course import CourseError, resolve_course
+    from coursekit.course import CourseError, resolve_course
 
     try:
         return resolve_course(course)
@@ -791,7 +791,7 @@ def resolve_module(course: Any, ref: str) -> Any:
     Raises:
         RegradeError: unknown module, or no suite to grade with.
     """
-    from tito import paths
+    from coursekit import paths
 
     try:
         mod = course.module(ref)
@@ -941,7 +941,7 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
     elif len(sources) == 1:
         outdir = default_outdir(mods[0].name, sources[0]).absolute()
     else:
-        from tito import paths
+        from coursekit import paths
 
         given = export if isinstance(export, list) else [Path(export)]
         name = Path(given[0]).name if len(given) == 1 else "term"  # a folder of exports
@@ -1155,7 +1155,7 @@ def _ingest(report: RegradeReport, units: list[Unit], *, outdir: Path, course: A
         old = record(st, old_sources)
         new = record(st, new_sources)
     if store is None:
-        from tito import paths
+        from coursekit import paths
 
         where = store_label(course.course.gradebook_store, paths.REPO_ROOT)
     else:

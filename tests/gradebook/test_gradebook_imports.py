@@ -23,5 +23,5 @@ def test_gradebook_imports_only_itself_tito_and_libraries():
                 top = name.split(".")[0]
                 assert top not in FORBIDDEN, f"{path.name} imports {name}"
                 if top == "tito":
-                    assert name in ("tito.course", "tito.paths", "tito.errors"), \
+                    assert name in ("coursekit.course", "coursekit.paths", "coursekit.errors"), \
                         f"{path.name} imports {name}"

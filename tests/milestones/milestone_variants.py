@@ -7,7 +7,7 @@ from types import ModuleType
 
 from suite_tools import load_variant
 
-from tito import paths
+from coursekit import paths
 
 REF = paths.REFERENCE
 

@@ -19,12 +19,12 @@ import yaml
 
 from autograder.harness import clock
 from autograder.harness.core import grade_module
+from coursekit.course import load_course
+from coursekit.paths import REPO_ROOT
 from staff.regrade import task as regrade_task
 from staff.regrade.core import regrade
 from staff.regrade.run import LocalRunner, lanes_for
 from staff.synthetic import synth_export
-from tito.course import load_course
-from tito.paths import REPO_ROOT
 
 
 @pytest.fixture(scope="module")

@@ -16,11 +16,12 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from tito import paths
-from tito.authoring import scan
-from tito.course import Course, Module
-from tito.export import is_export_cell, read_cells, strip_solution_markers
-from tito.release import dump_notebook, solution_path
+from coursebuild.authoring import scan
+from coursebuild.release import dump_notebook
+from coursekit import paths
+from coursekit.course import Course, Module
+from coursekit.export import is_export_cell, read_cells, strip_solution_markers
+from coursekit.paths import solution_path
 
 _BEGIN = re.compile(r"^\s*# BEGIN SOLUTION")
 _END = re.compile(r"^\s*# END SOLUTION")
@@ -58,7 +59,7 @@ STUDENTS = [
 
 @dataclass(frozen=True)
 class Faults:
-    """Which functions a module's faulty samples break (qualified names, as tito.authoring)."""
+    """Which functions a module's faulty samples break (qualified names, as coursebuild.authoring)."""
 
     unfinished: tuple[str, ...]  # the partial answer leaves these as stubs
     syntax: str                  # its def line loses the colon
@@ -193,7 +194,7 @@ def earlier_full_notebooks(course: Course, module: Module) -> dict[str, str]:
     """``{file name: notebook JSON}`` of the complete notebooks of every built module before
     ``module``: what a finished student uploads with it while those modules are still open
     (graded on these copies then, on the reference once closed)."""
-    from tito.release import available_modules
+    from coursebuild.release import available_modules
 
     return {f"{m.name}.ipynb": dump_notebook(build_notebook(m, "full"))
             for m in available_modules(course) if m.number < module.number}

@@ -18,8 +18,8 @@ import json
 import re
 from pathlib import Path
 
-from tito import paths
-from tito.course import Course
+from coursekit import paths
+from coursekit.course import Course
 
 _MARKERS = re.compile(
     r"BEGIN SOLUTION|END SOLUTION|#\s?SOLUTION\b|#\s?STUB\b|BEGIN HIDDEN|hidden:\s*true",

@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tito.export import Cell, export_module, read_cells
+from coursekit.export import Cell, export_module, read_cells
 
 _SOL = "SOL" + "UTION"  # assembled, so this file holds no marker text for the leak scan
 _BEGIN = re.compile(rf"^\s*# BEGIN {_SOL}(?P<np> NO PROMPT)?\s*$")

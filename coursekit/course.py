@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from tito.paths import REPO_ROOT
+from coursekit.paths import REPO_ROOT
 
 COURSE_FILE = REPO_ROOT / "course.yml"
 _TIME_FORMAT = "%Y-%m-%d %H:%M"
