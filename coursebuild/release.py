@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from pathlib import Path
 from coursekit import paths
 from coursekit.course import Course, CourseError, Module
 from coursekit.export import export_module, read_cells, write_module
+from coursekit.markers import strip_stub_markers
 from coursekit.paths import solution_path, suite_path
 
 # Files of tinytorch_ref that are package infrastructure (hand-written), not module exports.
@@ -187,11 +187,6 @@ def dump_notebook(nb: dict) -> str:
 
 
 # ----------------------------------------------------------------------------- release
-_STUB_SUFFIX = re.compile(r"\s*# STUB\s*$")
-
-
-def _strip_stub_markers(source: str) -> str:
-    return "\n".join(_STUB_SUFFIX.sub("", ln) for ln in source.split("\n"))
 
 
 @dataclass
@@ -249,7 +244,7 @@ def release_module(course: Course, module: Module, *, assignments_dir: Path | No
         for cell in student_nb["cells"]:
             src = cell.get("source", "")
             src = "".join(src) if isinstance(src, list) else src
-            cell["source"] = _strip_stub_markers(src)
+            cell["source"] = strip_stub_markers(src)
         student_nb = normalize_notebook(student_nb)
         if target.exists():
             shutil.rmtree(target)
@@ -316,11 +311,8 @@ rich
 """
 
 
-def _exporter_file() -> str:
-    """The exporter's source (``coursekit/export.py``), copied into the release's tools/."""
-    from coursekit import export
-
-    return export.__file__
+#: the foundation files a student's ``tito module export`` runs: the exporter and its grammar
+STUDENT_TOOLS = ("__init__.py", "export.py", "markers.py")
 
 
 def write_student_extras(course: Course, release_dir: Path | None = None) -> None:
@@ -354,8 +346,11 @@ def write_student_extras(course: Course, release_dir: Path | None = None) -> Non
     shutil.copy(templates / "student_tito.py", release_dir / "tito_student.py")
     shutil.copy(templates / "student_pyproject.toml", release_dir / "pyproject.toml")
     write_student_milestones(course, release_dir, released)
-    (release_dir / "tools").mkdir(exist_ok=True)
-    shutil.copy(Path(_exporter_file()), release_dir / "tools" / "tito_export.py")
+    tools = release_dir / "tools" / "coursekit"
+    tools.mkdir(parents=True, exist_ok=True)
+    (release_dir / "tools" / "tito_export.py").unlink(missing_ok=True)  # before coursekit/
+    for name in STUDENT_TOOLS:
+        shutil.copy(paths.REPO_ROOT / "coursekit" / name, tools / name)
 
 
 def write_student_milestones(course: Course, release_dir: Path, released: list[Module]) -> None:

@@ -38,7 +38,10 @@ import shutil
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coursekit.course import Course
 
 KINDS = ("correct", "buggy", "untouched", "late", "corrupt", "looping", "duplicated",
          "off_roster")
@@ -127,7 +130,7 @@ def _notebooks(module: Any) -> dict[str, tuple[bytes, str]]:
     return out
 
 
-def _old_results(module: Any, course: Any, kind: str, timeout: float) -> dict[str, Any]:
+def _old_results(module: Any, course: Course, kind: str, timeout: float) -> dict[str, Any]:
     """What the earlier suite wrote for this kind (scores add up, as the gradebook checks)."""
     from autograder.harness.goldens import load_suite
     from coursekit import paths
@@ -182,7 +185,7 @@ def _bigdecimal(value: float) -> str:
             f"e{len(digits) + exponent}")
 
 
-def synth_export(*, module: str, n: int, out: Path, seed: int = 0, course: Any = None,
+def synth_export(*, module: str, n: int, out: Path, seed: int = 0, course: Course | None = None,
                  mix: dict[str, float] | None = None, looping: int = 0, duplicated: int = 0,
                  hostile_names: bool = False, as_zip: bool = True) -> SynthExport:
     """Write a synthetic export of ``n`` records for ``module`` (see the module docstring).

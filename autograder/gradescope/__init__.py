@@ -11,7 +11,9 @@ Zip layout (reproducible: sorted entries, fixed timestamps)::
     manifest.json                every file with its SHA-256, versions, build facts
     autograder/                  suite API, harness, this package, the module's hidden suite,
                                  milestone providers graded with the module
-    coursekit/export.py               the one exporter (+ an empty tito/__init__.py)
+    coursekit/                   the foundation's exporter and marker grammar (export.py,
+                                 markers.py, a docstring-only __init__.py); with milestones
+                                 also the course schema (course.py, paths.py)
     reference/                   the package minus the graded module: every earlier module's
                                  reference (read by the trusted parent and the timing twin
                                  only), release stubs for later modules
@@ -46,7 +48,10 @@ import tempfile
 import threading
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coursekit.course import Course
 
 TEMPLATES = Path(__file__).with_name("templates")
 _FIXED_TIME = (2020, 1, 1, 0, 0, 0)
@@ -92,7 +97,7 @@ def _milestone_files(repo: Path) -> dict[str, bytes]:
     return out
 
 
-def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Path | None = None,
+def build_zip(module: Any, out_zip: Path, *, course: Course | None = None, suite_path: Path | None = None,
               reference: Path | None = None, public_tests: Path | None = None,
               stubs: Path | None = None, requirements: Path | None = None,
               milestone_dir: Path | None = None, extensions: Path | None = None,
@@ -176,7 +181,8 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
         if prov.is_file():
             files[f"autograder/milestones/providers/{m.id}.py"] = prov.read_bytes()
     files["coursekit/__init__.py"] = b'"""The exporter (and, with milestones, the course schema)."""\n'
-    files["coursekit/export.py"] = (repo / "coursekit" / "export.py").read_bytes()
+    for name in ("export.py", "markers.py"):
+        files[f"coursekit/{name}"] = (repo / "coursekit" / name).read_bytes()
     if course_data and (repo / "autograder" / "milestones" / "__init__.py").is_file():
         files.update(_milestone_files(repo))
     files.update(_reference_files(reference, stubs, info))

@@ -28,7 +28,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -65,6 +65,9 @@ from autograder.harness.supervisor import (
 )
 from autograder.standins import StandinError, stage_plan
 from autograder.suite import Case, Suite, TimedResult, compare
+
+if TYPE_CHECKING:
+    from coursekit.course import Course
 
 HARNESS_VERSION = "2.0"
 TOP_VISIBILITY = "after_due_date"
@@ -137,7 +140,7 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
           public_tests: Path | None = None, out: Path, limits: Any = None,
           expected: Path | None = None, metadata: Path | None = None,
           stubs: Path | None = None, milestone_dirs: list[Path] | None = None,
-          course: Any = None, hide: list[Path] | None = None,
+          course: Course | None = None, hide: list[Path] | None = None,
           now: dt.datetime | None = None, lanes: int = 1,
           data_dir: Path | None = None, reference_bank: bool = False) -> dict[str, Any]:
     """Grade one submission and write Gradescope's results.json to ``out``.
@@ -1079,7 +1082,7 @@ def _metadata_summary(path: Path) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- repo helpers
-def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
+def grade_module(*, course: Course | None, module: Any, submission: Path, out: Path,
                  metadata: Path | None = None, limits: Any = None,
                  expected: Path | None = None, hide: list[Path] | None = None,
                  lanes: int = 1, extensions: Path | None = None,
@@ -1100,6 +1103,8 @@ def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
     name = ModuleInfo.from_any(module, course).name
     snap: Any = module
     if extensions is not None and not isinstance(module, dict):
+        if course is None:  # a Module needs its course for the close times
+            raise ValueError("grade_module: extensions with a course Module need its course")
         snap = module_snapshot(course, module, course.extension_dues(Path(extensions)))
     return grade(module=snap, course=course, submission=submission,
                  suite_path=paths.SUITES / name / "suite.py",

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coursekit.course import Course
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,7 @@ class ModuleInfo:
         return self.points + sum(m.points for m in self.milestones)
 
     @classmethod
-    def from_any(cls, module: Any, course: Any = None) -> ModuleInfo:
+    def from_any(cls, module: Any, course: Course | None = None) -> ModuleInfo:
         """From a :func:`module_snapshot` dict, a ModuleInfo, or a ``coursekit.course.Module``."""
         if isinstance(module, ModuleInfo):
             return module
@@ -162,7 +165,7 @@ class ModuleInfo:
                    reference_modules=None if refs is None else tuple(str(r) for r in refs))
 
 
-def module_snapshot(course: Any, module: Any,
+def module_snapshot(course: Course, module: Any,
                     extended: dict[int, dt.datetime] | None = None) -> dict[str, Any]:
     """The course facts for grading ``module``, as JSON-able data (goes into the zip).
 

@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autograder.harness.goldens import Expected, compute_expected, load_suite, standin_payloads
 from autograder.harness.lanes import run_stages
@@ -56,6 +56,9 @@ from autograder.harness.supervisor import Outcome, RunReport, RunSpec, start_zyg
 from autograder.harness.zygote import Zygote
 from autograder.standins import stage_plan
 from autograder.suite import Case, Suite, compare
+
+if TYPE_CHECKING:
+    from coursekit.course import Course
 
 _BINOP_SWAPS: dict[type, type] = {
     ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
@@ -570,7 +573,7 @@ CACHE_ENV = "TT_MUTATION_CACHE"
 _CACHE_FORMAT = 2
 
 
-def inputs_digest(course: Any, module: Any, *, max_mutants: int | None,
+def inputs_digest(course: Course, module: Any, *, max_mutants: int | None,
                   limits: Limits) -> str:
     """SHA-256 over everything a module's mutation verdicts depend on.
 
@@ -593,7 +596,8 @@ def inputs_digest(course: Any, module: Any, *, max_mutants: int | None,
                     and "__pycache__" not in p.parts)
     files += [Path(solution_path(module))]
     files += sorted(harness.glob("*.py")) + sorted(harness.parent.glob("*.py"))
-    files += [paths.REPO_ROOT / "coursekit" / "export.py", paths.REPO_ROOT / "coursebuild" / "release.py"]
+    files += [paths.REPO_ROOT / "coursekit" / "export.py", paths.REPO_ROOT / "coursekit" / "markers.py",
+              paths.REPO_ROOT / "coursebuild" / "release.py"]
     h = hashlib.sha256()
 
     def add(label: str, data: bytes) -> None:
@@ -640,7 +644,7 @@ def _cache_save(path: Path | None, key: str, report: MutationReport) -> None:
     os.replace(tmp, path)
 
 
-def module_mutation(course: Any, module: Any, *, jobs: int = 2,
+def module_mutation(course: Course, module: Any, *, jobs: int = 2,
                     max_mutants: int | None = None, use_cache: bool = True) -> MutationReport:
     """Repository side: mutants of what students write (solution lines) + the plausible bugs
     of ``autograder/suites/<module>/bugs.py``, against the module's hidden suite.

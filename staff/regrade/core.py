@@ -40,7 +40,7 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradebook import gradescope as gs
 from gradebook.errors import GradebookError
@@ -51,6 +51,9 @@ from gradebook.gradescope import (
     load_metadata_yaml,
     parse_records,
 )
+
+if TYPE_CHECKING:
+    from coursekit.course import Course, CourseSource
 
 __all__ = ["ExportRecord", "Student", "load_metadata_yaml", "parse_records", "RegradeError",
            "RegradeInterrupted", "regrade", "open_export", "peek_export", "find_metadata",
@@ -403,7 +406,7 @@ def expand_exports(paths: list[Path]) -> list[Path]:
     return unique
 
 
-def check_module(export: Export, module_name: str, course: Any) -> None:
+def check_module(export: Export, module_name: str, course: Course) -> None:
     """Refuse an export whose old results say they are for another module.
 
     Raises:
@@ -424,7 +427,7 @@ def check_module(export: Export, module_name: str, course: Any) -> None:
                 f"{module_name}; is this the export of another assignment?")
 
 
-def detect_module(export: Export, course: Any) -> str:
+def detect_module(export: Export, course: Course) -> str:
     """The module an export is for: its old results' ``extra_data.module``, else the
     assignment title ("Module 03 · Layers").
 
@@ -442,7 +445,7 @@ def detect_module(export: Export, course: Any) -> str:
 
 
 # ----------------------------------------------------------------------------- grading
-def submission_metadata(record: ExportRecord, *, module: Any, course: Any,
+def submission_metadata(record: ExportRecord, *, module: Any, course: Course,
                         assignment_id: str | None) -> dict[str, Any]:
     """Gradescope's ``submission_metadata.json`` rebuilt from one YAML record."""
     if record.assignment:
@@ -776,7 +779,7 @@ def default_outdir(module_name: str, export: Path) -> Path:
     return paths.BUILD / "regrade" / f"{module_name}-{stem or 'export'}"
 
 
-def _load_course(course: Any) -> Any:
+def _load_course(course: CourseSource) -> Course:
     from coursekit.course import CourseError, resolve_course
 
     try:
@@ -785,7 +788,7 @@ def _load_course(course: Any) -> Any:
         raise RegradeError(str(exc)) from None
 
 
-def resolve_module(course: Any, ref: str) -> Any:
+def resolve_module(course: Course, ref: str) -> Any:
     """The module to regrade; it must have a hidden suite.
 
     Raises:
@@ -847,7 +850,7 @@ def _remove_stale_work(outdir: Path) -> list[str]:
     return notes
 
 
-def regrade(*, export: Path | list[Path], module: str | None = None, course: Any = None,
+def regrade(*, export: Path | list[Path], module: str | None = None, course: CourseSource = None,
             out: Path | None = None, dry_run: bool = False, apply: bool = False,
             store: str | Path | None = None, jobs: int = 1, scheduler: Any = None,
             on_start: Callable[[int], None] | None = None,
@@ -1070,7 +1073,7 @@ def _units(sources: list[Path], exports: list[Export], mods: list[Any], outdir: 
     return units
 
 
-def _preflight(exports: list[Export], mods: list[Any], course: Any, *, apply: bool,
+def _preflight(exports: list[Export], mods: list[Any], course: Course, *, apply: bool,
                store: str | Path | None, accept: str | None = None) -> list[str]:
     """Everything that would make ``--apply`` refuse, found before grading starts.
 
@@ -1118,7 +1121,7 @@ def _log_run(outdir: Path | None, report: RegradeReport, stale: list[str]) -> No
         fh.write(json.dumps(line) + "\n")
 
 
-def _ingest(report: RegradeReport, units: list[Unit], *, outdir: Path, course: Any,
+def _ingest(report: RegradeReport, units: list[Unit], *, outdir: Path, course: Course,
             store: str | Path | None, accept: str | None = None,
             accept_drops: str | None = None) -> dict[str, Any]:
     """Record the old scores (the exports themselves) and then the new results.

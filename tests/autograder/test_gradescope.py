@@ -78,7 +78,8 @@ def test_zip_layout(mini_zip):
     assert {"setup.sh", "run_autograder", "requirements.txt", "course.json", "goldens.json",
             "manifest.json", "autograder/suite.py", "autograder/harness/core.py",
             "autograder/harness/child.py", "autograder/gradescope/run.py",
-            "autograder/suites/01_mini/suite.py", "coursekit/export.py", "reference/__init__.py",
+            "autograder/suites/01_mini/suite.py", "coursekit/export.py", "coursekit/markers.py",
+            "coursekit/__init__.py", "reference/__init__.py",
             "public_tests/checks.py"} <= names
     assert "reference/mini.py" not in names, "the graded module's solution must not ship"
     assert "released stub" in later, "later modules ship as stubs, not solutions"
