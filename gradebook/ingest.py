@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from gradebook import gradescope as gs
+from coursekit import gradescope_export as gs
 from gradebook.errors import GradebookError, where
 from gradebook.identity import RosterIndex
 from gradebook.inputs import read_csv_rows, sha256_file
@@ -408,7 +408,7 @@ def parse_export(path: Path, *, course: Course, module: str | None = None,
                  accept: str | None = None) -> Source:
     """Parse a Gradescope "Export Submissions" archive (zip) or its unpacked folder.
 
-    Read with :mod:`gradebook.gradescope`, the reader ``tito regrade`` uses too. Each record's
+    Read with :mod:`coursekit.gradescope_export`, the reader ``tito regrade`` uses too. Each record's
     ``:results:`` (that submission's results.json) gives its scores; a record without results
     is scored from ``:score:`` (needs ``--module``). Only the active submission is scored (as
     Gradescope does); earlier ones in ``:history:`` are counted in the notes.
@@ -417,9 +417,12 @@ def parse_export(path: Path, *, course: Course, module: str | None = None,
         GradebookError: invalid YAML, a record without submitters or time, a student in two
             records, or a score that fails the checks of :func:`results_rows`.
     """
-    text, loc = gs.read_metadata(path)
+    try:
+        text, loc = gs.read_metadata(path)
+        records = gs.parse_records(gs.load_metadata_yaml(text, loc), loc)
+    except gs.GradescopeExportError as exc:
+        raise GradebookError(str(exc)) from None
     sha = sha256_file(path) if path.is_file() else hashlib.sha256(text.encode()).hexdigest()
-    records = gs.parse_records(gs.load_metadata_yaml(text, loc), loc)
     dup = gs.duplicate_message(records, loc)
     if dup:
         raise GradebookError(dup)
@@ -542,7 +545,7 @@ def collect(paths: Iterable[Path]) -> list[tuple[str, Path]]:
         if not p.exists():
             raise GradebookError(f"{p}: no such file or folder")
         if p.is_dir():
-            if gs._depth_walk(p):
+            if gs.depth_walk(p):
                 out.append(("export", p))
                 continue
             found = _walk_folder(p)

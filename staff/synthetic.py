@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from coursekit.gradescope_export import METADATA_YML
+
 if TYPE_CHECKING:
     from coursekit.course import Course
 
@@ -277,7 +279,7 @@ def synth_export(*, module: str, n: int, out: Path, seed: int = 0, course: Cours
         files[f"{base}/submission_{sub_id}/{mod.name}.ipynb"] = data
         records.append(SynthRecord(sub_id, kind, students, detail))
     text = _yaml(doc)
-    files[f"{base}/submission_metadata.yml"] = text.encode()
+    files[f"{base}/{METADATA_YML}"] = text.encode()  # the name the reader looks for
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     if as_zip:

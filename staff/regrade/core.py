@@ -1,7 +1,7 @@
 """Regrade Gradescope "Export Submissions" archives (``tito regrade``): one module or a term.
 
 Each export is a zip (or its unpacked folder) holding ``assignment_<id>_export/`` with
-``submission_metadata.yml`` (read by :mod:`gradebook.gradescope`, the one reader every command
+``submission_metadata.yml`` (read by :mod:`coursekit.gradescope_export`, the one reader every command
 uses) and one ``submission_<id>/`` folder per active submission. For every record,
 :func:`regrade`:
 
@@ -42,15 +42,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from gradebook import gradescope as gs
-from gradebook.errors import GradebookError
-from gradebook.gradescope import (
+from coursekit import gradescope_export as gs
+from coursekit.gradescope_export import (
     ExportRecord,
+    GradescopeExportError,
     Student,
     duplicate_students,
     load_metadata_yaml,
     parse_records,
 )
+from gradebook.errors import GradebookError
 
 if TYPE_CHECKING:
     from coursekit.course import Course, CourseSource
@@ -305,7 +306,7 @@ def _unpack(zip_path: Path, dest: Path) -> list[str]:
     """
     try:
         zf = gs.open_zip(zip_path)
-    except GradebookError as exc:
+    except GradescopeExportError as exc:
         raise RegradeError(str(exc)) from None
     with zf:
         members, skipped = _members(zf, zip_path)
@@ -342,7 +343,7 @@ def open_export(path: Path, *, workdir: Path) -> Export:
         except (OSError, UnicodeDecodeError) as exc:
             raise RegradeError(f"{location}: cannot be read ({exc})") from None
         records = parse_records(load_metadata_yaml(text, location), location)
-    except GradebookError as exc:
+    except GradescopeExportError as exc:
         raise RegradeError(str(exc)) from None
     root = meta.parent
     known = {r.key for r in records}
@@ -369,7 +370,7 @@ def peek_export(path: Path) -> Export:
             with gs.open_zip(Path(path)) as zf:
                 _members(zf, Path(path))
         records, location = gs.read_records(Path(path))
-    except GradebookError as exc:
+    except GradescopeExportError as exc:
         raise RegradeError(str(exc)) from None
     return Export(source=Path(path), location=location, root=Path(path), records=records)
 
@@ -386,12 +387,12 @@ def expand_exports(paths: list[Path]) -> list[Path]:
         p = Path(p)
         if not p.exists():
             raise RegradeError(f"{p}: no such file or folder")
-        if p.is_file() or gs._depth_walk(p):
+        if p.is_file() or gs.depth_walk(p):
             out.append(p)
             continue
         inner = sorted(c for c in p.iterdir()
                        if (c.is_file() and c.suffix == ".zip" and not c.is_symlink())
-                       or (c.is_dir() and not c.is_symlink() and gs._depth_walk(c)))
+                       or (c.is_dir() and not c.is_symlink() and gs.depth_walk(c)))
         if not inner:
             raise RegradeError(f"{p}: no {METADATA_YML} in it or two folders below, and no "
                                "export .zip or export folder inside; is this a Gradescope "
@@ -483,7 +484,7 @@ def find_metadata(folder: Path, *, shown: str | None = None) -> Path:
     """
     try:
         return gs.find_metadata(folder, shown=shown)
-    except GradebookError as exc:
+    except GradescopeExportError as exc:
         raise RegradeError(str(exc)) from None
 
 

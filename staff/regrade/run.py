@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gradebook.gradescope import ExportRecord
+from coursekit.gradescope_export import ExportRecord
 from staff.regrade.core import (
     RECORD_FILE,
     RECORD_FORMAT,
