@@ -3,7 +3,8 @@
 Zip layout (reproducible: sorted entries, fixed timestamps)::
 
     setup.sh, run_autograder     from templates/ (run_autograder -> autograder/gradescope/run.py)
-    requirements.txt             NumPy pinned as in the repository's requirements.txt
+    requirements.txt             NumPy pinned as in the repository's requirements.lock (with
+                                 milestones also pydantic and PyYAML)
     course.json                  course snapshot: module, points, limits, milestones, when
                                  each module closes (open/closed is decided at grading time)
     goldens.json                 the bank: expected values of every hidden case in every
@@ -62,6 +63,7 @@ class PackagingError(RuntimeError):
 
 
 def _numpy_pin(requirements: Path) -> str:
+    """numpy's exact pin (``numpy==2.4.6``) in ``requirements`` (the repository's lock)."""
     for line in requirements.read_text(encoding="utf-8").splitlines():
         if re.match(r"^numpy\s*==", line.strip(), re.I):
             return line.strip()
@@ -139,7 +141,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Course | None = None, suite
     reference = reference or repo / "tinytorch_ref"
     public_tests = public_tests or repo / "student_release" / name / "tests"
     stubs = stubs or repo / "student_release" / "tinytorch"
-    requirements = requirements or repo / "requirements.txt"
+    requirements = requirements or repo / "requirements.lock"
     milestone_dir = milestone_dir or repo / "autograder" / "milestones" / "providers"
     if not suite_path.is_file():
         raise PackagingError(f"no hidden suite for {name} at {suite_path}")
