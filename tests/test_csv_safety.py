@@ -18,7 +18,7 @@ import pytest
 from coursekit.paths import REPO_ROOT
 from gradebook import api, csvsafe
 
-PRODUCT = ["tito", "autograder", "gradebook", "staff", "milestones", "datasets", "bench"]
+PRODUCT = ["coursekit", "coursebuild", "tito", "autograder", "gradebook", "staff", "milestones", "datasets", "bench"]
 WRITERS = re.compile(r"\.to_csv\(|csv\.writer\(|csv\.DictWriter\(|\bDictWriter\(")
 # Writes fixed sample inputs from constants in the file (no outside text), and must run as a
 # plain script without the repository on sys.path; its output is compared byte for byte.

@@ -203,7 +203,8 @@ def test_no_slow_test_and_no_package_code_reads_docs_or_the_top_readme(
     """The inert paths' premise: outside the parity tier nothing names ``docs`` as a path, and
     ``README.md`` is only ever a file the code writes into a folder of its own."""
     files = _slow_test_files(pytestconfig) + [
-        p for d in ("tito", "autograder", "gradebook", "staff", "milestones", "tinytorch_ref", "datasets")
+        p for d in ("coursekit", "coursebuild", "tito", "autograder", "gradebook", "staff",
+                  "milestones", "tinytorch_ref", "datasets")
         for p in _sources(d)]
     assert len(files) > 60
     offenders = []
@@ -273,7 +274,7 @@ def test_a_real_collection_of_a_clone_keeps_what_each_change_needs(tmp_path: Pat
         shutil.copytree(REPO_ROOT, clone, ignore=shutil.ignore_patterns(
             ".venv", "build", "__pycache__", ".pytest_cache"))
         _git(clone, "init", "-q", "-b", "main")
-    for folder in ("tests", "tito"):
+    for folder in ("tests", "coursekit", "coursebuild", "tito"):
         shutil.copytree(REPO_ROOT / folder, clone / folder, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("__pycache__"))
     _git(clone, "add", "-A")

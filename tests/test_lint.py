@@ -13,7 +13,7 @@ import pytest
 pytestmark = pytest.mark.xdist_group("mypy-cache")
 
 REPO = Path(__file__).resolve().parent.parent
-RUFF_PATHS = ["tito", "autograder", "gradebook", "staff", "tinytorch_ref", "tests", "datasets", "milestones",
+RUFF_PATHS = ["coursekit", "coursebuild", "tito", "autograder", "gradebook", "staff", "tinytorch_ref", "tests", "datasets", "milestones",
               "bench"]
 
 

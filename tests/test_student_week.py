@@ -60,7 +60,8 @@ def test_a_students_week_on_module_05(tmp_path):
                           cwd=root, env=env, capture_output=True, text=True, timeout=600))
     # the student's environment has no course repository, no reference, no PyTorch
     probe = subprocess.run([str(py), "-c", "import importlib.util as u; print([n for n in "
-                            "('tito', 'tinytorch_ref', 'torch') if u.find_spec(n)])"],
+                            "('tito', 'coursekit', 'coursebuild', 'tinytorch_ref', 'torch') "
+                            "if u.find_spec(n)])"],
                            cwd=tmp_path, env=env, capture_output=True, text=True)
     assert _check(probe).strip() == "[]"
     tito_bin = venv / "bin" / "tito"
