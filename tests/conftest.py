@@ -242,37 +242,16 @@ def _in_slow_tier(nodeid: str) -> bool:
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """``--dist loadgroup`` (what ``make test`` uses): every test is its own unit of work, except
     that the tests of a file that shares state (:func:`_shares_state`) go to one worker
-    together. pytest-xdist 3.8's own loadgroup cannot regroup under pytest 9 (it rewrites a
-    node id pytest no longer reads), so the grouping is decided here, from the node ids.
-
-    The queue starts with the slow tiers' units, then the fast tier's (each part with the
-    larger groups first, as xdist orders them, then in collection order): long tests start
-    early, and the many short ones fill the end, so no worker is left alone with a long test
-    while the other has nothing to do (docs/testing.md, *Parallel runs*)."""
+    together, and the slow tiers' units are served first (``tests/xdist_groups.py``)."""
     if config.getvalue("dist") != "loadgroup":
         return None
-    from xdist.scheduler import LoadScopeScheduling
+    from xdist_groups import FileGroups  # noqa: PLC0415 - only in a parallel run
 
-    class FileGroups(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return module if _shares_state(module) else nodeid
+    def scope(nodeid: str) -> str:
+        module = nodeid.split("::", 1)[0]
+        return module if _shares_state(module) else nodeid
 
-        def schedule(self) -> None:
-            if self.collection is None and self.collection_is_completed:
-                size: dict[str, int] = {}
-                slow: dict[str, bool] = {}
-                for nodeid in next(iter(self.registered_collections.values())):
-                    scope = self._split_scope(nodeid)
-                    size[scope] = size.get(scope, 0) + 1
-                    slow[scope] = slow.get(scope, False) or _in_slow_tier(nodeid)
-                # The base class fills each unit in; an existing key keeps its place in the
-                # ordered queue, so this order is the one the workers are served in.
-                for scope in sorted(size, key=lambda s: (not slow[s], -size[s])):
-                    self.workqueue[scope] = {}
-            super().schedule()
-
-    return FileGroups(config, log)
+    return FileGroups(config, scope=scope, slow=_in_slow_tier)
 
 
 @pytest.fixture(scope="session")

@@ -121,3 +121,29 @@ def test_the_parallel_queue_serves_the_slow_tiers_first_and_keeps_files_together
     assert len(owners) == 1, "a file that shares state runs on one worker"
     order = [collection[i] for i in workers[1].sent]
     assert order[: 2] == slow, order
+
+
+def test_a_crashed_worker_names_its_test_and_its_other_tests_run_elsewhere(
+        pytestconfig: pytest.Config) -> None:
+    """xdist asks the scheduler which test a dead worker was running (it reports that one as
+    crashed); the tests it held besides go back to the queue and reach the other worker."""
+    from xdist_groups import FileGroups
+
+    class Config:
+        def getvalue(self, name: str) -> object:
+            return {"tx": ["2*popen"]}[name]
+
+    collection = [f"tests/test_course.py::test_{i}" for i in range(6)]
+    sched = FileGroups(Config(), scope=lambda n: n, slow=lambda n: False)  # type: ignore[arg-type]
+    gw0, gw1 = _Worker("gw0"), _Worker("gw1")
+    for w in (gw0, gw1):
+        sched.add_node(w)
+        sched.add_node_collection(w, collection)
+    sched.schedule()
+    assert [len(w.sent) for w in (gw0, gw1)] == [2, 2]  # the running test and the next
+    assert sched.remove_node(gw0) == collection[gw0.sent[0]]
+    while sched.has_pending:
+        sched.mark_test_complete(gw1, next(i for i in gw1.sent
+                                           if collection[i] in sched.pending[gw1]))
+    ran = [collection[i] for i in gw0.sent[:1] + gw1.sent]
+    assert sorted(ran) == sorted(collection) and len(ran) == len(set(ran)), ran

@@ -274,9 +274,11 @@ class Trusted:
     def __init__(self, job: dict[str, Any]) -> None:
         import numpy as np  # noqa: F401 - loaded while every library path is still reachable
 
-        from autograder import standins
-        from autograder.harness import isolation, wire
-        from autograder.suite import Timed, run_case
+        # this file runs as a script: autograder is importable once load_trusted put the
+        # harness root on sys.path
+        from autograder import standins  # noqa: PLC0415 - see above
+        from autograder.harness import isolation, wire  # noqa: PLC0415 - see above
+        from autograder.suite import Timed, run_case  # noqa: PLC0415 - see above
 
         self.np = np
         self.isolation = isolation

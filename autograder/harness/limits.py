@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from coursekit.course import Course
+    from coursekit.course import Course  # noqa: PLC0415 - types only: the zip has no course.py
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from autograder.harness import wire
 from autograder.harness.limits import MilestoneInfo
 from autograder.harness.supervisor import HARNESS_ROOT, Outcome
 from autograder.harness.variants import MilestoneSeed, milestone_seeds
+from autograder.suite import TimedResult
 
 RECIPES = HARNESS_ROOT / "milestones" / "recipes.py"
 
@@ -149,8 +150,6 @@ def on_result(job: MilestoneJob, item: str, params: Any) -> dict[str, Any]:
     ``evaluate`` verdict when it has the hook (what the child sent is dropped either way).
     A timed slot's ``params`` is a :class:`autograder.suite.TimedResult`; one the grader could
     not time is a course-side problem (``grader_error``), never the student's 0."""
-    from autograder.suite import TimedResult  # noqa: PLC0415 - the suite API, parent side
-
     assert job.provider is not None
     test_x, test_y = job.held_out[item]
     if job.plan is not None and not isinstance(params, TimedResult):
@@ -171,7 +170,7 @@ def on_result(job: MilestoneJob, item: str, params: Any) -> dict[str, Any]:
 
 def score(job: MilestoneJob, outcomes: dict[str, Outcome]) -> tuple[float, str, dict[str, Any]]:
     """(points, message, extra) for one milestone from its per-seed outcomes."""
-    from autograder.milestones.grading import evaluate, k_of_n  # noqa: PLC0415 - course schema
+    from autograder.milestones.grading import evaluate, k_of_n  # noqa: PLC0415 - milestone zips only
 
     m = job.info
     judged = callable(getattr(job.provider, "evaluate", None))

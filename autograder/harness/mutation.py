@@ -54,11 +54,11 @@ from autograder.harness.limits import Limits
 from autograder.harness.package import build_package, pyc_beside
 from autograder.harness.supervisor import Outcome, RunReport, RunSpec, start_zygote
 from autograder.harness.zygote import Zygote
-from autograder.standins import stage_plan
+from autograder.standins import covering_entry, stage_plan
 from autograder.suite import Case, Suite, compare
 
 if TYPE_CHECKING:
-    from coursekit.course import Course
+    from coursekit.course import Course  # noqa: PLC0415 - types only: the zip has no course.py
 
 _BINOP_SWAPS: dict[type, type] = {
     ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
@@ -117,8 +117,6 @@ class MutationReport:
         ``(mutant id, its unit, killing case, that case's unit)`` (one bug, one charge).
         Mutants outside every unit, and kills without a case (the import failed), are left
         out."""
-        from autograder.standins import covering_entry  # noqa: PLC0415
-
         units = {c.name: c.unit for c in suite.cases}
         out = []
         for m in self.killed:
@@ -585,8 +583,8 @@ def inputs_digest(course: Course, module: Any, *, max_mutants: int | None,
     """
     import numpy  # noqa: PLC0415
 
-    from coursekit import paths  # noqa: PLC0415 - repository side only
-    from coursekit.paths import solution_path  # noqa: PLC0415
+    from coursekit import paths  # noqa: PLC0415 - repo side only
+    from coursekit.paths import solution_path  # noqa: PLC0415 - repo side only
 
     harness = paths.AUTOGRADER / "harness"  # this very code, as the repository holds it
     files = sorted(p for p in paths.REFERENCE.rglob("*") if p.is_file()
@@ -615,7 +613,7 @@ def inputs_digest(course: Course, module: Any, *, max_mutants: int | None,
 
 
 def _cache_file(module: Any) -> Path | None:
-    from coursekit import paths  # noqa: PLC0415
+    from coursekit import paths  # noqa: PLC0415 - repo side only
 
     if os.environ.get(CACHE_ENV, "").strip().lower() in ("off", "0", "no", "false"):
         return None
@@ -653,9 +651,9 @@ def module_mutation(course: Course, module: Any, *, jobs: int = 2,
     input (:func:`inputs_digest`): a missing, stale or unreadable entry means a full run. Set
     ``TT_MUTATION_CACHE=off`` (CI does) or pass ``use_cache=False`` to always run.
     """
-    from coursekit import paths  # noqa: PLC0415 - repository side only
-    from coursekit.export import solution_line_numbers  # noqa: PLC0415
-    from coursekit.paths import solution_path  # noqa: PLC0415
+    from coursekit import paths  # noqa: PLC0415 - repo side only
+    from coursekit.export import solution_line_numbers  # noqa: PLC0415 - repo side only
+    from coursekit.paths import solution_path  # noqa: PLC0415 - repo side only
 
     cache = _cache_file(module) if use_cache else None
     key = inputs_digest(course, module, max_mutants=max_mutants, limits=MUTANT_LIMITS)
@@ -678,7 +676,7 @@ def module_mutation(course: Course, module: Any, *, jobs: int = 2,
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: mutation-test one module's hidden suite against the repository's reference."""
-    from coursekit.course import load_course  # noqa: PLC0415
+    from coursekit.course import load_course  # noqa: PLC0415 - repo side only
 
     ap = argparse.ArgumentParser(description="Mutation-test a module's hidden suite.")
     ap.add_argument("module")

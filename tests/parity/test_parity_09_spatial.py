@@ -15,7 +15,7 @@ import torch.nn.functional as TF
 
 import tinytorch_ref as tt
 import tinytorch_ref.nn.functional as F
-from tinytorch_ref.spatial import _pad, col2im, im2col
+from tinytorch_ref.spatial import _pad, col2im, im2col, sliding_windows, window_grads, windows_tile
 
 pytestmark = pytest.mark.parity
 RTOL, ATOL = 1e-5, 1e-5
@@ -159,6 +159,63 @@ def test_max_pool2d_forward_and_backward(case, relu):
     (ya * tt.Tensor(g)).sum().backward()
     (yb * torch.tensor(g)).sum().backward()
     _close(a.grad.numpy(), b.grad, "max_pool2d d input")
+
+
+#: windows that tile the padded image (max pooling's reshape path, no col2im), with padding,
+#: ceil_mode and a non-square kernel
+TILING_CASES = [
+    # (shape, kernel, stride, padding, ceil_mode)
+    ((2, 3, 8, 8), 2, None, 0, False),
+    ((2, 2, 6, 6), 2, 2, 1, False),
+    ((2, 2, 6, 9), (2, 3), None, 0, False),
+    ((1, 3, 7, 7), 2, 2, 0, True),
+    ((2, 1, 9, 6), 3, 3, 0, False),
+]
+
+
+@pytest.mark.parametrize("case", TILING_CASES, ids=[str(c) for c in TILING_CASES])
+def test_max_pool2d_over_tiling_windows_is_torch_bit_for_bit(case):
+    """Ties of -0 and +0, NaN and repeats: the maximum (a NaN wins) and the gradient to the
+    first maximum in row-major order, exactly as PyTorch, where the windows tile. (The sign
+    of a zero maximum is not compared: ``np.maximum(-0.0, 0.0)`` is ``0.0`` in NumPy, where
+    PyTorch keeps the first, as the reference always has.)"""
+    shape, k, s, p, ceil = case
+    rng = _rng("maxpool-tiling", case)
+    x = rng.choice(np.array([-1.0, -0.0, 0.0, 0.5, np.nan], np.float32), size=shape,
+                   p=[0.2, 0.3, 0.3, 0.15, 0.05]).astype(np.float32)
+    a, b = _pair_of_tensors(x)
+    ya = F.max_pool2d(a, k, s, p, ceil_mode=ceil)
+    yb = TF.max_pool2d(b, k, s, p, ceil_mode=ceil)
+    ours, theirs = ya.numpy(), yb.detach().numpy()
+    assert ours.shape == theirs.shape
+    assert np.array_equal(np.isnan(ours), np.isnan(theirs)), "max_pool2d: NaN windows"
+    assert np.array_equal(ours, theirs, equal_nan=True), "max_pool2d output"
+    g = rng.standard_normal(theirs.shape).astype(np.float32)
+    (ya * tt.Tensor(g)).sum().backward()
+    (yb * torch.tensor(g)).sum().backward()
+    assert np.array_equal(a.grad.numpy(), b.grad.numpy()), "max_pool2d d input"
+
+
+@pytest.mark.parametrize("shape, kernel, stride, dilation, tiles", [
+    ((2, 3, 8, 6), (2, 2), (2, 2), (1, 1), True),
+    ((1, 2, 9, 6), (3, 2), (3, 2), (1, 1), True),
+    ((1, 2, 9, 6), (2, 2), (2, 2), (1, 1), False),  # a row left over
+    ((1, 2, 8, 8), (2, 2), (1, 1), (1, 1), False),  # overlapping windows
+    ((1, 2, 8, 8), (2, 2), (2, 2), (2, 2), False),  # dilated taps
+])
+def test_window_grads_is_a_view_of_the_image_gradient_exactly_when_windows_tile(
+        shape, kernel, stride, dilation, tiles):
+    assert windows_tile(shape, kernel, stride, dilation) is tiles
+    dxp, dwin = window_grads(shape, kernel, stride, dilation, np.float32)
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    expected = sliding_windows(x, kernel, stride, dilation)  # (N, C, kh, kw, Ho, Wo)
+    assert dwin.shape == expected.shape
+    if not tiles:
+        assert dxp is None  # the caller adds dwin back with col2im
+        return
+    assert dxp.shape == shape and np.shares_memory(dxp, dwin)
+    dwin[...] = expected  # writing every window entry writes every pixel, in place
+    assert np.array_equal(dxp, x)
 
 
 @pytest.mark.parametrize("case", POOL_CASES, ids=[str(c) for c in POOL_CASES])
