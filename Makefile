@@ -18,11 +18,12 @@ PYTEST_PAR := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.txt requirements.lock pyproject.toml
+# pyproject.toml lists the direct dependencies (and the test/dev extras); requirements.lock
+# pins every package exactly, so every machine gets the same versions.
+$(VENV)/.installed: requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel
-	$(PY) -m pip install -q -r requirements.txt -c requirements.lock
-	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
+	$(PY) -m pip install -q -c requirements.lock --no-build-isolation -e '.[test,dev]'
 	touch $@
 
 # Instructor CI extras: PyTorch (CPU build, pinned exactly) for the parity suite only, and the
@@ -31,7 +32,7 @@ setup-dev: $(VENV)/.installed-dev
 
 $(VENV)/.installed-dev: $(VENV)/.installed
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -c requirements.lock --no-build-isolation -e '.[dask]'
+	$(PY) -m pip install -q -c requirements.lock --no-build-isolation -e '.[test,dev,dask]'
 	touch $@
 
 demo: setup
@@ -73,7 +74,7 @@ test-stress:
 	bash .ci/stress
 
 lint: setup
-	$(VENV)/bin/ruff check tito autograder gradebook staff tinytorch_ref tests tinytorch_data tinytorch_milestones milestones bench
+	$(VENV)/bin/ruff check coursekit coursebuild tito autograder gradebook staff tinytorch_ref tests tinytorch_data tinytorch_milestones milestones bench
 	$(VENV)/bin/mypy
 	for s in autograder/suites/*/suite.py; do $(VENV)/bin/mypy "$$s" || exit 1; done
 

@@ -42,9 +42,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tito.course import load_course  # noqa: E402
-from tito.release import built_modules  # noqa: E402
-from tito.samples import build_notebook  # noqa: E402
+from coursebuild.release import built_modules  # noqa: E402
+from coursebuild.samples import build_notebook  # noqa: E402
+from coursekit.course import load_course  # noqa: E402
 
 TITO = str(Path(sys.executable).parent / "tito")
 

@@ -45,10 +45,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import benchlib  # noqa: E402 - bench/benchlib.py
 
+from coursebuild.release import built_modules  # noqa: E402
+from coursebuild.samples import build_notebook, dump_notebook, notebook_with_exports  # noqa: E402
+from coursekit.course import Module, load_course  # noqa: E402
+from coursekit.markers import EXPORT_DIRECTIVE, is_export_source  # noqa: E402
 from tests.alternatives import build_alternative  # noqa: E402
-from tito.course import Module, load_course  # noqa: E402
-from tito.release import built_modules  # noqa: E402
-from tito.samples import build_notebook, dump_notebook, notebook_with_exports  # noqa: E402
 
 TITO = str(Path(sys.executable).parent / "tito")
 ALTERNATIVES = ROOT / "tests" / "fixtures" / "alternatives"
@@ -74,10 +75,10 @@ def alternative_notebook(module: Module, path: Path) -> dict:
     exports is that module."""
     release = build_notebook(module, "untouched")
     n_exports = sum(1 for c in release["cells"] if c["cell_type"] == "code"
-                    and "".join(c["source"]).lstrip().startswith("#| export"))
+                    and is_export_source("".join(c["source"])))
     source = build_alternative(path)
-    return notebook_with_exports(module, ["#| export\n" + source]
-                                 + ["#| export\n"] * (n_exports - 1))
+    return notebook_with_exports(module, [f"{EXPORT_DIRECTIVE}\n{source}"]
+                                 + [f"{EXPORT_DIRECTIVE}\n"] * (n_exports - 1))
 
 
 def notebooks(module: Module, alternatives: bool) -> list[tuple[str, dict]]:

@@ -40,12 +40,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from coursebuild.release import dump_notebook  # noqa: E402
+from coursebuild.samples import notebook_with_exports, solution_export_sources  # noqa: E402
+from coursekit.course import load_course  # noqa: E402
 from staff.integrity import run_integrity  # noqa: E402
 from staff.integrity.synthetic import disguise  # noqa: E402
 from tests.alternatives import build_alternative  # noqa: E402
-from tito.course import load_course  # noqa: E402
-from tito.release import dump_notebook  # noqa: E402
-from tito.samples import notebook_with_exports, solution_export_sources  # noqa: E402
 
 LIVE = ["{v} = len(str({n}))", "{v} = max({n}, {m})", "{v} = [{n}] + [{m}]",
         "{v} = abs(-{n})", "{v} = sorted([{m}, {n}])"]
@@ -108,8 +108,8 @@ def build_alternatives_set(folder: Path, module_name: str, buggy: int, seed: int
                            ) -> dict[str, str]:
     """Write one module's set of ``.py`` submissions; returns {file stem: family}."""
     from autograder.harness.mutation import read_catalogue
-    from tito import paths
-    from tito.course import load_course
+    from coursekit import paths
+    from coursekit.course import load_course
 
     module = load_course().module(module_name)
     sources: dict[str, str] = {"reference": (paths.REFERENCE / f"{module.slug}.py").read_text()}
@@ -138,7 +138,7 @@ def build_alternatives_set(folder: Path, module_name: str, buggy: int, seed: int
 
 def alternatives_benchmark(buggy: int, seed: int) -> int:
     """Precision/recall on sets of independent implementations, per module and pooled."""
-    from tito.course import load_course
+    from coursekit.course import load_course
 
     modules = [m.name for m in load_course().modules if (ALTERNATIVES / m.name).is_dir()]
     if not modules:

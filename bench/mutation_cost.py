@@ -33,13 +33,13 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import benchlib  # noqa: E402 - bench/benchlib.py
 
-from tito import paths  # noqa: E402
-from tito.course import load_course  # noqa: E402
+from coursekit import paths  # noqa: E402
+from coursekit.course import load_course  # noqa: E402
 
 _RUN = (
     "import json, sys\n"
     "from autograder.harness.mutation import module_mutation\n"
-    "from tito.course import load_course\n"
+    "from coursekit.course import load_course\n"
     "c = load_course()\n"
     "rep = module_mutation(c, c.module(sys.argv[1]), jobs=int(sys.argv[2]), use_cache=False)\n"
     "json.dump(rep.to_json(), sys.stdout)\n"

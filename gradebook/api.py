@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -24,12 +24,15 @@ from gradebook.inputs import parse_extensions, parse_roster, parse_scores, sha25
 from gradebook.items import catalogue, policy_from_course, resolve_item
 from gradebook.store import Store, current_user, now_utc
 
+if TYPE_CHECKING:
+    from coursekit.course import Course, CourseSource
+
 SAMPLE_TERM = Path(__file__).resolve().parent.parent / "samples" / "term"
 
 
-def load_course_any(course: Any = None) -> Any:
+def load_course_any(course: CourseSource = None) -> Course:
     """A loaded course from a path, ``None`` (the default course.yml) or a course object."""
-    from tito.course import CourseError, resolve_course
+    from coursekit.course import CourseError, resolve_course
 
     try:
         return resolve_course(course)
@@ -37,9 +40,9 @@ def load_course_any(course: Any = None) -> Any:
         raise GradebookError(str(exc)) from None
 
 
-def open_store(store: str | Path | None, course: Any) -> Store:
+def open_store(store: str | Path | None, course: Course) -> Store:
     """Open the store given, or the course's default (relative to the repository)."""
-    from tito.paths import REPO_ROOT
+    from coursekit.paths import REPO_ROOT
 
     url = store if store is not None else course.course.gradebook_store
     return Store(url, root=REPO_ROOT if store is None else Path.cwd())
@@ -57,7 +60,7 @@ class RosterSummary:
     unchanged: bool = False
 
 
-def roster(csv: Path, *, store: str | Path | None = None, course: Any = None) -> RosterSummary:
+def roster(csv: Path, *, store: str | Path | None = None, course: CourseSource = None) -> RosterSummary:
     """Import a roster (Canvas export format + optional ``Track``/``Email`` columns).
 
     The new roster replaces the current one; every import is kept. Importing the same file
@@ -99,7 +102,7 @@ def _roster_or_fail(st: Store) -> pd.DataFrame:
 
 
 def ingest(
-    paths: list[Path], *, store: str | Path | None = None, course: Any = None,
+    paths: list[Path], *, store: str | Path | None = None, course: CourseSource = None,
     module: str | None = None, item: str | None = None, dry_run: bool = False,
     progress: Callable[[int, int], None] | None = None, accept: str | None = None,
 ) -> IngestReport:
@@ -122,7 +125,7 @@ def ingest(
                       progress=None if progress is None else (lambda n: progress(n, total)))
 
 
-def extensions(file: Path, *, store: str | Path | None = None, course: Any = None) -> int:
+def extensions(file: Path, *, store: str | Path | None = None, course: CourseSource = None) -> int:
     """Import an extensions/accommodations CSV; returns the rows added (0 if seen before)."""
     c = load_course_any(course)
     with open_store(store, c) as st:
@@ -162,7 +165,7 @@ def _score_source(
     return Source(path, sha, kind, out)
 
 
-def manual(file: Path, *, store: str | Path | None = None, course: Any = None,
+def manual(file: Path, *, store: str | Path | None = None, course: CourseSource = None,
            dry_run: bool = False) -> IngestReport:
     """Import hand-graded scores (written questions) from a CSV."""
     c = load_course_any(course)
@@ -177,7 +180,7 @@ def manual(file: Path, *, store: str | Path | None = None, course: Any = None,
 
 def override(
     student: str, item: str, score: str | float | None, *, reason: str,
-    store: str | Path | None = None, course: Any = None,
+    store: str | Path | None = None, course: CourseSource = None,
 ) -> IngestReport:
     """Override one item's final score (item points), or clear it with ``score='clear'``."""
     c = load_course_any(course)
@@ -215,7 +218,7 @@ def override(
         return record(st, [src])
 
 
-def overrides_file(file: Path, *, store: str | Path | None = None, course: Any = None
+def overrides_file(file: Path, *, store: str | Path | None = None, course: CourseSource = None
                    ) -> IngestReport:
     """Import overrides from a CSV (``student, item, score, reason``)."""
     c = load_course_any(course)
@@ -229,7 +232,7 @@ def overrides_file(file: Path, *, store: str | Path | None = None, course: Any =
 
 
 # ------------------------------------------------------------------------ outputs
-def build(*, store: str | Path | None = None, course: Any = None, as_of: str | None = None,
+def build(*, store: str | Path | None = None, course: CourseSource = None, as_of: str | None = None,
           output: Path | None = None) -> fr.Built:
     """Compute the gradebook; with ``output`` write ``grades.csv`` and ``scores.csv`` there."""
     c = load_course_any(course)
@@ -246,7 +249,7 @@ def build(*, store: str | Path | None = None, course: Any = None, as_of: str | N
     return built
 
 
-def export(*, fmt: str, output: Path, store: str | Path | None = None, course: Any = None,
+def export(*, fmt: str, output: Path, store: str | Path | None = None, course: CourseSource = None,
            as_of: str | None = None, with_total: bool = False,
            canvas_ids: Path | None = None) -> Path:
     """Write the Canvas (``fmt='canvas'``) or Gradescope-style (``'gradescope'``) CSV.
@@ -267,7 +270,7 @@ def export(*, fmt: str, output: Path, store: str | Path | None = None, course: A
     return out
 
 
-def explain(student: str, *, store: str | Path | None = None, course: Any = None,
+def explain(student: str, *, store: str | Path | None = None, course: CourseSource = None,
             as_of: str | None = None) -> str:
     """Every number behind one student's grade, as text."""
     from gradebook import explain as exp
@@ -279,7 +282,7 @@ def explain(student: str, *, store: str | Path | None = None, course: Any = None
     return exp.explain(built, res.student)
 
 
-def report(*, output: Path, store: str | Path | None = None, course: Any = None,
+def report(*, output: Path, store: str | Path | None = None, course: CourseSource = None,
            as_of: str | None = None) -> Path:
     """Write the self-contained HTML report."""
     from gradebook import report as rep
@@ -291,7 +294,7 @@ def report(*, output: Path, store: str | Path | None = None, course: Any = None,
     return out
 
 
-def check(*, store: str | Path | None = None, course: Any = None, as_of: str | None = None
+def check(*, store: str | Path | None = None, course: CourseSource = None, as_of: str | None = None
           ) -> list[Any]:
     """Problems in the inputs (see :mod:`gradebook.check`)."""
     from gradebook import check as chk
@@ -303,7 +306,7 @@ def check(*, store: str | Path | None = None, course: Any = None, as_of: str | N
     return chk.problems(frames, sources)
 
 
-def load_sample(*, store: str | Path | None = None, course: Any = None,
+def load_sample(*, store: str | Path | None = None, course: CourseSource = None,
                 root: Path = SAMPLE_TERM) -> dict[str, Any]:
     """Load the bundled sample term: roster, results, export, CSVs, extensions, overrides."""
     c = load_course_any(course)
@@ -318,7 +321,7 @@ def load_sample(*, store: str | Path | None = None, course: Any = None,
     return done
 
 
-def canvas_ids(*, source: Path, output: Path, course: Any = None) -> dict[str, str]:
+def canvas_ids(*, source: Path, output: Path, course: CourseSource = None) -> dict[str, str]:
     """Learn the Canvas assignment id of each item from a Canvas gradebook export and write
     them as ``item,assignment_id`` rows (the file ``export --canvas-ids`` reads)."""
     from gradebook import export as ex

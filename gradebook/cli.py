@@ -14,10 +14,10 @@ from typing import Any, TypeVar
 
 import click
 
+from coursekit.errors import UserError
 from gradebook import api
 from gradebook.errors import GradebookError
 from gradebook.ingest import IngestReport
-from tito.errors import UserError
 
 F = TypeVar("F", bound=Callable[..., Any])
 

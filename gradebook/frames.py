@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from gradebook import policy as pol
 from gradebook.items import Policy, catalogue, policy_from_course
 from gradebook.store import Store
+
+if TYPE_CHECKING:
+    from coursekit.course import Course
 
 
 @dataclass
@@ -26,7 +29,7 @@ class Frames:
         tests: per-test results.
     """
 
-    course: Any
+    course: Course
     items: pd.DataFrame
     policy: Policy
     roster: pd.DataFrame
@@ -36,7 +39,7 @@ class Frames:
     roster_source: str | None
 
 
-def load(store: Store, course: Any) -> Frames:
+def load(store: Store, course: Course) -> Frames:
     """Read the store into frames (times parsed to UTC, scores as floats)."""
     events = store.events()
     events["submitted_at"] = pd.to_datetime(events["submitted_at"], utc=True, format="ISO8601")
@@ -75,7 +78,7 @@ def parse_as_of(text: str | None, frames: Frames) -> pd.Timestamp | None:
     return parse_local_time(text, frames.course.tz, "--as-of")
 
 
-def build(store: Store, course: Any, as_of: str | None = None) -> Built:
+def build(store: Store, course: Course, as_of: str | None = None) -> Built:
     """Load and build the whole gradebook."""
     frames = load(store, course)
     if frames.roster.empty:

@@ -30,16 +30,19 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from gradebook import gradescope as gs
+from coursekit import gradescope_export as gs
 from gradebook.errors import GradebookError, where
 from gradebook.identity import RosterIndex
 from gradebook.inputs import read_csv_rows, sha256_file
 from gradebook.store import Store, current_user, now_utc
 from gradebook.tables import records
+
+if TYPE_CHECKING:
+    from coursekit.course import Course
 
 GRADE_CSV_REQUIRED = ["SID", "Email", "Total Score", "Max Points", "Status", "Submission Time"]
 #: A results.json or submission_metadata.json larger than this is refused unread (the grader
@@ -154,7 +157,7 @@ def _num(value: object, what: str) -> float:
     return out
 
 
-def _module_name(course: Any, ref: object, what: str) -> str:
+def _module_name(course: Course, ref: object, what: str) -> str:
     try:
         return str(course.module(str(ref)).name)
     except ValueError as exc:
@@ -162,7 +165,7 @@ def _module_name(course: Any, ref: object, what: str) -> str:
 
 
 def results_rows(
-    results: Any, *, course: Any, users: list[dict[str, Any]], submitted_at: str,
+    results: Any, *, course: Course, users: list[dict[str, Any]], submitted_at: str,
     submission_id: str | None, kind: str, what: str, module: str | None = None,
     fallback_score: float | None = None, declared_score: float | None = None,
     accept: str | None = None,
@@ -304,7 +307,7 @@ def results_rows(
 
 
 def _pending_items(results: dict[str, Any], extra: Any, per_item: dict[str, list[float]],
-                   course: Any, mod: Any) -> dict[str, list[str]]:
+                   course: Course, mod: Any) -> dict[str, list[str]]:
     """Items of ``results`` that are pending (course side), each with why.
 
     Tests tagged ``pending`` make their item pending; ``extra_data.grader_error`` (the run
@@ -372,7 +375,7 @@ def read_json(path: Path) -> Any:
         raise GradebookError(f"{path}: invalid JSON (nested too deeply)") from None
 
 
-def parse_results_file(path: Path, *, course: Any, module: str | None = None,
+def parse_results_file(path: Path, *, course: Course, module: str | None = None,
                        accept: str | None = None) -> Source:
     """Parse a results.json and its sibling submission_metadata.json.
 
@@ -401,11 +404,11 @@ def parse_results_file(path: Path, *, course: Any, module: str | None = None,
     return Source(str(path), sha, "results_json", rows)
 
 
-def parse_export(path: Path, *, course: Any, module: str | None = None,
+def parse_export(path: Path, *, course: Course, module: str | None = None,
                  accept: str | None = None) -> Source:
     """Parse a Gradescope "Export Submissions" archive (zip) or its unpacked folder.
 
-    Read with :mod:`gradebook.gradescope`, the reader ``tito regrade`` uses too. Each record's
+    Read with :mod:`coursekit.gradescope_export`, the reader ``tito regrade`` uses too. Each record's
     ``:results:`` (that submission's results.json) gives its scores; a record without results
     is scored from ``:score:`` (needs ``--module``). Only the active submission is scored (as
     Gradescope does); earlier ones in ``:history:`` are counted in the notes.
@@ -414,9 +417,12 @@ def parse_export(path: Path, *, course: Any, module: str | None = None,
         GradebookError: invalid YAML, a record without submitters or time, a student in two
             records, or a score that fails the checks of :func:`results_rows`.
     """
-    text, loc = gs.read_metadata(path)
+    try:
+        text, loc = gs.read_metadata(path)
+        records = gs.parse_records(gs.load_metadata_yaml(text, loc), loc)
+    except gs.GradescopeExportError as exc:
+        raise GradebookError(str(exc)) from None
     sha = sha256_file(path) if path.is_file() else hashlib.sha256(text.encode()).hexdigest()
-    records = gs.parse_records(gs.load_metadata_yaml(text, loc), loc)
     dup = gs.duplicate_message(records, loc)
     if dup:
         raise GradebookError(dup)
@@ -438,7 +444,7 @@ def parse_export(path: Path, *, course: Any, module: str | None = None,
     return Source(str(path), sha, "gradescope_export", rows, notes if history else [])
 
 
-def infer_item(course: Any, path: Path) -> str:
+def infer_item(course: Course, path: Path) -> str:
     """Tell the item of a Gradescope grade CSV from its file name.
 
     ``Module_03_Layers_scores.csv`` -> ``03_layers``; ``03_written_scores.csv`` ->
@@ -465,7 +471,7 @@ def infer_item(course: Any, path: Path) -> str:
     return f"{name}:written" if "written" in stem else name
 
 
-def parse_grade_csv(path: Path, *, course: Any, item: str | None = None,
+def parse_grade_csv(path: Path, *, course: Course, item: str | None = None,
                     accept: str | None = None) -> Source:
     """Parse a Gradescope per-assignment grade CSV ("Download Grades").
 
@@ -539,7 +545,7 @@ def collect(paths: Iterable[Path]) -> list[tuple[str, Path]]:
         if not p.exists():
             raise GradebookError(f"{p}: no such file or folder")
         if p.is_dir():
-            if gs._depth_walk(p):
+            if gs.depth_walk(p):
                 out.append(("export", p))
                 continue
             found = _walk_folder(p)
@@ -600,7 +606,7 @@ def _is_grade_csv(path: Path) -> bool:
 
 
 def parse_inputs(
-    paths: Iterable[Path], *, course: Any, module: str | None = None, item: str | None = None,
+    paths: Iterable[Path], *, course: Course, module: str | None = None, item: str | None = None,
     accept: str | None = None,
 ) -> list[Source]:
     """Parse every input; the first bad file raises (nothing has been written yet).

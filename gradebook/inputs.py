@@ -14,12 +14,15 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from gradebook.errors import GradebookError, where
 from gradebook.identity import RosterIndex
+
+if TYPE_CHECKING:
+    from coursekit.course import Course
 
 ROSTER_REQUIRED = ["Student", "SIS User ID", "SIS Login ID", "Section"]
 TIME_FORMAT = "%Y-%m-%d %H:%M"
@@ -204,7 +207,7 @@ def _number(text: str, what: str) -> float:
 
 
 # -------------------------------------------------------------------- extensions
-def parse_extensions(path: Path, *, course: Any, roster: pd.DataFrame) -> list[dict[str, Any]]:
+def parse_extensions(path: Path, *, course: Course, roster: pd.DataFrame) -> list[dict[str, Any]]:
     """Read per-student extensions and accommodations.
 
     Columns: ``student`` (SIS User ID, login or email), ``module`` (``01``, ``tensor``, ... or
@@ -274,7 +277,7 @@ def parse_extensions(path: Path, *, course: Any, roster: pd.DataFrame) -> list[d
 
 # ------------------------------------------------------------- manual / overrides
 def parse_scores(
-    path: Path, *, course: Any, roster: pd.DataFrame, items: pd.DataFrame, override: bool
+    path: Path, *, course: Course, roster: pd.DataFrame, items: pd.DataFrame, override: bool
 ) -> list[dict[str, Any]]:
     """Read hand-entered scores: written questions (``manual``) or overrides.
 

@@ -77,10 +77,10 @@ class Policy:
 
 
 def policy_from_course(course: object) -> Policy:
-    """Read the grading policy from a loaded ``tito.course.Course``.
+    """Read the grading policy from a loaded ``coursekit.course.Course``.
 
     Args:
-        course: the course (typed schema from ``tito.course.load_course``).
+        course: the course (typed schema from ``coursekit.course.load_course``).
 
     Returns:
         The policy numbers.

@@ -170,7 +170,7 @@ def connect_postgres(url: str) -> PgConnection:
     try:
         import psycopg
         from psycopg.conninfo import conninfo_to_dict
-    except ImportError:  # pragma: no cover - psycopg is pinned in requirements.txt
+    except ImportError:  # pragma: no cover - psycopg is a dependency (pyproject.toml)
         raise GradebookError(
             f"store {where}: PostgreSQL stores need the psycopg driver: "
             "pip install 'psycopg[binary]'"

@@ -53,7 +53,7 @@ class History:
 def staff() -> bool:
     """True in the course repository (tito and the reference package are there), False in
     the student release."""
-    return importlib.util.find_spec("tito") is not None and (REPO_ROOT / "course.yml").is_file()
+    return importlib.util.find_spec("coursekit") is not None and (REPO_ROOT / "course.yml").is_file()
 
 
 def add_package_option(p: argparse.ArgumentParser) -> None:
@@ -209,7 +209,7 @@ def milestone_config(milestone_id: str) -> Any:
     """The milestone's entry of course.yml; in the student release (no course.yml, no tito),
     the copy ``milestones.json`` that ``tito release`` writes next to this file."""
     try:
-        from tito.course import load_course
+        from coursekit.course import load_course
     except ImportError:
         import json
         from types import SimpleNamespace

@@ -87,8 +87,8 @@ def alternative_package(spec: str, into: Path) -> str:
         raise SystemExit(f"--alternative {spec}: no {source.relative_to(REPO_ROOT)}; "
                          f"give one of {', '.join(known)}")
     sys.path.insert(0, str(REPO_ROOT))
+    from coursekit.course import load_course  # noqa: PLC0415 - staff tool, only with --alternative
     from tests.alternatives import build_alternative  # noqa: PLC0415 - the fixture on its release
-    from tito.course import load_course  # noqa: PLC0415 - staff tool, only with --alternative
 
     slug = load_course().module(module).slug
     shutil.copytree(REPO_ROOT / "tinytorch_ref", into / "ttalt",

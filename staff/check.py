@@ -3,7 +3,7 @@
 course.yml itself is validated on load (schema, cross-references, plausible ranges). This adds
 what needs the repository: for every declared module, whether it is built (solution module and
 hidden suite, or neither: half a module is a problem), its solution markers
-(:mod:`tito.authoring`), that its suite loads, names the module and sums to course.yml's points
+(:mod:`coursebuild.authoring`), that its suite loads, names the module and sums to course.yml's points
 with a hint on every case, that its units are declared and found in the reference (every case
 grades one, no stand-in cycle), that the reference and the release were regenerated, that a buggy
 catalogue exists; that every milestone graded with a built module has its grader; that dates
@@ -21,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tito import paths
-from tito.authoring import scan
-from tito.course import Course, Module
-from tito.release import solution_path, suite_path
+from coursebuild.authoring import scan
+from coursekit import paths
+from coursekit.course import Course, Module
+from coursekit.paths import solution_path, suite_path
 
 #: A module's window (release to due) longer than this is probably a typo in a date.
 MAX_WINDOW_DAYS = 60
@@ -107,7 +107,7 @@ def _dates(course: Course) -> list[str]:
 def check_course(course: Course) -> CheckReport:
     """Every problem found, one line each (file: field or line: what is wrong)."""
     from autograder.milestones import PROVIDERS_DIR
-    from tito.release import sync
+    from coursebuild.release import sync
 
     rep = CheckReport()
     stale = set(sync(course, check=True))
@@ -152,7 +152,7 @@ def check_course(course: Course) -> CheckReport:
 def _syllabus_problems(course: Course) -> list[str]:
     """A track whose modules' hours exceed its credit hours; a module of a track that no
     course learning outcome maps to (when course.yml declares outcomes)."""
-    from tito.syllabus import HOURS_PER_CREDIT
+    from coursebuild.syllabus import HOURS_PER_CREDIT
 
     out = []
     for i, t in enumerate(course.tracks):

@@ -31,9 +31,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tito import paths
-from tito.course import Course, CourseError, Module
-from tito.release import ReleaseError, built_modules, write_student_extras
+from coursebuild.release import ReleaseError, built_modules, write_student_extras
+from coursekit import paths
+from coursekit.course import Course, CourseError, Module
 
 _TIME = "%Y-%m-%d %H:%M"
 
@@ -172,7 +172,7 @@ def publish(course: Course, *, to: Path, as_of: dt.datetime, commit: bool = Fals
         ReleaseError: the leak scan found something, or git refused the commit.
         CourseError: ``to`` is inside the course repository (a student repository is separate).
     """
-    from tito.leakscan import scan
+    from coursebuild.leakscan import scan
 
     to = Path(to).resolve()
     if to == paths.REPO_ROOT or paths.REPO_ROOT in to.parents:

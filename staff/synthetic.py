@@ -38,7 +38,12 @@ import shutil
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from coursekit.gradescope_export import METADATA_YML
+
+if TYPE_CHECKING:
+    from coursekit.course import Course
 
 KINDS = ("correct", "buggy", "untouched", "late", "corrupt", "looping", "duplicated",
          "off_roster")
@@ -82,7 +87,7 @@ class SynthExport:
 
 def _catalogue_bugs(name: str) -> dict[str, list[tuple[str, str]]]:
     from autograder.harness.mutation import read_catalogue
-    from tito import paths
+    from coursekit import paths
 
     path = paths.bugs_catalogue(name)
     if not path.is_file():
@@ -107,8 +112,9 @@ def _apply_bug(sources: list[str], edits: list[tuple[str, str]]) -> list[str] | 
 
 def _notebooks(module: Any) -> dict[str, tuple[bytes, str]]:
     """Notebook bytes per kind (buggy ones keyed ``buggy:<bug>``) and a detail string."""
-    from tito import paths, samples
-    from tito.release import dump_notebook
+    from coursebuild import samples
+    from coursebuild.release import dump_notebook
+    from coursekit import paths
 
     def notebook(sources: list[str]) -> bytes:
         return dump_notebook(samples.notebook_with_exports(module, sources)).encode()
@@ -116,7 +122,7 @@ def _notebooks(module: Any) -> dict[str, tuple[bytes, str]]:
     sources = samples.solution_export_sources(module)
     release = (paths.RELEASE / module.name / f"{module.name}.ipynb").read_bytes()
     out = {"correct": (notebook(sources), ""), "untouched": (release, ""),
-           # the sample class's looping fault (tito.samples.faults), for any module
+           # the sample class's looping fault (coursebuild.samples.faults), for any module
            "looping": (notebook(samples.solution_export_sources(module, "infinite_loop")),
                        samples.note(module, "infinite_loop"))}
     for bug, edits in sorted(_catalogue_bugs(module.name).items()):
@@ -126,10 +132,10 @@ def _notebooks(module: Any) -> dict[str, tuple[bytes, str]]:
     return out
 
 
-def _old_results(module: Any, course: Any, kind: str, timeout: float) -> dict[str, Any]:
+def _old_results(module: Any, course: Course, kind: str, timeout: float) -> dict[str, Any]:
     """What the earlier suite wrote for this kind (scores add up, as the gradebook checks)."""
     from autograder.harness.goldens import load_suite
-    from tito import paths
+    from coursekit import paths
 
     suite = load_suite(paths.SUITES / module.name / "suite.py")
     ok = kind in ("correct", "buggy", "late", "off_roster", "duplicated")
@@ -181,7 +187,7 @@ def _bigdecimal(value: float) -> str:
             f"e{len(digits) + exponent}")
 
 
-def synth_export(*, module: str, n: int, out: Path, seed: int = 0, course: Any = None,
+def synth_export(*, module: str, n: int, out: Path, seed: int = 0, course: Course | None = None,
                  mix: dict[str, float] | None = None, looping: int = 0, duplicated: int = 0,
                  hostile_names: bool = False, as_zip: bool = True) -> SynthExport:
     """Write a synthetic export of ``n`` records for ``module`` (see the module docstring).
@@ -202,9 +208,9 @@ def synth_export(*, module: str, n: int, out: Path, seed: int = 0, course: Any =
     Returns:
         What was written, record by record.
     """
+    from coursekit.course import resolve_course
     from gradebook import csvsafe
     from staff.regrade.core import resolve_module
-    from tito.course import resolve_course
 
     c = resolve_course(course)
     mod = resolve_module(c, module)
@@ -273,7 +279,7 @@ def synth_export(*, module: str, n: int, out: Path, seed: int = 0, course: Any =
         files[f"{base}/submission_{sub_id}/{mod.name}.ipynb"] = data
         records.append(SynthRecord(sub_id, kind, students, detail))
     text = _yaml(doc)
-    files[f"{base}/submission_metadata.yml"] = text.encode()
+    files[f"{base}/{METADATA_YML}"] = text.encode()  # the name the reader looks for
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     if as_zip:

@@ -119,7 +119,7 @@ def _course_names(config: pytest.Config) -> tuple[dict[str, int], dict[str, int]
     """course.yml's module and milestone names (:func:`impact.course_names`), read once."""
     names = getattr(config, "_tt_course_names", None)
     if names is None:
-        from tito.course import load_course
+        from coursekit.course import load_course
 
         names = config._tt_course_names = impact.course_names(load_course())  # type: ignore[attr-defined]
     return names
@@ -256,6 +256,6 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 @pytest.fixture(scope="session")
 def course():
-    from tito.course import load_course
+    from coursekit.course import load_course
 
     return load_course()

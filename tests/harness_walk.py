@@ -114,9 +114,9 @@ def trace(run: Callable[[], Any], *, root: Path = HARNESS,
 def grade_reference(number: str = "01", *, transparent: frozenset[str] = frozenset()) -> Walk:
     """Trace one grading of module ``number``'s reference notebook (``tito grade``'s path)."""
     from autograder.harness import core
-    from tito.course import load_course
-    from tito.release import dump_notebook
-    from tito.samples import build_notebook
+    from coursebuild.release import dump_notebook
+    from coursebuild.samples import build_notebook
+    from coursekit.course import load_course
 
     course = load_course()
     module = course.module(number)

@@ -23,7 +23,7 @@ from types import ModuleType
 from autograder import standins as _standins
 from autograder.harness.mutation import read_catalogue
 from autograder.suite import Case, Suite, Timed, TimedResult, compare, run_case
-from tito import paths
+from coursekit import paths
 
 _counter = itertools.count()
 _tmp: list[Path] = []
@@ -216,7 +216,7 @@ def notebook_namespace(package: ModuleType, upto: int) -> dict:
     """What a module's notebook has in scope: numpy and every module file up to ``upto``."""
     import numpy as np
 
-    from tito.course import load_course
+    from coursekit.course import load_course
 
     ns: dict = {"np": np}
     for m in load_course().modules:

@@ -38,8 +38,8 @@ import tinytorch_ref
 from autograder.milestones import GRADED_MILESTONES, run_in_process, task, work
 from autograder.milestones.data import recipes
 from autograder.suite import Case, Timed, TimedResult, compare
-from tito.course import Module, load_course
-from tito.release import built_modules
+from coursebuild.release import built_modules
+from coursekit.course import Module, load_course
 
 COURSE = load_course()
 MODULES = built_modules(COURSE)

@@ -22,9 +22,10 @@ from suite_tools import (
     total,
 )
 
-from tito.authoring import SolutionFunction, scan, stub_one, unexplained_tail_names
-from tito.course import load_course
-from tito.release import available_modules, solution_path
+from coursebuild.authoring import SolutionFunction, scan, stub_one, unexplained_tail_names
+from coursebuild.release import available_modules
+from coursekit.course import load_course
+from coursekit.paths import solution_path
 
 COURSE = load_course()
 MODULES = available_modules(COURSE)

@@ -12,8 +12,8 @@ import json
 import os
 import sys
 
-from tito import paths
-from tito.course import load_course
+from coursekit import paths
+from coursekit.course import load_course
 
 BENCH = paths.REPO_ROOT / "bench"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tito.claims import (
+from coursebuild.claims import (
     Claim,
     ClaimsError,
     check_outputs,
@@ -24,8 +24,9 @@ from tito.claims import (
     static_problems,
     unclaimed_expectations,
 )
-from tito.course import load_course
-from tito.release import available_modules, solution_path
+from coursebuild.release import available_modules
+from coursekit.course import load_course
+from coursekit.paths import solution_path
 
 COURSE = load_course()
 MODULES = available_modules(COURSE)

@@ -15,7 +15,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from tito import paths
+from coursekit import paths
 from tito.cli import cli
 
 TESTS = Path(__file__).resolve().parent

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from tito import paths
+from coursekit import paths
 from tito.cli import cli
 
 #: every module course.yml declares is built, so these run against a copy of course.yml that

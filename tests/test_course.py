@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tito.course import CourseError, load_course
-from tito.paths import REPO_ROOT
+from coursekit.course import CourseError, load_course
+from coursekit.paths import REPO_ROOT
 
 RAW = yaml.safe_load((REPO_ROOT / "course.yml").read_text())
 

@@ -15,11 +15,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from coursekit.paths import REPO_ROOT
 from gradebook import api, csvsafe
-from tito.paths import REPO_ROOT
 
-PRODUCT = ["tito", "autograder", "gradebook", "staff", "milestones", "tinytorch_data",
-           "tinytorch_milestones", "bench"]
+PRODUCT = ["coursekit", "coursebuild", "tito", "autograder", "gradebook", "staff", "milestones",
+           "tinytorch_data", "tinytorch_milestones", "bench"]
 WRITERS = re.compile(r"\.to_csv\(|csv\.writer\(|csv\.DictWriter\(|\bDictWriter\(")
 # Writes fixed sample inputs from constants in the file (no outside text), and must run as a
 # plain script without the repository on sys.path; its output is compared byte for byte.

@@ -9,8 +9,8 @@ import zipfile
 import yaml
 from rich.console import Console
 
-from tito import paths
-from tito.course import load_course
+from coursekit import paths
+from coursekit.course import load_course
 from tito.demo import run_demo
 
 

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tito import paths
+from coursekit import paths
 
 MODULES = sorted(p.stem for p in paths.REFERENCE.glob("*.py") if p.stem != "__init__")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tito import paths
-from tito.export import ExportError, export_module
-from tito.leakscan import scan
-from tito.release import available_modules, release, sync
+from coursebuild.leakscan import scan
+from coursebuild.release import available_modules, release, sync
+from coursekit import paths
+from coursekit.export import ExportError, export_module
 
 SOLUTION = paths.SOLUTIONS / "01_tensor" / "01_tensor.py"
 
@@ -209,7 +209,7 @@ def test_students_run_milestones_from_the_release_without_course_tools(tmp_path)
     for src in paths.REFERENCE.glob("*.py"):
         if (rel / "tinytorch" / src.name).exists() and src.stem != "training":
             shutil.copy(src, rel / "tinytorch" / src.name)
-    run = ("import atexit, sys, runpy; sys.modules['tito'] = None; "
+    run = ("import atexit, sys, runpy; sys.modules['coursekit'] = None; "
            "sys.path.insert(0, 'milestones'); "
            "atexit.register(lambda: print('course code from', *sorted({sys.modules[m].__file__ "
            "for m in ('tinytorch_milestones', 'tinytorch_data') if m in sys.modules}))); "

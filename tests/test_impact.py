@@ -20,8 +20,8 @@ from pathlib import Path
 import impact
 import pytest
 
-from tito.course import load_course
-from tito.paths import REPO_ROOT
+from coursekit.course import load_course
+from coursekit.paths import REPO_ROOT
 
 MODULES, MILESTONES = impact.course_names(load_course())
 SHA = "a" * 40
@@ -204,12 +204,12 @@ def test_no_slow_test_and_no_package_code_reads_docs_or_the_top_readme(
     """The inert paths' premise: outside the parity tier nothing names ``docs`` as a path, and
     ``README.md`` is only ever a file the code writes into a folder of its own."""
     files = _slow_test_files(pytestconfig) + [
-        p for d in ("tito", "autograder", "gradebook", "staff", "milestones", "tinytorch_ref",
-                    "tinytorch_data", "tinytorch_milestones")
+        p for d in ("coursekit", "coursebuild", "tito", "autograder", "gradebook", "staff",
+                    "milestones", "tinytorch_ref", "tinytorch_data", "tinytorch_milestones")
         for p in _sources(d)]
     assert len(files) > 60
     offenders = []
-    writes_readme = {"tito/release.py", "tito/samples.py", "tests/test_roles.py"}
+    writes_readme = {"coursebuild/release.py", "coursebuild/samples.py", "tests/test_roles.py"}
     for path in files:
         rel = path.relative_to(REPO_ROOT).as_posix()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -275,7 +275,7 @@ def test_a_real_collection_of_a_clone_keeps_what_each_change_needs(tmp_path: Pat
         shutil.copytree(REPO_ROOT, clone, ignore=shutil.ignore_patterns(
             ".venv", "build", "__pycache__", ".pytest_cache"))
         _git(clone, "init", "-q", "-b", "main")
-    for folder in ("tests", "tito"):
+    for folder in ("tests", "coursekit", "coursebuild", "tito"):
         shutil.copytree(REPO_ROOT / folder, clone / folder, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns("__pycache__"))
     _git(clone, "add", "-A")

@@ -1,11 +1,11 @@
 """The layers as drawn in docs/layout.md, checked on every import (also those inside functions).
 
-Bottom to top: the course foundation (today the plain modules of ``tito`` listed in
-``FOUNDATION``; issue 31 item 1 moves them into a package of their own), then the grader
-(``autograder``) and the gradebook (``gradebook``) beside each other, then the staff workflows
-(``staff``: regrade, integrity, synthetic exports), then the CLI (the rest of ``tito``). Imports
-point down: the grader and the gradebook never import each other or anything above them, the
-foundation imports none of the layers above it, and only the CLI imports the staff workflows.
+Bottom to top: the course foundation (``coursekit``: course schema, paths, errors, exporter,
+marker grammar, Gradescope export reader); beside each other above it, the grader
+(``autograder``), the gradebook (``gradebook``) and the course-building tools (``coursebuild``),
+none of which imports another of the three; then the staff workflows (``staff``: regrade,
+integrity, publish, synthetic exports); on top the CLI (``tito``). Imports point down: nothing
+below the CLI imports ``tito``, and the graph of top-level packages has no cycle.
 
 And production code reads no test fixture (issue 31 item 4): course assets such as the
 plausible-bug catalogues live with the code that owns them (``autograder/suites/NN_slug/
@@ -26,20 +26,21 @@ from pathlib import Path
 
 import pytest
 
-from tito import paths
+from coursekit import paths
 
 ROOT = paths.REPO_ROOT
-#: The ``tito`` modules below every layer: what the grader, the gradebook and the staff
-#: workflows may import of ``tito``.
-FOUNDATION = {"tito", "tito.course", "tito.paths", "tito.errors", "tito.export", "tito.release",
-              "tito.samples", "tito.leakscan", "tito.claims", "tito.syllabus",
-              "tito.scaffold", "tito.authoring"}
-#: What each layer must never import (by top-level package, or a named ``tito`` module set).
-FORBIDDEN = {
-    "autograder": {"gradebook", "staff"},
-    "gradebook": {"autograder", "staff"},
-    "staff": set(),
+#: The layers, bottom to top: each package with the layered packages it may import.
+BELOW: dict[str, set[str]] = {
+    "coursekit": set(),
+    "autograder": {"coursekit"},
+    "gradebook": {"coursekit"},
+    "coursebuild": {"coursekit"},
+    "staff": {"coursekit", "autograder", "gradebook", "coursebuild"},
+    "tito": {"coursekit", "autograder", "gradebook", "coursebuild", "staff"},
 }
+#: Top-level folders of Python code that are not packages of the layers: the test tree and
+#: the generated student release (its own ``tinytorch`` and ``tito_student``).
+NOT_PACKAGES = {"tests", "student_release"}
 
 
 def imports(path: Path) -> set[str]:
@@ -62,42 +63,80 @@ def modules(package: str) -> dict[str, set[str]]:
             imports(p) for p in sorted((ROOT / package).rglob("*.py"))}
 
 
-def _tito_module(name: str) -> str:
-    """``tito.course.load_course`` -> ``tito.course`` (a module of the package, or ``tito``)."""
-    parts = name.split(".")
-    if len(parts) >= 2 and (ROOT / "tito" / f"{parts[1]}.py").is_file():
-        return ".".join(parts[:2])
-    if len(parts) >= 2 and (ROOT / "tito" / parts[1]).is_dir():
-        return ".".join(parts[:2])
-    return "tito"
+def top_level_packages() -> list[str]:
+    """Every top-level folder of the repository that holds Python code (tests and the
+    generated student release aside)."""
+    return sorted(d.name for d in ROOT.iterdir() if d.is_dir() and not d.name.startswith(".")
+                  and d.name not in NOT_PACKAGES and any(d.glob("*.py")))
 
 
-@pytest.mark.parametrize("package", sorted(FORBIDDEN))
-def test_the_grader_the_gradebook_and_the_staff_workflows_import_only_down(package):
-    problems = []
-    for mod, names in modules(package).items():
-        for name in sorted(names):
-            top = name.split(".")[0]
-            if top in FORBIDDEN[package]:
-                problems.append(f"{mod} imports {name}")
-            elif top == "tito" and _tito_module(name) not in FOUNDATION:
-                problems.append(f"{mod} imports {name}: the CLI layer, above it")
+def package_graph(packages: list[str]) -> dict[str, set[str]]:
+    """``{package: the other top-level packages it imports}``."""
+    return {pkg: {n.split(".")[0] for names in modules(pkg).values() for n in names
+                  if n.split(".")[0] in packages and n.split(".")[0] != pkg}
+            for pkg in packages}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """A cycle of ``graph`` as the path that closes it (``[a, b, a]``), or ``[]``."""
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return []
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return []
+
+
+def test_every_package_of_the_repository_is_seen():
+    found = top_level_packages()
+    assert set(BELOW) <= set(found), set(BELOW) - set(found)
+    assert {"milestones", "datasets", "bench"} <= set(found), found
+
+
+@pytest.mark.parametrize("package", sorted(BELOW))
+def test_each_layer_imports_only_the_layers_below_it(package):
+    layered = set(BELOW)
+    problems = [f"{mod} imports {name}" for mod, names in modules(package).items()
+                for name in sorted(names)
+                if name.split(".")[0] in layered - BELOW[package] - {package}]
     assert problems == [], "\n".join(problems)
 
 
-def test_the_foundation_imports_no_layer_above_it():
-    tito = modules("tito")
-    problems = [f"{mod} imports {name}" for mod, names in tito.items()
-                if mod in FOUNDATION for name in sorted(names)
-                if name.split(".")[0] in {"autograder", "gradebook", "staff"}
-                or (name.split(".")[0] == "tito" and _tito_module(name) not in FOUNDATION)]
+def test_nothing_below_the_cli_imports_it():
+    problems = [f"{mod} imports {name}" for pkg in top_level_packages() if pkg != "tito"
+                for mod, names in modules(pkg).items() for name in sorted(names)
+                if name.split(".")[0] == "tito"]
     assert problems == [], "\n".join(problems)
-    assert FOUNDATION <= set(tito), f"FOUNDATION names no module: {FOUNDATION - set(tito)}"
+
+
+def test_the_top_level_packages_import_each_other_without_a_cycle():
+    graph = package_graph(top_level_packages())
+    assert graph["staff"] >= {"autograder", "gradebook"}, graph  # the graph sees real edges
+    assert find_cycle(graph) == [], f"import cycle: {' -> '.join(find_cycle(graph))}"
+
+
+def test_the_cycle_check_finds_a_cycle():
+    """The oracle: a two-package cycle and a longer one are found; a diamond is not a cycle."""
+    assert find_cycle({"a": {"b"}, "b": {"a"}}) == ["a", "b", "a"]
+    assert find_cycle({"x": {"y"}, "y": {"z"}, "z": {"y"}}) == ["y", "z", "y"]
+    assert find_cycle({"t": {"s", "g"}, "s": {"g", "k"}, "g": {"k"}, "k": set()}) == []
 
 
 def test_only_the_cli_imports_the_staff_workflows():
-    users = {mod for pkg in ("autograder", "gradebook", "tito", "milestones", "tinytorch_data",
-                             "tinytorch_milestones")
+    users = {mod for pkg in top_level_packages() if pkg not in {"staff", "bench"}
              for mod, names in modules(pkg).items()
              if any(n.split(".")[0] == "staff" for n in names)}
     assert users <= {"tito.cli", "tito.demo"}, sorted(users)
@@ -111,8 +150,8 @@ def test_the_check_sees_imports_inside_functions(tmp_path):
 
 
 #: The production packages: what ships, grades, keeps the books or runs the course.
-PRODUCTION = ("tito", "autograder", "gradebook", "staff", "milestones", "tinytorch_data",
-              "tinytorch_milestones")
+PRODUCTION = ("coursekit", "coursebuild", "tito", "autograder", "gradebook", "staff", "milestones",
+              "tinytorch_data", "tinytorch_milestones")
 #: Known reads of ``tests/`` still to move, each with what it reads. Shrinks to empty; an
 #: entry that no longer reads ``tests/`` fails the check, so it cannot go stale.
 KNOWN_READS = {
@@ -196,7 +235,7 @@ def test_the_tests_path_check_finds_each_spelling(tmp_path):
     src.write_text(
         '"""Checked by tests/test_layers.py (a docstring may cite a test)."""\n'
         "from pathlib import Path\n"
-        "from tito import paths\n"
+        "from coursekit import paths\n"
         "A = paths.REPO_ROOT / 'tests' / 'fixtures' / 'buggy' / 'x.py'\n"
         "B = Path(__file__).resolve().parents[1] / 'tests'\n"
         "C = Path(__file__).parent / 'fixtures' / 'x'\n"

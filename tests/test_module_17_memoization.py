@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import tinytorch_ref as tt
+from coursekit import paths
 from tinytorch_ref import memoization as M
 from tinytorch_ref import transformers as T
-from tito import paths
 
 BENCH = dict(vocab_size=65, context_length=160, d_model=64, n_layers=2, n_heads=4)
 

@@ -19,8 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tinytorch_ref as tt
+from coursekit import paths
 from tinytorch_ref import benchmarking as B
-from tito import paths
 
 # Two-sided 95 % (p = 0.975) and one-sided 95 % (p = 0.95) quantiles from a published t-table
 # (e.g. NIST/SEMATECH e-Handbook, table 1.3.6.7.2), to the digits printed there.

@@ -29,10 +29,11 @@ from suite_tools import (
 import tinytorch_ref
 from autograder import standins
 from autograder.harness.mutation import run_order
-from tito import paths
-from tito.course import load_course
-from tito.export import solution_line_numbers
-from tito.release import available_modules, solution_path
+from coursebuild.release import available_modules
+from coursekit import paths
+from coursekit.course import load_course
+from coursekit.export import solution_line_numbers
+from coursekit.paths import solution_path
 
 COURSE = load_course()
 MODULES = [m for m in available_modules(COURSE) if (paths.SUITES / m.name / "suite.py").exists()]

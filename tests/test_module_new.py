@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tito.paths import REPO_ROOT
+from coursekit.paths import REPO_ROOT
 
 NUMBER, SLUG = 21, "worked_example"
 NAME = f"{NUMBER:02d}_{SLUG}"

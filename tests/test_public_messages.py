@@ -13,8 +13,9 @@ import ast
 
 import pytest
 
-from tito.course import load_course
-from tito.release import available_modules, solution_path
+from coursebuild.release import available_modules
+from coursekit.course import load_course
+from coursekit.paths import solution_path
 
 MODULES = available_modules(load_course())
 

@@ -9,10 +9,10 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from coursebuild.release import built_modules
+from coursekit.course import CourseError, load_course
 from staff.publish import parse_as_of, publish
 from tito.cli import cli
-from tito.course import CourseError, load_course
-from tito.release import built_modules
 
 COURSE = load_course()
 BUILT = built_modules(COURSE)
@@ -78,7 +78,7 @@ def test_publish_commits_into_a_git_work_tree(tmp_path):
 def test_bad_inputs(tmp_path):
     with pytest.raises(CourseError, match="expected YYYY-MM-DD"):
         parse_as_of(COURSE, "next tuesday")
-    from tito import paths
+    from coursekit import paths
 
     with pytest.raises(CourseError, match="outside the course repository"):
         publish(COURSE, to=paths.REPO_ROOT / "build" / "x", as_of=_as_of_third_release())

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from coursebuild.release import built_modules
+from coursekit.course import load_course
 from tito.cli import cli
-from tito.course import load_course
-from tito.release import built_modules
 
 COURSE = load_course()
 
@@ -35,9 +35,9 @@ def _tito(*args: str) -> tuple[int, str]:
 
 # ----------------------------------------------------------------------------- instructor
 def test_instructor_publishes_week_3(tmp_path: Path) -> None:
+    from coursebuild.release import dump_notebook
+    from coursebuild.samples import build_notebook
     from tests.autograder.test_gradescope import _container, _full_notebooks, _run
-    from tito.release import dump_notebook
-    from tito.samples import build_notebook
 
     code, out = _tito("course", "check")
     assert code == 0, out

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tito import paths
-from tito.samples import STUDENTS
+from coursebuild.samples import STUDENTS
+from coursekit import paths
 
 CLASS = paths.SAMPLES / "class_01_tensor"
 
@@ -117,8 +117,8 @@ def test_hidden_expected_values_never_reach_feedback(graded):
 
 
 def test_sample_class_is_in_sync_with_the_release(tmp_path):
-    from tito.course import load_course
-    from tito.samples import write_samples
+    from coursebuild.samples import write_samples
+    from coursekit.course import load_course
 
     course = load_course()
     write_samples(course, course.module(1), out_root=tmp_path)

@@ -13,10 +13,10 @@ import json
 import pytest
 from suite_tools import load_suite, load_variant, score_variant, total
 
-from tito.course import load_course
-from tito.export import ExportError, export_module
-from tito.release import built_modules, dump_notebook
-from tito.samples import build_notebook, faults, note
+from coursebuild.release import built_modules, dump_notebook
+from coursebuild.samples import build_notebook, faults, note
+from coursekit.course import load_course
+from coursekit.export import ExportError, export_module
 
 COURSE = load_course()
 MODULES = built_modules(COURSE)

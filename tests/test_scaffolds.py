@@ -11,9 +11,9 @@ import ast
 
 import pytest
 
-from tito import paths
-from tito.course import load_course
-from tito.release import available_modules
+from coursebuild.release import available_modules
+from coursekit import paths
+from coursekit.course import load_course
 
 MODULES = available_modules(load_course())
 SECTIONS = ("APPROACH", "EXAMPLE", "HINT")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tito import paths
+from coursekit import paths
 
 FULL = paths.SAMPLES / "class_01_tensor" / "s1001_full" / "01_tensor.ipynb"
 

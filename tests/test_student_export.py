@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tito import paths
-from tito.course import load_course
-from tito.release import built_modules, dump_notebook
+from coursebuild.release import built_modules, dump_notebook
+from coursekit import paths
+from coursekit.course import load_course
 
 MODULE = built_modules(load_course())[0]
 

@@ -11,7 +11,7 @@ with the code of the notebook's cells alone, without exporting or restarting (is
 module 05's ``Tensor.backward`` must reach the engine defined in the notebook).
 
 The same execution checks the lesson's claims (``solutions/NN_slug/claims.yml``, issue 29): every
-figure its prose states must hold for what its cells printed (``tito/claims.py``). They must hold
+figure its prose states must hold for what its cells printed (``coursebuild/claims.py``). They must hold
 on a quiet machine and beside a busy one: ``TT_BUSY=N`` starts N processes that spin on the CPU
 for as long as each notebook runs (``TT_BUSY=auto``: one per core).
 """
@@ -31,11 +31,12 @@ import pytest
 from nbclient import NotebookClient
 from traitlets.config import Config
 
-from tito import paths
-from tito.claims import check_outputs, notebook_text
-from tito.course import load_course
-from tito.release import available_modules, solution_path
-from tito.samples import build_notebook
+from coursebuild.claims import check_outputs, notebook_text
+from coursebuild.release import available_modules
+from coursebuild.samples import build_notebook
+from coursekit import paths
+from coursekit.course import load_course
+from coursekit.paths import solution_path
 
 COURSE = load_course()
 MODULES = available_modules(COURSE)

@@ -20,10 +20,10 @@ import sys
 import zipfile
 from pathlib import Path
 
-from tito import paths
-from tito.course import load_course
-from tito.release import dump_notebook
-from tito.samples import build_notebook
+from coursebuild.release import dump_notebook
+from coursebuild.samples import build_notebook
+from coursekit import paths
+from coursekit.course import load_course
 
 COURSE = load_course()
 WEEK = COURSE.module("05")
@@ -60,7 +60,8 @@ def test_a_students_week_on_module_05(tmp_path):
                           cwd=root, env=env, capture_output=True, text=True, timeout=600))
     # the student's environment has no course repository, no reference, no PyTorch
     probe = subprocess.run([str(py), "-c", "import importlib.util as u; print([n for n in "
-                            "('tito', 'tinytorch_ref', 'torch') if u.find_spec(n)])"],
+                            "('tito', 'coursekit', 'coursebuild', 'tinytorch_ref', 'torch') "
+                            "if u.find_spec(n)])"],
                            cwd=tmp_path, env=env, capture_output=True, text=True)
     assert _check(probe).strip() == "[]"
     tito_bin = venv / "bin" / "tito"

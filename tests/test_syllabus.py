@@ -7,10 +7,10 @@ import re
 import pytest
 from click.testing import CliRunner
 
+from coursebuild.release import built_modules
+from coursebuild.syllabus import HOURS_PER_CREDIT, module_info, syllabus_markdown
+from coursekit.course import load_course
 from tito.cli import cli
-from tito.course import load_course
-from tito.release import built_modules
-from tito.syllabus import HOURS_PER_CREDIT, module_info, syllabus_markdown
 
 COURSE = load_course()
 
@@ -67,7 +67,7 @@ def test_cli_writes_markdown_and_html(tmp_path):
 
 
 def test_readme_says_plainly_which_modules_exist():
-    from tito.paths import REPO_ROOT
+    from coursekit.paths import REPO_ROOT
 
     readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
     built = {m.number for m in built_modules(COURSE)}
@@ -125,9 +125,9 @@ def test_course_outcomes_are_mapped_to_what_assesses_them():
 def test_course_check_refuses_hours_over_the_credits_and_unmapped_modules(tmp_path):
     import yaml
 
+    from coursekit.course import load_course
+    from coursekit.paths import REPO_ROOT
     from staff.check import _syllabus_problems
-    from tito.course import load_course
-    from tito.paths import REPO_ROOT
 
     data = yaml.safe_load((REPO_ROOT / "course.yml").read_text(encoding="utf-8"))
     data["modules"][0]["hours"] = 45  # foundation: 56 - 8 + 45 = 93 > 90; full: 202 > 180

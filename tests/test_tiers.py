@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tito.paths import REPO_ROOT
+from coursekit.paths import REPO_ROOT
 
 
 def test_every_tier_prefix_names_an_existing_test(pytestconfig: pytest.Config) -> None:

@@ -1,6 +1,6 @@
 """tito — the TinyTorch course command line. Commands forward to plain functions.
 
-Exit codes (every command, see tito.errors): 0 success; 1 the work found problems (a leak, a
+Exit codes (every command, see coursekit.errors): 0 success; 1 the work found problems (a leak, a
 kill rate below the gate, `course check` problems); 2 bad input, as one line ``tito: ...`` on
 stderr.
 """
@@ -21,8 +21,8 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import click  # noqa: E402
 
-from tito.course import Course, CourseError, Module, load_course  # noqa: E402
-from tito.errors import Interrupted, UserError  # noqa: E402
+from coursekit.course import Course, CourseError, Module, load_course  # noqa: E402
+from coursekit.errors import Interrupted, UserError  # noqa: E402
 
 
 def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -30,8 +30,8 @@ def _friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from tito.export import ExportError
-        from tito.release import ReleaseError
+        from coursebuild.release import ReleaseError
+        from coursekit.export import ExportError
 
         try:
             return fn(*args, **kwargs)
@@ -114,8 +114,8 @@ def course_check(ctx: click.Context) -> None:
 
     Example: tito course check
     """
+    from coursebuild.release import span_text
     from staff.check import check_course
-    from tito.release import span_text
 
     c = _course(ctx)
     rep = check_course(c)
@@ -142,8 +142,8 @@ def course_syllabus(ctx: click.Context, track_id: str | None, out: Path | None) 
 
     Example: tito course syllabus --track foundation
     """
-    from tito import paths
-    from tito.syllabus import write_syllabus
+    from coursebuild.syllabus import write_syllabus
+    from coursekit import paths
 
     c = _course(ctx)
     tracks = [c.track(track_id).id] if track_id else [t.id for t in c.tracks]
@@ -156,7 +156,7 @@ def course_syllabus(ctx: click.Context, track_id: str | None, out: Path | None) 
 @click.pass_context
 def course_modules(ctx: click.Context) -> None:
     """List the modules in syllabus order with points and dates."""
-    from tito.release import solution_path
+    from coursekit.paths import solution_path
 
     c = _course(ctx)
     for m in c.modules:
@@ -181,8 +181,8 @@ def module_new(ctx: click.Context, number: int, slug: str, title: str | None) ->
 
     Example: tito module new 14 profiling
     """
-    from tito import paths
-    from tito.scaffold import new_module
+    from coursebuild.scaffold import new_module
+    from coursekit import paths
 
     for path in new_module(number=number, slug=slug, title=title,
                            course_file=ctx.obj.get("course_path")):
@@ -199,7 +199,7 @@ def module_new(ctx: click.Context, number: int, slug: str, title: str | None) ->
 @_friendly
 def sync(ctx: click.Context, check: bool) -> None:
     """Regenerate tinytorch_ref/ from solutions/ (the exporter, reference mode)."""
-    from tito.release import sync as do_sync
+    from coursebuild.release import sync as do_sync
 
     changed = do_sync(_course(ctx), check=check)
     if check and changed:
@@ -213,7 +213,7 @@ def _modules(c: Course, module: str | None, all_: bool, *, suite: bool = True) -
 
     ``suite``: the verb needs the hidden suite too (grading, packaging, suite strength).
     """
-    from tito.release import available_modules, built_modules, require_built
+    from coursebuild.release import available_modules, built_modules, require_built
 
     if all_:
         return built_modules(c) if suite else available_modules(c)
@@ -229,8 +229,8 @@ def _modules(c: Course, module: str | None, all_: bool, *, suite: bool = True) -
 @_friendly
 def release(ctx: click.Context, module: str | None, all_: bool) -> None:
     """Build the otter master and the student release of MODULE, then leak-scan."""
-    from tito.release import release as do_release
-    from tito.release import sync as do_sync
+    from coursebuild.release import release as do_release
+    from coursebuild.release import sync as do_sync
 
     c = _course(ctx)
     do_sync(c)
@@ -257,9 +257,9 @@ def publish(ctx: click.Context, to: Path, as_of: str | None, commit: bool) -> No
 
     Example: tito publish --to ../cs249-student --as-of "2027-02-03 09:00" --commit
     """
+    from coursebuild.release import span_text
     from staff.publish import PublishRefused, parse_as_of
     from staff.publish import publish as do_publish
-    from tito.release import span_text
 
     c = _course(ctx)
     try:
@@ -285,7 +285,7 @@ def publish(ctx: click.Context, to: Path, as_of: str | None, commit: bool) -> No
 @click.pass_context
 def leak_scan(ctx: click.Context) -> None:
     """Scan student_release/ for solution code, markers and hidden tests."""
-    from tito.leakscan import scan
+    from coursebuild.leakscan import scan
 
     problems = scan(_course(ctx))
     for p in problems:
@@ -305,9 +305,9 @@ def leak_scan(ctx: click.Context) -> None:
 @_friendly
 def export(ctx: click.Context, module: str, notebook: Path | None, package: Path | None) -> None:
     """Student: copy your notebook's '#| export' cells into your tinytorch package."""
-    from tito import paths
-    from tito.export import export_module, write_module
-    from tito.release import require_built
+    from coursebuild.release import require_built
+    from coursekit import paths
+    from coursekit.export import export_module, write_module
 
     m = require_built(_course(ctx), module, suite=False)
     nb = notebook or paths.RELEASE / m.name / f"{m.name}.ipynb"
@@ -340,7 +340,7 @@ def autograder(ctx: click.Context, module: str | None, all_: bool, out: Path | N
     student's own upload (or the release stub): decided at grading time, from the dates the zip
     carries. Rebuild only when the course changes (suite, reference, course.yml, extensions).
     """
-    from tito import paths
+    from coursekit import paths
     from tito.grading import AutograderError, build_autograders
 
     c = _course(ctx)
@@ -380,15 +380,15 @@ def grade(ctx: click.Context, module: str, submission: Path, out: Path,
     beside the notebook (the lines after the score say which were used and why). Exit 1 when
     part of the result is pending because of a course-side failure (e.g. missing test data).
     """
+    from coursebuild.release import require_built
+    from coursekit.errors import CourseSideProblem
     from staff.publish import parse_as_of
-    from tito.errors import CourseSideProblem
     from tito.grading import (
         earlier_module_lines,
         grade_submission,
         pending_problem,
         write_config_failure,
     )
-    from tito.release import require_built
 
     try:
         c = _course(ctx)
@@ -422,8 +422,8 @@ def samples(ctx: click.Context, module: str, out: Path | None) -> None:
 
     Example: tito samples 03
     """
-    from tito.release import require_built
-    from tito.samples import write_samples
+    from coursebuild.release import require_built
+    from coursebuild.samples import write_samples
 
     c = _course(ctx)
     for folder in write_samples(c, require_built(c, module, suite=False), out):
@@ -445,7 +445,7 @@ def suite_strength(ctx: click.Context, module: str | None, all_: bool, min_rate:
     Writes build/mutation/NN_slug.md (survivors listed) and prints the kill rate per module.
     """
     from autograder.harness.mutation import module_mutation
-    from tito import paths
+    from coursekit import paths
 
     c = _course(ctx)
     low = []

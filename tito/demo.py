@@ -24,11 +24,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tito import paths
-from tito.course import Course, Module
+from coursebuild.release import available_modules, dump_notebook, release, sync
+from coursebuild.samples import STUDENTS, build_notebook, earlier_full_notebooks
+from coursekit import paths
+from coursekit.course import Course, Module
 from tito.grading import build_autograder, grade_submission
-from tito.release import available_modules, dump_notebook, release, sync
-from tito.samples import STUDENTS, build_notebook, earlier_full_notebooks
 
 
 def run_demo(course: Course, *, out_root: Path | None = None, console: Console | None = None

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tito.course import Course, Module
+from coursekit.course import Course, Module
 
 
 def grade_submission(*, course: Course, module: Module, submission: Path, out: Path,

@@ -3,7 +3,8 @@
 Zip layout (reproducible: sorted entries, fixed timestamps)::
 
     setup.sh, run_autograder     from templates/ (run_autograder -> autograder/gradescope/run.py)
-    requirements.txt             NumPy pinned as in the repository's requirements.txt
+    requirements.txt             NumPy pinned as in the repository's requirements.lock (with
+                                 milestones also pydantic and PyYAML)
     course.json                  course snapshot: module, points, limits, milestones, when
                                  each module closes (open/closed is decided at grading time)
     goldens.json                 the bank: expected values of every hidden case in every
@@ -11,7 +12,9 @@ Zip layout (reproducible: sorted entries, fixed timestamps)::
     manifest.json                every file with its SHA-256, versions, build facts
     autograder/                  suite API, harness, this package, the module's hidden suite,
                                  milestone providers graded with the module
-    tito/export.py               the one exporter (+ an empty tito/__init__.py)
+    coursekit/                   the foundation's exporter and marker grammar (export.py,
+                                 markers.py, a docstring-only __init__.py); with milestones
+                                 also the course schema (course.py, paths.py)
     reference/                   the package minus the graded module: every earlier module's
                                  reference (read by the trusted parent and the timing twin
                                  only), release stubs for later modules
@@ -46,7 +49,10 @@ import tempfile
 import threading
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coursekit.course import Course
 
 TEMPLATES = Path(__file__).with_name("templates")
 _FIXED_TIME = (2020, 1, 1, 0, 0, 0)
@@ -57,6 +63,7 @@ class PackagingError(RuntimeError):
 
 
 def _numpy_pin(requirements: Path) -> str:
+    """numpy's exact pin (``numpy==2.4.6``) in ``requirements`` (the repository's lock)."""
     for line in requirements.read_text(encoding="utf-8").splitlines():
         if re.match(r"^numpy\s*==", line.strip(), re.I):
             return line.strip()
@@ -88,12 +95,12 @@ def _milestone_files(repo: Path) -> dict[str, bytes]:
             if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
                 out[f"{package}/{p.relative_to(root).as_posix()}"] = p.read_bytes()
     for name in ("paths.py", "course.py"):
-        out[f"tito/{name}"] = (repo / "tito" / name).read_bytes()
+        out[f"coursekit/{name}"] = (repo / "coursekit" / name).read_bytes()
     out["course.yml"] = (repo / "course.yml").read_bytes()
     return out
 
 
-def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Path | None = None,
+def build_zip(module: Any, out_zip: Path, *, course: Course | None = None, suite_path: Path | None = None,
               reference: Path | None = None, public_tests: Path | None = None,
               stubs: Path | None = None, requirements: Path | None = None,
               milestone_dir: Path | None = None, extensions: Path | None = None,
@@ -102,7 +109,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
     """Build the Gradescope autograder zip for ``module``; returns ``out_zip``.
 
     Args:
-        module: a ``tito.course.Module`` (with ``course``, or course.yml is loaded) or a
+        module: a ``coursekit.course.Module`` (with ``course``, or course.yml is loaded) or a
             module snapshot dict (then every path argument must be given).
         out_zip: where to write the zip.
         course: the parsed course for a ``Module``.
@@ -122,7 +129,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
         snap = dict(module)
     else:
         if course is None:
-            from tito.course import load_course
+            from coursekit.course import load_course
 
             course = load_course()
         extended = course.extension_dues(Path(extensions)) if extensions is not None else None
@@ -135,7 +142,7 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
     reference = reference or repo / "tinytorch_ref"
     public_tests = public_tests or repo / "student_release" / name / "tests"
     stubs = stubs or repo / "student_release" / "tinytorch"
-    requirements = requirements or repo / "requirements.txt"
+    requirements = requirements or repo / "requirements.lock"
     milestone_dir = milestone_dir or repo / "autograder" / "milestones" / "providers"
     if not suite_path.is_file():
         raise PackagingError(f"no hidden suite for {name} at {suite_path}")
@@ -176,8 +183,9 @@ def build_zip(module: Any, out_zip: Path, *, course: Any = None, suite_path: Pat
         prov = milestone_dir / f"{m.id}.py"
         if prov.is_file():
             files[f"autograder/milestones/providers/{m.id}.py"] = prov.read_bytes()
-    files["tito/__init__.py"] = b'"""The exporter (and, with milestones, the course schema)."""\n'
-    files["tito/export.py"] = (repo / "tito" / "export.py").read_bytes()
+    files["coursekit/__init__.py"] = b'"""The exporter (and, with milestones, the course schema)."""\n'
+    for name in ("export.py", "markers.py"):
+        files[f"coursekit/{name}"] = (repo / "coursekit" / name).read_bytes()
     if course_data and (repo / "autograder" / "milestones" / "__init__.py").is_file():
         files.update(_milestone_files(repo))
     files.update(_reference_files(reference, stubs, info))

@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             snap = json.loads((ns.source / "course.json").read_text(encoding="utf-8"))
             specs, dest = specs_from_snapshot(snap), ns.source / "data"
         elif ns.dest is not None:
-            from tito.course import load_course  # noqa: PLC0415 - repository side only
+            from coursekit.course import load_course  # noqa: PLC0415 - repository side only
 
             specs = [ms.test_data.model_dump() for ms in load_course().milestones
                      if ms.test_data is not None]

@@ -34,7 +34,7 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autograder.harness import isolation, milestones, publish, timing
 from autograder.harness.decide import GraderError, Grading, decide, decider, refused
@@ -53,6 +53,9 @@ from autograder.harness.supervisor import HARNESS_ROOT, RunReport, RunSpec, Sand
 from autograder.standins import StandinError, stage_plan
 from autograder.suite import Suite
 
+if TYPE_CHECKING:
+    from coursekit.course import Course  # noqa: PLC0415 - types only: the zip has no course.py
+
 __all__ = ["GraderError", "grade", "grade_module", "grader_data_dir"]
 
 
@@ -60,14 +63,14 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
           public_tests: Path | None = None, out: Path, limits: Any = None,
           expected: Path | None = None, metadata: Path | None = None,
           stubs: Path | None = None, milestone_dirs: list[Path] | None = None,
-          course: Any = None, hide: list[Path] | None = None,
+          course: Course | None = None, hide: list[Path] | None = None,
           now: dt.datetime | None = None, lanes: int = 1,
           data_dir: Path | None = None, reference_bank: bool = False) -> dict[str, Any]:
     """Grade one submission and write Gradescope's results.json to ``out``.
 
     Args:
         module: a :func:`autograder.harness.limits.module_snapshot` dict, a ModuleInfo, or a
-            ``tito.course.Module`` (then ``course`` or course.yml supplies milestones and
+            ``coursekit.course.Module`` (then ``course`` or course.yml supplies milestones and
             limits).
         submission: the student's notebook, or a folder holding ``NN_slug.ipynb`` (and the
             student's notebooks of earlier modules that are still open).
@@ -83,7 +86,7 @@ def grade(*, module: Any, submission: Path, suite_path: Path, reference: Path,
         stubs: the student-release ``tinytorch/`` (later modules, and earlier ones that are
             still open and were not submitted, come from it).
         milestone_dirs: folders searched for milestone providers ``<id>.py``.
-        course: the parsed course, when ``module`` is a ``tito.course.Module``.
+        course: the parsed course, when ``module`` is a ``coursekit.course.Module``.
         hide: paths the sandbox must not see; with a minimal root it sees nothing of the host
             anyway, without one they are recorded when other users could read them.
         now: the time that decides which earlier modules are closed (aware; default: this
@@ -361,7 +364,7 @@ def _metadata_summary(path: Path) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- repo helpers
-def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
+def grade_module(*, course: Course | None, module: Any, submission: Path, out: Path,
                  metadata: Path | None = None, limits: Any = None,
                  expected: Path | None = None, hide: list[Path] | None = None,
                  lanes: int = 1, extensions: Path | None = None,
@@ -369,18 +372,20 @@ def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
                  ) -> dict[str, Any]:
     """Grade with the repository's layout (``tito grade``): suite, reference, public tests.
 
-    ``module`` is a ``tito.course.Module`` or a :func:`module_snapshot` dict (what a
+    ``module`` is a ``coursekit.course.Module`` or a :func:`module_snapshot` dict (what a
     ``tito regrade`` task carries to a Dask worker); ``hide`` adds paths the sandbox must not
     see (a regrade's export and output folders) to the repository itself. ``extensions``
     (the CSV the gradebook ingests) keeps an extended module open for everyone until the
     extension has passed too. ``reference_bank``: see :func:`grade` (``tito regrade``
     grades many submissions of a module in one process).
     """
-    from tito import paths  # noqa: PLC0415 - repository side: the zip carries no tito.paths
+    from coursekit import paths  # noqa: PLC0415 - repository side: the zip carries no coursekit.paths
 
     name = ModuleInfo.from_any(module, course).name
     snap: Any = module
     if extensions is not None and not isinstance(module, dict):
+        if course is None:  # a Module needs its course for the close times
+            raise ValueError("grade_module: extensions with a course Module need its course")
         snap = module_snapshot(course, module, course.extension_dues(Path(extensions)))
     return grade(module=snap, course=course, submission=submission,
                  suite_path=paths.SUITES / name / "suite.py",
@@ -396,7 +401,7 @@ def grade_module(*, course: Any, module: Any, submission: Path, out: Path,
 def grader_data_dir() -> Path:
     """Held-out test data for ``tito grade`` in the repository: ``$TINYTORCH_GRADER_DATA``,
     else ``build/grader-data`` (fill it with ``python -m autograder.gradescope.fetch_data``)."""
-    from tito import paths  # noqa: PLC0415 - repository side: the zip carries no tito.paths
+    from coursekit import paths  # noqa: PLC0415 - repository side: the zip carries no coursekit.paths
 
     env = os.environ.get("TINYTORCH_GRADER_DATA")
     return Path(env) if env else paths.REPO_ROOT / "build" / "grader-data"

@@ -9,8 +9,8 @@ fingerprints) starts ``python -I -S -B export_worker.py`` through
      "options": {...}, "items": [{"path": ".../01_tensor.ipynb", ...}, ...]}
 
 It caps its own address space (``RLIMIT_AS``), forbids core dumps and file writes
-(``RLIMIT_CORE`` = ``RLIMIT_FSIZE`` = 0), loads the course's one exporter (``tito/export.py``,
-by path) and, when ``reader`` is given, that file (by path: standard library only), and calls
+(``RLIMIT_CORE`` = ``RLIMIT_FSIZE`` = 0), imports the course's one exporter (``coursekit.export``,
+with the job's root first on its path) and, when ``reader`` is given, that file (by path: standard library only), and calls
 ``function(exporter, item, **options)`` for each item in turn. Before each item it moves its
 CPU-time limit (``RLIMIT_CPU``) to ``cpu_s`` seconds past what it has used, so one item that
 parses forever ends the process with ``SIGXCPU``; the parent knows which item that was. After
@@ -127,7 +127,10 @@ def main() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
-    exporter = load_by_path("tt_export", Path(job["root"]) / "tito" / "export.py")
+    # the course's exporter and its marker grammar: the foundation package under the root
+    # (the repository, or the Gradescope zip that carries coursekit/); this is the entry point
+    sys.path.insert(0, str(Path(job["root"])))
+    exporter = importlib.import_module("coursekit.export")
     if job.get("reader"):
         function = getattr(load_by_path("tt_reader", Path(job["reader"])), job["function"])
     else:

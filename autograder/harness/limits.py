@@ -1,15 +1,18 @@
 """Grading limits and the course facts the harness needs, as plain data.
 
-The harness runs both in the repository (where ``tito.course`` parses course.yml) and inside
+The harness runs both in the repository (where ``coursekit.course`` parses course.yml) and inside
 the Gradescope container (where only a JSON course snapshot exists), so it takes either a
-``tito.course.Module`` plus its course, or a plain dict shaped like :func:`module_snapshot`.
+``coursekit.course.Module`` plus its course, or a plain dict shaped like :func:`module_snapshot`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from coursekit.course import Course  # noqa: PLC0415 - types only: the zip has no course.py
 
 
 @dataclass(frozen=True)
@@ -125,14 +128,14 @@ class ModuleInfo:
         return self.points + sum(m.points for m in self.milestones)
 
     @classmethod
-    def from_any(cls, module: Any, course: Any = None) -> ModuleInfo:
-        """From a :func:`module_snapshot` dict, a ModuleInfo, or a ``tito.course.Module``."""
+    def from_any(cls, module: Any, course: Course | None = None) -> ModuleInfo:
+        """From a :func:`module_snapshot` dict, a ModuleInfo, or a ``coursekit.course.Module``."""
         if isinstance(module, ModuleInfo):
             return module
         if isinstance(module, dict):
             return cls._from_dict(module)
         if course is None:
-            from tito.course import load_course  # noqa: PLC0415 - repository side only
+            from coursekit.course import load_course  # noqa: PLC0415 - repository side only
 
             course = load_course()
         return cls._from_dict(module_snapshot(course, module))
@@ -162,7 +165,7 @@ class ModuleInfo:
                    reference_modules=None if refs is None else tuple(str(r) for r in refs))
 
 
-def module_snapshot(course: Any, module: Any,
+def module_snapshot(course: Course, module: Any,
                     extended: dict[int, dt.datetime] | None = None) -> dict[str, Any]:
     """The course facts for grading ``module``, as JSON-able data (goes into the zip).
 

@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autograder.harness.goldens import Expected, compute_expected, load_suite, standin_payloads
 from autograder.harness.lanes import run_stages
@@ -56,6 +56,9 @@ from autograder.harness.supervisor import Outcome, RunReport, RunSpec, start_zyg
 from autograder.harness.zygote import Zygote
 from autograder.standins import covering_entry, stage_plan
 from autograder.suite import Case, Suite, compare
+
+if TYPE_CHECKING:
+    from coursekit.course import Course  # noqa: PLC0415 - types only: the zip has no course.py
 
 _BINOP_SWAPS: dict[type, type] = {
     ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
@@ -486,7 +489,7 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
 
     Args:
         lines: restrict AST mutants to these lines of the reference (see
-            ``tito.export.solution_line_numbers``).
+            ``coursekit.export.solution_line_numbers``).
         bugs: plausible bugs to run before the AST mutants (default: none).
         fork: start the mutants' children from a fork server that has loaded NumPy and the
             suite once (:mod:`autograder.harness.zygote`); False starts a fresh interpreter
@@ -542,7 +545,7 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
 
 def read_catalogue(catalogue: Path) -> dict[str, Any]:
     """What a plausible-bug catalogue (``autograder/suites/NN_slug/bugs.py``, located by
-    ``tito.paths.bugs_catalogue``) defines: ``SLUG``, ``BUGS = {name: [(old, new), ...]}`` and
+    ``coursekit.paths.bugs_catalogue``) defines: ``SLUG``, ``BUGS = {name: [(old, new), ...]}`` and
     optionally ``DEPENDANTS``. Trusted course code, executed in a fresh namespace."""
     ns: dict[str, Any] = {"__name__": f"bugs_{catalogue.parent.name}", "__file__": str(catalogue)}
     exec(compile(catalogue.read_text(encoding="utf-8"), str(catalogue), "exec"), ns)  # trusted
@@ -568,7 +571,7 @@ CACHE_ENV = "TT_MUTATION_CACHE"
 _CACHE_FORMAT = 2
 
 
-def inputs_digest(course: Any, module: Any, *, max_mutants: int | None,
+def inputs_digest(course: Course, module: Any, *, max_mutants: int | None,
                   limits: Limits) -> str:
     """SHA-256 over everything a module's mutation verdicts depend on.
 
@@ -580,8 +583,8 @@ def inputs_digest(course: Any, module: Any, *, max_mutants: int | None,
     """
     import numpy  # noqa: PLC0415
 
-    from tito import paths  # noqa: PLC0415 - repo side only
-    from tito.release import solution_path  # noqa: PLC0415 - repo side only
+    from coursekit import paths  # noqa: PLC0415 - repo side only
+    from coursekit.paths import solution_path  # noqa: PLC0415 - repo side only
 
     harness = paths.AUTOGRADER / "harness"  # this very code, as the repository holds it
     files = sorted(p for p in paths.REFERENCE.rglob("*") if p.is_file()
@@ -591,7 +594,8 @@ def inputs_digest(course: Any, module: Any, *, max_mutants: int | None,
                     and "__pycache__" not in p.parts)
     files += [Path(solution_path(module))]
     files += sorted(harness.glob("*.py")) + sorted(harness.parent.glob("*.py"))
-    files += [paths.REPO_ROOT / "tito" / "export.py", paths.REPO_ROOT / "tito" / "release.py"]
+    files += [paths.REPO_ROOT / "coursekit" / "export.py", paths.REPO_ROOT / "coursekit" / "markers.py",
+              paths.REPO_ROOT / "coursebuild" / "release.py"]
     h = hashlib.sha256()
 
     def add(label: str, data: bytes) -> None:
@@ -609,7 +613,7 @@ def inputs_digest(course: Any, module: Any, *, max_mutants: int | None,
 
 
 def _cache_file(module: Any) -> Path | None:
-    from tito import paths  # noqa: PLC0415 - repo side only
+    from coursekit import paths  # noqa: PLC0415 - repo side only
 
     if os.environ.get(CACHE_ENV, "").strip().lower() in ("off", "0", "no", "false"):
         return None
@@ -638,7 +642,7 @@ def _cache_save(path: Path | None, key: str, report: MutationReport) -> None:
     os.replace(tmp, path)
 
 
-def module_mutation(course: Any, module: Any, *, jobs: int = 2,
+def module_mutation(course: Course, module: Any, *, jobs: int = 2,
                     max_mutants: int | None = None, use_cache: bool = True) -> MutationReport:
     """Repository side: mutants of what students write (solution lines) + the plausible bugs
     of ``autograder/suites/<module>/bugs.py``, against the module's hidden suite.
@@ -647,9 +651,9 @@ def module_mutation(course: Any, module: Any, *, jobs: int = 2,
     input (:func:`inputs_digest`): a missing, stale or unreadable entry means a full run. Set
     ``TT_MUTATION_CACHE=off`` (CI does) or pass ``use_cache=False`` to always run.
     """
-    from tito import paths  # noqa: PLC0415 - repo side only
-    from tito.export import solution_line_numbers  # noqa: PLC0415 - repo side only
-    from tito.release import solution_path  # noqa: PLC0415 - repo side only
+    from coursekit import paths  # noqa: PLC0415 - repo side only
+    from coursekit.export import solution_line_numbers  # noqa: PLC0415 - repo side only
+    from coursekit.paths import solution_path  # noqa: PLC0415 - repo side only
 
     cache = _cache_file(module) if use_cache else None
     key = inputs_digest(course, module, max_mutants=max_mutants, limits=MUTANT_LIMITS)
@@ -672,7 +676,7 @@ def module_mutation(course: Any, module: Any, *, jobs: int = 2,
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: mutation-test one module's hidden suite against the repository's reference."""
-    from tito.course import load_course  # noqa: PLC0415 - repo side only
+    from coursekit.course import load_course  # noqa: PLC0415 - repo side only
 
     ap = argparse.ArgumentParser(description="Mutation-test a module's hidden suite.")
     ap.add_argument("module")

@@ -5,7 +5,7 @@ Steps, none of them running student code:
 1. :func:`find_notebook` picks the notebook out of a submission (file or folder), and
    :func:`earlier_notebooks` the student's notebooks of earlier modules submitted with it;
 2. :func:`export_notebooks` turns their ``#| export`` cells into module source with
-   ``tito.export.export_module`` in a separate, memory-capped process
+   ``coursekit.export.export_module`` in a separate, memory-capped process
    (:mod:`autograder.harness.export_worker`): a corrupt, empty, non-UTF-8, syntactically
    broken or absurdly large notebook becomes a :class:`SubmissionError` with a message for
    the student, and the grading parent's memory stays small;

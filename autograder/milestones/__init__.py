@@ -53,7 +53,7 @@ import numpy as np
 from autograder.milestones import forward, transformer
 from autograder.milestones.data import loaders, recipes
 from autograder.milestones.grading import as_milestone, evaluate
-from tito.course import Course, Milestone, load_course
+from coursekit.course import Course, Milestone, load_course
 
 __all__ = [
     "GRADED_MILESTONES", "PROVIDERS_DIR", "evaluate", "item_timeout_s", "make_provider",

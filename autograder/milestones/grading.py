@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from tito.course import Milestone
+from coursekit.course import Milestone
 
 #: Metrics computed as the fraction of predictions equal to the labels; ``exact_match``
 #: counts a row (e.g. a whole output sequence) as right only when every element is.
@@ -22,7 +22,7 @@ ACCURACY_METRICS = ("accuracy", "next_char_accuracy", "exact_match")
 
 
 def as_milestone(milestone: Milestone | Mapping[str, Any]) -> Milestone:
-    """A validated :class:`tito.course.Milestone` from itself or from its course.yml mapping."""
+    """A validated :class:`coursekit.course.Milestone` from itself or from its course.yml mapping."""
     if isinstance(milestone, Milestone):
         return milestone
     return Milestone.model_validate(dict(milestone))

@@ -55,7 +55,7 @@ from autograder.milestones.data import MLPERF_SCORE, course_module, loaders, rec
 from autograder.milestones.gpt_forward import BadParameters
 from autograder.milestones.grading import k_of_n
 from autograder.suite import Baseline, Run, TimedResult
-from tito.course import Course, Milestone, load_course
+from coursekit.course import Course, Milestone, load_course
 
 ID = "mlperf_2018"
 

@@ -23,7 +23,7 @@ import sys
 import types
 from pathlib import Path
 
-from tito import paths
+from coursekit import paths
 
 #: The schema's names in the reference's ``benchmarking.py``: what a report is checked with
 #: (``validate_report`` and what it calls) and how the report file is read back

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from staff.integrity.corpus import (
     Document,
@@ -38,6 +38,9 @@ from staff.integrity.report import (
     render_html,
     write_private,
 )
+
+if TYPE_CHECKING:
+    from coursekit.course import Course
 
 __all__ = ["IntegrityError", "IntegrityResult", "run_integrity"]
 
@@ -79,7 +82,7 @@ def _digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def run_integrity(*, module: str, inputs: list[Path], course: Any = None,
+def run_integrity(*, module: str, inputs: list[Path], course: Course | None = None,
                   public: Path | None = None, out: Path | None = None,
                   store: Any = None, term: str | None = None, record: bool = True,
                   release_root: Path | None = None) -> IntegrityResult:
@@ -100,8 +103,8 @@ def run_integrity(*, module: str, inputs: list[Path], course: Any = None,
     Raises:
         IntegrityError: bad input (one line naming the file).
     """
-    from tito import paths
-    from tito.course import resolve_course
+    from coursekit import paths
+    from coursekit.course import resolve_course
 
     c = resolve_course(course)
     m = c.module(module)

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coursekit.export import Cell
+from coursekit.gradescope_export import GradescopeExportError, find_metadata
 from staff.integrity import fingerprint
 from staff.integrity.fingerprint import Print, Unit
-from tito.export import Cell
 
 CELL_HEADER = "# ---- cell {index} ----"
 NOTEBOOK_SUFFIXES = (".ipynb", ".py")
@@ -232,11 +233,9 @@ def is_export(path: Path) -> bool:
     """A zip, or a folder with a ``submission_metadata.yml`` at most two levels down."""
     if path.is_file():
         return path.suffix == ".zip"
-    from staff.regrade.core import RegradeError, find_metadata
-
     try:
         find_metadata(path)
-    except RegradeError:
+    except GradescopeExportError:
         return False
     return True
 

@@ -424,7 +424,7 @@ def read_document(exporter: Any, item: dict[str, Any], *, k: int, w: int,
     loaded there by path: standard library only), never the command's own process.
 
     Args:
-        exporter: ``tito/export.py`` as loaded by the worker (``read_cells``, ``ExportError``).
+        exporter: ``coursekit/export.py`` as loaded by the worker (``read_cells``, ``ExportError``).
         item: ``{"path": notebook}`` (``.ipynb``, percent-format or plain ``.py``) or
             ``{"cells": [[index, source], ...]}`` (a document kept in the gradebook store).
         k: tokens per k-gram; w: the winnowing window.

@@ -12,7 +12,8 @@ import ast
 import random
 from collections.abc import Callable
 
-_EXPORT = "#| export"
+from coursekit.markers import EXPORT_DIRECTIVE as _EXPORT
+
 _SKIP_NAMES = {"self", "cls"}
 
 

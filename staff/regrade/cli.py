@@ -96,9 +96,9 @@ def regrade(ctx: click.Context, exports: tuple[Path, ...], module: str | None, d
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+    from coursekit.course import CourseError
     from staff.regrade.core import RegradeError, RegradeInterrupted
     from staff.regrade.core import regrade as run_regrade
-    from tito.course import CourseError
 
     try:
         from gradebook.errors import GradebookError
@@ -175,8 +175,8 @@ def _as_of(ctx: click.Context, text: str | None) -> Any:
     """``--as-of`` as an aware time in the course's zone (None: the regrade's start)."""
     if text is None:
         return None
+    from coursekit.course import CourseError, resolve_course
     from staff.publish import parse_as_of
-    from tito.course import CourseError, resolve_course
 
     try:
         return parse_as_of(resolve_course(_course_from(ctx)), text)
@@ -201,9 +201,9 @@ def synth_export_cmd(ctx: click.Context, module: str, n: int, out: Path, seed: i
     """Staff: write a synthetic Gradescope export of MODULE in the real format (correct, buggy,
     untouched, late, corrupt, off-roster, looping and duplicated records, BigDecimal scores)
     to try ``tito regrade`` on."""
+    from coursekit.course import CourseError
     from staff.regrade.core import RegradeError
     from staff.synthetic import synth_export
-    from tito.course import CourseError
 
     if n < 1:
         raise RegradeUsageError(f"--submissions: {n} is not a positive number")

@@ -1,7 +1,7 @@
 """Regrade Gradescope "Export Submissions" archives (``tito regrade``): one module or a term.
 
 Each export is a zip (or its unpacked folder) holding ``assignment_<id>_export/`` with
-``submission_metadata.yml`` (read by :mod:`gradebook.gradescope`, the one reader every command
+``submission_metadata.yml`` (read by :mod:`coursekit.gradescope_export`, the one reader every command
 uses) and one ``submission_<id>/`` folder per active submission. For every record,
 :func:`regrade`:
 
@@ -36,16 +36,16 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gradebook.errors import GradebookError
-from gradebook.gradescope import (
+from coursekit.gradescope_export import (
     ExportRecord,
     Student,
     duplicate_students,
     load_metadata_yaml,
     parse_records,
 )
+from gradebook.errors import GradebookError
 from staff.regrade.diff import (
     SubmissionDiff,
     diff_tests,
@@ -74,6 +74,9 @@ from staff.regrade.report import (
     write_report,
 )
 
+if TYPE_CHECKING:
+    from coursekit.course import Course, CourseSource
+
 __all__ = ["ExportRecord", "Student", "load_metadata_yaml", "parse_records", "RegradeError",
            "RegradeInterrupted", "regrade", "open_export", "peek_export", "find_metadata",
            "locate_notebook", "diff_tests", "render", "write_report"]
@@ -91,14 +94,14 @@ RECORD_FORMAT = 1
 # ----------------------------------------------------------------------------- the verb
 def default_outdir(module_name: str, export: Path) -> Path:
     """``build/regrade/<module>-<export name>/``."""
-    from tito import paths
+    from coursekit import paths
 
     stem = export.name[:-4] if export.name.endswith(".zip") else export.name
     return paths.BUILD / "regrade" / f"{module_name}-{stem or 'export'}"
 
 
-def _load_course(course: Any) -> Any:
-    from tito.course import CourseError, resolve_course
+def _load_course(course: CourseSource) -> Course:
+    from coursekit.course import CourseError, resolve_course
 
     try:
         return resolve_course(course)
@@ -106,13 +109,13 @@ def _load_course(course: Any) -> Any:
         raise RegradeError(str(exc)) from None
 
 
-def resolve_module(course: Any, ref: str) -> Any:
+def resolve_module(course: Course, ref: str) -> Any:
     """The module to regrade; it must have a hidden suite.
 
     Raises:
         RegradeError: unknown module, or no suite to grade with.
     """
-    from tito import paths
+    from coursekit import paths
 
     try:
         mod = course.module(ref)
@@ -168,7 +171,7 @@ def _remove_stale_work(outdir: Path) -> list[str]:
     return notes
 
 
-def regrade(*, export: Path | list[Path], module: str | None = None, course: Any = None,
+def regrade(*, export: Path | list[Path], module: str | None = None, course: CourseSource = None,
             out: Path | None = None, dry_run: bool = False, apply: bool = False,
             store: str | Path | None = None, jobs: int = 1, scheduler: Any = None,
             on_start: Callable[[int], None] | None = None,
@@ -269,7 +272,7 @@ def regrade(*, export: Path | list[Path], module: str | None = None, course: Any
     elif len(sources) == 1:
         outdir = default_outdir(mods[0].name, sources[0]).absolute()
     else:
-        from tito import paths
+        from coursekit import paths
 
         given = export if isinstance(export, list) else [Path(export)]
         name = Path(given[0]).name if len(given) == 1 else "term"  # a folder of exports
@@ -401,7 +404,7 @@ def _units(sources: list[Path], exports: list[Export], mods: list[Any], outdir: 
     return units
 
 
-def _preflight(exports: list[Export], mods: list[Any], course: Any, *, apply: bool,
+def _preflight(exports: list[Export], mods: list[Any], course: Course, *, apply: bool,
                store: str | Path | None, accept: str | None = None) -> list[str]:
     """Everything that would make ``--apply`` refuse, found before grading starts.
 
@@ -449,7 +452,7 @@ def _log_run(outdir: Path | None, report: RegradeReport, stale: list[str]) -> No
         fh.write(json.dumps(line) + "\n")
 
 
-def _ingest(report: RegradeReport, units: list[Unit], *, outdir: Path, course: Any,
+def _ingest(report: RegradeReport, units: list[Unit], *, outdir: Path, course: Course,
             store: str | Path | None, accept: str | None = None,
             accept_drops: str | None = None) -> dict[str, Any]:
     """Record the old scores (the exports themselves) and then the new results.
@@ -486,7 +489,7 @@ def _ingest(report: RegradeReport, units: list[Unit], *, outdir: Path, course: A
         old = record(st, old_sources)
         new = record(st, new_sources)
     if store is None:
-        from tito import paths
+        from coursekit import paths
 
         where = store_label(course.course.gradebook_store, paths.REPO_ROOT)
     else:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gradebook.gradescope import (
+from coursekit.gradescope_export import (
     ExportRecord,
     Student,
 )

@@ -1,6 +1,6 @@
 """A Gradescope "Export Submissions" archive, read for a regrade: unpacked safely (no
 absolute or ``..`` paths, no links followed, no zip bombs), its records parsed by
-:mod:`gradebook.gradescope` (the one reader every command uses), its module told or checked,
+:mod:`coursekit.gradescope_export` (the one reader every command uses), its module told or checked,
 each record's ``submission_metadata.json`` rebuilt, and the notebook the harness will grade
 located.
 """
@@ -11,16 +11,19 @@ import secrets
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gradebook import gradescope as gs
-from gradebook.errors import GradebookError
-from gradebook.gradescope import (
+from coursekit import gradescope_export as gs
+from coursekit.gradescope_export import (
     ExportRecord,
+    GradescopeExportError,
     load_metadata_yaml,
     parse_records,
 )
 from staff.regrade.errors import RegradeError
+
+if TYPE_CHECKING:
+    from coursekit.course import Course
 
 METADATA_YML = gs.METADATA_YML
 
@@ -90,7 +93,7 @@ def _unpack(zip_path: Path, dest: Path) -> list[str]:
     """
     try:
         zf = gs.open_zip(zip_path)
-    except GradebookError as exc:
+    except GradescopeExportError as exc:
         raise RegradeError(str(exc)) from None
     with zf:
         members, skipped = _members(zf, zip_path)
@@ -127,7 +130,7 @@ def open_export(path: Path, *, workdir: Path) -> Export:
         except (OSError, UnicodeDecodeError) as exc:
             raise RegradeError(f"{location}: cannot be read ({exc})") from None
         records = parse_records(load_metadata_yaml(text, location), location)
-    except GradebookError as exc:
+    except GradescopeExportError as exc:
         raise RegradeError(str(exc)) from None
     root = meta.parent
     known = {r.key for r in records}
@@ -154,7 +157,7 @@ def peek_export(path: Path) -> Export:
             with gs.open_zip(Path(path)) as zf:
                 _members(zf, Path(path))
         records, location = gs.read_records(Path(path))
-    except GradebookError as exc:
+    except GradescopeExportError as exc:
         raise RegradeError(str(exc)) from None
     return Export(source=Path(path), location=location, root=Path(path), records=records)
 
@@ -171,12 +174,12 @@ def expand_exports(paths: list[Path]) -> list[Path]:
         p = Path(p)
         if not p.exists():
             raise RegradeError(f"{p}: no such file or folder")
-        if p.is_file() or gs._depth_walk(p):
+        if p.is_file() or gs.depth_walk(p):
             out.append(p)
             continue
         inner = sorted(c for c in p.iterdir()
                        if (c.is_file() and c.suffix == ".zip" and not c.is_symlink())
-                       or (c.is_dir() and not c.is_symlink() and gs._depth_walk(c)))
+                       or (c.is_dir() and not c.is_symlink() and gs.depth_walk(c)))
         if not inner:
             raise RegradeError(f"{p}: no {METADATA_YML} in it or two folders below, and no "
                                "export .zip or export folder inside; is this a Gradescope "
@@ -191,7 +194,7 @@ def expand_exports(paths: list[Path]) -> list[Path]:
     return unique
 
 
-def check_module(export: Export, module_name: str, course: Any) -> None:
+def check_module(export: Export, module_name: str, course: Course) -> None:
     """Refuse an export whose old results say they are for another module.
 
     Raises:
@@ -212,7 +215,7 @@ def check_module(export: Export, module_name: str, course: Any) -> None:
                 f"{module_name}; is this the export of another assignment?")
 
 
-def detect_module(export: Export, course: Any) -> str:
+def detect_module(export: Export, course: Course) -> str:
     """The module an export is for: its old results' ``extra_data.module``, else the
     assignment title ("Module 03 · Layers").
 
@@ -229,7 +232,7 @@ def detect_module(export: Export, course: Any) -> str:
         raise RegradeError(f"{export.location}: {exc}") from None
 
 
-def submission_metadata(record: ExportRecord, *, module: Any, course: Any,
+def submission_metadata(record: ExportRecord, *, module: Any, course: Course,
                         assignment_id: str | None) -> dict[str, Any]:
     """Gradescope's ``submission_metadata.json`` rebuilt from one YAML record."""
     if record.assignment:
@@ -267,7 +270,7 @@ def find_metadata(folder: Path, *, shown: str | None = None) -> Path:
     """
     try:
         return gs.find_metadata(folder, shown=shown)
-    except GradebookError as exc:
+    except GradescopeExportError as exc:
         raise RegradeError(str(exc)) from None
 
 

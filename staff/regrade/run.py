@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gradebook.gradescope import ExportRecord
+from coursekit.gradescope_export import ExportRecord
 from staff.regrade.core import RECORD_FILE, RECORD_FORMAT
 from staff.regrade.diff import SubmissionDiff, _f, build_row, timed_out_tests
 from staff.regrade.errors import RegradeInterrupted

@@ -61,7 +61,7 @@ def _hash_tree(digest: Any, root: Path, base: Path, suffixes: tuple[str, ...] = 
 
 @functools.lru_cache(maxsize=64)
 def _files_fingerprint(module_name: str) -> str:
-    from tito import paths
+    from coursekit import paths
 
     digest = hashlib.sha256()
     base = paths.REPO_ROOT
@@ -75,7 +75,8 @@ def _files_fingerprint(module_name: str) -> str:
         (paths.RELEASE / "tinytorch", (".py",)),
         (base / "tinytorch_data", ()),
         (base / "tinytorch_milestones", (".py",)),
-        (base / "tito" / "export.py", ()),
+        (base / "coursekit" / "export.py", ()),
+        (base / "coursekit" / "markers.py", ()),
     ):
         # the buggy catalogue beside the suite is an authoring asset, not a grading file
         _hash_tree(digest, root, base, suffixes, skip=(paths.bugs_catalogue(module_name),))

@@ -16,10 +16,10 @@ import uuid
 import pytest
 import yaml
 
-from tito import paths
-from tito.course import load_course
-from tito.release import available_modules, dump_notebook
-from tito.samples import build_notebook, earlier_full_notebooks
+from coursebuild.release import available_modules, dump_notebook
+from coursebuild.samples import build_notebook, earlier_full_notebooks
+from coursekit import paths
+from coursekit.course import load_course
 
 COURSE = load_course()
 MODULES = [m for m in available_modules(COURSE) if (paths.SUITES / m.name / "suite.py").exists()]

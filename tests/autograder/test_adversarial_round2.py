@@ -362,9 +362,9 @@ def _constants_attack(module_name: str, suite_path: Path) -> str:
 
 
 def _modules_with_suites() -> list[Any]:
-    from tito import paths
-    from tito.course import load_course
-    from tito.release import available_modules
+    from coursebuild.release import available_modules
+    from coursekit import paths
+    from coursekit.course import load_course
 
     course = load_course()
     return [m for m in available_modules(course)
@@ -373,9 +373,9 @@ def _modules_with_suites() -> list[Any]:
 
 @pytest.mark.parametrize("module", _modules_with_suites(), ids=lambda m: m.name)
 def test_a_stub_that_returns_every_answer_as_a_constant_scores_zero(module, tmp_path):
-    from tito import paths
-    from tito.release import dump_notebook
-    from tito.samples import build_notebook
+    from coursebuild.release import dump_notebook
+    from coursebuild.samples import build_notebook
+    from coursekit import paths
 
     attack = _constants_attack(module.name, paths.SUITES / module.name / "suite.py")
     nb = build_notebook(module, "untouched")
@@ -398,9 +398,9 @@ def test_a_stub_that_returns_every_answer_as_a_constant_scores_zero(module, tmp_
 @needs_full
 def test_the_child_holds_no_milestone_data_code_nor_test_labels(tmp_path):
     """Module 07's child: no dataset loader, no task generator, no held-out split."""
-    from tito.course import load_course
-    from tito.release import dump_notebook
-    from tito.samples import build_notebook
+    from coursebuild.release import dump_notebook
+    from coursebuild.samples import build_notebook
+    from coursekit.course import load_course
 
     course = load_course()
     module = course.module("07")
@@ -534,7 +534,7 @@ def _rss_of_grading(tmp_path: Path, module: str, notebook: Path) -> tuple[dict[s
     code = textwrap.dedent(f'''
         import json, sys
         from pathlib import Path
-        from tito.course import load_course
+        from coursekit.course import load_course
         from autograder.harness.core import grade_module
         c = load_course()
         grade_module(course=c, module=c.module({module!r}), submission=Path({str(notebook)!r}),
@@ -556,9 +556,9 @@ PARENT_MB = 300  # far under Gradescope's 768 MB together with the sandboxed chi
 
 def test_the_parent_drops_every_result_it_has_decided(tmp_path):
     """21 results of 20 MB each: a parent that keeps them all needs over 400 MB."""
-    from tito.course import load_course
-    from tito.release import dump_notebook
-    from tito.samples import build_notebook
+    from coursebuild.release import dump_notebook
+    from coursebuild.samples import build_notebook
+    from coursekit.course import load_course
 
     course = load_course()
     module = course.module("01")

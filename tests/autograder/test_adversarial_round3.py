@@ -39,10 +39,10 @@ import numpy as np
 import pytest
 import yaml
 
-from tito import paths
-from tito.course import load_course
-from tito.release import dump_notebook
-from tito.samples import build_notebook, earlier_full_notebooks
+from coursebuild.release import dump_notebook
+from coursebuild.samples import build_notebook, earlier_full_notebooks
+from coursekit import paths
+from coursekit.course import load_course
 
 COURSE = load_course()
 MODULE = {m.number: m for m in COURSE.modules}

@@ -13,9 +13,9 @@ import yaml
 from autograder.harness import wire
 from autograder.harness.goldens import compute_bank, load_suite, variant_blocks
 from autograder.harness.variants import salt_from_reference
+from coursekit import paths
+from coursekit.course import load_course
 from tests.autograder.conftest import FAST, REF, SUITE
-from tito import paths
-from tito.course import load_course
 from tito.grading import AutograderError, build_autograders
 
 

@@ -31,7 +31,7 @@ from autograder.harness.decide import (
 from autograder.harness.goldens import load_suite
 from autograder.milestones import mlperf, report_schema
 from autograder.suite import Suite
-from tito import paths
+from coursekit import paths
 
 SUITE = load_suite(paths.SUITES / "20_capstone" / "suite.py")
 EVENT = SUITE.get("olympics_event")

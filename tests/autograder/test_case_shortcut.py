@@ -21,8 +21,8 @@ from autograder.harness.goldens import (
 )
 from autograder.harness.variants import salt_from_reference
 from autograder.suite import Suite, run_case
+from coursekit import paths
 from tests.autograder.conftest import FAST, REF
-from tito import paths
 
 TOY = '''
 import numpy as np

@@ -26,6 +26,7 @@ import pytest
 from autograder.gradescope import build_zip
 from autograder.harness import core
 from autograder.harness.supervisor import RunSpec
+from coursekit.course import load_course
 from tests.autograder.conftest import (
     CORRECT,
     FAST,
@@ -39,7 +40,6 @@ from tests.autograder.conftest import (
     notebook_bytes,
 )
 from tests.milestones.cifar_fixture import batch_bytes, images
-from tito.course import load_course
 
 MEMBER = "cifar-10-batches-bin/test_batch.bin"
 N_TEST = 300
@@ -251,7 +251,7 @@ def test_gradescope_zip_setup_installs_the_test_batch_and_grades_with_it(tmp_pat
 
 @pytest.mark.parametrize("field", ["weights", "test_data"])
 def test_course_requires_weights_and_test_data_together(field: str) -> None:
-    from tito.course import Milestone
+    from coursekit.course import Milestone
 
     entry = _course_entry()
     entry[field] = None

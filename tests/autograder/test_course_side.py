@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tito.course import load_course
+from coursekit.course import load_course
 
 CIFAR = "milestone:cnn_cifar_1998"
 
@@ -39,8 +39,8 @@ def _tito(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_run_without_the_cifar_data_records_nothing_as_zero(tmp_path: Path) -> None:
-    from tito.release import dump_notebook
-    from tito.samples import build_notebook
+    from coursebuild.release import dump_notebook
+    from coursebuild.samples import build_notebook
 
     course = load_course()
     module = course.module("09")

@@ -23,8 +23,8 @@ from autograder.harness.goldens import (
 )
 from autograder.harness.limits import ModuleInfo, module_snapshot
 from autograder.suite import compare
-from tito import paths
-from tito.course import load_course
+from coursekit import paths
+from coursekit.course import load_course
 
 COURSE = load_course()
 MODULES = [m for m in COURSE.modules if (paths.SUITES / m.name / "suite.py").is_file()]

@@ -13,8 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tito.course import load_course
-from tito.paths import REPO_ROOT
+from coursekit.course import load_course
+from coursekit.paths import REPO_ROOT
 
 OPEN = "2027-01-28 12:00"     # module 01 due, still open for late work
 CLOSED = "2027-03-28 12:00"   # module 01 closed
@@ -27,8 +27,8 @@ def _tito(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_tito_grade_uses_the_earlier_notebooks_beside_the_one_it_grades(tmp_path: Path) -> None:
-    from tito.release import dump_notebook
-    from tito.samples import build_notebook, earlier_full_notebooks
+    from coursebuild.release import dump_notebook
+    from coursebuild.samples import build_notebook, earlier_full_notebooks
 
     course = load_course()
     module = course.module("02")

@@ -78,7 +78,8 @@ def test_zip_layout(mini_zip):
     assert {"setup.sh", "run_autograder", "requirements.txt", "course.json", "goldens.json",
             "manifest.json", "autograder/suite.py", "autograder/harness/core.py",
             "autograder/harness/child.py", "autograder/gradescope/run.py",
-            "autograder/suites/01_mini/suite.py", "tito/export.py", "reference/__init__.py",
+            "autograder/suites/01_mini/suite.py", "coursekit/export.py", "coursekit/markers.py",
+            "coursekit/__init__.py", "reference/__init__.py",
             "public_tests/checks.py"} <= names
     assert "reference/mini.py" not in names, "the graded module's solution must not ship"
     assert "released stub" in later, "later modules ship as stubs, not solutions"
@@ -138,8 +139,8 @@ def test_container_without_python_still_writes_results(mini_zip, tmp_path):
 
 def test_real_module_01_zip_end_to_end(tmp_path):
     """Module 01's own suite, goldens and release: the solution scores 100%, the release 0."""
-    from tito import paths
-    from tito.course import load_course
+    from coursekit import paths
+    from coursekit.course import load_course
 
     course = load_course()
     module = course.module("01")
@@ -164,7 +165,7 @@ def test_real_module_01_zip_end_to_end(tmp_path):
 
 
 def _full_notebooks(course, upto: int) -> dict[str, bytes]:
-    from tito.samples import earlier_full_notebooks
+    from coursebuild.samples import earlier_full_notebooks
 
     return {name: text.encode() for name, text in
             earlier_full_notebooks(course, course.module(f"{upto:02d}")).items()}
@@ -175,10 +176,10 @@ def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
     k of n seeds in the parent from the zip's own data (test labels never reach the child).
     Graded after modules 01-06 closed, it grades them on their reference."""
 
-    from tito import paths
-    from tito.course import load_course
-    from tito.release import dump_notebook
-    from tito.samples import build_notebook
+    from coursebuild.release import dump_notebook
+    from coursebuild.samples import build_notebook
+    from coursekit import paths
+    from coursekit.course import load_course
 
     course = load_course()
     module = course.module("07")
@@ -223,10 +224,10 @@ def test_module_20_zip_grades_the_olympics_and_publishes_a_leaderboard(tmp_path)
     modules 01-19 closed, it grades them on their reference."""
 
     from autograder.milestones.report_schema import SOURCE, ZIP_PATH, extract
-    from tito import paths
-    from tito.course import load_course
-    from tito.release import dump_notebook
-    from tito.samples import build_notebook
+    from coursebuild.release import dump_notebook
+    from coursebuild.samples import build_notebook
+    from coursekit import paths
+    from coursekit.course import load_course
 
     course = load_course()
     module = course.module(20)
@@ -272,10 +273,10 @@ def test_one_zip_grades_the_term_deciding_open_modules_at_grading_time(tmp_path)
     the close times the zip carries and the grading time, and every run says so in
     results.json. The zip carries every earlier reference, but the sandbox sees only the
     package built for the run: an open module's reference never reaches it."""
-    from tito import paths
-    from tito.course import load_course
-    from tito.release import dump_notebook
-    from tito.samples import build_notebook
+    from coursebuild.release import dump_notebook
+    from coursebuild.samples import build_notebook
+    from coursekit import paths
+    from coursekit.course import load_course
 
     course = load_course()
     module = course.module("03")
@@ -347,7 +348,7 @@ def test_one_zip_grades_the_term_deciding_open_modules_at_grading_time(tmp_path)
 def test_the_grading_clock_decides_when_no_time_is_given(tmp_path):
     """Gradescope passes no --now: the container's clock decides, recorded as such; the
     submission's metadata time (which it could not choose anyway) is recorded, not used."""
-    from tito.course import load_course
+    from coursekit.course import load_course
 
     course = load_course()
     module = course.module("02")

@@ -58,7 +58,7 @@ def test_no_result_or_a_failing_scorer_publishes_nothing() -> None:
 
 def _event() -> tuple[Any, Any]:
     from autograder.harness.goldens import load_suite
-    from tito import paths
+    from coursekit import paths
 
     suite = load_suite(paths.SUITES / "20_capstone" / "suite.py")
     event = next(c for c in suite.cases if c.name == "olympics_event")

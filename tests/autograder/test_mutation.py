@@ -106,7 +106,7 @@ def _fresh_copy_mutants(source: str, limit: int | None = None) -> list[tuple]:
 def test_mutants_made_in_place_are_those_of_a_fresh_copy_each():
     """Generation changes one tree and puts it back: every mutant's source is what a fresh
     copy of the module per mutant gives, and the module is left as it was."""
-    from tito import paths
+    from coursekit import paths
 
     real = (paths.REFERENCE / "activations.py").read_text(encoding="utf-8")
     kinds = set()
@@ -125,7 +125,7 @@ def test_a_mutant_package_is_the_package_build_package_makes(tmp_path):
 
     from autograder.harness.mutation import _mutant_package
     from autograder.harness.package import build_package
-    from tito import paths
+    from coursekit import paths
 
     course, _ = _modules_with_suites()
     mods = tuple((m.number, m.slug) for m in course.modules)
@@ -218,7 +218,7 @@ def test_control_run_refuses_a_verdict_when_the_unmutated_module_fails(tmp_path)
 def test_mutation_cache_is_keyed_by_every_input(tmp_path, monkeypatch):
     """A cached verdict is reused only for byte-identical inputs; any change runs again."""
     from autograder.harness import mutation as mut
-    from tito import paths
+    from coursekit import paths
 
     course, suited = _modules_with_suites()
     module = suited[0]
@@ -266,8 +266,8 @@ def test_mutation_cache_is_keyed_by_every_input(tmp_path, monkeypatch):
 
 
 def _modules_with_suites():
-    from tito import paths
-    from tito.course import load_course
+    from coursekit import paths
+    from coursekit.course import load_course
 
     course = load_course()
     return course, [m for m in course.modules if (paths.SUITES / m.name / "suite.py").is_file()]
@@ -285,7 +285,7 @@ def test_every_module_suite_kills_at_least_90_percent(module):
     exist (a stale list would silently hide survivors when the reference moves).
     """
     from autograder.harness.mutation import module_mutation
-    from tito import paths
+    from coursekit import paths
 
     rep = module_mutation(_COURSE, module)
     out = paths.BUILD / "mutation" / f"{module.name}.md"

@@ -16,8 +16,8 @@ import tinytorch_ref
 from autograder.harness import timing
 from autograder.harness.goldens import load_suite
 from autograder.suite import Timed, TimedResult
+from coursekit import paths
 from tests.autograder.test_leaderboard import _run
-from tito import paths
 
 NAMES = ["GPT tokens/s", "GPT speed-up", "GPT size (KB)"]
 

@@ -38,10 +38,10 @@ import pytest
 import yaml
 
 from autograder.harness.publish import RUN_FACTS, without_run_facts
-from tito import paths
-from tito.course import load_course
-from tito.release import dump_notebook
-from tito.samples import build_notebook
+from coursebuild.release import dump_notebook
+from coursebuild.samples import build_notebook
+from coursekit import paths
+from coursekit.course import load_course
 
 MODULES = ("07_training", "09_spatial", "13_transformers")
 #: One seed slot and a short fixed training per milestone of those modules.

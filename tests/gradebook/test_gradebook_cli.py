@@ -90,8 +90,8 @@ def test_tito_course_file_reaches_every_gradebook_subcommand(tmp_path):
     being used silently."""
     import yaml
 
+    from coursekit.paths import REPO_ROOT
     from tito.cli import cli
-    from tito.paths import REPO_ROOT
 
     data = yaml.safe_load((REPO_ROOT / "course.yml").read_text(encoding="utf-8"))
     store = tmp_path / "other.sqlite"

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from coursekit import gradescope_export as gs
 from gradebook import api
-from gradebook import gradescope as gs
 from gradebook.errors import GradebookError
 
 ROSTER = (

@@ -28,8 +28,8 @@ from pathlib import Path
 import pytest
 import toy_course
 
+from coursekit.course import load_course
 from staff.integrity import IntegrityResult, run_integrity
-from tito.course import load_course
 
 COURSE = load_course()
 REPO = Path(__file__).resolve().parents[2]
@@ -201,7 +201,7 @@ MEASURE = textwrap.dedent('''
     from pathlib import Path
     sys.path.insert(0, sys.argv[1])
     import toy_course
-    from tito.course import load_course
+    from coursekit.course import load_course
     from staff.integrity import run_integrity
     root, folder = Path(sys.argv[2]), Path(sys.argv[3])
     release = toy_course.write_release(root / "release")
@@ -240,7 +240,7 @@ def test_a_9_mb_literal_leaves_the_commands_memory_where_it_was(tmp_path):
 def test_the_command_says_which_notebook_it_could_not_read(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from tito import paths
+    from coursekit import paths
     from tito.cli import cli
 
     folder = _class(tmp_path / "subs")

@@ -12,15 +12,15 @@ import pytest
 import toy_course
 from click.testing import CliRunner
 
+from coursebuild.samples import notebook_with_exports, solution_export_sources
+from coursekit import paths
+from coursekit.course import load_course
 from staff.integrity import IntegrityError, run_integrity
 from staff.integrity.corpus import attach_prints, provided_document, read_folder
 from staff.integrity.fingerprint import fingerprints, normalise
 from staff.integrity.match import Settings, compare
 from staff.integrity.synthetic import DISGUISES, disguise
-from tito import paths
 from tito.cli import cli
-from tito.course import load_course
-from tito.samples import notebook_with_exports, solution_export_sources
 
 COURSE = load_course()
 S = Settings()
@@ -110,7 +110,7 @@ def test_real_module_release_and_solution_are_not_flagged(tmp_path):
     folder.mkdir()
     (folder / "untouched.ipynb").write_text(
         (paths.RELEASE / m.name / f"{m.name}.ipynb").read_text(encoding="utf-8"))
-    from tito.release import dump_notebook
+    from coursebuild.release import dump_notebook
 
     (folder / "full.ipynb").write_text(dump_notebook(
         notebook_with_exports(m, solution_export_sources(m))))

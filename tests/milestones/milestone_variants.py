@@ -14,7 +14,7 @@ from typing import Any
 
 from suite_tools import load_variant
 
-from tito import paths
+from coursekit import paths
 
 REF = paths.REFERENCE
 

@@ -28,8 +28,8 @@ import tinytorch_ref
 from autograder.gradescope import fetch_data
 from autograder.milestones import cifar
 from autograder.milestones.data import recipes
-from tito import paths
-from tito.course import load_course
+from coursekit import paths
+from coursekit.course import load_course
 
 MEMBER = "cifar-10-batches-bin/test_batch.bin"
 N_TRAIN, N_TEST, EPOCHS = 1000, 400, 2

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from autograder.milestones import evaluate
-from tito.course import Milestone
+from coursekit.course import Milestone
 
 LABELS = np.array([0, 1, 2, 3] * 25, dtype=np.int64)  # 100 labels
 

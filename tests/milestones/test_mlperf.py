@@ -24,8 +24,8 @@ from milestone_variants import as_the_child, package_root, variant
 
 import tinytorch_ref
 from autograder.milestones import mlperf
-from tito import paths
-from tito.course import load_course
+from coursekit import paths
+from coursekit.course import load_course
 
 MS = mlperf.milestone()
 

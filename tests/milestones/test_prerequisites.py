@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tito import paths
-from tito.course import load_course
+from coursekit import paths
+from coursekit.course import load_course
 
 COURSE = load_course()
 

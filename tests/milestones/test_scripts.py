@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from milestone_variants import package_root, variant
 
-from tito import paths
+from coursekit import paths
 
 SCRIPTS = paths.REPO_ROOT / "milestones"
 

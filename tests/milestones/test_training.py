@@ -30,7 +30,7 @@ from autograder.milestones import (
 )
 from autograder.milestones.data import loaders, recipes
 from autograder.milestones.transformer import IDS as TRANSFORMER_IDS
-from tito.course import load_course
+from coursekit.course import load_course
 
 #: The classifiers (the 2017 GPTs train for minutes; tests/milestones/test_transformer.py).
 CLASSIFIERS = tuple(m for m in GRADED_MILESTONES if m not in TRANSFORMER_IDS)

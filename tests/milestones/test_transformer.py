@@ -24,7 +24,7 @@ from autograder.milestones import gpt_forward
 from autograder.milestones import transformer as TR
 from autograder.milestones.data import loaders, recipes
 from autograder.milestones.grading import evaluate
-from tito import paths
+from coursekit import paths
 
 IDS = TR.IDS
 
@@ -155,7 +155,7 @@ def _job(mid: str) -> harness_ms.MilestoneJob:
 
 
 def _course() -> Any:
-    from tito.course import load_course
+    from coursekit.course import load_course
     return load_course()
 
 

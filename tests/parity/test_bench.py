@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-from tito import paths
+from coursekit import paths
 
 pytestmark = pytest.mark.parity
 

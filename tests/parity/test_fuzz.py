@@ -20,7 +20,7 @@ from fuzz.regressions import GUARDS, ROOT_CAUSES
 from fuzz.runner import Fuzzer, built_modules, fuzz, select
 from suite_tools import load_variant
 
-from tito import paths
+from coursekit import paths
 
 pytestmark = pytest.mark.parity
 

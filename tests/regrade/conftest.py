@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tito.paths import REPO_ROOT
+from coursekit.paths import REPO_ROOT
 
 
 @pytest.fixture(scope="session")

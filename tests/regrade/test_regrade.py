@@ -289,7 +289,7 @@ def test_unknown_module(tmp_path: Path) -> None:
 
 
 def test_export_of_another_module_is_refused() -> None:
-    from tito import paths
+    from coursekit import paths
 
     sample = paths.SAMPLES / "term" / "gradescope" / "assignment_7007_export.zip"
     assert sample.is_file(), "samples/term is missing its Gradescope export (samples/term/generate.py)"

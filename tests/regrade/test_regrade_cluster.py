@@ -94,7 +94,7 @@ def _stale(folder: Path) -> Path:
 
 def test_the_worker_check_names_each_reason() -> None:
     from autograder.harness.limits import module_snapshot
-    from tito.course import load_course
+    from coursekit.course import load_course
 
     course = load_course()
     snap = module_snapshot(course, course.module("01"))

@@ -91,8 +91,8 @@ def test_ctrl_c_in_tito_grade_is_one_line_and_leaves_the_provisional_result(
     the provisional course-side one ("did not finish"), never a score."""
     import json
 
+    from coursekit.course import load_course
     from staff.synthetic import _notebooks
-    from tito.course import load_course
 
     data, _ = _notebooks(load_course().module("01"))["looping"]
     (tmp_path / "01_tensor.ipynb").write_bytes(data)

@@ -18,12 +18,12 @@ import pytest
 import yaml
 
 from autograder.harness.core import grade_module
+from coursekit.course import load_course
+from coursekit.paths import REPO_ROOT
 from staff.regrade.core import regrade
 from staff.regrade.pool import LocalRunner
 from staff.regrade.run import lanes_for
 from staff.synthetic import synth_export
-from tito.course import load_course
-from tito.paths import REPO_ROOT
 
 
 @pytest.fixture(scope="module")

@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from coursekit.course import load_course
 from gradebook import api
 from staff.regrade.cli import regrade as regrade_cmd
 from staff.regrade.core import RegradeError, regrade
 from staff.synthetic import synth_export
-from tito.course import load_course
 
 OPEN = dt.datetime(2027, 1, 30, 12, 0, tzinfo=dt.timezone.utc)  # 01 due, still open
 CLOSED = dt.datetime(2027, 2, 22, 12, 0, tzinfo=dt.timezone.utc)  # 01 closed

@@ -83,7 +83,7 @@ GPT_RECIPE_KEYS = ("int8_weights", "fused_gelu", "kv_cache")
 def _targets() -> dict[str, float]:
     """The module's course.yml ``targets`` (read while the suite loads: the child needs the
     allowed accuracy drop for the report's gate before the sandbox closes the file system)."""
-    from tito.course import load_course
+    from coursekit.course import load_course
 
     module = next(mod for mod in load_course().modules if mod.name == "20_capstone")
     return {k: float(module.targets[k]) for k in ("max_accuracy_drop", "min_size_ratio",

@@ -3,7 +3,8 @@
 Three callers use it: ``tito sync`` builds ``tinytorch_ref/<slug>.py`` from the solution
 module (mode ``"reference"``), a student's ``tito export`` builds their own
 ``tinytorch/<slug>.py`` from their notebook, and the grader builds its view of a submission
-(both mode ``"student"``). Standard library only: the Gradescope zip carries this file.
+(both mode ``"student"``). Standard library and the marker grammar (``coursekit.markers``)
+only: the Gradescope zip and the student release's ``tools/coursekit/`` carry both files.
 """
 
 from __future__ import annotations
@@ -13,17 +14,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-EXPORT_DIRECTIVE = "#| export"
+from coursekit.markers import CELL, EXPORT_DIRECTIVE, SOLUTION_WORD, is_export_source, tag_lines
+
 _IMPORT_FROM = re.compile(r"^(\s*)from\s+tinytorch((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s+import\s+")
 _IMPORT_PLAIN = re.compile(r"^\s*import\s+tinytorch\b")
-# Marker words are assembled so this file (shipped to students as their exporter) holds no
-# marker text for the release leak scan to trip on.
-_SOL, _STB = "SOL" + "UTION", "ST" + "UB"
-_BEGIN = re.compile(rf"^\s*# BEGIN {_SOL}( NO PROMPT)?\s*$")
-_END = re.compile(rf"^\s*# END {_SOL}\s*$")
-_ONE_LINE = re.compile(rf"\s*# {_SOL}( NO PROMPT)?\s*$")
-_STUB = re.compile(rf"\s*# {_STB}\s*$")
-_CELL = re.compile(r"^# %%(.*)$")
 
 
 class ExportError(ValueError):
@@ -93,7 +87,7 @@ def _percent_cells(text: str) -> list[Cell]:
     kind: str | None = None
     lines: list[str] = []
     for line in text.splitlines():
-        m = _CELL.match(line)
+        m = CELL.match(line)
         if m:
             if kind is not None:
                 cells.append(Cell(kind, "\n".join(lines).strip("\n"), len(cells) + 1))
@@ -108,31 +102,15 @@ def _percent_cells(text: str) -> list[Cell]:
 
 
 def is_export_cell(cell: Cell) -> bool:
-    if cell.kind != "code":
-        return False
-    for line in cell.source.splitlines():
-        if line.strip():
-            return line.strip() == EXPORT_DIRECTIVE
-    return False
+    return cell.kind == "code" and is_export_source(cell.source)
 
 
 def strip_solution_markers(lines: list[str]) -> list[str]:
     """Reference view of solution code: markers and stub lines removed, solution kept."""
-    out: list[str] = []
-    depth = 0
-    for line in lines:
-        if _BEGIN.match(line):
-            depth += 1
-            continue
-        if _END.match(line):
-            depth -= 1
-            continue
-        if _STUB.search(line):
-            continue
-        out.append(_ONE_LINE.sub("", line))
-    if depth != 0:
-        raise ExportError(f"unbalanced BEGIN {_SOL} / END {_SOL} markers")
-    return out
+    tags = tag_lines(lines)
+    if not tags.balanced:
+        raise ExportError(f"unbalanced BEGIN {SOLUTION_WORD} / END {SOLUTION_WORD} markers")
+    return [t.text for t in tags.lines if t.kind in ("solution", "given")]
 
 
 def _rewrite_imports(line: str, where: str) -> str:
@@ -260,17 +238,11 @@ def solution_line_numbers(source: Path, *, slug: str, number: int, title: str = 
     """
     import tempfile
 
-    marked = []
-    depth = 0
-    for line in source.read_text(encoding="utf-8").splitlines():
-        if _BEGIN.match(line):
-            depth += 1
-        elif _END.match(line):
-            depth -= 1
-        elif depth and line.strip() and not line.rstrip().endswith("\\") \
-                and not line.lstrip().startswith("#"):
-            line = line + _SENTINEL
-        marked.append(line)
+    marked = source.read_text(encoding="utf-8").splitlines()
+    for t in tag_lines(marked).lines:  # one-line solutions too: the leak scan counts them
+        if t.kind == "solution" and t.text.strip() and not t.text.rstrip().endswith("\\") \
+                and not t.text.lstrip().startswith("#"):
+            marked[t.number - 1] = t.text + _SENTINEL
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / source.name
         copy.write_text("\n".join(marked) + "\n", encoding="utf-8")

@@ -14,8 +14,8 @@ import datetime as dt
 import re
 from pathlib import Path
 
-from tito import paths
-from tito.course import COURSE_FILE, Course, CourseError, Module, load_course
+from coursekit import paths
+from coursekit.course import COURSE_FILE, Course, CourseError, Module, load_course
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 _SLUG = re.compile(r"^[a-z][a-z0-9_]*$")

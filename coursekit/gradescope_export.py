@@ -1,7 +1,8 @@
 """The one reader of Gradescope's "Export Submissions" metadata, for every command.
 
-``tito gradebook ingest`` and ``tito regrade`` (its dry run, its pre-flight checks and its
-``--apply``) read an export through this module only, so they can never disagree about what an
+``tito gradebook ingest``, ``tito regrade`` (its dry run, its pre-flight checks and its
+``--apply``) and ``tito integrity`` read an export through this module only (it is part of the
+foundation, below the gradebook and the staff workflows), so they can never disagree about what an
 export says (a Ruby ``BigDecimal`` score read by one and refused by the other, issue 12).
 
 An export is a ``.zip`` (or the folder it unpacks to) holding ``assignment_<id>_export/``
@@ -31,8 +32,6 @@ from typing import Any
 
 import yaml
 
-from gradebook.errors import GradebookError
-
 try:
     from yaml import CSafeLoader as _SafeLoader
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
@@ -43,6 +42,12 @@ SUBMISSION_KEY = re.compile(r"^submission_(\d+)$")
 ASSIGNMENT_DIR = re.compile(r"^assignment_(\d+)_export$")
 MAX_DEPTH = 2  # submission_metadata.yml lies at most two folders below the export root
 SKIP_DIRS = frozenset({"__MACOSX", ".ipynb_checkpoints"})
+
+
+class GradescopeExportError(ValueError):
+    """The export cannot be read; ``str(err)`` is one line naming the file and the field
+    (``export.zip!assignment_1_export/submission_metadata.yml: submission_7: :submitters:
+    missing``)."""
 
 
 # ----------------------------------------------------------------------------- the YAML
@@ -99,7 +104,7 @@ def load_metadata_yaml(text: str, where: str) -> dict[str, Any]:
     """Parse ``submission_metadata.yml`` safely; keys lose their Ruby-symbol colons.
 
     Raises:
-        GradebookError: invalid YAML, or not a mapping of submission folders.
+        GradescopeExportError: invalid YAML, or not a mapping of submission folders.
     """
     try:
         data = yaml.load(text, Loader=RubyYamlLoader)  # noqa: S506 - a safe loader subclass
@@ -107,18 +112,18 @@ def load_metadata_yaml(text: str, where: str) -> dict[str, Any]:
         mark = getattr(exc, "problem_mark", None)
         at = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise GradebookError(f"{where}: invalid YAML ({at}{problem})") from None
+        raise GradescopeExportError(f"{where}: invalid YAML ({at}{problem})") from None
     except RecursionError:
-        raise GradebookError(f"{where}: invalid YAML (nested too deeply)") from None
+        raise GradescopeExportError(f"{where}: invalid YAML (nested too deeply)") from None
     try:
         data = plain(data)
     except RecursionError:
-        raise GradebookError(f"{where}: invalid YAML (nested too deeply)") from None
+        raise GradescopeExportError(f"{where}: invalid YAML (nested too deeply)") from None
     if not isinstance(data, dict):
-        raise GradebookError(f"{where}: expected a mapping of submission_<id> folders to "
-                             f"records, found {type(data).__name__}")
+        raise GradescopeExportError(f"{where}: expected a mapping of submission_<id> folders to "
+                                    f"records, found {type(data).__name__}")
     if not data:
-        raise GradebookError(f"{where}: no submissions in the export")
+        raise GradescopeExportError(f"{where}: no submissions in the export")
     return data
 
 
@@ -155,18 +160,18 @@ def number(value: Any, what: str) -> float | None:
     """A score field as a finite float (None when empty).
 
     Raises:
-        GradebookError: not a number, or not finite.
+        GradescopeExportError: not a number, or not finite.
     """
     if value is None or value == "":
         return None
     if isinstance(value, bool):
-        raise GradebookError(f"{what}: {value!r} is not a number")
+        raise GradescopeExportError(f"{what}: {value!r} is not a number")
     try:
         out = float(value)
     except (TypeError, ValueError):
-        raise GradebookError(f"{what}: {value!r} is not a number") from None
+        raise GradescopeExportError(f"{what}: {value!r} is not a number") from None
     if out != out or out in (float("inf"), float("-inf")):
-        raise GradebookError(f"{what}: {value!r} is not a finite number")
+        raise GradescopeExportError(f"{what}: {value!r} is not a finite number")
     return out
 
 
@@ -174,38 +179,38 @@ def parse_records(data: dict[str, Any], where: str) -> list[ExportRecord]:
     """Validate the YAML records, in submission-id order.
 
     Raises:
-        GradebookError: a key that is not ``submission_<id>``, or a bad field (named).
+        GradescopeExportError: a key that is not ``submission_<id>``, or a bad field (named).
     """
     records = []
     for key in sorted(data, key=lambda k: (len(str(k)), str(k))):
         what = f"{where}: {key}"
         match = SUBMISSION_KEY.match(str(key))
         if not match:
-            raise GradebookError(f"{what}: not a submission_<id> key")
+            raise GradescopeExportError(f"{what}: not a submission_<id> key")
         rec = data[key]
         if not isinstance(rec, dict):
-            raise GradebookError(f"{what}: expected a mapping with :submitters:, :created_at:, "
-                                 ":score:")
+            raise GradescopeExportError(f"{what}: expected a mapping with :submitters:, :created_at:, "
+                                        ":score:")
         raw = rec.get("submitters")
         if not isinstance(raw, list) or not raw:
-            raise GradebookError(f"{what}: :submitters: missing or empty")
+            raise GradescopeExportError(f"{what}: :submitters: missing or empty")
         students = []
         for i, s in enumerate(raw):
             if not isinstance(s, dict):
-                raise GradebookError(f"{what}: :submitters:[{i}]: expected a mapping")
+                raise GradescopeExportError(f"{what}: :submitters:[{i}]: expected a mapping")
             st = Student(*(str(s.get(k) or "").strip() for k in ("name", "sid", "email")))
             if not (st.sid or st.email):
-                raise GradebookError(f"{what}: :submitters:[{i}]: no :sid: or :email:")
+                raise GradescopeExportError(f"{what}: :submitters:[{i}]: no :sid: or :email:")
             students.append(st)
         created = rec.get("created_at")
         if created is None or str(created).strip() == "":
-            raise GradebookError(f"{what}: :created_at: missing")
+            raise GradescopeExportError(f"{what}: :created_at: missing")
         results = rec.get("results")
         if results is not None and not isinstance(results, dict):
-            raise GradebookError(f"{what}: :results: expected a mapping (a results.json)")
+            raise GradescopeExportError(f"{what}: :results: expected a mapping (a results.json)")
         history = rec.get("history") or []
         if not isinstance(history, list):
-            raise GradebookError(f"{what}: :history: expected a list")
+            raise GradescopeExportError(f"{what}: :history: expected a list")
         assignment = rec.get("assignment")
         records.append(ExportRecord(
             key=str(key), submission_id=match.group(1), students=students,
@@ -254,7 +259,7 @@ def duplicate_message(records: list[ExportRecord], where: str) -> str | None:
 
 
 # ----------------------------------------------------------------------------- locating
-def _depth_walk(root: Path, depth: int = MAX_DEPTH) -> list[Path]:
+def depth_walk(root: Path, depth: int = MAX_DEPTH) -> list[Path]:
     """Every ``submission_metadata.yml`` at the shallowest depth <= ``depth`` below ``root``."""
     level = [root]
     for _ in range(depth + 1):
@@ -280,16 +285,16 @@ def find_metadata(folder: Path, *, shown: str | None = None) -> Path:
     """The export's ``submission_metadata.yml`` in an unpacked folder.
 
     Raises:
-        GradebookError: none at depth <= 2, or several at the same depth.
+        GradescopeExportError: none at depth <= 2, or several at the same depth.
     """
     shown = shown or str(folder)
-    found = _depth_walk(folder)
+    found = depth_walk(folder)
     if not found:
-        raise GradebookError(f"{shown}: no {METADATA_YML} in it or two folders below; is this a "
-                             "Gradescope 'Export Submissions' archive?")
+        raise GradescopeExportError(f"{shown}: no {METADATA_YML} in it or two folders below; is this a "
+                                    "Gradescope 'Export Submissions' archive?")
     if len(found) > 1:
         names = ", ".join(p.relative_to(folder).as_posix() for p in found[:4])
-        raise GradebookError(f"{shown}: several exports inside ({names}); pass one of them")
+        raise GradescopeExportError(f"{shown}: several exports inside ({names}); pass one of them")
     return found[0]
 
 
@@ -297,7 +302,7 @@ def metadata_member(names: list[str], shown: str) -> str:
     """The zip member that is the export's ``submission_metadata.yml`` (same rules).
 
     Raises:
-        GradebookError: none at depth <= 2, or several at the same depth.
+        GradescopeExportError: none at depth <= 2, or several at the same depth.
     """
     best: dict[int, list[str]] = {}
     for name in names:
@@ -308,12 +313,12 @@ def metadata_member(names: list[str], shown: str) -> str:
             continue
         best.setdefault(len(parts) - 1, []).append(name)
     if not best:
-        raise GradebookError(f"{shown}: no {METADATA_YML} in it or two folders below; is this a "
-                             "Gradescope 'Export Submissions' archive?")
+        raise GradescopeExportError(f"{shown}: no {METADATA_YML} in it or two folders below; is this a "
+                                    "Gradescope 'Export Submissions' archive?")
     top = sorted(best[min(best)])
     if len(top) > 1:
-        raise GradebookError(f"{shown}: several exports inside ({', '.join(top[:4])}); "
-                             "pass one of them")
+        raise GradescopeExportError(f"{shown}: several exports inside ({', '.join(top[:4])}); "
+                                    "pass one of them")
     return top[0]
 
 
@@ -321,15 +326,15 @@ def open_zip(path: Path) -> zipfile.ZipFile:
     """Open an export archive.
 
     Raises:
-        GradebookError: not a zip, or unreadable.
+        GradescopeExportError: not a zip, or unreadable.
     """
     try:
         return zipfile.ZipFile(path)
     except zipfile.BadZipFile:
-        raise GradebookError(f"{path}: not a zip archive (expected a Gradescope "
-                             "'Export Submissions' .zip or its unpacked folder)") from None
+        raise GradescopeExportError(f"{path}: not a zip archive (expected a Gradescope "
+                                    "'Export Submissions' .zip or its unpacked folder)") from None
     except OSError as exc:
-        raise GradebookError(f"{path}: cannot be read ({exc.strerror})") from None
+        raise GradescopeExportError(f"{path}: cannot be read ({exc.strerror})") from None
 
 
 def read_metadata(path: Path) -> tuple[str, str]:
@@ -339,11 +344,11 @@ def read_metadata(path: Path) -> tuple[str, str]:
     location is ``export.zip!assignment_1_export/submission_metadata.yml`` for a zip.
 
     Raises:
-        GradebookError: no such path, not an export, unreadable text.
+        GradescopeExportError: no such path, not an export, unreadable text.
     """
     path = Path(path)
     if not path.exists():
-        raise GradebookError(f"{path}: no such file or folder")
+        raise GradescopeExportError(f"{path}: no such file or folder")
     if path.is_file():
         with open_zip(path) as zf:
             member = metadata_member(zf.namelist(), str(path))
@@ -351,19 +356,19 @@ def read_metadata(path: Path) -> tuple[str, str]:
             try:
                 return zf.read(member).decode("utf-8"), location
             except (zipfile.BadZipFile, OSError, EOFError, UnicodeDecodeError) as exc:
-                raise GradebookError(f"{location}: cannot be read ({exc})") from None
+                raise GradescopeExportError(f"{location}: cannot be read ({exc})") from None
     meta = find_metadata(path)
     try:
         return meta.read_text(encoding="utf-8"), str(meta)
     except (OSError, UnicodeDecodeError) as exc:
-        raise GradebookError(f"{meta}: cannot be read ({exc})") from None
+        raise GradescopeExportError(f"{meta}: cannot be read ({exc})") from None
 
 
 def read_records(path: Path) -> tuple[list[ExportRecord], str]:
     """Every record of an export (zip or folder), and the metadata's location.
 
     Raises:
-        GradebookError: as :func:`read_metadata`, :func:`load_metadata_yaml`,
+        GradescopeExportError: as :func:`read_metadata`, :func:`load_metadata_yaml`,
             :func:`parse_records`.
     """
     text, location = read_metadata(path)

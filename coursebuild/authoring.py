@@ -20,13 +20,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tito.export import Cell, export_module, read_cells
+from coursekit.export import Cell, export_module, read_cells
+from coursekit.markers import CELL, SOLUTION_WORD, STUB, is_export_source, tag_lines
 
-_SOL = "SOL" + "UTION"  # assembled, so this file holds no marker text for the leak scan
-_BEGIN = re.compile(rf"^\s*# BEGIN {_SOL}(?P<np> NO PROMPT)?\s*$")
-_END = re.compile(rf"^\s*# END {_SOL}\s*$")
-_STUB = re.compile(r"\s*# STUB\s*$")
-_CELL = re.compile(r"^# %%")
+_SOL = SOLUTION_WORD  # spelled through the grammar, so this file holds no marker text
 
 
 class AuthoringError(ValueError):
@@ -45,10 +42,10 @@ class SolutionFunction:
 def _export_cells(path: Path) -> list[tuple[Cell, int]]:
     """(cell, 1-based file line of its first source line) of every export cell."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    starts = [i + 2 for i, ln in enumerate(lines) if _CELL.match(ln)]
+    starts = [i + 2 for i, ln in enumerate(lines) if CELL.match(ln)]
     out = []
     for cell, start in zip(read_cells(path), starts, strict=False):
-        if cell.kind == "code" and cell.source.lstrip().startswith("#| export"):
+        if cell.kind == "code" and is_export_source(cell.source):
             offset = start
             while offset <= len(lines) and not lines[offset - 1].strip():
                 offset += 1  # jupytext strips leading blank lines from a cell's source
@@ -101,18 +98,14 @@ def scan(path: Path) -> tuple[list[SolutionFunction], list[str]]:
             problems.append(f"{shown}:{start + (exc.lineno or 1) - 1}: the export cell does not "
                             f"parse ({exc.msg})")
             continue
-        depth = 0
-        block: tuple[int, tuple[str, int, int] | None] | None = None
+        tags = tag_lines(lines)
         stubbed: set[str] = set()
         solved: dict[str, int] = {}
-        for i, line in enumerate(lines, 1):
-            where = f"{shown}:{start + i - 1}"
-            m = _BEGIN.match(line)
-            if m:
-                fn = _innermost(functions, i)
-                depth += 1
-                block = (i, fn)
-                if not m.group("np"):
+        for t in tags.lines:
+            where = f"{shown}:{start + t.number - 1}"
+            if t.kind == "begin":
+                fn = _innermost(functions, t.number)
+                if t.prompt:
                     problems.append(f"{where}: {fn[0] if fn else 'cell'}: '# BEGIN {_SOL}' in an "
                                     f"export cell ships '...' to students; write '# BEGIN {_SOL} "
                                     "NO PROMPT' and a '# STUB' line after the block")
@@ -120,24 +113,18 @@ def scan(path: Path) -> tuple[list[SolutionFunction], list[str]]:
                     problems.append(f"{where}: a solution block outside any function; students "
                                     "write functions, put it inside one")
                 else:
-                    solved.setdefault(fn[0], i)
-                continue
-            if _END.match(line):
-                depth -= 1
-                if depth < 0:
-                    problems.append(f"{where}: '# END {_SOL}' without a BEGIN")
-                    depth = 0
-                block = None
-                continue
-            if _STUB.search(line) and depth == 0:
-                fn = _innermost(functions, i)
+                    solved.setdefault(fn[0], t.number)
+            elif t.kind == "end" and t.number in tags.stray_ends:
+                problems.append(f"{where}: '# END {_SOL}' without a BEGIN")
+            elif t.kind == "stub" and t.depth == 0:
+                fn = _innermost(functions, t.number)
                 if fn is None:
                     problems.append(f"{where}: a '# STUB' line outside any function")
                 else:
                     stubbed.add(fn[0])
-        if depth:
-            at = f"{shown}:{start + block[0] - 1}" if block else shown
-            problems.append(f"{at}: a solution block is never closed with '# END {_SOL}'")
+        if tags.unclosed:
+            problems.append(f"{shown}:{start + tags.unclosed[-1] - 1}: a solution block is never "
+                            f"closed with '# END {_SOL}'")
         for name, first, last in functions:
             if name in solved:
                 result.setdefault(name, SolutionFunction(name, start + first - 1,
@@ -156,18 +143,11 @@ def stub_one(path: Path, function: SolutionFunction, *, slug: str, number: int) 
     """The reference module with only ``function``'s solution replaced by its stub."""
     lines = path.read_text(encoding="utf-8").splitlines()
     out: list[str] = []
-    skipping = False
-    for n, line in enumerate(lines, 1):
-        inside = function.first_line <= n <= function.last_line
-        if inside and _BEGIN.match(line):
-            skipping = True
-            continue
-        if inside and _END.match(line):
-            skipping = False
-            continue
-        if skipping:
-            continue
-        out.append(_STUB.sub("", line) if inside else line)
+    for t, line in zip(tag_lines(lines).lines, lines, strict=True):
+        inside = function.first_line <= t.number <= function.last_line
+        if inside and (t.kind in ("begin", "end") or t.depth):
+            continue  # the function's solution blocks, markers and all
+        out.append(STUB.sub("", line) if inside else line)
     with tempfile.TemporaryDirectory(prefix="tt-stub-one-") as tmp:
         copy = Path(tmp) / path.name
         copy.write_text("\n".join(out) + "\n", encoding="utf-8")

@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from tito import paths
-from tito.authoring import scan
-from tito.course import Course, Module
-from tito.export import is_export_cell, read_cells, strip_solution_markers
-from tito.release import dump_notebook, solution_path
-
-_BEGIN = re.compile(r"^\s*# BEGIN SOLUTION")
-_END = re.compile(r"^\s*# END SOLUTION")
+from coursebuild.authoring import scan
+from coursebuild.release import dump_notebook
+from coursekit import paths
+from coursekit.course import Course, Module
+from coursekit.export import is_export_cell, read_cells, strip_solution_markers
+from coursekit.markers import STUB, is_export_source, tag_lines
+from coursekit.paths import solution_path
 
 
 @dataclass(frozen=True)
@@ -58,7 +56,7 @@ STUDENTS = [
 
 @dataclass(frozen=True)
 class Faults:
-    """Which functions a module's faulty samples break (qualified names, as tito.authoring)."""
+    """Which functions a module's faulty samples break (qualified names, as coursebuild.authoring)."""
 
     unfinished: tuple[str, ...]  # the partial answer leaves these as stubs
     syntax: str                  # its def line loses the colon
@@ -100,21 +98,16 @@ def _edited_solution(module: Module, kind: str) -> list[str]:
     lines = solution_path(module).read_text(encoding="utf-8").splitlines()
     spans = {f.name: f for f in scan(solution_path(module))[0]}
     f = faults(module)
+    tags = tag_lines(lines).lines
     if kind == "partial":
         drop: set[int] = set()
         for name in f.unfinished:
             fn = spans[name]
-            inside = False
-            for n in range(fn.first_line, fn.last_line + 1):
-                text = lines[n - 1]
-                if _BEGIN.match(text):
-                    inside = True
-                if inside:
-                    drop.add(n)
-                if _END.match(text):
-                    inside = False
-                elif not inside and text.rstrip().endswith("# STUB"):
-                    lines[n - 1] = text.replace("  # STUB", "")
+            for t in tags[fn.first_line - 1:fn.last_line]:
+                if t.kind in ("begin", "end", "solution") or t.depth:
+                    drop.add(t.number)  # what the student has not written yet
+                elif t.kind == "stub":
+                    lines[t.number - 1] = STUB.sub("", t.text)
         lines = [ln for n, ln in enumerate(lines, 1) if n not in drop]
     elif kind == "syntax_error":
         fn = spans[f.syntax]
@@ -123,7 +116,7 @@ def _edited_solution(module: Module, kind: str) -> list[str]:
         lines[n - 1] = lines[n - 1][:col] + lines[n - 1][col + 1:]
     elif kind == "infinite_loop":
         fn = spans[f.loop]
-        n = next(n for n in range(fn.first_line, fn.last_line + 1) if _BEGIN.match(lines[n - 1]))
+        n = next(t.number for t in tags[fn.first_line - 1:fn.last_line] if t.kind == "begin")
         indent = lines[n - 1][: len(lines[n - 1]) - len(lines[n - 1].lstrip())]
         lines[n:n] = [f"{indent}while True:  # oops: this loop never ends",
                       f"{indent}    pass"]
@@ -169,7 +162,7 @@ def notebook_with_exports(module: Module, sources: list[str]) -> dict:
     it = iter(sources)
     for cell in nb["cells"]:
         src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        if cell["cell_type"] == "code" and src.lstrip().startswith("#| export"):
+        if cell["cell_type"] == "code" and is_export_source(src):
             cell["source"] = next(it)
     return nb
 
@@ -193,7 +186,7 @@ def earlier_full_notebooks(course: Course, module: Module) -> dict[str, str]:
     """``{file name: notebook JSON}`` of the complete notebooks of every built module before
     ``module``: what a finished student uploads with it while those modules are still open
     (graded on these copies then, on the reference once closed)."""
-    from tito.release import available_modules
+    from coursebuild.release import available_modules
 
     return {f"{m.name}.ipynb": dump_notebook(build_notebook(m, "full"))
             for m in available_modules(course) if m.number < module.number}

@@ -192,7 +192,7 @@ def cmd_test(args: argparse.Namespace) -> int:
 def export(m: dict) -> Path:
     """Export your notebook of ``m`` into tinytorch/ and import it (raises StudentError)."""
     sys.path.insert(0, str(HERE / "tools"))
-    from tito_export import ExportError, export_module, missing_definitions, write_module
+    from coursekit.export import ExportError, export_module, missing_definitions, write_module
 
     nb = notebook(m)
     try:

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tito.course import Course, Module, Track
-from tito.export import read_cells
-from tito.release import built_modules, solution_path
+from coursebuild.release import built_modules
+from coursekit.course import Course, Module, Track
+from coursekit.export import read_cells
+from coursekit.paths import solution_path
 
 HOURS_PER_CREDIT = 45  # hours of student work per credit hour in a term (34 CFR 600.2)
 _OBJECTIVE = re.compile(r"^\d+\.\s+")

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from coursekit.course import Module
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO_ROOT / "solutions"
@@ -22,3 +26,13 @@ def bugs_catalogue(module_name: str) -> Path:
     exports, ``tito course check`` and the module contract. Not shipped in the Gradescope zip
     (which carries only the suite's ``suite.py``)."""
     return SUITES / module_name / "bugs.py"
+
+
+def solution_path(module: Module) -> Path:
+    """A module's instructor solution (``solutions/NN_slug/NN_slug.py``)."""
+    return SOLUTIONS / module.name / f"{module.name}.py"
+
+
+def suite_path(module: Module) -> Path:
+    """A module's hidden suite (``autograder/suites/NN_slug/suite.py``)."""
+    return SUITES / module.name / "suite.py"

@@ -11,12 +11,13 @@ import datetime as dt
 import math
 import re
 from pathlib import Path
+from typing import TypeAlias
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from tito.paths import REPO_ROOT
+from coursekit.paths import REPO_ROOT
 
 COURSE_FILE = REPO_ROOT / "course.yml"
 _TIME_FORMAT = "%Y-%m-%d %H:%M"
@@ -495,7 +496,12 @@ def _format_error(path: Path, exc: ValidationError) -> str:
     return f"{path.name}: {msg}"
 
 
-def resolve_course(course: object = None) -> Course:
+#: What a command accepts as its course: a loaded ``Course``, a path to course.yml, or ``None``
+#: (the default course.yml); :func:`resolve_course` turns it into a ``Course``.
+CourseSource: TypeAlias = "Course | Path | str | None"
+
+
+def resolve_course(course: CourseSource | object = None) -> Course:
     """A loaded course from a ``Course``, a path to course.yml, or ``None`` (the default).
 
     Raises:

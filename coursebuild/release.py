@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tito import paths
-from tito.course import Course, CourseError, Module
-from tito.export import export_module, read_cells, write_module
+from coursekit import paths
+from coursekit.course import Course, CourseError, Module
+from coursekit.export import export_module, read_cells, write_module
+from coursekit.markers import strip_stub_markers
+from coursekit.paths import solution_path, suite_path
 
 # Files of tinytorch_ref that are package infrastructure (hand-written), not module exports.
 INFRA_SUFFIXES = (".py",)
@@ -30,17 +31,9 @@ class ReleaseError(RuntimeError):
     """A release step failed; one line naming the module and the problem."""
 
 
-def solution_path(module: Module) -> Path:
-    return paths.SOLUTIONS / module.name / f"{module.name}.py"
-
-
 def available_modules(course: Course) -> list[Module]:
     """Modules of course.yml that have a solution module in solutions/."""
     return [m for m in course.modules if solution_path(m).exists()]
-
-
-def suite_path(module: Module) -> Path:
-    return paths.SUITES / module.name / "suite.py"
 
 
 def built_modules(course: Course) -> list[Module]:
@@ -194,11 +187,6 @@ def dump_notebook(nb: dict) -> str:
 
 
 # ----------------------------------------------------------------------------- release
-_STUB_SUFFIX = re.compile(r"\s*# STUB\s*$")
-
-
-def _strip_stub_markers(source: str) -> str:
-    return "\n".join(_STUB_SUFFIX.sub("", ln) for ln in source.split("\n"))
 
 
 @dataclass
@@ -256,7 +244,7 @@ def release_module(course: Course, module: Module, *, assignments_dir: Path | No
         for cell in student_nb["cells"]:
             src = cell.get("source", "")
             src = "".join(src) if isinstance(src, list) else src
-            cell["source"] = _strip_stub_markers(src)
+            cell["source"] = strip_stub_markers(src)
         student_nb = normalize_notebook(student_nb)
         if target.exists():
             shutil.rmtree(target)
@@ -323,6 +311,10 @@ rich
 """
 
 
+#: the foundation files a student's ``tito module export`` runs: the exporter and its grammar
+STUDENT_TOOLS = ("__init__.py", "export.py", "markers.py")
+
+
 def write_student_extras(course: Course, release_dir: Path | None = None) -> None:
     """README, requirements, the module list and the standalone export script."""
     release_dir = release_dir or paths.RELEASE
@@ -339,7 +331,7 @@ def write_student_extras(course: Course, release_dir: Path | None = None) -> Non
         cap=f"{late.max_deduction:.0%}", tokens=late.tokens, token_hours=f"{late.token_hours:g}")
     (release_dir / "README.md").write_text(readme, encoding="utf-8")
     (release_dir / "requirements.txt").write_text(STUDENT_REQUIREMENTS, encoding="utf-8")
-    from tito.export import defined_names
+    from coursekit.export import defined_names
 
     def names(m: Module) -> list[str]:
         stub = release_dir / "tinytorch" / f"{m.slug}.py"
@@ -354,8 +346,11 @@ def write_student_extras(course: Course, release_dir: Path | None = None) -> Non
     shutil.copy(templates / "student_tito.py", release_dir / "tito_student.py")
     shutil.copy(templates / "student_pyproject.toml", release_dir / "pyproject.toml")
     write_student_milestones(course, release_dir, released)
-    (release_dir / "tools").mkdir(exist_ok=True)
-    shutil.copy(Path(__file__).parent / "export.py", release_dir / "tools" / "tito_export.py")
+    tools = release_dir / "tools" / "coursekit"
+    tools.mkdir(parents=True, exist_ok=True)
+    (release_dir / "tools" / "tito_export.py").unlink(missing_ok=True)  # before coursekit/
+    for name in STUDENT_TOOLS:
+        shutil.copy(paths.REPO_ROOT / "coursekit" / name, tools / name)
 
 
 def write_student_milestones(course: Course, release_dir: Path, released: list[Module]) -> None:
@@ -404,7 +399,7 @@ def _manifest_files(manifest: dict) -> list[str]:
 def release(course: Course, modules: list[Module], *, release_dir: Path | None = None,
             assignments_dir: Path | None = None) -> list[ReleaseResult]:
     """Release ``modules`` (build masters, run otter assign, write the package) and leak-scan."""
-    from tito.leakscan import scan
+    from coursebuild.leakscan import scan
 
     release_dir = release_dir or paths.RELEASE
     results = [release_module(course, m, release_dir=release_dir,

@@ -2,8 +2,10 @@
 
 Fingerprints come from the sources themselves:
 
-* every significant line inside a solution block of a solution module (code and the written
-  answers), unless the same line also appears outside solution blocks (then it is given code);
+* every significant line of solution code in a solution module (inside a solution block, code
+  and written answers, or on a one-line solution marker: the grammar of
+  :mod:`coursekit.markers`, as the exporter reads it), unless the same line also appears
+  outside solution code (then it is given code);
 * every significant line and case name of every hidden suite under ``autograder/suites``;
 * solution and test markers themselves.
 
@@ -18,14 +20,10 @@ import json
 import re
 from pathlib import Path
 
-from tito import paths
-from tito.course import Course
+from coursekit import paths
+from coursekit.course import Course
+from coursekit.markers import LEAK, tag_lines
 
-_MARKERS = re.compile(
-    r"BEGIN SOLUTION|END SOLUTION|#\s?SOLUTION\b|#\s?STUB\b|BEGIN HIDDEN|hidden:\s*true",
-)
-_BEGIN = re.compile(r"^\s*(# )?# BEGIN SOLUTION")
-_END = re.compile(r"^\s*(# )?# END SOLUTION")
 _WORD = re.compile(r"\w+")
 _MIN_LEN = 12
 # lines too generic to be a fingerprint: `return False`, `return self`, `raise`, `pass`, ...
@@ -43,20 +41,17 @@ def solution_lines(source: Path) -> tuple[set[str], set[str]]:
     """(significant lines inside solution blocks, significant lines outside them)."""
     inside: set[str] = set()
     outside: set[str] = set()
-    depth = 0
-    for raw in source.read_text(encoding="utf-8").splitlines():
-        if _BEGIN.match(raw):
-            depth += 1
-            continue
-        if _END.match(raw):
-            depth = max(0, depth - 1)
+    # markers also as written answers carry them (commented once more in a markdown cell);
+    # one-line solutions are solution code, as the exporter reads them
+    for t in tag_lines(source.read_text(encoding="utf-8").splitlines(), commented=True).lines:
+        if t.kind in ("begin", "end"):
             continue
         # markdown lines in percent files start with "# "; compare their text
-        line = raw[2:] if raw.startswith("# ") else raw
+        line = t.text[2:] if t.text.startswith("# ") else t.text
         sig = _significant(line)
         if sig is None:
             continue
-        (inside if depth else outside).add(sig)
+        (inside if t.kind == "solution" else outside).add(sig)
     return inside, outside
 
 
@@ -150,9 +145,10 @@ def scan(course: Course, release_dir: Path | None = None, *, solutions_dir: Path
                 secret.setdefault(line, f"solution code of {m.name}")
             for raw in src.read_text(encoding="utf-8").splitlines():
                 public.add(raw.strip())
-    # files that ship to students on purpose (tito's exporter and templates, the milestone
-    # scripts and recipes, the data loaders): their lines are public, not leaks
+    # files that ship to students on purpose (the exporter and its marker grammar, the release
+    # templates, the milestone scripts and recipes, the data loaders): public, not leaks
     shipped = [*Path(__file__).resolve().parent.rglob("*.py"),
+               *(paths.REPO_ROOT / "coursekit").glob("*.py"),
                *(paths.REPO_ROOT / "milestones").glob("*.py"),
                *(paths.REPO_ROOT / "tinytorch_milestones").glob("*.py"),
                *paths.DATASETS.glob("*.py")]
@@ -193,11 +189,11 @@ def scan(course: Course, release_dir: Path | None = None, *, solutions_dir: Path
         # against the fingerprints. A hidden name matches where it is a whole word, so the
         # file's words find them without the slow many-name pattern (0.5 s per scan).
         text = "\n".join(line for _, line in found_lines)
-        has_marker = _MARKERS.search(text) is not None
+        has_marker = LEAK.search(text) is not None
         has_name = (not hidden_names.keys().isdisjoint(_WORD.findall(text)) if words_only
                     else name_re is not None and name_re.search(text) is not None)
         for where, line in found_lines:
-            if has_marker and _MARKERS.search(line):
+            if has_marker and LEAK.search(line):
                 problems.append(f"{where}: marker left in release: {line.strip()[:60]}")
                 continue
             s = line.strip()
