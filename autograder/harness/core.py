@@ -443,7 +443,8 @@ def _grade(ctx: _Ctx, submission: Path, suite_path: Path, reference: Path,
             public_tests=files, milestone_job=milestones.child_job(jobs),
             sandbox=True, hide=hidden_paths,
             seeds={f"case:{name}": seed for name, seed in exp.seeds.items()},
-            on_result=decide, timing=planner, twin=twin), later, ctx.lanes)
+            on_result=decide, timing=planner, twin=twin), later, ctx.lanes,
+            last=ms_items)  # every case first: a run at its wall limit cuts training only
     except SandboxUnavailable as exc:
         raise GraderError(str(exc)) from exc
     ctx.isolation = report.isolation
