@@ -73,7 +73,7 @@ test-stress:
 	bash .ci/stress
 
 lint: setup
-	$(VENV)/bin/ruff check tito autograder gradebook staff tinytorch_ref tests datasets milestones bench
+	$(VENV)/bin/ruff check tito autograder gradebook staff tinytorch_ref tests tinytorch_data tinytorch_milestones milestones bench
 	$(VENV)/bin/mypy
 	for s in autograder/suites/*/suite.py; do $(VENV)/bin/mypy "$$s" || exit 1; done
 

@@ -239,8 +239,9 @@ class Suite:
     #: results.json's Gradescope ``leaderboard``, in this order; raising publishes none of that
     #: case's entries.
     leaderboard: Board | tuple[Board, ...] | None = None
-    #: The suite reads the shipped datasets, ``autograder.milestones`` and course.yml (as
-    #: milestone grading does): the Gradescope zip then carries them, as for a milestone.
+    #: The suite reads the shipped data (``tinytorch_data``), ``autograder.milestones`` and
+    #: course.yml (as milestone grading does): the Gradescope zip then carries them, as for a
+    #: milestone.
     needs_course_data: bool = False
     #: The parent checks benchmark reports with module 19's schema: the Gradescope zip then
     #: carries the reference's validator, extracted for the parent only

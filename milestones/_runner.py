@@ -1,8 +1,8 @@
 """Shared driver of the milestone scripts: arguments, progress bar, curve, pass/fail, exit code.
 
 Each script names its milestone and its recipe; this file does the rest the same way for all
-of them. Every seed trains on its own variant of the task (``datasets.loaders.milestone_task``),
-as the grader does (which picks its own variants and seeds); the threshold, seeds, the fixed
+of them. Every seed trains on its own variant of the task
+(``tinytorch_data.loaders.milestone_task``), as the grader does (which picks its own variants and seeds); the threshold, seeds, the fixed
 training (epochs or steps, batch size) and the CPU cap per seed come from course.yml. Each seed
 prints the held-out metric the grader computes, the steps done and the CPU seconds they took
 (training only, the clock the grader's cap uses); a seed over the cap fails, as it would when
@@ -32,10 +32,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 import numpy as np  # noqa: E402
 
+#: The course folder (the repository, or a student's release): the scripts put it on the path.
 REPO_ROOT = Path(__file__).resolve().parent.parent
-for _p in (str(REPO_ROOT), os.getcwd()):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
 
 
 @dataclass
@@ -291,10 +289,10 @@ def main(milestone_id: str, train: Callable[..., Any],
     ``extra(package, args, runs)`` may add curves (XOR's single layer) and returns False if
     its own check failed.
     """
-    from recipes import FEATURES, predict, total_steps
     from rich.console import Console
 
-    from datasets.loaders import milestone_task
+    from tinytorch_data.loaders import milestone_task
+    from tinytorch_milestones.recipes import FEATURES, predict, total_steps
 
     parser, args = parse_args(milestone_id, argv)
     console = Console()

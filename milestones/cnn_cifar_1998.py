@@ -27,10 +27,15 @@ NumPy convolutions on a laptop CPU; ``--epochs`` and ``--limit`` trade accuracy 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+# An entry point: the folder you run from and the course folder (your tinytorch, the course's
+# tinytorch_data and tinytorch_milestones) come first on the path; _runner is beside this file.
+sys.path[:0] = [os.getcwd(), str(Path(__file__).resolve().parents[1])]
 
 import numpy as np
 from _runner import (
@@ -41,7 +46,8 @@ from _runner import (
     milestone_config,
     save_curve,
 )
-from recipes import (
+
+from tinytorch_milestones.recipes import (
     CIFAR_CNN,
     CifarRecipe,
     cifar_state,

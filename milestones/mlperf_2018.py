@@ -30,17 +30,18 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
+# An entry point: the folder you run from and the course folder (your tinytorch, the course's
+# tinytorch_data and tinytorch_milestones) come first on the path; _runner is beside this file.
+sys.path[:0] = [os.getcwd(), str(Path(__file__).resolve().parents[1])]
+
 from _runner import (  # _runner pins BLAS to one thread before NumPy loads
-    REPO_ROOT,
     fixed_work,
     import_package,
     milestone_config,
 )
-
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
 
 
 def _grader() -> Any:
@@ -56,10 +57,8 @@ def _grader() -> Any:
 def run_local(pkg: Any, seeds: list[int] | None) -> dict[str, Any]:
     """The student release: the same recipe and scoring (``mlperf_score``), the tokens checked
     against each other and the prompt only."""
-    import mlperf_score  # next to this script; imported after _runner pinned BLAS
-    import recipes
-
-    from datasets.loaders import milestone_task
+    from tinytorch_data.loaders import milestone_task
+    from tinytorch_milestones import mlperf_score, recipes  # after _runner pinned BLAS
 
     ms = milestone_config("mlperf_2018")
     crit = dict(ms.criteria)

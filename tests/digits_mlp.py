@@ -27,7 +27,7 @@ class TrainedDigitsMlp(NamedTuple):
 
 
 def trained_digits_mlp(seed: int) -> TrainedDigitsMlp:
-    from datasets.loaders import load_digits
+    from tinytorch_data.loaders import load_digits
 
     digits = load_digits()
     train_x = digits.train_x.astype(np.float32) / np.float32(16.0)

@@ -18,7 +18,8 @@ import pytest
 from gradebook import api, csvsafe
 from tito.paths import REPO_ROOT
 
-PRODUCT = ["tito", "autograder", "gradebook", "staff", "milestones", "datasets", "bench"]
+PRODUCT = ["tito", "autograder", "gradebook", "staff", "milestones", "tinytorch_data",
+           "tinytorch_milestones", "bench"]
 WRITERS = re.compile(r"\.to_csv\(|csv\.writer\(|csv\.DictWriter\(|\bDictWriter\(")
 # Writes fixed sample inputs from constants in the file (no outside text), and must run as a
 # plain script without the repository on sys.path; its output is compared byte for byte.

@@ -157,9 +157,9 @@ def test_leak_scan_catches_a_copied_suite(course, release_copy):
 
 
 def test_leak_scan_allows_shipped_data_only_as_the_manifest_lists_it(course, release_copy):
-    """The capstone's TinyGPT checkpoint is an .npz the datasets manifest lists: shipped on
+    """The capstone's TinyGPT checkpoint is an .npz the data manifest lists: shipped on
     purpose. An .npz anywhere else, or one whose bytes are not the manifest's, is refused."""
-    shipped = release_copy / "datasets" / "tinygpt_kjv" / "tinygpt_kjv.npz"
+    shipped = release_copy / "tinytorch_data" / "tinygpt_kjv" / "tinygpt_kjv.npz"
     assert shipped.is_file() and scan(course, release_copy) == []
     shutil.copy(shipped, release_copy / "20_capstone" / "goldens.npz")
     shipped.write_bytes(shipped.read_bytes() + b"\0")
@@ -204,11 +204,15 @@ def test_students_run_milestones_from_the_release_without_course_tools(tmp_path)
     rel = tmp_path / "release"
     shutil.copytree(paths.RELEASE, rel)
     assert (rel / "milestones" / "milestones.json").is_file()
-    assert (rel / "datasets" / "digits_8x8" / "digits.csv.gz").is_file()
+    assert (rel / "tinytorch_data" / "digits_8x8" / "digits.csv.gz").is_file()
+    assert (rel / "tinytorch_milestones" / "recipes.py").is_file()
     for src in paths.REFERENCE.glob("*.py"):
         if (rel / "tinytorch" / src.name).exists() and src.stem != "training":
             shutil.copy(src, rel / "tinytorch" / src.name)
-    run = ("import sys, runpy; sys.modules['tito'] = None; sys.path.insert(0, 'milestones'); "
+    run = ("import atexit, sys, runpy; sys.modules['tito'] = None; "
+           "sys.path.insert(0, 'milestones'); "
+           "atexit.register(lambda: print('course code from', *sorted({sys.modules[m].__file__ "
+           "for m in ('tinytorch_milestones', 'tinytorch_data') if m in sys.modules}))); "
            "sys.argv = ['xor_1969.py', '--seed', '0', '--seed', '1']; "
            "runpy.run_path('milestones/xor_1969.py', run_name='__main__')")
     env = {"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
@@ -221,3 +225,6 @@ def test_students_run_milestones_from_the_release_without_course_tools(tmp_path)
                           env=env, timeout=1800)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "PASSED" in done.stdout
+    # the release's own packages, not the repository's installed ones
+    assert f"course code from {rel / 'tinytorch_data' / '__init__.py'} " \
+        f"{rel / 'tinytorch_milestones' / '__init__.py'}" in done.stdout, done.stdout[-500:]

@@ -65,7 +65,8 @@ def test_the_lowest_changed_module_decides() -> None:
     "tinytorch_ref/tensor.py", "autograder/harness/sandbox.py", "tito/cli.py", "course.yml",
     "tests/conftest.py", "tests/autograder/conftest.py", "tests/impact.py", "tests/suite_tools.py",
     "requirements.lock", "Makefile", ".ci/run", "student_release/tinytorch/tensor.py",
-    "samples/class_01_tensor/x.ipynb", "milestones/recipes.py", "docsy/x.md", "README.md.orig",
+    "samples/class_01_tensor/x.ipynb", "tinytorch_milestones/recipes.py", "docsy/x.md",
+    "README.md.orig",
     "solutions/13_transformers_old/x.py", "tests/fixtures/buggy/13_transformers.py"])
 def test_anything_else_runs_every_test(path: str) -> None:
     s = _scope("docs/testing.md", path)
@@ -203,7 +204,8 @@ def test_no_slow_test_and_no_package_code_reads_docs_or_the_top_readme(
     """The inert paths' premise: outside the parity tier nothing names ``docs`` as a path, and
     ``README.md`` is only ever a file the code writes into a folder of its own."""
     files = _slow_test_files(pytestconfig) + [
-        p for d in ("tito", "autograder", "gradebook", "staff", "milestones", "tinytorch_ref", "datasets")
+        p for d in ("tito", "autograder", "gradebook", "staff", "milestones", "tinytorch_ref",
+                    "tinytorch_data", "tinytorch_milestones")
         for p in _sources(d)]
     assert len(files) > 60
     offenders = []

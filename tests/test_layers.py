@@ -10,6 +10,11 @@ foundation imports none of the layers above it, and only the CLI imports the sta
 And production code reads no test fixture (issue 31 item 4): course assets such as the
 plausible-bug catalogues live with the code that owns them (``autograder/suites/NN_slug/
 bugs.py``), so no production module names a path under ``tests/``.
+
+And code is found by name (issue 31 item 4): the shipped data and the milestone recipes are
+packages (``tinytorch_data``, ``tinytorch_milestones``); no module loads the repository's own
+code by file path except the harness's loads of a file a grading names (``LOADS_BY_PATH``), and
+only entry points edit ``sys.path`` (``PATH_ENTRY_POINTS``), each listed with why.
 """
 
 from __future__ import annotations
@@ -91,7 +96,8 @@ def test_the_foundation_imports_no_layer_above_it():
 
 
 def test_only_the_cli_imports_the_staff_workflows():
-    users = {mod for pkg in ("autograder", "gradebook", "tito", "milestones", "datasets")
+    users = {mod for pkg in ("autograder", "gradebook", "tito", "milestones", "tinytorch_data",
+                             "tinytorch_milestones")
              for mod, names in modules(pkg).items()
              if any(n.split(".")[0] == "staff" for n in names)}
     assert users <= {"tito.cli", "tito.demo"}, sorted(users)
@@ -105,7 +111,8 @@ def test_the_check_sees_imports_inside_functions(tmp_path):
 
 
 #: The production packages: what ships, grades, keeps the books or runs the course.
-PRODUCTION = ("tito", "autograder", "gradebook", "staff", "milestones", "datasets")
+PRODUCTION = ("tito", "autograder", "gradebook", "staff", "milestones", "tinytorch_data",
+              "tinytorch_milestones")
 #: Known reads of ``tests/`` still to move, each with what it reads. Shrinks to empty; an
 #: entry that no longer reads ``tests/`` fails the check, so it cannot go stale.
 KNOWN_READS = {
@@ -205,3 +212,142 @@ def test_the_tests_path_check_finds_each_spelling(tmp_path):
     lines = [int(h.split(":")[0].split()[1]) for h in hits]
     assert sorted(set(lines)) == [4, 5, 7, 10, 11], hits
     assert lines.count(4) == 2 and lines.count(10) == 2, hits  # each spelling of the line
+
+
+# ----------------------------------------------------------------------------- how code is found
+#: Where code is looked for: the production packages, the milestone scripts and the benchmarks.
+FOUND_BY_PATH_SCOPE = (*PRODUCTION, "bench")
+#: Production files that import a file by path (``spec_from_file_location``,
+#: ``SourceFileLoader``), each with why. The repository's own packages are imported by name
+#: (``tinytorch_data``, ``tinytorch_milestones``, ``autograder.milestones``...); what remains
+#: names a file a grading was handed. An entry that loads nothing by path any more fails.
+LOADS_BY_PATH = {
+    "autograder/harness/goldens.py": "the hidden suite a grading names: suites live in "
+    "autograder/suites/NN_slug/ folders, not packages (every one is a suite.py), and a zip's or "
+    "a test's copy is loaded the same way",
+    "autograder/harness/child.py": "the sandboxed child loads the suite file its job names (the "
+    "zip's copy), by path so that nothing on the submission's side of sys.path can shadow it",
+    "autograder/harness/milestones.py": "milestone providers are looked up as <id>.py in the "
+    "folders a grading names (milestone_dirs: the zip's, a test's): a plugin folder",
+    "autograder/harness/export_worker.py": "the untrusted-notebook reader runs as python -I -S -B "
+    "with no site-packages and no repository on its path, by design: it loads the one exporter "
+    "file and a standard-library-only reader it is handed",
+}
+#: Files that edit ``sys.path`` outside an ``if __name__ == "__main__":`` block: entry points,
+#: each with why. Every other module finds its imports as installed packages.
+_SCRIPT = "a milestone script run as a program (python milestones/ID.py, students included): " \
+    "the course folder (tinytorch, tinytorch_data, tinytorch_milestones) and the folder run from"
+_BENCH = "a benchmark run as a program (make bench), not a module anything imports"
+PATH_ENTRY_POINTS = {
+    "autograder/gradescope/run.py": "run_autograder's entry on Gradescope: the zip's source "
+    "folder is not installed",
+    "autograder/harness/child.py": "the sandboxed child process (its main): the harness root "
+    "before anything trusted is imported, then the package under test's folder",
+    "autograder/harness/zygote.py": "the fork server process: the harness root, as a fresh "
+    "child's load_trusted puts it",
+    "tito/templates/student_tito.py": "the students' tito command (a program of its own in "
+    "their release): their course folder and tools/",
+    "milestones/measure.py": "a staff script run as a program: --alternative builds on the "
+    "tests' alternatives (KNOWN_READS)",
+    **{f"milestones/{name}.py": _SCRIPT for name in (
+        "perceptron_1957", "xor_1969", "mlp_1986", "cnn_1998", "cnn_fashion_1998",
+        "cnn_cifar_1998", "transformer_2017", "transformer_reversal_2017", "mlperf_2018")},
+    **{f"bench/{name}.py": _BENCH for name in (
+        "framework", "framework_ab", "grading_cost", "grading_cpu", "integrity",
+        "mutation_cost", "regrade_acceptance", "regrade_throughput")},
+}
+_PATH_EDITS = {"insert", "append", "extend", "remove", "pop", "clear"}
+
+
+def _is_sys_path(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Attribute) and node.attr == "path"
+            and isinstance(node.value, ast.Name) and node.value.id == "sys")
+
+
+def _main_guarded(tree: ast.Module) -> set[int]:
+    """Ids of the nodes inside a module-level ``if __name__ == "__main__":``."""
+    out: set[int] = set()
+    for stmt in tree.body:
+        test = stmt.test if isinstance(stmt, ast.If) else None
+        if (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
+                and test.left.id == "__name__" and len(test.comparators) == 1
+                and _const(test.comparators[0]) == "__main__"):
+            out |= {id(n) for s in stmt.body for n in ast.walk(s)}
+    return out
+
+
+def how_code_is_found(path: Path) -> tuple[list[int], list[int]]:
+    """``(lines that import a file by path, lines that edit sys.path outside a __main__
+    guard)`` of ``path``: ``spec_from_file_location`` / ``SourceFileLoader`` however spelled,
+    ``sys.path.insert/append/...`` calls, assignments to ``sys.path`` or a slice of it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    guarded = _main_guarded(tree)
+    loaders = {"spec_from_file_location", "SourceFileLoader"}
+    loaders |= {a.asname for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                for a in node.names if a.name in loaders and a.asname}
+    by_path, edits = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            fn = node.func
+            name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+            if name in loaders:
+                by_path.append(node.lineno)
+            elif (isinstance(fn, ast.Attribute) and fn.attr in _PATH_EDITS
+                  and _is_sys_path(fn.value) and id(node) not in guarded):
+                edits.append(node.lineno)
+        elif isinstance(node, (ast.Assign, ast.AugAssign)) and id(node) not in guarded:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(_is_sys_path(t) or (isinstance(t, ast.Subscript) and _is_sys_path(t.value))
+                   for t in targets):
+                edits.append(node.lineno)
+    return by_path, edits
+
+
+@functools.cache
+def _found() -> dict[str, tuple[list[int], list[int]]]:
+    return {p.relative_to(ROOT).as_posix(): how_code_is_found(p)
+            for pkg in FOUND_BY_PATH_SCOPE for p in sorted((ROOT / pkg).rglob("*.py"))}
+
+
+def test_the_repository_s_own_code_is_imported_by_name_not_loaded_by_path():
+    found = _found()
+    problems = [f"{f}: line {n} imports a file by path (import the package by name, or add "
+                "the file to LOADS_BY_PATH with why)"
+                for f, (lines, _) in found.items() if f not in LOADS_BY_PATH for n in lines]
+    assert problems == [], "\n".join(problems)
+    stale = [f for f in LOADS_BY_PATH if not found.get(f, ([], []))[0]]
+    assert stale == [], f"load nothing by path any more; drop them from LOADS_BY_PATH: {stale}"
+
+
+def test_only_entry_points_edit_sys_path():
+    found = _found()
+    problems = [f"{f}: line {n} edits sys.path outside an entry point"
+                for f, (_, lines) in found.items() if f not in PATH_ENTRY_POINTS for n in lines]
+    assert problems == [], "\n".join(problems)
+    stale = [f for f in PATH_ENTRY_POINTS if not found.get(f, ([], []))[1]]
+    assert stale == [], f"edit sys.path no more; drop them from PATH_ENTRY_POINTS: {stale}"
+
+
+def test_the_code_finding_check_sees_each_spelling(tmp_path):
+    """The oracle: each way of loading a file or editing the path is found, under a
+    ``__main__`` guard the edits are not; reading sys.path or a string naming it is nothing."""
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import importlib.util, sys\n"
+        "from importlib.machinery import SourceFileLoader\n"
+        "from importlib.util import spec_from_file_location as sffl, spec_from_file_location\n"
+        "a = importlib.util.spec_from_file_location('x', 'x.py')\n"
+        "b = spec_from_file_location('y', 'y.py')\n"
+        "c = SourceFileLoader('z', 'z.py'); d = sffl('w', 'w.py')\n"
+        "sys.path.insert(0, 'a')\n"
+        "def f():\n"
+        "    sys.path.append('b')\n"
+        "    sys.path[:0] = ['c']\n"
+        "    sys.path = ['d']\n"
+        "    sys.path += ['e']\n"
+        "ok = [p for p in sys.path], 'sys.path.insert(0, x)', len(sys.path)\n"
+        "if __name__ == '__main__':\n"
+        "    sys.path.insert(0, 'f')\n")
+    by_path, edits = how_code_is_found(src)
+    assert by_path == [4, 5, 6, 6], by_path
+    assert sorted(edits) == [7, 9, 10, 11, 12], edits

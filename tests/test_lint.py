@@ -13,8 +13,8 @@ import pytest
 pytestmark = pytest.mark.xdist_group("mypy-cache")
 
 REPO = Path(__file__).resolve().parent.parent
-RUFF_PATHS = ["tito", "autograder", "gradebook", "staff", "tinytorch_ref", "tests", "datasets", "milestones",
-              "bench"]
+RUFF_PATHS = ["tito", "autograder", "gradebook", "staff", "tinytorch_ref", "tests", "tinytorch_data",
+              "tinytorch_milestones", "milestones", "bench"]
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

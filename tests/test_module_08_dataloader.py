@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import tinytorch_ref as tt
-from datasets import loaders as L
+from tinytorch_data import loaders as L
 from tinytorch_ref import data
 from tinytorch_ref.data import datasets as D
 from tinytorch_ref.data import transforms as T  # noqa: N812 - torchvision's conventional name

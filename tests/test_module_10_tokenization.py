@@ -208,7 +208,7 @@ def test_special_token_validation():
 # ----------------------------------------------------------------------------- efficiency
 def test_incremental_training_touches_few_chunks(monkeypatch):
     """Work count, not time: recounting merges every distinct chunk once per merge."""
-    from datasets.loaders import load_kjv_chars
+    from tinytorch_data.loaders import load_kjv_chars
 
     text = load_kjv_chars().train[:100_000]
     calls = 0
@@ -228,7 +228,7 @@ def test_incremental_training_touches_few_chunks(monkeypatch):
 
 
 def test_kjv_character_vocabulary_covers_the_validation_text():
-    from datasets.loaders import load_kjv_chars
+    from tinytorch_data.loaders import load_kjv_chars
 
     kjv = load_kjv_chars()
     tok = T.CharTokenizer(special_tokens=["<pad>"]).train(kjv.train)

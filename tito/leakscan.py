@@ -116,7 +116,7 @@ def _release_lines(path: Path) -> list[tuple[str, str]]:
 
 
 def _shipped_data(release_dir: Path) -> set[Path]:
-    """Files of ``release_dir/datasets`` that ``datasets/MANIFEST.json`` lists, byte for byte
+    """Files of ``release_dir/tinytorch_data`` that its ``MANIFEST.json`` lists, byte for byte
     (the same sha256): course data shipped on purpose (the capstone's TinyGPT checkpoint is an
     ``.npz``), never a hidden suite's goldens."""
     try:
@@ -125,7 +125,7 @@ def _shipped_data(release_dir: Path) -> set[Path]:
         return set()
     out = set()
     for rel, meta in files.items():
-        path = release_dir / "datasets" / rel
+        path = release_dir / paths.DATASETS.name / rel
         if path.is_file() and hashlib.sha256(path.read_bytes()).hexdigest() == meta.get("sha256"):
             out.add(path)
     return out
@@ -154,6 +154,7 @@ def scan(course: Course, release_dir: Path | None = None, *, solutions_dir: Path
     # scripts and recipes, the data loaders): their lines are public, not leaks
     shipped = [*Path(__file__).resolve().parent.rglob("*.py"),
                *(paths.REPO_ROOT / "milestones").glob("*.py"),
+               *(paths.REPO_ROOT / "tinytorch_milestones").glob("*.py"),
                *paths.DATASETS.glob("*.py")]
     for tool in sorted(shipped):
         lines = {raw.strip() for raw in tool.read_text(encoding="utf-8").splitlines()}

@@ -11,7 +11,7 @@ ASSIGNMENTS = REPO_ROOT / "assignments"
 RELEASE = REPO_ROOT / "student_release"
 AUTOGRADER = REPO_ROOT / "autograder"
 SUITES = AUTOGRADER / "suites"
-DATASETS = REPO_ROOT / "datasets"
+DATASETS = REPO_ROOT / "tinytorch_data"
 BUILD = REPO_ROOT / "build"
 SAMPLES = REPO_ROOT / "samples"
 

@@ -360,44 +360,44 @@ def write_student_extras(course: Course, release_dir: Path | None = None) -> Non
 
 def write_student_milestones(course: Course, release_dir: Path, released: list[Module]) -> None:
     """The milestone scripts students run with their own package, once every module a
-    milestone needs is released: the scripts, the recipes, the data (with checksums) and
-    ``milestones/milestones.json`` (the thresholds of course.yml)."""
+    milestone needs is released: the scripts (``milestones/``), the recipes they share with
+    the grader (``tinytorch_milestones/``), the data with its checksums (``tinytorch_data/``)
+    and ``milestones/milestones.json`` (the thresholds of course.yml)."""
     numbers = {m.number for m in released}
     ready = [ms for ms in course.milestones if set(ms.requires) <= numbers
              and (paths.REPO_ROOT / "milestones" / f"{ms.id}.py").is_file()]
-    for folder in ("milestones", "datasets"):
+    for folder in ("milestones", "tinytorch_milestones", "tinytorch_data"):
         if (release_dir / folder).exists():
             shutil.rmtree(release_dir / folder)
     if not ready:
         return
-    out = release_dir / "milestones"
-    out.mkdir(parents=True)
     support = ["mlperf_score.py"] if any(ms.id == "mlperf_2018" for ms in ready) else []
-    for name in ("_runner.py", "recipes.py", *support, *(f"{ms.id}.py" for ms in ready)):
+    for rel in ("milestones/_runner.py", *(f"milestones/{ms.id}.py" for ms in ready),
+                "tinytorch_milestones/__init__.py", "tinytorch_milestones/recipes.py",
+                *(f"tinytorch_milestones/{name}" for name in support)):
         # the staff's way of running a script with the reference package stays out
-        text = (paths.REPO_ROOT / "milestones" / name).read_text(encoding="utf-8")
+        text = (paths.REPO_ROOT / rel).read_text(encoding="utf-8")
         kept = [ln for ln in text.splitlines(keepends=True)
                 if not (ln.lstrip().startswith("python milestones/") and "tinytorch_ref" in ln)]
-        (out / name).write_text("".join(kept).replace(" or the staff's\n``tinytorch_ref``)",
-                                                      ")"), encoding="utf-8")
+        (release_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+        (release_dir / rel).write_text("".join(kept).replace(" or the staff's\n``tinytorch_ref``)",
+                                                             ")"), encoding="utf-8")
     table = [ms.model_dump(include={"id", "year", "title", "metric", "threshold", "seeds",
                                     "min_passing_seeds", "time_budget_s", "requires",
                                     "graded_with", "weights", "criteria", "training"},
                            exclude_none=True)
              for ms in ready]
-    (out / "milestones.json").write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
-    data = release_dir / "datasets"
-    for rel in ("__init__.py", "loaders.py", "MANIFEST.json"):
-        (data / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(paths.DATASETS / rel, data / rel)
+    (release_dir / "milestones" / "milestones.json").write_text(json.dumps(table, indent=1) + "\n",
+                                                                encoding="utf-8")
+    data = release_dir / "tinytorch_data"
     manifest = json.loads((paths.DATASETS / "MANIFEST.json").read_text(encoding="utf-8"))
-    for rel in _manifest_files(manifest):
+    for rel in ("__init__.py", "loaders.py", "MANIFEST.json", *_manifest_files(manifest)):
         (data / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(paths.DATASETS / rel, data / rel)
 
 
 def _manifest_files(manifest: dict) -> list[str]:
-    """Relative paths of the shipped data files listed in datasets/MANIFEST.json."""
+    """Relative paths of the shipped data files listed in tinytorch_data/MANIFEST.json."""
     return sorted(manifest.get("files", {}))
 
 

@@ -79,13 +79,14 @@ def _milestone_files(repo: Path) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for p in sorted((repo / "autograder" / "milestones").glob("*.py")):
         out[f"autograder/milestones/{p.name}"] = p.read_bytes()
-    # the recipes are the one piece of milestone code the sandbox loads (training only)
-    for name in ("recipes.py", "mlperf_score.py"):
-        out[f"milestones/{name}"] = (repo / "milestones" / name).read_bytes()
-    datasets = repo / "datasets"
-    for p in sorted(datasets.rglob("*")):
-        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
-            out[f"datasets/{p.relative_to(datasets).as_posix()}"] = p.read_bytes()
+    # the course packages milestone grading imports: the recipes (the one piece of milestone
+    # code the sandbox loads, training only) with the 2018 scoring, and the data with its
+    # checksums
+    for package in ("tinytorch_milestones", "tinytorch_data"):
+        root = repo / package
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
+                out[f"{package}/{p.relative_to(root).as_posix()}"] = p.read_bytes()
     for name in ("paths.py", "course.py"):
         out[f"tito/{name}"] = (repo / "tito" / name).read_bytes()
     out["course.yml"] = (repo / "course.yml").read_bytes()

@@ -274,9 +274,11 @@ class Trusted:
     def __init__(self, job: dict[str, Any]) -> None:
         import numpy as np  # noqa: F401 - loaded while every library path is still reachable
 
-        from autograder import standins
-        from autograder.harness import isolation, wire
-        from autograder.suite import Timed, run_case
+        # this file runs as a script: autograder is importable once load_trusted put the
+        # harness root on sys.path
+        from autograder import standins  # noqa: PLC0415 - see above
+        from autograder.harness import isolation, wire  # noqa: PLC0415 - see above
+        from autograder.suite import Timed, run_case  # noqa: PLC0415 - see above
 
         self.np = np
         self.isolation = isolation
@@ -297,11 +299,8 @@ class Trusted:
         self.ms_inputs: dict[str, Any] = {}
         self.to_params: Any = None
         if ms_job.get("recipes"):
-            rspec = importlib.util.spec_from_file_location("milestone_recipes",
-                                                           ms_job["recipes"])
-            rmod = importlib.util.module_from_spec(rspec)  # type: ignore[arg-type]
-            sys.modules["milestone_recipes"] = rmod
-            rspec.loader.exec_module(rmod)  # type: ignore[union-attr]
+            # a module of the harness root (tinytorch_milestones.recipes), first on sys.path
+            rmod = importlib.import_module(ms_job["recipes"])
             self.trainers = {mid: rmod.TRAINERS[mid] for mid in ms_job.get("ids", [])}
             # a milestone's timed work (the submission's side) and its baseline (the twin's)
             self.timed_work = {mid: f for mid, f in getattr(rmod, "TIMED_WORK", {}).items()
@@ -474,7 +473,7 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
     if job.get("block_imports", True):
         sys.meta_path.insert(0, blocker)
         for name in list(sys.modules):  # the harness keeps direct references to what it needs
-            if name.split(".")[0] in ("autograder", "hidden_suite", "milestone_recipes"):
+            if name.split(".")[0] in ("autograder", "hidden_suite", "tinytorch_milestones"):
                 del sys.modules[name]
     chan.send("sandbox", facts=facts)
 

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.harness import isolation, wire
+from autograder.harness import isolation, variants, wire
 from autograder.harness.limits import Limits
-from autograder.harness.package import build_package
+from autograder.harness.package import build_package, sha256_file
 from autograder.harness.supervisor import RunSpec, run_items
 from autograder.harness.variants import salt_from_reference
 from autograder.standins import StandinError, payloads_for
@@ -60,15 +60,6 @@ class Expected:
     suite_sha256: str = ""
     source: str = "reference-run"
     seeds: dict[str, int] = field(default_factory=dict)
-
-
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB blocks (a submission may be large)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def load_suite(suite_path: Path) -> Suite:
@@ -447,3 +438,59 @@ def build_goldens(*, suite_path: Path, reference: Path, out: Path, slug: str, nu
     bank.standins = standin_payloads(suite, reference / f"{slug}.py")
     return save_goldens(bank, out, module=suite.module, suite_version=suite.version,
                         reference_sha256=reference_digest(reference))
+
+
+# ----------------------------------------------------------------------------- the stage
+@dataclass
+class ForVariant:
+    """The expected stage's product: the submission's variant and that variant's values."""
+
+    expected: Expected
+    #: the stand-ins' payloads (:mod:`autograder.standins`) the child gets
+    standins: dict[str, Any]
+    #: the submission key (:func:`autograder.harness.variants.submission_key`) and the salt
+    key: str
+    salt: str
+    variant: int
+    count: int
+    #: ``extra_data.variant``
+    record: dict[str, Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.record = {"index": self.variant, "of": self.count,
+                       "key": f"source-sha256:{self.key[:16]}"}
+
+
+def expected_for(source: str, *, suite: Suite, suite_path: Path, goldens: Path | None,
+                 reference: Path, slug: str, number: int,
+                 all_modules: tuple[tuple[int, str], ...], limits: Limits,
+                 shared: bool = False) -> ForVariant:
+    """The expected stage: the variant of the graded module's ``source`` and its expected
+    values, from the goldens bank when one is given, else from the reference in a trusted
+    child (one run for this variant, or with ``shared`` a bank of every variant kept for the
+    rest of the process: :func:`shared_expected`). Decided before any student code runs.
+
+    Raises:
+        GoldensError: no goldens and no reference to run, or goldens that do not fit.
+    """
+    key = variants.submission_key(source)
+    if goldens is not None:
+        bank = load_goldens(goldens, suite_path=suite_path)
+        variant = variants.variant_index(key, bank.salt, bank.count)
+        return ForVariant(bank.expected(variant, suite), bank.standins, key, bank.salt,
+                          variant, bank.count)
+    ref_file = reference / f"{slug}.py"
+    if not ref_file.is_file():
+        raise GoldensError(f"no goldens and no reference {ref_file.name} to run")
+    salt, count = salt_from_reference(ref_file), limits.variants
+    payloads = standin_payloads(suite, ref_file)
+    variant = variants.variant_index(key, salt, count)
+    if shared:
+        exp = shared_expected(suite_path=suite_path, suite=suite, reference=reference,
+                              slug=slug, number=number, all_modules=all_modules,
+                              limits=limits, salt=salt, count=count, variant=variant)
+    else:
+        exp = compute_expected(suite_path=suite_path, suite=suite, reference=reference,
+                               slug=slug, number=number, all_modules=all_modules,
+                               limits=limits, seeds=case_seeds(suite, variant, salt))
+    return ForVariant(exp, payloads, key, salt, variant, count)

@@ -1,8 +1,8 @@
 """The milestone hook: train in the sandbox, evaluate in the parent, k of n seeds.
 
 A milestone graded with a module (course.yml ``milestones[].graded_with``) needs a trainer in
-``milestones/recipes.py`` (``TRAINERS[id]``, the only milestone code the child loads) and a
-provider ``<providers dir>/<id>.py`` loaded in this trusted process only::
+``tinytorch_milestones.recipes`` (``TRAINERS[id]``, the only milestone code the child imports)
+and a provider ``<providers dir>/<id>.py`` loaded in this trusted process only::
 
     def task(seed: int) -> (train_x, train_y, test_x, test_y)
         '''One variant of the task; only the training split is sent to the child.'''
@@ -47,10 +47,12 @@ import numpy as np
 
 from autograder.harness import wire
 from autograder.harness.limits import MilestoneInfo
-from autograder.harness.supervisor import HARNESS_ROOT, Outcome
+from autograder.harness.supervisor import Outcome
 from autograder.harness.variants import MilestoneSeed, milestone_seeds
+from autograder.suite import TimedResult
 
-RECIPES = HARNESS_ROOT / "milestones" / "recipes.py"
+#: The module the child imports the trainers from (by name, from the harness root).
+RECIPES = "tinytorch_milestones.recipes"
 
 
 @dataclass
@@ -133,7 +135,7 @@ def child_job(jobs: list[MilestoneJob]) -> dict[str, Any]:
     ready = [j for j in jobs if j.file is not None and j.seeds]
     if not ready:
         return {}
-    return {"recipes": str(RECIPES), "ids": [j.info.id for j in ready],
+    return {"recipes": RECIPES, "ids": [j.info.id for j in ready],
             "inputs": {i: d for j in ready for i, d in j.inputs.items()},
             "work": {j.info.id: j.work() for j in ready}}
 
@@ -149,8 +151,6 @@ def on_result(job: MilestoneJob, item: str, params: Any) -> dict[str, Any]:
     ``evaluate`` verdict when it has the hook (what the child sent is dropped either way).
     A timed slot's ``params`` is a :class:`autograder.suite.TimedResult`; one the grader could
     not time is a course-side problem (``grader_error``), never the student's 0."""
-    from autograder.suite import TimedResult  # noqa: PLC0415 - the suite API, parent side
-
     assert job.provider is not None
     test_x, test_y = job.held_out[item]
     if job.plan is not None and not isinstance(params, TimedResult):
@@ -171,7 +171,7 @@ def on_result(job: MilestoneJob, item: str, params: Any) -> dict[str, Any]:
 
 def score(job: MilestoneJob, outcomes: dict[str, Outcome]) -> tuple[float, str, dict[str, Any]]:
     """(points, message, extra) for one milestone from its per-seed outcomes."""
-    from autograder.milestones.grading import evaluate, k_of_n  # noqa: PLC0415 - course schema
+    from autograder.milestones.grading import evaluate, k_of_n  # noqa: PLC0415 - milestone zips only
 
     m = job.info
     judged = callable(getattr(job.provider, "evaluate", None))

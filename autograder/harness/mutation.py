@@ -54,7 +54,7 @@ from autograder.harness.limits import Limits
 from autograder.harness.package import build_package, pyc_beside
 from autograder.harness.supervisor import Outcome, RunReport, RunSpec, start_zygote
 from autograder.harness.zygote import Zygote
-from autograder.standins import stage_plan
+from autograder.standins import covering_entry, stage_plan
 from autograder.suite import Case, Suite, compare
 
 _BINOP_SWAPS: dict[type, type] = {
@@ -114,8 +114,6 @@ class MutationReport:
         ``(mutant id, its unit, killing case, that case's unit)`` (one bug, one charge).
         Mutants outside every unit, and kills without a case (the import failed), are left
         out."""
-        from autograder.standins import covering_entry  # noqa: PLC0415
-
         units = {c.name: c.unit for c in suite.cases}
         out = []
         for m in self.killed:
@@ -582,8 +580,8 @@ def inputs_digest(course: Any, module: Any, *, max_mutants: int | None,
     """
     import numpy  # noqa: PLC0415
 
-    from tito import paths  # noqa: PLC0415 - repository side only
-    from tito.release import solution_path  # noqa: PLC0415
+    from tito import paths  # noqa: PLC0415 - repo side only
+    from tito.release import solution_path  # noqa: PLC0415 - repo side only
 
     harness = paths.AUTOGRADER / "harness"  # this very code, as the repository holds it
     files = sorted(p for p in paths.REFERENCE.rglob("*") if p.is_file()
@@ -611,7 +609,7 @@ def inputs_digest(course: Any, module: Any, *, max_mutants: int | None,
 
 
 def _cache_file(module: Any) -> Path | None:
-    from tito import paths  # noqa: PLC0415
+    from tito import paths  # noqa: PLC0415 - repo side only
 
     if os.environ.get(CACHE_ENV, "").strip().lower() in ("off", "0", "no", "false"):
         return None
@@ -649,9 +647,9 @@ def module_mutation(course: Any, module: Any, *, jobs: int = 2,
     input (:func:`inputs_digest`): a missing, stale or unreadable entry means a full run. Set
     ``TT_MUTATION_CACHE=off`` (CI does) or pass ``use_cache=False`` to always run.
     """
-    from tito import paths  # noqa: PLC0415 - repository side only
-    from tito.export import solution_line_numbers  # noqa: PLC0415
-    from tito.release import solution_path  # noqa: PLC0415
+    from tito import paths  # noqa: PLC0415 - repo side only
+    from tito.export import solution_line_numbers  # noqa: PLC0415 - repo side only
+    from tito.release import solution_path  # noqa: PLC0415 - repo side only
 
     cache = _cache_file(module) if use_cache else None
     key = inputs_digest(course, module, max_mutants=max_mutants, limits=MUTANT_LIMITS)
@@ -674,7 +672,7 @@ def module_mutation(course: Any, module: Any, *, jobs: int = 2,
 
 def main(argv: list[str] | None = None) -> int:
     """CLI: mutation-test one module's hidden suite against the repository's reference."""
-    from tito.course import load_course  # noqa: PLC0415
+    from tito.course import load_course  # noqa: PLC0415 - repo side only
 
     ap = argparse.ArgumentParser(description="Mutation-test a module's hidden suite.")
     ap.add_argument("module")

@@ -23,6 +23,7 @@ Steps, none of them running student code:
 from __future__ import annotations
 
 import ast
+import datetime as dt
 import hashlib
 import py_compile
 import shutil
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.harness.export_worker import FORBIDDEN_TOP, forbidden_imports
+from autograder.harness.limits import ModuleInfo
 from autograder.harness.reader import HARNESS_ROOT, read_untrusted
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
@@ -47,6 +49,20 @@ __all__ = ["FORBIDDEN_TOP", "HARNESS_ROOT", "forbidden_imports"]
 
 class SubmissionError(ValueError):
     """The submission cannot be graded; the message tells the student what to fix."""
+
+
+class Refused(SubmissionError):
+    """:func:`package_submission` cannot run this submission: ``str(exc)`` tells the student
+    why, ``reason`` is the record's word for it (``export``, ``forbidden-import``), and
+    ``file`` / ``sha256`` are what was read of it before it was refused."""
+
+    def __init__(self, message: str, reason: str, *, file: str = "", sha256: str = "") -> None:
+        super().__init__(message)
+        self.reason, self.file, self.sha256 = reason, file, sha256
+
+
+class PackageError(RuntimeError):
+    """The course's side of packaging failed (the export worker, a missing release stub)."""
 
 
 @dataclass(frozen=True)
@@ -182,6 +198,15 @@ def export_submission(notebook: Path, *, slug: str, number: int, title: str) -> 
     if got.source is None:
         raise SubmissionError(got.error)
     return got.source
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB blocks (a submission may be large)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 # CPython 3.11's ast.parse is not thread-safe: two threads building Python AST objects at once
@@ -327,3 +352,192 @@ def _is_test_case(dec: ast.expr) -> bool:
     target = dec.func if isinstance(dec, ast.Call) else dec
     return (isinstance(target, ast.Name) and target.id == "test_case") or (
         isinstance(target, ast.Attribute) and target.attr == "test_case")
+
+
+# ----------------------------------------------------------------------------- the stage
+@dataclass
+class EarlierModules:
+    """Which copy of each still-open earlier module the package gets, and what the student
+    is told about it."""
+
+    #: ``{slug: the student's own source, or None for the release stub}`` (build_package's
+    #: ``earlier``)
+    copies: dict[str, str | None] = field(default_factory=dict)
+    #: slugs of the student's own copies
+    mine: list[str] = field(default_factory=list)
+    #: ``extra_data.earlier_modules``: ``{"NN_slug": {"from", "closed" | "closes", "why"}}``
+    record: dict[str, Any] = field(default_factory=dict)
+    #: a note for the student when some earlier modules are closed ("" when none is)
+    note: str = ""
+    #: one line for the top of the results, one paragraph for the submission test
+    line: str = ""
+    detail: str = ""
+    #: the numbers that came from their release stubs, and why
+    stubs: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass
+class Packaged:
+    """The package stage's product: the graded package in the scratch folder, and what was
+    learnt on the way."""
+
+    notebook: Path
+    sha256: str
+    source: str
+    notes: list[str]
+    earlier: EarlierModules
+    package_parent: Path
+    student_file: Path
+    student_files: list[Path]
+    #: the release's public tests: the files the child gets, and their test functions
+    public_files: list[dict[str, str]]
+    public: list[PublicTest]
+
+
+def package_submission(submission: Path, info: ModuleInfo, *, now: dt.datetime,
+                       reference: Path, stubs: Path | None, public_dir: Path | None,
+                       dest: Path) -> Packaged:
+    """The package stage: the notebook out of ``submission``, its module (and those of the
+    still-open earlier modules submitted with it) exported in a capped worker, the graded
+    package laid out in ``dest`` (an empty folder), and the release's public tests from
+    ``public_dir`` (:func:`public_tests`). No student code runs.
+
+    Raises:
+        Refused: the submission cannot be run (the student's side; the message says why).
+        PackageError: the course's side failed.
+    """
+    try:
+        notebook, notes = find_notebook(submission, info.name)
+    except SubmissionError as exc:
+        raise Refused(f"Your submission could not be graded: {exc}", "export") from exc
+    try:
+        sha = sha256_file(notebook)
+    except OSError as exc:
+        raise Refused(f"Your submission could not be graded: {notebook.name}: cannot be read "
+                      f"({exc.strerror})", "export", file=notebook.name) from exc
+    all_modules = info.all_modules or ((info.number, info.slug),)
+    open_earlier = [(n, slug) for n, slug in all_modules
+                    if n < info.number and not reference_usable(info, n, slug, now)]
+    found = earlier_notebooks(submission, info.number, all_modules)
+    wanted = {info.slug: (notebook, info.number, info.title)}
+    wanted.update({slug: (found[n], n, slug) for n, slug in open_earlier if n in found})
+    try:
+        exported = export_notebooks(wanted)
+    except RuntimeError as exc:
+        raise PackageError(str(exc)) from exc
+    mine = exported[info.slug]
+    if mine.source is None:
+        raise Refused(f"Your submission could not be graded: {mine.error}", "export",
+                      file=notebook.name, sha256=sha)
+    if mine.forbidden:
+        raise Refused(
+            f"Your {info.slug}.py imports {', '.join(mine.forbidden)}. TinyTorch is built from "
+            "NumPy and the Python standard library only: remove those imports (and the code "
+            "that uses them), export again and resubmit.", "forbidden-import",
+            file=notebook.name, sha256=sha)
+    earlier = earlier_modules(info, open_earlier, exported)
+    try:
+        student_file = build_package(dest=dest, reference=reference, module_number=info.number,
+                                     slug=info.slug, student_source=mine.source,
+                                     all_modules=all_modules, stubs=stubs,
+                                     earlier=earlier.copies)
+    except FileNotFoundError as exc:
+        raise PackageError(str(exc)) from exc
+    pkg = dest / "tinytorch"
+    files, tests = public_tests(public_dir)
+    return Packaged(notebook=notebook, sha256=sha, source=mine.source, notes=notes,
+                    earlier=earlier, package_parent=dest, student_file=student_file,
+                    student_files=[pkg / f"{slug}.py" for slug in earlier.mine],
+                    public_files=files, public=tests)
+
+
+def reference_usable(info: ModuleInfo, number: int, slug: str, now: dt.datetime) -> bool:
+    """An earlier module's reference may reach the sandbox only once its window has closed,
+    decided here at grading time from the close times the course facts carry and ``now`` (the
+    grading machine's clock, or a time the trusted caller gives; never anything of the
+    submission). An old zip that lists the references it ships is also held to that list."""
+    if info.reference_modules is not None and slug not in info.reference_modules:
+        return False
+    return info.closed(number, now)
+
+
+def earlier_modules(info: ModuleInfo, open_earlier: list[tuple[int, str]],
+                    exported: dict[str, Exported]) -> EarlierModules:
+    """Which copy of each still-open earlier module the package gets, and what the student is
+    told about it: one short line at the top of the results (``line``) and one paragraph in
+    the ``submission`` test naming every stub and why (``detail``)."""
+    out = EarlierModules()
+    earlier, mine, record = out.copies, out.mine, out.record
+    yours: list[int] = []
+    stubs: list[tuple[int, str]] = []
+    closed: list[str] = []
+    for n, slug in ((n, s) for n, s in (info.all_modules or ()) if n < info.number):
+        name = f"{n:02d}_{slug}"
+        closes = info.closes_text(n)
+        if (n, slug) not in open_earlier:
+            record[name] = {"from": "reference", "closed": closes}
+            closed.append(f"{n:02d}")
+            continue
+        got = exported.get(slug)
+        if got is not None and got.source is not None and not got.forbidden:
+            earlier[slug] = got.source
+            mine.append(slug)
+            record[name] = {"from": "yours", "closes": closes}
+            yours.append(n)
+            continue
+        earlier[slug] = None
+        if got is None:
+            why = f"you did not upload {name}.ipynb with this notebook"
+        elif got.forbidden:
+            why = f"your {name}.ipynb imports {', '.join(got.forbidden)}"
+        else:
+            why = f"your {name}.ipynb could not be read ({got.error})"
+        record[name] = {"from": "stub", "closes": closes, "why": why}
+        stubs.append((n, why))
+    if closed:
+        out.note = (
+            f"Module{'s' if len(closed) > 1 else ''} {', '.join(closed)} no longer accept"
+            f"{'' if len(closed) > 1 else 's'} late work, so this module was graded with the "
+            "course's reference of them: an earlier bug is not charged twice.")
+    if yours or stubs:
+        names = {n: f"{n:02d}_{s}" for n, s in info.all_modules or ()}
+        opened = sorted(yours + [n for n, _ in stubs])
+        last = max(opened, key=lambda n: dict(info.closes).get(n, "9999"))
+        out.stubs = {n: why for n, why in stubs}
+        used = []
+        if yours:
+            used.append(f"your own {_ranges(yours)}")
+        if stubs:
+            used.append(f"the unfinished release stub{'s' if len(stubs) > 1 else ''} of "
+                        f"{_ranges([n for n, _ in stubs])}")
+        one = len(opened) == 1
+        out.line = (f"Earlier module{'' if one else 's'} {_ranges(opened)} "
+                    f"{'is' if one else 'are'} still open for late work: this run used "
+                    f"{' and '.join(used)} (see 'submission').")
+        text = (f"Module{'' if one else 's'} {_ranges(opened)} {'is' if one else 'are'} still "
+                f"open for late work ({'' if one else 'the last '}until "
+                f"{info.closes_text(last)}), so ")
+        if yours:
+            text += ("this module was graded with your own "
+                     + ", ".join(f"{names[n]}.ipynb" for n in yours)
+                     + " in place of the course's reference")
+        if stubs:
+            text += ("; " if yours else "") + (
+                "the unfinished release stub was used for "
+                + "; ".join(f"{names[n]} ({why})" for n, why in stubs)
+                + ": tests that need them fail, and say so. Upload those notebooks together "
+                "with this one, or wait until they close")
+        out.detail = (text + ". Once they close, the course's reference is used and "
+                      "this module can be regraded on it.")
+    return out
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``1, 2, 3, 5`` -> ``01-03, 05`` (module numbers)."""
+    runs: list[tuple[int, int]] = []
+    for n in sorted(numbers):
+        if runs and runs[-1][1] == n - 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return ", ".join(f"{a:02d}" if a == b else f"{a:02d}–{b:02d}" for a, b in runs)

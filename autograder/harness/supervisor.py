@@ -99,7 +99,7 @@ class RunSpec:
     #: (:func:`autograder.suite.run_case`); its value is then already what the case keeps.
     shortcuts: bool = False
     student_files: list[Path] = field(default_factory=list)
-    #: ``{"recipes": file, "ids": [...], "inputs": {item: wire data}, "work": {id: {...}}}``
+    #: ``{"recipes": module name, "ids": [...], "inputs": {item: wire data}, "work": {id: {...}}}``
     milestone_job: dict[str, Any] = field(default_factory=dict)
     #: Called in the parent with (item, decoded value) as each result arrives; what it
     #: returns is kept instead of the value (compare and drop: memory stays bounded). An
@@ -437,6 +437,55 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
                  twins: timing.TwinHost | None = None) -> int | None:
     """One child process from item ``start``; returns the index to resume at, None when the
     run is over, or ``_FALLBACK`` when the child could not build its minimal root."""
+    launch = _spawn(spec, plan, uid, work, start, deadline, report, raw, twins)
+    launch.clock.watch()
+    try:
+        return launch.decided if _watch(launch) else _stopped_talking(launch)
+    finally:
+        _reap(launch)
+
+
+@dataclass
+class _Launch:
+    """One child process of a run: its pipes and clock, and what it has said so far."""
+
+    spec: RunSpec
+    report: RunReport
+    raw: _Capped
+    start: int
+    deadline: float
+    uid: int | None
+    nonce: str
+    proc: subprocess.Popen[bytes] | ZygoteChild
+    rfd: int  # the result channel's read end
+    work_w: int  # the work pipe's write end (timed work's requests)
+    sel: selectors.BaseSelector
+    timer: _Timer
+    clock: Deadline  # CPU seconds per phase, wall-clock backstop
+    index: dict[str, int]
+    resume: int | None  # where a next child goes on: after the last item that started
+    writing: bool = False  # the work pipe is registered for writing
+    pending: bytearray = field(default_factory=bytearray)  # the result channel's partial line
+    total: int = 0  # bytes read from the result channel
+    seq: int = 0
+    ready: bool = False  # the package was imported
+    current: str | None = None  # the item that started and has no outcome yet
+    sandboxed: bool = False  # the child reported its sandbox closed (before any student code)
+    streams: int = 2  # raw output + result channel; the channel's EOF ends the launch
+    reason: str = ""  # why the child stopped talking: deadline, eof, flood
+    decided: int | None = None  # where the run goes on, once a message decided it
+
+    def end(self, resume: int | None) -> bool:
+        """A message decided where the run goes on: ``resume`` (``_watch`` stops)."""
+        self.decided = resume
+        return True
+
+
+def _spawn(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path, start: int,
+           deadline: float, report: RunReport, raw: _Capped,
+           twins: timing.TwinHost | None) -> _Launch:
+    """Start the child (from the fork server, or a fresh interpreter with the job on its
+    stdin) with its result and work pipes, and its import phase's clock running."""
     nonce = secrets.token_hex(16)
     rfd, wfd = os.pipe()
     work_r, work_w = os.pipe()
@@ -474,229 +523,277 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
     sel.register(proc.stdout.fileno(), selectors.EVENT_READ, "raw")
     os.set_blocking(work_w, False)
     timer = _Timer(spec, twins, work_w)
-    writing = False
-    pending = bytearray()
-    total = 0
-    seq = 0
-    ready = False
-    current: str | None = None
-    sandboxed = False  # the child reported its sandbox closed (before any student code)
-    clock = Deadline(proc.pid, deadline)  # CPU seconds per phase, wall-clock backstop
+    clock = Deadline(proc.pid, deadline)
     clock.start(spec.import_timeout_s, from_launch=True)
-    index = {name: i for i, name in enumerate(spec.items)}
-    resume: int | None = start
-    streams = 2  # raw output + result channel; the channel's EOF ends the launch
-    reason = ""
-    clock.watch()
-    try:
-        while streams > 0:
-            if isolation.ABORT.is_set():
-                return None  # interrupted: the caller discards this run
-            if clock.expired():
-                reason = "deadline"
+    return _Launch(spec=spec, report=report, raw=raw, start=start, deadline=deadline, uid=uid,
+                   nonce=nonce, proc=proc, rfd=rfd, work_w=work_w, sel=sel, timer=timer,
+                   clock=clock, index={name: i for i, name in enumerate(spec.items)},
+                   resume=start)
+
+
+def _watch(launch: _Launch) -> bool:
+    """Serve the child until it stops talking (False: it died, timed out or flooded the
+    channel) or a message decides where the run goes on (True: ``launch.decided``)."""
+    while launch.streams > 0:
+        if isolation.ABORT.is_set():
+            return launch.end(None)  # interrupted: the caller discards this run
+        if launch.clock.expired():
+            launch.reason = "deadline"
+            return False
+        if launch.timer.out and not launch.writing:
+            launch.sel.register(launch.work_w, selectors.EVENT_WRITE, "work")
+            launch.writing = True
+        for key, _ in launch.sel.select(timeout=launch.clock.wait_s()):
+            if key.data == "work":
+                _feed_work(launch)
+            elif _collect(launch, key.fd, key.data):
+                return True
+            if launch.streams == 0:
                 break
-            if timer.out and not writing:
-                sel.register(work_w, selectors.EVENT_WRITE, "work")
-                writing = True
-            for key, _ in sel.select(timeout=clock.wait_s()):
-                if key.data == "work":
-                    try:
-                        del timer.out[:os.write(work_w, timer.out)]
-                    except BlockingIOError:
-                        pass
-                    except OSError:  # the child closed its end: it will be charged anyway
-                        timer.out.clear()
-                    if not timer.out:
-                        sel.unregister(work_w)
-                        writing = False
-                    continue
-                try:
-                    chunk = os.read(key.fd, 65536)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    sel.unregister(key.fd)
-                    streams -= 1
-                    if key.data == "result":
-                        reason = "eof"
-                        streams = 0
-                        break
-                    continue
-                if key.data == "raw":
-                    raw.add(chunk)
-                    continue
-                total += len(chunk)
-                scan = len(pending)
-                pending += chunk
-                if total > MAX_CHANNEL_BYTES or (pending.find(b"\n", scan) < 0
-                                                 and len(pending) > MAX_MESSAGE_BYTES):
-                    report.protocol_errors.append("result channel flooded")
-                    reason = "flood"
-                    streams = 0
-                    break
-                while True:
-                    cut = pending.find(b"\n", scan)
-                    if cut < 0:
-                        break
-                    line = bytes(pending[:cut])
-                    del pending[:cut + 1]
-                    scan = 0
-                    msg = _parse(line, nonce, seq, report)
-                    if _DEBUG:
-                        print(f"[harness {time.monotonic():.3f}] {line[:120]!r}", file=sys.stderr)
-                    del line
-                    if msg is None:
-                        continue
-                    seq = msg["seq"]
-                    kind = msg["type"]
-                    if kind == "sandbox_failed" and not sandboxed:
-                        report.sandbox_facts.append(_text(msg.get("error"), 300) or "failed")
-                        return _FALLBACK
-                    if kind == "sandbox" and not sandboxed:
-                        sandboxed = True
-                        if not report.sandbox_facts:
-                            report.sandbox_facts = [_text(f, 60) for f in
-                                                    _list(msg.get("facts"))][:12]
-                        continue
-                    if spec.sandbox and not sandboxed:
-                        report.protocol_errors.append("message before the sandbox was closed")
-                        continue
-                    if kind == "fatal":
-                        if spec.sealed:
-                            report.fatal = SEALED_FATAL
-                            return None
-                        report.fatal = _text(msg.get("error"), 2000) or "import failed"
-                        report.fatal_where = _text(msg.get("where"), 4000)
-                        report.import_output = _text(msg.get("out"), spec.max_output_kb * 1024)
-                        return None
-                    if kind == "ready" and spec.sealed:
-                        ready = True
-                        clock.idle()
-                        continue
-                    if kind == "ready":
-                        ready = True
-                        if start == 0 or not report.integrity:
-                            report.integrity = [_text(p, 300) for p in
-                                                _list(msg.get("integrity"))][:20]
-                        report.import_output = report.import_output or _text(
-                            msg.get("out"), spec.max_output_kb * 1024)
-                        report.child_numpy = _text(msg.get("numpy"), 40) or None
-                        clock.idle()
-                        continue
-                    if kind == "done":
-                        return None
-                    item = msg.get("item")
-                    if not isinstance(item, str) or item not in index:
-                        report.protocol_errors.append(f"unknown item {str(item)[:80]!r}")
-                        continue
-                    if not spec.sealed:
-                        _note_blocked(msg, report)
-                    if kind == "start":
-                        if not ready:
-                            report.protocol_errors.append("item started before import finished")
-                        current = item
-                        resume = index[item] + 1
-                        clock.start(spec.item_timeout_s.get(item, 10.0))
-                        continue
-                    if kind == "progress":
-                        done = msg.get("done")
-                        if item == current and type(done) is int and done >= 0:
-                            report.progress[item] = done
-                        continue
-                    if kind in ("commit", "work_done", "work_error"):
-                        if item != current or item in report.outcomes or (
-                                kind == "commit" and item in timer.committed) or (
-                                kind != "commit" and not timer.measuring):
-                            report.protocol_errors.append(f"{kind} for {item} out of order")
-                            report.outcomes[item] = Outcome(item, "protocol", message=(
-                                "this test's timed work reported out of order (tampering?)"))
-                            return resume
-                        if kind == "commit":
-                            try:
-                                value = wire.decode(msg.get("data"))
-                            except Exception as exc:  # noqa: BLE001 - the child's failure
-                                report.outcomes[item] = Outcome(item, "protocol", message=(
-                                    f"the result could not be read ({_why(exc)})"))
-                                return resume
-                            finally:
-                                msg.pop("data", None)
-                            timer.commit(item, value, proc.pid)
-                        else:
-                            timer.reply(kind, msg)
-                        clock.resync()  # the child was stopped while the parent worked
-                        continue
-                    if kind in ("result", "error"):
-                        if item != current:
-                            report.protocol_errors.append(f"result for {item} out of order")
-                            report.outcomes[item] = Outcome(item, "protocol", message=(
-                                "the result of this test arrived out of order (tampering?)"))
-                            continue
-                        if item in report.outcomes:
-                            report.outcomes[item] = Outcome(item, "protocol", message=(
-                                "this test reported twice (tampering?)"))
-                            continue
-                        cpu = clock.idle()  # before deciding: the parent's time is not the item's
-                        timed = timer.result(item) if kind == "result" else ""
-                        if kind == "error":
-                            timer.committed.pop(item, None)
-                        if isinstance(timed, str) and timed:
-                            report.outcomes[item] = Outcome(item, "protocol", message=timed)
-                        else:
-                            report.outcomes[item] = _outcome(
-                                kind, item, msg, spec,
-                                timed if isinstance(timed, TimedResult) else None)
-                        report.outcomes[item].cpu_s = cpu
-                        report.outcomes[item].steps = report.progress.get(item)
-                        current = None
-                        if _stops(spec, report, item):
-                            return None
-                        continue
-                    report.protocol_errors.append(f"unknown message type {str(kind)[:40]!r}")
-        # the child stopped talking: died, timed out, or flooded
+    return False
+
+
+def _feed_work(launch: _Launch) -> None:
+    """Write what the timer asks of the child on the work pipe, as far as it takes it."""
+    timer = launch.timer
+    try:
+        del timer.out[:os.write(launch.work_w, timer.out)]
+    except BlockingIOError:
+        pass
+    except OSError:  # the child closed its end: it will be charged anyway
+        timer.out.clear()
+    if not timer.out:
+        launch.sel.unregister(launch.work_w)
+        launch.writing = False
+
+
+def _collect(launch: _Launch, fd: int, stream: str) -> bool:
+    """Read what the child wrote on ``stream`` (``raw`` output, or the ``result`` channel:
+    framed lines, each handled in turn); True once a message decided where the run goes on."""
+    try:
+        chunk = os.read(fd, 65536)
+    except BlockingIOError:
+        return False
+    if not chunk:
+        launch.sel.unregister(fd)
+        launch.streams -= 1
+        if stream == "result":
+            launch.reason = "eof"
+            launch.streams = 0
+        return False
+    if stream == "raw":
+        launch.raw.add(chunk)
+        return False
+    launch.total += len(chunk)
+    pending = launch.pending
+    scan = len(pending)
+    pending += chunk
+    if launch.total > MAX_CHANNEL_BYTES or (pending.find(b"\n", scan) < 0
+                                            and len(pending) > MAX_MESSAGE_BYTES):
+        launch.report.protocol_errors.append("result channel flooded")
+        launch.reason = "flood"
+        launch.streams = 0
+        return False
+    while True:
+        cut = pending.find(b"\n", scan)
+        if cut < 0:
+            return False
+        line = bytes(pending[:cut])
+        del pending[:cut + 1]
+        scan = 0
+        msg = _parse(line, launch.nonce, launch.seq, launch.report)
         if _DEBUG:
-            print(f"[harness {time.monotonic():.3f}] stop: {reason} current={current} "
-                  f"poll={proc.poll()}", file=sys.stderr)
-        if reason == "deadline":
-            if not ready:
-                if time.monotonic() >= deadline:
-                    return None
-                report.fatal = (f"importing your module took longer than {clock.describe()} "
-                                "(an infinite loop or heavy work at import time?)")
-                return None
-            if current is not None and current not in report.outcomes:
-                run_over = time.monotonic() >= deadline - 1e-3
-                report.outcomes[current] = Outcome(current, "timeout", message=(
-                    f"stopped after {clock.describe()}" if not run_over else
-                    f"stopped: the whole submission used up its {spec.run_timeout_s:g} s"
-                    " time limit") + " (an infinite loop, or far too slow?)",
-                    cpu_s=clock.used(), steps=report.progress.get(current),
-                    stopped_by="run" if run_over else clock.reason)
-                if _stops(spec, report, current):
-                    return None
-            return None if time.monotonic() >= deadline else resume
-        if not ready:
-            code = _exit_code(proc)
-            report.fatal = _ended_message(code, "while your module was being imported")
-            return None
-        if current is not None and current not in report.outcomes:
-            code = _exit_code(proc)
-            report.outcomes[current] = Outcome(current, "crashed", message=_ended_message(
-                code, "during this test"), steps=report.progress.get(current))
-            if _stops(spec, report, current):
-                return None
-        return resume
-    finally:
-        clock.unwatch()
-        sel.close()
-        os.close(rfd)
-        os.close(work_w)
-        isolation.kill_tree(proc, uid=uid)
+            print(f"[harness {time.monotonic():.3f}] {line[:120]!r}", file=sys.stderr)
+        del line
+        if msg is not None and _on_message(launch, msg):
+            return True
+
+
+def _on_message(launch: _Launch, msg: dict[str, Any]) -> bool:
+    """One valid message of the child; True when it decided where the run goes on."""
+    spec, report = launch.spec, launch.report
+    launch.seq = msg["seq"]
+    kind = msg["type"]
+    if not launch.sandboxed:
+        if kind == "sandbox_failed":
+            report.sandbox_facts.append(_text(msg.get("error"), 300) or "failed")
+            return launch.end(_FALLBACK)
+        if kind == "sandbox":
+            launch.sandboxed = True
+            if not report.sandbox_facts:
+                report.sandbox_facts = [_text(f, 60) for f in _list(msg.get("facts"))][:12]
+            return False
+        if spec.sandbox:
+            report.protocol_errors.append("message before the sandbox was closed")
+            return False
+    if kind in ("fatal", "ready", "done"):
+        return _on_import(launch, kind, msg)
+    item = msg.get("item")
+    if not isinstance(item, str) or item not in launch.index:
+        report.protocol_errors.append(f"unknown item {str(item)[:80]!r}")
+        return False
+    if not spec.sealed:
+        _note_blocked(msg, report)
+    if kind == "start":
+        if not launch.ready:
+            report.protocol_errors.append("item started before import finished")
+        launch.current = item
+        launch.resume = launch.index[item] + 1
+        launch.clock.start(spec.item_timeout_s.get(item, 10.0))
+        return False
+    if kind == "progress":
+        done = msg.get("done")
+        if item == launch.current and type(done) is int and done >= 0:
+            report.progress[item] = done
+        return False
+    if kind in ("commit", "work_done", "work_error"):
+        return _on_timed_work(launch, kind, item, msg)
+    if kind in ("result", "error"):
+        return _on_result(launch, kind, item, msg)
+    report.protocol_errors.append(f"unknown message type {str(kind)[:40]!r}")
+    return False
+
+
+def _on_import(launch: _Launch, kind: str, msg: dict[str, Any]) -> bool:
+    """``fatal`` (the package could not be imported), ``ready`` (it was) or ``done``."""
+    spec, report = launch.spec, launch.report
+    if kind == "done":
+        return launch.end(None)
+    if kind == "fatal":
+        if spec.sealed:
+            report.fatal = SEALED_FATAL
+            return launch.end(None)
+        report.fatal = _text(msg.get("error"), 2000) or "import failed"
+        report.fatal_where = _text(msg.get("where"), 4000)
+        report.import_output = _text(msg.get("out"), spec.max_output_kb * 1024)
+        return launch.end(None)
+    launch.ready = True
+    if not spec.sealed:
+        if launch.start == 0 or not report.integrity:
+            report.integrity = [_text(p, 300) for p in _list(msg.get("integrity"))][:20]
+        report.import_output = report.import_output or _text(
+            msg.get("out"), spec.max_output_kb * 1024)
+        report.child_numpy = _text(msg.get("numpy"), 40) or None
+    launch.clock.idle()
+    return False
+
+
+def _on_timed_work(launch: _Launch, kind: str, item: str, msg: dict[str, Any]) -> bool:
+    """``commit`` (a timed item's value, before anything is timed), ``work_done`` or
+    ``work_error`` (a run the parent asked for): handed to the timer, in order or not at all."""
+    report, timer = launch.report, launch.timer
+    if item != launch.current or item in report.outcomes or (
+            kind == "commit" and item in timer.committed) or (
+            kind != "commit" and not timer.measuring):
+        report.protocol_errors.append(f"{kind} for {item} out of order")
+        report.outcomes[item] = Outcome(item, "protocol", message=(
+            "this test's timed work reported out of order (tampering?)"))
+        return launch.end(launch.resume)
+    if kind == "commit":
         try:
-            rest = proc.stdout.read() or b""
-            raw.add(rest)
-        except (OSError, ValueError):
-            pass
-        proc.stdout.close()
+            value = wire.decode(msg.get("data"))
+        except Exception as exc:  # noqa: BLE001 - the child's failure
+            report.outcomes[item] = Outcome(item, "protocol", message=(
+                f"the result could not be read ({_why(exc)})"))
+            return launch.end(launch.resume)
+        finally:
+            msg.pop("data", None)
+        timer.commit(item, value, launch.proc.pid)
+    else:
+        timer.reply(kind, msg)
+    launch.clock.resync()  # the child was stopped while the parent worked
+    return False
+
+
+def _on_result(launch: _Launch, kind: str, item: str, msg: dict[str, Any]) -> bool:
+    """An item's ``result`` or ``error``: its outcome, with the CPU seconds it used."""
+    report = launch.report
+    if item != launch.current:
+        report.protocol_errors.append(f"result for {item} out of order")
+        report.outcomes[item] = Outcome(item, "protocol", message=(
+            "the result of this test arrived out of order (tampering?)"))
+        return False
+    if item in report.outcomes:
+        report.outcomes[item] = Outcome(item, "protocol", message=(
+            "this test reported twice (tampering?)"))
+        return False
+    cpu = launch.clock.idle()  # before deciding: the parent's time is not the item's
+    timed = launch.timer.result(item) if kind == "result" else ""
+    if kind == "error":
+        launch.timer.committed.pop(item, None)
+    if isinstance(timed, str) and timed:
+        report.outcomes[item] = Outcome(item, "protocol", message=timed)
+    else:
+        report.outcomes[item] = _outcome(kind, item, msg, launch.spec,
+                                         timed if isinstance(timed, TimedResult) else None)
+    report.outcomes[item].cpu_s = cpu
+    report.outcomes[item].steps = report.progress.get(item)
+    launch.current = None
+    if _stops(launch.spec, report, item):
+        return launch.end(None)
+    return False
+
+
+def _stopped_talking(launch: _Launch) -> int | None:
+    """The child died, timed out or flooded the channel: charge the phase it was in (the
+    import, or the item that started) and say where the run goes on."""
+    report, current = launch.report, launch.current
+    if _DEBUG:
+        print(f"[harness {time.monotonic():.3f}] stop: {launch.reason} current={current} "
+              f"poll={launch.proc.poll()}", file=sys.stderr)
+    if launch.reason == "deadline":
+        return _timed_out(launch)
+    if not launch.ready:
+        code = _exit_code(launch.proc)
+        report.fatal = _ended_message(code, "while your module was being imported")
+        return None
+    if current is not None and current not in report.outcomes:
+        code = _exit_code(launch.proc)
+        report.outcomes[current] = Outcome(current, "crashed", message=_ended_message(
+            code, "during this test"), steps=report.progress.get(current))
+        if _stops(launch.spec, report, current):
+            return None
+    return launch.resume
+
+
+def _timed_out(launch: _Launch) -> int | None:
+    """The phase's CPU seconds, its wall-clock backstop or the whole run's time ran out."""
+    report, current, clock = launch.report, launch.current, launch.clock
+    if not launch.ready:
+        if time.monotonic() >= launch.deadline:
+            return None
+        report.fatal = (f"importing your module took longer than {clock.describe()} "
+                        "(an infinite loop or heavy work at import time?)")
+        return None
+    if current is not None and current not in report.outcomes:
+        run_over = time.monotonic() >= launch.deadline - 1e-3
+        report.outcomes[current] = Outcome(current, "timeout", message=(
+            f"stopped after {clock.describe()}" if not run_over else
+            f"stopped: the whole submission used up its {launch.spec.run_timeout_s:g} s"
+            " time limit") + " (an infinite loop, or far too slow?)",
+            cpu_s=clock.used(), steps=report.progress.get(current),
+            stopped_by="run" if run_over else clock.reason)
+        if _stops(launch.spec, report, current):
+            return None
+    return None if time.monotonic() >= launch.deadline else launch.resume
+
+
+def _reap(launch: _Launch) -> None:
+    """Stop watching, close the pipes, kill the child's process tree and keep the rest of
+    its raw output."""
+    launch.clock.unwatch()
+    launch.sel.close()
+    os.close(launch.rfd)
+    os.close(launch.work_w)
+    isolation.kill_tree(launch.proc, uid=launch.uid)
+    stdout = launch.proc.stdout
+    assert stdout is not None
+    try:
+        rest = stdout.read() or b""
+        launch.raw.add(rest)
+    except (OSError, ValueError):
+        pass
+    stdout.close()
 
 
 def _exit_code(proc: subprocess.Popen[bytes] | ZygoteChild) -> int | None:

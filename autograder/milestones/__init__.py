@@ -2,8 +2,8 @@
 
 **The milestone contract** (docs/milestones.md). A milestone graded with a module has:
 
-* a **trainer** in ``milestones/recipes.py`` — ``TRAINERS[id](tt, seed, train_x, train_y,
-  work, on_epoch=None, on_step=None) -> model`` — the only milestone code the sandboxed child
+* a **trainer** in ``tinytorch_milestones.recipes`` — ``TRAINERS[id](tt, seed, train_x,
+  train_y, work, on_epoch=None, on_step=None) -> model`` — the only milestone code the sandboxed child
   loads. It gets training data, a training seed and the fixed work of course.yml
   ``training`` (epochs or steps, batch size), trains exactly that much, and the child sends
   back
@@ -13,7 +13,7 @@
   only, with two functions:
 
   - ``task(seed) -> (train_x, train_y, test_x, test_y)``: one variant of the task
-    (``datasets.loaders.milestone_task``); only ``train_x`` and ``train_y`` are sent to the
+    (``tinytorch_data.loaders.milestone_task``); only ``train_x`` and ``train_y`` are sent to the
     child, the held-out ``test_x`` / ``test_y`` never are;
   - ``predict(params, x) -> int64 predictions``: the reference forward pass in NumPy
     (:mod:`autograder.milestones.forward`; the 2017 GPT's in
@@ -78,7 +78,7 @@ def _architectures() -> dict[str, tuple[list[int], str]]:
             "mlp_1986": ([64, r.MLP["hidden"], 10], "relu")}
 
 
-#: The CNN milestones' recipes in ``milestones/recipes.py`` (their channel counts).
+#: The CNN milestones' recipes in ``tinytorch_milestones/recipes.py`` (their channel counts).
 _CNN_RECIPES = {"cnn_1998": "CNN_DIGITS", "cnn_fashion_1998": "CNN_FASHION"}
 
 

@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-#: The architecture (``milestones/recipes.py`` ``cifar_model`` builds the same network; a test
-#: keeps the two equal): three blocks of Conv 3x3 (padding 1) -> BatchNorm2d -> ReLU ->
+#: The architecture (``tinytorch_milestones.recipes.cifar_model`` builds the same network; a
+#: test keeps the two equal): three blocks of Conv 3x3 (padding 1) -> BatchNorm2d -> ReLU ->
 #: MaxPool 2, then Flatten -> Linear -> ReLU -> Linear to the 10 classes.
 CONV_CHANNELS: tuple[int, ...] = (32, 64, 128)
 HIDDEN = 256

@@ -1,55 +1,35 @@
-"""The course files milestone grading reads in the trusted parent, imported by file path.
+"""The course packages milestone grading reads in the trusted parent, imported on first use.
 
-``datasets/loaders.py`` (NumPy + standard library, checksums verified: the task variants) and
-``milestones/recipes.py`` (the trainers, the features, the model sizes) are imported under
-private names, so the Gradescope zip needs no installed package and nothing clashes with PyPI's
-``datasets``. The sandboxed child loads ``recipes.py`` only, never the loaders.
+``tinytorch_data.loaders`` (NumPy + standard library, checksums verified: the task variants)
+and ``tinytorch_milestones.recipes`` (the trainers, the features, the model sizes) are plain
+packages beside ``autograder`` (the Gradescope zip carries both), imported only when a
+milestone is graded, so a zip without milestones needs neither. The sandboxed child imports
+``tinytorch_milestones.recipes`` only, never the loaders.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-import threading
-from pathlib import Path
+import importlib
 from types import ModuleType
 
-from tito import paths
-
-LOADERS_FILE = paths.DATASETS / "loaders.py"
-RECIPES_FILE = paths.REPO_ROOT / "milestones" / "recipes.py"
-
-
-#: One import at a time: gradings run in threads (``--jobs``), and a second thread must not
-#: find the module in ``sys.modules`` half executed (a regrade under load saw
-#: "module '_tt_course_recipes' has no attribute 'total_steps'" and marked a milestone pending).
-_LOAD_LOCK = threading.RLock()
+LOADERS = "tinytorch_data.loaders"
+RECIPES = "tinytorch_milestones.recipes"
+MLPERF_SCORE = "tinytorch_milestones.mlperf_score"
 
 
-def load_file(path: Path, name: str) -> ModuleType:
-    """Import one trusted source file as module ``name`` (cached in ``sys.modules``), whole:
-    another thread never sees it before its code has run."""
-    with _LOAD_LOCK:
-        if name in sys.modules:
-            return sys.modules[name]
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {path}")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        try:
-            spec.loader.exec_module(mod)
-        except BaseException:
-            del sys.modules[name]
-            raise
-        return mod
+def course_module(name: str) -> ModuleType:
+    """Import ``name`` whole: gradings run in threads (``--jobs``), and a thread that imports a
+    module another thread is still executing waits for it (Python's per-module import lock);
+    it never gets it half executed (a regrade under load once saw a recipes module without
+    its functions, loaded by hand, and marked a milestone pending)."""
+    return importlib.import_module(name)
 
 
 def loaders() -> ModuleType:
-    """``datasets/loaders.py``."""
-    return load_file(LOADERS_FILE, "_tt_course_datasets")
+    """``tinytorch_data.loaders``."""
+    return course_module(LOADERS)
 
 
 def recipes() -> ModuleType:
-    """``milestones/recipes.py``."""
-    return load_file(RECIPES_FILE, "_tt_course_recipes")
+    """``tinytorch_milestones.recipes``."""
+    return course_module(RECIPES)

@@ -1,7 +1,7 @@
 """The reference forward passes, in NumPy, for the parent's evaluation of trained parameters.
 
 The sandbox returns only what its training produced: the model's parameters and buffers by
-name (``milestones/recipes.py`` ``parameters``: ``named_parameters()`` then
+name (``tinytorch_milestones/recipes.py`` ``parameters``: ``named_parameters()`` then
 ``named_buffers()``, PyTorch layouts, a linear layer's weight is (out, in)). The trusted parent
 runs them through these functions on held-out data the sandbox never saw, so an accuracy can
 only come from weights the student's framework trained, and the architecture is the course's
@@ -88,8 +88,8 @@ def mlp_logits(params: Any, x: np.ndarray, sizes: Sequence[int], hidden: str) ->
 
 
 def cnn_shapes(image_size: int, channels: tuple[int, int]) -> dict[str, tuple[int, ...]]:
-    """Names and shapes of ``milestones/recipes.py`` ``cnn_model``: ``Conv2d(1, c1, 3, padding=1)
-    -> BatchNorm2d(c1) -> ReLU -> MaxPool2d(2) -> Conv2d(c1, c2, 3, padding=1) -> ReLU ->
+    """Names and shapes of ``tinytorch_milestones.recipes.cnn_model``: ``Conv2d(1, c1, 3,
+    padding=1) -> BatchNorm2d(c1) -> ReLU -> MaxPool2d(2) -> Conv2d(c1, c2, 3, padding=1) -> ReLU ->
     MaxPool2d(2) -> Flatten -> Linear(c2 * (S/4)^2, 10)``, BatchNorm's running statistics
     included."""
     c1, c2 = channels

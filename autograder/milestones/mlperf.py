@@ -4,7 +4,7 @@ Graded with module 19 (course.yml ``mlperf_2018``), under the milestone contract
 :mod:`autograder.milestones` with its optional hooks: the provider (``providers/mlperf_2018.py``)
 builds the task (:func:`task`: a digits variant), times the generation (:func:`plan`) and
 judges what the trainer committed together with the timings (:func:`evaluate_seed`). Per seed
-slot the sandboxed child runs ``milestones/recipes.py`` ``TRAINERS["mlperf_2018"]``
+slot the sandboxed child runs ``tinytorch_milestones/recipes.py`` ``TRAINERS["mlperf_2018"]``
 (``mlperf_models``) with the package under test and commits raw data only:
 
 * ``float`` / ``int8`` / ``pruned``: the ``state_dict`` arrays of the trained 1986 digits MLP,
@@ -18,8 +18,8 @@ reference GPT holding the committed parameters in the trusted twin (``recipes.BA
 alternating which runs first; each run's CPU time read from outside. Nothing the child measures
 counts: a patched clock or a wrapped ``single_stream`` changes nothing.
 
-The trusted parent (:func:`score`, with the NumPy scoring of ``milestones/mlperf_score.py``,
-which the student script shares) never trusts a number it can compute itself:
+The trusted parent (:func:`score`, with the NumPy scoring of
+``tinytorch_milestones.mlperf_score``, which the student script shares) never trusts a number it can compute itself:
 
 * sizes are the bytes of the returned arrays (``int8_min_size_ratio``);
 * accuracies come from a NumPy forward pass of each returned model on the variant's 360
@@ -51,14 +51,11 @@ import numpy as np
 
 from autograder.milestones import gpt_forward
 from autograder.milestones import work as milestone_work
-from autograder.milestones.data import load_file, loaders, recipes
+from autograder.milestones.data import MLPERF_SCORE, course_module, loaders, recipes
 from autograder.milestones.gpt_forward import BadParameters
 from autograder.milestones.grading import k_of_n
 from autograder.suite import Baseline, Run, TimedResult
-from tito import paths
 from tito.course import Course, Milestone, load_course
-
-SCORE_FILE = paths.REPO_ROOT / "milestones" / "mlperf_score.py"
 
 ID = "mlperf_2018"
 
@@ -85,7 +82,7 @@ def milestone(course: Course | None = None) -> Milestone:
 
 def task(seed: int | None = None) -> tuple[Any, np.ndarray, Any, np.ndarray]:
     """The provider's ``task``: variant ``seed`` of the 1986 digits task (pixels and labels
-    permuted, ``datasets.loaders.milestone_task``), as ``({"images", "new_tokens"}, train_y,
+    permuted, ``tinytorch_data.loaders.milestone_task``), as ``({"images", "new_tokens"}, train_y,
     {"images"}, test_y)``; only the first two reach the child (the prompts are drawn by
     :func:`plan`, after the commit). ``seed=None``: the plain digits split ``(train_x, train_y,
     test_x, test_y)`` (module 20's event)."""
@@ -103,8 +100,8 @@ def work(ms: Milestone) -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------- scoring
 def scoring() -> ModuleType:
-    """``milestones/mlperf_score.py``: the NumPy scoring shared with the student script."""
-    return load_file(SCORE_FILE, "_tt_course_mlperf_score")
+    """``tinytorch_milestones.mlperf_score``: the NumPy scoring shared with the student script."""
+    return course_module(MLPERF_SCORE)
 
 
 def _hidden() -> int:

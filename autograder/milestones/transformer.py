@@ -10,10 +10,10 @@ Two course.yml entries, graded with module 13, under the one milestone contract 
 * ``transformer_2017`` — a character-level GPT on the King James text; metric
   ``next_char_accuracy`` over every position of held-out windows of the validation text.
 
-Per seed, :func:`task` draws a variant (``datasets/loaders.py`` ``transformer_task``); the
+Per seed, :func:`task` draws a variant (``tinytorch_data/loaders.py`` ``transformer_task``); the
 sandboxed child trains module 13's ``GPT`` on the training split with the recipe of
-``milestones/recipes.py`` and returns the trained parameters by name; the trusted parent runs
-:mod:`autograder.milestones.gpt_forward` on the held-out split (:func:`predict`). The held-out
+``tinytorch_milestones.recipes`` and returns the trained parameters by name; the trusted parent
+runs :mod:`autograder.milestones.gpt_forward` on the held-out split (:func:`predict`). The held-out
 split never enters the child.
 """
 

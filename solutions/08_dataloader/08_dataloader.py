@@ -1725,7 +1725,7 @@ class FashionMNIST(MNIST):
 
     Accepted digests: the published gzip files, the same data gunzipped, Debian's
     ``dataset-fashion-mnist`` copy (same data, recompressed) and the course's class-balanced
-    subset (6,000 train / 1,000 test images, shipped in ``datasets/fashion_mnist/``).
+    subset (6,000 train / 1,000 test images, shipped in ``tinytorch_data/fashion_mnist/``).
     """
 
     mirrors = ("http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",)
@@ -1921,18 +1921,19 @@ def test_read_cifar10_bin_planes_to_hwc(read_cifar10_bin, np):
 # ### The real thing: the course's Fashion-MNIST subset
 #
 # The course ships a class-balanced Fashion-MNIST subset (6,000 training and 1,000 test
-# images, MIT licence, © Zalando) in `datasets/fashion_mnist/` of your course folder, in the real
-# gzipped IDX format. Your `read_idx` parses it inside `FashionMNIST`, after the checksum
+# images, MIT licence, © Zalando) in `tinytorch_data/fashion_mnist/` of your course folder, in
+# the real gzipped IDX format. Your `read_idx` parses it inside `FashionMNIST`, after the checksum
 # check. `ToTensor` + `Normalize` turn each `(28, 28)` uint8 image into a `(1, 28, 28)` float32
 # tensor with zero mean and unit variance.
 
 # %%
 from pathlib import Path
 
-# The course folder's datasets/, found from here upwards (the module's folder or work/).
-FASHION_ROOT = next((p / "datasets" / "fashion_mnist" for p in [Path.cwd(), *Path.cwd().parents]
-                     if (p / "datasets" / "fashion_mnist").is_dir()),
-                    Path("..") / "datasets" / "fashion_mnist")
+# The course folder's tinytorch_data/, found from here upwards (the module's folder or work/).
+FASHION_ROOT = next((p / "tinytorch_data" / "fashion_mnist"
+                     for p in [Path.cwd(), *Path.cwd().parents]
+                     if (p / "tinytorch_data" / "fashion_mnist").is_dir()),
+                    Path("..") / "tinytorch_data" / "fashion_mnist")
 fashion_raw = FashionMNIST(FASHION_ROOT, train=True)
 mean = float(fashion_raw.data.mean() / 255.0)
 std = float(fashion_raw.data.std() / 255.0)

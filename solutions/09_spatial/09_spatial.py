@@ -2339,7 +2339,7 @@ print(f"input {xs.nbytes:,} B, cols {cols.nbytes:,} B: {cols.nbytes / xs.nbytes:
 # and the CPU time of one training step (the median over all steps of the run).
 
 # %%
-from datasets.loaders import load_digits  # noqa: E402 - the course's shipped data
+from tinytorch_data.loaders import load_digits  # noqa: E402 - the course's shipped data
 
 from tinytorch.activations import ReLU  # noqa: E402
 from tinytorch.layers import Flatten, Linear, Sequential  # noqa: E402

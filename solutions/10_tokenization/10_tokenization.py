@@ -1346,7 +1346,7 @@ def test_saved_tokenizers_load_and_encode_identically(BPETokenizer, CharTokenize
 # per character; BPE encodes far fewer characters per second than the character tokenizer.
 
 # %%
-from datasets.loaders import load_kjv_chars  # the course's shipped data (checksum verified)
+from tinytorch_data.loaders import load_kjv_chars  # the course's shipped data (checksum verified)
 
 kjv = load_kjv_chars()
 train_text, val_text = kjv.train[:300_000], kjv.validation[:50_000]

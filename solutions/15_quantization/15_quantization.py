@@ -1697,7 +1697,7 @@ def test_model_bytes_counts_parameters_and_buffers(model_bytes, QuantizedLinear,
 # most accuracy? Is the integer version faster in NumPy?
 
 # %%
-from datasets.loaders import load_digits  # the course's shipped data (checksum verified)
+from tinytorch_data.loaders import load_digits  # the course's shipped data (checksum verified)
 
 from tinytorch.losses import CrossEntropyLoss
 from tinytorch.optimizers import Adam

@@ -1517,7 +1517,7 @@ def test_distillation_loss_mixes_soft_and_hard_terms(distillation_loss, kl_div, 
 # technique holds up best per parameter removed?
 
 # %%
-from datasets.loaders import load_digits  # the course's shipped data (checksum verified)
+from tinytorch_data.loaders import load_digits  # the course's shipped data (checksum verified)
 
 from tinytorch.losses import CrossEntropyLoss
 from tinytorch.optimizers import Adam

@@ -1564,7 +1564,7 @@ def test_check_verdict_matches_the_interval(check_verdict, ReportError):
 # model trained for one epoch only plays the "faster but worse" system: as fast, and INVALID.
 
 # %%
-from datasets.loaders import load_digits  # noqa: E402 - the course's shipped data
+from tinytorch_data.loaders import load_digits  # noqa: E402 - the course's shipped data
 from tinytorch.layers import Linear, Sequential  # noqa: E402
 from tinytorch.activations import ReLU  # noqa: E402
 from tinytorch.losses import CrossEntropyLoss  # noqa: E402

@@ -1254,7 +1254,7 @@ def test_measure_entry_times_the_forward_pass(measure_entry, storage_bytes, Line
 # before you trust a riskier recipe.
 
 # %%
-from datasets.loaders import load_digits  # noqa: E402 - the course's shipped data
+from tinytorch_data.loaders import load_digits  # noqa: E402 - the course's shipped data
 
 digits = load_digits()
 train_x = (digits.train_x.reshape(len(digits.train_x), -1) / 16.0).astype(np.float32)
@@ -1473,8 +1473,8 @@ for i, (who, r) in enumerate(zip(("baseline", "optimised"), report["results"])):
 #
 # The second event runs the whole transformer stack. The course ships **TinyGPT**, module 13's
 # `GPT` (a context of 128 characters, 64 wide, 2 blocks of 4 heads, 116,224 parameters) trained by the course's reference on the training part of the King James text
-# (`datasets.loaders.load_tinygpt`). Given a prompt of 64 characters it writes the next 64, one
-# at a time, each the most likely character (greedy decoding). Module 13's `generate` does it
+# (`tinytorch_data.loaders.load_tinygpt`). Given a prompt of 64 characters it writes the next
+# 64, one at a time, each the most likely character (greedy decoding). Module 13's `generate` does it
 # the plain way: every new character runs the model over the whole text so far. Three modules
 # you wrote make it cheaper:
 #
@@ -1944,7 +1944,7 @@ def test_generate_greedy_gives_module_13s_tokens(generate_greedy, GPT, Tensor, m
 # perplexity and the bytes stored.
 
 # %%
-from datasets.loaders import kjv_ids, load_kjv_chars, load_tinygpt  # noqa: E402
+from tinytorch_data.loaders import kjv_ids, load_kjv_chars, load_tinygpt  # noqa: E402
 
 tiny = load_tinygpt()
 cfg = tiny.config

@@ -73,7 +73,8 @@ def _files_fingerprint(module_name: str) -> str:
         (paths.REFERENCE, (".py",)),
         (paths.RELEASE / module_name / "tests", ()),
         (paths.RELEASE / "tinytorch", (".py",)),
-        (base / "datasets", ()),
+        (base / "tinytorch_data", ()),
+        (base / "tinytorch_milestones", (".py",)),
         (base / "tito" / "export.py", ()),
     ):
         # the buggy catalogue beside the suite is an authoring asset, not a grading file

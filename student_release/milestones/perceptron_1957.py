@@ -11,10 +11,17 @@ the threshold in course.yml on enough of the graded seeds. The training curve is
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
+
+# An entry point: the folder you run from and the course folder (your tinytorch, the course's
+# tinytorch_data and tinytorch_milestones) come first on the path; _runner is beside this file.
+sys.path[:0] = [os.getcwd(), str(Path(__file__).resolve().parents[1])]
 
 from _runner import main
-from recipes import train_perceptron
+
+from tinytorch_milestones.recipes import train_perceptron
 
 if __name__ == "__main__":
     sys.exit(main("perceptron_1957", train_perceptron))

@@ -25,9 +25,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
+
+# An entry point: the folder you run from and the course folder (your tinytorch, the course's
+# tinytorch_data and tinytorch_milestones) come first on the path; _runner is beside this file.
+sys.path[:0] = [os.getcwd(), str(Path(__file__).resolve().parents[1])]
 
 from _runner import (  # _runner pins BLAS to one thread before NumPy loads
     REPO_ROOT,
@@ -47,7 +52,9 @@ from _runner import (  # _runner pins BLAS to one thread before NumPy loads
     seed_pairs,
     train_with_progress,
 )
-from recipes import (
+
+from tinytorch_data.loaders import kjv_ids, load_kjv_chars, transformer_task
+from tinytorch_milestones.recipes import (
     gpt_recipe,
     greedy_reversal,
     prefix_predictions,
@@ -56,8 +63,6 @@ from recipes import (
     train_kjv,
     train_reversal,
 )
-
-from datasets.loaders import kjv_ids, load_kjv_chars, transformer_task
 
 TASKS = {"reversal": "transformer_reversal_2017", "kjv": "transformer_2017"}
 PROMPT = "And God said"

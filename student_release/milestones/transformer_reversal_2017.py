@@ -12,7 +12,13 @@ of the graded seeds. ``python milestones/transformer_2017.py`` runs this task an
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
+
+# An entry point: the folder you run from and the course folder (your tinytorch, the course's
+# tinytorch_data and tinytorch_milestones) come first on the path; _runner is beside this file.
+sys.path[:0] = [os.getcwd(), str(Path(__file__).resolve().parents[1])]
 
 from transformer_2017 import main
 

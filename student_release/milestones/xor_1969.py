@@ -13,14 +13,20 @@ flipped) XOR, and must classify other noisy copies it never saw (threshold in co
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 from types import ModuleType
+
+# An entry point: the folder you run from and the course folder (your tinytorch, the course's
+# tinytorch_data and tinytorch_milestones) come first on the path; _runner is beside this file.
+sys.path[:0] = [os.getcwd(), str(Path(__file__).resolve().parents[1])]
 
 import numpy as np
 from _runner import History, fixed_work, main, milestone_config, train_with_progress
-from recipes import predict, total_steps, train_xor
 
-from datasets.loaders import milestone_data
+from tinytorch_data.loaders import milestone_data
+from tinytorch_milestones.recipes import predict, total_steps, train_xor
 
 SINGLE_LAYER_CEILING = 0.75
 

@@ -1026,7 +1026,7 @@ class FashionMNIST(MNIST):
 
     Accepted digests: the published gzip files, the same data gunzipped, Debian's
     ``dataset-fashion-mnist`` copy (same data, recompressed) and the course's class-balanced
-    subset (6,000 train / 1,000 test images, shipped in ``datasets/fashion_mnist/``).
+    subset (6,000 train / 1,000 test images, shipped in ``tinytorch_data/fashion_mnist/``).
     """
 
     mirrors = ("http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",)

@@ -21,12 +21,12 @@ import numpy as np
 import pytest
 
 import tinytorch_ref
-from autograder.harness.core import (
+from autograder.harness.decide import (
     MAX_PUBLISHED_BYTES,
     MAX_PUBLISHED_TEXT,
     Verdict,
-    _decider,
-    _publish,
+    checked_publish,
+    decider,
 )
 from autograder.harness.goldens import load_suite
 from autograder.milestones import mlperf, report_schema
@@ -251,19 +251,19 @@ def test_publish_runs_in_the_parent_on_arrival_and_is_bounded():
     """The harness calls a case's publish with the decoded value and the expected value, keeps
     (text, data) on the verdict, and turns a bad publication into one line for staff."""
     suite = _suite_with(lambda v, e: (f"got {v} of {e}", {"v": v}))
-    decide = _decider(suite, SimpleNamespace(values={"event": 2}), [])  # type: ignore[arg-type]
+    decide = decider(suite, SimpleNamespace(values={"event": 2}), [])  # type: ignore[arg-type]
     verdict = decide("case:event", 1)
     assert isinstance(verdict, Verdict) and verdict.published == ("got 1 of 2", {"v": 1})
     case = suite.cases[0]
     big = {"x": "y" * MAX_PUBLISHED_BYTES}  # {"x":"yy..."}: 8 bytes more than the y's
-    assert _publish(replace(case, publish=lambda v, e: ("t", big)), 1, 2) == (
+    assert checked_publish(replace(case, publish=lambda v, e: ("t", big)), 1, 2) == (
         f"publish: {MAX_PUBLISHED_BYTES + 8} bytes of data (at most {MAX_PUBLISHED_BYTES})")
     nan = replace(case, publish=lambda v, e: ("t", {"x": float("nan")}))
-    assert str(_publish(nan, 1, 2)).startswith("publish: ValueError")
-    assert _publish(replace(case, publish=lambda v, e: None), 1, 2) is None
-    assert _publish(replace(case, publish=lambda v, e: ("t", [1])), 1, 2) == (
+    assert str(checked_publish(nan, 1, 2)).startswith("publish: ValueError")
+    assert checked_publish(replace(case, publish=lambda v, e: None), 1, 2) is None
+    assert checked_publish(replace(case, publish=lambda v, e: ("t", [1])), 1, 2) == (
         "publish: expected (text, dict)")
-    long_text = _publish(replace(case, publish=lambda v, e: ("z" * 10**5, {})), 1, 2)
+    long_text = checked_publish(replace(case, publish=lambda v, e: ("z" * 10**5, {})), 1, 2)
     assert isinstance(long_text, tuple) and len(long_text[0]) == MAX_PUBLISHED_TEXT
 
 

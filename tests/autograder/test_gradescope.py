@@ -189,7 +189,10 @@ def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
         tensor = zf.read("reference/tensor.py").decode()
         course_json = json.loads(zf.read("course.json"))
     assert "autograder/milestones/providers/xor_1969.py" in names
-    assert "datasets/digits_8x8/digits.csv.gz" in names and "course.yml" in names
+    assert "tinytorch_data/digits_8x8/digits.csv.gz" in names and "course.yml" in names
+    # the packages milestone grading imports by name, beside autograder/ in the zip's source
+    assert {"tinytorch_milestones/__init__.py", "tinytorch_milestones/recipes.py",
+            "tinytorch_data/__init__.py", "tinytorch_data/loaders.py"} <= set(names)
     assert "reference/training.py" not in names
     assert tensor == (paths.REFERENCE / "tensor.py").read_text(encoding="utf-8")
     assert "reference_modules" not in course_json, "decided at grading time, not at build"
@@ -232,7 +235,7 @@ def test_module_20_zip_grades_the_olympics_and_publishes_a_leaderboard(tmp_path)
     with zipfile.ZipFile(zip_path) as zf:
         names = zf.namelist()
         schema = zf.read(ZIP_PATH).decode()
-    assert "datasets/digits_8x8/digits.csv.gz" in names and "course.yml" in names
+    assert "tinytorch_data/digits_8x8/digits.csv.gz" in names and "course.yml" in names
     assert "reference/capstone.py" not in names
     assert schema == extract(SOURCE.read_text(encoding="utf-8"), SOURCE.name)
     full = dump_notebook(build_notebook(module, "full")).encode()

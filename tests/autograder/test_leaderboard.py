@@ -8,7 +8,7 @@ import math
 from types import SimpleNamespace
 from typing import Any
 
-from autograder.harness.core import _decider, _leaderboard
+from autograder.harness.decide import decider, leaderboard
 from autograder.suite import Suite
 
 
@@ -19,14 +19,14 @@ def _run(entries_of: Any, value: Any, status: str = "result", expected: Any = No
     suite = Suite(module="20_capstone", version="t")
     suite.case(1, name="event", check=lambda got, exp: (True, ""))(lambda tt, rng: None)
     suite.leaderboard = ("event", entries_of)
-    decide = _decider(suite, SimpleNamespace(values={"event": expected}), [])  # type: ignore[arg-type]
+    decide = decider(suite, SimpleNamespace(values={"event": expected}), [])  # type: ignore[arg-type]
     outcomes = {}
     if status != "missing":
         verdict = decide("case:event", value) if status == "result" else None
         outcomes["case:event"] = SimpleNamespace(status=status, value=verdict)
     ctx = SimpleNamespace(grader_errors=[])
     report = SimpleNamespace(outcomes=outcomes)
-    return _leaderboard(ctx, suite, report), ctx.grader_errors  # type: ignore[arg-type]
+    return leaderboard(ctx, suite, report), ctx.grader_errors  # type: ignore[arg-type]
 
 
 def test_entries_come_from_the_named_case_result() -> None:
@@ -153,11 +153,11 @@ def test_several_events_publish_their_columns_in_the_suites_order() -> None:
                             {"name": "Score", "value": 9, "order": "desc"}]),
         ("a", lambda v, e: [{"name": "Score", "value": v, "order": "desc"}]),
         ("c", boom))
-    decide = _decider(suite, SimpleNamespace(values={"a": None, "b": None, "c": None}), [])  # type: ignore[arg-type]
+    decide = decider(suite, SimpleNamespace(values={"a": None, "b": None, "c": None}), [])  # type: ignore[arg-type]
     outcomes = {f"case:{n}": SimpleNamespace(status="result", value=decide(f"case:{n}", v))
                 for n, v in (("a", 2.0), ("b", 700), ("c", 1))}
     ctx = SimpleNamespace(grader_errors=[])
-    board = _leaderboard(ctx, suite, SimpleNamespace(outcomes=outcomes))  # type: ignore[arg-type]
+    board = leaderboard(ctx, suite, SimpleNamespace(outcomes=outcomes))  # type: ignore[arg-type]
     assert board == [{"name": "GPT tokens/s", "value": 700.0, "order": "desc"},
                      {"name": "Score", "value": 9.0, "order": "desc"}], board
     assert ctx.grader_errors == ["leaderboard (a): malformed entries dropped",

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from autograder.harness import goldens, wire
+from autograder.harness import goldens, package, wire
 from autograder.harness.goldens import case_seeds, compute_expected, load_suite, shared_expected
 from autograder.harness.supervisor import Outcome
 from tests.autograder.conftest import FAST, REF, SUITE
@@ -113,7 +113,7 @@ def test_while_another_thread_computes_the_bank_a_variant_runs_alone(runs: list[
     """No thread waits for a bank another one is computing (a core would idle): it gets its
     variant from a run of its own, with the same values."""
     suite = load_suite(SUITE)
-    key = (goldens.sha256_file(SUITE), goldens.reference_digest(REF), "mini", 1, ALL, FAST,
+    key = (package.sha256_file(SUITE), goldens.reference_digest(REF), "mini", 1, ALL, FAST,
            SALT, COUNT)
     busy = goldens._SHARED_BUSY.setdefault(key, threading.Lock())
     with busy:  # "another thread" is computing this bank

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from autograder.harness import isolation, lifeline, timing
-from autograder.harness.core import Verdict, _decider
+from autograder.harness.decide import Verdict, decider
 from autograder.harness.goldens import load_suite
 from autograder.harness.package import build_package
 from autograder.harness.supervisor import RunSpec, run_items
@@ -143,7 +143,7 @@ def test_a_timed_case_is_decided_only_on_a_timed_result() -> None:
     """A plain value for a timed case (the child skipped the commit) is refused; a result the
     grader could not time is a course-side problem, never scored as the student's."""
     exp = type("E", (), {"values": {"total_speed": {"committed": 1}}})()
-    decide = _decider(SUITE, exp, [])  # type: ignore[arg-type]
+    decide = decider(SUITE, exp, [])  # type: ignore[arg-type]
     plain = decide(ITEM, {"committed": 1})
     assert isinstance(plain, Verdict) and not plain.passed and "not committed" in plain.message
     broken = decide(ITEM, TimedResult({"committed": 1}, None, "the twin ended"))

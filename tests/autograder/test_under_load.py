@@ -10,7 +10,7 @@ complete notebook, is regraded twice with ``tito regrade --dry-run``:
    export holds after a grading on a quiet machine).
 
 The loaded run must report no change, and every results.json must equal the quiet one field by
-field apart from :data:`autograder.harness.core.RUN_FACTS` (wall and CPU seconds, the
+field apart from :data:`autograder.harness.publish.RUN_FACTS` (wall and CPU seconds, the
 sandbox's uid): scores, statuses, every output, every milestone metric, the steps trained.
 
 Lean but real: a copy of course.yml in which every module has closed (graded on the reference
@@ -37,7 +37,7 @@ from typing import Any
 import pytest
 import yaml
 
-from autograder.harness.core import RUN_FACTS, without_run_facts
+from autograder.harness.publish import RUN_FACTS, without_run_facts
 from tito import paths
 from tito.course import load_course
 from tito.release import dump_notebook

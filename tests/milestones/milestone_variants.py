@@ -1,9 +1,16 @@
-"""Broken variants of the reference for the milestone tests (plausible bugs, by name)."""
+"""Broken variants of the reference for the milestone tests (plausible bugs, by name), and the
+recipes as the sandboxed child imports them."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import importlib.abc
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from suite_tools import load_variant
 
@@ -89,3 +96,34 @@ def variant(name: str) -> ModuleType:
 def package_root(pkg: ModuleType) -> Path:
     """The folder to put on PYTHONPATH so ``import <pkg.__name__>`` finds the variant."""
     return Path(pkg.__file__).resolve().parent.parent
+
+
+class _Blocker(importlib.abc.MetaPathFinder):
+    def __init__(self, blocked: tuple[str, ...]) -> None:
+        self.blocked = blocked
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname.split(".")[0] in self.blocked:
+            raise ImportError(f"blocked: {fullname}")
+        return None
+
+
+@contextlib.contextmanager
+def as_the_child(blocked: tuple[str, ...] = ("autograder", "tinytorch_data")
+                 ) -> Iterator[ModuleType]:
+    """``tinytorch_milestones.recipes`` imported afresh by name, as the sandboxed child imports
+    it, with ``blocked`` packages neither imported nor importable while it loads and runs; the
+    modules of before are back afterwards."""
+    fresh = (*blocked, "tinytorch_milestones")
+    saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] in fresh}
+    for k in saved:
+        del sys.modules[k]
+    blocker = _Blocker(blocked)
+    sys.meta_path.insert(0, blocker)
+    try:
+        yield importlib.import_module("tinytorch_milestones.recipes")
+    finally:
+        sys.meta_path.remove(blocker)
+        for k in [k for k in sys.modules if k.split(".")[0] in fresh]:
+            del sys.modules[k]
+        sys.modules.update(saved)

@@ -8,14 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from datasets import loaders as L
+from tinytorch_data import loaders as L
 
 
 def test_manifest_lists_every_shipped_data_file_with_checksum_source_and_license() -> None:
     files = L.manifest()["files"]
     shipped = {p.relative_to(L.DATASETS_DIR).as_posix()
                for p in L.DATASETS_DIR.rglob("*") if p.suffix in (".gz", ".npz", ".csv")}
-    assert shipped == set(files), "every data file in datasets/ is listed in MANIFEST.json"
+    assert shipped == set(files), "every data file in tinytorch_data/ is listed in MANIFEST.json"
     for rel, entry in files.items():
         assert L.sha256_of(L.DATASETS_DIR / rel) == entry["sha256"], f"{rel}: checksum"
         assert (L.DATASETS_DIR / rel).stat().st_size == entry["bytes"]

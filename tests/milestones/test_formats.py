@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from datasets import loaders as L
+from tinytorch_data import loaders as L
 
 
 def write_idx_images(path: Path, images: np.ndarray, gz: bool = False) -> None:

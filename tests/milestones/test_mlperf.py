@@ -9,11 +9,10 @@ from outside, is tested in tests/autograder/test_adversarial_round3.py.)"""
 from __future__ import annotations
 
 import copy
-import importlib.abc
-import importlib.util
 import json
 import math
 import os
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from milestone_variants import package_root, variant
+from milestone_variants import as_the_child, package_root, variant
 
 import tinytorch_ref
 from autograder.milestones import mlperf
@@ -207,13 +206,6 @@ def test_k_of_n_seeds_and_missing_seeds() -> None:
 
 
 # ----------------------------------------------------------------------------- the contract
-class _BlockAutograder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
-        if fullname.split(".")[0] == "autograder":
-            raise ImportError(f"blocked: {fullname}")
-        return None
-
-
 def _timed(provider: Any, result: Any, train_x: Any, test_x: Any, seed: int,
            package: Any = tinytorch_ref) -> Any:
     """The parent's view of one slot: the committed ``result`` and the provider's plan driven
@@ -231,7 +223,7 @@ def _timed(provider: Any, result: Any, train_x: Any, test_x: Any, seed: int,
 
 
 def test_trainer_measures_as_the_sandboxed_child_runs_it_and_the_provider_judges() -> None:
-    """The child loads recipes.py by path with autograder imports blocked, trains on the
+    """The child imports tinytorch_milestones.recipes with autograder imports blocked, trains on the
     provider's training half and commits the models; the provider's plan times the generation
     and its evaluate (parent) judges both on its held-out half."""
     from autograder.harness.milestones import load_provider
@@ -239,22 +231,9 @@ def test_trainer_measures_as_the_sandboxed_child_runs_it_and_the_provider_judges
     provider = load_provider(paths.REPO_ROOT / "autograder" / "milestones" / "providers"
                              / "mlperf_2018.py")
     train_x, train_y, test_x, test_y = provider.task(1)
-    spec = importlib.util.spec_from_file_location("milestone_recipes_mlperf",
-                                                  paths.REPO_ROOT / "milestones" / "recipes.py")
-    assert spec and spec.loader
-    saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] == "autograder"}
-    blocker = _BlockAutograder()
-    sys.meta_path.insert(0, blocker)
-    for k in saved:
-        del sys.modules[k]
-    try:
-        rmod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(rmod)
+    with as_the_child() as rmod:
         result = rmod.parameters(rmod.TRAINERS["mlperf_2018"](
             tinytorch_ref, 1, train_x, train_y, mlperf.work(MS)))
-    finally:
-        sys.meta_path.remove(blocker)
-        sys.modules.update(saved)
     assert set(result) == {"float", "int8", "pruned", "gpt"}  # nothing timed in the child
     assert result["int8"]["0.qweight"].dtype == np.int8
     timed = _timed(provider, result, train_x, test_x, 1)
@@ -375,20 +354,25 @@ def test_script_passes_with_the_reference_and_fails_a_fake_cache() -> None:
     assert bad["speedup"]["0"] < 2 and "below 5" in bad["message"]
 
 
-def test_script_scores_locally_in_the_student_release(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_script_scores_locally_in_the_student_release(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
     """Without the grader (the student release), the released script runs the same recipe and
-    the shared scoring (``milestones/mlperf_score.py``) and reaches the grader's verdict."""
+    the shared scoring (``tinytorch_milestones.mlperf_score``) and reaches the grader's
+    verdict."""
     folder = paths.RELEASE / "milestones"
-    assert (folder / "mlperf_score.py").read_bytes() == (
-        paths.REPO_ROOT / "milestones" / "mlperf_score.py").read_bytes()
-    monkeypatch.syspath_prepend(str(folder))
-    spec = importlib.util.spec_from_file_location("released_mlperf_2018", folder / "mlperf_2018.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    for name in ("recipes", "mlperf_score", "_runner"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    r = mod.run_local(tinytorch_ref, [0])
+    assert (paths.RELEASE / "tinytorch_milestones" / "mlperf_score.py").read_bytes() == (
+        paths.REPO_ROOT / "tinytorch_milestones" / "mlperf_score.py").read_bytes()
+    for name in [n for n in sys.modules if n.split(".")[0] in ("tinytorch_milestones",
+                                                               "tinytorch_data", "_runner")]:
+        monkeypatch.delitem(sys.modules, name)
+    # the script as students run it: its folder first, then what it puts on the path itself
+    monkeypatch.setattr(sys, "path", [str(folder), *sys.path])
+    monkeypatch.chdir(tmp_path)
+    mod = runpy.run_path(str(folder / "mlperf_2018.py"), run_name="released_mlperf_2018")
+    r = mod["run_local"](tinytorch_ref, [0])
+    for name in ("tinytorch_milestones.recipes", "tinytorch_milestones.mlperf_score",
+                 "tinytorch_data.loaders"):  # the release's copies, not the repository's
+        assert Path(sys.modules[name].__file__ or "").is_relative_to(paths.RELEASE), name
     assert r["passed"] and r["per_seed"][0] >= 5, r["message"]
     grader = mlperf.score(one_seed(), {0: reference_seed0()})
     assert r["message"].split("KV cache")[0] == grader["message"].split("KV cache")[0]

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from datasets import loaders as L
+from tinytorch_data import loaders as L
 
 KJV = "kjv_chars/kjv.txt.gz"
 

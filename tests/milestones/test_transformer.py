@@ -4,8 +4,6 @@ causal mask, no positional embedding) failing, and the student scripts."""
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.util
 import os
 import subprocess
 import sys
@@ -15,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from milestone_variants import package_root, variant
+from milestone_variants import as_the_child, package_root, variant
 
 import tinytorch_ref
 from autograder import milestones as M
@@ -175,30 +173,16 @@ def test_exact_match_counts_whole_rows() -> None:
 
 
 # ----------------------------------------------------------------------------- the child side
-class _BlockAutograder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
-        if fullname.split(".")[0] in ("autograder", "datasets"):
-            raise ImportError(f"blocked: {fullname}")
-        return None
-
-
 def test_recipes_alone_train_and_return_parameters_that_only_fit_their_variant() -> None:
-    """As the sandboxed child runs it: recipes.py loaded by path with autograder and datasets
-    blocked, trained on a training split; the parent's forward pass scores the parameters on
-    the variant's held-out split, and they do not fit another variant."""
+    """As the sandboxed child runs it: ``tinytorch_milestones.recipes`` imported by name with
+    autograder and tinytorch_data blocked, trained on a training split; the parent's forward
+    pass scores the parameters on the variant's held-out split, and they do not fit another
+    variant."""
     mid = "transformer_reversal_2017"
     train_x, train_y, _, _ = M.task(mid, 0)
-    spec = importlib.util.spec_from_file_location("milestone_recipes_t", M.data.RECIPES_FILE)
-    assert spec and spec.loader
-    rmod = importlib.util.module_from_spec(spec)
-    blocker = _BlockAutograder()
-    sys.meta_path.insert(0, blocker)
-    try:
-        spec.loader.exec_module(rmod)
-        fixed = M.work(next(m for m in _course().milestones if m.id == mid))
+    fixed = M.work(next(m for m in _course().milestones if m.id == mid))
+    with as_the_child() as rmod:
         params = rmod.parameters(rmod.TRAINERS[mid](tinytorch_ref, 0, train_x, train_y, fixed))
-    finally:
-        sys.meta_path.remove(blocker)
     assert isinstance(params, dict) and all(v.dtype == np.float32 for v in params.values())
     assert list(params) == list(gpt_forward.gpt_shapes(11, 16, 64, 2))
     ms = next(m for m in _course().milestones if m.id == mid)

@@ -1051,8 +1051,8 @@ def olympics_event(tt, rng):
 
 
 # ----------------------------------------------------------------------------- the TinyGPT event
-#: The course's TinyGPT (module 13's GPT trained on the KJV text, ``datasets/tinygpt_kjv``) and
-#: the held-out text, read while the suite loads (before the sandbox): the child builds the
+#: The course's TinyGPT (module 13's GPT trained on the KJV text,
+#: ``tinytorch_data/tinygpt_kjv``) and the held-out text, read while the suite loads (before the sandbox): the child builds the
 #: model, the twin the baseline, the parent its own forward passes from the same arrays.
 _TINY = loaders().load_tinygpt()
 GPT_CONFIG: dict[str, int] = dict(_TINY.config)

@@ -3,7 +3,7 @@
 NumPy and the standard library only, so the same file serves the milestone scripts students
 run, the grader (loaded before any student code runs) and the tests.
 
-Shipped (``datasets/MANIFEST.json`` holds sha256, source and license of each file):
+Shipped (``tinytorch_data/MANIFEST.json`` holds sha256, source and license of each file):
 
 * :func:`load_digits` — scikit-learn's 8x8 digits with the course's fixed train/test split;
 * :func:`load_fashion_mnist` — a class-balanced Fashion-MNIST subset (6,000 train / 1,000 test
@@ -92,16 +92,17 @@ def verified_path(relpath: str, root: Path | None = None) -> Path:
     root = DATASETS_DIR if root is None else root
     files = manifest().get("files", {})
     if relpath not in files:
-        raise DataError(f"datasets/{relpath}: not listed in datasets/MANIFEST.json")
+        raise DataError(f"tinytorch_data/{relpath}: not listed in tinytorch_data/MANIFEST.json")
     path = root / relpath
     if not path.is_file():
-        raise DataError(f"datasets/{relpath}: file not found; restore it with "
-                        f"`git checkout -- datasets/{relpath}`")
+        raise DataError(f"tinytorch_data/{relpath}: file not found; restore it with "
+                        f"`git checkout -- tinytorch_data/{relpath}`")
     want = files[relpath]["sha256"]
     got = sha256_of(path)
     if got != want:
-        raise DataError(f"datasets/{relpath}: checksum mismatch (expected sha256 {want[:12]}..., "
-                        f"got {got[:12]}...); restore it with `git checkout -- datasets/{relpath}`")
+        raise DataError(f"tinytorch_data/{relpath}: checksum mismatch (expected sha256 "
+                        f"{want[:12]}..., got {got[:12]}...); restore it with "
+                        f"`git checkout -- tinytorch_data/{relpath}`")
     return path
 
 
@@ -117,7 +118,7 @@ def load_digits(root: Path | None = None) -> Split:
     with gzip.open(path, "rt", encoding="ascii") as fh:
         header = fh.readline().strip().split(",")
         if header[:2] != ["split", "label"] or len(header) != 66:
-            raise DataError(f"datasets/{rel}: unexpected header {','.join(header[:3])}...")
+            raise DataError(f"tinytorch_data/{rel}: unexpected header {','.join(header[:3])}...")
         rows = [line.rstrip("\n").split(",") for line in fh if line.strip()]
     split = np.array([r[0] for r in rows])
     values = np.array([r[1:] for r in rows], dtype=np.int64)
@@ -139,7 +140,7 @@ FASHION_MNIST_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", 
 def load_fashion_mnist(root: Path | None = None) -> Split:
     """The shipped Fashion-MNIST subset (6000 train / 1000 test, 600 / 100 per class), verified.
 
-    The four files under ``datasets/fashion_mnist/`` are real gzipped IDX files with the
+    The four files under ``tinytorch_data/fashion_mnist/`` are real gzipped IDX files with the
     standard names, so ``load_mnist(DATASETS_DIR / "fashion_mnist", split)`` reads them too;
     this function adds the sha256 check of ``MANIFEST.json``. Class ``k`` is
     ``FASHION_MNIST_CLASSES[k]``.
@@ -154,7 +155,7 @@ def load_fashion_mnist(root: Path | None = None) -> Split:
         images = read_idx(verified_path(img_rel, root))
         labels = read_idx(verified_path(lab_rel, root))
         if images.shape[1:] != (28, 28) or labels.shape != images.shape[:1]:
-            raise DataError(f"datasets/{img_rel}: images {images.shape} and labels "
+            raise DataError(f"tinytorch_data/{img_rel}: images {images.shape} and labels "
                             f"{labels.shape} do not match")
         arrays += [images.astype(np.uint8), labels.astype(np.int64)]
     return Split(arrays[0], arrays[1], arrays[2], arrays[3])
@@ -176,7 +177,7 @@ def load_kjv_chars(root: Path | None = None, validation_fraction: float = 0.1) -
     """Genesis 1:1 to Ruth 4:22 (King James Version), checksum verified, split for language models.
 
     The text (1,026,921 ASCII characters, 7213 verses, one a line, 62 distinct characters) is cut
-    by ``datasets/kjv_chars/extract_kjv.py`` from Debian's ``bible-kjv-text``. The split is
+    by ``tinytorch_data/kjv_chars/extract_kjv.py`` from Debian's ``bible-kjv-text``. The split is
     contiguous, as for a character language model: the validation part is the last
     ``validation_fraction`` of the text, starting at the first verse that begins at or after
     that point (so no verse is cut in two).
@@ -199,11 +200,11 @@ def load_kjv_chars(root: Path | None = None, validation_fraction: float = 0.1) -
     try:
         text = gzip.decompress(path.read_bytes()).decode("ascii")
     except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise DataError(f"datasets/{rel}: not a gzipped ASCII text ({exc})") from exc
+        raise DataError(f"tinytorch_data/{rel}: not a gzipped ASCII text ({exc})") from exc
     start = int(len(text) * (1.0 - validation_fraction))
     cut = text.find("\n", start) + 1
     if cut <= 0 or cut >= len(text):
-        raise DataError(f"datasets/{rel}: no verse starts after {start} characters; "
+        raise DataError(f"tinytorch_data/{rel}: no verse starts after {start} characters; "
                         "use a larger validation_fraction")
     return TextSplit(text[:cut], text[cut:])
 
@@ -224,7 +225,7 @@ def load_tinygpt(root: Path | None = None) -> TinyGPT:
     """The capstone's TinyGPT (checksum verified): a character-level GPT of the KJV text.
 
     Module 13's ``GPT`` with a context of 128 characters, 64-wide, 2 blocks of 4 heads, trained
-    by ``datasets/tinygpt_kjv/train_tinygpt.py`` with the course's reference on the training
+    by ``tinytorch_data/tinygpt_kjv/train_tinygpt.py`` with the course's reference on the training
     part of :func:`load_kjv_chars` (the validation part is unseen). Read with
     ``allow_pickle=False``: the file holds arrays only.
 
@@ -242,9 +243,9 @@ def load_tinygpt(root: Path | None = None) -> TinyGPT:
                                                     ("context", "d_model", "n_layers",
                                                      "n_heads")}}
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise DataError(f"datasets/{rel}: not the TinyGPT checkpoint ({exc})") from exc
+        raise DataError(f"tinytorch_data/{rel}: not the TinyGPT checkpoint ({exc})") from exc
     if any(a.dtype != np.float32 for a in arrays.values()) or "tok_emb.weight" not in arrays:
-        raise DataError(f"datasets/{rel}: expected float32 GPT parameters")
+        raise DataError(f"tinytorch_data/{rel}: expected float32 GPT parameters")
     return TinyGPT(config, vocabulary, arrays)
 
 
@@ -572,7 +573,7 @@ def dihedral(images: np.ndarray, turn: int, flip: bool) -> np.ndarray:
 
 # --------------------------------------------------------------------------- 2017 transformer
 #: Sizes of the two tasks of the 2017 transformer milestone (the data side; the model and the
-#: training steps are in milestones/recipes.py).
+#: training steps are in tinytorch_milestones/recipes.py).
 REVERSAL_TASK = {"length": 8, "vocab_size": 10, "n_train": 5000, "n_test": 1000}
 KJV_TASK = {"context": 32, "n_test": 1000}
 TRANSFORMER_MILESTONES = ("transformer_2017", "transformer_reversal_2017")

@@ -1,17 +1,17 @@
 """Regenerate ``tinygpt_kjv.npz``: the TinyGPT of the capstone's second event, trained on the KJV.
 
 Module 13's ``GPT`` (the course's reference, ``tinytorch_ref``) with ``CONFIG`` learns the next
-character of the King James text of :func:`datasets.loaders.load_kjv_chars` (its training part;
-the validation part stays unseen): ``STEPS`` steps of Adam on random windows of
+character of the King James text of :func:`tinytorch_data.loaders.load_kjv_chars` (its
+training part; the validation part stays unseen): ``STEPS`` steps of Adam on random windows of
 ``CONFIG["context"]`` characters, linear warm-up then a cosine decay to a tenth of the peak
 rate, every position predicting the next character. One BLAS thread::
 
-    OPENBLAS_NUM_THREADS=1 python datasets/tinygpt_kjv/train_tinygpt.py
+    OPENBLAS_NUM_THREADS=1 python tinytorch_data/tinygpt_kjv/train_tinygpt.py
 
 It takes about 4 CPU minutes. The output is byte-for-byte reproducible on one machine (the zip
 entries carry a fixed date; float32 BLAS kernels differ between CPUs, so another machine may
 train slightly different weights: record the new sha256 and perplexity in
-``datasets/MANIFEST.json`` then). The file is an ``.npz`` (read with ``allow_pickle=False``):
+``tinytorch_data/MANIFEST.json`` then). The file is an ``.npz`` (read with ``allow_pickle=False``):
 one float32 array per parameter, named as ``GPT.named_parameters()`` names it, plus
 ``__config__``, the JSON of ``CONFIG`` and the vocabulary as a 0-d string array. The script
 prints the validation perplexity and the sha256 for the manifest.
@@ -58,7 +58,7 @@ def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> bytes:
 
 def main() -> None:
     import tinytorch_ref as tt
-    from datasets.loaders import kjv_ids, load_kjv_chars
+    from tinytorch_data.loaders import kjv_ids, load_kjv_chars
     from tinytorch_ref.transformers import GPT
 
     kjv = load_kjv_chars()

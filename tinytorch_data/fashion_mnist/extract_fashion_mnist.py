@@ -3,15 +3,15 @@
 Run once on a Debian/Ubuntu machine (nothing else is needed: NumPy and the standard library)::
 
     apt-get install -y dataset-fashion-mnist     # the full set, /usr/share/datasets/fashion-mnist
-    python datasets/fashion_mnist/extract_fashion_mnist.py
+    python tinytorch_data/fashion_mnist/extract_fashion_mnist.py
 
 The subset is class-balanced and drawn with ``numpy.random.default_rng(1998)``: 600 training
 images per class from the 60,000 training images and 100 test images per class from the
 10,000 test images (6,000 train / 1,000 test), kept in their original relative order. It is
 written in the real IDX format, gzipped, under the standard file names, so any MNIST loader
-(``datasets.loaders.read_idx``, module 08's ``FashionMNIST``) reads it unchanged. The output is
-byte-for-byte reproducible (gzip header without name or mtime, level 9); update the sha256 in
-``datasets/MANIFEST.json`` if it ever changes.
+(``tinytorch_data.loaders.read_idx``, module 08's ``FashionMNIST``) reads it unchanged. The
+output is byte-for-byte reproducible (gzip header without name or mtime, level 9); update the sha256 in
+``tinytorch_data/MANIFEST.json`` if it ever changes.
 
 Source: Fashion-MNIST, Copyright (c) 2017 Zalando SE, MIT (Expat) license,
 https://github.com/zalandoresearch/fashion-mnist (Debian package version

@@ -4,11 +4,11 @@ Run once, in a throwaway environment with scikit-learn installed (scikit-learn i
 dependency of the course)::
 
     python -m venv /tmp/sk && /tmp/sk/bin/pip install scikit-learn numpy
-    /tmp/sk/bin/python datasets/digits_8x8/extract_digits.py
+    /tmp/sk/bin/python tinytorch_data/digits_8x8/extract_digits.py
 
 The output is byte-for-byte reproducible (gzip mtime 0, a fixed stratified split drawn with
 ``numpy.random.default_rng(1986)``): 1437 train and 360 test images, 36 test images per class.
-Update the sha256 in ``datasets/MANIFEST.json`` if the file ever changes.
+Update the sha256 in ``tinytorch_data/MANIFEST.json`` if the file ever changes.
 """
 
 from __future__ import annotations

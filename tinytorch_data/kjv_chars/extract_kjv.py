@@ -4,13 +4,13 @@ The text comes from Debian's ``bible-kjv-text`` (the compressed text in ``/usr/l
 decoded by the ``bible`` program of ``bible-kjv``. Run once, on a Debian or Ubuntu machine::
 
     apt-get install -y bible-kjv-text bible-kjv
-    python datasets/kjv_chars/extract_kjv.py
+    python tinytorch_data/kjv_chars/extract_kjv.py
 
 What is kept: the first eight books (Genesis through Ruth, 7213 verses, about 1 MB), in
 canonical order, each verse on its own line without its reference ("Ge1:1 "), ASCII. The
 output is byte-for-byte reproducible (gzip mtime 0, no file name, level 9); the script checks
 the first and last verse and the size, and prints the sha256 of the text and of the gzip file
-for ``datasets/MANIFEST.json`` (the loader verifies the gzip file's).
+for ``tinytorch_data/MANIFEST.json`` (the loader verifies the gzip file's).
 """
 
 from __future__ import annotations

@@ -1,1 +1,0 @@
-"""Course data: shipped files with checksums and loaders (see loaders.py, MANIFEST.json)."""
