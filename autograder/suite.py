@@ -290,8 +290,8 @@ class Suite:
     def stages(self) -> list[list[Case]]:
         """The cases in the order they run, cut where a fresh process must start.
 
-        Stage 0 holds the cases with no stand-ins (the public tests and milestones run with
-        it). A case with stand-ins runs in a later stage than every case that grades one of
+        Stage 0 holds the cases with no stand-ins (the public tests run with it; the
+        milestones after the last stage). A case with stand-ins runs in a later stage than every case that grades one of
         them, so no process ever runs a unit's own case while it holds that unit's reference,
         and none runs one after a process that held it. Within a stage, suite order.
         """

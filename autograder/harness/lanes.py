@@ -21,6 +21,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -93,22 +94,32 @@ def merge(spec: RunSpec, reports: list[RunReport]) -> RunReport:
 
 
 def run_stages(spec: RunSpec, later: list[tuple[list[str], dict[str, Any]]],
-               lanes: int = 1) -> RunReport:
+               lanes: int = 1, last: Sequence[str] = ()) -> RunReport:
     """``spec``'s items (the first stage), then each later stage's ``(items, standins)``
-    in fresh children of its own, sealed (``RunSpec.sealed``): one report for all of them.
+    in fresh children of its own, sealed (``RunSpec.sealed``), then ``last`` (items of
+    ``spec``, run like the first stage in fresh children of their own): one report for all.
 
     A stage never starts before the one before it has ended (its processes killed, its uid's
     files swept), so nothing a stage's child holds (the reference's code of the units it
     stands in) reaches a child of an earlier or a concurrent stage. Later stages run no public
-    test or milestone; they share the run's wall-clock limit. When the first stage cannot
-    import the module, or a run stops early (``RunSpec.stop_after``), the later stages are
-    not run and their items get the first stage's fatal error, or ``skipped``.
+    test or milestone; every stage shares the run's wall-clock limit (``run_timeout_s``, the
+    one limit in wall time). ``last`` is for the long work (the milestones' training): run
+    after every case, it is what a run that reaches that limit cuts, never a case of a later
+    stage, whose points would otherwise depend on the wall time the training took (the load).
+    When the first stage cannot import the module, or a
+    run stops early (``RunSpec.stop_after``), the later stages are not run and their items
+    get the first stage's fatal error, or ``skipped``.
     """
     start = time.monotonic()
-    report = run_lanes(spec, lanes)
-    for items, standins in later:
-        if not items:
-            continue
+    tail = [i for i in last if i in spec.items]
+    head = [i for i in spec.items if i not in set(tail)]
+    report = run_lanes(dataclasses.replace(spec, items=head) if tail else spec, lanes)
+    stages = [(items, dataclasses.replace(spec, items=items, standins=standins, sealed=True,
+                                          public_tests=[], milestone_job={}))
+              for items, standins in later if items]
+    if tail:
+        stages.append((tail, dataclasses.replace(spec, items=tail, public_tests=[])))
+    for items, stage_spec in stages:
         remaining = spec.run_timeout_s - (time.monotonic() - start)
         if report.fatal is not None or report.stopped_at or remaining <= 0:
             for item in items:
@@ -123,15 +134,16 @@ def run_stages(spec: RunSpec, later: list[tuple[list[str], dict[str, Any]]],
                         "time limit"))
                 report.outcomes[item] = out
             continue
-        stage = dataclasses.replace(spec, items=items, standins=standins, sealed=True,
-                                    public_tests=[], milestone_job={},
-                                    run_timeout_s=remaining)
-        got = run_lanes(stage, lanes)
+        got = run_lanes(dataclasses.replace(stage_spec, run_timeout_s=remaining), lanes)
         report.outcomes.update(got.outcomes)
         report.launches += got.launches
         report.protocol_errors = (report.protocol_errors + got.protocol_errors)[:50]
         report.stopped_at = report.stopped_at or got.stopped_at
         report.child_numpy = report.child_numpy or got.child_numpy
         report.exposed = list(dict.fromkeys(report.exposed + got.exposed))
+    if tail:  # the first stage's items in their own order, as if one child had run them
+        first = set(spec.items)
+        report.outcomes = ({i: report.outcomes[i] for i in spec.items if i in report.outcomes}
+                           | {i: o for i, o in report.outcomes.items() if i not in first})
     report.elapsed_s = time.monotonic() - start
     return report

@@ -442,9 +442,9 @@ def test_a_valid_results_json_exists_before_any_student_code_runs(tmp_path, gold
 
     real = core.run_stages
 
-    def check_then_run(spec: Any, later: Any, lanes: int) -> Any:
+    def check_then_run(spec: Any, later: Any, lanes: int, **kw: Any) -> Any:
         seen.append(json.loads(out.read_text()))  # raises if missing or invalid
-        return real(spec, later, lanes)
+        return real(spec, later, lanes, **kw)
 
     monkeypatch.setattr(core, "run_stages", check_then_run)
     sub = tmp_path / "01_mini.ipynb"

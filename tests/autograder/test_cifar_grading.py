@@ -129,9 +129,9 @@ def test_good_weights_score_the_milestone_in_the_parent(tmp_path: Path, monkeypa
     specs: list[RunSpec] = []
     real = core.run_stages
 
-    def spy(spec: RunSpec, later: Any, lanes: int) -> Any:
+    def spy(spec: RunSpec, later: Any, lanes: int, **kw: Any) -> Any:
         specs.append(spec)
-        return real(spec, later, lanes)
+        return real(spec, later, lanes, **kw)
 
     monkeypatch.setattr(core, "run_stages", spy)
     data = _data_dir(tmp_path)

@@ -254,3 +254,50 @@ def test_stages_run_in_lanes_too(tmp_path):
     assert scores(one) == scores(two) == {"scale_values": 1, "shift_values": 0,
                                           "affine_values": 1, "box_area": 1, "crate_volume": 1}
     assert two["extra_data"]["run"]["launches"] == 4  # two lanes per stage
+
+
+def test_milestones_run_after_every_stage_so_the_wall_limit_never_cuts_a_case(
+        tmp_path, monkeypatch):
+    """The run's one wall-clock limit (``run_timeout_s``) can only cut the milestones'
+    training, never a case: a case of a later stage used to run after the training and get
+    the wall time left, so module 09's one-point ``cnn_training_step`` scored 0 or 1 with the
+    machine's load (issue 27). Here each training slot takes 200 s of wall time (a busy
+    machine) and the limit is 540 s: the staged case runs, the third slot is cut."""
+    from autograder.harness import lanes
+    from autograder.harness.supervisor import Outcome, RunReport, RunSpec
+
+    now = [0.0]
+    wall = {"case:a": 1.0, "case:b": 1.0, "ms:0": 200.0, "ms:1": 200.0, "ms:2": 200.0}
+    stages: list[tuple[list[str], bool, bool, bool]] = []
+
+    def fake_lanes(spec: RunSpec, n: int) -> RunReport:
+        stages.append((list(spec.items), spec.sealed, bool(spec.milestone_job),
+                       bool(spec.public_tests)))
+        report, end = RunReport(outcomes={}), now[0] + spec.run_timeout_s
+        for item in spec.items:
+            now[0] += wall[item]
+            report.outcomes[item] = (Outcome(item, "result") if now[0] <= end else
+                                     Outcome(item, "not_run", message="the run's limit"))
+        report.launches = 1
+        return report
+
+    monkeypatch.setattr(lanes, "run_lanes", fake_lanes)
+    monkeypatch.setattr(lanes, "time", type("Clock", (), {"monotonic": lambda: now[0]}))
+    spec = RunSpec(package_parent=tmp_path, slug="parts", suite_file=SUITE,
+                   items=["case:a", "ms:0", "ms:1", "ms:2"], scratch=tmp_path,
+                   item_timeout_s={}, import_timeout_s=10.0, run_timeout_s=540.0,
+                   memory_limit_mb=700, max_output_kb=64,
+                   public_tests=[{"file": "t.py"}], milestone_job={"slots": 3})
+    later = [(["case:b"], {"units": {}, "items": {"case:b": ["scale"]}})]
+    report = lanes.run_stages(spec, later, last=["ms:0", "ms:1", "ms:2"])
+    assert stages == [(["case:a"], False, True, True), (["case:b"], True, False, False),
+                      (["ms:0", "ms:1", "ms:2"], False, True, False)]
+    assert {i: o.status for i, o in report.outcomes.items()} == {
+        "case:a": "result", "ms:0": "result", "ms:1": "result", "ms:2": "not_run",
+        "case:b": "result"}
+    assert list(report.outcomes) == ["case:a", "ms:0", "ms:1", "ms:2", "case:b"]
+    assert report.launches == 3
+    # without ``last`` (the order before the fix) the same load costs the staged case
+    now[0], stages[:] = 0.0, []
+    before = lanes.run_stages(spec, later)
+    assert before.outcomes["case:b"].status == "not_run"
