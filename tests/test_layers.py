@@ -103,7 +103,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
 def test_every_package_of_the_repository_is_seen():
     found = top_level_packages()
     assert set(BELOW) <= set(found), set(BELOW) - set(found)
-    assert {"milestones", "datasets", "bench"} <= set(found), found
+    assert {"milestones", "tinytorch_data", "tinytorch_milestones", "bench"} <= set(found), found
 
 
 @pytest.mark.parametrize("package", sorted(BELOW))
@@ -269,8 +269,9 @@ LOADS_BY_PATH = {
     "autograder/harness/milestones.py": "milestone providers are looked up as <id>.py in the "
     "folders a grading names (milestone_dirs: the zip's, a test's): a plugin folder",
     "autograder/harness/export_worker.py": "the untrusted-notebook reader runs as python -I -S -B "
-    "with no site-packages and no repository on its path, by design: it loads the one exporter "
-    "file and a standard-library-only reader it is handed",
+    "with no site-packages and no repository on its path, by design: it loads the "
+    "standard-library-only reader it is handed (the exporter it imports as coursekit.export "
+    "from the job's root)",
 }
 #: Files that edit ``sys.path`` outside an ``if __name__ == "__main__":`` block: entry points,
 #: each with why. Every other module finds its imports as installed packages.
@@ -284,7 +285,10 @@ PATH_ENTRY_POINTS = {
     "before anything trusted is imported, then the package under test's folder",
     "autograder/harness/zygote.py": "the fork server process: the harness root, as a fresh "
     "child's load_trusted puts it",
-    "tito/templates/student_tito.py": "the students' tito command (a program of its own in "
+    "autograder/harness/export_worker.py": "the untrusted-notebook reader process (its main, run "
+    "as python -I -S -B): the job's root, which holds the exporter package (coursekit), before "
+    "it imports it",
+    "coursebuild/templates/student_tito.py": "the students' tito command (a program of its own in "
     "their release): their course folder and tools/",
     "milestones/measure.py": "a staff script run as a program: --alternative builds on the "
     "tests' alternatives (KNOWN_READS)",

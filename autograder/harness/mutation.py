@@ -594,7 +594,8 @@ def inputs_digest(course: Course, module: Any, *, max_mutants: int | None,
                     and "__pycache__" not in p.parts)
     files += [Path(solution_path(module))]
     files += sorted(harness.glob("*.py")) + sorted(harness.parent.glob("*.py"))
-    files += [paths.REPO_ROOT / "coursekit" / "export.py", paths.REPO_ROOT / "coursekit" / "markers.py",
+    files += [paths.REPO_ROOT / "coursekit" / "export.py",
+              paths.REPO_ROOT / "coursekit" / "markers.py",
               paths.REPO_ROOT / "coursebuild" / "release.py"]
     h = hashlib.sha256()
 

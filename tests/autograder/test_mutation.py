@@ -228,7 +228,7 @@ def test_mutation_cache_is_keyed_by_every_input(tmp_path, monkeypatch):
     assert key != mut.inputs_digest(course, module, max_mutants=3, limits=mut.MUTANT_LIMITS)
     assert key != mut.inputs_digest(course, module, max_mutants=None, limits=Limits())
     fake = tmp_path / "repo"
-    for sub in ("tinytorch_ref", "autograder", "tito", "solutions"):
+    for sub in ("tinytorch_ref", "autograder", "coursekit", "coursebuild", "solutions"):
         shutil.copytree(paths.REPO_ROOT / sub, fake / sub,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     monkeypatch.setattr(paths, "REPO_ROOT", fake)

@@ -83,7 +83,7 @@ def test_every_item_is_read_in_order_with_options(tmp_path, funcs):
                              workers=workers)
         assert got == [{"name": f"{i}.ipynb", "options": {"k": 3}} for i in range(n)]
     assert read_untrusted([{"path": "/x/a"}], reader=funcs, function="export_path") == [
-        {"exporter": "tt_export"}]
+        {"exporter": "coursekit.export"}]
     _no_workers_left()
 
 
