@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from make_export import build_export
 
-from gradebook.errors import GradebookError
+from coursekit.gradescope_export import GradescopeExportError
 from staff.regrade.cli import regrade as regrade_cmd
 from staff.regrade.core import (
     diff_tests,
@@ -325,7 +325,7 @@ def test_ruby_tagged_yaml_reads_as_plain_data() -> None:
 
 
 def test_bad_key_is_refused() -> None:
-    with pytest.raises(GradebookError, match="not a submission_<id> key"):
+    with pytest.raises(GradescopeExportError, match="not a submission_<id> key"):
         parse_records({"results": {}}, "m.yml")
 
 
