@@ -38,6 +38,7 @@ import io
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 import types
@@ -414,6 +415,38 @@ def serve_twin(job: dict[str, Any], t: Trusted) -> None:
     os._exit(0)
 
 
+def _trace_lines(suffix: str) -> set[int]:
+    """Record, from now on, every line executed of the file whose path ends in ``suffix``
+    (``sys.settrace`` and ``threading.settrace``; other files' frames are not traced): the
+    set the lines are added to. A frame's ``call`` event adds its first line too."""
+    lines: set[int] = set()
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            lines.add(frame.f_lineno)
+        return local
+
+    def start(frame: Any, event: str, arg: Any) -> Any:
+        if frame.f_code.co_filename.endswith(suffix):
+            lines.add(frame.f_lineno)
+            return local
+        return None
+
+    threading.settrace(start)
+    sys.settrace(start)
+    return lines
+
+
+def _lines_taken(covered: set[int] | None) -> dict[str, list[int]]:
+    """``{"lines": [...]}``: the lines recorded since the last call (then forgotten); ``{}``
+    when nothing is traced."""
+    if covered is None:
+        return {}
+    taken = sorted(covered)
+    covered.clear()
+    return {"lines": taken}
+
+
 def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear script
     """Close the sandbox, import the package under test and run the items; never returns.
 
@@ -480,6 +513,10 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
     # ---- import the package under test (first student code)
     sys.path.insert(0, job["package_parent"])
     slug = job["slug"]
+    # line coverage of the module under test (the mutation gate's traced control run only:
+    # autograder.harness.mutation): the lines each item executes, sent with its outcome
+    covered = _trace_lines(f"{os.sep}{job['package']}{os.sep}{slug}.py") if job.get(
+        "trace") else None
     student_file = job.get("student_file", "")
     student_files = {student_file, *job.get("student_files", [])}
     t0 = _monotonic()
@@ -505,7 +542,7 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
             problems = [f"integrity check failed: {_describe(exc)}"]
     chan.send("ready", import_s=round(_monotonic() - t0, 4), out=out.text(),
               integrity=problems, blocked=list(blocker.attempts),
-              numpy=np.__version__)
+              numpy=np.__version__, **_lines_taken(covered))
 
     # ---- items
     env = dict(vars(mod))
@@ -514,6 +551,7 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
     public_by_name = {name: (tc, fail) for name, tc, fail in public}
     for item in job["items"][int(job.get("start", 0)):]:
         chan.send("start", item=item)
+        _lines_taken(covered)  # (nothing runs between items: this only starts afresh)
         out = _CappedText(cap)
         sys.stdout = sys.stderr = out
         t0 = _monotonic()
@@ -559,7 +597,7 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
             chan.send("error", item=item, error=detail,
                       where=_student_frames(exc.__traceback__, student_files, student_file),
                       out=out.text(), secs=round(_monotonic() - t0, 4),
-                      blocked=list(blocker.attempts))
+                      blocked=list(blocker.attempts), **_lines_taken(covered))
             continue
         sys.stdout, sys.stderr = real_out, real_err
         if work is not None:
@@ -572,7 +610,8 @@ def serve(job: dict[str, Any], t: Trusted) -> None:  # noqa: C901 - one linear s
         if restore is not None:
             restore()
         chan.send("result", item=item, data=data, out=out.text(),
-                  secs=round(_monotonic() - t0, 4), blocked=list(blocker.attempts))
+                  secs=round(_monotonic() - t0, 4), blocked=list(blocker.attempts),
+                  **_lines_taken(covered))
     chan.send("done")
     # Stay alive until the parent kills the whole tree: exiting here would orphan anything
     # the submission left running before the parent could sweep it.

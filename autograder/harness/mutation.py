@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -76,12 +77,19 @@ _SKIP_FUNCS = {"__repr__", "__str__", "__format__"}
 
 @dataclass(frozen=True)
 class Mutant:
-    """One mutant: a stable id, a readable description and its module source."""
+    """One mutant: a stable id, a readable description and its module source.
+
+    ``span`` is ``(first, last)`` line of the reference's statement that holds the change
+    (the innermost one, decorators included): a case that executes none of those lines
+    runs the same code on the mutant as on the reference (:func:`select_cases`). ``(0, 0)``
+    (hand-written bugs: whole-source replacements) means unknown: every case is run.
+    """
 
     id: str
     description: str
     line: int
     source: str
+    span: tuple[int, int] = (0, 0)
 
 
 @dataclass
@@ -284,6 +292,7 @@ def generate_mutants(source: str, *, limit: int | None = None,
     src_lines = source.splitlines()
     nodes = _in_functions(tree)
     where = sites(tree)
+    spans = statement_spans(tree)
     mutants: list[Mutant] = []
     seen: set[str] = set()
     for node in nodes:
@@ -307,10 +316,34 @@ def generate_mutants(source: str, *, limit: int | None = None,
                     compile(text_src, "<mutant>", "exec")
                 except (SyntaxError, ValueError, TypeError):
                     continue
-            mutants.append(Mutant(mid, text, line, text_src))
+            mutants.append(Mutant(mid, text, line, text_src, spans[id(node)]))
             if limit is not None and len(mutants) >= limit:
                 return mutants
     return mutants
+
+
+def statement_spans(tree: ast.Module) -> dict[int, tuple[int, int]]:
+    """``id(node) -> (first, last)``: the lines of the innermost statement holding each node
+    inside a statement (its whole extent: decorators, a compound statement's body).
+
+    Executing any part of a node executes bytecode of its statement, and CPython reports a
+    line event for a line of that statement when it enters it (a constant folded into a
+    tuple, a continuation line: the event may name another line of the statement, never a
+    line outside it), so "no line of the span ran" proves "the node never ran"."""
+    out: dict[int, tuple[int, int]] = {}
+
+    def walk(node: ast.AST, span: tuple[int, int]) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = span
+            if isinstance(child, ast.stmt):
+                placed = [n for n in ast.walk(child) if hasattr(n, "lineno")]
+                inner = (min(n.lineno for n in placed),
+                         max(getattr(n, "end_lineno", None) or n.lineno for n in placed))
+            out[id(child)] = inner
+            walk(child, inner)
+
+    walk(tree, (0, 0))
+    return out
 
 
 @contextlib.contextmanager
@@ -407,8 +440,8 @@ def _kill_reason(report: RunReport, suite: Suite, exp: Expected) -> tuple[str, s
         return reason, report.fatal
     timing = ""
     for c in run_order(suite):
-        o = report.outcomes[f"case:{c.name}"]
-        if o.status == "skipped":
+        o = report.outcomes.get(f"case:{c.name}")
+        if o is None or o.status == "skipped":  # (not selected: :func:`select_cases`)
             continue
         reason, detail = _case_verdict(o, c, exp)
         if reason == "timeout":
@@ -453,34 +486,118 @@ def _mutant_package(base: Path, dest: Path, *, slug: str, source: str,
     (out_root / f"{slug}.py").write_text(source, encoding="utf-8")
 
 
-def _run_mutant(mutant: Mutant, *, suite: Suite, suite_path: Path, exp: Expected,
-                base: Path, slug: str, limits: Limits, payloads: dict[str, Any],
-                zygote: Zygote | None = None) -> tuple[str, str]:
+def _stage_mutant(mutant: Mutant, *, suite: Suite, suite_path: Path, exp: Expected,
+                  base: Path, slug: str, limits: Limits, payloads: dict[str, Any],
+                  zygote: Zygote | None = None, cases: set[str] | None = None,
+                  trace: bool = False) -> RunReport:
     """Run the suite, sandboxed and staged as in grading (stand-ins: the unmutated
-    reference's units), against the package with ``mutant``, up to its first failing case
-    (which decides the reason)."""
+    reference's units), against the package with ``mutant``, up to its first failing case.
+
+    ``cases``: run only these (each stage keeps its order; a stage left empty is not
+    started); None runs all. ``trace``: record the lines each case executes and run to the
+    end (the traced control run of :func:`case_coverage`)."""
     scratch = Path(tempfile.mkdtemp(prefix="ttmut-"))
     try:
         (scratch / "pkg").mkdir()
         _mutant_package(base, scratch / "pkg", slug=slug, source=mutant.source)
         first, later = stage_plan(suite, payloads)
-        items = [f"case:{c.name}" for c in suite.cases]
-        report = run_stages(RunSpec(
-            package_parent=scratch / "pkg", slug=slug, suite_file=suite_path, items=first,
-            scratch=scratch, item_timeout_s=dict.fromkeys(items, limits.test_timeout_s),
-            import_timeout_s=limits.import_timeout, run_timeout_s=limits.run_timeout_s,
-            memory_limit_mb=limits.memory_limit_mb, max_output_kb=4, sandbox=True,
-            hide=[], stop_after=_stops_run(suite, exp), zygote=zygote), later)
+        if cases is not None:
+            wanted = {f"case:{name}" for name in cases}
+            first = [i for i in first if i in wanted]
+            later = [([i for i in items if i in wanted], standins) for items, standins in later]
+            later = [(items, standins) for items, standins in later if items]
+            if not first and later:
+                # the first stage imports the package for the report's fatal error; with no
+                # case of its own, the first later stage is the one to start (same import)
+                first, standins = later.pop(0)
+                return _run_staged(scratch, suite_path, slug, suite, exp, limits, zygote,
+                                   first, later, trace, standins)
+        return _run_staged(scratch, suite_path, slug, suite, exp, limits, zygote, first,
+                           later, trace, None)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return _kill_reason(report, suite, exp)
+
+
+def _run_staged(scratch: Path, suite_path: Path, slug: str, suite: Suite, exp: Expected,
+                limits: Limits, zygote: Zygote | None, first: list[str],
+                later: list[tuple[list[str], dict[str, Any]]], trace: bool,
+                standins: dict[str, Any] | None) -> RunReport:
+    """:func:`run_stages` with a mutant's spec: ``first`` in the first child (with
+    ``standins``, sealed, when it is a later stage's items), then ``later``."""
+    items = [f"case:{c.name}" for c in suite.cases]
+    return run_stages(RunSpec(
+        package_parent=scratch / "pkg", slug=slug, suite_file=suite_path, items=first,
+        scratch=scratch, item_timeout_s=dict.fromkeys(items, limits.test_timeout_s),
+        import_timeout_s=limits.import_timeout, run_timeout_s=limits.run_timeout_s,
+        memory_limit_mb=limits.memory_limit_mb, max_output_kb=4, sandbox=True,
+        hide=[], stop_after=None if trace else _stops_run(suite, exp), zygote=zygote,
+        trace=trace, standins=standins, sealed=standins is not None), later)
+
+
+def _run_mutant(mutant: Mutant, **kw: Any) -> tuple[str, str]:
+    """:func:`_stage_mutant`'s verdict: (reason, detail), ("", "") when it passed."""
+    return _kill_reason(_stage_mutant(mutant, **kw), kw["suite"], kw["exp"])
+
+
+#: The traced control run's CPU seconds per case, as a multiple of the mutants' limit:
+#: tracing slows Python code down, and this run decides no verdict (only which lines run).
+TRACE_SLACK = 20.0
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Which lines of the module under test the unmutated reference executes, run exactly
+    as a mutant is (:func:`case_coverage`): ``cases`` maps each case to the lines it ran;
+    ``imported`` are the lines the package import ran (in any of the run's children)."""
+
+    cases: dict[str, frozenset[int]]
+    imported: frozenset[int]
+
+
+def case_coverage(**kw: Any) -> Coverage | None:
+    """The traced control run: the unmutated reference (``kw["mutant"]``), staged and
+    sandboxed as every mutant, every case run to the end with the lines it executes
+    recorded (:func:`_stage_mutant` with ``trace``). None when any case fails or any
+    outcome lacks its lines: then no selection is made (every mutant runs every case)."""
+    report = _stage_mutant(kw.pop("mutant"), trace=True, **kw)
+    if report.fatal is not None or _kill_reason(report, kw["suite"], kw["exp"])[0]:
+        return None
+    cases: dict[str, frozenset[int]] = {}
+    for c in kw["suite"].cases:
+        o = report.outcomes.get(f"case:{c.name}")
+        if o is None or o.status != "result" or o.lines is None:
+            return None
+        cases[c.name] = o.lines
+    return Coverage(cases, frozenset(report.import_lines))
+
+
+def select_cases(mutant: Mutant, coverage: Coverage | None) -> set[str] | None:
+    """The cases that can tell ``mutant`` from the reference: those that executed a line of
+    its statement (``Mutant.span``) in the traced control run. None (all of them) when there
+    is no coverage, the span is unknown (a hand-written bug) or the import ran a line of it
+    (module-level code, a function called at import time: every case depends on it).
+
+    Sound because a case that never reaches the changed statement executes the very code it
+    executes on the reference, from the same state: cases do not depend on each other (a
+    case's value is a function of the package and its seed, whatever other cases share its
+    child: ``run_lanes`` deals them to children in any grouping), so dropping the others
+    changes neither the outcome of a selected case nor which one fails first. The first
+    failing case of the full run is therefore a selected one, and the selected run stops at
+    the same case with the same reason."""
+    first, last = mutant.span
+    if coverage is None or not first:
+        return None
+    span = set(range(first, last + 1))
+    if span & coverage.imported:
+        return None
+    return {name for name, lines in coverage.cases.items() if span & lines}
 
 
 def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
                  all_modules: tuple[tuple[int, str], ...], limits: Limits | None = None,
                  jobs: int = 2, max_mutants: int | None = None,
                  lines: set[int] | None = None, bugs: list[Mutant] | None = None,
-                 fork: bool = True) -> MutationReport:
+                 fork: bool = True, select: bool = True) -> MutationReport:
     """Generate the mutants of ``reference/<slug>.py`` and run the suite against each.
 
     The unmutated module is run first, exactly as the mutants are (sandboxed, same limits):
@@ -494,6 +611,14 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
         fork: start the mutants' children from a fork server that has loaded NumPy and the
             suite once (:mod:`autograder.harness.zygote`); False starts a fresh interpreter
             for each, as grading does. The verdicts are the same.
+        select: run each AST mutant only on the cases that reach its statement
+            (:func:`select_cases`, from one traced control run: :func:`case_coverage`); a
+            mutant no case reaches survives without a run. False runs every mutant on every
+            case (up to its first failure). The verdicts are the same.
+
+    Two control runs come first: the reference as ``ast.unparse`` writes it (the mutants'
+    text, comments and layout aside), which must pass (else the reference's own text must,
+    and no selection is made), and the traced one. Hand-written bugs always run every case.
     """
     suite_path, reference = suite_path.absolute(), reference.absolute()
     lim = limits or MUTANT_LIMITS
@@ -521,15 +646,31 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
                       student_source=None, all_modules=all_modules)
         zygote = stack.enter_context(start_zygote(suite_file=suite_path)) if fork else None
 
-        def one(m: Mutant) -> tuple[Mutant, tuple[str, str]]:
-            return m, _run_mutant(m, suite=suite, suite_path=suite_path, exp=exp, base=base,
-                                  slug=slug, limits=lim, payloads=payloads, zygote=zygote)
+        common = {"suite": suite, "suite_path": suite_path, "exp": exp, "base": base,
+                  "slug": slug, "limits": lim, "payloads": payloads, "zygote": zygote}
+        coverage: Coverage | None = None
 
-        _, (reason, detail) = one(Mutant("control:unmutated", "the reference itself", 0,
-                                         source))
+        def one(m: Mutant) -> tuple[Mutant, tuple[str, str]]:
+            cases = select_cases(m, coverage)
+            if cases is not None and not cases:
+                return m, ("", "")  # no case reaches it: it survives, as a full run shows
+            return m, _run_mutant(m, cases=cases, **common)
+
+        _, (reason, detail) = one(Mutant("control:unparsed", "the reference as unparsed", 0,
+                                         ast.unparse(ast.parse(source))))
+        if reason:
+            select = False  # the mutants' layout matters to the suite: the old way
+            _, (reason, detail) = one(Mutant("control:unmutated", "the reference itself", 0,
+                                             source))
         if reason:
             raise RuntimeError(f"the unmutated reference fails the suite when run as a mutant "
                                f"is ({reason}: {detail}); no verdict")
+        if select:
+            traced = Mutant("control:traced", "the reference itself", 0, source)
+            coverage = case_coverage(mutant=traced, **{
+                **common, "limits": dataclasses.replace(
+                    lim, test_timeout_s=lim.test_timeout_s * TRACE_SLACK,
+                    import_timeout_s=lim.import_timeout * TRACE_SLACK)})
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             names = {c.name for c in suite.cases}
             for m, (reason, detail) in pool.map(one, todo):

@@ -72,6 +72,8 @@ class Outcome:
     #: for a timeout, which limit stopped it: ``cpu`` (the item's CPU seconds), ``blocked``
     #: (the wall-clock backstop for code that does not compute) or ``run`` (the whole run's)
     stopped_by: str = ""
+    #: the lines of the module under test the item executed (``RunSpec.trace`` only)
+    lines: frozenset[int] | None = None
 
 
 @dataclass
@@ -127,6 +129,9 @@ class RunSpec:
     timing: Planner | None = None
     #: The twin's package and code, for plans that time a baseline; None: no twin.
     twin: TwinJob | None = None
+    #: Trusted mutation runs only: record which lines of the module under test the import
+    #: (``RunReport.import_lines``) and each item (``Outcome.lines``) execute.
+    trace: bool = False
 
 
 @dataclass
@@ -150,6 +155,9 @@ class RunReport:
     child_numpy: str | None = None
     #: item -> the last count of training steps the child reported for it (``progress``)
     progress: dict[str, int] = field(default_factory=dict)
+    #: the lines of the module under test the package import executed, over every launch
+    #: (``RunSpec.trace`` only)
+    import_lines: set[int] = field(default_factory=set)
 
 
 class _Capped:
@@ -342,7 +350,7 @@ def _job(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path, start
         "public_tests": spec.public_tests, "milestones": spec.milestone_job,
         "max_output_chars": spec.max_output_kb * 1024, "cwd": str(work),
         "sandbox": sandbox, "block_imports": spec.sandbox,
-        "standins": spec.standins or {},
+        "standins": spec.standins or {}, "trace": spec.trace,
     }
 
 
@@ -668,6 +676,8 @@ def _on_import(launch: _Launch, kind: str, msg: dict[str, Any]) -> bool:
         report.import_output = _text(msg.get("out"), spec.max_output_kb * 1024)
         return launch.end(None)
     launch.ready = True
+    if spec.trace:
+        report.import_lines |= _lines(msg)
     if not spec.sealed:
         if launch.start == 0 or not report.integrity:
             report.integrity = [_text(p, 300) for p in _list(msg.get("integrity"))][:20]
@@ -727,6 +737,8 @@ def _on_result(launch: _Launch, kind: str, item: str, msg: dict[str, Any]) -> bo
         report.outcomes[item] = _outcome(kind, item, msg, launch.spec,
                                          timed if isinstance(timed, TimedResult) else None)
     report.outcomes[item].cpu_s = cpu
+    if launch.spec.trace:
+        report.outcomes[item].lines = frozenset(_lines(msg))
     report.outcomes[item].steps = report.progress.get(item)
     launch.current = None
     if _stops(launch.spec, report, item):
@@ -829,6 +841,11 @@ def _parse(line: bytes, nonce: str, seq: int, report: RunReport) -> dict[str, An
         report.protocol_errors.append("message out of sequence")
         return None
     return msg
+
+
+def _lines(msg: dict[str, Any]) -> set[int]:
+    """The line numbers a traced child sent (``lines``); anything else is dropped."""
+    return {n for n in _list(msg.get("lines")) if type(n) is int}
 
 
 def _reject(name: str) -> Any:

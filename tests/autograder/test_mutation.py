@@ -308,3 +308,168 @@ def test_every_module_suite_kills_at_least_90_percent(module):
     foreign = rep.foreign_kills(suite, source)
     assert foreign == [], (f"{module.name}: mutants killed first by another unit's case "
                            f"(mutant, its unit, case, case's unit): {foreign[:10]}")
+
+
+# ----------------------------------------------------------------------------- case selection
+SCALED = CORRECT + textwrap.dedent('''
+
+    def _default_scale():
+        return 2
+
+
+    SCALE = _default_scale()
+
+
+    def make_scaler():
+        def scaler(x, k=3 + 1):
+            return x * k
+        return scaler
+
+
+    def scaled(x):
+        return make_scaler()(x) * SCALE
+''')
+SCALED_CASE = textwrap.dedent('''
+
+    @suite.case(points=1, hint="Scaled by the default and the module's scale.")
+    def scaled_value(tt, rng):
+        return tt.scaled(float(rng.integers(1, 9)))  # (tt.mini.scaled)
+''')
+
+
+def _scaled_module(tmp_path: Path) -> tuple[Path, Path]:
+    """The stand-in module with a function run at import time (module-level state) and a
+    nested function's default argument, and a suite whose last case alone reaches them."""
+    ref = tmp_path / "ref"
+    shutil.copytree(REF, ref)
+    (ref / "mini.py").write_text(SCALED, encoding="utf-8")
+    init = ref / "__init__.py"
+    init.write_text(init.read_text(encoding="utf-8").replace(
+        "from .mini import Vec, add, total", "from .mini import Vec, add, scaled, total"),
+        encoding="utf-8")
+    suite_dir = tmp_path / "01_mini"
+    suite_dir.mkdir()
+    (suite_dir / "suite.py").write_text(SUITE.read_text(encoding="utf-8") + SCALED_CASE,
+                                        encoding="utf-8")
+    return ref, suite_dir / "suite.py"
+
+
+def test_case_selection_keeps_every_verdict_with_import_time_code_and_defaults(
+        tmp_path, monkeypatch):
+    """The coverage-guided run gives the full run's report, mutant by mutant: a mutant in a
+    function the import runs (``SCALE``) runs every case (it is killed by the last one, which
+    no line of the function reaches), a mutant of a nested default runs only the case that
+    reaches its ``def``, and a hand-written bug of the module-level assignment every case.
+    Ignoring what the import ran gives another report: the oracle sees a wrong selection."""
+    from autograder.harness import mutation as mut
+
+    ref, suite_path = _scaled_module(tmp_path)
+    lines = {i for i, text in enumerate(SCALED.splitlines(), 1)
+             if "return 2" in text or "k=3 + 1" in text or "x * k" in text}
+    bugs = [Mutant("bug:scale_plus_one", "scale + 1", 0,
+                   SCALED.replace("SCALE = _default_scale()", "SCALE = _default_scale() + 1"))]
+    kw = {"suite_path": suite_path, "reference": ref, "slug": "mini", "number": 1,
+          "all_modules": ((1, "mini"), (2, "later")), "lines": lines, "bugs": bugs}
+    full = run_mutation(select=False, **kw)
+    chosen: dict[str, set[str] | None] = {}
+    real_select = mut.select_cases
+
+    def spy(m, coverage):
+        chosen[m.id] = real_select(m, coverage)
+        return chosen[m.id]
+
+    monkeypatch.setattr(mut, "select_cases", spy)
+    selected = run_mutation(select=True, **kw)
+    assert selected.to_json() == full.to_json()
+    assert len(full.killed) >= 6 and not full.survived, full.to_json()
+    assert set(full.killed_by.values()) == {"scaled_value"}
+    assert chosen["bug:scale_plus_one"] is None
+    at_import = [mid for mid in chosen if "@_default_scale+" in mid]
+    default = [mid for mid in chosen if "@make_scaler.scaler+-1:" in mid]
+    assert at_import and default
+    assert all(chosen[mid] is None for mid in at_import), chosen
+    assert all(chosen[mid] == {"scaled_value"} for mid in default), chosen
+
+    real_coverage = mut.case_coverage
+
+    def forget_the_import(**kw):
+        cov = real_coverage(**kw)
+        return mut.Coverage(cov.cases, frozenset())
+
+    monkeypatch.setattr(mut, "case_coverage", forget_the_import)
+    wrong = run_mutation(select=True, **kw)
+    assert {m.id for m in wrong.survived} == set(at_import)
+    assert wrong.to_json() != full.to_json()
+
+
+def test_statement_spans_hold_decorators_and_continuation_lines():
+    """A node's span is its innermost statement's whole extent, so a line event CPython
+    reports for any part of it (a folded constant, a continuation line) falls inside."""
+    import ast
+
+    from autograder.harness.mutation import statement_spans
+
+    src = textwrap.dedent('''
+        def f(x):
+            y = (x +
+                 1)
+            @deco(2)
+            def g(k=3):
+                return k
+            return (1,
+                    2)
+    ''')
+    tree = ast.parse(src)
+    spans = statement_spans(tree)
+    got = sorted((n.lineno, n.value, spans[id(n)]) for n in ast.walk(tree)
+                 if isinstance(n, ast.Constant) and isinstance(n.value, int))
+    assert got == [(4, 1, (3, 4)), (5, 2, (5, 7)), (6, 3, (5, 7)), (8, 1, (8, 9)),
+                   (9, 2, (8, 9))], got
+    muts = generate_mutants(src)
+    assert {m.span for m in muts if "@f+0" in m.id} == {(3, 4)}
+
+
+def _real_module_kwargs(name: str, every: int | None = None, limit: int | None = None):
+    from autograder.harness.mutation import MUTANT_LIMITS
+    from coursekit import paths
+    from coursekit.export import solution_line_numbers
+    from coursekit.paths import solution_path
+
+    module = _COURSE.module(name)
+    source = (paths.REFERENCE / f"{module.slug}.py").read_text(encoding="utf-8")
+    lines = solution_line_numbers(solution_path(module), slug=module.slug,
+                                  number=module.number, title=module.title)
+    if every:  # a sample of lines spread over the module's units (and so its stages)
+        lines = {m.line for m in generate_mutants(source, lines=lines)[::every]}
+    return {"suite_path": paths.SUITES / module.name / "suite.py",
+            "reference": paths.REFERENCE, "slug": module.slug, "number": module.number,
+            "all_modules": tuple((x.number, x.slug) for x in _COURSE.modules),
+            "lines": lines, "max_mutants": limit, "bugs": [], "limits": MUTANT_LIMITS}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "every", "limit"), [("01_tensor", None, 30),
+                                                       ("12_attention", 12, None)])
+def test_case_selection_gives_the_full_runs_report_on_real_modules(name, every, limit,
+                                                                  monkeypatch):
+    """Module 01 (one stage) and module 12 (units staged with stand-ins), on a sample of
+    their mutants: the coverage-guided run's report (killed, survived, reasons, killed_by)
+    is the full run's, and the selection does leave cases out."""
+    from autograder.harness import mutation as mut
+
+    kw = _real_module_kwargs(name, every, limit)
+    full = run_mutation(select=False, **kw)
+    sizes: list[int] = []
+    real_select = mut.select_cases
+
+    def spy(m, coverage):
+        got = real_select(m, coverage)
+        sizes.append(-1 if got is None else len(got))
+        return got
+
+    monkeypatch.setattr(mut, "select_cases", spy)
+    selected = run_mutation(select=True, **kw)
+    assert selected.to_json() == full.to_json()
+    assert full.total >= 20 and full.killed
+    n_cases = len(mut.load_suite(kw["suite_path"]).cases)
+    assert any(0 <= k < n_cases for k in sizes), sizes
