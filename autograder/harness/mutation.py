@@ -293,6 +293,7 @@ def generate_mutants(source: str, *, limit: int | None = None,
     nodes = _in_functions(tree)
     where = sites(tree)
     spans = statement_spans(tree)
+    text = _Unparsed(tree)
     mutants: list[Mutant] = []
     seen: set[str] = set()
     for node in nodes:
@@ -301,25 +302,64 @@ def generate_mutants(source: str, *, limit: int | None = None,
         line = getattr(node, "lineno", 0)  # never 0 here: _skippable drops unplaced nodes
         if lines is not None and line not in lines:
             continue
-        for kind, text, fn in _candidates(node):
-            mid = mutant_id(kind, where[id(node)], node, text)
+        top = text.top[id(node)]
+        for kind, change, fn in _candidates(node):
+            mid = mutant_id(kind, where[id(node)], node, change)
             if mid in seen:
                 continue
             seen.add(mid)
             # mutate the one tree in place and put it back: a copy of the whole module per
             # mutant cost more than the rest of generating it
-            with _mutated(tree, node, fn) as applied:
+            with _mutated(tree.body[top], node, fn) as applied:
                 if not applied:
                     continue
                 try:  # (every node of a change already has its location: none to fix)
-                    text_src = ast.unparse(tree)
+                    text_src = text.with_changed(top)
                     compile(text_src, "<mutant>", "exec")
                 except (SyntaxError, ValueError, TypeError):
                     continue
-            mutants.append(Mutant(mid, text, line, text_src, spans[id(node)]))
+            mutants.append(Mutant(mid, change, line, text_src, spans[id(node)]))
             if limit is not None and len(mutants) >= limit:
                 return mutants
     return mutants
+
+
+class _Unparsed:
+    """``ast.unparse(tree)`` kept as one text per top-level statement, so that a change
+    inside one statement costs the unparsing of that statement only (the rest of the module
+    is reused: unparsing the whole module per mutant was most of making it).
+
+    ``ast.unparse`` of a module writes its docstring, then each statement, and a statement's
+    text depends on what came before only through whether anything did (the blank line
+    before a ``def`` or ``class``): the joined pieces are ``ast.unparse(tree)`` byte for
+    byte (``test_mutants_made_in_place_are_those_of_a_fresh_copy_each``). ``top`` maps
+    ``id(node)`` of every node to the index in ``tree.body`` of its top-level statement."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.top = {id(n): i for i, stmt in enumerate(tree.body) for n in ast.walk(stmt)}
+        u = ast._Unparser()  # type: ignore[attr-defined]  # what ast.unparse uses
+        u._source = []
+        body = tree.body
+        self.head = ""
+        doc = ast.get_docstring(tree, clean=False)
+        if doc is not None and isinstance(body[0], ast.Expr):
+            u._write_docstring(body[0].value)
+            self.head = "".join(u._source)
+        self.pieces = [self._piece(i) for i in range(len(body))]
+
+    def _piece(self, i: int) -> str:
+        if i == 0 and self.head:
+            return ""  # (the docstring is the head)
+        u = ast._Unparser()  # type: ignore[attr-defined]
+        before = bool(self.head) or i > 0
+        u._source = ["."] if before else []
+        u.traverse(self.tree.body[i])
+        return "".join(u._source[1:] if before else u._source)
+
+    def with_changed(self, i: int) -> str:
+        """The module's text with top-level statement ``i`` unparsed again."""
+        return "".join([self.head, *self.pieces[:i], self._piece(i), *self.pieces[i + 1:]])
 
 
 def statement_spans(tree: ast.Module) -> dict[int, tuple[int, int]]:
