@@ -332,3 +332,44 @@ def test_trusted_modules_get_checked_bytecode_and_the_students_module_none(tmp_p
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "-1.0", "bytecode stood in for the student's source"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="kill_uid acts as root only")
+@pytest.mark.parametrize("helper", ["kill", "missing", "none"])
+def test_kill_uid_kills_every_process_of_the_uid_with_either_helper(helper, monkeypatch):
+    """``kill -9 -1`` as the uid (kill(1)), or the Python helper when kill(1) is missing or
+    cannot run: the uid's processes are gone either way."""
+    import subprocess
+    import sys
+    import time
+
+    if helper == "kill":
+        assert isolation.KILL_COMMAND is not None, "this machine has kill(1)"
+    else:
+        monkeypatch.setattr(isolation, "KILL_COMMAND",
+                            None if helper == "none" else "/nonexistent/kill")
+    ran: list[str] = []
+    real_run = isolation.run_tracked
+
+    def run_tracked(cmd, **kw):
+        ran.append(cmd[0])
+        return real_run(cmd, **kw)
+
+    monkeypatch.setattr(isolation, "run_tracked", run_tracked)
+    uid = 2 ** 31 - 13  # no one's: outside the per-run uids
+    procs = [subprocess.Popen(["sleep", "60"], user=uid, group=uid, extra_groups=[])
+             for _ in range(2)]
+    try:
+        end = time.monotonic() + 10
+        while len(isolation.processes_of_uid(uid)) < 2 and time.monotonic() < end:
+            time.sleep(0.01)
+        isolation.kill_uid(uid)
+        assert [p.wait(timeout=5) for p in procs] == [-9, -9]
+        assert isolation.processes_of_uid(uid) == []
+        assert ran == ({"kill": [isolation.KILL_COMMAND],
+                        "missing": ["/nonexistent/kill", sys.executable],
+                        "none": [sys.executable]}[helper]), ran
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
