@@ -24,6 +24,16 @@ grading does: the verdicts are the same). Mutants listed in
 but left out of the kill rate. The unmutated module runs first as a control: if it does not
 pass, no verdict is given.
 
+Coverage-guided case selection (:func:`select_cases`, as mutmut and Stryker do it): one traced
+run of the reference, staged and sandboxed as a mutant is (:func:`case_coverage`), records
+which lines of the module each case and the package import execute; each AST mutant then runs
+only the cases that executed a line of the statement it changes (in run order; a stage left
+without a case is not started), and one that no case reaches survives without a run. Cases do
+not depend on each other, and one that never reaches the change runs the reference's code, so
+the first failing case, the reason and ``killed_by`` are those of a run of every case. Code the
+import runs, hand-written bugs, a failing traced run or a reference whose ``ast.unparse`` text
+(the mutants' layout) fails a case: every case is run (docs/testing.md, *Case selection*).
+
 :func:`module_mutation` caches a module's verdicts in ``build/mutation/cache/`` under the
 SHA-256 of all their inputs; ``TT_MUTATION_CACHE=off`` always runs (CI sets it).
 
