@@ -534,12 +534,22 @@ def processes_of_uid(uid: int) -> list[int]:
             status = proc_text(f"/proc/{entry}/status")
         except OSError:
             continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        state = fields.get("State", "").strip()[:1]
-        uids = fields.get("Uid", "").split()
-        if uids and int(uids[0]) == uid and state != "Z":
+        # the two fields only (this scan runs a few times per run, over every process): a
+        # name with a newline is escaped in ``status``, so a line starts where a field does
+        uids = _status_field(status, "Uid").split()
+        if uids and int(uids[0]) == uid and _status_field(status, "State")[:1] != "Z":
             out.append(entry)
     return out
+
+
+def _status_field(status: str, name: str) -> str:
+    """One field of a ``/proc/<pid>/status`` text, stripped ("" when absent)."""
+    at = status.find(f"\n{name}:")
+    if at < 0:
+        return ""
+    start = at + len(name) + 2
+    end = status.find("\n", start)
+    return status[start:end if end >= 0 else len(status)].strip()
 
 
 def _proc_entries() -> list[int]:
