@@ -99,8 +99,29 @@ def test_reference_trains_its_whole_fixed_work(ref_result: Callable[[str], dict[
 
 @pytest.mark.parametrize("bug, mid", [(b, m) for b, ms in MUST_FAIL.items() for m in ms])
 def test_plausible_bug_fails_the_milestone(bug: str, mid: str) -> None:
-    r = run_in_process(variant(bug), mid, seeds=BUG_SEEDS.get(mid))
+    """Trained seed by seed until the k-of-n verdict is decided (the seeds after that could
+    not change it)."""
+    r = run_in_process(variant(bug), mid, seeds=BUG_SEEDS.get(mid), until_decided=True)
     assert not r["passed"] and r["score"] == 0, f"{bug} should fail {mid}: {r['message']}"
+
+
+@pytest.mark.parametrize("package, mid", [("reference", "perceptron_1957"),
+                                          ("linear_outputs_constant", "xor_1969")])
+def test_a_run_until_decided_gives_the_verdict_of_every_seed(ref: ModuleType, package: str,
+                                                             mid: str, course: Any) -> None:
+    """``until_decided`` stops after ``min_passing_seeds`` passes (the reference) or once more
+    seeds failed than may (a bug), and reaches the same verdict, score and per-seed values as
+    training every seed."""
+    pkg = ref if package == "reference" else variant(package)
+    ms = next(m for m in course.milestones if m.id == mid)
+    full = run_in_process(pkg, mid)
+    short = run_in_process(pkg, mid, until_decided=True)
+    decided_at = ms.min_passing_seeds if full["passed"] else len(ms.seeds) - ms.min_passing_seeds + 1
+    assert list(short["steps"]) == ms.seeds[:decided_at] < ms.seeds, short["steps"]
+    assert (short["passed"], short["score"]) == (full["passed"], full["score"]), short["message"]
+    assert short["per_seed"] == {s: full["per_seed"][s] if s in short["steps"] else None
+                                 for s in ms.seeds}
+    assert short["seeds"] == full["seeds"] and "no predictions" in short["message"]
 
 
 def _work(mid: str, units: int | None = None) -> dict[str, Any]:
