@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from autograder.harness import isolation, lifeline, timing, wire
 from autograder.harness.clock import Deadline
+from autograder.harness.home import HARNESS_ROOT
 from autograder.harness.timing import Planner, TwinJob
 from autograder.harness.zygote import Zygote, ZygoteChild
 from autograder.suite import Measured, TimedResult
@@ -42,7 +43,6 @@ Status = Literal["result", "error", "timeout", "crashed", "not_run", "fatal", "p
                  "skipped"]
 
 CHILD = Path(__file__).with_name("child.py")
-HARNESS_ROOT = Path(__file__).resolve().parents[2]
 _DEBUG = bool(os.environ.get("TT_GRADER_DEBUG"))
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 MAX_CHANNEL_BYTES = 128 * 1024 * 1024

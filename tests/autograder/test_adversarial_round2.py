@@ -23,12 +23,10 @@ import json
 import os
 import pickle
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -47,6 +45,7 @@ from tests.autograder.conftest import (
     REF,
     STUBS,
     SUITE,
+    LoopbackListener,
     check_results_schema,
     needs_full,
     notebook_bytes,
@@ -608,37 +607,10 @@ def test_a_malformed_result_message_is_the_submissions_failure(grade_mini):
     assert "No valid result" in outputs(res)["sum_value"]
 
 
-class _Listener:
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(5)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self.stop = False
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while not self.stop:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self) -> None:
-        self.stop = True
-        self.thread.join(timeout=2)
-        self.sock.close()
-
-
 def test_the_socket_filter_holds_for_the_c_level_socket_module():
     """Without a network namespace, patching Python's socket module is not enough (``_socket``
     gets through); the seccomp filter every sandbox installs is enforced by the kernel."""
-    listener = _Listener()
+    listener = LoopbackListener()
     try:
         code = textwrap.dedent(f'''
             import sys
