@@ -438,7 +438,6 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
     """One child process from item ``start``; returns the index to resume at, None when the
     run is over, or ``_FALLBACK`` when the child could not build its minimal root."""
     launch = _spawn(spec, plan, uid, work, start, deadline, report, raw, twins)
-    launch.clock.watch()
     try:
         return launch.decided if _watch(launch) else _stopped_talking(launch)
     finally:
@@ -781,7 +780,6 @@ def _timed_out(launch: _Launch) -> int | None:
 def _reap(launch: _Launch) -> None:
     """Stop watching, close the pipes, kill the child's process tree and keep the rest of
     its raw output."""
-    launch.clock.unwatch()
     launch.sel.close()
     os.close(launch.rfd)
     os.close(launch.work_w)
