@@ -470,11 +470,10 @@ def test_a_full_disk_still_leaves_a_valid_results_json(tmp_path, goldens):
         sys.path.insert(0, {str(REPO)!r})
         from tests.autograder.conftest import CORRECT, FAST, MINI, REF, STUBS, SUITE
         from tests.autograder.conftest import notebook_bytes
-        import autograder.harness.core as core
-        from autograder.harness import grade, supervisor
+        from autograder.harness import grade, lanes
         disk = {str(disk)!r}
         subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", disk], check=True)
-        real = supervisor.run_items
+        real = lanes.run_items  # what the run stage calls for every stage of the suite
         def fill_then_run(spec):
             with open(os.path.join(disk, "filler"), "wb") as f:  # the disk fills up
                 try:
@@ -484,13 +483,15 @@ def test_a_full_disk_still_leaves_a_valid_results_json(tmp_path, goldens):
                 except OSError:
                     pass
             return real(spec)
-        core.run_items = fill_then_run
+        lanes.run_items = fill_then_run
         sub = os.path.join(disk, "01_mini.ipynb")
         open(sub, "wb").write(notebook_bytes(CORRECT))
         os.makedirs(os.path.join(disk, "out"))
         grade(module=MINI, submission=sub, suite_path=SUITE, reference=REF,
               out=os.path.join(disk, "out", "results.json"), limits=FAST,
               expected={str(goldens)!r}, stubs=STUBS)
+        if not os.path.getsize(os.path.join(disk, "filler")):
+            sys.exit("the disk was never filled: the patched run stage was not called")
         print(open(os.path.join(disk, "out", "results.json")).read())
     '''))
     proc = subprocess.run(["unshare", "--mount", "--propagation", "private", sys.executable,
