@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import json
 import shutil
 import tempfile
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.harness import isolation, variants, wire
+from autograder.harness.home import import_file
 from autograder.harness.limits import Limits
 from autograder.harness.package import build_package, sha256_file
 from autograder.harness.supervisor import RunSpec, run_items
@@ -65,11 +65,10 @@ class Expected:
 
 def load_suite(suite_path: Path) -> Suite:
     """Import a hidden suite file (trusted instructor code) and return its ``suite``."""
-    spec = importlib.util.spec_from_file_location(f"suite_{suite_path.parent.name}", suite_path)
-    if spec is None or spec.loader is None:
-        raise GoldensError(f"cannot load suite {suite_path}")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    try:
+        mod = import_file(f"suite_{suite_path.parent.name}", suite_path)
+    except FileNotFoundError:
+        raise GoldensError(f"cannot load suite {suite_path}") from None
     suite = getattr(mod, "suite", None)
     if not isinstance(suite, Suite):
         raise GoldensError(f"{suite_path} defines no Suite named 'suite'")
