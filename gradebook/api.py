@@ -168,14 +168,7 @@ def _score_source(
 def manual(file: Path, *, store: str | Path | None = None, course: CourseSource = None,
            dry_run: bool = False) -> IngestReport:
     """Import hand-graded scores (written questions) from a CSV."""
-    c = load_course_any(course)
-    items = catalogue(c)
-    with open_store(store, c) as st:
-        rows = parse_scores(Path(file), course=c, roster=_roster_or_fail(st), items=items,
-                            override=False)
-        src = _score_source(st, rows, kind="manual", path=str(file),
-                            sha=sha256_file(Path(file)), items=items)
-        return record(st, [src], dry_run=dry_run)
+    return _scores_file(Path(file), kind="manual", store=store, course=course, dry_run=dry_run)
 
 
 def override(
@@ -221,14 +214,21 @@ def override(
 def overrides_file(file: Path, *, store: str | Path | None = None, course: CourseSource = None
                    ) -> IngestReport:
     """Import overrides from a CSV (``student, item, score, reason``)."""
+    return _scores_file(Path(file), kind="override", store=store, course=course)
+
+
+def _scores_file(file: Path, *, kind: str, store: str | Path | None, course: CourseSource,
+                 dry_run: bool = False) -> IngestReport:
+    """Record a CSV of scores (``manual``) or of overrides (``override``: each with a reason)
+    as one source."""
     c = load_course_any(course)
     items = catalogue(c)
     with open_store(store, c) as st:
-        rows = parse_scores(Path(file), course=c, roster=_roster_or_fail(st), items=items,
-                            override=True)
-        src = _score_source(st, rows, kind="override", path=str(file),
-                            sha=sha256_file(Path(file)), items=items)
-        return record(st, [src])
+        rows = parse_scores(file, course=c, roster=_roster_or_fail(st), items=items,
+                            override=kind == "override")
+        src = _score_source(st, rows, kind=kind, path=str(file), sha=sha256_file(file),
+                            items=items)
+        return record(st, [src], dry_run=dry_run)
 
 
 # ------------------------------------------------------------------------ outputs

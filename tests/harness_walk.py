@@ -15,7 +15,7 @@ import is not read.
 The figures (docs/architecture.md, "The harness"): *stays*, the maximal runs of the walk in
 one file; *files*, how many distinct files it visits; *returns*, the stays in a file the walk
 had already left (stays minus files). ``--stages`` leaves the shared leaf helpers out (wire,
-clock, limits, variants, lifeline, isolation, export_worker: read like the standard library),
+clock, limits, variants, lifeline, isolation, home, export_worker: read like the standard library),
 so the walk is the one between the stages. Only the grading parent is traced: the children
 run in processes of their own.
 """
@@ -138,20 +138,24 @@ def grade_reference(number: str = "01", *, transparent: frozenset[str] = frozens
     return walk
 
 
-#: The shared leaf helpers at the bottom of the harness (tests/autograder/
-#: test_harness_layers.py's first stage): ``--stages`` reads them like the standard library.
-HELPERS = frozenset({"wire.py", "clock.py", "limits.py", "variants.py", "lifeline.py",
-                     "isolation.py", "export_worker.py"})
+def helpers() -> frozenset[str]:
+    """The shared leaf helpers at the bottom of the harness (the first stage of
+    tests/autograder/test_harness_layers.py): ``--stages`` reads them like the standard
+    library."""
+    from tests.autograder.test_harness_layers import STAGES  # noqa: PLC0415 - the one list
+
+    return frozenset(f"{m}.py" for m in dict(STAGES)["helpers"])
 
 
 def main(argv: list[str]) -> None:
     stages = "--stages" in argv
     args = [a for a in argv if a != "--stages"]
     walk = grade_reference(args[0] if args else "01",
-                           transparent=HELPERS if stages else frozenset())
+                           transparent=helpers() if stages else frozenset())
     print(("stage modules only (the leaf helpers read as library code): " if stages
            else "every harness file: ") + walk.summary())
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(HARNESS.parents[1]))  # the repository: tests.autograder's stage list
     main(sys.argv[1:])

@@ -261,13 +261,11 @@ FOUND_BY_PATH_SCOPE = (*PRODUCTION, "bench")
 #: (``tinytorch_data``, ``tinytorch_milestones``, ``autograder.milestones``...); what remains
 #: names a file a grading was handed. An entry that loads nothing by path any more fails.
 LOADS_BY_PATH = {
-    "autograder/harness/goldens.py": "the hidden suite a grading names: suites live in "
-    "autograder/suites/NN_slug/ folders, not packages (every one is a suite.py), and a zip's or "
-    "a test's copy is loaded the same way",
-    "autograder/harness/child.py": "the sandboxed child loads the suite file its job names (the "
-    "zip's copy), by path so that nothing on the submission's side of sys.path can shadow it",
-    "autograder/harness/milestones.py": "milestone providers are looked up as <id>.py in the "
-    "folders a grading names (milestone_dirs: the zip's, a test's): a plugin folder",
+    "autograder/harness/home.py": "import_file: the hidden suite a grading names (suites live in "
+    "autograder/suites/NN_slug/ folders, not packages: every one is a suite.py; a zip's or a "
+    "test's copy, and the sandboxed child's, by path so that nothing on the submission's side of "
+    "sys.path can shadow it) and milestone providers, looked up as <id>.py in the folders a "
+    "grading names (milestone_dirs: the zip's, a test's): a plugin folder",
     "autograder/harness/export_worker.py": "the untrusted-notebook reader runs as python -I -S -B "
     "with no site-packages and no repository on its path, by design: it loads the "
     "standard-library-only reader it is handed (the exporter it imports as coursekit.export "

@@ -72,11 +72,8 @@ def manifest() -> dict[str, Any]:
 
 def sha256_of(path: Path) -> str:
     """Hex sha256 of a file's bytes."""
-    h = hashlib.sha256()
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 16), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def verified_path(relpath: str, root: Path | None = None) -> Path:

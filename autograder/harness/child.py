@@ -279,6 +279,7 @@ class Trusted:
         # harness root on sys.path
         from autograder import standins  # noqa: PLC0415 - see above
         from autograder.harness import isolation, wire  # noqa: PLC0415 - see above
+        from autograder.harness.home import import_file  # noqa: PLC0415 - see above
         from autograder.suite import Timed, run_case  # noqa: PLC0415 - see above
 
         self.np = np
@@ -289,9 +290,7 @@ class Trusted:
         self.compile_standins = standins.compile_payloads
         self.apply_standins = standins.apply
         self.Timed = Timed
-        spec = importlib.util.spec_from_file_location("hidden_suite", job["suite_file"])
-        suite_mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        spec.loader.exec_module(suite_mod)  # type: ignore[union-attr]
+        suite_mod = import_file("hidden_suite", job["suite_file"])
         self.cases = {c.name: c for c in suite_mod.suite.cases}
         ms_job = job.get("milestones") or {}
         self.trainers: dict[str, Any] = {}

@@ -14,16 +14,11 @@ as blocked less the time the tasks ran or queued meanwhile (``/proc/<pid>/task/<
 schedstat``). Waiting for a busy machine's CPUs is not blocking, so load does not trigger the
 backstop either. The whole run's limit (``run_timeout_s``) stays wall clock: it exists to
 finish before the platform kills the run.
-
-Every watched child (:meth:`Deadline.watch`) also says whether it is computing: a process
-that grades several submissions at once (``tito regrade --jobs N``) counts those with
-:func:`computing_children` before it starts another one.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 import time
 
 #: A phase that has used less CPU than its limit still ends after this many times the limit
@@ -34,16 +29,6 @@ SAMPLE_EVERY_S = 0.2
 
 _TICK = float(os.sysconf("SC_CLK_TCK"))
 TICK = _TICK  #: clock ticks per second of /proc's utime, cutime...
-_WATCHED: set[Deadline] = set()
-_WATCHED_LOCK = threading.Lock()
-
-
-def computing_children() -> int:
-    """Watched children of this process that were computing at their last sample (their
-    CPU time grew, or a task was on a CPU or queued for one); a child that has just started
-    counts until its first sample. Children that block (sleeping, waiting) do not count."""
-    with _WATCHED_LOCK:
-        return sum(1 for d in _WATCHED if d.computing)
 
 
 def proc_text(path: str) -> str:
@@ -164,16 +149,6 @@ class Deadline:
         self._wanted: dict[tuple[int, str], int] = {}  # last seen per task; gone tasks stay
         self._wanted_total = 0
         self._mark: float | None = None  # CPU of the tree when the last phase ended
-        self.computing = True  # until a sample shows otherwise
-
-    def watch(self) -> None:
-        """Count this child in :func:`computing_children` until :meth:`unwatch`."""
-        with _WATCHED_LOCK:
-            _WATCHED.add(self)
-
-    def unwatch(self) -> None:
-        with _WATCHED_LOCK:
-            _WATCHED.discard(self)
 
     def start(self, limit: float, *, from_launch: bool = False) -> None:
         self.limit = limit
@@ -207,7 +182,6 @@ class Deadline:
         if not force and now - self._sampled < SAMPLE_EVERY_S:
             return self.cpu
         tree = process_tree(self.pid)
-        cpu_before = self.cpu
         self.cpu = sum(_cpu_ticks(pid) for pid in tree) / _TICK
         before = self._wanted_total
         runnable = phase_start
@@ -220,7 +194,6 @@ class Deadline:
         if not runnable:
             dt = now - self._sampled
             self.blocked += max(0.0, dt - (self._wanted_total - before) / 1e9)
-        self.computing = runnable or self.cpu > cpu_before
         self._sampled = now
         return self.cpu
 

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from autograder.harness import isolation, milestones, publish, timing
 from autograder.harness.decide import GraderError, Grading, decide, decider, refused
 from autograder.harness.goldens import Expected, ForVariant, GoldensError, expected_for, load_suite
+from autograder.harness.home import HARNESS_ROOT
 from autograder.harness.lanes import run_stages
 from autograder.harness.limits import Limits, ModuleInfo, module_snapshot
 from autograder.harness.package import (
@@ -49,7 +50,7 @@ from autograder.harness.package import (
     package_submission,
     sha256_file,
 )
-from autograder.harness.supervisor import HARNESS_ROOT, RunReport, RunSpec, SandboxUnavailable
+from autograder.harness.supervisor import RunReport, RunSpec, SandboxUnavailable
 from autograder.standins import StandinError, stage_plan
 from autograder.suite import Suite
 

@@ -24,18 +24,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
 import json
 import shutil
 import tempfile
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autograder.harness import isolation, variants, wire
+from autograder.harness.home import import_file
 from autograder.harness.limits import Limits
 from autograder.harness.package import build_package, sha256_file
 from autograder.harness.supervisor import RunSpec, run_items
@@ -64,11 +65,10 @@ class Expected:
 
 def load_suite(suite_path: Path) -> Suite:
     """Import a hidden suite file (trusted instructor code) and return its ``suite``."""
-    spec = importlib.util.spec_from_file_location(f"suite_{suite_path.parent.name}", suite_path)
-    if spec is None or spec.loader is None:
-        raise GoldensError(f"cannot load suite {suite_path}")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    try:
+        mod = import_file(f"suite_{suite_path.parent.name}", suite_path)
+    except FileNotFoundError:
+        raise GoldensError(f"cannot load suite {suite_path}") from None
     suite = getattr(mod, "suite", None)
     if not isinstance(suite, Suite):
         raise GoldensError(f"{suite_path} defines no Suite named 'suite'")
@@ -214,16 +214,26 @@ def _bank_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str, num
             else (o.status, o.message) for item, o in outcomes.items()}
 
 
+def _item(case: str, variant: int, k: int = 0) -> str:
+    """The item of ``case`` in ``variant`` under a bank's ``k``-th salt (``case:NAME@V``, and
+    ``case:NAME@V~K`` for the other salts of :func:`compute_banks`; the child runs the case
+    named before the last ``@``)."""
+    return f"case:{case}@{variant}" + (f"~{k}" if k else "")
+
+
 def _variants_run(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
                   all_modules: tuple[tuple[int, str], ...], limits: Limits, salt: str,
-                  variants: range, count: int, whole: bool = False) -> dict[str, Any]:
-    """The ``case:NAME@V`` items of ``variants`` in one reference child, each with the case's
-    own timeout; the whole run may take the bank's limit (``count`` variants' worth), so a
-    block is never stricter than one child running every variant."""
-    items = {f"case:{c.name}@{v}": (c.name, c.seed(v, salt))
-             for v in variants for c in suite.cases}
+                  variants: range, count: int, whole: bool = False,
+                  salts: Sequence[str] = ()) -> dict[str, Any]:
+    """The items (:func:`_item`) of ``variants`` in one reference child, each with the case's
+    own timeout; the whole run may take the bank's limit (``count`` variants' worth, for each
+    salt), so a block is never stricter than one child running every variant. ``salts``: the
+    salts after ``salt`` whose items run in the same child (:func:`compute_banks`)."""
+    every = (salt, *salts)
+    items = {_item(c.name, v, k): (c.name, c.seed(v, s))
+             for k, s in enumerate(every) for v in variants for c in suite.cases}
     per_run = Limits(test_timeout_s=limits.test_timeout_s,
-                     run_timeout_s=max(limits.run_timeout_s, 1.0) * max(1, count),
+                     run_timeout_s=max(limits.run_timeout_s, 1.0) * max(1, count) * len(every),
                      memory_limit_mb=limits.memory_limit_mb, max_output_kb=4,
                      import_timeout_s=limits.import_timeout_s)
     return _reference_run(suite_path=suite_path, suite=suite, reference=reference, slug=slug,
@@ -277,12 +287,30 @@ def compute_bank(*, suite_path: Path, suite: Suite, reference: Path, slug: str, 
         whole: the bank holds the reference's whole answers (tests that replay each case's
             check on them); the variation check still compares what the cases keep.
     """
+    return compute_banks(suite_path=suite_path, suite=suite, reference=reference, slug=slug,
+                         number=number, all_modules=all_modules, limits=limits,
+                         variants=variants, salts=(salt,), jobs=jobs, slots=slots,
+                         whole=whole)[0]
+
+
+def compute_banks(*, suite_path: Path, suite: Suite, reference: Path, slug: str, number: int,
+                  all_modules: tuple[tuple[int, str], ...], limits: Limits, variants: int,
+                  salts: Sequence[str], jobs: int = 1, slots: threading.Semaphore | None = None,
+                  whole: bool = False) -> list[Bank]:
+    """:func:`compute_bank` for each of ``salts``, every salt's variants in the same reference
+    children (one start, one package, one import of the reference and the suite for all of
+    them); each bank is the one :func:`compute_bank` gives for its salt alone. A case with a
+    shortcut is checked against its whole answer in variant 0 of the first salt."""
+    if not salts:
+        raise ValueError("compute_banks needs at least one salt")
+    salt, others = salts[0], tuple(salts[1:])
+
     def run(block: range) -> dict[str, Any]:
         with slots or contextlib.nullcontext():
             return _variants_run(suite_path=suite_path, suite=suite, reference=reference,
                                  slug=slug, number=number, all_modules=all_modules,
                                  limits=limits, salt=salt, variants=block, count=variants,
-                                 whole=whole)
+                                 whole=whole, salts=others)
 
     shortcut_cases = [c for c in suite.cases if c.shortcut is not None] if not whole else []
 
@@ -313,30 +341,35 @@ def compute_bank(*, suite_path: Path, suite: Suite, reference: Path, slug: str, 
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-    cases: dict[str, list[Any]] = {c.name: [] for c in suite.cases}
-    for v in range(variants):
-        for c in suite.cases:
-            o = outcomes[f"case:{c.name}@{v}"]
-            if o.status != "result":
-                raise GoldensError(f"the reference fails case {c.name!r} in variant {v} "
-                                   f"({o.status}: {o.message}); fix the suite or the "
-                                   "reference before packaging")
-            cases[c.name].append(wire.encode(o.value))
+    suite_sha = sha256_file(suite_path)
+    banks = []
+    for k, s in enumerate(salts):
+        cases: dict[str, list[Any]] = {c.name: [] for c in suite.cases}
+        for v in range(variants):
+            for c in suite.cases:
+                o = outcomes[_item(c.name, v, k)]
+                if o.status != "result":
+                    raise GoldensError(f"the reference fails case {c.name!r} in variant {v}"
+                                       + (f" of salt {k}" if k else "")
+                                       + f" ({o.status}: {o.message}); fix the suite or the "
+                                       "reference before packaging")
+                cases[c.name].append(wire.encode(o.value))
+        banks.append(Bank(salt=s, count=variants, cases=cases, suite_sha256=suite_sha))
     for c in shortcut_cases:
         o = checked[f"case:{c.name}@0"]
         if o.status != "result":
             raise GoldensError(f"the reference fails case {c.name!r} in variant 0 run whole "
                                f"({o.status}: {o.message}); fix the suite or the reference "
                                "before packaging")
-        if wire.encode(c.kept(o.value)) != cases[c.name][0]:
+        if wire.encode(c.kept(o.value)) != banks[0].cases[c.name][0]:
             raise GoldensError(f"case {c.name!r}: its shortcut does not give what the case "
                                "keeps of the reference's whole answer (variant 0); fix the "
                                "shortcut in the suite")
-    bank = Bank(salt=salt, count=variants, cases=cases, suite_sha256=sha256_file(suite_path))
-    problems = check_variation(kept_bank(bank, suite) if whole else bank)
-    if problems:
-        raise GoldensError("; ".join(problems[:5]))
-    return bank
+    for k, bank in enumerate(banks):
+        problems = check_variation(kept_bank(bank, suite) if whole else bank)
+        if problems:
+            raise GoldensError((f"salt {k}: " if k else "") + "; ".join(problems[:5]))
+    return banks
 
 
 def kept_bank(bank: Bank, suite: Suite) -> Bank:

@@ -19,12 +19,12 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from autograder.harness.home import in_threads
 from autograder.harness.supervisor import Outcome, RunReport, RunSpec, run_items
 
 
@@ -35,7 +35,6 @@ def run_lanes(spec: RunSpec, lanes: int) -> RunReport:
         return run_items(spec)
     groups = [spec.items[i::lanes] for i in range(lanes)]
     reports: list[RunReport | None] = [None] * lanes
-    errors: list[BaseException] = []
 
     def lane_spec(i: int) -> RunSpec:
         """Each lane gets its own scratch with its own copy of the package, so every lane's
@@ -54,19 +53,9 @@ def run_lanes(spec: RunSpec, lanes: int) -> RunReport:
                            for p in spec.student_files])
 
     def run(i: int) -> None:
-        try:
-            reports[i] = run_items(lane_spec(i))
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            errors.append(exc)
+        reports[i] = run_items(lane_spec(i))
 
-    threads = [threading.Thread(target=run, args=(i,), name=f"lane-{i}", daemon=True)
-               for i in range(lanes)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        raise errors[0]
+    in_threads(run, range(lanes), name="lane")
     done = [r for r in reports if r is not None]
     return merge(spec, done)
 

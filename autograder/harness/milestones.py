@@ -36,7 +36,6 @@ rule. Thresholds, slots, work and points come from course.yml only.
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from autograder.harness import wire
+from autograder.harness.home import import_file
 from autograder.harness.limits import MilestoneInfo
 from autograder.harness.supervisor import Outcome
 from autograder.harness.variants import MilestoneSeed, milestone_seeds
@@ -98,11 +98,7 @@ def find_jobs(milestones: tuple[MilestoneInfo, ...], folders: list[Path]) -> lis
 
 def load_provider(file: Path) -> ModuleType:
     """Import a provider (trusted course code) in the parent; it must define task and predict."""
-    spec = importlib.util.spec_from_file_location(f"milestone_provider_{file.stem}", file)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {file}")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = import_file(f"milestone_provider_{file.stem}", file)
     for name in ("task", "predict"):
         if not callable(getattr(mod, name, None)):
             raise ImportError(f"{file.name} defines no {name}()")

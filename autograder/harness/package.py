@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from autograder.harness.export_worker import FORBIDDEN_TOP, forbidden_imports
+from autograder.harness.home import HARNESS_ROOT
 from autograder.harness.limits import ModuleInfo
-from autograder.harness.reader import HARNESS_ROOT, read_untrusted
+from autograder.harness.reader import read_untrusted
 
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 #: Address-space cap of the process that reads untrusted notebooks, and the CPU time each
@@ -201,12 +202,9 @@ def export_submission(notebook: Path, *, slug: str, number: int, title: str) -> 
 
 
 def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB blocks (a submission may be large)."""
-    h = hashlib.sha256()
+    """Hex SHA-256 of a file, read in blocks (a submission may be large)."""
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 # CPython 3.11's ast.parse is not thread-safe: two threads building Python AST objects at once

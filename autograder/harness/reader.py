@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from autograder.harness import isolation
+from autograder.harness.home import HARNESS_ROOT, in_threads
 
 WORKER = Path(__file__).with_name("export_worker.py")
-HARNESS_ROOT = Path(__file__).resolve().parents[2]
 #: Address-space cap of a worker (the grader's export worker has always used 512 MB).
 MEMORY_MB = 512
 #: CPU seconds one item may take.
@@ -237,21 +237,8 @@ def read_untrusted(items: list[dict[str, Any]], *, reader: Path | None = None,
     if workers == 1:
         _read_chunk(job, items, results, runs[0], memory_mb, cpu_s, on_item)
     else:
-        errors: list[BaseException] = []
-
-        def run(indices: list[int]) -> None:
-            try:
-                _read_chunk(job, items, results, indices, memory_mb, cpu_s, on_item)
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-                errors.append(exc)
-
-        threads = [threading.Thread(target=run, args=(r,), daemon=True) for r in runs]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            raise errors[0]
+        in_threads(lambda indices: _read_chunk(job, items, results, indices, memory_mb, cpu_s,
+                                               on_item), runs, name="reader")
     out: list[dict[str, Any]] = []
     for i, res in enumerate(results):
         if not isinstance(res, dict):

@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from autograder.harness import isolation, lifeline, timing, wire
 from autograder.harness.clock import Deadline
+from autograder.harness.home import HARNESS_ROOT
 from autograder.harness.timing import Planner, TwinJob
 from autograder.harness.zygote import Zygote, ZygoteChild
 from autograder.suite import Measured, TimedResult
@@ -42,7 +43,6 @@ Status = Literal["result", "error", "timeout", "crashed", "not_run", "fatal", "p
                  "skipped"]
 
 CHILD = Path(__file__).with_name("child.py")
-HARNESS_ROOT = Path(__file__).resolve().parents[2]
 _DEBUG = bool(os.environ.get("TT_GRADER_DEBUG"))
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 MAX_CHANNEL_BYTES = 128 * 1024 * 1024
@@ -446,7 +446,6 @@ def _launch_once(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Pat
     """One child process from item ``start``; returns the index to resume at, None when the
     run is over, or ``_FALLBACK`` when the child could not build its minimal root."""
     launch = _spawn(spec, plan, uid, work, start, deadline, report, raw, twins)
-    launch.clock.watch()
     try:
         return launch.decided if _watch(launch) else _stopped_talking(launch)
     finally:
@@ -793,7 +792,6 @@ def _timed_out(launch: _Launch) -> int | None:
 def _reap(launch: _Launch) -> None:
     """Stop watching, close the pipes, kill the child's process tree and keep the rest of
     its raw output."""
-    launch.clock.unwatch()
     launch.sel.close()
     os.close(launch.rfd)
     os.close(launch.work_w)

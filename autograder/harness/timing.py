@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from autograder.harness import clock, isolation, lifeline, wire
+from autograder.harness.home import HARNESS_ROOT
 from autograder.suite import Baseline, Measured, Run
 
 #: CPU seconds a frozen submission tree may gain while the twin or the parent works: signals in
@@ -65,7 +66,6 @@ STOP_WAIT_S = 1.0
 #: Wall-clock backstop for one request to the twin (trusted code: a hang is a course bug).
 TWIN_TIMEOUT_S = 300.0
 CHILD = Path(__file__).with_name("child.py")
-HARNESS_ROOT = Path(__file__).resolve().parents[2]
 
 
 class TimingError(RuntimeError):

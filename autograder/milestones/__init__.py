@@ -170,18 +170,32 @@ def _milestone(milestone_id: str, course: Course | None) -> Milestone:
     raise KeyError(f"milestone {milestone_id!r} is not in course.yml")
 
 
+def _decided(ms: Milestone, so_far: Mapping[str, Any]) -> bool:
+    """Whether the seeds not yet trained could still change ``ms``'s k-of-n verdict, given
+    :func:`evaluate`'s result ``so_far`` on the seeds trained."""
+    passing, need = len(so_far["passing_seeds"]), ms.min_passing_seeds
+    failing = len(so_far["seeds"]) - passing
+    return passing >= need or failing > len(ms.seeds) - need
+
+
 def run_in_process(package: Any, milestone_id: str, course: Course | None = None,
-                   seeds: list[int] | None = None) -> dict[str, Any]:
+                   seeds: list[int] | None = None, *, until_decided: bool = False
+                   ) -> dict[str, Any]:
     """Train and score a TRUSTED package in this process (staff checks and tests only).
 
     Each seed ``s`` trains with seed ``s`` on task variant ``s`` and is evaluated exactly as
     the grader does: parameters out, reference forward pass on the held-out split.
+    ``until_decided``: train the seeds in order and stop once the k-of-n verdict cannot
+    change (``min_passing_seeds`` passed, or more than ``n - min_passing_seeds`` failed); the
+    seeds left untrained count as ``None``, which gives the verdict (and score) of training
+    them all.
 
     Returns:
         :func:`evaluate`'s dict plus ``seconds`` (seed -> CPU seconds of training, the clock
-        the cap is measured on) and ``steps`` (seed -> training steps done). A seed that raises
-        counts as ``None``, exactly as a crashed child would. Nothing is capped here: a seed
-        trains its whole work (compare ``seconds`` with :func:`item_timeout_s`).
+        the cap is measured on) and ``steps`` (seed -> training steps done; a seed left out by
+        ``until_decided`` has neither). A seed that raises counts as ``None``, exactly as a
+        crashed child would. Nothing is capped here: a seed trains its whole work (compare
+        ``seconds`` with :func:`item_timeout_s`).
     """
     ms = _milestone(milestone_id, course)
     fixed = work(ms)
@@ -205,6 +219,12 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
             preds[seed] = None
         seconds[seed] = time.process_time() - t0
         steps[seed] = counter.done
+        if until_decided and _decided(ms, evaluate(ms.model_copy(update={"seeds": list(preds)}),
+                                                   preds, labels)):
+            break
+    for seed in ms.seeds:  # seeds left out by until_decided: scored as None, on their labels
+        if seed not in labels:
+            labels[seed] = task(milestone_id, seed)[3]
     result = evaluate(ms, preds, labels)
     result["seconds"] = seconds
     result["steps"] = steps

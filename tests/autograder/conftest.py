@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -137,3 +139,32 @@ def _full_sandbox_or_skip(request: pytest.FixtureRequest) -> None:
         return
     pytest.fail(f"the adversarial cases run as root with namespaces: {_WHY}; "
                 f"this machine has {isolation.plan()}")
+
+
+class LoopbackListener:
+    """A TCP server on the host's loopback that records any connection (network probe)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(5)
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.stop = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self.stop = True
+        self.thread.join(timeout=2)
+        self.sock.close()

@@ -13,9 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
 import string
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +27,7 @@ from tests.autograder.conftest import (
     FIXTURES,
     REF,
     SUITE,
+    LoopbackListener,
     needs_full,
     notebook_bytes,
     outputs,
@@ -309,35 +308,6 @@ def untouched_fixtures():
     assert _fixture_digest() == before, "a submission changed the grader's files"
 
 
-class _Listener:
-    """A TCP server on the host's loopback that records any connection (network probe)."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(5)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self.stop = False
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while not self.stop:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self) -> None:
-        self.stop = True
-        self.thread.join(timeout=2)
-        self.sock.close()
-
-
 def _sleepers(tag: str) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
@@ -372,7 +342,7 @@ def test_corpus(attack: Attack, level: str, grade_mini, goldens, tmp_path, monke
                 untouched_fixtures):
     monkeypatch.setenv("TT_GRADER_ISOLATION", level)
     refused = isolation.plan().refuse
-    listener = _Listener()
+    listener = LoopbackListener()
     shared = tmp_path / "shared"
     shared.mkdir()
     os.chmod(tmp_path, 0o755)

@@ -23,12 +23,10 @@ import json
 import os
 import pickle
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -47,6 +45,7 @@ from tests.autograder.conftest import (
     REF,
     STUBS,
     SUITE,
+    LoopbackListener,
     check_results_schema,
     needs_full,
     notebook_bytes,
@@ -471,11 +470,10 @@ def test_a_full_disk_still_leaves_a_valid_results_json(tmp_path, goldens):
         sys.path.insert(0, {str(REPO)!r})
         from tests.autograder.conftest import CORRECT, FAST, MINI, REF, STUBS, SUITE
         from tests.autograder.conftest import notebook_bytes
-        import autograder.harness.core as core
-        from autograder.harness import grade, supervisor
+        from autograder.harness import grade, lanes
         disk = {str(disk)!r}
         subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", disk], check=True)
-        real = supervisor.run_items
+        real = lanes.run_items  # what the run stage calls for every stage of the suite
         def fill_then_run(spec):
             with open(os.path.join(disk, "filler"), "wb") as f:  # the disk fills up
                 try:
@@ -485,13 +483,15 @@ def test_a_full_disk_still_leaves_a_valid_results_json(tmp_path, goldens):
                 except OSError:
                     pass
             return real(spec)
-        core.run_items = fill_then_run
+        lanes.run_items = fill_then_run
         sub = os.path.join(disk, "01_mini.ipynb")
         open(sub, "wb").write(notebook_bytes(CORRECT))
         os.makedirs(os.path.join(disk, "out"))
         grade(module=MINI, submission=sub, suite_path=SUITE, reference=REF,
               out=os.path.join(disk, "out", "results.json"), limits=FAST,
               expected={str(goldens)!r}, stubs=STUBS)
+        if not os.path.getsize(os.path.join(disk, "filler")):
+            sys.exit("the disk was never filled: the patched run stage was not called")
         print(open(os.path.join(disk, "out", "results.json")).read())
     '''))
     proc = subprocess.run(["unshare", "--mount", "--propagation", "private", sys.executable,
@@ -608,37 +608,10 @@ def test_a_malformed_result_message_is_the_submissions_failure(grade_mini):
     assert "No valid result" in outputs(res)["sum_value"]
 
 
-class _Listener:
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(5)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self.stop = False
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while not self.stop:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.connections += 1
-            conn.close()
-
-    def close(self) -> None:
-        self.stop = True
-        self.thread.join(timeout=2)
-        self.sock.close()
-
-
 def test_the_socket_filter_holds_for_the_c_level_socket_module():
     """Without a network namespace, patching Python's socket module is not enough (``_socket``
     gets through); the seccomp filter every sandbox installs is enforced by the kernel."""
-    listener = _Listener()
+    listener = LoopbackListener()
     try:
         code = textwrap.dedent(f'''
             import sys

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from autograder.harness import wire
-from autograder.harness.goldens import compute_bank, load_suite, variant_blocks
+from autograder.harness.goldens import compute_bank, compute_banks, load_suite, variant_blocks
 from autograder.harness.variants import salt_from_reference
 from coursekit import paths
 from coursekit.course import load_course
@@ -41,6 +41,23 @@ def test_the_bank_is_the_same_whatever_the_number_of_reference_children():
     first = next(iter(one.cases))
     assert len({wire.dumps(wire.decode(v)) for v in one.cases[first]}) > 1
 
+
+
+def test_banks_of_several_salts_in_one_child_are_each_salts_own_bank():
+    suite = load_suite(SUITE)
+    salt = salt_from_reference(REF / "mini.py")
+    common = dict(suite_path=SUITE, suite=suite, reference=REF, slug="mini", number=1,
+                  all_modules=((1, "mini"), (2, "later")), limits=FAST, variants=5)
+    alone = [compute_bank(**common, salt=s, whole=True) for s in (salt, salt[::-1])]
+    for jobs in (1, 2):
+        both = compute_banks(**common, salts=(salt, salt[::-1]), jobs=jobs, whole=True)
+        assert [(b.salt, b.count, b.cases) for b in both] == \
+            [(b.salt, b.count, b.cases) for b in alone]
+    # the two salts draw differently: each bank was computed with its own seeds
+    first = next(iter(alone[0].cases))
+    assert alone[0].cases[first] != alone[1].cases[first]
+    with pytest.raises(ValueError, match="at least one salt"):
+        compute_banks(**common, salts=())
 
 def _course_file(tmp_path: Path, edit=None) -> Path:
     data = yaml.safe_load((paths.REPO_ROOT / "course.yml").read_text(encoding="utf-8"))

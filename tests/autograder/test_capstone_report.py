@@ -329,3 +329,15 @@ def test_the_zip_copy_is_preferred_and_a_missing_name_is_a_course_error(tmp_path
         report_schema.extract(src.replace("def validate_report(", "def check_report("))
     with pytest.raises(report_schema.SchemaSourceError, match="cannot read"):
         report_schema.load(tmp_path / "absent.py")
+
+
+def test_the_parent_reads_the_held_out_digits_once_and_cannot_change_them():
+    g = SUITE.get("olympics_event").fn.__globals__
+    x, y = g["_held_out_digits"]()
+    assert g["_held_out_digits"]()[0] is x  # read once per process
+    _, _, test_x, test_y = mlperf.task()
+    assert x.dtype == np.float32 and x.shape == (len(test_x), 64)
+    np.testing.assert_array_equal(x, np.asarray(test_x, np.float32).reshape(len(test_x), -1) / 16)
+    np.testing.assert_array_equal(y, test_y)
+    with pytest.raises(ValueError, match="read-only"):
+        x[0, 0] = 1.0

@@ -109,11 +109,12 @@ def test_a_wrong_shortcut_stops_the_build_naming_its_case(tmp_path):
         compute_bank(**common, variants=3, salt="s", jobs=2)
 
 
-def test_the_capstone_event_shortcut_is_what_the_goldens_keep_of_the_whole_event():
+@pytest.mark.parametrize("name", ["olympics_event", "tinygpt_event"])
+def test_the_capstone_event_shortcuts_are_what_the_goldens_keep_of_the_whole_events(name):
     import tinytorch_ref
 
     suite = load_suite(paths.SUITES / "20_capstone" / "suite.py")
-    event = suite.get("olympics_event")
+    event = suite.get(name)
     assert event.shortcut is not None
     for seed in (3, 4):
         whole = event.kept(run_case(event, tinytorch_ref, seed))

@@ -115,40 +115,6 @@ def test_waiting_for_a_busy_cpu_is_not_blocking() -> None:
 
 
 
-def test_only_children_that_compute_count_as_computing() -> None:
-    """What ``tito regrade --jobs N`` counts before it starts another submission: a watched
-    child that computes counts, one that sleeps stops counting at its next sample, and an
-    unwatched one never counts."""
-    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    nap = subprocess.Popen(["sleep", "60"])
-    base = clock.computing_children()
-    busy = clock.Deadline(spin.pid, time.monotonic() + 600)
-    idle = clock.Deadline(nap.pid, time.monotonic() + 600)
-    try:
-        for d in (busy, idle):
-            d.watch()
-            d.start(30.0)
-        assert busy.computing and clock.computing_children() >= base + 1
-        end = time.monotonic() + 60  # a safety bound only
-        while idle.computing:
-            assert time.monotonic() < end, "a sleeping child still counts as computing"
-            time.sleep(clock.SAMPLE_EVERY_S)
-            idle.expired()
-        for _ in range(5):  # the spinning child counts at every sample
-            time.sleep(clock.SAMPLE_EVERY_S)
-            busy.expired()
-            assert busy.computing
-        assert clock.computing_children() == base + 1
-        busy.unwatch()
-        assert clock.computing_children() == base
-    finally:
-        busy.unwatch()
-        idle.unwatch()
-        for p in (spin, nap):
-            p.kill()
-            p.wait()
-
-
 # A process name is bytes the process chooses; invalid UTF-8 (and a ")" in it) once made the
 # parent's /proc readers raise UnicodeDecodeError: any such host process broke grading runs
 # beside it, and a submission could rename itself to crash its own grading.

@@ -16,7 +16,7 @@ import pytest
 from autograder.harness import wire
 from autograder.harness.goldens import (
     check_variation,
-    compute_bank,
+    compute_banks,
     kept_bank,
     load_suite,
     salt_from_reference,
@@ -36,11 +36,14 @@ def test_every_case_varies_and_the_reference_passes_it_in_every_variant(module):
     suite_path = paths.SUITES / module.name / "suite.py"
     suite = load_suite(suite_path)
     salt = salt_from_reference(paths.REFERENCE / f"{info.slug}.py")
-    for which in (salt, salt[::-1]):  # today's salt, and the one an edited reference might get
-        bank = compute_bank(suite_path=suite_path, suite=suite,
-                            reference=paths.REFERENCE, slug=info.slug, number=info.number,
-                            all_modules=info.all_modules, limits=info.limits,
-                            variants=info.limits.variants, salt=which, whole=True)
+    # today's salt, and the one an edited reference might get: both banks in one reference
+    # child (one start and one import of the reference for both)
+    banks = compute_banks(suite_path=suite_path, suite=suite, reference=paths.REFERENCE,
+                          slug=info.slug, number=info.number, all_modules=info.all_modules,
+                          limits=info.limits, variants=info.limits.variants,
+                          salts=(salt, salt[::-1]), whole=True)
+    for which, bank in zip((salt, salt[::-1]), banks, strict=True):
+        assert bank.salt == which
         kept = kept_bank(bank, suite)  # what the zip's goldens hold
         assert bank.count == kept.count == info.limits.variants >= 32
         assert check_variation(kept) == [], f"salt {which!r}"

@@ -25,7 +25,7 @@ PACKAGE = "autograder.harness"
 #: The stages, bottom to top, and the harness modules of each.
 STAGES: list[tuple[str, set[str]]] = [
     # shared leaf helpers: plain data, clocks, limits, seeds, process primitives
-    ("helpers", {"wire", "clock", "limits", "variants", "lifeline", "isolation",
+    ("helpers", {"wire", "clock", "limits", "variants", "lifeline", "isolation", "home",
                  "export_worker"}),
     # package the submission: untrusted notebooks read in capped workers, the graded package
     ("package", {"reader", "package"}),

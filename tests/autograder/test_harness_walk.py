@@ -45,6 +45,6 @@ def test_the_walk_reads_each_function_once_and_returns_to_its_caller(tmp_path: P
 def test_a_grading_walks_through_the_stages_without_growing() -> None:
     """One grading of module 01's reference: the walk between the stage modules stays within
     the figure docs/architecture.md states (lower both when a change cuts a return)."""
-    walk = harness_walk.grade_reference("01", transparent=harness_walk.HELPERS)
+    walk = harness_walk.grade_reference("01", transparent=harness_walk.helpers())
     assert walk.returns <= 26, walk.summary()
     assert walk.stays[0] == walk.stays[-1] == "core.py", walk.summary()

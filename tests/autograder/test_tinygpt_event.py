@@ -128,3 +128,31 @@ def test_implausible_timings_publish_nothing(event, why):
     board, errors = _board(event, got)
     assert board == {} and errors and why in errors[0], errors
     assert event.case.check(got, event.expected)[0]
+
+
+def test_the_perplexity_gate_computes_each_model_once_and_never_mixes_two(event):
+    """The parent keeps the perplexity of each distinct committed model (a bank's checks and
+    a regrade see the same model again and again): the kept value is the one a fresh forward
+    pass gives, and a model that differs in one number, or only in its dtype, is its own."""
+    g = event.case.fn.__globals__
+    kept = g["_PERPLEXITIES"]
+    params = {k: np.array(v, dtype=np.float32) for k, v in g["GPT_PARAMS"].items()}
+    kept.clear()
+    first = g["_gpt_perplexity"](params)
+    assert len(kept) == 1
+    assert g["_gpt_perplexity"](dict(params)) == first and len(kept) == 1
+    kept.clear()
+    assert g["_gpt_perplexity"](params) == first  # recomputed: the same value
+    other = dict(params)
+    other["head.weight"] = params["head.weight"].copy()
+    other["head.weight"][0, 0] += 1.0
+    assert g["_params_digest"](other) != g["_params_digest"](params)
+    assert g["_gpt_perplexity"](other) != first and len(kept) == 2
+    as64 = {k: v.astype(np.float64) for k, v in params.items()}
+    assert g["_params_digest"](as64) != g["_params_digest"](params)
+    for i in range(2 * g["_KEEP_PERPLEXITIES"]):  # bounded: the oldest go first
+        shifted = dict(params)
+        shifted["head.weight"] = params["head.weight"] + np.float32(i + 2)
+        g["_gpt_perplexity"](shifted)
+    assert len(kept) == g["_KEEP_PERPLEXITIES"]
+    assert g["_params_digest"](params) not in kept

@@ -36,6 +36,7 @@ from typing import Any
 
 import pytest
 import yaml
+from lean_training import LEAN_TRAINING, lean_milestones
 
 from autograder.harness.publish import RUN_FACTS, without_run_facts
 from coursebuild.release import dump_notebook
@@ -44,12 +45,6 @@ from coursekit import paths
 from coursekit.course import load_course
 
 MODULES = ("07_training", "09_spatial", "13_transformers")
-#: One seed slot and a short fixed training per milestone of those modules.
-LEAN_TRAINING = {"xor_1969": {"steps": 100}, "mlp_1986": {"epochs": 3, "batch_size": 32},
-                 "cnn_1998": {"epochs": 1, "batch_size": 32},
-                 "cnn_fashion_1998": {"epochs": 1, "batch_size": 64},
-                 "transformer_reversal_2017": {"steps": 60, "batch_size": 32},
-                 "transformer_2017": {"steps": 60, "batch_size": 16}}
 BUSY_LOOPS = 3
 
 
@@ -60,11 +55,7 @@ def _lean_course(out: Path) -> Path:
         for key in ("release", "due"):
             when = dt.datetime.strptime(m[key], "%Y-%m-%d %H:%M")
             m[key] = when.replace(year=when.year - 3).strftime("%Y-%m-%d %H:%M")
-    for ms in data["milestones"]:
-        if ms["id"] in LEAN_TRAINING:
-            ms.update(training=LEAN_TRAINING[ms["id"]], seeds=[0], min_passing_seeds=1,
-                      threshold=0.25)
-    out.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    out.write_text(yaml.safe_dump(lean_milestones(data), sort_keys=False), encoding="utf-8")
     return out
 
 

@@ -2,35 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 from gradebook import api
-from gradebook.ingest import SLOW_HOOK
-
-REPO = Path(api.__file__).resolve().parent.parent
-RESULTS = Path(api.SAMPLE_TERM) / "results"
-
-CHILD = textwrap.dedent("""
-    import sys
-    from pathlib import Path
-    from gradebook import api
-    from gradebook.ingest import parse_inputs, record
-    from gradebook.store import Store
-
-    course = api.load_course_any(None)
-    sources = parse_inputs([Path(sys.argv[2])], course=course)
-    store = Store(sys.argv[1])
-    def progress(n):
-        print(f"row {n}", flush=True)
-    record(store, sources, progress=progress)
-    print("committed", flush=True)
-""")
+from tests.gradebook.conftest import RESULTS, kill_mid_ingest
 
 
 def count(store: Path, table: str) -> int:
@@ -41,17 +17,7 @@ def count(store: Path, table: str) -> int:
 def test_kill_9_mid_ingest_leaves_store_as_before(tmp_path, gb_course):
     store = tmp_path / "gb.sqlite"
     api.roster(Path(api.SAMPLE_TERM) / "roster.csv", store=store, course=gb_course)
-    env = {**os.environ, SLOW_HOOK: "0.02", "PYTHONPATH": str(REPO)}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(store), str(RESULTS)],
-                             stdout=subprocess.PIPE, text=True, env=env, cwd=REPO)
-    assert child.stdout is not None
-    for line in child.stdout:
-        if line.strip() == "row 40":  # 40 rows are written inside the open transaction
-            break
-    else:  # pragma: no cover - the child finished or died early
-        raise AssertionError(f"child ended early with {child.wait()}")
-    child.send_signal(signal.SIGKILL)
-    assert child.wait() == -signal.SIGKILL
+    kill_mid_ingest(str(store), slow_s="0.02")
 
     with sqlite3.connect(store) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -12,10 +12,8 @@ from __future__ import annotations
 import doctest
 import os
 import re
-import signal
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,8 +27,9 @@ from pg_server import PgServer, PgUnavailable, find_bindir, start
 from gradebook import api, dialect, store
 from gradebook.cli import gradebook
 from gradebook.errors import GradebookError
-from gradebook.ingest import SLOW_HOOK, parse_inputs, record
+from gradebook.ingest import parse_inputs, record
 from gradebook.store import Store
+from tests.gradebook.conftest import INGEST_CHILD, kill_mid_ingest
 
 REPO = Path(api.__file__).resolve().parent.parent
 SAMPLE = Path(api.SAMPLE_TERM)
@@ -210,37 +209,10 @@ def test_a_refused_write_is_one_line_error_and_writes_nothing(pg, gb_course):
     assert count(url, "events") == 0
 
 
-CHILD = textwrap.dedent("""
-    import sys
-    from pathlib import Path
-    from gradebook import api
-    from gradebook.ingest import parse_inputs, record
-    from gradebook.store import Store
-
-    course = api.load_course_any(None)
-    sources = parse_inputs([Path(sys.argv[2])], course=course)
-    store = Store(sys.argv[1])
-    def progress(n):
-        print(f"row {n}", flush=True)
-    record(store, sources, progress=progress)
-    print("committed", flush=True)
-""")
-
 
 def test_kill_9_mid_ingest_leaves_the_store_as_before(store_url, gb_course):
     roster(store_url, gb_course)
-    env = {**os.environ, SLOW_HOOK: "0.01", "PYTHONPATH": str(REPO)}
-    child = subprocess.Popen([sys.executable, "-c", CHILD, store_url, str(RESULTS)],
-                             stdout=subprocess.PIPE, text=True, env=env, cwd=REPO)
-    assert child.stdout is not None
-    for line in child.stdout:
-        if line.strip() == "row 40":  # 40 rows are written inside the open transaction
-            break
-    else:  # pragma: no cover - the child finished or died early
-        raise AssertionError(f"child ended early with {child.wait()}")
-    child.send_signal(signal.SIGKILL)
-    assert child.wait() == -signal.SIGKILL
-    child.stdout.close()
+    kill_mid_ingest(store_url, slow_s="0.01")
 
     assert [count(store_url, t) for t in ("events", "tests", "sources")] == [0, 0, 0]
     assert count(store_url, "roster") == 42  # earlier committed work is intact
@@ -251,7 +223,7 @@ def test_kill_9_mid_ingest_leaves_the_store_as_before(store_url, gb_course):
 def test_concurrent_ingests_of_the_same_files_record_each_event_once(store_url, gb_course):
     roster(store_url, gb_course)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    children = [subprocess.Popen([sys.executable, "-c", CHILD, store_url, str(RESULTS)],
+    children = [subprocess.Popen([sys.executable, "-c", INGEST_CHILD, store_url, str(RESULTS)],
                                  stdout=subprocess.DEVNULL, env=env, cwd=REPO)
                 for _ in range(2)]
     assert [c.wait(timeout=1800) for c in children] == [0, 0]
