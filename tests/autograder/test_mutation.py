@@ -473,3 +473,43 @@ def test_case_selection_gives_the_full_runs_report_on_real_modules(name, every, 
     assert full.total >= 20 and full.killed
     n_cases = len(mut.load_suite(kw["suite_path"]).cases)
     assert any(0 <= k < n_cases for k in sizes), sizes
+
+
+def test_the_traced_run_sees_the_same_lines_in_a_fresh_child_and_a_forked_one(tmp_path):
+    """``fork=False``: the coverage a fresh interpreter records is the fork server child's,
+    and it names the lines the cases and the import really run."""
+    import contextlib
+    import tempfile
+
+    from autograder.harness import mutation as mut
+    from autograder.harness.goldens import compute_expected, load_suite, standin_payloads
+    from autograder.harness.package import build_package
+    from autograder.harness.supervisor import start_zygote
+
+    ref, suite_path = _scaled_module(tmp_path)
+    suite = load_suite(suite_path)
+    modules = ((1, "mini"), (2, "later"))
+    exp = compute_expected(suite_path=suite_path, suite=suite, reference=ref, slug="mini",
+                           number=1, all_modules=modules, limits=mut.MUTANT_LIMITS)
+    got = []
+    with contextlib.ExitStack() as stack:
+        base = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        build_package(dest=base, reference=ref, module_number=1, slug="mini",
+                      student_source=None, all_modules=modules)
+        for zygote in (None, stack.enter_context(start_zygote(suite_file=suite_path))):
+            got.append(mut.case_coverage(
+                mutant=Mutant("control:traced", "", 0, SCALED), suite=suite,
+                suite_path=suite_path, exp=exp, base=base, slug="mini",
+                limits=mut.MUTANT_LIMITS, payloads=standin_payloads(suite, ref / "mini.py"),
+                zygote=zygote))
+    assert got[0] == got[1] and got[0] is not None
+    lines = SCALED.splitlines()
+
+    def at(text):
+        return next(i for i, t in enumerate(lines, 1) if text in t)
+
+    assert {at("return 2"), at("SCALE = _default_scale()")} <= got[0].imported
+    assert at("return x * k") in got[0].cases["scaled_value"]
+    assert not any(at("return x * k") in got[0].cases[c] for c in got[0].cases
+                   if c != "scaled_value")
+    assert at("return float(self.data.sum())") in got[0].cases["sum_value"]
