@@ -28,6 +28,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 #: Where to try to create a group, in order: (mount, is cgroup v2).
 MOUNTS = ((Path("/sys/fs/cgroup/cpuacct"), False), (Path("/sys/fs/cgroup/unified"), True),
@@ -150,3 +151,16 @@ def closed_course(folder: Path, source: Path | None = None) -> Path:
     out = folder / "course.yml"
     out.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return out
+
+
+def chosen_modules(course: Any, wanted: list[str] | None) -> list[Any]:
+    """The built modules of ``course`` (``coursebuild.release.built_modules``), only those
+    numbered in ``wanted`` (``["09", "13_transformers"]``) when it is given."""
+    from coursebuild.release import built_modules  # noqa: PLC0415 - after the path is set
+
+    modules = built_modules(course)
+    if wanted:
+        numbers = {int(m.split("_")[0]) for m in wanted}
+        modules = [m for m in modules if m.number in numbers]
+    return modules
+

@@ -41,8 +41,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
-from coursebuild.release import built_modules  # noqa: E402
+from benchlib import chosen_modules  # noqa: E402 - bench/benchlib.py
+
 from coursebuild.samples import build_notebook  # noqa: E402
 from coursekit.course import load_course  # noqa: E402
 
@@ -90,10 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="also print Markdown tables")
     args = parser.parse_args(argv)
     course = load_course()
-    modules = built_modules(course)
-    if args.modules:
-        wanted = {int(m.split("_")[0]) for m in args.modules}
-        modules = [m for m in modules if m.number in wanted]
+    modules = chosen_modules(course, args.modules)
     rows = []
     with tempfile.TemporaryDirectory(prefix="grading-cost-") as tmp:
         for m in modules:

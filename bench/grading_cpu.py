@@ -45,7 +45,6 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import benchlib  # noqa: E402 - bench/benchlib.py
 
-from coursebuild.release import built_modules  # noqa: E402
 from coursebuild.samples import build_notebook, dump_notebook, notebook_with_exports  # noqa: E402
 from coursekit.course import Module, load_course  # noqa: E402
 from coursekit.markers import EXPORT_DIRECTIVE, is_export_source  # noqa: E402
@@ -175,10 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", action="store_true", help="also print the Markdown table")
     args = parser.parse_args(argv)
     course = load_course()
-    modules = built_modules(course)
-    if args.modules:
-        wanted = {int(m.split("_")[0]) for m in args.modules}
-        modules = [m for m in modules if m.number in wanted]
+    modules = benchlib.chosen_modules(course, args.modules)
     budget = args.budget if args.budget is not None else course.course.grading.cpu_budget_s
     print(f"# load average before: {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
     results = measure(modules, runs=args.runs, alternatives=not args.no_alternatives)

@@ -418,6 +418,7 @@ def _zombie(pid: int) -> bool:
 
 
 _LIVE: set[int] = set()  # children this process launched and has not reaped yet
+_GROUPS: set[int] = set()  # those of them that lead a group the reaper watches
 _SUBREAPER = False
 # Held while a child is spawned and registered, and while orphans are swept: with several
 # gradings in one process (tito regrade --jobs N), a sweep must never mistake another run's
@@ -468,13 +469,16 @@ def track(pid: int, *, group: bool = False) -> None:
     which the reaper kills if this process dies first."""
     _LIVE.add(pid)
     if group:
+        _GROUPS.add(pid)
         lifeline.watch_group(pid)
 
 
 def untrack(pid: int) -> None:
-    """The child ``pid`` has been reaped (or is being): forget it everywhere."""
-    if pid in _LIVE:
-        _LIVE.discard(pid)
+    """The child ``pid`` has been reaped (or is being): forget it everywhere (the reaper only
+    hears of the groups it was told to watch)."""
+    _LIVE.discard(pid)
+    if pid in _GROUPS:
+        _GROUPS.discard(pid)
         lifeline.forget_group(pid)
 
 
@@ -498,29 +502,30 @@ def _signal(pid: int, sig: int) -> None:
         pass
 
 
-#: ``kill(1)`` (procps or util-linux): ``kill -9 -1`` run as a uid is the helper of
+#: ``kill(1)`` (procps or util-linux): ``kill -9 -1`` run as a uid is the first helper of
 #: :func:`kill_uid` where it exists, a tenth of a Python interpreter's start (three per run).
 KILL_COMMAND = next((p for p in ("/bin/kill", "/usr/bin/kill") if os.access(p, os.X_OK)), None)
+#: The POSIX shell, whose built-in ``kill -9 -1`` is the helper where kill(1) is missing or
+#: leaves a process alive. Both are files any uid may run; an interpreter need not be (a
+#: virtual environment's ``python`` may link into root's private home).
+SHELL = "/bin/sh"
 
 
 def kill_uid(uid: int) -> None:
     """SIGKILL every process owned by ``uid`` (root only): ``kill(-1)`` run as that uid
-    (``kill -9 -1``; a Python helper when there is no ``kill`` or it left one alive). Linux
-    never sends ``kill(-1)`` to the caller itself, so the helper sees the job through."""
+    (``kill -9 -1``: kill(1), else the shell's built-in; three tries while one is left).
+    Linux never sends ``kill(-1)`` to the caller itself, so the helper sees the job through."""
     if os.geteuid() != 0:
         return
-    code = "import os,signal\ntry:\n os.kill(-1, signal.SIGKILL)\nexcept OSError:\n pass\n"
-    python = [sys.executable, "-I", "-S", "-c", code]
-    helpers = [[KILL_COMMAND, "-9", "-1"], python, python] if KILL_COMMAND else [python] * 3
+    shell = [SHELL, "-c", "kill -9 -1"]
+    helpers = [[KILL_COMMAND, "-9", "-1"], shell, shell] if KILL_COMMAND else [shell] * 3
     for cmd in helpers:
         try:
             run_tracked(cmd, user=uid, group=uid,
                         extra_groups=[], timeout=10, stdin=subprocess.DEVNULL,
                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
         except (OSError, subprocess.SubprocessError):
-            if cmd is python:
-                return
-            continue  # (kill(1) could not run: the Python helper next)
+            continue  # this helper could not run: the next one
         if not processes_of_uid(uid):
             return
         time.sleep(0.05)

@@ -168,3 +168,40 @@ class LoopbackListener:
         self.stop = True
         self.thread.join(timeout=2)
         self.sock.close()
+
+
+def attacked_submission(course: Any, module: Any, attack: str, folder: Path, *,
+                        kind: str = "full",
+                        earlier: dict[str, tuple[str, str]] | None = None) -> Path:
+    """``folder`` (made here) holding ``module``'s sample notebook of ``kind`` with ``attack``
+    as a last export cell (none when empty), and, as students upload them while earlier modules
+    are open, the finished notebooks of the earlier modules (``earlier``: ``{name prefix:
+    (old, new)}``, a text replacement in one of them, which must occur)."""
+    from coursebuild.release import dump_notebook  # noqa: PLC0415 - the course-building side
+    from coursebuild.samples import build_notebook, earlier_full_notebooks  # noqa: PLC0415
+
+    nb = build_notebook(module, kind)
+    if attack:
+        nb["cells"].append({"cell_type": "code", "id": "attack", "metadata": {}, "outputs": [],
+                            "execution_count": None, "source": "#| export\n" + attack})
+    folder.mkdir()
+    (folder / f"{module.name}.ipynb").write_text(dump_notebook(nb), encoding="utf-8")
+    for name, text in earlier_full_notebooks(course, module).items():
+        for prefix, (old, new) in (earlier or {}).items():
+            if name.startswith(prefix):
+                text = _replaced(text, old, new)
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def _replaced(notebook_text: str, old: str, new: str) -> str:
+    """The notebook with ``old`` replaced by ``new`` in the one cell that holds it."""
+    nb = json.loads(notebook_text)
+    hits = 0
+    for cell in nb["cells"]:
+        src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if old in src:
+            cell["source"] = src.replace(old, new)
+            hits += 1
+    assert hits == 1, f"the fixture's bug no longer applies: {old.strip()!r}"
+    return json.dumps(nb)

@@ -16,10 +16,10 @@ import uuid
 import pytest
 import yaml
 
-from coursebuild.release import available_modules, dump_notebook
-from coursebuild.samples import build_notebook, earlier_full_notebooks
+from coursebuild.release import available_modules
 from coursekit import paths
 from coursekit.course import load_course
+from tests.autograder.conftest import attacked_submission
 
 COURSE = load_course()
 MODULES = [m for m in available_modules(COURSE) if (paths.SUITES / m.name / "suite.py").exists()]
@@ -71,15 +71,7 @@ subprocess.Popen(["setsid", "sh", "-c", "sleep 300 # MARKER"], stdin=subprocess.
 def _notebook(module, kind: str, attack: str, tmp_path):
     """A submission folder: the module's notebook with the attack, and (as students upload
     them while earlier modules are open) the finished notebooks of the earlier modules."""
-    nb = build_notebook(module, kind)
-    nb["cells"].append({"cell_type": "code", "id": "attack", "metadata": {}, "outputs": [],
-                        "execution_count": None, "source": "#| export\n" + attack})
-    folder = tmp_path / "submission"
-    folder.mkdir()
-    (folder / f"{module.name}.ipynb").write_text(dump_notebook(nb), encoding="utf-8")
-    for name, text in earlier_full_notebooks(COURSE, module).items():
-        (folder / name).write_text(text, encoding="utf-8")
-    return folder
+    return attacked_submission(COURSE, module, attack, tmp_path / "submission", kind=kind)
 
 
 def _grade(module, notebook, tmp_path, *, milestones: bool = True) -> dict:

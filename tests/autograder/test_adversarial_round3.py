@@ -39,10 +39,9 @@ import numpy as np
 import pytest
 import yaml
 
-from coursebuild.release import dump_notebook
-from coursebuild.samples import build_notebook, earlier_full_notebooks
 from coursekit import paths
 from coursekit.course import load_course
+from tests.autograder.conftest import attacked_submission
 
 COURSE = load_course()
 MODULE = {m.number: m for m in COURSE.modules}
@@ -165,33 +164,10 @@ Tokenizer.load = classmethod(_load_kept)
 
 def _submission(module: Any, attack: str, tmp_path: Path,
                 earlier: dict[str, tuple[str, str]] | None = None) -> Path:
-    """A finished notebook of ``module`` with ``attack`` as a last export cell, and the
-    finished notebooks of the earlier modules (``earlier``: a text replacement in one)."""
-    nb = build_notebook(module, "full")
-    if attack:
-        nb["cells"].append({"cell_type": "code", "id": "attack", "metadata": {}, "outputs": [],
-                            "execution_count": None, "source": "#| export\n" + attack})
-    folder = tmp_path / "submission"
-    folder.mkdir()
-    (folder / f"{module.name}.ipynb").write_text(dump_notebook(nb), encoding="utf-8")
-    for name, text in earlier_full_notebooks(COURSE, module).items():
-        for prefix, (old, new) in (earlier or {}).items():
-            if name.startswith(prefix):
-                text = _replaced(text, old, new)
-        (folder / name).write_text(text, encoding="utf-8")
-    return folder
-
-
-def _replaced(notebook_text: str, old: str, new: str) -> str:
-    nb = json.loads(notebook_text)
-    hits = 0
-    for cell in nb["cells"]:
-        src = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
-        if old in src:
-            cell["source"] = src.replace(old, new)
-            hits += 1
-    assert hits == 1, f"the fixture's bug no longer applies: {old.strip()!r}"
-    return json.dumps(nb)
+    """A finished notebook of ``module`` with ``attack``, and the earlier modules' finished
+    notebooks (``earlier``: a text replacement in one)."""
+    return attacked_submission(COURSE, module, attack, tmp_path / "submission",
+                               earlier=earlier)
 
 
 def _lean_course(tmp_path: Path, *, mlperf_seeds: list[int] | None = None) -> Path:

@@ -335,21 +335,21 @@ def test_trusted_modules_get_checked_bytecode_and_the_students_module_none(tmp_p
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="kill_uid acts as root only")
-@pytest.mark.parametrize("helper", ["kill", "missing", "none"])
+@pytest.mark.parametrize("helper", ["kill", "missing", "broken"])
 def test_kill_uid_kills_every_process_of_the_uid_with_either_helper(helper, monkeypatch):
-    """``kill -9 -1`` as the uid (kill(1)), or the Python helper when kill(1) is missing or
-    cannot run: the uid's processes are gone either way."""
+    """``kill -9 -1`` as the uid: kill(1), or the shell's built-in when kill(1) is missing or
+    cannot run; the uid's processes are gone either way. (Neither needs a file only root may
+    reach: this venv's python may link into root's private home.)"""
     import subprocess
-    import sys
     import time
 
-    python = sys.executable
     if helper == "kill":
         assert isolation.KILL_COMMAND is not None, "this machine has kill(1)"
-        monkeypatch.setattr(sys, "executable", "/nonexistent/python")  # kill(1) alone
-    else:
-        monkeypatch.setattr(isolation, "KILL_COMMAND",
-                            None if helper == "none" else "/nonexistent/kill")
+        monkeypatch.setattr(isolation, "SHELL", "/nonexistent/sh")  # kill(1) alone
+    elif helper == "missing":
+        monkeypatch.setattr(isolation, "KILL_COMMAND", None)
+    else:  # a kill(1) that cannot run: the shell next
+        monkeypatch.setattr(isolation, "KILL_COMMAND", "/nonexistent/kill")
     ran: list[str] = []
     real_run = isolation.run_tracked
 
@@ -369,10 +369,10 @@ def test_kill_uid_kills_every_process_of_the_uid_with_either_helper(helper, monk
         assert [p.wait(timeout=5) for p in procs] == [-9, -9]
         assert isolation.processes_of_uid(uid) == []
         # (a killed process may not be a zombie yet when kill_uid looks: one more helper)
-        first = {"kill": [isolation.KILL_COMMAND], "missing": ["/nonexistent/kill", python],
-                 "none": [python]}[helper]
-        extra = {python, "/nonexistent/python"}
-        assert ran[:len(first)] == first and set(ran[len(first):]) <= extra, ran
+        first = {"kill": [isolation.KILL_COMMAND], "missing": [isolation.SHELL],
+                 "broken": ["/nonexistent/kill", isolation.SHELL]}[helper]
+        assert ran[:len(first)] == first and set(ran[len(first):]) <= {isolation.SHELL,
+                                                                        "/nonexistent/sh"}, ran
     finally:
         for p in procs:
             p.kill()

@@ -167,16 +167,7 @@ def test_mlp_matches_torch(dtype):
     theirs = nn.Sequential(OrderedDict(fc=nn.Linear(8, 32), gelu=nn.GELU(approximate="tanh"),
                                        proj=nn.Linear(32, 8)))
     _copy_into_torch(ours, theirs, dtype, rng)
-    x = rng.standard_normal((3, 5, 8)).astype(dtype)
-    xa, xb = tt.Tensor(x.copy(), requires_grad=True), torch.tensor(x, requires_grad=True)
-    ya, yb = ours(xa), theirs(xb)
-    rtol, atol = TOL[dtype]
-    np.testing.assert_allclose(ya.numpy(), yb.detach().numpy(), rtol=rtol, atol=atol)
-    g = rng.standard_normal(x.shape).astype(dtype)
-    (ya * tt.Tensor(g)).sum().backward()
-    (yb * torch.from_numpy(g)).sum().backward()
-    np.testing.assert_allclose(xa.grad.numpy(), xb.grad.numpy(), rtol=rtol, atol=atol)
-    _check_grads(_our_grads(ours), _their_grads(theirs), rtol, atol)
+    _outputs_and_gradients_match(ours, theirs, (3, 5, 8), dtype, rng)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -186,7 +177,13 @@ def test_block_matches_torch(dtype, d, h, t):
     ours, theirs = T.TransformerBlock(d, h), TorchBlock(d, h)
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
     _copy_into_torch(ours, theirs, dtype, rng)
-    x = rng.standard_normal((2, t, d)).astype(dtype)
+    _outputs_and_gradients_match(ours, theirs, (2, t, d), dtype, rng)
+
+
+def _outputs_and_gradients_match(ours, theirs, shape, dtype, rng) -> None:
+    """Both modules on one random input of ``shape``: equal outputs, and after a backward of
+    one random output gradient, equal input and parameter gradients."""
+    x = rng.standard_normal(shape).astype(dtype)
     xa, xb = tt.Tensor(x.copy(), requires_grad=True), torch.tensor(x, requires_grad=True)
     ya, yb = ours(xa), theirs(xb)
     rtol, atol = TOL[dtype]
