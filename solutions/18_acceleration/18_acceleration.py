@@ -846,8 +846,9 @@ del x, y
 # two (between 0.3 and 4 GFLOP/s), because that kernel writes all b^3 products to memory whatever b is (intensity 0.25
 # FLOP/byte) and sits on the memory slope. The 256 x 256 kernels work in the cache, so their
 # roof is the cache's bandwidth, and the tiled and BLAS products come out compute-bound: no
-# kernel beats the roof that applies to it (the "of roof" column at most 1.3: the roof and the
-# kernel are two separate measurements, and BLAS defines the compute roof).
+# kernel beats the roof that applies to it (the "of roof" column at most 1.5: the roof and the
+# kernel are two separate measurements, and BLAS defines the compute roof: on a busy machine
+# one median can land a few tens of percent from the other).
 # BLAS sits near the compute roof (it *defines* this roof here); ReLU streams 134.2 MB (64 MiB
 # in, 64 MiB out) at about the speed of a copy of the same bytes (between 0.5 and 1.5 of it): it sits on the memory
 # slope at a few GFLOP/s at most.
