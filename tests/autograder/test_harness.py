@@ -334,15 +334,26 @@ def test_trusted_modules_get_checked_bytecode_and_the_students_module_none(tmp_p
     assert out.stdout.strip() == "-1.0", "bytecode stood in for the student's source"
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="kill_uid acts as root only")
 @pytest.mark.parametrize("helper", ["kill", "missing", "broken"])
 def test_kill_uid_kills_every_process_of_the_uid_with_either_helper(helper, monkeypatch):
     """``kill -9 -1`` as the uid: kill(1), or the shell's built-in when kill(1) is missing or
     cannot run; the uid's processes are gone either way. (Neither needs a file only root may
-    reach: this venv's python may link into root's private home.)"""
+    reach: this venv's python may link into root's private home.) Not root, kill_uid can act
+    as no other uid: it starts nothing and leaves every process alone."""
     import subprocess
     import time
 
+    if os.geteuid() != 0:
+        mine = subprocess.Popen(["sleep", "60"])
+        started: list[list[str]] = []
+        monkeypatch.setattr(isolation, "run_tracked", lambda cmd, **kw: started.append(cmd))
+        try:
+            isolation.kill_uid(os.getuid())
+            assert started == [] and mine.poll() is None
+        finally:
+            mine.kill()
+            mine.wait()
+        return
     if helper == "kill":
         assert isolation.KILL_COMMAND is not None, "this machine has kill(1)"
         monkeypatch.setattr(isolation, "SHELL", "/nonexistent/sh")  # kill(1) alone
