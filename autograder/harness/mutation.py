@@ -551,19 +551,18 @@ def _stage_mutant(mutant: Mutant, *, suite: Suite, suite_path: Path, exp: Expect
         (scratch / "pkg").mkdir()
         _mutant_package(base, scratch / "pkg", slug=slug, source=mutant.source)
         first, later = stage_plan(suite, payloads)
+        standins: dict[str, Any] | None = None
         if cases is not None:
             wanted = {f"case:{name}" for name in cases}
             first = [i for i in first if i in wanted]
-            later = [([i for i in items if i in wanted], standins) for items, standins in later]
-            later = [(items, standins) for items, standins in later if items]
+            later = [([i for i in items if i in wanted], units) for items, units in later]
+            later = [(items, units) for items, units in later if items]
             if not first and later:
                 # the first stage imports the package for the report's fatal error; with no
                 # case of its own, the first later stage is the one to start (same import)
                 first, standins = later.pop(0)
-                return _run_staged(scratch, suite_path, slug, suite, exp, limits, zygote,
-                                   first, later, trace, standins)
         return _run_staged(scratch, suite_path, slug, suite, exp, limits, zygote, first,
-                           later, trace, None)
+                           later, trace, standins)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any
 
 from autograder.harness.export_worker import FORBIDDEN_TOP, forbidden_imports
-from autograder.harness.home import HARNESS_ROOT
 from autograder.harness.limits import ModuleInfo
 from autograder.harness.reader import read_untrusted
 
@@ -45,7 +44,7 @@ MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 #: notebook may take there (:mod:`autograder.harness.reader`).
 EXPORT_MEMORY_MB = 512
 EXPORT_CPU_S = 30.0
-__all__ = ["FORBIDDEN_TOP", "HARNESS_ROOT", "forbidden_imports"]
+__all__ = ["FORBIDDEN_TOP", "forbidden_imports"]
 
 
 class SubmissionError(ValueError):
