@@ -26,7 +26,6 @@ from staff.regrade.pool import LocalRunner
 from staff.regrade.run import lanes_for
 from staff.synthetic import synth_export
 
-
 TIMEOUT = 2
 
 
