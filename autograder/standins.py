@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import sys
 import types
 from collections.abc import Callable, Iterable
@@ -116,18 +117,31 @@ def extract(source: str, units: dict[str, tuple[str, ...]]) -> dict[str, dict[st
 def covering_entry(source: str, line: int) -> str | None:
     """The unit entry a 1-based ``line`` of ``source`` belongs to: ``"Class.member"`` inside
     a class member, else the top-level name (None outside every definition)."""
-    for node in ast.parse(source).body:
-        a, b = _span(node)
+    for a, b, name, members in _entry_spans(source):
         if not a <= line <= b:
             continue
-        name = _defined(node)
-        if isinstance(node, ast.ClassDef):
-            for sub in node.body:
-                s, e = _span(sub)
-                if s <= line <= e and _defined(sub):
-                    return f"{name}.{_defined(sub)}"
+        for s, e, member in members:
+            if s <= line <= e:
+                return f"{name}.{member}"
         return name
     return None
+
+
+@functools.lru_cache(maxsize=16)
+def _entry_spans(source: str) -> tuple[tuple[int, int, str | None,
+                                             tuple[tuple[int, int, str], ...]], ...]:
+    """``(first, last, name, members)`` per top-level statement of ``source`` (members: the
+    named definitions of a class body, with their spans): parsed once per source, as callers
+    ask line by line (a module's every solution line, every mutant's line)."""
+    out = []
+    for node in ast.parse(source).body:
+        a, b = _span(node)
+        members: tuple[tuple[int, int, str], ...] = ()
+        if isinstance(node, ast.ClassDef):
+            members = tuple((*_span(sub), name) for sub in node.body
+                            if (name := _defined(sub)))
+        out.append((a, b, _defined(node), members))
+    return tuple(out)
 
 
 # ----------------------------------------------------------------------------- apply
