@@ -126,21 +126,33 @@ def score_variant(suite: Suite, package: ModuleType) -> list[CaseResult]:
     """Run every case against ``package`` (with its stand-ins, as grading does) and compare
     with the reference, in-process. A timed case is decided on what it commits, as in a
     reference or mutation run (nothing timed)."""
-    results = []
+    return [score_case(suite, case, package) for case in suite.cases]
+
+
+def first_lost_case(suite: Suite, package: ModuleType) -> CaseResult | None:
+    """The first case (in the suite's order) that ``package`` fails and that is worth points,
+    running no case after it; None when it loses no point. For a question that one lost point
+    answers ("does this bug cost anything?"), without running the rest of the suite."""
     for case in suite.cases:
-        expected = expected_value(suite, case)
-        if isinstance(expected, Timed):
-            expected = expected.value
-        try:
-            got = run_with_standins(suite, case, package)
-        except Exception as exc:  # noqa: BLE001 - any failure of the variant fails the case
-            results.append(CaseResult(case, False, f"{type(exc).__name__}: {exc}"))
-            continue
-        if isinstance(got, Timed):
-            got = TimedResult(got.value)
-        ok, msg = compare(got, expected, case)
-        results.append(CaseResult(case, ok, msg))
-    return results
+        result = score_case(suite, case, package)
+        if not result.passed and case.points > 0:
+            return result
+    return None
+
+
+def score_case(suite: Suite, case: Case, package: ModuleType) -> CaseResult:
+    """One case of :func:`score_variant`."""
+    expected = expected_value(suite, case)
+    if isinstance(expected, Timed):
+        expected = expected.value
+    try:
+        got = run_with_standins(suite, case, package)
+    except Exception as exc:  # noqa: BLE001 - any failure of the variant fails the case
+        return CaseResult(case, False, f"{type(exc).__name__}: {exc}")
+    if isinstance(got, Timed):
+        got = TimedResult(got.value)
+    ok, msg = compare(got, expected, case)
+    return CaseResult(case, ok, msg)
 
 
 def total(results: list[CaseResult]) -> float:
