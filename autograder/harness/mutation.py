@@ -92,7 +92,9 @@ class Mutant:
     ``span`` is ``(first, last)`` line of the reference's statement that holds the change
     (the innermost one, decorators included): a case that executes none of those lines
     runs the same code on the mutant as on the reference (:func:`select_cases`). ``(0, 0)``
-    (hand-written bugs: whole-source replacements) means unknown: every case is run.
+    (hand-written bugs: whole-source replacements) means none: then ``bodies`` are the
+    reference's lines of the function bodies the bug replaces (:func:`changed_bodies`, filled
+    in by :func:`run_mutation`), and when there are none, every case is run.
     """
 
     id: str
@@ -100,6 +102,7 @@ class Mutant:
     line: int
     source: str
     span: tuple[int, int] = (0, 0)
+    bodies: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -633,13 +636,98 @@ def select_cases(mutant: Mutant, coverage: Coverage | None) -> set[str] | None:
     changes neither the outcome of a selected case nor which one fails first. The first
     failing case of the full run is therefore a selected one, and the selected run stops at
     the same case with the same reason."""
-    first, last = mutant.span
-    if coverage is None or not first:
+    spans = [mutant.span] if mutant.span[0] else list(mutant.bodies)
+    if coverage is None or not spans:
         return None
-    span = set(range(first, last + 1))
-    if span & coverage.imported:
+    reach = {ln for first, last in spans for ln in range(first, last + 1)}
+    if reach & coverage.imported:
         return None
-    return {name for name, lines in coverage.cases.items() if span & lines}
+    return {name for name, lines in coverage.cases.items() if reach & lines}
+
+
+def changed_bodies(reference: str, bug: str) -> tuple[tuple[int, int], ...] | None:
+    """Where a whole-source bug (a catalogue entry: text edits anywhere) differs from the
+    reference, as the lines in ``reference`` of the function bodies it replaces; None when
+    it changes anything else, or anything whose effect is not confined to calls of a
+    replaced function.
+
+    The two modules are compared as syntax trees (comments, layout and line numbers aside),
+    statement by statement, into class bodies. A bug may only replace the body of a
+    function (its docstring excepted) or method: the same name, signature, defaults,
+    decorators and return annotation, and the same kind of function (plain, generator,
+    coroutine). Everything else (a module-level or class-level statement, a default, a
+    decorator, a docstring, a statement added or removed outside a body) runs or is seen at
+    import: None. A replaced body runs only when its function is called, and every call
+    executes a line of the reference's body span: a case that executed none of these lines
+    called none of these functions, so it runs the same code on the bug as on the reference
+    (:func:`select_cases`, which also runs every case when the import executed such a line).
+    """
+    try:
+        old, new = ast.parse(reference), ast.parse(bug)
+    except (SyntaxError, ValueError):
+        return None
+    out: list[tuple[int, int]] = []
+    return tuple(out) if _same_but_bodies(old.body, new.body, out) else None
+
+
+def _same_but_bodies(xs: list[ast.stmt], ys: list[ast.stmt],
+                     out: list[tuple[int, int]]) -> bool:
+    """True when statement lists ``xs`` and ``ys`` differ only in function bodies (the
+    spans of ``xs``'s differing bodies are appended to ``out``)."""
+    if len(xs) != len(ys):
+        return False
+    for x, y in zip(xs, ys):
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            assert isinstance(y, (ast.FunctionDef, ast.AsyncFunctionDef))
+            (xbody, xdoc), (ybody, ydoc) = _body(x), _body(y)
+            if (_shell(x) != _shell(y) or xdoc != ydoc or not xbody or not ybody
+                    or _generator(x) != _generator(y)):
+                return False
+            if [ast.dump(s) for s in xbody] != [ast.dump(s) for s in ybody]:
+                placed = [n for s in xbody for n in ast.walk(s) if hasattr(n, "lineno")]
+                out.append((min(n.lineno for n in placed),
+                            max(getattr(n, "end_lineno", None) or n.lineno for n in placed)))
+        elif isinstance(x, ast.ClassDef):
+            assert isinstance(y, ast.ClassDef)
+            if _shell(x) != _shell(y) or not _same_but_bodies(x.body, y.body, out):
+                return False
+        elif ast.dump(x) != ast.dump(y):
+            return False
+    return True
+
+
+def _body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[ast.stmt], str]:
+    """A function's statements after its docstring, and the docstring's dump ("" if none)."""
+    first = fn.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+            first.value.value, str):
+        return fn.body[1:], ast.dump(first)
+    return fn.body, ""
+
+
+def _shell(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+    """A definition without its body: what its ``def``/``class`` statement evaluates at
+    import (name, arguments and defaults, decorators, annotations, bases)."""
+    fields = {name: value for name, value in ast.iter_fields(node) if name != "body"}
+    return repr({name: ast.dump(v) if isinstance(v, ast.AST)
+                 else [ast.dump(i) for i in v] if isinstance(v, list) else v
+                 for name, v in fields.items()})
+
+
+def _generator(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether calling ``fn`` makes a generator (a ``yield`` in its own scope)."""
+    def walk(node: ast.AST) -> bool:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Yield, ast.YieldFrom)):
+                return True
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                      ast.ClassDef)) and walk(child):
+                return True
+        return False
+
+    return walk(fn)
 
 
 def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
@@ -678,7 +766,8 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
     if exp.errors:
         raise RuntimeError(f"the reference fails the suite: {exp.errors}")
     payloads = standin_payloads(suite, reference / f"{slug}.py")
-    hand = list(bugs or [])
+    hand = [m if m.span[0] or m.bodies else dataclasses.replace(
+        m, bodies=changed_bodies(source, m.source) or ()) for m in bugs or []]
     mutants = hand + generate_mutants(source, limit=max_mutants, lines=lines)
     eq_file = suite_path.parent / "equivalent_mutants.txt"
     equivalent = set()

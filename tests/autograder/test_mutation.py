@@ -359,15 +359,26 @@ def test_case_selection_keeps_every_verdict_with_import_time_code_and_defaults(
     """The coverage-guided run gives the full run's report, mutant by mutant: a mutant in a
     function the import runs (``SCALE``) runs every case (it is killed by the last one, which
     no line of the function reaches), a mutant of a nested default runs only the case that
-    reaches its ``def``, and a hand-written bug of the module-level assignment every case.
-    Ignoring what the import ran gives another report: the oracle sees a wrong selection."""
+    reaches its ``def``. Catalogue bugs (whole-source edits): one of the module-level
+    assignment and one of the function the import calls run every case, one of a nested
+    function the cases that call its enclosing function, one of a method the cases that call
+    it, and one of a function no case calls survives without a run. Ignoring what the import
+    ran gives another report: the oracle sees a wrong selection."""
     from autograder.harness import mutation as mut
 
     ref, suite_path = _scaled_module(tmp_path)
     lines = {i for i, text in enumerate(SCALED.splitlines(), 1)
              if "return 2" in text or "k=3 + 1" in text or "x * k" in text}
-    bugs = [Mutant("bug:scale_plus_one", "scale + 1", 0,
-                   SCALED.replace("SCALE = _default_scale()", "SCALE = _default_scale() + 1"))]
+    def bug(name: str, old: str, new: str) -> Mutant:
+        assert SCALED.count(old) == 1
+        return Mutant(f"bug:{name}", name, 0, SCALED.replace(old, new))
+
+    bugs = [bug("scale_plus_one", "SCALE = _default_scale()", "SCALE = _default_scale() + 1"),
+            bug("default_scale_three", "return 2", "return 3"),
+            bug("scaler_adds", "return x * k", "return x + k"),
+            bug("sum_is_mean", "float(self.data.sum())", "float(self.data.mean())"),
+            bug("total_of_two", "return sum(xs)", "return sum(xs[:2])"),
+            bug("add_subtracts", "return a + b", "return a - b")]
     kw = {"suite_path": suite_path, "reference": ref, "slug": "mini", "number": 1,
           "all_modules": ((1, "mini"), (2, "later")), "lines": lines, "bugs": bugs}
     full = run_mutation(select=False, **kw)
@@ -381,9 +392,17 @@ def test_case_selection_keeps_every_verdict_with_import_time_code_and_defaults(
     monkeypatch.setattr(mut, "select_cases", spy)
     selected = run_mutation(select=True, **kw)
     assert selected.to_json() == full.to_json()
-    assert len(full.killed) >= 6 and not full.survived, full.to_json()
-    assert set(full.killed_by.values()) == {"scaled_value"}
-    assert chosen["bug:scale_plus_one"] is None
+    assert len(full.killed) >= 10 and [m.id for m in full.survived] == ["bug:add_subtracts"]
+    assert set(full.killed_by.values()) == {"scaled_value", "sum_value",
+                                            "total_of_empty_raises"}
+    assert full.killed_by["bug:sum_is_mean"] == "sum_value"
+    # the catalogue's bugs: one at module level and one in a function the import calls run
+    # every case; one in a nested function runs the cases that call its enclosing function
+    assert chosen["bug:scale_plus_one"] is None and chosen["bug:default_scale_three"] is None
+    assert chosen["bug:scaler_adds"] == {"scaled_value"}
+    assert chosen["bug:sum_is_mean"] == {"sum_value"}
+    assert chosen["bug:total_of_two"] == {"total_of_empty_raises"}
+    assert chosen["bug:add_subtracts"] == set()  # no case calls add(): it survives unrun
     at_import = [mid for mid in chosen if "@_default_scale+" in mid]
     default = [mid for mid in chosen if "@make_scaler.scaler+-1:" in mid]
     assert at_import and default
@@ -398,7 +417,8 @@ def test_case_selection_keeps_every_verdict_with_import_time_code_and_defaults(
 
     monkeypatch.setattr(mut, "case_coverage", forget_the_import)
     wrong = run_mutation(select=True, **kw)
-    assert {m.id for m in wrong.survived} == set(at_import)
+    assert {m.id for m in wrong.survived} == {*at_import, "bug:default_scale_three",
+                                              "bug:add_subtracts"}
     assert wrong.to_json() != full.to_json()
 
 
@@ -427,6 +447,71 @@ def test_statement_spans_hold_decorators_and_continuation_lines():
                    (9, 2, (8, 9))], got
     muts = generate_mutants(src)
     assert {m.span for m in muts if "@f+0" in m.id} == {(3, 4)}
+
+
+CLASSY = textwrap.dedent('''
+    """A module."""
+    import numpy as np
+
+    LIMIT = 3
+
+
+    class Box:
+        """A box."""
+        size = 2
+
+        def __init__(self, n=1):
+            self.n = n  # a comment
+
+        def area(self):
+            """Its area."""
+            return self.n * self.size
+
+        @property
+        def items(self):
+            yield self.n
+
+
+    def make(n):
+        def inner(k=4):
+            return k + n
+        return inner()
+''')
+
+
+@pytest.mark.parametrize(("old", "new", "bodies"), [
+    ("return self.n * self.size", "return self.n + self.size", ((17, 17),)),
+    ("return inner()", "return inner() - 1", ((25, 27),)),
+    ("return k + n", "return k - n", ((25, 27),)),
+    ("self.n = n  # a comment", "self.n = n  # another comment", ()),
+    ("self.n = n  # a comment", "self.n = (\n            n)", ()),
+    ("return self.n * self.size", "x = 1\n        return self.n * self.size * x", ((17, 17),)),
+    ("LIMIT = 3", "LIMIT = 4", None),
+    ("size = 2", "size = 3", None),
+    ("def __init__(self, n=1)", "def __init__(self, n=2)", None),
+    ("def inner(k=4)", "def inner(k=5)", ((25, 27),)),
+    ('"""Its area."""', '"""Its surface."""', None),
+    ("@property", "@staticmethod", None),
+    ("yield self.n", "return self.n", None),
+    ("class Box:", "class Box(object):", None),
+    ("import numpy as np", "import numpy", None),
+    ("return self.n * self.size", "return self.n * self.size\n\n    def extra(self):\n"
+     "        return 0", None),
+    ("return self.n * self.size", "return self.n *", None),
+])
+def test_changed_bodies_are_the_replaced_function_bodies_only(old, new, bodies):
+    """A whole-source bug's reach (``changed_bodies``): the reference's lines of the function
+    bodies it replaces (a nested function's default is part of its enclosing body); a bug
+    that changes only comments or layout replaces none; anything that runs or is seen at
+    import (module and class statements, defaults and decorators of a method, docstrings, a
+    generator made a plain function, bases, a new method) or does not parse gives None."""
+    from autograder.harness.mutation import changed_bodies
+
+    assert CLASSY.count(old) == 1
+    lines = CLASSY.splitlines()
+    assert lines[16].strip() == "return self.n * self.size" and lines[24].startswith("    def")
+    assert changed_bodies(CLASSY, CLASSY.replace(old, new)) == bodies
+    assert changed_bodies(CLASSY, CLASSY) == ()
 
 
 def _real_module_kwargs(name: str, every: int | None = None, limit: int | None = None):
