@@ -526,38 +526,44 @@ def _real_module_kwargs(name: str, every: int | None = None, limit: int | None =
                                   number=module.number, title=module.title)
     if every:  # a sample of lines spread over the module's units (and so its stages)
         lines = {m.line for m in generate_mutants(source, lines=lines)[::every]}
+    bugs = catalogue_bugs(paths.bugs_catalogue(module.name), source)
     return {"suite_path": paths.SUITES / module.name / "suite.py",
             "reference": paths.REFERENCE, "slug": module.slug, "number": module.number,
             "all_modules": tuple((x.number, x.slug) for x in _COURSE.modules),
-            "lines": lines, "max_mutants": limit, "bugs": [], "limits": MUTANT_LIMITS}
+            "lines": lines, "max_mutants": limit, "bugs": bugs, "limits": MUTANT_LIMITS}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "every", "limit"), [("01_tensor", None, 30),
-                                                       ("12_attention", 12, None)])
+@pytest.mark.parametrize(("name", "every", "limit"), [("01_tensor", None, 10),
+                                                       ("12_attention", 36, None)])
 def test_case_selection_gives_the_full_runs_report_on_real_modules(name, every, limit,
                                                                   monkeypatch):
-    """Module 01 (one stage) and module 12 (units staged with stand-ins), on a sample of
-    their mutants: the coverage-guided run's report (killed, survived, reasons, killed_by)
-    is the full run's, and the selection does leave cases out."""
+    """Module 01 and module 12 (units staged with stand-ins), on a sample of their AST
+    mutants and every bug of their catalogues: the coverage-guided run's report (killed,
+    survived, reasons, killed_by) is the full run's, and the selection does leave cases
+    out, for AST mutants and for bugs. (A selection that keeps only the later half of the
+    cases that reach a change gives module 12 another report; so does a selection that
+    ignores what the import runs, the hand-made module's.)"""
     from autograder.harness import mutation as mut
 
     kw = _real_module_kwargs(name, every, limit)
     full = run_mutation(select=False, **kw)
-    sizes: list[int] = []
+    sizes: dict[str, int] = {}
     real_select = mut.select_cases
 
     def spy(m, coverage):
         got = real_select(m, coverage)
-        sizes.append(-1 if got is None else len(got))
+        sizes[m.id] = -1 if got is None else len(got)
         return got
 
     monkeypatch.setattr(mut, "select_cases", spy)
     selected = run_mutation(select=True, **kw)
     assert selected.to_json() == full.to_json()
-    assert full.total >= 20 and full.killed
+    assert full.total >= 25 and full.killed
     n_cases = len(mut.load_suite(kw["suite_path"]).cases)
-    assert any(0 <= k < n_cases for k in sizes), sizes
+    for bugs in (True, False):
+        assert any(0 <= k < n_cases for mid, k in sizes.items()
+                   if mid.startswith("bug:") == bugs), sizes
 
 
 def test_the_traced_run_sees_the_same_lines_in_a_fresh_child_and_a_forked_one(tmp_path):
