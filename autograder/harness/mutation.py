@@ -45,7 +45,6 @@ it exits non-zero when the kill rate is below ``--min-rate`` (0.9).
 
 from __future__ import annotations
 
-import __future__
 import argparse
 import ast
 import contextlib
@@ -383,8 +382,8 @@ class _Unparsed:
 
     def checker(self) -> Callable[[str, int], None]:
         """``check(piece, i)`` raises what ``compile`` raises for the module's text with
-        statement ``i``'s text replaced by ``piece``, compiling that one statement (with the
-        module's ``__future__`` flags): a change inside a top-level statement can make only
+        statement ``i``'s text replaced by ``piece``, compiling that one statement (after the
+        module's ``__future__`` imports): a change inside a top-level statement can make only
         that statement fail to compile (a function's or class's scope ends with it), when
         the unchanged text compiles. If it does not, every check compiles the whole text.
         Compiling the whole module per mutant was most of generating it."""
@@ -395,14 +394,11 @@ class _Unparsed:
             whole(self.pieces[0], 0)
         except (SyntaxError, ValueError, TypeError):
             return whole
-        flags = 0
-        for stmt in self.tree.body:
-            if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
-                for alias in stmt.names:
-                    flags |= getattr(__future__, alias.name).compiler_flag
+        future = "".join(f"{ast.unparse(stmt)}\n" for stmt in self.tree.body
+                         if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")
 
         def alone(piece: str, i: int) -> None:
-            compile(piece, "<mutant>", "exec", flags=flags, dont_inherit=True)
+            compile(future + piece, "<mutant>", "exec")  # (inherits, as the whole text did)
 
         return alone
 
@@ -719,7 +715,7 @@ def _same_but_bodies(xs: list[ast.stmt], ys: list[ast.stmt], out: list[tuple[int
     further (comparing trees is what costs)."""
     if len(xs) != len(ys):
         return False
-    for x, y in zip(xs, ys):
+    for x, y in zip(xs, ys, strict=True):
         if type(x) is not type(y):
             return False
         if _text(x, texts[0]) == _text(y, texts[1]):

@@ -118,6 +118,43 @@ def test_mutants_made_in_place_are_those_of_a_fresh_copy_each():
     assert kinds == {"op", "drop", "const", "axis"}, kinds
 
 
+def test_a_mutant_compiles_as_its_whole_module_does():
+    """The compile check of a mutant compiles only the top-level statement it changes, after
+    the module's ``__future__`` imports: it fails exactly where compiling the whole text
+    fails (a syntax error; a named expression in an annotation, an error under ``from
+    __future__ import annotations``), and where the unchanged text does not compile every
+    check compiles the whole text."""
+    import ast
+
+    from autograder.harness.mutation import _Unparsed
+
+    good = "\n\ndef f(x):\n    return x + 1\n"
+    pieces = [good, good.replace("x + 1", "x +"), good.replace("x + 1", "x + 2"),
+              good.replace("return", "def g(y: (z := 1)):\n        pass\n    return")]
+    for head in ("from __future__ import annotations\n", ""):
+        text = _Unparsed(ast.parse(head + "x = 1\n" + good))
+        check = text.checker()
+        i = len(text.pieces) - 1
+        failed = []
+        for piece in pieces:
+            try:
+                compile(text.with_piece(i, piece), "<t>", "exec")
+                whole = ""
+            except SyntaxError as exc:
+                whole = exc.msg
+            try:
+                check(piece, i)
+                alone = ""
+            except SyntaxError as exc:
+                alone = exc.msg
+            assert alone == whole, (piece, alone, whole)
+            failed.append(bool(whole))
+        assert failed == [False, True, False, True]
+    broken = _Unparsed(ast.parse("def f():\n    return 1\n\n\ndef g():\n    nonlocal q\n"))
+    with pytest.raises(SyntaxError):
+        broken.checker()(broken.pieces[0], 0)
+
+
 def test_a_mutant_package_is_the_package_build_package_makes(tmp_path):
     """Hard links to one base package plus the mutated file: the same files, bytes and
     bytecode as ``build_package(student_source=...)``, none for the mutated module."""
