@@ -30,8 +30,12 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 # Dask extra (tito regrade --scheduler) its tests use.
 setup-dev: $(VENV)/.installed-dev
 
+# --no-compile for PyTorch alone: byte-compiling its thousands of modules at install costs ~13
+# CPU-s (25 s of a CI run) for the few a parity test imports, which Python compiles on first use
+# (root's processes only: nothing sandboxed imports torch, and sandboxed children write no
+# bytecode, so the grader's own packages keep their install-time bytecode).
 $(VENV)/.installed-dev: $(VENV)/.installed
-	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q --no-compile torch==2.13.0
 	$(PY) -m pip install -q -c requirements.lock --no-build-isolation -e '.[test,dev,dask]'
 	touch $@
 

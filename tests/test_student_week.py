@@ -53,7 +53,10 @@ def test_a_students_week_on_module_05(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k.startswith("PIP_") or k in ("PATH", "HOME", "XDG_CACHE_HOME", "LANG")}
     env.update({"MPLBACKEND": "Agg", "OPENBLAS_NUM_THREADS": "1", "PYTHONNOUSERSITE": "1"})
-    install = subprocess.run([str(py), "-m", "pip", "install", "-q", "-r", "requirements.txt"],
+    # --no-compile: what the student's pip would byte-compile up front (Jupyter, matplotlib,
+    # otter: ~14 CPU-s) Python compiles on first import in this venv instead; nothing else differs
+    install = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-compile", "-r",
+                              "requirements.txt"],
                              cwd=root, env=env, capture_output=True, text=True, timeout=1800)
     _check(install)
     _check(subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "-e", "."],

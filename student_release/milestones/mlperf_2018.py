@@ -7,7 +7,7 @@ Run with your package (after exporting modules 01-19)::
 Per seed it trains the 1986 digits MLP, quantizes it to INT8 (module 15), prunes half its
 weights and fine-tunes (module 16), and times greedy generation of 128 tokens by a GPT with and
 without module 17's KV cache in alternating pairs, a new prompt for each pair (CPU seconds, with
-your module 19's ``single_stream``). Then it scores the results exactly as the grader does, with
+your module 19's ``single_stream``), until the grader's sequential rule decides. Then it scores the results exactly as the grader does, with
 the grader's own code: sizes from the arrays, accuracies from a NumPy forward pass on the
 held-out digits, the cached tokens against the uncached ones and the model's greedy choices,
 and the speed-up from the median ratio's confidence interval. The targets are course.yml's.
@@ -64,6 +64,19 @@ def run_local(pkg: Any, seeds: list[int] | None) -> dict[str, Any]:
     cfg = recipes.MLPERF
     vocab = int(cfg["gpt"]["vocab_size"])
     work = fixed_work(ms)
+    min_pairs = int(crit["min_pairs"])
+
+    def decided(uncached_s: list[float], cached_s: list[float]) -> bool:
+        """The grader's stopping rule: from ``min_pairs`` on, stop once the sequential
+        speed-up rule has decided (the pairs after that cannot change its verdict)."""
+        if len(cached_s) < min_pairs:
+            return False
+        try:
+            return bool(mlperf_score.speedup_decision(uncached_s, cached_s, ms.threshold,
+                                                      crit["confidence"], min_pairs)["decided"])
+        except mlperf_score.BadResult:  # e.g. a zero reading: the scoring says so below
+            return False
+
     lines, passing, per_seed, seconds = [], [], {}, {}
     for seed in seeds:
         # seed s trains with seed s on variant s (pixels and labels permuted), as the grader's
@@ -71,7 +84,7 @@ def run_local(pkg: Any, seeds: list[int] | None) -> dict[str, Any]:
         steps = recipes.StepCounter(None)
         t0 = time.process_time()
         result = recipes.mlperf_run(pkg, seed, train_x, train_y, int(crit["new_tokens"]), work,
-                                    on_step=steps)
+                                    on_step=steps, decided=decided)
         seconds[seed] = time.process_time() - t0
         ok, speed, notes = mlperf_score.score_seed(
             result, recipes.digits_features(test_x), test_y, crit, ms.threshold,

@@ -875,7 +875,9 @@ def mlperf_uncached_work(tt: Any, data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def timed_generation_pairs(tt: Any, gpt: Any, prompts: np.ndarray, new_tokens: int,
-                           budget_s: float) -> dict[str, Any]:
+                           budget_s: float,
+                           decided: Callable[[list[float], list[float]], bool] | None = None
+                           ) -> dict[str, Any]:
     """The milestone script's own measurement (the grader times from outside, see
     :func:`mlperf_cached_work`): paired runs of greedy generation, uncached (``GPT.generate``)
     and cached (module 17's ``CachedGPT(gpt).generate``), alternating which goes first, one
@@ -883,8 +885,10 @@ def timed_generation_pairs(tt: Any, gpt: Any, prompts: np.ndarray, new_tokens: i
     ``time.thread_time``; BLAS runs on this one thread), as one query of module 19's
     ``single_stream`` scenario each (no warm-up: the pairs alternate instead).
 
-    Stops after ``R`` pairs or once ``budget_s`` CPU seconds are used (at least one pair).
-    Decides nothing: returns ``{"prompts", "uncached_tokens", "cached_tokens"}`` ((n, P) and
+    Stops after ``R`` pairs, once ``budget_s`` CPU seconds are used (at least one pair), or
+    once ``decided(uncached_s, cached_s)`` (the seconds so far) is true: the milestone script
+    passes the grader's sequential rule, whose verdict no later pair can change (the grader's
+    plan stops there too). Decides nothing itself: returns ``{"prompts", "uncached_tokens", "cached_tokens"}`` ((n, P) and
     (n, P + new_tokens) int64, one row per pair) and ``{"uncached_s", "cached_s"}`` (one float
     per pair), the layout the grader's own measurement has.
     """
@@ -916,7 +920,8 @@ def timed_generation_pairs(tt: Any, gpt: Any, prompts: np.ndarray, new_tokens: i
             out[f"{which}_s"].append(seconds)
             out[f"{which}_tokens"].append(tokens)
         out["prompts"].append(prompt)
-        if time.process_time() - start > budget_s:
+        if time.process_time() - start > budget_s or (
+                decided is not None and decided(out["uncached_s"], out["cached_s"])):
             break
     return {k: np.asarray(v, dtype=np.float64 if k.endswith("_s") else np.int64)
             for k, v in out.items()}
@@ -944,18 +949,21 @@ def mlperf_models(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray, 
 
 def mlperf_run(tt: Any, seed: int, train_x: np.ndarray, train_y: np.ndarray,
                new_tokens: int, work: Work,
-               on_step: OnStep | StepCounter | None = None) -> dict[str, Any]:
+               on_step: OnStep | StepCounter | None = None,
+               decided: Callable[[list[float], list[float]], bool] | None = None
+               ) -> dict[str, Any]:
     """Everything the milestone script measures for one seed: :func:`mlperf_models` and
     ``"generation"``: :func:`timed_generation_pairs` on :func:`run_prompts`, until
-    ``max_pairs`` pairs or ``TIMING_SHARE`` of ``work["cap_s"]`` (no limit without it). The
-    grader commits the models the same way and times the generation itself."""
+    ``max_pairs`` pairs, ``TIMING_SHARE`` of ``work["cap_s"]`` (no limit without it) or
+    ``decided`` (see there). The grader commits the models the same way and times the
+    generation itself."""
     start = time.process_time()
     result = mlperf_models(tt, seed, train_x, train_y, work, on_step)
     gpt = generation_gpt(tt, seed)
     budget_s = TIMING_SHARE * float(work.get("cap_s", math.inf))
     left = max(0.0, budget_s - (time.process_time() - start))
     result["generation"] = timed_generation_pairs(
-        tt, gpt, run_prompts(seed, MLPERF["max_pairs"]), new_tokens, left)
+        tt, gpt, run_prompts(seed, MLPERF["max_pairs"]), new_tokens, left, decided)
     return result
 
 

@@ -35,6 +35,8 @@ BUGS = {"kv_cache_never_reused": "below 5",
         "quantized_linear_drops_bias": "differs from the float model's",
         "quantized_weights_kept_float": "expected an integer array",
         "prune_largest_weights": "drop over 2 points"}
+#: The bug only a timing can see (its verdict is read from the script's run, below).
+FAKE_CACHE = "kv_cache_never_reused"
 
 
 
@@ -120,10 +122,9 @@ def test_every_number_comes_from_course_yml() -> None:
         mlperf.criteria(broken)
 
 
-def test_the_parent_int8_forward_matches_a_float_forward_within_quantization_error(
-        reference_seed0: dict[str, Any]) -> None:
+def test_the_parent_int8_forward_matches_a_float_forward_within_quantization_error() -> None:
     rng = np.random.default_rng(0)
-    hidden = len(mlperf.float_layers(reference_seed0["float"])[0][1])
+    hidden = int(mlperf.recipes().MLP["hidden"])  # the recipe's width: no model is trained
     w = rng.standard_normal((hidden, 64)).astype(np.float32)
     scale = (np.abs(w).max(axis=1) / 127).astype(np.float32)
     q = np.clip(np.rint(w / scale[:, None]), -127, 127).astype(np.int8)
@@ -231,11 +232,18 @@ def _timed(provider: Any, result: Any, train_x: Any, test_x: Any, seed: int,
     return TimedResult(result, summary)
 
 
-def test_trainer_measures_as_the_sandboxed_child_runs_it_and_the_provider_judges() -> None:
+def test_trainer_measures_as_the_sandboxed_child_runs_it_and_the_provider_judges(
+        reference_run: dict[str, Any]) -> None:
     """The child imports tinytorch_milestones.recipes with autograder imports blocked, trains on the
     provider's training half and commits the models; the provider's plan times the generation
-    and its evaluate (parent) judges both on its held-out half."""
+    and its evaluate (parent) judges both on its held-out half.
+
+    The child's models are, array for array, those the reference run trained in this process
+    for seed 1, so the provider's plan (``mlperf.plan``, the one ``run_in_process`` drives)
+    already timed their generation there: that measurement is judged here rather than a second
+    one of the same GPT (issue 31 item 7)."""
     from autograder.harness.milestones import load_provider
+    from autograder.suite import TimedResult
 
     provider = load_provider(paths.REPO_ROOT / "autograder" / "milestones" / "providers"
                              / "mlperf_2018.py")
@@ -245,7 +253,14 @@ def test_trainer_measures_as_the_sandboxed_child_runs_it_and_the_provider_judges
             tinytorch_ref, 1, train_x, train_y, mlperf.work(MS)))
     assert set(result) == {"float", "int8", "pruned", "gpt"}  # nothing timed in the child
     assert result["int8"]["0.qweight"].dtype == np.int8
-    timed = _timed(provider, result, train_x, test_x, 1)
+    in_process = reference_run["results"][1]
+    for part in result:
+        mine, theirs = result[part], in_process[part]
+        assert list(mine) == list(theirs), part
+        assert all(np.array_equal(mine[k], theirs[k]) and mine[k].dtype == theirs[k].dtype
+                   for k in mine), part
+    assert provider.plan is mlperf.plan
+    timed = TimedResult(result, in_process["generation"])
     gen = timed.timing
     assert gen["problem"] == "" and len(gen["prompts"]) >= MS.criteria["min_pairs"]
     assert len({row.tobytes() for row in gen["prompts"]}) == len(gen["prompts"])  # fresh
@@ -328,8 +343,18 @@ def test_reference_passes_every_graded_seed(reference_run: dict[str, Any]) -> No
 
 
 @pytest.mark.parametrize("bug", sorted(BUGS))
-def test_plausible_bug_fails_the_milestone_for_its_reason(bug: str) -> None:
-    r = mlperf.run_in_process(variant(bug), seeds=[0])
+def test_plausible_bug_fails_the_milestone_for_its_reason(bug: str,
+                                                         request: pytest.FixtureRequest) -> None:
+    """Each bug on seed 0 with the grader's ``run_in_process``. The cache that never reuses is
+    read from the script's run of it (``fake_cache_run``: the script scores with that same
+    function, on a core shared with a busy loop), not measured a second time idle: its 12 s
+    of timed generation were the costliest run here (issue 31 item 7)."""
+    if bug == FAKE_CACHE:
+        run = request.getfixturevalue("fake_cache_run")
+        assert run["scored_by"] == "grader", run
+        r = {"passed": run["passed"], "message": run["message"]}
+    else:
+        r = mlperf.run_in_process(variant(bug), seeds=[0])
     assert not r["passed"], r["message"]
     assert BUGS[bug] in r["message"], r["message"]
 
@@ -346,20 +371,30 @@ def _script(package: str, *args: str, extra_path: Path | None = None
                           cwd=paths.REPO_ROOT)
 
 
-def test_script_passes_with_the_reference_and_fails_a_fake_cache() -> None:
+@pytest.fixture(scope="module")
+def fake_cache_run() -> dict[str, Any]:
+    """The script on seed 0 with a cache that recomputes everything, pinned next to a busy
+    loop: its JSON line and ``returncode``. Run once, read by the script's test and by that
+    bug's plausible-bug test."""
+    pkg = variant(FAKE_CACHE)
+    proc = _script(pkg.__name__, "--contended", extra_path=package_root(pkg))
+    assert proc.stdout.strip(), proc.stderr
+    return {**json.loads(proc.stdout.strip().splitlines()[-1]), "returncode": proc.returncode,
+            "output": proc.stdout + proc.stderr}
+
+
+def test_script_passes_with_the_reference_and_fails_a_fake_cache(
+        fake_cache_run: dict[str, Any]) -> None:
     """Pinned next to a busy loop (half a core, as on Gradescope), the reference still clears
     5x and a cache that recomputes everything still fails on its ratio: CPU-second pairs, a
     median interval. (The same run on an idle core, the script's default, measures with the
     same code; the student release's local run, below, runs it that way.)"""
-    extra = ("--contended",)
-    proc = _script("tinytorch_ref", *extra)
+    proc = _script("tinytorch_ref", "--contended")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     good = json.loads(proc.stdout.strip().splitlines()[-1])
     assert good["passed"] and good["speedup"]["0"] >= 5
-    pkg = variant("kv_cache_never_reused")
-    proc = _script(pkg.__name__, *extra, extra_path=package_root(pkg))
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    bad = json.loads(proc.stdout.strip().splitlines()[-1])
+    bad = fake_cache_run
+    assert bad["returncode"] == 1, bad["output"]
     assert bad["speedup"]["0"] < 2 and "below 5" in bad["message"]
 
 

@@ -26,20 +26,35 @@ def run_script(name: str, package: str, plot: Path, extra_path: Path | None = No
         env=env, cwd=paths.REPO_ROOT)
 
 
+@pytest.fixture(scope="module")
+def xor_run(tmp_path_factory: pytest.TempPathFactory
+            ) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """The XOR script with the reference and its plot: run once, read by the two tests of that
+    run (issue 31 item 7)."""
+    plot = tmp_path_factory.mktemp("xor") / "xor_1969.png"
+    return run_script("xor_1969", "tinytorch_ref", plot), plot
+
+
 @pytest.mark.parametrize("name, args", [("perceptron_1957", ()), ("xor_1969", ()),
                                         ("mlp_1986", ()), ("cnn_1998", ()),
                                         ("cnn_fashion_1998", ("--seed", "0"))])
 def test_script_passes_with_the_reference_and_saves_a_curve(name: str, args: tuple[str, ...],
-                                                            tmp_path: Path) -> None:
-    plot = tmp_path / f"{name}.png"
-    proc = run_script(name, "tinytorch_ref", plot, extra_args=args)
+                                                            tmp_path: Path,
+                                                            request: pytest.FixtureRequest
+                                                            ) -> None:
+    if name == "xor_1969":
+        proc, plot = request.getfixturevalue("xor_run")
+    else:
+        plot = tmp_path / f"{name}.png"
+        proc = run_script(name, "tinytorch_ref", plot, extra_args=args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASSED" in proc.stdout
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_xor_script_shows_the_single_layer_cannot(tmp_path: Path) -> None:
-    proc = run_script("xor_1969", "tinytorch_ref", tmp_path / "x.png")
+def test_xor_script_shows_the_single_layer_cannot(
+        xor_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    proc, _ = xor_run
     assert "single layer (no hidden units): best accuracy 0.75" in " ".join(proc.stdout.split())
 
 

@@ -1,8 +1,9 @@
 """Lanes: a looping submission's tests in several children side by side give the same grade.
 
-The course here has a 5 s per-test timeout (the looping tests must time out in reasonable
-time); every other test of these submissions takes milliseconds, so no verdict depends on
-speed. ``--jobs`` workers take the slowest expected submission first.
+The course here has a 2 CPU-s per-test timeout (the looping tests must time out in reasonable
+time: the looper spends the limit on each of its four looping tests, in every grading); every
+other test of these submissions takes milliseconds of CPU, and the limit is CPU time, so no
+verdict depends on speed or load. ``--jobs`` workers take the slowest expected submission first.
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ from staff.regrade.pool import LocalRunner
 from staff.regrade.run import lanes_for
 from staff.synthetic import synth_export
 
+TIMEOUT = 2
+
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory: pytest.TempPathFactory) -> Any:
     data = yaml.safe_load((REPO_ROOT / "course.yml").read_text(encoding="utf-8"))
-    data["course"]["grading"]["test_timeout_s"] = 5
+    data["course"]["grading"]["test_timeout_s"] = TIMEOUT
     path = tmp_path_factory.mktemp("course") / "course.yml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return load_course(path)
@@ -167,7 +170,7 @@ def test_a_regrade_sends_the_longest_expected_submission_first(
     assert keys[0] == f"submission_{loop.submission_id}"
     assert sorted(keys) == sorted(r.key for r in report.rows) and len(keys) == 6
     costs = [p for _, p in _Recorder.sent]
-    assert costs == sorted(costs, reverse=True) and costs[0] >= 3 * 5  # three 5 s timeouts
+    assert costs == sorted(costs, reverse=True) and costs[0] >= 3 * TIMEOUT  # three timeouts
     assert all(not r.graded for r in report.rows)
 
 
