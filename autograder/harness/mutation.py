@@ -28,11 +28,13 @@ Coverage-guided case selection (:func:`select_cases`, as mutmut and Stryker do i
 run of the reference, staged and sandboxed as a mutant is (:func:`case_coverage`), records
 which lines of the module each case and the package import execute; each AST mutant then runs
 only the cases that executed a line of the statement it changes (in run order; a stage left
-without a case is not started), and one that no case reaches survives without a run. Cases do
-not depend on each other, and one that never reaches the change runs the reference's code, so
-the first failing case, the reason and ``killed_by`` are those of a run of every case. Code the
-import runs, hand-written bugs, a failing traced run or a reference whose ``ast.unparse`` text
-(the mutants' layout) fails a case: every case is run (docs/testing.md, *Case selection*).
+without a case is not started), and one that no case reaches survives without a run; a
+catalogue bug, only the cases that executed a line of a function body it replaces
+(:func:`changed_bodies`). Cases do not depend on each other, and one that never reaches the
+change runs the reference's code, so the first failing case, the reason and ``killed_by`` are
+those of a run of every case. Code the import runs, a bug that changes anything but function
+bodies, a failing traced run or a reference whose ``ast.unparse`` text (the mutants' layout)
+fails a case: every case is run (docs/testing.md, *Case selection*).
 
 :func:`module_mutation` caches a module's verdicts in ``build/mutation/cache/`` under the
 SHA-256 of all their inputs; ``TT_MUTATION_CACHE=off`` always runs (CI sets it).
@@ -47,6 +49,7 @@ import argparse
 import ast
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -92,7 +95,9 @@ class Mutant:
     ``span`` is ``(first, last)`` line of the reference's statement that holds the change
     (the innermost one, decorators included): a case that executes none of those lines
     runs the same code on the mutant as on the reference (:func:`select_cases`). ``(0, 0)``
-    (hand-written bugs: whole-source replacements) means unknown: every case is run.
+    (hand-written bugs: whole-source replacements) means none: then ``bodies`` are the
+    reference's lines of the function bodies the bug replaces (:func:`changed_bodies`, filled
+    in by :func:`run_mutation`), and when there are none, every case is run.
     """
 
     id: str
@@ -100,6 +105,7 @@ class Mutant:
     line: int
     source: str
     span: tuple[int, int] = (0, 0)
+    bodies: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -304,6 +310,7 @@ def generate_mutants(source: str, *, limit: int | None = None,
     where = sites(tree)
     spans = statement_spans(tree)
     text = _Unparsed(tree)
+    check = text.checker()
     mutants: list[Mutant] = []
     seen: set[str] = set()
     for node in nodes:
@@ -324,10 +331,11 @@ def generate_mutants(source: str, *, limit: int | None = None,
                 if not applied:
                     continue
                 try:  # (every node of a change already has its location: none to fix)
-                    text_src = text.with_changed(top)
-                    compile(text_src, "<mutant>", "exec")
+                    piece = text.piece(top)
+                    check(piece, top)
                 except (SyntaxError, ValueError, TypeError):
                     continue
+                text_src = text.with_piece(top, piece)
             mutants.append(Mutant(mid, change, line, text_src, spans[id(node)]))
             if limit is not None and len(mutants) >= limit:
                 return mutants
@@ -356,9 +364,10 @@ class _Unparsed:
         if doc is not None and isinstance(body[0], ast.Expr):
             u._write_docstring(body[0].value)
             self.head = "".join(u._source)
-        self.pieces = [self._piece(i) for i in range(len(body))]
+        self.pieces = [self.piece(i) for i in range(len(body))]
 
-    def _piece(self, i: int) -> str:
+    def piece(self, i: int) -> str:
+        """Top-level statement ``i``'s text as the tree is now."""
         if i == 0 and self.head:
             return ""  # (the docstring is the head)
         u = ast._Unparser()  # type: ignore[attr-defined]
@@ -367,9 +376,31 @@ class _Unparsed:
         u.traverse(self.tree.body[i])
         return "".join(u._source[1:] if before else u._source)
 
-    def with_changed(self, i: int) -> str:
-        """The module's text with top-level statement ``i`` unparsed again."""
-        return "".join([self.head, *self.pieces[:i], self._piece(i), *self.pieces[i + 1:]])
+    def with_piece(self, i: int, piece: str) -> str:
+        """The module's text with top-level statement ``i``'s text replaced by ``piece``."""
+        return "".join([self.head, *self.pieces[:i], piece, *self.pieces[i + 1:]])
+
+    def checker(self) -> Callable[[str, int], None]:
+        """``check(piece, i)`` raises what ``compile`` raises for the module's text with
+        statement ``i``'s text replaced by ``piece``, compiling that one statement (after the
+        module's ``__future__`` imports): a change inside a top-level statement can make only
+        that statement fail to compile (a function's or class's scope ends with it), when
+        the unchanged text compiles. If it does not, every check compiles the whole text.
+        Compiling the whole module per mutant was most of generating it."""
+        def whole(piece: str, i: int) -> None:
+            compile(self.with_piece(i, piece), "<mutant>", "exec")
+
+        try:
+            whole(self.pieces[0], 0)
+        except (SyntaxError, ValueError, TypeError):
+            return whole
+        future = "".join(f"{ast.unparse(stmt)}\n" for stmt in self.tree.body
+                         if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__")
+
+        def alone(piece: str, i: int) -> None:
+            compile(future + piece, "<mutant>", "exec")  # (inherits, as the whole text did)
+
+        return alone
 
 
 def statement_spans(tree: ast.Module) -> dict[int, tuple[int, int]]:
@@ -622,9 +653,11 @@ def case_coverage(**kw: Any) -> Coverage | None:
 
 def select_cases(mutant: Mutant, coverage: Coverage | None) -> set[str] | None:
     """The cases that can tell ``mutant`` from the reference: those that executed a line of
-    its statement (``Mutant.span``) in the traced control run. None (all of them) when there
-    is no coverage, the span is unknown (a hand-written bug) or the import ran a line of it
-    (module-level code, a function called at import time: every case depends on it).
+    its statement (``Mutant.span``), or for a whole-source bug a line of a function body it
+    replaces (``Mutant.bodies``), in the traced control run. None (all of them) when there
+    is no coverage, neither is known (a bug that changes more than function bodies) or the
+    import ran a line of them (module-level code, a function called at import time: every
+    case depends on it).
 
     Sound because a case that never reaches the changed statement executes the very code it
     executes on the reference, from the same state: cases do not depend on each other (a
@@ -633,13 +666,117 @@ def select_cases(mutant: Mutant, coverage: Coverage | None) -> set[str] | None:
     changes neither the outcome of a selected case nor which one fails first. The first
     failing case of the full run is therefore a selected one, and the selected run stops at
     the same case with the same reason."""
-    first, last = mutant.span
-    if coverage is None or not first:
+    spans = [mutant.span] if mutant.span[0] else list(mutant.bodies)
+    if coverage is None or not spans:
         return None
-    span = set(range(first, last + 1))
-    if span & coverage.imported:
+    reach = {ln for first, last in spans for ln in range(first, last + 1)}
+    if reach & coverage.imported:
         return None
-    return {name for name, lines in coverage.cases.items() if span & lines}
+    return {name for name, lines in coverage.cases.items() if reach & lines}
+
+
+def changed_bodies(reference: str, bug: str) -> tuple[tuple[int, int], ...] | None:
+    """Where a whole-source bug (a catalogue entry: text edits anywhere) differs from the
+    reference, as the lines in ``reference`` of the function bodies it replaces; None when
+    it changes anything else, or anything whose effect is not confined to calls of a
+    replaced function.
+
+    The two modules are compared as syntax trees (comments, layout and line numbers aside),
+    statement by statement, into class bodies. A bug may only replace the body of a
+    function (its docstring excepted) or method: the same name, signature, defaults,
+    decorators and return annotation, and the same kind of function (plain, generator,
+    coroutine). Everything else (a module-level or class-level statement, a default, a
+    decorator, a docstring, a statement added or removed outside a body) runs or is seen at
+    import: None. A replaced body runs only when its function is called, and every call
+    executes a line of the reference's body span: a case that executed none of these lines
+    called none of these functions, so it runs the same code on the bug as on the reference
+    (:func:`select_cases`, which also runs every case when the import executed such a line).
+    """
+    try:
+        old, new = _parsed(reference), ast.parse(bug)
+    except (SyntaxError, ValueError):
+        return None
+    out: list[tuple[int, int]] = []
+    texts = (reference.splitlines(), bug.splitlines())
+    return tuple(out) if _same_but_bodies(old.body, new.body, out, texts) else None
+
+
+@functools.lru_cache(maxsize=4)
+def _parsed(source: str) -> ast.Module:
+    """The reference's tree, parsed once for all its bugs (read only: never changed)."""
+    return ast.parse(source)
+
+
+def _same_but_bodies(xs: list[ast.stmt], ys: list[ast.stmt], out: list[tuple[int, int]],
+                     texts: tuple[list[str], list[str]]) -> bool:
+    """True when statement lists ``xs`` and ``ys`` differ only in function bodies (the
+    spans of ``xs``'s differing bodies are appended to ``out``). A pair whose source text is
+    the same (most of them: a bug edits a few lines) is the same statement: not compared
+    further (comparing trees is what costs)."""
+    if len(xs) != len(ys):
+        return False
+    for x, y in zip(xs, ys, strict=True):
+        if type(x) is not type(y):
+            return False
+        if _text(x, texts[0]) == _text(y, texts[1]):
+            continue
+        if isinstance(x, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            assert isinstance(y, (ast.FunctionDef, ast.AsyncFunctionDef))
+            (xbody, xdoc), (ybody, ydoc) = _body(x), _body(y)
+            if (_shell(x) != _shell(y) or xdoc != ydoc or not xbody or not ybody
+                    or _generator(x) != _generator(y)):
+                return False
+            if [ast.dump(s) for s in xbody] != [ast.dump(s) for s in ybody]:
+                placed = [n for s in xbody for n in ast.walk(s) if hasattr(n, "lineno")]
+                out.append((min(n.lineno for n in placed),
+                            max(getattr(n, "end_lineno", None) or n.lineno for n in placed)))
+        elif isinstance(x, ast.ClassDef):
+            assert isinstance(y, ast.ClassDef)
+            if _shell(x) != _shell(y) or not _same_but_bodies(x.body, y.body, out, texts):
+                return False
+        elif ast.dump(x) != ast.dump(y):
+            return False
+    return True
+
+
+def _text(stmt: ast.stmt, lines: list[str]) -> tuple[str, int, int]:
+    """A statement's source: its lines (decorators included) and where in the first and the
+    last it starts and ends. The same text parses to the same statement."""
+    first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
+    last = stmt.end_lineno or stmt.lineno
+    return "\n".join(lines[first - 1:last]), stmt.col_offset, stmt.end_col_offset or 0
+
+
+def _body(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[ast.stmt], str]:
+    """A function's statements after its docstring, and the docstring's dump ("" if none)."""
+    first = fn.body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+            first.value.value, str):
+        return fn.body[1:], ast.dump(first)
+    return fn.body, ""
+
+
+def _shell(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+    """A definition without its body: what its ``def``/``class`` statement evaluates at
+    import (name, arguments and defaults, decorators, annotations, bases)."""
+    fields = {name: value for name, value in ast.iter_fields(node) if name != "body"}
+    return repr({name: ast.dump(v) if isinstance(v, ast.AST)
+                 else [ast.dump(i) for i in v] if isinstance(v, list) else v
+                 for name, v in fields.items()})
+
+
+def _generator(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether calling ``fn`` makes a generator (a ``yield`` in its own scope)."""
+    def walk(node: ast.AST) -> bool:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.Yield, ast.YieldFrom)):
+                return True
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                      ast.ClassDef)) and walk(child):
+                return True
+        return False
+
+    return walk(fn)
 
 
 def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
@@ -661,13 +798,16 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
             suite once (:mod:`autograder.harness.zygote`); False starts a fresh interpreter
             for each, as grading does. The verdicts are the same.
         select: run each AST mutant only on the cases that reach its statement
-            (:func:`select_cases`, from one traced control run: :func:`case_coverage`); a
-            mutant no case reaches survives without a run. False runs every mutant on every
-            case (up to its first failure). The verdicts are the same.
+            (:func:`select_cases`, from one traced control run: :func:`case_coverage`), and
+            each bug only on the cases that call a function body it replaces
+            (:func:`changed_bodies`); a mutant no case reaches survives without a run. False
+            runs every mutant on every case (up to its first failure). The verdicts are the
+            same.
 
     Two control runs come first: the reference as ``ast.unparse`` writes it (the mutants'
     text, comments and layout aside), which must pass (else the reference's own text must,
-    and no selection is made), and the traced one. Hand-written bugs always run every case.
+    and no selection is made), and the traced one. A bug that changes more than function
+    bodies runs every case.
     """
     suite_path, reference = suite_path.absolute(), reference.absolute()
     lim = limits or MUTANT_LIMITS
@@ -678,7 +818,8 @@ def run_mutation(*, suite_path: Path, reference: Path, slug: str, number: int,
     if exp.errors:
         raise RuntimeError(f"the reference fails the suite: {exp.errors}")
     payloads = standin_payloads(suite, reference / f"{slug}.py")
-    hand = list(bugs or [])
+    hand = [m if m.span[0] or m.bodies else dataclasses.replace(
+        m, bodies=changed_bodies(source, m.source) or ()) for m in bugs or []]
     mutants = hand + generate_mutants(source, limit=max_mutants, lines=lines)
     eq_file = suite_path.parent / "equivalent_mutants.txt"
     equivalent = set()

@@ -118,6 +118,43 @@ def test_mutants_made_in_place_are_those_of_a_fresh_copy_each():
     assert kinds == {"op", "drop", "const", "axis"}, kinds
 
 
+def test_a_mutant_compiles_as_its_whole_module_does():
+    """The compile check of a mutant compiles only the top-level statement it changes, after
+    the module's ``__future__`` imports: it fails exactly where compiling the whole text
+    fails (a syntax error; a named expression in an annotation, an error under ``from
+    __future__ import annotations``), and where the unchanged text does not compile every
+    check compiles the whole text."""
+    import ast
+
+    from autograder.harness.mutation import _Unparsed
+
+    good = "\n\ndef f(x):\n    return x + 1\n"
+    pieces = [good, good.replace("x + 1", "x +"), good.replace("x + 1", "x + 2"),
+              good.replace("return", "def g(y: (z := 1)):\n        pass\n    return")]
+    for head in ("from __future__ import annotations\n", ""):
+        text = _Unparsed(ast.parse(head + "x = 1\n" + good))
+        check = text.checker()
+        i = len(text.pieces) - 1
+        failed = []
+        for piece in pieces:
+            try:
+                compile(text.with_piece(i, piece), "<t>", "exec")
+                whole = ""
+            except SyntaxError as exc:
+                whole = exc.msg
+            try:
+                check(piece, i)
+                alone = ""
+            except SyntaxError as exc:
+                alone = exc.msg
+            assert alone == whole, (piece, alone, whole)
+            failed.append(bool(whole))
+        assert failed == [False, True, False, True]
+    broken = _Unparsed(ast.parse("def f():\n    return 1\n\n\ndef g():\n    nonlocal q\n"))
+    with pytest.raises(SyntaxError):
+        broken.checker()(broken.pieces[0], 0)
+
+
 def test_a_mutant_package_is_the_package_build_package_makes(tmp_path):
     """Hard links to one base package plus the mutated file: the same files, bytes and
     bytecode as ``build_package(student_source=...)``, none for the mutated module."""
@@ -359,15 +396,26 @@ def test_case_selection_keeps_every_verdict_with_import_time_code_and_defaults(
     """The coverage-guided run gives the full run's report, mutant by mutant: a mutant in a
     function the import runs (``SCALE``) runs every case (it is killed by the last one, which
     no line of the function reaches), a mutant of a nested default runs only the case that
-    reaches its ``def``, and a hand-written bug of the module-level assignment every case.
-    Ignoring what the import ran gives another report: the oracle sees a wrong selection."""
+    reaches its ``def``. Catalogue bugs (whole-source edits): one of the module-level
+    assignment and one of the function the import calls run every case, one of a nested
+    function the cases that call its enclosing function, one of a method the cases that call
+    it, and one of a function no case calls survives without a run. Ignoring what the import
+    ran gives another report: the oracle sees a wrong selection."""
     from autograder.harness import mutation as mut
 
     ref, suite_path = _scaled_module(tmp_path)
     lines = {i for i, text in enumerate(SCALED.splitlines(), 1)
              if "return 2" in text or "k=3 + 1" in text or "x * k" in text}
-    bugs = [Mutant("bug:scale_plus_one", "scale + 1", 0,
-                   SCALED.replace("SCALE = _default_scale()", "SCALE = _default_scale() + 1"))]
+    def bug(name: str, old: str, new: str) -> Mutant:
+        assert SCALED.count(old) == 1
+        return Mutant(f"bug:{name}", name, 0, SCALED.replace(old, new))
+
+    bugs = [bug("scale_plus_one", "SCALE = _default_scale()", "SCALE = _default_scale() + 1"),
+            bug("default_scale_three", "return 2", "return 3"),
+            bug("scaler_adds", "return x * k", "return x + k"),
+            bug("sum_is_mean", "float(self.data.sum())", "float(self.data.mean())"),
+            bug("total_of_two", "return sum(xs)", "return sum(xs[:2])"),
+            bug("add_subtracts", "return a + b", "return a - b")]
     kw = {"suite_path": suite_path, "reference": ref, "slug": "mini", "number": 1,
           "all_modules": ((1, "mini"), (2, "later")), "lines": lines, "bugs": bugs}
     full = run_mutation(select=False, **kw)
@@ -381,9 +429,17 @@ def test_case_selection_keeps_every_verdict_with_import_time_code_and_defaults(
     monkeypatch.setattr(mut, "select_cases", spy)
     selected = run_mutation(select=True, **kw)
     assert selected.to_json() == full.to_json()
-    assert len(full.killed) >= 6 and not full.survived, full.to_json()
-    assert set(full.killed_by.values()) == {"scaled_value"}
-    assert chosen["bug:scale_plus_one"] is None
+    assert len(full.killed) >= 10 and [m.id for m in full.survived] == ["bug:add_subtracts"]
+    assert set(full.killed_by.values()) == {"scaled_value", "sum_value",
+                                            "total_of_empty_raises"}
+    assert full.killed_by["bug:sum_is_mean"] == "sum_value"
+    # the catalogue's bugs: one at module level and one in a function the import calls run
+    # every case; one in a nested function runs the cases that call its enclosing function
+    assert chosen["bug:scale_plus_one"] is None and chosen["bug:default_scale_three"] is None
+    assert chosen["bug:scaler_adds"] == {"scaled_value"}
+    assert chosen["bug:sum_is_mean"] == {"sum_value"}
+    assert chosen["bug:total_of_two"] == {"total_of_empty_raises"}
+    assert chosen["bug:add_subtracts"] == set()  # no case calls add(): it survives unrun
     at_import = [mid for mid in chosen if "@_default_scale+" in mid]
     default = [mid for mid in chosen if "@make_scaler.scaler+-1:" in mid]
     assert at_import and default
@@ -398,7 +454,8 @@ def test_case_selection_keeps_every_verdict_with_import_time_code_and_defaults(
 
     monkeypatch.setattr(mut, "case_coverage", forget_the_import)
     wrong = run_mutation(select=True, **kw)
-    assert {m.id for m in wrong.survived} == set(at_import)
+    assert {m.id for m in wrong.survived} == {*at_import, "bug:default_scale_three",
+                                              "bug:add_subtracts"}
     assert wrong.to_json() != full.to_json()
 
 
@@ -429,6 +486,71 @@ def test_statement_spans_hold_decorators_and_continuation_lines():
     assert {m.span for m in muts if "@f+0" in m.id} == {(3, 4)}
 
 
+CLASSY = textwrap.dedent('''
+    """A module."""
+    import numpy as np
+
+    LIMIT = 3
+
+
+    class Box:
+        """A box."""
+        size = 2
+
+        def __init__(self, n=1):
+            self.n = n  # a comment
+
+        def area(self):
+            """Its area."""
+            return self.n * self.size
+
+        @property
+        def items(self):
+            yield self.n
+
+
+    def make(n):
+        def inner(k=4):
+            return k + n
+        return inner()
+''')
+
+
+@pytest.mark.parametrize(("old", "new", "bodies"), [
+    ("return self.n * self.size", "return self.n + self.size", ((17, 17),)),
+    ("return inner()", "return inner() - 1", ((25, 27),)),
+    ("return k + n", "return k - n", ((25, 27),)),
+    ("self.n = n  # a comment", "self.n = n  # another comment", ()),
+    ("self.n = n  # a comment", "self.n = (\n            n)", ()),
+    ("return self.n * self.size", "x = 1\n        return self.n * self.size * x", ((17, 17),)),
+    ("LIMIT = 3", "LIMIT = 4", None),
+    ("size = 2", "size = 3", None),
+    ("def __init__(self, n=1)", "def __init__(self, n=2)", None),
+    ("def inner(k=4)", "def inner(k=5)", ((25, 27),)),
+    ('"""Its area."""', '"""Its surface."""', None),
+    ("@property", "@staticmethod", None),
+    ("yield self.n", "return self.n", None),
+    ("class Box:", "class Box(object):", None),
+    ("import numpy as np", "import numpy", None),
+    ("return self.n * self.size", "return self.n * self.size\n\n    def extra(self):\n"
+     "        return 0", None),
+    ("return self.n * self.size", "return self.n *", None),
+])
+def test_changed_bodies_are_the_replaced_function_bodies_only(old, new, bodies):
+    """A whole-source bug's reach (``changed_bodies``): the reference's lines of the function
+    bodies it replaces (a nested function's default is part of its enclosing body); a bug
+    that changes only comments or layout replaces none; anything that runs or is seen at
+    import (module and class statements, defaults and decorators of a method, docstrings, a
+    generator made a plain function, bases, a new method) or does not parse gives None."""
+    from autograder.harness.mutation import changed_bodies
+
+    assert CLASSY.count(old) == 1
+    lines = CLASSY.splitlines()
+    assert lines[16].strip() == "return self.n * self.size" and lines[24].startswith("    def")
+    assert changed_bodies(CLASSY, CLASSY.replace(old, new)) == bodies
+    assert changed_bodies(CLASSY, CLASSY) == ()
+
+
 def _real_module_kwargs(name: str, every: int | None = None, limit: int | None = None):
     from autograder.harness.mutation import MUTANT_LIMITS
     from coursekit import paths
@@ -441,38 +563,44 @@ def _real_module_kwargs(name: str, every: int | None = None, limit: int | None =
                                   number=module.number, title=module.title)
     if every:  # a sample of lines spread over the module's units (and so its stages)
         lines = {m.line for m in generate_mutants(source, lines=lines)[::every]}
+    bugs = catalogue_bugs(paths.bugs_catalogue(module.name), source)
     return {"suite_path": paths.SUITES / module.name / "suite.py",
             "reference": paths.REFERENCE, "slug": module.slug, "number": module.number,
             "all_modules": tuple((x.number, x.slug) for x in _COURSE.modules),
-            "lines": lines, "max_mutants": limit, "bugs": [], "limits": MUTANT_LIMITS}
+            "lines": lines, "max_mutants": limit, "bugs": bugs, "limits": MUTANT_LIMITS}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "every", "limit"), [("01_tensor", None, 30),
-                                                       ("12_attention", 12, None)])
+@pytest.mark.parametrize(("name", "every", "limit"), [("01_tensor", None, 10),
+                                                       ("12_attention", 36, None)])
 def test_case_selection_gives_the_full_runs_report_on_real_modules(name, every, limit,
                                                                   monkeypatch):
-    """Module 01 (one stage) and module 12 (units staged with stand-ins), on a sample of
-    their mutants: the coverage-guided run's report (killed, survived, reasons, killed_by)
-    is the full run's, and the selection does leave cases out."""
+    """Module 01 and module 12 (units staged with stand-ins), on a sample of their AST
+    mutants and every bug of their catalogues: the coverage-guided run's report (killed,
+    survived, reasons, killed_by) is the full run's, and the selection does leave cases
+    out, for AST mutants and for bugs. (A selection that keeps only the later half of the
+    cases that reach a change gives module 12 another report; so does a selection that
+    ignores what the import runs, the hand-made module's.)"""
     from autograder.harness import mutation as mut
 
     kw = _real_module_kwargs(name, every, limit)
     full = run_mutation(select=False, **kw)
-    sizes: list[int] = []
+    sizes: dict[str, int] = {}
     real_select = mut.select_cases
 
     def spy(m, coverage):
         got = real_select(m, coverage)
-        sizes.append(-1 if got is None else len(got))
+        sizes[m.id] = -1 if got is None else len(got)
         return got
 
     monkeypatch.setattr(mut, "select_cases", spy)
     selected = run_mutation(select=True, **kw)
     assert selected.to_json() == full.to_json()
-    assert full.total >= 20 and full.killed
+    assert full.total >= 25 and full.killed
     n_cases = len(mut.load_suite(kw["suite_path"]).cases)
-    assert any(0 <= k < n_cases for k in sizes), sizes
+    for bugs in (True, False):
+        assert any(0 <= k < n_cases for mid, k in sizes.items()
+                   if mid.startswith("bug:") == bugs), sizes
 
 
 def test_the_traced_run_sees_the_same_lines_in_a_fresh_child_and_a_forked_one(tmp_path):
