@@ -8,7 +8,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MPLBACKEND ?= Agg
 
-.PHONY: setup setup-dev demo test test-all test-affected prove test-fast test-slow test-serial test-stress lint release \
+.PHONY: setup setup-dev bytecode demo test test-all test-affected prove test-fast test-slow test-serial test-stress lint release \
 	autograder gradebook sync lock clean fuzz fuzz-long bench
 
 # Tests run in parallel (pytest-xdist, one worker per core; TEST_WORKERS=3 to override).
@@ -16,7 +16,16 @@ export MPLBACKEND ?= Agg
 TEST_WORKERS ?= auto
 PYTEST_PAR := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed bytecode
+
+# Bytecode for the repository's own packages (every top-level folder with an __init__.py) and
+# the milestone scripts, written beside their sources. Where PYTHONDONTWRITEBYTECODE is set (as
+# on the machines this course is developed and tested on) no process writes it, so every `tito`
+# command and every grading child compiled them again: 0.26 of a module-01 grading's 1.79 CPU-s.
+# Up to date this takes 0.1 s; Python ignores a .pyc whose source changed since it was written.
+PACKAGES := $(patsubst %/__init__.py,%,$(wildcard */__init__.py))
+bytecode: $(VENV)/.installed
+	@$(PY) -m compileall -q $(PACKAGES) milestones
 
 # pyproject.toml lists the direct dependencies (and the test/dev extras); requirements.lock
 # pins every package exactly, so every machine gets the same versions.
@@ -28,7 +37,7 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 
 # Instructor CI extras: PyTorch (CPU build, pinned exactly) for the parity suite only, and the
 # Dask extra (tito regrade --scheduler) its tests use.
-setup-dev: $(VENV)/.installed-dev
+setup-dev: $(VENV)/.installed-dev bytecode
 
 # --no-compile for PyTorch alone: byte-compiling its thousands of modules at install costs ~13
 # CPU-s (25 s of a CI run) for the few a parity test imports, which Python compiles on first use
