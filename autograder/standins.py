@@ -48,7 +48,8 @@ class StandinError(ValueError):
 
 
 # ----------------------------------------------------------------------------- extract
-def _span(node: ast.stmt) -> tuple[int, int]:
+def statement_lines(node: ast.stmt) -> tuple[int, int]:
+    """A statement's first line (its first decorator's, if any) and its last line."""
     first = min([node.lineno, *[d.lineno for d in getattr(node, "decorator_list", [])]])
     return first, int(node.end_lineno or node.lineno)
 
@@ -83,7 +84,7 @@ def extract(source: str, units: dict[str, tuple[str, ...]]) -> dict[str, dict[st
         if name is not None:
             top[name] = node
     prelude = "".join("".join(lines[a - 1:b]) for a, b in (
-        _span(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
+        statement_lines(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))
         and not (isinstance(n, ast.ImportFrom) and n.module == "__future__")))
     out: dict[str, dict[str, Any]] = {}
     for unit, entries in units.items():
@@ -92,7 +93,8 @@ def extract(source: str, units: dict[str, tuple[str, ...]]) -> dict[str, dict[st
             if e not in top:
                 raise StandinError(f"unit {unit!r}: the reference defines no {e!r}")
         order = sorted(whole, key=lambda e: top[e].lineno)
-        defs = "".join("".join(lines[a - 1:b]) for a, b in (_span(top[e]) for e in order))
+        defs = "".join("".join(lines[a - 1:b])
+                       for a, b in (statement_lines(top[e]) for e in order))
         members: dict[str, dict[str, Any]] = {}
         for e in entries:
             if "." not in e:
@@ -106,7 +108,7 @@ def extract(source: str, units: dict[str, tuple[str, ...]]) -> dict[str, dict[st
                 raise StandinError(f"unit {unit!r}: class {cls_name} defines no {member!r}")
             entry = members.setdefault(cls_name, {"names": [], "spans": []})
             entry["names"].append(member)
-            entry["spans"].append(_span(found))
+            entry["spans"].append(statement_lines(found))
         for cls_name, entry in members.items():
             body = "".join("".join(lines[a - 1:b]) for a, b in sorted(entry.pop("spans")))
             entry["source"] = f"class {cls_name}:\n{body}"
@@ -135,10 +137,10 @@ def _entry_spans(source: str) -> tuple[tuple[int, int, str | None,
     ask line by line (a module's every solution line, every mutant's line)."""
     out = []
     for node in ast.parse(source).body:
-        a, b = _span(node)
+        a, b = statement_lines(node)
         members: tuple[tuple[int, int, str], ...] = ()
         if isinstance(node, ast.ClassDef):
-            members = tuple((*_span(sub), name) for sub in node.body
+            members = tuple((*statement_lines(sub), name) for sub in node.body
                             if (name := _defined(sub)))
         out.append((a, b, _defined(node), members))
     return tuple(out)

@@ -68,7 +68,7 @@ from autograder.harness.limits import Limits
 from autograder.harness.package import build_package, pyc_beside
 from autograder.harness.supervisor import Outcome, RunReport, RunSpec, start_zygote
 from autograder.harness.zygote import Zygote
-from autograder.standins import covering_entry, stage_plan
+from autograder.standins import covering_entry, stage_plan, statement_lines
 from autograder.suite import Case, Suite, compare
 
 if TYPE_CHECKING:
@@ -403,6 +403,14 @@ class _Unparsed:
         return alone
 
 
+def _extent(stmts: list[ast.stmt]) -> tuple[int, int]:
+    """The first and last line any node of ``stmts`` is on (decorators, bodies, continuation
+    lines: every line executing them can report)."""
+    placed = [n for s in stmts for n in ast.walk(s) if hasattr(n, "lineno")]
+    return (min(n.lineno for n in placed),
+            max(getattr(n, "end_lineno", None) or n.lineno for n in placed))
+
+
 def statement_spans(tree: ast.Module) -> dict[int, tuple[int, int]]:
     """``id(node) -> (first, last)``: the lines of the innermost statement holding each node
     inside a statement (its whole extent: decorators, a compound statement's body).
@@ -417,9 +425,7 @@ def statement_spans(tree: ast.Module) -> dict[int, tuple[int, int]]:
         for child in ast.iter_child_nodes(node):
             inner = span
             if isinstance(child, ast.stmt):
-                placed = [n for n in ast.walk(child) if hasattr(n, "lineno")]
-                inner = (min(n.lineno for n in placed),
-                         max(getattr(n, "end_lineno", None) or n.lineno for n in placed))
+                inner = _extent([child])
             out[id(child)] = inner
             walk(child, inner)
 
@@ -727,9 +733,7 @@ def _same_but_bodies(xs: list[ast.stmt], ys: list[ast.stmt], out: list[tuple[int
                     or _generator(x) != _generator(y)):
                 return False
             if [ast.dump(s) for s in xbody] != [ast.dump(s) for s in ybody]:
-                placed = [n for s in xbody for n in ast.walk(s) if hasattr(n, "lineno")]
-                out.append((min(n.lineno for n in placed),
-                            max(getattr(n, "end_lineno", None) or n.lineno for n in placed)))
+                out.append(_extent(xbody))
         elif isinstance(x, ast.ClassDef):
             assert isinstance(y, ast.ClassDef)
             if _shell(x) != _shell(y) or not _same_but_bodies(x.body, y.body, out, texts):
@@ -742,8 +746,7 @@ def _same_but_bodies(xs: list[ast.stmt], ys: list[ast.stmt], out: list[tuple[int
 def _text(stmt: ast.stmt, lines: list[str]) -> tuple[str, int, int]:
     """A statement's source: its lines (decorators included) and where in the first and the
     last it starts and ends. The same text parses to the same statement."""
-    first = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
-    last = stmt.end_lineno or stmt.lineno
+    first, last = statement_lines(stmt)
     return "\n".join(lines[first - 1:last]), stmt.col_offset, stmt.end_col_offset or 0
 
 

@@ -216,10 +216,8 @@ def plan(result: Any, test_x: Any, rng: np.random.Generator) -> Any:
         out["cached_s"].append(mine.cpu_s)
         if not np.array_equal(tokens[0], out["uncached_tokens"][-1]):
             break  # wrong tokens: the seed fails on them, whatever the timings
-        n = len(out["cached_s"])
-        if n >= int(crit["min_pairs"]) and speedup_decision(
-                out["uncached_s"], out["cached_s"], milestone().threshold, crit["confidence"],
-                int(crit["min_pairs"]))["decided"]:
+        if scoring().timing_decided(out["uncached_s"], out["cached_s"], milestone().threshold,
+                                    crit["confidence"], int(crit["min_pairs"])):
             break
     gen: dict[str, Any] = {k: np.asarray(v, dtype=np.float64 if k.endswith("_s") else np.int64)
                            for k, v in out.items()}

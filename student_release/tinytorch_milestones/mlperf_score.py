@@ -265,6 +265,20 @@ def speedup_decision(uncached_s: Any, cached_s: Any, threshold: float, confidenc
     return out
 
 
+def timing_decided(uncached_s: Any, cached_s: Any, threshold: float, confidence: float,
+                   min_pairs: int) -> bool:
+    """Whether timing may stop after these pairs: the sequential rule
+    (:func:`speedup_decision`, which never decides before ``min_pairs`` pairs; not run on
+    fewer) has decided, so no later pair can change its verdict. The grader's plan and the
+    milestone script both stop here.
+
+    Raises:
+        BadResult: as :func:`speedup_decision`.
+    """
+    return len(cached_s) >= int(min_pairs) and bool(speedup_decision(
+        uncached_s, cached_s, threshold, confidence, min_pairs)["decided"])
+
+
 # ----------------------------------------------------------------------------- tokens
 def check_tokens(generation: Mapping[str, Any], new_tokens: int, vocab_size: int,
                  greedy_logits: Callable[[np.ndarray], np.ndarray] | None = None) -> str:

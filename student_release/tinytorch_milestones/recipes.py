@@ -888,9 +888,10 @@ def timed_generation_pairs(tt: Any, gpt: Any, prompts: np.ndarray, new_tokens: i
     Stops after ``R`` pairs, once ``budget_s`` CPU seconds are used (at least one pair), or
     once ``decided(uncached_s, cached_s)`` (the seconds so far) is true: the milestone script
     passes the grader's sequential rule, whose verdict no later pair can change (the grader's
-    plan stops there too). Decides nothing itself: returns ``{"prompts", "uncached_tokens", "cached_tokens"}`` ((n, P) and
-    (n, P + new_tokens) int64, one row per pair) and ``{"uncached_s", "cached_s"}`` (one float
-    per pair), the layout the grader's own measurement has.
+    plan stops there too). Decides nothing itself: returns ``{"prompts", "uncached_tokens",
+    "cached_tokens"}`` ((n, P) and (n, P + new_tokens) int64, one row per pair) and
+    ``{"uncached_s", "cached_s"}`` (one float per pair), the layout the grader's own
+    measurement has.
     """
     import importlib
 

@@ -103,6 +103,16 @@ def test_too_few_pairs_fail_with_the_reason() -> None:
     assert not d["passed"] and "only 3 pairs" in d["why"]
 
 
+def test_timing_stops_only_after_min_pairs_once_decided() -> None:
+    """The one stopping rule of the grader's plan and the script: never before ``min_pairs``
+    pairs, then as soon as the sequential rule decides, either way."""
+    decided = mlperf.scoring().timing_decided
+    clear, none, near = _pairs([10.0] * 6), _pairs([1.0] * 6), _pairs([4.5, 5.5] * 3)
+    assert decided(*clear, 5.0, 0.95, 6) and decided(*none, 5.0, 0.95, 6)
+    assert not decided(*near, 5.0, 0.95, 6)
+    assert not decided(*(a[:5] for a in clear), 5.0, 0.95, 6)  # clear, but only 5 pairs
+
+
 @pytest.mark.parametrize("u, c", [([1.0, 2.0], [1.0]), ([1.0, 0.0], [1.0, 1.0]),
                                   ([1.0, float("nan")], [1.0, 1.0]), ([[1.0]], [[1.0]]),
                                   (["a"], ["b"]), ([], [])])
