@@ -448,3 +448,42 @@ def test_kill_uid_kills_every_process_of_the_uid_with_either_helper(helper, monk
         for p in procs:
             p.kill()
             p.wait()
+
+
+def test_kill_uid_starts_no_helper_while_the_uid_has_no_live_process(monkeypatch):
+    """A sweep of a uid with no live process (none ever, or only a zombie, which can neither
+    run nor fork) starts no helper; one live process of the uid and it does, and kills it."""
+    import subprocess
+    import time
+
+    ran: list[list[str]] = []
+    real_run = isolation.run_tracked
+
+    def run_tracked(cmd, **kw):
+        ran.append(cmd)
+        return real_run(cmd, **kw)
+
+    monkeypatch.setattr(isolation, "run_tracked", run_tracked)
+    uid = 2 ** 31 - 17  # no one's: outside the per-run uids
+    if os.geteuid() != 0:  # not root: it acts as no other uid (see the test above)
+        isolation.kill_uid(os.getuid())
+        assert ran == []
+        return
+    isolation.kill_uid(uid)
+    assert ran == []
+    zombie = subprocess.Popen(["true"], user=uid, group=uid, extra_groups=[])
+    live = subprocess.Popen(["sleep", "60"], user=uid, group=uid, extra_groups=[])
+    try:
+        end = time.monotonic() + 10
+        while isolation.processes_of_uid(uid) != [live.pid] and time.monotonic() < end:
+            time.sleep(0.01)  # until `true` has exited (a zombie: not reaped here)
+        assert Path(f"/proc/{zombie.pid}").exists()  # not reaped yet
+        isolation.kill_uid(uid)
+        assert ran and live.wait(timeout=5) == -9
+        ran.clear()
+        isolation.kill_uid(uid)  # the zombie is left: no helper
+        assert ran == [] and zombie.poll() is not None
+    finally:
+        for p in (zombie, live):
+            p.kill()
+            p.wait()
