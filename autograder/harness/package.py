@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import datetime as dt
 import hashlib
+import importlib.util
 import py_compile
 import shutil
 import sys
@@ -267,7 +268,7 @@ def build_package(*, dest: Path, reference: Path, module_number: int, slug: str,
     students = {pkg / f"{o}.py" for o, src in (earlier or {}).items() if src is not None}
     if student_source is not None:
         students.add(target)
-    _trusted_bytecode(pkg, students)
+    _trusted_bytecode(pkg, students, (reference, *([stubs] if stubs is not None else [])))
     return target
 
 
@@ -286,13 +287,16 @@ def pyc_beside(src: Path) -> Path:
     return src.parent / "__pycache__" / f"{src.stem}.{sys.implementation.cache_tag}.pyc"
 
 
-def _trusted_bytecode(pkg: Path, students: set[Path]) -> None:
+def _trusted_bytecode(pkg: Path, students: set[Path], origins: tuple[Path, ...] = ()) -> None:
     """Write ``__pycache__/<name>.<tag>.pyc`` for every module of ``pkg`` but ``students``.
 
     The ``.pyc`` is *checked-hash* (PEP 552): the import system hashes the source beside it
     and uses the bytecode only if it matches, so bytecode can never stand in for other code;
     it names no path (the import sets the real one). A file that does not compile is left
-    for the import to report.
+    for the import to report. ``origins``: the trusted folders ``pkg``'s files were copied
+    from; bytecode :func:`write_trusted_bytecode` left beside a file's origin is reused when
+    it is checked-hash bytecode of the very same source (every grading process would
+    otherwise compile the whole reference again: 0.15 CPU-s of a module-05 grading).
     """
     for src in sorted(pkg.rglob("*.py")):
         if src in students:
@@ -302,15 +306,11 @@ def _trusted_bytecode(pkg: Path, students: set[Path]) -> None:
         with _PYC_LOCK:
             pyc = _PYC.get(key)
         if pyc is None:
-            with tempfile.TemporaryDirectory(prefix="ttpyc-") as tmp:
-                out = Path(tmp) / "m.pyc"
-                try:
-                    py_compile.compile(str(src), cfile=str(out), dfile=src.name, doraise=True,
-                                       optimize=0, invalidation_mode=(
-                                           py_compile.PycInvalidationMode.CHECKED_HASH))
-                except py_compile.PyCompileError:
-                    continue
-                pyc = out.read_bytes()
+            rel = src.relative_to(pkg)
+            pyc = next((b for b in (_pyc_for(data, pyc_beside(o / rel)) for o in origins)
+                        if b is not None), None) or _compile_trusted(src)
+            if pyc is None:
+                continue
             with _PYC_LOCK:
                 _PYC[key] = pyc
                 while len(_PYC) > PYC_CACHE:
@@ -318,6 +318,53 @@ def _trusted_bytecode(pkg: Path, students: set[Path]) -> None:
         cached = pyc_beside(src)
         cached.parent.mkdir(exist_ok=True)
         cached.write_bytes(pyc)
+
+
+def _compile_trusted(src: Path) -> bytes | None:
+    """Checked-hash bytecode of ``src`` naming no path but its file name; None when it does
+    not compile."""
+    with tempfile.TemporaryDirectory(prefix="ttpyc-") as tmp:
+        out = Path(tmp) / "m.pyc"
+        try:
+            py_compile.compile(str(src), cfile=str(out), dfile=src.name, doraise=True,
+                               optimize=0,
+                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+        except py_compile.PyCompileError:
+            return None
+        return out.read_bytes()
+
+
+def _pyc_for(data: bytes, pyc: Path) -> bytes | None:
+    """``pyc``'s bytes when it is checked-hash bytecode of this interpreter for the source
+    ``data`` (PEP 552 header: magic, flags 0b11, the source's hash), else None."""
+    try:
+        blob = pyc.read_bytes()
+    except OSError:
+        return None
+    ok = (blob[:4] == importlib.util.MAGIC_NUMBER and int.from_bytes(blob[4:8], "little") == 3
+          and blob[8:16] == importlib.util.source_hash(data))
+    return blob if ok else None
+
+
+def write_trusted_bytecode(folder: Path) -> int:
+    """Write, beside every module file under ``folder`` (a trusted package: the reference,
+    the release's stubs), the checked-hash bytecode :func:`build_package` would compile for a
+    copy of it, so gradings reuse it instead; files whose bytecode is already that are left
+    alone. Returns how many files were written (``make bytecode``, the Gradescope
+    ``setup.sh``)."""
+    written = 0
+    for src in sorted(folder.rglob("*.py")):
+        if "__pycache__" in src.parts:
+            continue
+        target = pyc_beside(src)
+        if _pyc_for(src.read_bytes(), target) is not None:
+            continue
+        pyc = _compile_trusted(src)
+        if pyc is not None:
+            target.parent.mkdir(exist_ok=True)
+            target.write_bytes(pyc)
+            written += 1
+    return written
 
 
 def public_tests(folder: Path | None) -> tuple[list[dict[str, str]], list[PublicTest]]:

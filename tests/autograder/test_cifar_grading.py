@@ -233,6 +233,10 @@ def test_gradescope_zip_setup_installs_the_test_batch_and_grades_with_it(tmp_pat
                            capture_output=True, text=True, timeout=600)
     assert setup.returncode == 0, setup.stdout + setup.stderr
     assert (root / "source" / "data" / MEMBER).read_bytes() == body
+    # and the trusted packages' bytecode, which gradings reuse (autograder.harness.package)
+    for folder in ("reference", "stubs"):
+        pycs = list((root / "source" / folder).rglob("*.pyc"))
+        assert pycs and all(p.read_bytes()[4:8] == (3).to_bytes(4, "little") for p in pycs)
     (root / "submission" / "cnn_cifar_1998.npz").write_bytes(_trained_npz())
     res = _run(root)
     check_results_schema(res)

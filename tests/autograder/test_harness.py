@@ -298,6 +298,66 @@ def test_trusted_bytecode_goes_beside_the_source_whatever_the_graders_pycache_pr
     assert not prefix.exists() or not any(prefix.rglob("*.pyc"))
 
 
+def test_bytecode_beside_a_trusted_origin_is_reused_only_for_its_own_source(tmp_path,
+                                                                           monkeypatch):
+    """``write_trusted_bytecode`` (make bytecode, the Gradescope setup.sh) leaves beside the
+    reference and the stubs the bytes ``build_package`` would compile, and a grading process
+    then copies them without compiling; bytecode there of another source, or bytecode of the
+    same source that the import would not check against it (unchecked hash), is never copied:
+    the file is compiled instead."""
+    import marshal
+    import py_compile
+    import shutil
+
+    from autograder.harness import package
+
+    ref, stubs = tmp_path / "ref", tmp_path / "stubs"
+    shutil.copytree(REF, ref, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(STUBS, stubs, ignore=shutil.ignore_patterns("__pycache__"))
+    files = sorted(ref.rglob("*.py")) + sorted(stubs.rglob("*.py"))
+    assert package.write_trusted_bytecode(ref) + package.write_trusted_bytecode(stubs) == len(
+        files)
+    assert package.write_trusted_bytecode(ref) == 0  # up to date: nothing written again
+    def same(a: bytes, b: bytes | None) -> bool:  # marshal's bytes vary with refcounts
+        return b is not None and a[:16] == b[:16] and marshal.loads(a[16:]) == marshal.loads(
+            b[16:])
+
+    for f in files:
+        assert same(package.pyc_beside(f).read_bytes(), package._compile_trusted(f))
+
+    compiled: list[str] = []
+    real = package._compile_trusted
+    monkeypatch.setattr(package, "_compile_trusted", lambda src: compiled.append(src.name) or
+                        real(src))
+
+    def build(dest):
+        monkeypatch.setattr(package, "_PYC", type(package._PYC)())  # a fresh grading process
+        package.build_package(dest=dest, reference=ref, module_number=1, slug="mini",
+                              student_source=None, all_modules=((1, "mini"), (2, "later")),
+                              stubs=stubs)
+        return dest / "tinytorch"
+
+    pkg = build(tmp_path / "a")
+    assert compiled == []
+    assert package.pyc_beside(pkg / "mini.py").read_bytes() == package.pyc_beside(
+        ref / "mini.py").read_bytes()
+    assert package.pyc_beside(pkg / "later.py").read_bytes() == package.pyc_beside(
+        stubs / "later.py").read_bytes()  # a later module: the release stub's
+
+    other = tmp_path / "other" / "mini.py"  # checked-hash bytecode of a different source
+    other.parent.mkdir()
+    other.write_text((ref / "mini.py").read_text() + "\nPLANTED = 1\n")
+    package.pyc_beside(ref / "mini.py").write_bytes(real(other) or b"")
+    compiled.clear()
+    py_compile.compile(str(stubs / "later.py"), cfile=str(package.pyc_beside(stubs / "later.py")),
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    pkg = build(tmp_path / "b")
+    assert sorted(compiled) == ["later.py", "mini.py"]
+    for name in ("mini.py", "later.py"):
+        assert same(package.pyc_beside(pkg / name).read_bytes(), real(pkg / name))
+    assert b"PLANTED" not in package.pyc_beside(pkg / "mini.py").read_bytes()
+
+
 def test_trusted_modules_get_checked_bytecode_and_the_students_module_none(tmp_path):
     """build_package writes bytecode for the reference and stub files only, and it is
     checked against the source: bytecode beside the student's file (here the reference's,
