@@ -344,11 +344,13 @@ def documented_ratios(doc: Path = DOC) -> dict[str, float]:
     text = doc.read_text(encoding="utf-8")
     start = text.index("## Framework speed")
     end = text.find("\n## ", start + 1)
-    rows = [ln for ln in text[start:end if end > 0 else None].splitlines()
-            if ln.startswith("|")]
     out: dict[str, float] = {}
     header: list[str] | None = None
-    for line in rows:
+    for line in text[start:end if end > 0 else None].splitlines():
+        if not line.startswith("|"):
+            if header is not None:
+                break  # the table ended: later tables of the section are other figures
+            continue
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if header is None:
             if "workload" in cells and "ratio" in cells:

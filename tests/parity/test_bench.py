@@ -85,6 +85,16 @@ def test_documented_ratios_are_one_table_with_every_workload():
     assert all(0 < r < 10 for r in recorded.values()), recorded
 
 
+def test_documented_ratios_stop_at_the_end_of_the_first_table(tmp_path):
+    """Later tables of the section (other figures, other columns) are not the guard's."""
+    doc = tmp_path / "performance.md"
+    doc.write_text("## Framework speed\n\n| workload | what | ratio |\n|---|---|---|\n"
+                   "| `mlp` | a step | 0.7 (0.7/0.7/0.7) |\n| `gpt` | a step | 1.1 |\n\n"
+                   "Another figure:\n\n| workload | ratio, quiet |\n|---|---|\n"
+                   "| `mlp` | 0.5 |\n| `cnn8` | 0.9 |\n\n## Next\n", encoding="utf-8")
+    assert BENCH.documented_ratios(doc) == {"mlp": 0.7, "gpt": 1.1}
+
+
 def test_guard_reads_the_table_and_fails_a_regression(tmp_path, capsys, monkeypatch):
     doc = tmp_path / "performance.md"
     doc.write_text("# x\n\n## Framework speed\n\n| workload | ratio | met |\n|---|---|---|\n"
