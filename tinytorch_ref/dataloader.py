@@ -16,9 +16,7 @@ import gzip
 import hashlib
 import math
 import os
-import tarfile
 import tempfile
-import urllib.request
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -1001,6 +999,10 @@ def download_url(urls: Sequence[str], folder: Path, filename: str, sha256: str) 
     SHA-256 is ``sha256``, so an interrupted or wrong download never looks like a good file.
     Only ever called when a dataset is constructed with ``download=True``.
     """
+    # Imported here, not at the top: only a download needs it, and it loads http, ssl and
+    # email (about 16 ms at every ``import tinytorch``, most of the package's import time).
+    import urllib.request
+
     folder.mkdir(parents=True, exist_ok=True)
     errors = []
     for url in urls:
@@ -1236,6 +1238,8 @@ class CIFAR10(VisionDataset):
                    for name in names)
 
     def _extract(self, folder: Path, download: bool) -> None:
+        import tarfile  # only extracting needs it (as urllib in download_url)
+
         archive = self.root / self.filename
         if not archive.is_file():
             if not download:
