@@ -40,8 +40,12 @@ def _copy_repo(dest: Path) -> Path:
 @pytest.fixture(scope="module")
 def scaffolded(tmp_path_factory: pytest.TempPathFactory):
     root = _copy_repo(tmp_path_factory.mktemp("repo"))
+    # the copy's bytecode (and pytest's rewritten tests) written beside it, even where the
+    # caller's environment says not to write bytecode: the commands below would each compile
+    # the course's packages again
     env = {**os.environ, "PYTHONPATH": str(root), "OPENBLAS_NUM_THREADS": "1"}
     env.pop("TITO_COURSE", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
 
     def tito(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "tito.cli", *args], cwd=root, env=env,
