@@ -11,17 +11,20 @@ so variants never share ``sys.modules`` entries.
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib
 import itertools
 import shutil
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 from autograder import standins as _standins
-from autograder.harness.mutation import read_catalogue
+from autograder.harness.child import _trace_lines
+from autograder.harness.mutation import changed_bodies, read_catalogue
 from autograder.harness.package import _trusted_bytecode
 from autograder.suite import Case, Suite, Timed, TimedResult, compare, run_case
 from coursekit import paths
@@ -51,6 +54,12 @@ def load_variant(replacements: dict[str, str | Path] | None = None) -> ModuleTyp
     Args:
         replacements: ``{"tensor": source_text_or_path}``; ``tensor`` -> ``tensor.py``.
     """
+    root, name = _variant_copy(replacements)
+    return _import_variant(root, name)
+
+
+def _variant_copy(replacements: dict[str, str | Path] | None) -> tuple[Path, str]:
+    """A variant package's files (``root/name/``), not imported yet."""
     name = f"ttvariant_{next(_counter)}"
     root = _variants_root() / name
     shutil.copytree(paths.REFERENCE, root / name,
@@ -61,12 +70,61 @@ def load_variant(replacements: dict[str, str | Path] | None = None) -> ModuleTyp
     # checked-hash bytecode beside each file, compiled once per distinct source in this process
     # (as the grader packages a submission): a variant differs from the reference in one file,
     # and compiling the other twenty again for every variant was most of its import
-    _trusted_bytecode(root / name, set())
+    _trusted_bytecode(root / name, set(), (paths.REFERENCE,))
+    return root, name
+
+
+def _import_variant(root: Path, name: str) -> ModuleType:
     sys.path.insert(0, str(root))
     try:
         return importlib.import_module(name)
     finally:
         sys.path.remove(str(root))
+
+
+@functools.lru_cache(maxsize=None)
+def reference_coverage(module_name: str) -> tuple[dict[str, frozenset[int]], frozenset[int]]:
+    """The lines of the module's reference file each hidden case runs (``score_case`` on a
+    fresh copy of the reference, stand-ins as grading puts them) and the lines its import runs,
+    recorded by the sandboxed child's own tracer: the in-process twin of the mutation gate's
+    traced control run (:func:`autograder.harness.mutation.case_coverage`)."""
+    suite = load_suite(module_name)
+    slug = module_name.split("_", 1)[1]
+    root, name = _variant_copy(None)
+    before = sys.gettrace()
+    ran = _trace_lines(str(root / name / f"{slug}.py"))
+    try:
+        package = _import_variant(root, name)
+        imported = frozenset(ran)
+        cases: dict[str, frozenset[int]] = {}
+        for case in suite.cases:
+            ran.clear()
+            result = score_case(suite, case, package)
+            assert result.passed, f"{module_name}: the reference fails {case.name}"
+            cases[case.name] = frozenset(ran)
+    finally:
+        sys.settrace(before)
+        threading.settrace(before)  # type: ignore[arg-type]
+    return cases, imported
+
+
+def cases_reached(module_name: str, source: str) -> set[str] | None:
+    """The hidden cases that can tell ``source`` (the module's reference with function bodies
+    replaced: a catalogue bug, a stub) from the reference: those that ran a line of a body it
+    replaces (:func:`autograder.harness.mutation.changed_bodies`) in
+    :func:`reference_coverage`. None (every case) when ``source`` changes more than function
+    bodies or the import runs such a line. The mutation gate's rule (``select_cases``), sound
+    for the same reason: a case that never reaches a replaced body runs the reference's code,
+    and cases do not depend on each other; the other cases pass."""
+    slug = module_name.split("_", 1)[1]
+    bodies = changed_bodies((paths.REFERENCE / f"{slug}.py").read_text(encoding="utf-8"), source)
+    if not bodies:
+        return None
+    cases, imported = reference_coverage(module_name)
+    reach = {line for first, last in bodies for line in range(first, last + 1)}
+    if reach & imported:
+        return None
+    return {name for name, lines in cases.items() if reach & lines}
 
 
 @dataclass
@@ -122,11 +180,14 @@ def run_with_standins(suite: Suite, case: Case, package: ModuleType,
         restore()
 
 
-def score_variant(suite: Suite, package: ModuleType) -> list[CaseResult]:
+def score_variant(suite: Suite, package: ModuleType,
+                  only: set[str] | None = None) -> list[CaseResult]:
     """Run every case against ``package`` (with its stand-ins, as grading does) and compare
     with the reference, in-process. A timed case is decided on what it commits, as in a
-    reference or mutation run (nothing timed)."""
-    return [score_case(suite, case, package) for case in suite.cases]
+    reference or mutation run (nothing timed). ``only``: the cases the package can fail
+    (:func:`cases_reached`); the others pass without running."""
+    return [score_case(suite, case, package) if only is None or case.name in only
+            else CaseResult(case, True, "not reached by the change") for case in suite.cases]
 
 
 def first_lost_case(suite: Suite, package: ModuleType) -> CaseResult | None:

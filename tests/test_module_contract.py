@@ -15,6 +15,7 @@ from suite_tools import (
     buggy_catalogue,
     buggy_source,
     call_with_globals,
+    cases_reached,
     dependants,
     first_lost_case,
     load_suite,
@@ -161,7 +162,10 @@ def test_buggy_variant_is_charged_by_its_own_unit(module, bug):
     case's hint names the unit."""
     suite = load_suite(module.name)
     slug, source = buggy_source(module.name, bug)
-    results = score_variant(suite, load_variant({slug: source}))
+    # only the cases that run a body the bug replaces can fail (the mutation gate's rule;
+    # test_case_selection_keeps_every_verdict_of_a_full_run checks it on real bugs)
+    results = score_variant(suite, load_variant({slug: source}),
+                            only=cases_reached(module.name, source))
     assert total(results) < module.points, f"{bug} survived the hidden suite of {module.name}"
     own = mutated_units(module.name, bug)
     declared = dependants(module.name).get(bug, {})
@@ -185,6 +189,33 @@ def test_buggy_variant_is_charged_by_its_own_unit(module, bug):
     names = unit_words(suite.units[first.case.unit])
     assert any(w.lower() in first.case.hint.lower() for w in names), (
         f"{first.case.name}'s hint names none of {sorted(names)}: {first.case.hint!r}")
+
+
+#: Modules whose every catalogue bug is also scored on the whole suite, to check the case
+#: selection the test above uses: stand-ins between units (05), layers built on earlier
+#: modules (03), cases that train a model (09).
+SELECTION_ORACLE = ("03_layers", "05_autograd", "09_spatial")
+
+
+@pytest.mark.parametrize("module_name", SELECTION_ORACLE)
+def test_case_selection_keeps_every_verdict_of_a_full_run(module_name):
+    """``cases_reached`` leaves out only cases a bug cannot fail: for every catalogue bug of
+    these modules every case the whole suite fails is a selected one (the selected cases run
+    as in the whole suite), while it leaves cases out; a change outside function bodies
+    selects every case."""
+    suite = load_suite(module_name)
+    left_out = 0
+    for bug in buggy_catalogue(module_name)[1]:
+        slug, source = buggy_source(module_name, bug)
+        only = cases_reached(module_name, source)
+        assert only is not None, f"{bug} is scored on every case: it changes more than bodies"
+        full = score_variant(suite, load_variant({slug: source}))
+        missed = [r.case.name for r in full if not r.passed and r.case.name not in only]
+        assert missed == [], f"{bug} fails cases the selection leaves out: {missed}"
+        left_out += len(suite.cases) - len(only)
+    assert left_out > 0
+    reference = (paths.REFERENCE / f"{slug}.py").read_text(encoding="utf-8")
+    assert cases_reached(module_name, reference + "\nEXTRA = 1\n") is None
 
 
 def by_name(results):

@@ -542,9 +542,10 @@ def test_storage_bytes_picks_the_smaller_layout(storage_bytes, model_bytes, Line
 # an INT8 kernel does. On a CPU with INT8 dot-product instructions (x86's VNNI, Arm's `sdot`)
 # that is the fast path. NumPy has none: its float32 matmul calls BLAS (blocked and vectorised,
 # module 18), while an integer matmul runs a generic loop. The measurement at the end of this
-# section finds NumPy's int32 matmul of two 256 × 256 matrices about 48× slower than the
-# float32 one, and module 15's INT8 digits model answering a query of 32 digits at 0.19× the
-# speed of the float model it came from. On the BLAS engine below the same INT8 model, bit for
+# section finds NumPy's int32 matmul of two 256 × 256 matrices 25× to 100× slower than the
+# float32 one (how much depends on the CPU's vector units and on what else it runs), and
+# module 15's INT8 digits model answering a query of 32 digits at 0.19× the speed of the float
+# model it came from. On the BLAS engine below the same INT8 model, bit for
 # bit, answers at 0.7× to 1.1× the float model's speed, and at 0.75× to 1.2× once its ReLU is
 # fused (CPU time, BLAS on one thread: module 14, section 4; the ranges are what runs on quiet
 # and busy machines gave).
