@@ -544,8 +544,8 @@ def test_storage_bytes_picks_the_smaller_layout(storage_bytes, model_bytes, Line
 # module 18), while an integer matmul runs a generic loop. The measurement at the end of this
 # section finds NumPy's int32 matmul of two 256 × 256 matrices 25× to 100× slower than the
 # float32 one (how much depends on the CPU's vector units and on what else it runs), and
-# module 15's INT8 digits model answering a query of 32 digits at 0.19× the speed of the float
-# model it came from. On the BLAS engine below the same INT8 model, bit for
+# module 15's INT8 digits model answering a query of 32 digits at 0.1× to 0.3× the speed of
+# the float model it came from. On the BLAS engine below the same INT8 model, bit for
 # bit, answers at 0.7× to 1.1× the float model's speed, and at 0.75× to 1.2× once its ReLU is
 # fused (CPU time, BLAS on one thread: module 14, section 4; the ranges are what runs on quiet
 # and busy machines gave).
