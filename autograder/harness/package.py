@@ -26,6 +26,7 @@ import ast
 import datetime as dt
 import hashlib
 import importlib.util
+import os
 import py_compile
 import shutil
 import sys
@@ -362,7 +363,9 @@ def write_trusted_bytecode(folder: Path) -> int:
         pyc = _compile_trusted(src)
         if pyc is not None:
             target.parent.mkdir(exist_ok=True)
-            target.write_bytes(pyc)
+            part = target.with_name(f".{target.name}.{os.getpid()}.part")
+            part.write_bytes(pyc)
+            part.replace(target)  # a grading reading it meanwhile sees the old file or this one
             written += 1
     return written
 
