@@ -30,9 +30,7 @@ setup: $(VENV)/.installed bytecode
 PACKAGES := $(patsubst %/__init__.py,%,$(wildcard */__init__.py))
 bytecode: $(VENV)/.installed
 	@$(PY) -m compileall -q $(filter-out tinytorch_ref,$(PACKAGES)) milestones
-	@$(PY) -c "import sys; from pathlib import Path; from autograder.harness.package import \
-	  write_trusted_bytecode as w; [w(Path(d)) for d in sys.argv[1:]]" tinytorch_ref \
-	  student_release/tinytorch
+	@$(PY) -m autograder.harness.package tinytorch_ref student_release/tinytorch
 
 # pyproject.toml lists the direct dependencies (and the test/dev extras); requirements.lock
 # pins every package exactly, so every machine gets the same versions.

@@ -24,7 +24,12 @@ from types import ModuleType
 
 from autograder import standins as _standins
 from autograder.harness.child import _trace_lines
-from autograder.harness.mutation import changed_bodies, read_catalogue
+from autograder.harness.mutation import (
+    Coverage,
+    cases_reaching,
+    changed_bodies,
+    read_catalogue,
+)
 from autograder.harness.package import _trusted_bytecode
 from autograder.suite import Case, Suite, Timed, TimedResult, compare, run_case
 from coursekit import paths
@@ -83,7 +88,7 @@ def _import_variant(root: Path, name: str) -> ModuleType:
 
 
 @functools.lru_cache(maxsize=None)
-def reference_coverage(module_name: str) -> tuple[dict[str, frozenset[int]], frozenset[int]]:
+def reference_coverage(module_name: str) -> Coverage:
     """The lines of the module's reference file each hidden case runs (``score_case`` on a
     fresh copy of the reference, stand-ins as grading puts them) and the lines its import runs,
     recorded by the sandboxed child's own tracer: the in-process twin of the mutation gate's
@@ -105,26 +110,22 @@ def reference_coverage(module_name: str) -> tuple[dict[str, frozenset[int]], fro
     finally:
         sys.settrace(before)
         threading.settrace(before)  # type: ignore[arg-type]
-    return cases, imported
+    return Coverage(cases, imported)
 
 
 def cases_reached(module_name: str, source: str) -> set[str] | None:
     """The hidden cases that can tell ``source`` (the module's reference with function bodies
-    replaced: a catalogue bug, a stub) from the reference: those that ran a line of a body it
-    replaces (:func:`autograder.harness.mutation.changed_bodies`) in
-    :func:`reference_coverage`. None (every case) when ``source`` changes more than function
-    bodies or the import runs such a line. The mutation gate's rule (``select_cases``), sound
-    for the same reason: a case that never reaches a replaced body runs the reference's code,
-    and cases do not depend on each other; the other cases pass."""
+    replaced: a catalogue bug, a stub) from the reference: the mutation gate's rule
+    (:func:`autograder.harness.mutation.cases_reaching` over the bodies ``changed_bodies``
+    finds, on :func:`reference_coverage`), sound for the same reason: a case that never
+    reaches a replaced body runs the reference's code, and cases do not depend on each other.
+    None (every case) when ``source`` changes more than function bodies or the import runs
+    such a line."""
     slug = module_name.split("_", 1)[1]
     bodies = changed_bodies((paths.REFERENCE / f"{slug}.py").read_text(encoding="utf-8"), source)
-    if not bodies:
+    if not bodies:  # (no coverage is traced for it)
         return None
-    cases, imported = reference_coverage(module_name)
-    reach = {line for first, last in bodies for line in range(first, last + 1)}
-    if reach & imported:
-        return None
-    return {name for name, lines in cases.items() if reach & lines}
+    return cases_reaching(bodies, reference_coverage(module_name))
 
 
 @dataclass

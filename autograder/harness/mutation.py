@@ -672,7 +672,15 @@ def select_cases(mutant: Mutant, coverage: Coverage | None) -> set[str] | None:
     changes neither the outcome of a selected case nor which one fails first. The first
     failing case of the full run is therefore a selected one, and the selected run stops at
     the same case with the same reason."""
-    spans = [mutant.span] if mutant.span[0] else list(mutant.bodies)
+    return cases_reaching([mutant.span] if mutant.span[0] else list(mutant.bodies), coverage)
+
+
+def cases_reaching(spans: list[tuple[int, int]] | tuple[tuple[int, int], ...],
+                   coverage: Coverage | None) -> set[str] | None:
+    """The cases of ``coverage`` that executed a line of ``spans`` (``(first, last)`` line
+    ranges of the module); None (all of them) when there is no coverage, no span, or the
+    import executed one of those lines. :func:`select_cases`' rule, also the contract tests'
+    (``tests/suite_tools.cases_reached``)."""
     if coverage is None or not spans:
         return None
     reach = {ln for first, last in spans for ln in range(first, last + 1)}

@@ -37,6 +37,4 @@ chmod 755 "$SRC/run_autograder"
 "$PY" "$SRC/autograder/gradescope/fetch_data.py" --source "$SRC"
 # Checked-hash bytecode of the trusted packages (the reference, the release stubs), which every
 # grading then copies instead of compiling them again (autograder.harness.package).
-"$PY" -c "import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path
-from autograder.harness.package import write_trusted_bytecode as w
-[w(Path(sys.argv[1], d)) for d in ('reference', 'stubs') if Path(sys.argv[1], d).is_dir()]" "$SRC"
+(cd "$SRC" && "$PY" -m autograder.harness.package reference stubs)
