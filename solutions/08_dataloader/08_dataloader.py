@@ -2036,7 +2036,8 @@ print(f"DataLoader speed-up from batch 1 to 256: {results[256] / results[1]:.1f}
 # Expected shape (numbers vary by machine): samples/s grows with the batch size and levels
 # off; batch 256 is at least half again as fast as batch 1 (between 1.5x and 10x: about 2x on
 # the course's server, where Python's cost per sample dominates); one fancy index per
-# batch beats the per-sample path by 10x or more; slices copy nothing and are fastest but
+# batch beats the per-sample path by 4x or more (by far more on a quiet machine: the copy is
+# memory-bound, the per-sample path Python-bound); slices copy nothing and are fastest but
 # cannot shuffle.
 
 # %% [markdown]
