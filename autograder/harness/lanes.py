@@ -77,7 +77,8 @@ def merge(spec: RunSpec, reports: list[RunReport]) -> RunReport:
         protocol_errors=[e for r in reports for e in r.protocol_errors][:50],
         elapsed_s=max(r.elapsed_s for r in reports),
         child_numpy=next((r.child_numpy for r in reports if r.child_numpy), None),
-        import_lines=set().union(*(r.import_lines for r in reports)))
+        import_lines=set().union(*(r.import_lines for r in reports)),
+        moot={k: v for r in reports for k, v in r.moot.items()})
     merged = {k: v for r in reports for k, v in r.outcomes.items()}
     out.outcomes = {item: merged[item] for item in spec.items if item in merged}
     return out
@@ -132,6 +133,7 @@ def run_stages(spec: RunSpec, later: list[tuple[list[str], dict[str, Any]]],
         report.child_numpy = report.child_numpy or got.child_numpy
         report.exposed = list(dict.fromkeys(report.exposed + got.exposed))
         report.import_lines |= got.import_lines
+        report.moot.update(got.moot)
     if tail:  # the first stage's items in their own order, as if one child had run them
         first = set(spec.items)
         report.outcomes = ({i: report.outcomes[i] for i in spec.items if i in report.outcomes}

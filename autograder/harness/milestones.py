@@ -31,12 +31,17 @@ as it goes; ``time_budget_s / len(seeds)`` CPU seconds are only its cap. A slot 
 the cap fails with how far it got ("did 1,240 of 3,000 steps"); it never trains less. The
 child returns the trained parameters, :func:`on_result` turns them into predictions on the
 held-out split at once (the parameters are dropped), and :func:`score` applies the k-of-n
-rule. Thresholds, slots, work and points come from course.yml only.
+rule. Slots run in course.yml's order; once the verdict cannot change, the slots left are
+never started (:func:`moot_items`, ``RunSpec.moot``) and :func:`score` leaves them out, run
+or not: the score is that of training every slot. Thresholds, slots, work and points come
+from course.yml only.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -165,12 +170,65 @@ def on_result(job: MilestoneJob, item: str, params: Any) -> dict[str, Any]:
     return {"pred": pred}
 
 
+def seed_passed(job: MilestoneJob, item: str, outcome: Outcome) -> bool:
+    """Whether one slot's outcome reached the threshold, exactly as :func:`score` counts it
+    (a slot that crashed, ran out of time or could not be scored did not)."""
+    from autograder.milestones.grading import evaluate  # noqa: PLC0415 - milestone zips only
+
+    got = outcome.value if outcome.status == "result" else None
+    if isinstance(got, dict) and "verdict" in got:
+        return bool(got["verdict"].get("passed", False))
+    if not (isinstance(got, dict) and "pred" in got):
+        return False
+    slot = job.seeds[job.items().index(item)].slot
+    alone = {**_as_course_milestone(job.info), "seeds": [slot], "min_passing_seeds": 1}
+    return bool(evaluate(alone, {slot: got["pred"]}, {slot: job.held_out[item][1]})["passed"])
+
+
+def untrained(job: MilestoneJob, outcomes: Mapping[str, Outcome]) -> list[int]:
+    """The slots whose training cannot change ``job``'s verdict given ``outcomes``
+    (:func:`autograder.milestones.grading.moot_seeds`, slots in course.yml's order). Slots
+    left ``skipped`` are not results: the slots before them decided."""
+    from autograder.milestones.grading import moot_seeds  # noqa: PLC0415 - milestone zips only
+
+    passed = {s.slot: seed_passed(job, item, outcomes[item])
+              for s, item in zip(job.seeds, job.items(), strict=True)
+              if item in outcomes and outcomes[item].status != "skipped"}
+    return moot_seeds(_as_course_milestone(job.info), passed)
+
+
+def moot_items(jobs: list[MilestoneJob]) -> Callable[[Outcome], dict[str, str]]:
+    """``RunSpec.moot``: for each outcome recorded, the milestone items that need not run any
+    more (their slot is :func:`untrained`), each with what it says. Lanes call it from their
+    own threads: the outcomes seen so far are shared under a lock."""
+    from autograder.milestones.grading import UNTRAINED  # noqa: PLC0415 - milestone zips only
+
+    by_item = {i: j for j in jobs if j.file is not None for i in j.items()}
+    seen: dict[str, Outcome] = {}
+    lock = threading.Lock()
+
+    def moot(outcome: Outcome) -> dict[str, str]:
+        job = by_item.get(outcome.item)
+        if job is None:
+            return {}
+        with lock:
+            seen[outcome.item] = outcome
+            slots = set(untrained(job, seen))
+        return {item: f"not run: {UNTRAINED}"
+                for s, item in zip(job.seeds, job.items(), strict=True) if s.slot in slots}
+
+    return moot
+
+
 def score(job: MilestoneJob, outcomes: dict[str, Outcome]) -> tuple[float, str, dict[str, Any]]:
-    """(points, message, extra) for one milestone from its per-seed outcomes."""
+    """(points, message, extra) for one milestone from its per-seed outcomes. The slots
+    :func:`untrained` names are left out whether or not they ran (in lanes one may have):
+    the result is the same whichever order the slots ran in."""
     from autograder.milestones.grading import evaluate, k_of_n  # noqa: PLC0415 - milestone zips only
 
     m = job.info
     judged = callable(getattr(job.provider, "evaluate", None))
+    skip = untrained(job, outcomes)
     verdicts: dict[int, Any] = {}
     preds: dict[int, Any] = {}
     labels: dict[int, np.ndarray] = {}
@@ -180,6 +238,10 @@ def score(job: MilestoneJob, outcomes: dict[str, Outcome]) -> tuple[float, str, 
     grader_errors: list[str] = []
     for s, item in zip(job.seeds, job.items(), strict=True):
         labels[s.slot] = job.held_out[item][1]
+        if s.slot in skip:
+            steps.append(None)
+            cpu.append(None)
+            continue
         o = outcomes.get(item)
         got = o.value if o is not None and o.status == "result" else None
         total = job.total_steps.get(item, 0)
@@ -203,8 +265,8 @@ def score(job: MilestoneJob, outcomes: dict[str, Outcome]) -> tuple[float, str, 
             notes.append(f"seed {s.slot}: " + capped_message(job, total, o.steps))
         else:
             notes.append(f"seed {s.slot}: " + ((o.message or o.status) if o else "no result"))
-    verdict = (k_of_n(_as_course_milestone(m), verdicts) if judged
-               else evaluate(_as_course_milestone(m), preds, labels))
+    verdict = (k_of_n(_as_course_milestone(m), verdicts, untrained=skip) if judged
+               else evaluate(_as_course_milestone(m), preds, labels, untrained=skip))
     msg = str(verdict.get("message", ""))
     if notes:
         msg += "\n" + "\n".join(notes[:len(m.seeds)])
@@ -216,7 +278,7 @@ def score(job: MilestoneJob, outcomes: dict[str, Outcome]) -> tuple[float, str, 
              "needed": m.min_passing_seeds, "passed": bool(verdict.get("passed", False)),
              "work": dict(m.training or {}), "steps": steps,
              "total_steps": [job.total_steps.get(i, 0) for i in job.items()],
-             "cpu_s": cpu, "cap_s": round(job.item_timeout(), 2)}
+             "cpu_s": cpu, "cap_s": round(job.item_timeout(), 2), "untrained": skip}
     if grader_errors:
         extra["grader_errors"] = grader_errors
     points = float(verdict.get("score", 0.0))

@@ -111,6 +111,11 @@ class RunSpec:
     #: the child is killed and the items not started get status ``skipped``. Mutation
     #: testing stops at a mutant's first failure (one is a kill).
     stop_after: Callable[[Outcome], bool] | None = None
+    #: Called in the parent with each outcome as it is recorded; returns the items that need
+    #: not run any more, each with what it says (a milestone's seeds once its k-of-n verdict
+    #: is decided). Those not started are never run: when the next item is one, the child is
+    #: killed and a fresh one goes on after them. They get status ``skipped``.
+    moot: Callable[[Outcome], dict[str, str]] | None = None
     #: A fork server (:class:`autograder.harness.zygote.Zygote`) to start the children
     #: from instead of a fresh interpreter each: trusted code only (mutants of the
     #: reference), never with a student file.
@@ -150,6 +155,8 @@ class RunReport:
     exposed: list[str] = field(default_factory=list)
     launches: int = 0
     stopped_at: str = ""  # the item whose outcome ended the run early (RunSpec.stop_after)
+    #: item -> why it need not run (``RunSpec.moot``); run or not, the caller leaves it out
+    moot: dict[str, str] = field(default_factory=dict)
     protocol_errors: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
     child_numpy: str | None = None
@@ -281,8 +288,9 @@ def run_items(spec: RunSpec) -> RunReport:
                         "the grading process ended before this test could start"))
                     if _stops(spec, report, item):
                         break
+                    _note_moot(spec, report, item)
                 nxt = start + 1
-            start = nxt
+            start = _needed_from(spec, report, nxt)
     finally:
         if twins is not None:
             twins.close()
@@ -299,6 +307,8 @@ def run_items(spec: RunSpec) -> RunReport:
             elif report.stopped_at:
                 report.outcomes[item] = Outcome(item, "skipped", message=(
                     f"not run: the run stopped at {report.stopped_at}"))
+            elif item in report.moot:
+                report.outcomes[item] = Outcome(item, "skipped", message=report.moot[item])
             else:
                 report.outcomes[item] = Outcome(item, "not_run", message=(
                     f"not run: the whole submission used up its {spec.run_timeout_s:g} s "
@@ -309,6 +319,19 @@ def run_items(spec: RunSpec) -> RunReport:
 
 
 _FALLBACK = -1
+
+
+def _note_moot(spec: RunSpec, report: RunReport, item: str) -> None:
+    """Record what ``item``'s outcome, just recorded, made moot (``RunSpec.moot``)."""
+    if spec.moot is not None:
+        report.moot.update(spec.moot(report.outcomes[item]))
+
+
+def _needed_from(spec: RunSpec, report: RunReport, index: int) -> int:
+    """The first item at or after ``index`` that is not moot (``len(items)``: none is)."""
+    while index < len(spec.items) and spec.items[index] in report.moot:
+        index += 1
+    return index
 
 
 def _stops(spec: RunSpec, report: RunReport, item: str) -> bool:
@@ -742,6 +765,10 @@ def _on_result(launch: _Launch, kind: str, item: str, msg: dict[str, Any]) -> bo
     launch.current = None
     if _stops(launch.spec, report, item):
         return launch.end(None)
+    _note_moot(launch.spec, report, item)
+    after = launch.index[item] + 1
+    if after < len(launch.spec.items) and launch.spec.items[after] in report.moot:
+        return launch.end(_needed_from(launch.spec, report, after))  # this child goes
     return False
 
 
@@ -764,6 +791,7 @@ def _stopped_talking(launch: _Launch) -> int | None:
             code, "during this test"), steps=report.progress.get(current))
         if _stops(launch.spec, report, current):
             return None
+        _note_moot(launch.spec, report, current)
     return launch.resume
 
 
@@ -786,6 +814,7 @@ def _timed_out(launch: _Launch) -> int | None:
             stopped_by="run" if run_over else clock.reason)
         if _stops(launch.spec, report, current):
             return None
+        _note_moot(launch.spec, report, current)
     return None if time.monotonic() >= launch.deadline else launch.resume
 
 

@@ -52,7 +52,7 @@ import numpy as np
 
 from autograder.milestones import forward, transformer
 from autograder.milestones.data import loaders, recipes
-from autograder.milestones.grading import as_milestone, evaluate
+from autograder.milestones.grading import as_milestone, evaluate, moot_seeds
 from coursekit.course import Course, Milestone, load_course
 
 __all__ = [
@@ -170,14 +170,6 @@ def _milestone(milestone_id: str, course: Course | None) -> Milestone:
     raise KeyError(f"milestone {milestone_id!r} is not in course.yml")
 
 
-def _decided(ms: Milestone, so_far: Mapping[str, Any]) -> bool:
-    """Whether the seeds not yet trained could still change ``ms``'s k-of-n verdict, given
-    :func:`evaluate`'s result ``so_far`` on the seeds trained."""
-    passing, need = len(so_far["passing_seeds"]), ms.min_passing_seeds
-    failing = len(so_far["seeds"]) - passing
-    return passing >= need or failing > len(ms.seeds) - need
-
-
 def run_in_process(package: Any, milestone_id: str, course: Course | None = None,
                    seeds: list[int] | None = None, *, until_decided: bool = False
                    ) -> dict[str, Any]:
@@ -186,9 +178,9 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
     Each seed ``s`` trains with seed ``s`` on task variant ``s`` and is evaluated exactly as
     the grader does: parameters out, reference forward pass on the held-out split.
     ``until_decided``: train the seeds in order and stop once the k-of-n verdict cannot
-    change (``min_passing_seeds`` passed, or more than ``n - min_passing_seeds`` failed); the
-    seeds left untrained count as ``None``, which gives the verdict (and score) of training
-    them all.
+    change (:func:`autograder.milestones.grading.moot_seeds`, the grader's rule); the seeds
+    left untrained count as ``None`` and say so, which gives the verdict (and score) of
+    training them all.
 
     Returns:
         :func:`evaluate`'s dict plus ``seconds`` (seed -> CPU seconds of training, the clock
@@ -207,6 +199,7 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
     labels: dict[int, np.ndarray] = {}
     seconds: dict[int, float] = {}
     steps: dict[int, int] = {}
+    untrained: list[int] = []
     for seed in ms.seeds:
         train_x, train_y, test_x, test_y = task(milestone_id, seed)
         labels[seed] = test_y
@@ -219,13 +212,15 @@ def run_in_process(package: Any, milestone_id: str, course: Course | None = None
             preds[seed] = None
         seconds[seed] = time.process_time() - t0
         steps[seed] = counter.done
-        if until_decided and _decided(ms, evaluate(ms.model_copy(update={"seeds": list(preds)}),
-                                                   preds, labels)):
-            break
+        if until_decided:
+            so_far = evaluate(ms.model_copy(update={"seeds": list(preds)}), preds, labels)
+            untrained = moot_seeds(ms, {s: s in so_far["passing_seeds"] for s in preds})
+            if untrained:
+                break
     for seed in ms.seeds:  # seeds left out by until_decided: scored as None, on their labels
         if seed not in labels:
             labels[seed] = task(milestone_id, seed)[3]
-    result = evaluate(ms, preds, labels)
+    result = evaluate(ms, preds, labels, untrained=untrained)
     result["seconds"] = seconds
     result["steps"] = steps
     return result

@@ -9,7 +9,7 @@ awards the milestone's points all or nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import numpy as np
@@ -19,6 +19,32 @@ from coursekit.course import Milestone
 #: Metrics computed as the fraction of predictions equal to the labels; ``exact_match``
 #: counts a row (e.g. a whole output sequence) as right only when every element is.
 ACCURACY_METRICS = ("accuracy", "next_char_accuracy", "exact_match")
+
+#: What a seed left untrained says (:func:`moot_seeds`).
+UNTRAINED = "not trained: the seeds before it already decided the verdict"
+
+
+def moot_seeds(milestone: Milestone | Mapping[str, Any],
+               passed: Mapping[int, bool]) -> list[int]:
+    """The seeds whose training can no longer change the milestone's k-of-n verdict.
+
+    ``passed`` holds, for the seeds trained so far, whether each reached the threshold (a seed
+    that crashed, ran out of time or could not be scored did not). The seeds are read in
+    course.yml's order: once ``min_passing_seeds`` of them passed, or more than ``n -
+    min_passing_seeds`` failed, every later seed is moot, because the verdict (and the score,
+    all or nothing) is then that of training them all. A seed not yet known stops the reading,
+    so the answer depends on the seeds' results only, never on the order they arrived in.
+    """
+    ms = as_milestone(milestone)
+    need, n = ms.min_passing_seeds, len(ms.seeds)
+    passing = failing = 0
+    for i, seed in enumerate(ms.seeds):
+        if passing >= need or failing > n - need:
+            return list(ms.seeds[i:])
+        if seed not in passed:
+            return []
+        passing, failing = passing + bool(passed[seed]), failing + (not passed[seed])
+    return []
 
 
 def as_milestone(milestone: Milestone | Mapping[str, Any]) -> Milestone:
@@ -51,7 +77,8 @@ def _check_predictions(pred: Any, test_y: np.ndarray) -> tuple[np.ndarray | None
 
 def evaluate(milestone: Milestone | Mapping[str, Any],
              predictions_by_seed: Mapping[Any, Any],
-             test_y: np.ndarray | Mapping[int, np.ndarray]) -> dict[str, Any]:
+             test_y: np.ndarray | Mapping[int, np.ndarray],
+             untrained: Collection[int] = ()) -> dict[str, Any]:
     """Score one milestone: full points when ``min_passing_seeds`` of its seeds reach threshold.
 
     Args:
@@ -62,6 +89,8 @@ def evaluate(milestone: Milestone | Mapping[str, Any],
             ints or their decimal strings (JSON).
         test_y: the true labels, shape (N,) — or (N, L) for ``exact_match`` — or a mapping
             seed -> labels when every seed has its own task variant; never sent to the child.
+        untrained: seeds left out because the verdict was decided without them
+            (:func:`moot_seeds`): they count as ``None`` and say so.
 
     Returns:
         ``{"passed", "score", "max_score", "per_seed": {seed: metric or None}, "passing_seeds",
@@ -93,6 +122,10 @@ def evaluate(milestone: Milestone | Mapping[str, Any],
         labels = per_labels[seed]
         n = labels.shape[0]
         raw = by_seed.get(seed)
+        if seed in untrained:
+            per_seed[seed] = None
+            notes.append(f"seed {seed}: {UNTRAINED}")
+            continue
         if raw is None:
             per_seed[seed] = None
             notes.append(f"seed {seed}: no predictions (crashed or out of time)")
@@ -131,7 +164,8 @@ def evaluate(milestone: Milestone | Mapping[str, Any],
 
 
 def k_of_n(milestone: Milestone | Mapping[str, Any],
-           verdicts_by_seed: Mapping[int, Mapping[str, Any] | None]) -> dict[str, Any]:
+           verdicts_by_seed: Mapping[int, Mapping[str, Any] | None],
+           untrained: Collection[int] = ()) -> dict[str, Any]:
     """Score a milestone whose provider judges each seed itself (the optional ``evaluate``
     hook, e.g. ``mlperf_2018``): full points when ``min_passing_seeds`` of its seeds passed.
 
@@ -139,6 +173,7 @@ def k_of_n(milestone: Milestone | Mapping[str, Any],
         verdicts_by_seed: seed -> the hook's ``{"passed": bool, "value": float | None,
             "message": str}``, or ``None`` when that seed crashed, timed out or sent nothing
             usable. Seeds of the milestone that are missing count as ``None``.
+        untrained: as for :func:`evaluate`.
 
     Returns:
         the same dict as :func:`evaluate`; ``per_seed`` holds each seed's ``value``.
@@ -149,6 +184,10 @@ def k_of_n(milestone: Milestone | Mapping[str, Any],
     lines: list[str] = []
     for seed in ms.seeds:
         v = verdicts_by_seed.get(seed)
+        if seed in untrained:
+            per_seed[seed] = None
+            lines.append(f"seed {seed}: {UNTRAINED}")
+            continue
         if v is None:
             per_seed[seed] = None
             lines.append(f"seed {seed}: no results (crashed or out of time)")

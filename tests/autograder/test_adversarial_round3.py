@@ -224,8 +224,10 @@ def test_a_wrapped_single_stream_cannot_make_a_cache_that_never_reuses_pass(tmp_
     res = _grade(MODULE[19], sub, tmp_path, course=_lean_course(tmp_path, mlperf_seeds=[0, 1]))
     ms = _test(res, "MLPerf-style benchmarking")
     assert ms["score"] == 0 and "below 5" in ms["output"], ms["output"]
-    values = res["extra_data"]["milestones"]["mlperf_2018"]["values"]
-    assert all(v is not None and v < 2.0 for v in values.values()), values  # ~0.9x, measured
+    got = res["extra_data"]["milestones"]["mlperf_2018"]
+    assert got["values"]["0"] is not None and got["values"]["0"] < 2.0, got  # ~0.9x, measured
+    # k = 2 of 2: seed 0's failure decided the verdict, so seed 1 was never trained
+    assert got["untrained"] == [1] and got["values"]["1"] is None, got
 
 
 # ----------------------------------------------------------------------------- attack 3

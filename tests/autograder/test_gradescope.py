@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from autograder.gradescope import build_zip
+from autograder.milestones.grading import UNTRAINED
 from tests.autograder.conftest import (
     CORRECT,
     MINI,
@@ -206,6 +207,13 @@ def test_module_07_zip_grades_its_milestones_in_the_container(tmp_path):
     assert res["score"] == module.points + 20
     mlp = res["extra_data"]["milestones"]["mlp_1986"]
     assert mlp["seeds"] == [0, 1, 2] and len(set(mlp["train_seeds"])) == 3
+    # two of three seeds passed: the third could not change the verdict and was not trained
+    for t in ms:
+        got = res["extra_data"]["milestones"][t["tags"][-1].split(":")[1]]
+        assert got["untrained"] == [2] and got["passing"] == 2, got
+        assert got["values"]["2"] is None and got["steps"][2] is got["cpu_s"][2] is None
+        assert None not in (got["values"]["0"], got["values"]["1"], got["cpu_s"][1])
+        assert f"seed 2: {UNTRAINED}" in t["output"], t["output"]
     early = res["extra_data"]["earlier_modules"]
     assert len(early) == 6 and all(v["from"] == "reference" for v in early.values())
     assert res["extra_data"]["schedule"]["decided_at"] == after

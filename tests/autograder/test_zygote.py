@@ -245,6 +245,44 @@ def test_a_run_stops_at_the_first_outcome_stop_after_accepts(tmp_path):
     assert rep.stopped_at == "" and "skipped" not in {o.status for o in rep.outcomes.values()}
 
 
+def test_moot_items_are_never_started_and_the_run_goes_on_after_them(tmp_path):
+    """``RunSpec.moot`` (a milestone's seeds once its verdict is decided): the items it names
+    are not run (shape_tuple would loop for its whole timeout), the child that would run them
+    is replaced by one that goes on after them, and they say why; an outcome that is not a
+    result (a timeout) decides too. The callback sees every outcome in order."""
+    loops = CORRECT.replace("return tuple(int(s) for s in self.data.shape)",
+                            "while True:\n            pass")
+    assert loops != CORRECT
+    seen: list[str] = []
+
+    def after_add(o):
+        seen.append(f"{o.item}={o.status}")
+        return ({"case:sum_value": "not needed", "case:shape_tuple": "not needed"}
+                if o.item == "case:add_vectors" else {})
+
+    rep = run_items(_spec(tmp_path / "a", loops, moot=after_add))
+    assert {k: o.status for k, o in rep.outcomes.items()} == {
+        "case:add_vectors": "result", "case:sum_value": "skipped",
+        "case:shape_tuple": "skipped", "case:total_of_empty_raises": "result"}
+    assert rep.outcomes["case:shape_tuple"].message == "not needed" and rep.launches == 2
+    assert rep.outcomes["case:shape_tuple"].cpu_s is None
+    assert seen == ["case:add_vectors=result", "case:total_of_empty_raises=result"]
+    assert rep.stopped_at == "" and set(rep.moot) == {"case:sum_value", "case:shape_tuple"}
+
+    def after_timeout(o):
+        return {"case:total_of_empty_raises": "decided"} if o.status == "timeout" else {}
+
+    rep = run_items(_spec(tmp_path / "b", loops, moot=after_timeout))
+    assert [o.status for o in rep.outcomes.values()] == ["result", "result", "timeout",
+                                                          "skipped"]
+    assert rep.launches == 1  # the timeout ended the child; nothing was left to start
+    # a moot item that already ran keeps its outcome (the caller leaves it out)
+    rep = run_items(_spec(tmp_path / "c", CORRECT, moot=lambda o: (
+        {"case:add_vectors": "late"} if o.item == "case:sum_value" else {})))
+    assert [o.status for o in rep.outcomes.values()] == ["result"] * 4
+    assert rep.moot == {"case:add_vectors": "late"} and rep.launches == 1
+
+
 def test_a_fork_server_never_starts_student_code(tmp_path):
     with start_zygote(suite_file=SUITE) as zygote:
         spec = _spec(tmp_path, CORRECT, zygote=zygote, student_file=tmp_path / "s.py")

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 import pytest
 
 from autograder.milestones import evaluate
+from autograder.milestones.grading import UNTRAINED, moot_seeds
 from coursekit.course import Milestone
 
 LABELS = np.array([0, 1, 2, 3] * 25, dtype=np.int64)  # 100 labels
@@ -124,3 +126,38 @@ def test_course_yml_mapping_is_accepted(course: Any) -> None:
 def test_metric_not_scored_from_predictions_is_refused() -> None:
     with pytest.raises(ValueError, match="speedup"):
         evaluate(ms(metric="speedup"), {0: LABELS}, LABELS)
+
+
+@pytest.mark.parametrize("seeds, need, passed, moot", [
+    ([0, 1, 2], 2, {0: True, 1: True}, [2]),            # two passed: seed 2 cannot matter
+    ([0, 1, 2], 2, {0: False, 1: False}, [2]),          # two failed: it cannot rescue
+    ([0, 1, 2], 2, {0: True, 1: False}, []),            # one each: seed 2 decides
+    ([0, 1, 2], 2, {0: False, 1: True}, []),
+    ([0, 1, 2], 2, {0: True}, []),
+    ([0, 1, 2], 2, {0: True, 2: True}, []),             # seed 1 not known: nothing is moot
+    ([0, 1, 2], 2, {1: True, 2: True}, []),             # order is course.yml's, not arrival
+    ([0, 1, 2], 2, {0: True, 1: True, 2: False}, [2]),  # ran anyway (lanes): still moot
+    ([0, 1, 2], 3, {0: False}, [1, 2]),                 # 3 of 3: the first failure decides
+    ([0, 1, 2], 1, {0: True}, [1, 2]),                  # 1 of 3: the first pass decides
+    ([0, 1, 2], 1, {0: False, 1: False}, []),
+    ([5], 1, {5: False}, []),                           # one slot: nothing after it
+    ([0, 1, 2, 3, 4], 3, {0: False, 1: False, 2: False}, [3, 4]),
+    ([0, 1, 2, 3, 4], 3, {0: True, 1: False, 2: True, 3: True}, [4]),
+])
+def test_moot_seeds_are_those_the_verdict_no_longer_depends_on(
+        seeds: list[int], need: int, passed: dict[int, bool], moot: list[int]) -> None:
+    """Hand-worked k-of-n cases; and for every one, scoring with the moot seeds left out
+    gives the verdict of every assignment of results to them (the oracle: all of them)."""
+    m = ms(seeds=seeds, min_passing_seeds=need)
+    assert moot_seeds(m, passed) == moot
+    known = {s: passed[s] for s in seeds if s in passed and s not in moot}
+    for rest in itertools.product([True, False], repeat=len(moot)):
+        full = {**known, **dict(zip(moot, rest, strict=True))}
+        preds = {s: LABELS if full.get(s) else with_errors(50) for s in seeds if s in full}
+        if len(full) < len(seeds) and not moot:
+            continue  # undecided: not a claim about the unknown seeds
+        left_out = evaluate(m, {s: preds[s] for s in known}, LABELS, untrained=moot)
+        assert left_out["passed"] == evaluate(m, preds, LABELS)["passed"], (passed, rest)
+        for s in moot:
+            assert left_out["per_seed"][s] is None
+            assert f"seed {s}: {UNTRAINED}" in left_out["message"]

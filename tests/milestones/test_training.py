@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import datetime as dt
 import importlib.util
 import json
 import time
@@ -30,6 +31,7 @@ from autograder.milestones import (
     work,
 )
 from autograder.milestones.data import loaders, recipes
+from autograder.milestones.grading import UNTRAINED
 from autograder.milestones.transformer import IDS as TRANSFORMER_IDS
 from coursekit.course import load_course
 
@@ -121,7 +123,9 @@ def test_a_run_until_decided_gives_the_verdict_of_every_seed(ref: ModuleType, pa
     assert (short["passed"], short["score"]) == (full["passed"], full["score"]), short["message"]
     assert short["per_seed"] == {s: full["per_seed"][s] if s in short["steps"] else None
                                  for s in ms.seeds}
-    assert short["seeds"] == full["seeds"] and "no predictions" in short["message"]
+    assert short["seeds"] == full["seeds"] and "no predictions" not in short["message"]
+    for s in ms.seeds[decided_at:]:
+        assert f"seed {s}: {UNTRAINED}" in short["message"], short["message"]
 
 
 def _work(mid: str, units: int | None = None) -> dict[str, Any]:
@@ -329,3 +333,71 @@ def test_unknown_milestone_is_a_clear_error() -> None:
         trainer("nope")
     with pytest.raises(KeyError, match="nope"):
         provider_file("nope")
+
+
+def test_a_decided_milestone_scores_the_same_whether_its_last_seed_ran_or_not(course: Any
+                                                                             ) -> None:
+    """The grader leaves out the seeds the verdict no longer depends on (``moot_items``), but
+    in lanes one may have run anyway: ``score`` gives the same points, message and extra
+    whether its outcome is a pass, a failure, ``skipped`` or missing; a seed still needed is
+    scored as before (missing: no predictions)."""
+    from autograder.harness.supervisor import Outcome
+
+    job = _job("cnn_1998", course)
+    first, second, third = job.items()
+    right = {i: {"pred": job.held_out[i][1]} for i in job.items()}
+    wrong = {i: {"pred": (job.held_out[i][1] + 1) % 10} for i in job.items()}
+
+    def outcomes(values: dict[str, Any]) -> dict[str, Outcome]:
+        return {i: Outcome(i, "result", value=v, cpu_s=1.0) for i, v in values.items()}
+
+    for verdict in (right, wrong):
+        decided = outcomes({first: verdict[first], second: verdict[second]})
+        want = harness_ms.score(job, decided)
+        assert want[2]["untrained"] == [job.seeds[2].slot]
+        assert f"seed {job.seeds[2].slot}: {UNTRAINED}" in want[1]
+        assert want[2]["steps"][2] is None and want[2]["cpu_s"][2] is None
+        assert want[0] == (5.0 if verdict is right else 0.0)
+        for last in (Outcome(third, "result", value=right[third], cpu_s=2.0),
+                     Outcome(third, "result", value=wrong[third], cpu_s=2.0),
+                     Outcome(third, "skipped", message="not run")):
+            assert harness_ms.score(job, {**decided, third: last}) == want
+        moot = harness_ms.moot_items([job])
+        assert moot(decided[first]) == {}
+        assert moot(decided[second]) == {third: f"not run: {UNTRAINED}"}
+    split = outcomes({first: right[first], second: wrong[second]})
+    points, msg, extra = harness_ms.score(job, split)
+    assert points == 0 and extra["untrained"] == [] and "no predictions" in msg
+    points, msg, extra = harness_ms.score(job, {**split, **outcomes({third: right[third]})})
+    assert points == 5 and extra["untrained"] == [] and extra["passing"] == 2
+
+
+def test_grading_never_trains_a_seed_the_verdict_no_longer_needs(tmp_path: Path, monkeypatch,
+                                                                  course: Any) -> None:
+    """Module 06 graded for real: the perceptron's first two seeds pass, so its third is
+    never started (its item is ``skipped`` in the run), and results.json says why."""
+    from autograder.harness import core
+    from coursebuild.release import dump_notebook
+    from coursebuild.samples import build_notebook
+
+    reports: list[Any] = []
+    real = core.run_stages
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        reports.append(real(*args, **kwargs))
+        return reports[-1]
+
+    monkeypatch.setattr(core, "run_stages", spy)
+    module = course.module("06")
+    notebook = tmp_path / f"{module.name}.ipynb"
+    notebook.write_text(dump_notebook(build_notebook(module, "full")), encoding="utf-8")
+    after_term = dt.datetime(2099, 1, 1, tzinfo=dt.timezone.utc)  # 01-05: the reference's
+    results = core.grade_module(course=course, module=module, submission=notebook,
+                                out=tmp_path / "results.json", now=after_term)
+    (report,) = reports
+    items = [i for i in report.outcomes if i.startswith("milestone:perceptron_1957#")]
+    assert [report.outcomes[i].status for i in items] == ["result", "result", "skipped"]
+    assert report.outcomes[items[2]].message == f"not run: {UNTRAINED}"
+    assert report.outcomes[items[2]].cpu_s is None
+    got = results["extra_data"]["milestones"]["perceptron_1957"]
+    assert got["passed"] and got["untrained"] == [2] and results["score"] == 60, got
