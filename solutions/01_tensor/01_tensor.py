@@ -2375,8 +2375,10 @@ rows, cols = median_cpu_ms(by_rows), median_cpu_ms(by_columns)
 print(f"strides {grid.strides}: rows {rows:.1f} ms, columns {cols:.1f} ms "
       f"({cols / rows:.1f}x slower), the same 4.2 million additions")
 # Expected: columns several times slower than rows (between 2x and 20x, depending on the
-# machine's caches: 5.6x on the course's 2-core server). This is why kernels want contiguous
-# inputs, and why `.contiguous()` before a loop over the last dimension can pay for its copy.
+# machine's caches: 4x-15x on the course's 2-core server, the least when nothing else runs,
+# more when other programs share its memory: each column step misses the cache, each row step
+# is prefetched). This is why kernels want contiguous inputs, and why `.contiguous()` before a
+# loop over the last dimension can pay for its copy.
 
 # %% [markdown]
 # ## 7. ML systems thinking (graded by hand)
