@@ -322,9 +322,14 @@ _FALLBACK = -1
 
 
 def _note_moot(spec: RunSpec, report: RunReport, item: str) -> None:
-    """Record what ``item``'s outcome, just recorded, made moot (``RunSpec.moot``)."""
-    if spec.moot is not None:
+    """Record what ``item``'s outcome, just recorded, made moot (``RunSpec.moot``). If the
+    callback fails, nothing is moot: every item runs (its caller's scoring reports the fault)."""
+    if spec.moot is None:
+        return
+    try:
         report.moot.update(spec.moot(report.outcomes[item]))
+    except Exception:  # noqa: BLE001 - skipping is only a saving: run everything instead
+        return
 
 
 def _needed_from(spec: RunSpec, report: RunReport, index: int) -> int:

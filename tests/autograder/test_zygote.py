@@ -281,6 +281,13 @@ def test_moot_items_are_never_started_and_the_run_goes_on_after_them(tmp_path):
         {"case:add_vectors": "late"} if o.item == "case:sum_value" else {})))
     assert [o.status for o in rep.outcomes.values()] == ["result"] * 4
     assert rep.moot == {"case:add_vectors": "late"} and rep.launches == 1
+    # a callback that fails makes nothing moot: every item runs
+
+    def broken(o):
+        raise ValueError("a course-side bug")
+
+    rep = run_items(_spec(tmp_path / "d", CORRECT, moot=broken))
+    assert [o.status for o in rep.outcomes.values()] == ["result"] * 4 and rep.moot == {}
 
 
 def test_a_fork_server_never_starts_student_code(tmp_path):
