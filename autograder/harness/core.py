@@ -270,7 +270,8 @@ def _run(ctx: Grading, suite: Suite, chosen: ForVariant, jobs: list[milestones.M
             public_tests=packaged.public_files, milestone_job=milestones.child_job(jobs),
             sandbox=True, hide=hidden_paths,
             seeds={f"case:{name}": seed for name, seed in exp.seeds.items()},
-            on_result=decider(suite, exp, jobs), moot=milestones.moot_items(jobs),
+            on_result=decider(suite, exp, jobs),
+            moot=milestones.moot_items(jobs) if ms_items else None,
             timing=planner, twin=twin), later,
             ctx.lanes, last=ms_items)  # every case first: a wall-limit cut hits training only
     except SandboxUnavailable as exc:

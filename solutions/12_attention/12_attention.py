@@ -1277,7 +1277,7 @@ print(f"peak / P from T = 256 on: {min(ratios[2:]):.2f} to {max(ratios[2:]):.2f}
 # T = 256 on, where the T x T arrays dominate): the scores and the shifted exponentials exist at
 # the same time — and grows like T². The time grows by less than 4x per doubling at small T
 # (between 1.5x and 3.5x at T = 128: Python's fixed cost per call dominates), and 4x or more
-# once the T x T work dominates (between 3x and 10x at T = 512 and at T = 1024). Where the T x T
+# once the T x T work dominates (between 3x and 15x at T = 512 and at T = 1024). Where the T x T
 # arrays outgrow your CPU's caches and every new array needs fresh pages from the OS, a
 # doubling costs more than the T x T work alone: that step falls at 512 on one machine and at
 # 1024 on another (your caches decide where), and other processes sharing the caches of a busy
