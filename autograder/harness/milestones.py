@@ -170,9 +170,10 @@ def on_result(job: MilestoneJob, item: str, params: Any) -> dict[str, Any]:
     return {"pred": pred}
 
 
-def seed_passed(job: MilestoneJob, item: str, outcome: Outcome) -> bool:
-    """Whether one slot's outcome reached the threshold, exactly as :func:`score` counts it
-    (a slot that crashed, ran out of time or could not be scored did not)."""
+def seed_passed(job: MilestoneJob, slot: int, item: str, outcome: Outcome) -> bool:
+    """Whether slot ``slot``'s outcome (its item ``item``) reached the threshold, exactly as
+    :func:`score` counts it (a slot that crashed, ran out of time or could not be scored did
+    not)."""
     from autograder.milestones.grading import evaluate  # noqa: PLC0415 - milestone zips only
 
     got = outcome.value if outcome.status == "result" else None
@@ -180,7 +181,6 @@ def seed_passed(job: MilestoneJob, item: str, outcome: Outcome) -> bool:
         return bool(got["verdict"].get("passed", False))
     if not (isinstance(got, dict) and "pred" in got):
         return False
-    slot = job.seeds[job.items().index(item)].slot
     alone = {**_as_course_milestone(job.info), "seeds": [slot], "min_passing_seeds": 1}
     return bool(evaluate(alone, {slot: got["pred"]}, {slot: job.held_out[item][1]})["passed"])
 
@@ -191,7 +191,7 @@ def untrained(job: MilestoneJob, outcomes: Mapping[str, Outcome]) -> list[int]:
     left ``skipped`` are not results: the slots before them decided."""
     from autograder.milestones.grading import moot_seeds  # noqa: PLC0415 - milestone zips only
 
-    passed = {s.slot: seed_passed(job, item, outcomes[item])
+    passed = {s.slot: seed_passed(job, s.slot, item, outcomes[item])
               for s, item in zip(job.seeds, job.items(), strict=True)
               if item in outcomes and outcomes[item].status != "skipped"}
     return moot_seeds(_as_course_milestone(job.info), passed)
@@ -199,23 +199,26 @@ def untrained(job: MilestoneJob, outcomes: Mapping[str, Outcome]) -> list[int]:
 
 def moot_items(jobs: list[MilestoneJob]) -> Callable[[Outcome], dict[str, str]]:
     """``RunSpec.moot``: for each outcome recorded, the milestone items that need not run any
-    more (their slot is :func:`untrained`), each with what it says. Lanes call it from their
-    own threads: the outcomes seen so far are shared under a lock."""
-    from autograder.milestones.grading import UNTRAINED  # noqa: PLC0415 - milestone zips only
+    more (:func:`autograder.milestones.grading.moot_seeds` on the slots judged so far, each
+    judged once, as :func:`score` judges it), each with what it says. Lanes call it from their
+    own threads: the verdicts so far are shared under a lock."""
+    from autograder.milestones.grading import UNTRAINED, moot_seeds  # noqa: PLC0415 - milestone zips only
 
-    by_item = {i: j for j in jobs if j.file is not None for i in j.items()}
-    seen: dict[str, Outcome] = {}
+    slots = {item: (j, s.slot) for j in jobs if j.file is not None
+             for s, item in zip(j.seeds, j.items(), strict=True)}
+    passed: dict[str, dict[int, bool]] = {j.info.id: {} for j in jobs}
     lock = threading.Lock()
 
     def moot(outcome: Outcome) -> dict[str, str]:
-        job = by_item.get(outcome.item)
-        if job is None:
+        if outcome.item not in slots:
             return {}
+        job, slot = slots[outcome.item]
+        verdict = seed_passed(job, slot, outcome.item, outcome)
         with lock:
-            seen[outcome.item] = outcome
-            slots = set(untrained(job, seen))
+            passed[job.info.id][slot] = verdict
+            left = set(moot_seeds(_as_course_milestone(job.info), passed[job.info.id]))
         return {item: f"not run: {UNTRAINED}"
-                for s, item in zip(job.seeds, job.items(), strict=True) if s.slot in slots}
+                for s, item in zip(job.seeds, job.items(), strict=True) if s.slot in left}
 
     return moot
 

@@ -370,12 +370,6 @@ def write_trusted_bytecode(folder: Path) -> int:
     return written
 
 
-if __name__ == "__main__":  # make bytecode, the Gradescope setup.sh: FOLDER... (missing: skipped)
-    for _folder in sys.argv[1:]:
-        if Path(_folder).is_dir():
-            write_trusted_bytecode(Path(_folder))
-
-
 def public_tests(folder: Path | None) -> tuple[list[dict[str, str]], list[PublicTest]]:
     """Public test files to ship to the child, and their test functions in file order."""
     if folder is None or not folder.is_dir():
@@ -594,3 +588,9 @@ def _ranges(numbers: list[int]) -> str:
         else:
             runs.append((n, n))
     return ", ".join(f"{a:02d}" if a == b else f"{a:02d}–{b:02d}" for a, b in runs)
+
+
+if __name__ == "__main__":  # make bytecode, the Gradescope setup.sh: FOLDER... (missing: skipped)
+    for _folder in sys.argv[1:]:
+        if Path(_folder).is_dir():
+            write_trusted_bytecode(Path(_folder))

@@ -286,9 +286,8 @@ def run_items(spec: RunSpec) -> RunReport:
                 if item not in report.outcomes:
                     report.outcomes[item] = Outcome(item, "crashed", message=(
                         "the grading process ended before this test could start"))
-                    if _stops(spec, report, item):
+                    if _recorded(spec, report, item):
                         break
-                    _note_moot(spec, report, item)
                 nxt = start + 1
             start = _needed_from(spec, report, nxt)
     finally:
@@ -321,17 +320,6 @@ def run_items(spec: RunSpec) -> RunReport:
 _FALLBACK = -1
 
 
-def _note_moot(spec: RunSpec, report: RunReport, item: str) -> None:
-    """Record what ``item``'s outcome, just recorded, made moot (``RunSpec.moot``). If the
-    callback fails, nothing is moot: every item runs (its caller's scoring reports the fault)."""
-    if spec.moot is None:
-        return
-    try:
-        report.moot.update(spec.moot(report.outcomes[item]))
-    except Exception:  # noqa: BLE001 - skipping is only a saving: run everything instead
-        return
-
-
 def _needed_from(spec: RunSpec, report: RunReport, index: int) -> int:
     """The first item at or after ``index`` that is not moot (``len(items)``: none is)."""
     while index < len(spec.items) and spec.items[index] in report.moot:
@@ -339,12 +327,20 @@ def _needed_from(spec: RunSpec, report: RunReport, index: int) -> int:
     return index
 
 
-def _stops(spec: RunSpec, report: RunReport, item: str) -> bool:
-    """Whether ``item``'s outcome, just recorded, ends the run (``RunSpec.stop_after``)."""
-    if spec.stop_after is None or not spec.stop_after(report.outcomes[item]):
-        return False
-    report.stopped_at = item
-    return True
+def _recorded(spec: RunSpec, report: RunReport, item: str) -> bool:
+    """``item``'s outcome was just recorded: True when it ends the run
+    (``RunSpec.stop_after``), else record what it made moot (``RunSpec.moot``). If that
+    callback fails, nothing is moot: every item runs (the caller's scoring reports the fault)."""
+    outcome = report.outcomes[item]
+    if spec.stop_after is not None and spec.stop_after(outcome):
+        report.stopped_at = item
+        return True
+    if spec.moot is not None:
+        try:
+            report.moot.update(spec.moot(outcome))
+        except Exception:  # noqa: BLE001 - skipping is only a saving: run everything instead
+            pass
+    return False
 
 
 def _job(spec: RunSpec, plan: isolation.Plan, uid: int | None, work: Path, start: int,
@@ -768,9 +764,8 @@ def _on_result(launch: _Launch, kind: str, item: str, msg: dict[str, Any]) -> bo
         report.outcomes[item].lines = frozenset(_lines(msg))
     report.outcomes[item].steps = report.progress.get(item)
     launch.current = None
-    if _stops(launch.spec, report, item):
+    if _recorded(launch.spec, report, item):
         return launch.end(None)
-    _note_moot(launch.spec, report, item)
     after = launch.index[item] + 1
     if after < len(launch.spec.items) and launch.spec.items[after] in report.moot:
         return launch.end(_needed_from(launch.spec, report, after))  # this child goes
@@ -794,9 +789,8 @@ def _stopped_talking(launch: _Launch) -> int | None:
         code = _exit_code(launch.proc)
         report.outcomes[current] = Outcome(current, "crashed", message=_ended_message(
             code, "during this test"), steps=report.progress.get(current))
-        if _stops(launch.spec, report, current):
+        if _recorded(launch.spec, report, current):
             return None
-        _note_moot(launch.spec, report, current)
     return launch.resume
 
 
@@ -817,9 +811,8 @@ def _timed_out(launch: _Launch) -> int | None:
             " time limit") + " (an infinite loop, or far too slow?)",
             cpu_s=clock.used(), steps=report.progress.get(current),
             stopped_by="run" if run_over else clock.reason)
-        if _stops(launch.spec, report, current):
+        if _recorded(launch.spec, report, current):
             return None
-        _note_moot(launch.spec, report, current)
     return None if time.monotonic() >= launch.deadline else launch.resume
 
 
