@@ -85,13 +85,40 @@ broadcasting arithmetic, batched matmul and reductions, with PyTorch's names and
 
 from __future__ import annotations
 
+import ctypes
 import math
+import sys
 from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
 # ----------------------------------------------------------------------------- provided
+# Memory reuse (section 6 says why). A training step allocates the same large arrays every
+# step; glibc's malloc gives a freed block of 128 KiB or more back to the kernel, and the next
+# step's array then starts on fresh pages, each of which traps into the kernel to be zeroed (a
+# minor page fault) the first time it is written.
+
+
+def _keep_freed_memory(keep_mib: int = 64, heap_mib: int = 32) -> bool:
+    """Ask glibc's ``malloc`` to keep freed memory for reuse instead of returning it: up to
+    ``keep_mib`` MiB of free heap before it trims (``M_TRIM_THRESHOLD``), and blocks of up to
+    ``heap_mib`` MiB from that heap rather than from a fresh ``mmap`` each (``M_MMAP_THRESHOLD``,
+    which must be set with it: setting one turns off glibc's own adjustment of both). Returns
+    whether it was applied (False off Linux/glibc, where nothing changes)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+    return bool(mallopt(m_trim_threshold, keep_mib << 20)) and bool(
+        mallopt(m_mmap_threshold, heap_mib << 20))
+
+
+_keep_freed_memory()
+
 # Graph recording. Module 01 only *records* which operation made each tensor; module 05
 # (autograd) walks these records backwards. Nothing here is rebound later.
 
@@ -2326,6 +2353,13 @@ def test_reductions(Tensor, np):
 # * **Memory is the budget.** Training keeps the activations of every layer for the backward
 #   pass (module 05); the `memory_footprint` you wrote is the unit of every memory estimate in
 #   modules 14–19.
+# * **Fresh memory costs a trap.** The first write to each 4 KiB page of a new allocation traps
+#   into the kernel (a *minor page fault*), which hands over a zeroed page. By default glibc's
+#   `malloc` gives every large freed block back to the kernel, so a training loop that allocates
+#   the same big arrays every step pays those traps again every step. PyTorch's GPU allocator
+#   caches freed blocks for this reason, and its CPU tuning guide suggests an allocator that
+#   does; the provided `_keep_freed_memory` at the top of `tensor.py` asks glibc to keep up to
+#   64 MiB for reuse. `resource.getrusage(resource.RUSAGE_SELF).ru_minflt` counts the faults.
 # * **Contiguity and speed.** Matrix kernels want contiguous rows. PyTorch's `.contiguous()`
 #   copies when needed; profilers (module 14) show these hidden copies.
 # * **Cost of matmul.** `(n, k) @ (k, m)` reads `n·k + k·m` numbers and does `2·n·k·m` FLOPs.

@@ -8,13 +8,40 @@ broadcasting arithmetic, batched matmul and reductions, with PyTorch's names and
 
 from __future__ import annotations
 
+import ctypes
 import math
+import sys
 from collections import namedtuple
 from typing import Any
 
 import numpy as np
 
 # ----------------------------------------------------------------------------- provided
+# Memory reuse (section 6 says why). A training step allocates the same large arrays every
+# step; glibc's malloc gives a freed block of 128 KiB or more back to the kernel, and the next
+# step's array then starts on fresh pages, each of which traps into the kernel to be zeroed (a
+# minor page fault) the first time it is written.
+
+
+def _keep_freed_memory(keep_mib: int = 64, heap_mib: int = 32) -> bool:
+    """Ask glibc's ``malloc`` to keep freed memory for reuse instead of returning it: up to
+    ``keep_mib`` MiB of free heap before it trims (``M_TRIM_THRESHOLD``), and blocks of up to
+    ``heap_mib`` MiB from that heap rather than from a fresh ``mmap`` each (``M_MMAP_THRESHOLD``,
+    which must be set with it: setting one turns off glibc's own adjustment of both). Returns
+    whether it was applied (False off Linux/glibc, where nothing changes)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+    return bool(mallopt(m_trim_threshold, keep_mib << 20)) and bool(
+        mallopt(m_mmap_threshold, heap_mib << 20))
+
+
+_keep_freed_memory()
+
 # Graph recording. Module 01 only *records* which operation made each tensor; module 05
 # (autograd) walks these records backwards. Nothing here is rebound later.
 
