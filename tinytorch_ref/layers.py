@@ -441,7 +441,9 @@ class _LinearFn(Function):
         dx = g.dot(weight).reshape(shape) if needs_input_grad else None
         dweight = g.T.dot(rows)  # (out, in)
         if has_bias:
-            return dx, dweight, g.sum(axis=0)
+            # NOTE: a row of ones times g is its column sums in one BLAS product;
+            # g.sum(axis=0) adds g one row at a time (20 µs against 5 µs on (512, 192))
+            return dx, dweight, np.ones(g.shape[0], dtype=g.dtype).dot(g)
         return dx, dweight
 
 

@@ -361,8 +361,9 @@ class _SoftmaxFn(Function):
                maximum keeps every exponent <= 0, so nothing overflows; ``initial=-np.inf``
                makes the maximum of an empty row ``-inf`` instead of an error (PyTorch returns
                an empty result for an empty tensor).
-            2. ``e = np.exp(x - m)``.
-            3. ``out = e / e.sum(axis=dim, keepdims=True)``.
+            2. ``e = np.asarray(x - m)`` — a new array (``asarray``: for a 0-d input NumPy
+               returns a scalar); exponentiate it in place, ``np.exp(e, out=e)``.
+            3. Divide it in place too: ``e /= e.sum(axis=dim, keepdims=True)``; ``out = e``.
             4. ``ctx.save_for_backward(out, dim)`` (the given backward needs both) and return
                ``out``.
 
@@ -372,7 +373,10 @@ class _SoftmaxFn(Function):
 
         HINT: ``keepdims=True`` keeps the reduced axis with size 1 so the division broadcasts;
         use ``dim`` in both the max and the sum. A 0-d input arrives with ``dim=None`` (NumPy's
-        "everything"): it is a row of one, and its softmax is 1.
+        "everything"): it is a row of one, and its softmax is 1. NOTE (speed): ``np.exp(x -
+        m)`` and ``e / s`` would each allocate another array of ``x``'s size; working in the
+        one new array ``x - m`` skips both allocations (module 12's attention scores: 72 →
+        about 45 µs for a ``(1, 4, 96, 96)`` softmax).
         """
         raise NotImplementedError(
             "module 02: implement _SoftmaxFn.forward (see its docstring)")
@@ -392,8 +396,10 @@ class _LogSoftmaxFn(Function):
         """``(x - m) - log(sum(exp(x - m)))`` along ``dim`` (log-sum-exp), on a NumPy array.
 
         APPROACH:
-            1. ``shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)``.
-            2. ``out = shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))``.
+            1. ``shifted = np.asarray(x - x.max(axis=dim, keepdims=True, initial=-np.inf))``
+               (a new array; ``asarray`` as in softmax).
+            2. ``shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))``, in place:
+               ``out = shifted``.
             3. ``ctx.save_for_backward(out, dim)`` and return ``out``.
 
         EXAMPLE:
@@ -408,9 +414,12 @@ class _LogSoftmaxFn(Function):
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
-        # provided: d log_softmax: grad - softmax * sum(grad), with softmax = exp(out)
+        # provided: d log_softmax: grad - softmax * sum(grad), with softmax = exp(out), in
+        # the one new array exp(out) (asarray: a 0-d result is a NumPy scalar)
         out, dim = ctx.saved
-        return (grad - np.exp(out) * grad.sum(axis=dim, keepdims=True),)
+        d = np.asarray(np.exp(out))
+        d *= grad.sum(axis=dim, keepdims=True)
+        return (np.subtract(grad, d, out=d),)
 
 
 def softmax(input: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
