@@ -580,8 +580,10 @@ class MultiheadAttention(Module):
             4. ``bias = self._merge_masks(key_padding_mask, attn_mask, N, L, S, q.dtype)``;
                ``p = self.dropout if self.training else 0.0``; ``scale = 1 / sqrt(hs)``.
             5. ``need_weights`` or ``fused`` (``fused = self._uses_fused_inference(...)``,
-               asked before step 2 changes the inputs): ``scores = (q @ k.transpose(2, 3)) *
-               scale`` (+ ``Tensor(bias)``); ``weights = softmax(scores, dim=-1)`` (module 02:
+               asked before step 2 changes the inputs): ``scores = (q * scale) @
+               k.transpose(2, 3)`` (+ ``Tensor(bias)``) — the queries scaled first, as
+               PyTorch's explicit path does: ``L·hs`` multiplications instead of ``L·S``;
+               ``weights = softmax(scores, dim=-1)`` (module 02:
                a fully masked row is NaN, as in PyTorch); with ``p > 0`` multiply by
                ``Tensor(keep)``, ``keep = (default_generator().random(shape) >=
                p).astype(dtype) / (1 - p)``; ``out = weights @ v``; keep ``weights`` only if
@@ -625,7 +627,7 @@ class MultiheadAttention(Module):
         scale = 1.0 / math.sqrt(self.head_dim)
         weights = None
         if need_weights or fused:
-            scores = (q @ k.transpose(2, 3)) * scale  # (N, h, L, S)
+            scores = (q * scale) @ k.transpose(2, 3)  # (N, h, L, S)
             if bias is not None:
                 scores = scores + Tensor(bias)
             weights = softmax(scores, dim=-1)  # a fully masked row is NaN, as in PyTorch

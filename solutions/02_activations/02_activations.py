@@ -702,9 +702,22 @@ def test_gelu_exact_and_tanh(gelu, Tensor, np):
 # output, and its backward is one line. The loss of module 04 calls it on every batch.)
 # The maximum is a *constant* for the gradient (shift-invariance means the result does not
 # depend on it), so it needs no gradient of its own.
+#
+# **Speed: a row's sum is a matrix product.** Along the last axis (logits `(N, C)`, attention
+# scores `(B, h, T, T)`) NumPy's `sum` adds each short row in its own small loop; a product
+# with a column of ones, `e @ ones((C, 1))`, adds every row in one BLAS call (12 µs against 3
+# µs for `(1, 4, 96, 96)` scores). The given `_sums` does that for the last axis.
 
 # %%
 #| export
+def _sums(a: np.ndarray, dim: int | None) -> np.ndarray:
+    """``a.sum(axis=dim, keepdims=True)`` (provided); along the last axis as one product
+    with a column of ones (see the speed note above)."""
+    if dim is not None and dim == a.ndim - 1:
+        return np.matmul(a, np.ones((a.shape[-1], 1), dtype=a.dtype))
+    return a.sum(axis=dim, keepdims=True)
+
+
 class _SoftmaxFn(Function):
     """Softmax along ``dim``, stable for any logits; saves its output for backward."""
 
@@ -719,7 +732,8 @@ class _SoftmaxFn(Function):
                an empty result for an empty tensor).
             2. ``e = np.asarray(x - m)`` — a new array (``asarray``: for a 0-d input NumPy
                returns a scalar); exponentiate it in place, ``np.exp(e, out=e)``.
-            3. Divide it in place too: ``e /= e.sum(axis=dim, keepdims=True)``; ``out = e``.
+            3. Divide it in place too: ``e /= _sums(e, dim)`` (given: ``e.sum(axis=dim,
+               keepdims=True)``, faster along the last axis); ``out = e``.
             4. ``ctx.save_for_backward(out, dim)`` (the given backward needs both) and return
                ``out``.
 
@@ -738,7 +752,7 @@ class _SoftmaxFn(Function):
         m = x.max(axis=dim, keepdims=True, initial=-np.inf)
         e = np.asarray(x - m)  # a new array: exponentiate and normalise it in place
         np.exp(e, out=e)
-        e /= e.sum(axis=dim, keepdims=True)
+        e /= _sums(e, dim)
         ctx.save_for_backward(e, dim)
         return e
         # END SOLUTION
@@ -762,7 +776,7 @@ class _LogSoftmaxFn(Function):
         APPROACH:
             1. ``shifted = np.asarray(x - x.max(axis=dim, keepdims=True, initial=-np.inf))``
                (a new array; ``asarray`` as in softmax).
-            2. ``shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))``, in place:
+            2. ``shifted -= np.log(_sums(np.exp(shifted), dim))``, in place:
                ``out = shifted``.
             3. ``ctx.save_for_backward(out, dim)`` and return ``out``.
 
@@ -775,7 +789,7 @@ class _LogSoftmaxFn(Function):
         """
         # BEGIN SOLUTION NO PROMPT
         shifted = np.asarray(x - x.max(axis=dim, keepdims=True, initial=-np.inf))
-        shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))  # in place: out
+        shifted -= np.log(_sums(np.exp(shifted), dim))  # in place: out
         ctx.save_for_backward(shifted, dim)
         return shifted
         # END SOLUTION

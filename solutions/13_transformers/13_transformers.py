@@ -152,7 +152,7 @@ def _rstd(xc: np.ndarray, var: np.ndarray, eps: float, axes: tuple[int, ...]) ->
     eps / s²))`` — the same number, without squaring anything large.
     """
     rstd = 1.0 / np.sqrt(var + eps)
-    if not np.isinf(var).any():  # NOTE: the usual case, checked on var alone: no pass over xc
+    if rstd.all():  # NOTE: rstd is 0 exactly where var is inf; the usual case stops here
         return rstd
     over = np.isinf(var) & np.isfinite(xc).all(axis=axes, keepdims=True)
     if not over.any():
@@ -1123,9 +1123,10 @@ class GPT(Module):
                a. ``logits = self.forward(out[:, -self.context_length:]).data[:, -1, :] /
                   temperature`` — ``(B, V)``;
                b. top-k: ``k = min(top_k, self.vocab_size)``;
-                  ``kth = np.sort(logits, axis=-1)[:, [-k]]``;
-                  ``logits = np.where(logits < kth, -np.inf, logits)``;
-               c. ``p = np.exp(logits - logits.max(-1, keepdims=True))``; divide by its sum;
+                  ``kth = np.sort(logits, axis=-1)[:, -k, None]`` — ``(B, 1)``;
+                  ``logits[logits < kth] = -np.inf``;
+               c. ``p = np.exp(logits - logits.max(-1, keepdims=True))``; divide by its sum
+                  (in place in ``logits``, a new array since step a: NOTE below);
                d. sample by inverting the CDF: ``c = p.cumsum(-1)``, ``c /= c[:, -1:]``,
                   ``u = rng.random((B, 1))``, ``nxt = (c <= u).sum(-1, keepdims=True)``;
                e. ``out = np.concatenate([out, nxt], axis=1)``.
@@ -1140,9 +1141,13 @@ class GPT(Module):
         HINT: the first token with cumulative probability above ``u`` is drawn with exactly its
         probability; tokens removed by top-k have probability 0 and can never be drawn.
         Cropping to the last ``context_length`` tokens keeps the positions in range once the
-        sequence is longer than the context. Use the ``with`` form, not nanoGPT's
-        ``@torch.no_grad()`` decorator: the grader checks that every method of your module runs
-        code from your file, and a decorated method runs the decorator's wrapper.
+        sequence is longer than the context. NOTE (speed): a step of cached generation
+        (module 17) is a few hundred microseconds, so every NumPy call counts: ``[:, -k,
+        None]`` is a plain slice where ``[:, [-k]]`` is a fancy-index copy, and writing ``-inf``
+        and the exponentials into ``logits`` saves ``np.where``'s and ``exp``'s new arrays.
+        Use the ``with`` form, not nanoGPT's ``@torch.no_grad()`` decorator: the grader checks
+        that every method of your module runs code from your file, and a decorated method runs
+        the decorator's wrapper.
         """
         # BEGIN SOLUTION NO PROMPT
         if temperature <= 0:
@@ -1157,9 +1162,10 @@ class GPT(Module):
                 logits = self.forward(out[:, -self.context_length:]).data[:, -1, :] / temperature
                 if top_k is not None:
                     k = min(top_k, self.vocab_size)
-                    kth = np.sort(logits, axis=-1)[:, [-k]]  # (B, 1): the k-th largest
-                    logits = np.where(logits < kth, -np.inf, logits)
-                p = np.exp(logits - logits.max(axis=-1, keepdims=True))  # (B, V)
+                    kth = np.sort(logits, axis=-1)[:, -k, None]  # (B, 1): the k-th largest
+                    logits[logits < kth] = -np.inf
+                logits -= logits.max(axis=-1, keepdims=True)
+                p = np.exp(logits, out=logits)  # (B, V), in place: logits is a new array
                 c = p.cumsum(axis=-1)  # the method: np.cumsum(p) adds a Python wrapper
                 c /= c[:, -1:]
                 u = rng.random((out.shape[0], 1))
