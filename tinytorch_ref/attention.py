@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .activations import softmax
+from .activations import _sums, softmax
 from .autograd import gradcheck  # noqa: F401 - for checks
 from .layers import Linear, Module, Parameter, linear
 from .tensor import (  # noqa: F401
@@ -41,7 +41,8 @@ class _SafeSoftmaxFn(Function):
                masked rows; if there are any (``empty.any()``), use 0 there instead:
                ``m = np.where(empty, 0.0, m)``.
             2. ``e = np.exp(x - m)`` — every exponent is <= 0, nothing overflows.
-            3. ``s = e.sum(axis=-1, keepdims=True)``; a fully masked row sums to 0 (its ``e``
+            3. ``s = _sums(e, -1)`` (module 02's given ``e.sum(axis=-1, keepdims=True)``, as
+               one product); a fully masked row sums to 0 (its ``e``
                is all zeros): divide by 1 there instead, ``np.where(empty, 1.0, s)``;
                ``p = e / s``. (A NaN sum — a NaN or ``+inf`` score — stays NaN, as in
                PyTorch: only the empty rows divide by 1.)
@@ -58,16 +59,19 @@ class _SafeSoftmaxFn(Function):
         array, so ``np.exp(e, out=e)`` and ``e /= ...`` can reuse it instead of allocating two
         more ``(..., T, T)`` arrays; the ``np.where`` calls only run when a row is empty; and
         ``x.max(...)`` is the array's own method, where ``np.max(x, ...)`` first runs a Python
-        wrapper: a few microseconds per call, which is all a one-token step has.)
+        wrapper: a few microseconds per call, which is all a one-token step has. The row sums
+        as a product also work on SDPA's key-major scores: 42 against 5 µs on the GPT's
+        ``(16, 4, 32, 32)``.)
         """
         m = x.max(axis=-1, keepdims=True)
         empty = m == -np.inf  # rows where nothing may be attended
-        if empty.any():
+        has_empty = empty.any()
+        if has_empty:
             m = np.where(empty, 0.0, m)
         p = x - m  # a new array (laid out like x): work on it in place
         np.exp(p, out=p)
-        s = p.sum(axis=-1, keepdims=True)
-        if empty.any():
+        s = _sums(p, -1)
+        if has_empty:
             s = np.where(empty, 1.0, s)
         p /= s
         ctx.save_for_backward(p)
@@ -77,8 +81,10 @@ class _SafeSoftmaxFn(Function):
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
         """``dL/dx = P * (grad - sum(grad * P, last axis))`` from the saved ``P``.
 
-        APPROACH: ``(p,) = ctx.saved``; ``dot = (grad * p).sum(axis=-1, keepdims=True)``;
-        return ``(p * (grad - dot),)``.
+        APPROACH: ``(p,) = ctx.saved``; ``gp = grad * p``; ``dot = _sums(gp, -1)`` (the
+        row sums of ``grad * p``); return ``(p * (grad - dot),)`` — computed in ``gp``'s
+        array, which is not needed once ``dot`` is known (one new ``(..., T, T)`` array, not
+        three).
 
         EXAMPLE: for ``P = [0.5, 0.5]`` and ``grad = [1, 0]``: ``dot = 0.5`` and
         ``dL/dx = [0.5 * 0.5, 0.5 * -0.5] = [0.25, -0.25]`` — the gradient of a softmax row
@@ -88,8 +94,10 @@ class _SafeSoftmaxFn(Function):
         ``T`` times the memory of ``P``.
         """
         (p,) = ctx.saved
-        gp = grad * p  # P * (G - rowsum(G * P)) = G * P - P * rowsum(G * P)
-        gp -= p * gp.sum(axis=-1, keepdims=True)
+        gp = grad * p
+        dot = _sums(gp, -1)  # rowsum(G * P)
+        np.subtract(grad, dot, out=gp)  # gp's array is free now: P * (G - rowsum(G * P))
+        gp *= p
         return (gp,)
 
 

@@ -352,7 +352,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
 def _sums(a: np.ndarray, dim: int | None) -> np.ndarray:
     """``a.sum(axis=dim, keepdims=True)`` (provided); along the last axis as one product
     with a column of ones (see the speed note above)."""
-    if dim is not None and dim == a.ndim - 1:
+    if dim is not None and dim in (-1, a.ndim - 1):
         return np.matmul(a, np.ones((a.shape[-1], 1), dtype=a.dtype))
     return a.sum(axis=dim, keepdims=True)
 
