@@ -367,9 +367,10 @@ def common_prefix_length(cached: np.ndarray, idx: np.ndarray) -> int:
 
     APPROACH:
         1. Different ``shape[0]``: return 0.
-        2. ``m = min(cached.shape[1], idx.shape[1])``; ``same = np.all(cached[:, :m] ==
-           idx[:, :m], axis=0)`` — ``(m,)``, True where every row agrees.
-        3. All True: return ``m``; else the index of the first False: ``int(np.argmin(same))``.
+        2. ``m = min(cached.shape[1], idx.shape[1])``; ``same = cached[:, :m] == idx[:, :m]``
+           — ``(B, m)``.
+        3. ``same.all()``: return ``m`` (the common case, one check); else the first column
+           where some row differs: ``int(np.argmin(same.all(axis=0)))``.
 
     EXAMPLE:
         >>> common_prefix_length(np.array([[1, 2, 3]]), np.array([[1, 2, 3, 4]]))
@@ -383,8 +384,10 @@ def common_prefix_length(cached: np.ndarray, idx: np.ndarray) -> int:
     if cached.shape[0] != idx.shape[0]:
         return 0
     m = min(cached.shape[1], idx.shape[1])
-    same = np.all(cached[:, :m] == idx[:, :m], axis=0)  # (m,)
-    return m if bool(same.all()) else int(np.argmin(same))
+    same = cached[:, :m] == idx[:, :m]  # (B, m)
+    if same.all():  # the usual case in generation: the whole memo is a prefix
+        return m
+    return int(np.argmin(same.all(axis=0)))  # the first column where some row differs
 
 
 class CachedGPT(Module):
@@ -431,7 +434,9 @@ class CachedGPT(Module):
             3. ``keep = min(common_prefix_length(self.tokens, ids), T - 1)``;
                ``self.cache.crop(keep)``; ``self.tokens = ids[:, :keep]``.
             4. ``logits = self.model(ids[:, keep:], cache=self.cache)``; then
-               ``self.tokens = ids.copy()`` and ``self.positions_computed += T - keep``.
+               ``self.tokens = ids`` (``astype`` in step 1 copied it: later changes to the
+               caller's array cannot reach the memo) and ``self.positions_computed += T -
+               keep``.
             5. Return ``logits``.
 
         EXAMPLE:
@@ -456,7 +461,7 @@ class CachedGPT(Module):
         self.cache.crop(keep)
         self.tokens = ids[:, :keep]
         logits = self.model(ids[:, keep:], cache=self.cache)  # (B, T - keep, V)
-        self.tokens = ids.copy()
+        self.tokens = ids  # astype above made it a copy: the caller's array is not kept
         self.positions_computed += t - keep
         return logits
 

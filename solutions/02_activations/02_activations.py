@@ -802,7 +802,7 @@ class _LogSoftmaxFn(Function):
         # the one new array exp(out) (asarray: a 0-d result is a NumPy scalar)
         out, dim = ctx.saved
         d = np.asarray(np.exp(out))
-        d *= grad.sum(axis=dim, keepdims=True)
+        d *= _sums(grad, dim)
         return (np.subtract(grad, d, out=d),)
 
 
