@@ -137,8 +137,8 @@ class _LayerNormFn(Function):
         last axis: ``dx (2, 3, 4)``, ``dweight (4,)``, ``dbias (4,)``.
 
         HINT: an unbatched row ``(C,)`` is one row (``R = 1``). ``gr.sum(axis=0)`` gives the
-        same column sums, about 4x slower on ``(512, 64)`` than the product (see the speed
-        note above). Folding ``weight`` into ``wavg`` saves multiplying ``gx`` by it: one
+        same column sums, several times slower than the product (see the speed note
+        above). Folding ``weight`` into ``wavg`` saves multiplying ``gx`` by it: one
         pass over ``(R, n)`` less. Check your formula against ``gradcheck`` in float64 — the
         check below does.
         """

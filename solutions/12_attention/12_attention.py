@@ -181,8 +181,8 @@ class _SafeSoftmaxFn(Function):
         more ``(..., T, T)`` arrays; the ``np.where`` calls only run when a row is empty; and
         ``x.max(...)`` is the array's own method, where ``np.max(x, ...)`` first runs a Python
         wrapper: a few microseconds per call, which is all a one-token step has. The row sums
-        as a product also work on SDPA's key-major scores: 42 against 5 µs on the GPT's
-        ``(16, 4, 32, 32)``.)
+        as a product also work on SDPA's key-major scores, several times faster than
+        ``sum`` on the GPT's ``(16, 4, 32, 32)``.)
         """
         # BEGIN SOLUTION NO PROMPT
         m = x.max(axis=-1, keepdims=True)

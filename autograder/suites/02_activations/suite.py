@@ -242,7 +242,7 @@ def softmax_implicit_dim_rule(tt, rng):
       hint="log_softmax = (x - m) - log(sum(exp(x - m))) along dim; an empty row keeps its "
            "shape (max with initial=-np.inf), a 0-d tensor is one row.",
       stated={'_LogSoftmaxFn.forward': ('``(x - m) - log(sum(exp(x - m)))`` along ``dim`` (log-sum-exp)',
-                                        '``shifted = x - x.max(axis=dim, keepdims=True, initial=-np.inf)``.',
+                                        '``shifted = np.asarray(x - x.max(axis=dim, keepdims=True, initial=-np.inf))``',
                                         'A 0-d input (``dim=None``) is a row of one: its log_softmax is 0.'),
               'LogSoftmax': 'LogSoftmax along ``dim`` as a module.',
               'test:test_log_softmax_is_stable': 'log_softmax must keep float32'})

@@ -113,7 +113,7 @@ def safe_softmax_forward(tt, rng):
       hint="_SafeSoftmaxFn: dL/dx = P * (G - rowsum(G * P)) along the last axis, from the saved P.",
       stated={"_SafeSoftmaxFn.backward": (
                   "``dL/dx = P * (grad - sum(grad * P, last axis))`` from the saved ``P``.",
-                  "return ``(p * (grad - dot),)``.",
+                  "return ``(p * (grad - dot),)``",
               )})
 def safe_softmax_backward(tt, rng):
     A = _att(tt)

@@ -142,8 +142,8 @@ def layer_norm_large_mean_float32(tt, rng):
            "dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) with g = grad * weight, means "
            "over each row.",
       stated={"_LayerNormFn.backward": (
-                  "``dbias = gr.sum(axis=0)``; ``dweight = (gr * xhat).sum(axis=0)`` — both reshaped to ``weight.shape``.",
-                  "``g = gr * weight.reshape(n)``; ``dx = rstd * (g - g.dot(avg) - xhat * (g * xhat).dot(avg))``",
+                  "``dbias = ones.dot(gr)``; ``gx = gr * xhat``; ``dweight = ones.dot(gx)`` — both reshaped to ``weight.shape``.",
+                  "``dx = rstd * (g - gr.dot(wavg) - xhat * gx.dot(wavg))``",
                   "Return ``(dx.reshape(shape), dweight, dbias)`` — one gradient per input.",
               ),
               "test:test_layer_norm_backward_matches_finite_differences": "dL/dx, dL/dweight and dL/dbias must match central differences"})
@@ -551,7 +551,7 @@ def gpt_positions_and_cache(tt, rng):
                   "Greedy decoding: ``top_k=1``.",
                   "ValueError: ``temperature <= 0`` or ``top_k < 1``.",
                   "as int64",
-                  "``p = np.exp(logits - logits.max(-1, keepdims=True))``; divide by its sum;",
+                  "``p = np.exp(logits - logits.max(-1, keepdims=True))``; divide by its sum",
               )})
 def gpt_generate_greedy(tt, rng):
     gpt, cfg = _gpt(tt, rng, scale=1.0)

@@ -373,7 +373,7 @@ def gpt_cached_forward_matches_full(tt, rng):
       stated={
           "common_prefix_length": (
               "The largest ``m <= min(n, T)`` with ``cached[:, :m] == idx[:, :m]`` for all rows; 0 when the batch sizes differ.",
-              "All True: return ``m``; else the index of the first False: ``int(np.argmin(same))``.",
+              "``same.all()``: return ``m`` (the common case, one check); else the first column where some row differs: ``int(np.argmin(same.all(axis=0)))``.",
           ),
       })
 def common_prefix_length_cases(tt, rng):
@@ -403,7 +403,8 @@ def common_prefix_length_cases(tt, rng):
               "Logits ``(B, T - keep, V)`` of the positions of ``idx (B, T)`` not found in the cache.",
               "``keep`` is the common prefix of ``idx`` and the cached tokens, at most ``T - 1``; the cache is cropped to it and the rest runs through ``model(idx[:, keep:], cache=...)``.",
               "No cache yet, or ``self.cache.batch_size != B``: ``self.cache = GPTCache( self.model, B)`` and ``self.tokens = ids[:, :0]`` (nothing cached).",
-              "``logits = self.model(ids[:, keep:], cache=self.cache)``; then ``self.tokens = ids.copy()`` and ``self.positions_computed += T - keep``.",
+              "``logits = self.model(ids[:, keep:], cache=self.cache)``; then ``self.tokens = ids``",
+              "``self.positions_computed += T - keep``.",
           ),
           "CachedGPT": "positions_computed: how many positions ``forward`` has run through the model, summed over every call (the work).",
       })
