@@ -95,7 +95,8 @@ import numpy as np
 
 # ----------------------------------------------------------------------------- provided
 # Memory reuse (section 6 says why). A training step allocates the same large arrays every
-# step; glibc's malloc gives a freed block of 128 KiB or more back to the kernel, and the next
+# step; glibc's malloc hands large freed blocks back to the kernel (those it mapped on their
+# own, and the free top of its heap beyond a threshold it adjusts as it goes), and the next
 # step's array then starts on fresh pages, each of which traps into the kernel to be zeroed (a
 # minor page fault) the first time it is written.
 
@@ -2355,8 +2356,8 @@ def test_reductions(Tensor, np):
 #   modules 14–19.
 # * **Fresh memory costs a trap.** The first write to each 4 KiB page of a new allocation traps
 #   into the kernel (a *minor page fault*), which hands over a zeroed page. By default glibc's
-#   `malloc` gives every large freed block back to the kernel, so a training loop that allocates
-#   the same big arrays every step pays those traps again every step. PyTorch's GPU allocator
+#   `malloc` gives large freed blocks back to the kernel, so a training loop that allocates the
+#   same big arrays every step can pay those traps again every step. PyTorch's GPU allocator
 #   caches freed blocks for this reason, and its CPU tuning guide suggests an allocator that
 #   does; the provided `_keep_freed_memory` at the top of `tensor.py` asks glibc to keep up to
 #   64 MiB for reuse. `resource.getrusage(resource.RUSAGE_SELF).ru_minflt` counts the faults.

@@ -18,7 +18,8 @@ import numpy as np
 
 # ----------------------------------------------------------------------------- provided
 # Memory reuse (section 6 says why). A training step allocates the same large arrays every
-# step; glibc's malloc gives a freed block of 128 KiB or more back to the kernel, and the next
+# step; glibc's malloc hands large freed blocks back to the kernel (those it mapped on their
+# own, and the free top of its heap beyond a threshold it adjusts as it goes), and the next
 # step's array then starts on fresh pages, each of which traps into the kernel to be zeroed (a
 # minor page fault) the first time it is written.
 
