@@ -136,3 +136,21 @@ def test_before_and_after_runs_two_checkouts_in_one_process(capsys):
     assert ab.main([str(paths.REPO_ROOT), "mlp", "--steps", "3", "--warmup", "1"]) == 0
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line.startswith("mlp after_ms=") and "before/torch=" in line, line
+
+
+def test_page_faults_measures_both_policies_on_the_named_workloads():
+    """bench/page_faults.py (docs/performance.md's memory-policy table): one line per policy
+    and workload, 'without' first, from a copy of the package whose import skips the policy."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, str(paths.REPO_ROOT / "bench" / "page_faults.py"),
+                           "mlp", "--steps", "2", "--warmup", "1"], capture_output=True,
+                          text=True, check=False,
+                          env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.strip().splitlines()
+    assert [ln.split()[:2] for ln in lines] == [["without", "mlp"], ["with", "mlp"]], lines
+    for line in lines:
+        assert "ours faults=" in line and "| torch faults=" in line and "ratio=" in line, line
