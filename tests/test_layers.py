@@ -295,7 +295,7 @@ PATH_ENTRY_POINTS = {
         "cnn_cifar_1998", "transformer_2017", "transformer_reversal_2017", "mlperf_2018")},
     **{f"bench/{name}.py": _BENCH for name in (
         "framework", "framework_ab", "grading_cost", "grading_cpu", "integrity",
-        "mutation_cost", "regrade_acceptance", "regrade_throughput")},
+        "mutation_cost", "page_faults", "regrade_acceptance", "regrade_throughput")},
 }
 _PATH_EDITS = {"insert", "append", "extend", "remove", "pop", "clear"}
 
