@@ -761,9 +761,13 @@ class _SoftmaxFn(Function):
 
     @staticmethod
     def backward(ctx: Context, grad: np.ndarray) -> tuple[np.ndarray]:
-        # provided: d softmax: s * (grad - sum(grad * s)) along dim
+        # provided: d softmax: s * (grad - sum(grad * s)) along dim, in the one new array
+        # grad * s (asarray: a 0-d result is a NumPy scalar), as log_softmax's below
         s, dim = ctx.saved
-        return (s * (grad - (grad * s).sum(axis=dim, keepdims=True)),)
+        d = np.asarray(grad * s)
+        np.subtract(grad, _sums(d, dim), out=d)
+        d *= s
+        return (d,)
 
 
 class _LogSoftmaxFn(Function):
