@@ -128,3 +128,29 @@ def test_layer_norm_of_rows_whose_squares_overflow_is_the_true_value():
                                    err_msg=dtype)
         np.testing.assert_allclose(ours.grad.numpy() * s, small.grad.numpy(), rtol=1e-4,
                                    atol=1e-6, err_msg=dtype)
+
+
+def test_the_averaging_column_is_made_once_and_cannot_be_changed():
+    """``_averager`` (given to LayerNorm's forward) hands every call the same read-only
+    ``(n, 1)`` column of ``1 / n``: no call can alter what the next one averages with."""
+    avg = T._averager(64, np.dtype(np.float32))
+    assert avg is T._averager(64, np.dtype(np.float32))
+    assert avg.shape == (64, 1) and avg.dtype == np.float32
+    assert np.all(avg == np.float32(1 / 64))
+    assert not avg.flags.writeable
+    assert T._averager(3, np.dtype(np.float64)).dtype == np.float64
+    rows = np.random.default_rng(0).standard_normal((5, 64)).astype(np.float32)
+    np.testing.assert_allclose(rows.dot(avg)[:, 0], rows.mean(axis=1), rtol=1e-5, atol=1e-6)
+
+
+def test_layer_norm_of_one_row_after_many_rows_is_unchanged():
+    """The cached column is shared between calls of every size: a one-row LayerNorm (a
+    generation step) after a many-row one (a training batch) gives the row's own numbers."""
+    rng = np.random.default_rng(1)
+    ln = T.LayerNorm(16)
+    many = rng.standard_normal((8, 4, 16)).astype(np.float32)
+    ln(tt.Tensor(many))
+    one = many[:1, :1]
+    x = one.astype(np.float64)
+    expected = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(ln(tt.Tensor(one)).numpy(), expected, rtol=1e-5, atol=1e-5)

@@ -447,9 +447,24 @@ def test_mask_to_bias_conventions(mask_to_bias, Tensor, np):
 # like its input), and BLAS multiplies the transposed `P` by `V` without a copy. The backward
 # computes `dPᵀ = V Gᵀ` for the same reason. Same numbers, about half the time of the
 # attention core at these sizes (measure it: section 6).
+#
+# One step goes against that grain: a mask arrives query-major, an `(L, S)` array of rows.
+# Added in place to the key-major scores, NumPy walks the scores in their memory order and
+# reads the mask across its rows, one element at a time, several times slower than an add of
+# two arrays laid out alike. The given `_key_major(bias)` copies the small mask once into the
+# scores' layout (its last two axes swapped in memory: the same values, the same shape), and
+# the add runs at full speed again over every batch element and head.
 
 # %%
 #| export
+def _key_major(a: np.ndarray) -> np.ndarray:
+    """``a`` laid out in memory like the key-major scores (provided): the same values and
+    shape, its last two axes swapped in memory (a copy; 0-d and 1-d arrays as they are)."""
+    if a.ndim < 2:
+        return a
+    return np.ascontiguousarray(a.swapaxes(-1, -2)).swapaxes(-1, -2)
+
+
 class _ScaledDotProductAttentionFn(Function):
     """``softmax(Q Kᵀ · scale + bias) V`` with a fused backward (four matmuls)."""
 
@@ -470,8 +485,9 @@ class _ScaledDotProductAttentionFn(Function):
         APPROACH:
             1. ``s = np.swapaxes(np.matmul(k, np.swapaxes(q, -1, -2)), -1, -2)`` — shape
                ``(..., L, S)``, stored key-major (see the speed note above); ``s *= scale``.
-            2. If ``bias`` is not None: ``s += bias`` (in place: it keeps the layout; ``s +
-               bias`` would make a new, query-major array).
+            2. If ``bias`` is not None: ``s += _key_major(bias)`` (in place: it keeps the
+               layout; ``s + bias`` would make a new, query-major array. ``_key_major`` is
+               given: the mask laid out like ``s``, see the speed note above).
             3. ``sm = Context()``; ``p = _SafeSoftmaxFn.forward(sm, s)`` (your softmax).
             4. Dropout: ``keep = None``; if ``dropout_p > 0``: ``keep = (default_generator()
                .random(p.shape) >= dropout_p).astype(p.dtype) / (1.0 - dropout_p)`` and
@@ -493,7 +509,7 @@ class _ScaledDotProductAttentionFn(Function):
         s = np.matmul(k, q.swapaxes(-1, -2)).swapaxes(-1, -2)  # (..., L, S), key-major
         s *= scale
         if bias is not None:
-            s += bias  # in place keeps the key-major layout (bias broadcasts to s's shape)
+            s += _key_major(bias)  # in place keeps the key-major layout (bias broadcasts)
         sm = Context()
         p = _SafeSoftmaxFn.forward(sm, s)
         keep = None

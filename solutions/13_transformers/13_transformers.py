@@ -122,6 +122,7 @@ optional ``cache`` argument, the plug-in point of module 17's KV cache.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -152,7 +153,9 @@ def _rstd(xc: np.ndarray, var: np.ndarray, eps: float, axes: tuple[int, ...]) ->
     eps / s²))`` — the same number, without squaring anything large.
     """
     rstd = 1.0 / np.sqrt(var + eps)
-    if rstd.all():  # NOTE: rstd is 0 exactly where var is inf; the usual case stops here
+    # NOTE: rstd is 0 exactly where var is inf, so the usual case stops here. count_nonzero
+    # is one C call; rstd.all() runs a Python wrapper first, which a one-token step feels
+    if np.count_nonzero(rstd) == rstd.size:
         return rstd
     over = np.isinf(var) & np.isfinite(xc).all(axis=axes, keepdims=True)
     if not over.any():
@@ -161,6 +164,20 @@ def _rstd(xc: np.ndarray, var: np.ndarray, eps: float, axes: tuple[int, ...]) ->
     scaled = xc / s
     std = s * np.sqrt(np.mean(scaled * scaled, axis=axes, keepdims=True) + eps / s / s)
     return np.where(over, 1.0 / std, rstd).astype(rstd.dtype, copy=False)
+
+
+@functools.cache
+def _averager(n: int, dtype: np.dtype) -> np.ndarray:
+    """The column ``(n, 1)`` of ``1 / n`` in ``dtype``: ``rows.dot(_averager(n, rows.dtype))``
+    is each row's mean (provided).
+
+    Made once per ``(n, dtype)`` and kept (``functools.cache``), read-only so no caller can
+    change it for the others: in generation every LayerNorm sees one row, and building the
+    column again each call would cost about as much as using it.
+    """
+    avg = np.full((n, 1), 1.0 / n, dtype=dtype)
+    avg.flags.writeable = False
+    return avg
 
 
 class _LayerNormFn(Function):
@@ -179,8 +196,8 @@ class _LayerNormFn(Function):
 
         APPROACH (one row per normalised group, each row's sum as one matrix product):
             1. ``n`` = the numbers per row (the product of the last ``len(axes)`` sizes);
-               ``rows = x.reshape(-1, n)`` — ``(R, n)``; ``avg = np.full((n, 1), 1.0 / n,
-               x.dtype)``, a column that averages a row.
+               ``rows = x.reshape(-1, n)`` — ``(R, n)``; ``avg = _averager(n, x.dtype)``
+               (given: the column ``np.full((n, 1), 1.0 / n, x.dtype)``, made once and kept).
             2. ``mean = rows.dot(avg)`` — ``(R, 1)``; ``xc = rows - mean``; then
                ``xc -= xc.dot(avg)``, a second pass that removes what rounding left of the mean.
             3. ``var = (xc * xc).dot(avg)`` — the *biased* variance.
@@ -214,7 +231,7 @@ class _LayerNormFn(Function):
         # BEGIN SOLUTION NO PROMPT
         n = math.prod(x.shape[x.ndim - len(axes):])
         rows = x.reshape(-1, n)  # (R, n)
-        avg = np.full((n, 1), 1.0 / n, dtype=x.dtype)  # rows.dot(avg): each row's mean
+        avg = _averager(n, x.dtype)  # rows.dot(avg): each row's mean
         mean = rows.dot(avg)  # (R, 1)
         xhat = rows - mean  # a new array: normalise it in place
         xhat -= xhat.dot(avg)  # what rounding left of the mean
@@ -278,7 +295,7 @@ def _shape_tuple(normalized_shape: int | Sequence[int]) -> tuple[int, ...]:
     """``normalized_shape`` as a tuple of ints (an int means one trailing dim; provided)."""
     if isinstance(normalized_shape, (int, np.integer)):
         return (int(normalized_shape),)
-    return tuple(int(s) for s in normalized_shape)
+    return tuple(map(int, normalized_shape))
 
 
 def _check_layer_norm_args(input: Tensor, normalized_shape: Any) -> None:  # noqa: A002

@@ -185,6 +185,14 @@ def _composed_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Te
         p = p * Tensor(keep / (1.0 - dropout_p))
     return p @ value
 
+def _key_major(a: np.ndarray) -> np.ndarray:
+    """``a`` laid out in memory like the key-major scores (provided): the same values and
+    shape, its last two axes swapped in memory (a copy; 0-d and 1-d arrays as they are)."""
+    if a.ndim < 2:
+        return a
+    return np.ascontiguousarray(a.swapaxes(-1, -2)).swapaxes(-1, -2)
+
+
 class _ScaledDotProductAttentionFn(Function):
     """``softmax(Q Kᵀ · scale + bias) V`` with a fused backward (four matmuls)."""
 
@@ -205,8 +213,9 @@ class _ScaledDotProductAttentionFn(Function):
         APPROACH:
             1. ``s = np.swapaxes(np.matmul(k, np.swapaxes(q, -1, -2)), -1, -2)`` — shape
                ``(..., L, S)``, stored key-major (see the speed note above); ``s *= scale``.
-            2. If ``bias`` is not None: ``s += bias`` (in place: it keeps the layout; ``s +
-               bias`` would make a new, query-major array).
+            2. If ``bias`` is not None: ``s += _key_major(bias)`` (in place: it keeps the
+               layout; ``s + bias`` would make a new, query-major array. ``_key_major`` is
+               given: the mask laid out like ``s``, see the speed note above).
             3. ``sm = Context()``; ``p = _SafeSoftmaxFn.forward(sm, s)`` (your softmax).
             4. Dropout: ``keep = None``; if ``dropout_p > 0``: ``keep = (default_generator()
                .random(p.shape) >= dropout_p).astype(p.dtype) / (1.0 - dropout_p)`` and
