@@ -723,6 +723,17 @@ def window_grads(x_pad_shape: tuple[int, ...], kernel_size: IntPair, stride: Int
     return None, np.empty((n, c, kh, kw, ho, wo), dtype=dtype)
 
 
+def _maximum(arrays: list[np.ndarray]) -> np.ndarray:
+    """The element-wise maximum of ``arrays`` (same shape), in one new array (provided; a NaN
+    wins, as in ``np.maximum``): the first two in one pass, no copy of the first."""
+    if len(arrays) == 1:
+        return arrays[0].copy()
+    out = np.maximum(arrays[0], arrays[1])
+    for a in arrays[2:]:
+        np.maximum(out, a, out=out)
+    return out
+
+
 def _lowest(dtype: Any) -> float:
     """The value max pooling pads with: ``-inf``, or an integer dtype's smallest value."""
     return float(-np.inf) if np.dtype(dtype).kind == "f" else int(np.iinfo(dtype).min)
@@ -799,13 +810,9 @@ class _MaxPool2dFn(Function):
         if windows_tile(xp.shape, kernel_size, stride, dilation):
             n, c, h = xp.shape[:3]
             cols = xp.reshape(n, c, h, win.shape[5], kw)           # each row cut into windows
-            widest = cols[..., 0].copy()                           # (N, C, H, Wo)
-            for v in range(1, kw):
-                np.maximum(widest, cols[..., v], out=widest)       # max of each window's row
+            widest = _maximum([cols[..., v] for v in range(kw)])   # (N, C, H, Wo): row maxima
             rows = widest.reshape(n, c, h // kh, kh, -1)           # whole rows of Wo maxima
-            out = rows[:, :, :, 0].copy()                          # (N, C, Ho, Wo)
-            for u in range(1, kh):
-                np.maximum(out, rows[:, :, :, u], out=out)
+            out = _maximum([rows[:, :, :, u] for u in range(kh)])  # (N, C, Ho, Wo)
         else:
             out = win[:, :, 0, 0].copy()
             for u in range(kh):

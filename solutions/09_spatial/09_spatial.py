@@ -1202,7 +1202,10 @@ def test_conv2d_layer_init_and_shapes(Conv2d, Tensor, manual_seed, np):
 # take the maximum over the last axis's `kw` slices (each window's row), then view the result
 # as `(N, C, H_out, kh, W_out)` and take the maximum over its `kh` whole rows, which are
 # contiguous runs, longer than the offset loop's. The result is the same (columns before rows
-# keeps the first maximum in row-major order, and a NaN still wins).
+# keeps the first maximum in row-major order, and a NaN still wins). The given `_maximum`
+# takes each stage's maximum in one new array: `np.maximum(a, b)` of the first two reads both
+# in one pass, where copying the first and then taking the maximum in place passes over the
+# image once more.
 #
 # **PyTorch's other pooling arguments** change only the geometry, which is given
 # (`pool_geometry`): `dilation` (max pooling) spreads the taps as in a convolution;
@@ -1303,6 +1306,17 @@ def window_grads(x_pad_shape: tuple[int, ...], kernel_size: IntPair, stride: Int
     return None, np.empty((n, c, kh, kw, ho, wo), dtype=dtype)
 
 
+def _maximum(arrays: list[np.ndarray]) -> np.ndarray:
+    """The element-wise maximum of ``arrays`` (same shape), in one new array (provided; a NaN
+    wins, as in ``np.maximum``): the first two in one pass, no copy of the first."""
+    if len(arrays) == 1:
+        return arrays[0].copy()
+    out = np.maximum(arrays[0], arrays[1])
+    for a in arrays[2:]:
+        np.maximum(out, a, out=out)
+    return out
+
+
 def _lowest(dtype: Any) -> float:
     """The value max pooling pads with: ``-inf``, or an integer dtype's smallest value."""
     return float(-np.inf) if np.dtype(dtype).kind == "f" else int(np.iinfo(dtype).min)
@@ -1380,13 +1394,9 @@ class _MaxPool2dFn(Function):
         if windows_tile(xp.shape, kernel_size, stride, dilation):
             n, c, h = xp.shape[:3]
             cols = xp.reshape(n, c, h, win.shape[5], kw)           # each row cut into windows
-            widest = cols[..., 0].copy()                           # (N, C, H, Wo)
-            for v in range(1, kw):
-                np.maximum(widest, cols[..., v], out=widest)       # max of each window's row
+            widest = _maximum([cols[..., v] for v in range(kw)])   # (N, C, H, Wo): row maxima
             rows = widest.reshape(n, c, h // kh, kh, -1)           # whole rows of Wo maxima
-            out = rows[:, :, :, 0].copy()                          # (N, C, Ho, Wo)
-            for u in range(1, kh):
-                np.maximum(out, rows[:, :, :, u], out=out)
+            out = _maximum([rows[:, :, :, u] for u in range(kh)])  # (N, C, Ho, Wo)
         else:
             out = win[:, :, 0, 0].copy()
             for u in range(kh):

@@ -638,6 +638,17 @@ def window_grads(x_pad_shape: tuple[int, ...], kernel_size: IntPair, stride: Int
     return None, np.empty((n, c, kh, kw, ho, wo), dtype=dtype)
 
 
+def _maximum(arrays: list[np.ndarray]) -> np.ndarray:
+    """The element-wise maximum of ``arrays`` (same shape), in one new array (provided; a NaN
+    wins, as in ``np.maximum``): the first two in one pass, no copy of the first."""
+    if len(arrays) == 1:
+        return arrays[0].copy()
+    out = np.maximum(arrays[0], arrays[1])
+    for a in arrays[2:]:
+        np.maximum(out, a, out=out)
+    return out
+
+
 def _lowest(dtype: Any) -> float:
     """The value max pooling pads with: ``-inf``, or an integer dtype's smallest value."""
     return float(-np.inf) if np.dtype(dtype).kind == "f" else int(np.iinfo(dtype).min)
