@@ -585,6 +585,29 @@ def test_col2im_counts_overlaps_and_is_the_adjoint(col2im, im2col, np):
 # functional `conv2d` (given) passes `needs_input_grad=input.requires_grad`, like PyTorch's
 # `ctx.needs_input_grad`; return `None` for `dx` when it is False.
 #
+# **Stride 1: the input gradient without `col2im`.** `col2im` adds each of the `kh·kw` slices
+# of `d cols` into a window-shaped region of the padded image: rows of `W_out` numbers that land
+# `W_out + kw - 1` numbers apart, so NumPy adds one short row at a time (16 numbers in the
+# second convolution of a CIFAR-10 network), about as slow per number as a Python-free loop
+# can be. With stride 1 there is a way around it. Put each output's gradient at its window's
+# top-left corner in a zero plane the size of the padded input, `(H_p, W_p)`, and flatten the
+# plane. Kernel offset `(u, v)` sends the gradient at corner `(i, j)` to pixel `(i + u, j + v)`,
+# which is flat position `i·W_p + j` plus `s = u·W_p + v` (`u·d_h·W_p + v·d_w` with dilation):
+# the same shift for every corner. So `d x_pad` is `kh·kw` whole planes added at shifts `s`,
+# each one long contiguous add over all channels, not `H_out` short ones per channel:
+#
+# ```
+#   gp      = zeros (N, O, H_p·W_p); every output's gradient at its window's corner
+#   taps    = W_tapsᵀ @ gp      (N, kh·kw·C, H_p·W_p)   one product, rows ordered (u, v, c)
+#   d x_pad[s:] += taps[u, v][: end - s]                for each offset, s = u·W_p + v
+# ```
+#
+# What spills past the end of a plane comes from the zero corners of the bottom rows and
+# right columns, so it adds nothing. The product is a little larger (`H_p·W_p` columns instead
+# of `H_out·W_out`), and the whole input gradient still takes about half the time of
+# `d cols` + `col2im` on that layer (`docs/performance.md`). The given
+# `_input_grad_by_shifts` does it; `col2im` stays the general tool (strides, groups, pooling).
+#
 # **Groups** cost one reshape each way: the columns of group `g` are the contiguous block of
 # rows `g·K … (g+1)·K - 1` of `cols` (with `K = C/G·kh·kw`, because `(c, u, v)` is flattened
 # channel first), and the filters of group `g` are a contiguous block of `O/G` rows of `W2`:
@@ -628,6 +651,29 @@ def test_col2im_counts_overlaps_and_is_the_adjoint(col2im, im2col, np):
 
 # %%
 #| export
+def _input_grad_by_shifts(grad: np.ndarray, weight: np.ndarray, x_pad_shape: tuple[int, ...],
+                          dilation: IntPair) -> np.ndarray:
+    """The gradient of a stride-1, one-group convolution's padded input, without ``col2im``
+    (provided; see "Stride 1" above): ``grad (N, O, H_out, W_out)`` -> ``(N, C, H_p, W_p)``,
+    ``x_pad_shape``. The same numbers as ``col2im`` of ``d cols``."""
+    n, o, ho, wo = grad.shape
+    _, c, hp, wp = x_pad_shape
+    kh, kw = weight.shape[2:]
+    dh, dw = dilation
+    p = hp * wp                                                    # one padded plane, flat
+    gp = np.zeros((n, o, hp, wp), dtype=grad.dtype)
+    gp[:, :, :ho, :wo] = grad                                      # at each window's corner
+    w_taps = weight.transpose(2, 3, 1, 0).reshape(kh * kw * c, o)  # rows ordered (u, v, c)
+    taps = np.matmul(w_taps, gp.reshape(n, o, p))                  # (N, kh*kw*C, P)
+    taps = taps.reshape(n, kh * kw, c * p)                         # one (C*P) block per offset
+    dxp = np.zeros((n, c * p), dtype=grad.dtype)
+    for u in range(kh):
+        for v in range(kw):
+            s = u * dh * wp + v * dw                               # the offset's flat shift
+            dxp[:, s:] += taps[:, u * kw + v, :c * p - s]
+    return dxp.reshape(x_pad_shape)
+
+
 class _Conv2dFn(Function):
     """2-D convolution (im2col + one matmul per group) with its own backward (col2im)."""
 
@@ -694,7 +740,10 @@ class _Conv2dFn(Function):
                ``g = grad.reshape(n, groups, o // groups, ho * wo)`` — ``(N, G, O/G, L)``.
             2. ``dw = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0)`` —
                ``(G, O/G, K)`` —, reshaped to ``weight.shape``.
-            3. ``dx = None`` unless ``ctx.needs_input_grad``: then
+            3. ``dx = None`` unless ``ctx.needs_input_grad``: then, with stride 1 and one
+               group (``ctx.stride == (1, 1) and groups == 1``), ``dx =
+               _crop(_input_grad_by_shifts(grad, weight, ctx.x_pad_shape, ctx.dilation),
+               ctx.padding)`` (given: see the speed note above); otherwise
                ``dcols = np.matmul(w2.transpose(0, 2, 1), g)`` with
                ``w2 = weight.reshape(groups, o // groups, -1)`` — ``(N, G, K, L)`` —,
                reshaped to ``(N, C*kh*kw, L)``, and
@@ -719,7 +768,10 @@ class _Conv2dFn(Function):
         g = grad.reshape(n, groups, o // groups, ho * wo)              # (N, G, O/G, L)
         dw = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(weight.shape)
         dx = None
-        if ctx.needs_input_grad:
+        if ctx.needs_input_grad and ctx.stride == (1, 1) and groups == 1:
+            dx = _crop(_input_grad_by_shifts(grad, weight, ctx.x_pad_shape, ctx.dilation),
+                       ctx.padding)
+        elif ctx.needs_input_grad:
             w2 = weight.reshape(groups, o // groups, -1)               # (G, O/G, K)
             dcols = np.matmul(w2.transpose(0, 2, 1), g)                # (N, G, K, L)
             dcols = dcols.reshape(n, -1, ho * wo)                      # (N, C*kh*kw, L)

@@ -210,6 +210,29 @@ def col2im(cols: np.ndarray, x_shape: tuple[int, ...], kernel_size: IntPair,
     """
     raise NotImplementedError("module 09: implement col2im (see its docstring)")
 
+def _input_grad_by_shifts(grad: np.ndarray, weight: np.ndarray, x_pad_shape: tuple[int, ...],
+                          dilation: IntPair) -> np.ndarray:
+    """The gradient of a stride-1, one-group convolution's padded input, without ``col2im``
+    (provided; see "Stride 1" above): ``grad (N, O, H_out, W_out)`` -> ``(N, C, H_p, W_p)``,
+    ``x_pad_shape``. The same numbers as ``col2im`` of ``d cols``."""
+    n, o, ho, wo = grad.shape
+    _, c, hp, wp = x_pad_shape
+    kh, kw = weight.shape[2:]
+    dh, dw = dilation
+    p = hp * wp                                                    # one padded plane, flat
+    gp = np.zeros((n, o, hp, wp), dtype=grad.dtype)
+    gp[:, :, :ho, :wo] = grad                                      # at each window's corner
+    w_taps = weight.transpose(2, 3, 1, 0).reshape(kh * kw * c, o)  # rows ordered (u, v, c)
+    taps = np.matmul(w_taps, gp.reshape(n, o, p))                  # (N, kh*kw*C, P)
+    taps = taps.reshape(n, kh * kw, c * p)                         # one (C*P) block per offset
+    dxp = np.zeros((n, c * p), dtype=grad.dtype)
+    for u in range(kh):
+        for v in range(kw):
+            s = u * dh * wp + v * dw                               # the offset's flat shift
+            dxp[:, s:] += taps[:, u * kw + v, :c * p - s]
+    return dxp.reshape(x_pad_shape)
+
+
 class _Conv2dFn(Function):
     """2-D convolution (im2col + one matmul per group) with its own backward (col2im)."""
 
@@ -258,7 +281,10 @@ class _Conv2dFn(Function):
                ``g = grad.reshape(n, groups, o // groups, ho * wo)`` — ``(N, G, O/G, L)``.
             2. ``dw = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0)`` —
                ``(G, O/G, K)`` —, reshaped to ``weight.shape``.
-            3. ``dx = None`` unless ``ctx.needs_input_grad``: then
+            3. ``dx = None`` unless ``ctx.needs_input_grad``: then, with stride 1 and one
+               group (``ctx.stride == (1, 1) and groups == 1``), ``dx =
+               _crop(_input_grad_by_shifts(grad, weight, ctx.x_pad_shape, ctx.dilation),
+               ctx.padding)`` (given: see the speed note above); otherwise
                ``dcols = np.matmul(w2.transpose(0, 2, 1), g)`` with
                ``w2 = weight.reshape(groups, o // groups, -1)`` — ``(N, G, K, L)`` —,
                reshaped to ``(N, C*kh*kw, L)``, and

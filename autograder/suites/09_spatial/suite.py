@@ -199,7 +199,9 @@ def conv2d_forward_configs(tt, rng):
 def conv2d_backward_grads(tt, rng):
     F = tt.nn.functional
     out = []
-    for xs, ws, s, p, bias, d, g in CONV_CONFIGS[:5]:
+    # the last: stride 1, one group, dilated and padded (the reference's col2im-free path)
+    for xs, ws, s, p, bias, d, g in CONV_CONFIGS[:5] + [((2, 2, 7, 6), (3, 2, 3, 2), 1, (2, 1),
+                                                         True, (2, 3), 1)]:
         arrays = [_f32(rng, *xs), _f32(rng, *ws)] + ([_f32(rng, ws[0])] if bias else [])
         out.append(_grads(tt, rng, lambda *t, s=s, p=p, d=d, g=g: F.conv2d(
             *t, stride=s, padding=p, dilation=d, groups=g), *arrays))
