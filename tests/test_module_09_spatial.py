@@ -55,3 +55,22 @@ def test_the_backward_shifts_only_at_stride_one_with_one_group(monkeypatch, stri
     dx, _ = S._Conv2dFn.backward(ctx, np.ones_like(out))
     assert dx.shape == x.shape
     assert bool(calls) == shifted
+
+
+def test_an_infinite_weight_takes_col2im_and_keeps_its_numbers():
+    """``0 · inf`` is NaN: the shifted planes would add NaN from their zero corners where
+    ``col2im`` adds nothing, so a non-finite weight takes ``col2im`` (here a valid convolution,
+    which ``conv2d`` sends to ``_Conv2dFn`` whatever the weight)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 1, 5, 5)).astype(np.float32)
+    weight = rng.standard_normal((1, 1, 3, 3)).astype(np.float32)
+    weight[0, 0, 0, 1] = np.inf
+    ctx = Context()
+    out = S._Conv2dFn.forward(ctx, x, weight, None, (1, 1), (0, 0), (1, 1), 1)
+    grad = np.ones_like(out)
+    dx, _ = S._Conv2dFn.backward(ctx, grad)
+    expected = _by_col2im(grad, weight, x.shape, (1, 1))
+    np.testing.assert_array_equal(dx, expected)
+    assert np.isfinite(dx[0, 0, :, 0]).all()  # column 0 never meets tap (0, 1)
+    shifted = S._input_grad_by_shifts(grad, weight, x.shape, (1, 1))
+    assert np.isnan(shifted[0, 0, 1:, 0]).all()  # what the shifted planes would have given

@@ -603,7 +603,9 @@ def test_col2im_counts_overlaps_and_is_the_adjoint(col2im, im2col, np):
 # ```
 #
 # What spills past the end of a plane comes from the zero corners of the bottom rows and
-# right columns, so it adds nothing. The product is a little larger (`H_p·W_p` columns instead
+# right columns, so it adds nothing — as long as the weight is finite: `0 · inf` is NaN, and
+# an infinite weight would put NaN where `col2im` adds nothing (the paragraph on infinite
+# weights below), so such a weight takes `col2im`. The product is a little larger (`H_p·W_p` columns instead
 # of `H_out·W_out`), and the whole input gradient still takes about half the time of
 # `d cols` + `col2im` on that layer (`docs/performance.md`). The given
 # `_input_grad_by_shifts` does it; `col2im` stays the general tool (strides, groups, pooling).
@@ -740,10 +742,11 @@ class _Conv2dFn(Function):
                ``g = grad.reshape(n, groups, o // groups, ho * wo)`` — ``(N, G, O/G, L)``.
             2. ``dw = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0)`` —
                ``(G, O/G, K)`` —, reshaped to ``weight.shape``.
-            3. ``dx = None`` unless ``ctx.needs_input_grad``: then, with stride 1 and one
-               group (``ctx.stride == (1, 1) and groups == 1``), ``dx =
-               _crop(_input_grad_by_shifts(grad, weight, ctx.x_pad_shape, ctx.dilation),
-               ctx.padding)`` (given: see the speed note above); otherwise
+            3. ``dx = None`` unless ``ctx.needs_input_grad``: then, with stride 1, one
+               group and a finite weight (``ctx.stride == (1, 1) and groups == 1 and
+               np.isfinite(weight).all()``), ``dx = _crop(_input_grad_by_shifts(grad,
+               weight, ctx.x_pad_shape, ctx.dilation), ctx.padding)`` (given: see the speed
+               note above); otherwise
                ``dcols = np.matmul(w2.transpose(0, 2, 1), g)`` with
                ``w2 = weight.reshape(groups, o // groups, -1)`` — ``(N, G, K, L)`` —,
                reshaped to ``(N, C*kh*kw, L)``, and
@@ -768,7 +771,8 @@ class _Conv2dFn(Function):
         g = grad.reshape(n, groups, o // groups, ho * wo)              # (N, G, O/G, L)
         dw = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(weight.shape)
         dx = None
-        if ctx.needs_input_grad and ctx.stride == (1, 1) and groups == 1:
+        if (ctx.needs_input_grad and ctx.stride == (1, 1) and groups == 1
+                and np.isfinite(weight).all()):
             dx = _crop(_input_grad_by_shifts(grad, weight, ctx.x_pad_shape, ctx.dilation),
                        ctx.padding)
         elif ctx.needs_input_grad:

@@ -281,10 +281,11 @@ class _Conv2dFn(Function):
                ``g = grad.reshape(n, groups, o // groups, ho * wo)`` — ``(N, G, O/G, L)``.
             2. ``dw = np.matmul(g, cols.transpose(0, 1, 3, 2)).sum(axis=0)`` —
                ``(G, O/G, K)`` —, reshaped to ``weight.shape``.
-            3. ``dx = None`` unless ``ctx.needs_input_grad``: then, with stride 1 and one
-               group (``ctx.stride == (1, 1) and groups == 1``), ``dx =
-               _crop(_input_grad_by_shifts(grad, weight, ctx.x_pad_shape, ctx.dilation),
-               ctx.padding)`` (given: see the speed note above); otherwise
+            3. ``dx = None`` unless ``ctx.needs_input_grad``: then, with stride 1, one
+               group and a finite weight (``ctx.stride == (1, 1) and groups == 1 and
+               np.isfinite(weight).all()``), ``dx = _crop(_input_grad_by_shifts(grad,
+               weight, ctx.x_pad_shape, ctx.dilation), ctx.padding)`` (given: see the speed
+               note above); otherwise
                ``dcols = np.matmul(w2.transpose(0, 2, 1), g)`` with
                ``w2 = weight.reshape(groups, o // groups, -1)`` — ``(N, G, K, L)`` —,
                reshaped to ``(N, C*kh*kw, L)``, and
