@@ -588,8 +588,8 @@ def test_col2im_counts_overlaps_and_is_the_adjoint(col2im, im2col, np):
 # **Stride 1: the input gradient without `col2im`.** `col2im` adds each of the `kh·kw` slices
 # of `d cols` into a window-shaped region of the padded image: rows of `W_out` numbers that land
 # `W_out + kw - 1` numbers apart, so NumPy adds one short row at a time (16 numbers in the
-# second convolution of a CIFAR-10 network), about as slow per number as a Python-free loop
-# can be. With stride 1 there is a way around it. Put each output's gradient at its window's
+# second convolution of a CIFAR-10 network) and pays its fixed cost per row, not per image.
+# With stride 1 there is a way around it. Put each output's gradient at its window's
 # top-left corner in a zero plane the size of the padded input, `(H_p, W_p)`, and flatten the
 # plane. Kernel offset `(u, v)` sends the gradient at corner `(i, j)` to pixel `(i + u, j + v)`,
 # which is flat position `i·W_p + j` plus `s = u·W_p + v` (`u·d_h·W_p + v·d_w` with dilation):
@@ -605,9 +605,9 @@ def test_col2im_counts_overlaps_and_is_the_adjoint(col2im, im2col, np):
 # What spills past the end of a plane comes from the zero corners of the bottom rows and
 # right columns, so it adds nothing — as long as the weight is finite: `0 · inf` is NaN, and
 # an infinite weight would put NaN where `col2im` adds nothing (the paragraph on infinite
-# weights below), so such a weight takes `col2im`. The product is a little larger (`H_p·W_p` columns instead
-# of `H_out·W_out`), and the whole input gradient still takes about half the time of
-# `d cols` + `col2im` on that layer (`docs/performance.md`). The given
+# weights below), so such a weight takes `col2im`. The product is a little larger (`H_p·W_p`
+# columns instead of `H_out·W_out`), and the input gradient is still faster than `d cols` +
+# `col2im` on that layer (`docs/performance.md` measures both). The given
 # `_input_grad_by_shifts` does it; `col2im` stays the general tool (strides, groups, pooling).
 #
 # **Groups** cost one reshape each way: the columns of group `g` are the contiguous block of
