@@ -1101,7 +1101,7 @@ for batch in (1, 8):
 # runs on arrays). A batch of 8 multiplies the uncached work by 8 and leaves the fixed cost
 # alone, so its speed-up is several times larger. At 128 tokens, on the CPU clock: one
 # sequence between 2x and 4.5x (3.2x on the course's 2-core server), eight sequences between
-# 5x and 14x (between 9x and 14x there); your numbers depend on the machine, the shape does not.
+# 5x and 14x (between 8x and 14x there); your numbers depend on the machine, the shape does not.
 # (Five pairs are too few for an interval of the median: the table shows medians, not claims.)
 
 # %% [markdown]
