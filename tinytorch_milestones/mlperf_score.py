@@ -280,11 +280,17 @@ def timing_decided(uncached_s: Any, cached_s: Any, threshold: float, confidence:
 
 
 # ----------------------------------------------------------------------------- tokens
+def _greedy_floor(best: Any) -> Any:
+    """The smallest logit that still counts as a greedy choice when ``best`` is the largest
+    (``TOKEN_TOLERANCE``: float32 in the child, float64 in the grader)."""
+    return best - TOKEN_TOLERANCE * (1.0 + np.abs(best))
+
+
 def _near_tie(logits: np.ndarray, a: int, b: int) -> bool:
-    """Whether tokens ``a`` and ``b`` are both within ``TOKEN_TOLERANCE`` of the largest of
-    the last row of ``logits`` (the logits that chose the next token)."""
+    """Whether tokens ``a`` and ``b`` are both greedy choices of the last row of ``logits``
+    (the logits that chose the next token)."""
     row = np.asarray(logits, dtype=np.float64)[-1]
-    floor = row.max() - TOKEN_TOLERANCE * (1.0 + abs(row.max()))
+    floor = _greedy_floor(row.max())
     return bool(row[a] >= floor and row[b] >= floor)
 
 
@@ -338,7 +344,7 @@ def check_tokens(generation: Mapping[str, Any], new_tokens: int, vocab_size: int
         rows = logits[start:]  # the logits that chose tokens P .. T-1
         chosen = rows[np.arange(rows.shape[0]), c[r, start + 1:]]
         best = rows.max(axis=1)
-        wrong = np.flatnonzero(chosen < best - TOKEN_TOLERANCE * (1.0 + np.abs(best)))
+        wrong = np.flatnonzero(chosen < _greedy_floor(best))
         if wrong.size:
             pos = int(wrong[0]) + start + 1
             return (f"run {r}: token {pos} ({int(c[r, pos])}) is not the greedy choice of the "
